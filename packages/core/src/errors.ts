@@ -1,0 +1,155 @@
+/**
+ * The one error type of Mailroom. Every failure the engine, a store, a transport or the HTTP layer
+ * reports is a `MailroomError` with a `code` from {@link ERROR_CODES}; the HTTP status of a code is read
+ * from that table and nowhere else.
+ */
+
+/** One row of the code table. */
+export interface ErrorCodeInfo {
+  /** HTTP status the HTTP adapter answers with. */
+  readonly status: number;
+  /** Whether retrying the same operation later may succeed. */
+  readonly retryable: boolean;
+  /** What the code means, for docs and the OpenAPI document. */
+  readonly description: string;
+}
+
+/** The code table: every error code, its HTTP status and whether it is retryable. */
+export const ERROR_CODES = {
+  VALIDATION_FAILED: { status: 400, retryable: false, description: 'The request body breaks a rule of the spec.' },
+  MALFORMED_JSON: { status: 400, retryable: false, description: 'The request body is not valid JSON.' },
+  UNAUTHORIZED: {
+    status: 401,
+    retryable: false,
+    description: 'The project secret is missing, malformed or unknown.',
+  },
+  SENDER_NOT_ALLOWED: {
+    status: 403,
+    retryable: false,
+    description: 'The sender address is not an identity of the project.',
+  },
+  NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    description: 'A referenced template, audience group, broadcast or message does not exist in the project.',
+  },
+  BROADCAST_CLOSED: {
+    status: 409,
+    retryable: false,
+    description: 'The broadcast can no longer take a batch (cancelled or failed).',
+  },
+  CONFLICT: {
+    status: 409,
+    retryable: false,
+    description: 'The record already exists or was changed concurrently.',
+  },
+  IDEMPOTENCY_CONFLICT: {
+    status: 409,
+    retryable: true,
+    description: 'The idempotency key was used with another body, or its first request is still running.',
+  },
+  PAYLOAD_TOO_LARGE: { status: 413, retryable: false, description: 'The body or its attachments exceed the limit.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, retryable: false, description: 'The body is not application/json.' },
+  UNPROCESSABLE: {
+    status: 422,
+    retryable: false,
+    description: 'The request is well formed but cannot be carried out (for example a CSV host without byte ranges).',
+  },
+  TEMPLATE_INVALID: {
+    status: 422,
+    retryable: false,
+    description: 'A template does not compile (MJML or Liquid syntax).',
+  },
+  RENDER_FAILED: {
+    status: 422,
+    retryable: false,
+    description: 'A message could not be rendered for a recipient (for example a missing strict variable).',
+  },
+  FETCH_REFUSED: {
+    status: 422,
+    retryable: false,
+    description: 'A URL was refused by the guarded fetcher or could not be fetched within its caps.',
+  },
+  RATE_LIMITED: { status: 429, retryable: true, description: 'Too many requests for the project.' },
+  TRANSPORT_TRANSIENT: {
+    status: 503,
+    retryable: true,
+    description: 'The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).',
+  },
+  TRANSPORT_PERMANENT: {
+    status: 502,
+    retryable: false,
+    description: 'The transport refused the message for good (SMTP 5xx).',
+  },
+  LEASE_LOST: {
+    status: 409,
+    retryable: false,
+    description: 'A worker wrote to a delivery whose lease it no longer holds.',
+  },
+  STORE_FAILED: { status: 500, retryable: true, description: 'The store failed.' },
+  INTERNAL: { status: 500, retryable: false, description: 'An unexpected fault.' },
+} as const satisfies Record<string, ErrorCodeInfo>;
+
+/** Every error code. */
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** One validation issue, as zod reports it: the field path and the rule it breaks. */
+export interface ValidationIssue {
+  /** zod's issue code (`invalid_type`, `too_big`, `custom`, ...). */
+  readonly code: string;
+  /** Path of the offending field, for example `['recipients', 3, 'address']`. */
+  readonly path: ReadonlyArray<string | number>;
+  /** Human-readable rule, for example `At most 10 recipients per request`. */
+  readonly message: string;
+}
+
+/** Extra facts an error may carry. */
+export interface MailroomErrorOptions {
+  /** The underlying error. */
+  cause?: unknown;
+  /** Validation issues (for `VALIDATION_FAILED`). */
+  issues?: ValidationIssue[];
+  /** SMTP reply code (transports), for example 550. */
+  responseCode?: number;
+  /** SMTP command that got the reply, for example `RCPT TO`. */
+  command?: string;
+  /** The raw reply text (transports). */
+  response?: string;
+  /** Overrides the table's `retryable`. */
+  retryable?: boolean;
+  /** Seconds after which a retry may succeed (`RATE_LIMITED`). */
+  retryAfter?: number;
+  /** Who raised it (store, transport or component name); prefixes the message. */
+  source?: string;
+}
+
+/** The one error type of Mailroom. */
+export class MailroomError extends Error {
+  override readonly name = 'MailroomError';
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly retryable: boolean;
+  readonly issues?: ValidationIssue[];
+  readonly responseCode?: number;
+  readonly command?: string;
+  readonly response?: string;
+  readonly retryAfter?: number;
+
+  constructor(code: ErrorCode, message: string, options: MailroomErrorOptions = {}) {
+    super(options.source ? `[${options.source}] ${message}` : message, { cause: options.cause });
+    const info: ErrorCodeInfo = ERROR_CODES[code];
+    this.code = code;
+    this.status = info.status;
+    this.retryable = options.retryable ?? info.retryable;
+    if (options.issues) this.issues = options.issues;
+    if (options.responseCode !== undefined) this.responseCode = options.responseCode;
+    if (options.command !== undefined) this.command = options.command;
+    if (options.response !== undefined) this.response = options.response;
+    if (options.retryAfter !== undefined) this.retryAfter = options.retryAfter;
+  }
+}
+
+/** True when `error` is a `MailroomError`, optionally of one of `codes`. */
+export function isMailroomError(error: unknown, ...codes: ErrorCode[]): error is MailroomError {
+  return error instanceof MailroomError && (codes.length === 0 || codes.includes(error.code));
+}

@@ -1,0 +1,181 @@
+import type {
+  DeliveryRecord,
+  DeliveryStatus,
+  MailingRecord,
+  MailingStatus,
+  ProfileStatus,
+  ProjectRecord,
+  SecretMode,
+  SenderRecord,
+  SuppressionReason,
+  TemplateFormat,
+  TemplateRecord,
+  AudienceGroupRecord,
+  DkimConfig,
+} from './records.js';
+import type { DeliveryCounts, Store } from './store.js';
+import type { Transport } from './transport.js';
+
+/** The project a request acts for, after authentication. */
+export interface AuthContext {
+  project: ProjectRecord;
+  /** `sandbox` secrets are accepted and recorded, never delivered. */
+  mode: SecretMode;
+}
+
+/** A minimal structured logger (pino-compatible). Never given secrets or message bodies. */
+export interface Logger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** Time source; tests inject a controllable one. */
+export interface Clock {
+  now(): Date;
+}
+
+/** Request limits. */
+export interface MailroomLimits {
+  /** @default 10 */
+  recipientsPerMessage: number;
+  /** @default 250 */
+  recipientsPerBatch: number;
+}
+
+/** Worker settings. */
+export interface WorkerOptions {
+  /** Deliveries sent at once by one worker. @default 8 */
+  concurrency?: number;
+  /** Deliveries claimed per round trip to the store. @default 100 */
+  batchSize?: number;
+  /** Lease length of a claim. @default 60_000 */
+  leaseMs?: number;
+  /** Idle poll interval when nothing is due. @default 250 */
+  pollMs?: number;
+  /** Attempts before a transient failure becomes final. @default 8 */
+  maxAttempts?: number;
+  /** First retry delay; doubles each attempt, with jitter. @default 1_000 */
+  retryBaseMs?: number;
+  /** Cap of the retry delay. @default 300_000 */
+  retryMaxMs?: number;
+  /** Messages per second across this worker (0 = unlimited). @default 0 */
+  ratePerSecond?: number;
+}
+
+/** Options of {@link createMailroom}. */
+export interface MailroomOptions {
+  store: Store;
+  transport: Transport;
+  clock?: Clock;
+  logger?: Logger;
+  limits?: Partial<MailroomLimits>;
+  worker?: WorkerOptions;
+  /**
+   * A missing variable fails that recipient's delivery with an error naming the variable, instead of
+   * rendering empty. @default false
+   */
+  strictVariables?: boolean;
+  /** Default of `options.storeContent` when a broadcast does not say. @default false */
+  storeContentDefault?: boolean;
+}
+
+/** What `send` answers. */
+export interface SendResult {
+  ref: string;
+  status: MailingStatus;
+}
+
+/** What `broadcast` answers, for the initial batch and later ones. */
+export interface BroadcastResult {
+  ref: string;
+  status: MailingStatus;
+  /** The batch just committed. */
+  batch: { seq: number; recipients: number; inserted: number };
+}
+
+/** A mailing with its delivery counts. */
+export interface MailingView {
+  ref: string;
+  kind: MailingRecord['kind'];
+  status: MailingStatus;
+  subject: string;
+  sender: MailingRecord['sender'];
+  createdAt: Date;
+  scheduleFor: Date | null;
+  batchCount: number;
+  counts: DeliveryCounts;
+}
+
+/** Events the engine emits. */
+export interface MailroomEvents {
+  /** A delivery reached an outcome (sent, retry scheduled, failed, suppressed, skipped). */
+  delivery: (event: {
+    projectId: string;
+    mailingRef: string;
+    kind: MailingRecord['kind'];
+    address: string;
+    status: DeliveryStatus;
+    attempts: number;
+    response: string | null;
+    error: string | null;
+  }) => void;
+  /** A mailing became completed. */
+  'broadcast:completed': (event: { projectId: string; ref: string; kind: MailingRecord['kind'] }) => void;
+}
+
+/** The delivery loop. Several may run against one store. */
+export interface MailroomWorker {
+  /** Start polling in the background. */
+  start(): void;
+  /** Stop claiming; resolves when in-flight sends have finished. */
+  stop(): Promise<void>;
+  /** Run until nothing is due (scheduled deliveries in the future do not count); for tests and scripts. */
+  drain(): Promise<void>;
+  /** Claim and process one round; returns how many deliveries were processed. */
+  runOnce(): Promise<number>;
+}
+
+/** Admin operations (no project secret: the embedding app or the CLI calls them). */
+export interface MailroomAdmin {
+  /** Create a project; the secret is returned once and stored only as a hash. */
+  createProject(input: { name: string; sandbox?: boolean }): Promise<{ project: ProjectRecord; secret: string }>;
+  /** Issue another secret for a project. */
+  createSecret(projectId: string, mode?: SecretMode): Promise<string>;
+  addSender(projectId: string, input: { address: string; name?: string; dkim?: DkimConfig }): Promise<SenderRecord>;
+  /** Create a template or a new version of it. MJML is compiled now; invalid MJML or Liquid is refused. */
+  createTemplate(
+    projectId: string,
+    input: { ref: string; format: TemplateFormat; source: string; subject?: string },
+  ): Promise<TemplateRecord>;
+  createAudienceGroup(projectId: string, input: { ref: string; name?: string }): Promise<AudienceGroupRecord>;
+  setSubscription(projectId: string, address: string, status: ProfileStatus): Promise<void>;
+  suppress(projectId: string, address: string, reason: SuppressionReason, detail?: string): Promise<void>;
+  unsuppress(projectId: string, address: string): Promise<boolean>;
+}
+
+/** The engine. */
+export interface Mailroom {
+  readonly store: Store;
+  readonly transport: Transport;
+  readonly admin: MailroomAdmin;
+  readonly worker: MailroomWorker;
+  /** Resolve a project secret; throws `UNAUTHORIZED` (one message for missing, malformed and unknown). */
+  authenticate(secret: string | null | undefined): Promise<AuthContext>;
+  /** Send one message (`POST /send/mail`). `auth` is a secret or an `AuthContext`. */
+  send(auth: string | AuthContext, body: unknown): Promise<SendResult>;
+  /** Initial broadcast batch, or a later batch when the body carries `broadcastRef`. */
+  broadcast(auth: string | AuthContext, body: unknown): Promise<BroadcastResult>;
+  /** A broadcast or message of the project, with counts; `NOT_FOUND` otherwise. */
+  getMailing(auth: string | AuthContext, ref: string): Promise<MailingView>;
+  /** A mailing's deliveries, by address. */
+  listDeliveries(
+    auth: string | AuthContext,
+    ref: string,
+    page?: { after?: string; limit?: number; status?: DeliveryStatus },
+  ): Promise<DeliveryRecord[]>;
+  on<E extends keyof MailroomEvents>(event: E, listener: MailroomEvents[E]): () => void;
+  /** Stop the worker and close the transport and the store. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,2 @@
+export * from './store-test-suite.js';
+export * from './transport-test-suite.js';
