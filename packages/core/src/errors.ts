@@ -33,6 +33,11 @@ export const ERROR_CODES = {
     retryable: false,
     description: 'A referenced template, audience group, broadcast or message does not exist in the project.',
   },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    retryable: false,
+    description: 'The path does not take this method.',
+  },
   BROADCAST_CLOSED: {
     status: 409,
     retryable: false,

@@ -1,6 +1,13 @@
+export * from './clock.js';
 export * from './errors.js';
+export { silentLogger } from './logger.js';
+export { createMailroom } from './mailroom.js';
 export type * from './mailroom-types.js';
 export * from './records.js';
 export type * from './request-types.js';
+export { generateSecret, hashSecret } from './secrets.js';
 export type * from './store.js';
 export type * from './transport.js';
+export { WORKER_DEFAULTS } from './worker.js';
+export * from './render/index.js';
+export * from './request/index.js';

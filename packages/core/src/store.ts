@@ -159,6 +159,8 @@ export interface Store {
   upsertProfiles(projectId: string, rows: ProfileUpsert[], options: ProfileUpsertOptions, now: Date): Promise<void>;
   /** A profile by address in the project. */
   getProfile(projectId: string, address: string): Promise<ProfileRecord | undefined>;
+  /** The profiles of `addresses` that exist in the project (any order; absent ones are left out). */
+  findProfiles(projectId: string, addresses: readonly string[]): Promise<ProfileRecord[]>;
   /**
    * Set a profile's subscription status, creating a bare profile if there is none.
    */
@@ -212,7 +214,8 @@ export interface Store {
    * Claim up to `limit` due deliveries: status `queued` with `nextAttemptAt <= now`, or status `sending`
    * whose lease expired (`leaseExpiresAt <= now`), oldest `nextAttemptAt` first. Each claimed delivery
    * becomes `sending`, gets `leaseExpiresAt = now + leaseMs`, `leaseToken + 1` and `attempts + 1`.
-   * Deliveries of mailings whose status is `scheduled`, `cancelled` or `failed` are not claimed.
+   * Deliveries of mailings whose status is `cancelled` or `failed` are not claimed (a scheduled mailing's
+   * deliveries carry `nextAttemptAt = scheduleFor`, so they become due by time alone).
    *
    * Race guarantee: a delivery is returned by at most one call per lease, whatever the number of
    * concurrent claimers (processes included, when `capabilities.multiProcess`).

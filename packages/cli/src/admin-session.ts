@@ -1,0 +1,38 @@
+import type { Mailroom, ProjectRecord, Store } from '@mailroom/core';
+import { MailroomError } from '@mailroom/core';
+import type { ParsedArgs } from './args.js';
+import type { CliIo } from './io.js';
+import { openEngine, resolveDatabase } from './open-engine.js';
+
+/** What an admin command works with: the engine (for its checks) and the store (for lookups). */
+export interface AdminSession {
+  mailroom: Mailroom;
+  store: Store;
+}
+
+/**
+ * Opens the engine on the `--database` of `args` (no transport: admin commands never deliver), runs
+ * `work`, and closes the store whatever happens.
+ */
+export async function withAdminSession<T>(
+  args: ParsedArgs,
+  io: CliIo,
+  work: (session: AdminSession) => Promise<T>,
+): Promise<T> {
+  const database = resolveDatabase(args.string('database'), io, args.command);
+  const { mailroom, store } = await openEngine({ database });
+  try {
+    return await work({ mailroom, store });
+  } finally {
+    await mailroom.close();
+  }
+}
+
+/** The project with this id; `NOT_FOUND` with a hint otherwise. */
+export async function requireProject(store: Store, id: string): Promise<ProjectRecord> {
+  const project = await store.getProject(id);
+  if (!project) {
+    throw new MailroomError('NOT_FOUND', `project ${id} not found (mailroom project list shows the projects)`);
+  }
+  return project;
+}

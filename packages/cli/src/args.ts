@@ -1,0 +1,105 @@
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { UsageError } from './cli-errors.js';
+
+/** The flags of a command, in `node:util` `parseArgs` form. */
+export type FlagSpec = NonNullable<ParseArgsConfig['options']>;
+
+/** A parsed command line, with typed readers that turn bad values into usage errors. */
+export interface ParsedArgs {
+  /** The command the line was parsed for (`project create`), for error messages. */
+  readonly command: string;
+  /** Positional arguments, after the command words. */
+  readonly positionals: readonly string[];
+  /** Whether `--help` (or `-h`) was given. */
+  readonly help: boolean;
+  /** A string flag, or `undefined` when absent. */
+  string(name: string): string | undefined;
+  /** A string flag that must be present. */
+  required(name: string): string;
+  /** A boolean flag. */
+  flag(name: string): boolean;
+  /** An integer flag within bounds, or `undefined` when absent. */
+  int(name: string, bounds: { min: number; max: number }): number | undefined;
+}
+
+/** The `--database` flag every command that opens the store takes. */
+export const DATABASE_FLAG: FlagSpec = { database: { type: 'string' } };
+/** The `--json` flag of the admin commands. */
+export const JSON_FLAG: FlagSpec = { json: { type: 'boolean' } };
+
+/**
+ * Parses a command's arguments strictly: an unknown flag, a missing flag value or too many positionals is
+ * a {@link UsageError} (exit code 2) with a one-line message.
+ */
+export function parseCommandArgs(
+  command: string,
+  argv: readonly string[],
+  flags: FlagSpec,
+  positionals: { min: number; max: number; names: string },
+): ParsedArgs {
+  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      options: { ...flags, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+      allowPositionals: true,
+    }) as typeof parsed;
+  } catch (error) {
+    throw new UsageError(parseErrorMessage(error), command);
+  }
+  const { values } = parsed;
+  const help = values.help === true;
+  if (!help) {
+    const count = parsed.positionals.length;
+    if (count < positionals.min) throw new UsageError(`missing ${positionals.names}`, command);
+    if (count > positionals.max) {
+      throw new UsageError(`unexpected argument '${parsed.positionals[positionals.max]}'`, command);
+    }
+  }
+
+  const string = (name: string): string | undefined => {
+    const value = values[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+  return {
+    command,
+    positionals: parsed.positionals,
+    help,
+    string,
+    required(name) {
+      const value = string(name);
+      if (value === undefined || value.trim() === '') throw new UsageError(`missing --${name}`, command);
+      return value;
+    },
+    flag: (name) => values[name] === true,
+    int(name, bounds) {
+      const value = string(name);
+      return value === undefined ? undefined : parseBoundedInt(value, `--${name}`, bounds, command);
+    },
+  };
+}
+
+/** An integer from a flag or an environment variable, within bounds; a usage error otherwise. */
+export function parseBoundedInt(
+  value: string,
+  label: string,
+  bounds: { min: number; max: number },
+  command?: string,
+): number {
+  const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < bounds.min || n > bounds.max) {
+    throw new UsageError(
+      `${label} must be an integer from ${bounds.min} to ${bounds.max}, got '${value}'`,
+      command,
+    );
+  }
+  return n;
+}
+
+/** `parseArgs` messages run to three sentences of advice; the first one says what is wrong. */
+function parseErrorMessage(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  const first = text.split(/\.\s/, 1)[0] ?? text;
+  return first.replace(/\.$/, '').replace(/^./, (c) => c.toLowerCase());
+}

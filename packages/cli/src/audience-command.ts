@@ -1,0 +1,46 @@
+import { DATABASE_FLAG, JSON_FLAG } from './args.js';
+import { requireProject, withAdminSession } from './admin-session.js';
+import { EXIT_OK } from './cli-errors.js';
+import type { Command } from './command.js';
+import { println } from './io.js';
+import { printJson } from './output.js';
+
+/** `mailroom audience create --project ID --ref REF [--name N]`: an audience group. */
+export const audienceCreateCommand: Command = {
+  name: 'audience create',
+  summary: 'Create an audience group',
+  help: `Usage: mailroom audience create --project ID --ref REF [--name NAME] [--database URL|FILE] [--json]
+
+Creates an audience group. Requests fill it with options.acquiringAudience and
+broadcast to it with an audience source (or the top-level "audience": [REF]).
+
+Options:
+  --project ID       the project (mailroom project list shows the ids)
+  --ref REF          the group's reference (letters, digits and ._:-)
+  --name NAME        a human-readable name
+  --database URL     database (default: MAILROOM_DATABASE_URL, else ./mailroom.db)
+  --json             print the audience group as JSON`,
+  flags: {
+    ...DATABASE_FLAG,
+    ...JSON_FLAG,
+    project: { type: 'string' },
+    ref: { type: 'string' },
+    name: { type: 'string' },
+  },
+  positionals: { min: 0, max: 0, names: '' },
+  async run(args, io) {
+    const projectId = args.required('project');
+    const ref = args.required('ref');
+    const name = args.string('name');
+    const group = await withAdminSession(args, io, async ({ mailroom, store }) => {
+      await requireProject(store, projectId);
+      return mailroom.admin.createAudienceGroup(projectId, { ref, ...(name === undefined ? {} : { name }) });
+    });
+    if (args.flag('json')) {
+      printJson(io, group);
+      return EXIT_OK;
+    }
+    println(io.stdout, `Created audience group ${group.ref} (${group.id}) in project ${projectId}.`);
+    return EXIT_OK;
+  },
+};

@@ -1,0 +1,50 @@
+import { audienceCreateCommand } from './audience-command.js';
+import { broadcastStatusCommand } from './broadcast-command.js';
+import type { Command } from './command.js';
+import { projectCreateCommand, projectListCommand } from './project-command.js';
+import { senderAddCommand } from './sender-command.js';
+import { serveCommand } from './serve-command.js';
+import { templateAddCommand } from './template-command.js';
+import { workerCommand } from './worker-command.js';
+
+/** Every command, in the order `mailroom --help` lists them. */
+export const COMMANDS: readonly Command[] = [
+  serveCommand,
+  workerCommand,
+  projectCreateCommand,
+  projectListCommand,
+  senderAddCommand,
+  templateAddCommand,
+  audienceCreateCommand,
+  broadcastStatusCommand,
+];
+
+/** The command named by the first words of `argv`, with the arguments after them. */
+export function findCommand(argv: readonly string[]): { command: Command; rest: string[] } | undefined {
+  for (const command of COMMANDS) {
+    const words = command.name.split(' ');
+    if (words.every((word, i) => argv[i] === word)) return { command, rest: argv.slice(words.length) };
+  }
+  return undefined;
+}
+
+/** The subcommands of a group word (`project` → `create`, `list`), empty when it is no group. */
+export function subcommandsOf(group: string): string[] {
+  return COMMANDS.filter((c) => c.name.startsWith(`${group} `)).map((c) => c.name.slice(group.length + 1));
+}
+
+/** The text of `mailroom --help`. */
+export function topLevelHelp(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  const lines = COMMANDS.map((c) => `  ${c.name.padEnd(width + 2)}${c.summary}`);
+  return `Usage: mailroom <command> [options]
+
+Mailroom, the embeddable email-sending engine, as a standalone server and admin tool.
+
+Commands:
+${lines.join('\n')}
+
+Run mailroom <command> --help for a command's options. Admin commands take --database
+and --json. Environment: MAILROOM_DATABASE_URL, MAILROOM_SMTP_URL, PORT (flags win).
+Exit codes: 0 ok, 1 runtime failure, 2 usage error.`;
+}

@@ -1,0 +1,62 @@
+import type { Mailroom, ProjectRecord, Store } from '@mailroom/core';
+
+/** The sender identity of the demo project. */
+export const DEMO_SENDER = 'demo@mailroom.local';
+/** The ref of the demo project's template. */
+export const DEMO_TEMPLATE_REF = 'welcome';
+
+/** The demo project just created, with its secret (to print once). */
+export interface DemoProject {
+  project: ProjectRecord;
+  secret: string;
+  sender: string;
+  templateRef: string;
+}
+
+const WELCOME_MJML = `<mjml>
+  <mj-head>
+    <mj-title>Welcome to Mailroom</mj-title>
+    <mj-preview>Your first message from Mailroom</mj-preview>
+  </mj-head>
+  <mj-body background-color="#f4f4f5">
+    <mj-section background-color="#ffffff" padding="24px">
+      <mj-column>
+        <mj-text font-size="22px" font-weight="bold">Hello {{ recipient.firstName | default: "there" }},</mj-text>
+        <mj-text font-size="16px" line-height="24px">
+          This message was rendered from the MJML template "welcome" and delivered by Mailroom.
+          Replace it with your own: mailroom template add --ref welcome --file welcome.mjml.
+        </mj-text>
+        <mj-text font-size="13px" color="#71717a">Sent to {{ recipient.address }}</mj-text>
+      </mj-column>
+    </mj-section>
+  </mj-body>
+</mjml>`;
+
+/**
+ * On a database with no project yet, creates the demo project ("Demo"), its sender identity and the
+ * `welcome` MJML template, and returns them with the secret; on any other database returns `undefined`
+ * (a secret exists only at creation, so later starts have none to show).
+ */
+export async function ensureDemoProject(mailroom: Mailroom, store: Store): Promise<DemoProject | undefined> {
+  if ((await store.listProjects()).length > 0) return undefined;
+  const { project, secret } = await mailroom.admin.createProject({ name: 'Demo' });
+  await mailroom.admin.addSender(project.id, { address: DEMO_SENDER, name: 'Mailroom Demo' });
+  await mailroom.admin.createTemplate(project.id, {
+    ref: DEMO_TEMPLATE_REF,
+    format: 'mjml',
+    subject: 'Welcome to Mailroom, {{ recipient.firstName | default: "friend" }}',
+    source: WELCOME_MJML,
+  });
+  return { project, secret, sender: DEMO_SENDER, templateRef: DEMO_TEMPLATE_REF };
+}
+
+/** A ready `curl` line that sends one message from the demo sender with the welcome template. */
+export function demoCurlLine(baseUrl: string, secret: string, sender: string, templateRef: string): string {
+  const body = JSON.stringify({
+    subject: 'Hello {{ recipient.firstName }}',
+    sender,
+    template: { ref: templateRef },
+    recipients: [{ address: 'ada@example.test', name: 'Ada Lovelace' }],
+  });
+  return `curl -s ${baseUrl}/send/mail -H "Authorization: Bearer ${secret}" -H "Content-Type: application/json" -d '${body}'`;
+}

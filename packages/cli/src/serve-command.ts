@@ -1,0 +1,109 @@
+import { WORKER_DEFAULTS } from '@mailroom/core';
+import { parseBoundedInt } from './args.js';
+import { EXIT_OK } from './cli-errors.js';
+import { cliLogger } from './cli-logger.js';
+import type { Command } from './command.js';
+import { demoCurlLine } from './demo-project.js';
+import { DELIVERY_FLAGS, DELIVERY_FLAGS_HELP, workerOptionsOf } from './engine-flags.js';
+import { type CliIo, println } from './io.js';
+import { type DeliveryTarget, resolveDatabase, resolveDelivery } from './open-engine.js';
+import { runUntilShutdown } from './shutdown.js';
+import { type RunningServer, startServer } from './start-server.js';
+
+/** `mailroom serve`: the HTTP API and an in-process worker on embedded defaults. */
+export const serveCommand: Command = {
+  name: 'serve',
+  summary: 'Run the HTTP API with an in-process delivery worker',
+  help: `Usage: mailroom serve [--port 3000] [--host 127.0.0.1] [--database URL|FILE]
+                      [--smtp URL | --outbox DIR] [--no-worker] [--concurrency N] [--rate N]
+
+Serves POST /send/mail and POST /send/mail/broadcast (and /openapi.json) and delivers
+in the same process. On an empty database it creates a demo project and prints its
+secret once, with a curl line that sends a message. SIGTERM or Ctrl-C stops taking
+requests, finishes the sends in flight and exits.
+
+Options:
+  --port N           port to listen on, 0 for any free port (default: PORT, else 3000)
+  --host HOST        interface to listen on (default: 127.0.0.1; 0.0.0.0 for all)
+${DELIVERY_FLAGS_HELP}
+  --no-worker        do not deliver in this process (run mailroom worker instead)`,
+  flags: {
+    ...DELIVERY_FLAGS,
+    port: { type: 'string' },
+    host: { type: 'string' },
+    'no-worker': { type: 'boolean' },
+  },
+  positionals: { min: 0, max: 0, names: '' },
+  async run(args, io) {
+    const portText = args.string('port') ?? io.env.PORT;
+    const port =
+      portText === undefined || portText === ''
+        ? 3000
+        : parseBoundedInt(portText, args.string('port') === undefined ? 'PORT' : '--port', { min: 0, max: 65535 }, this.name);
+    const host = args.string('host') ?? '127.0.0.1';
+    const worker = !args.flag('no-worker');
+    const workerOptions = workerOptionsOf(args);
+    const database = resolveDatabase(args.string('database'), io, this.name);
+    const delivery = resolveDelivery(
+      { smtp: args.string('smtp'), outbox: args.string('outbox') },
+      io,
+      this.name,
+    );
+    const server = await startServer({
+      port,
+      host,
+      database,
+      delivery,
+      worker,
+      workerOptions,
+      logger: cliLogger(io.stderr),
+    });
+    printBanner(io, server, { database: database.label, delivery, worker, concurrency: workerOptions.concurrency });
+    await runUntilShutdown(io, async () => {
+      println(io.stderr, 'mailroom: stopping (finishing requests and sends in flight)...');
+      await server.stop();
+      println(io.stderr, 'mailroom: stopped');
+    });
+    return EXIT_OK;
+  },
+};
+
+function printBanner(
+  io: CliIo,
+  server: RunningServer,
+  setup: { database: string; delivery: DeliveryTarget; worker: boolean; concurrency: number | undefined },
+): void {
+  const { delivery } = setup;
+  const out = io.stdout;
+  const where = delivery.kind === 'outbox' ? `outbox ${delivery.dir} (one .eml file per message)` : `smtp ${delivery.label}`;
+  println(out, `Mailroom is listening on http://${hostForUrl(server.address.host)}:${server.address.port}`);
+  println(out, `  database  ${setup.database}`);
+  println(out, `  delivery  ${where}`);
+  println(
+    out,
+    `  worker    ${setup.worker ? `in-process (concurrency ${setup.concurrency ?? WORKER_DEFAULTS.concurrency})` : 'off: run mailroom worker to deliver'}`,
+  );
+  const { demo } = server;
+  if (!demo) return;
+  println(out);
+  println(
+    out,
+    `Created the demo project "${demo.project.name}" (${demo.project.id}) with the sender ${demo.sender} and the MJML template "${demo.templateRef}".`,
+  );
+  println(out, 'Its live secret, shown only this once (store it now):');
+  println(out, `  ${demo.secret}`);
+  println(out);
+  println(out, 'Send a message:');
+  println(out, `  ${demoCurlLine(server.url, demo.secret, demo.sender, demo.templateRef)}`);
+  println(out);
+  println(
+    out,
+    delivery.kind === 'outbox'
+      ? `The message lands in ${delivery.dir} as an .eml file.`
+      : `The message is delivered through ${delivery.label}.`,
+  );
+}
+
+function hostForUrl(address: string): string {
+  return address.includes(':') ? `[${address}]` : address;
+}

@@ -1,0 +1,89 @@
+import type { AddressInfo } from 'node:net';
+import type { Logger, Mailroom, WorkerOptions } from '@mailroom/core';
+import { MailroomError } from '@mailroom/core';
+import { mailroomPlugin } from '@mailroom/http/fastify';
+import Fastify from 'fastify';
+import { type DemoProject, ensureDemoProject } from './demo-project.js';
+import { type DatabaseTarget, type DeliveryTarget, openEngine } from './open-engine.js';
+
+/** Options of {@link startServer}. */
+export interface ServerOptions {
+  /** Port to listen on; 0 picks a free one. */
+  port: number;
+  /** Interface to listen on. */
+  host: string;
+  database: DatabaseTarget;
+  delivery: DeliveryTarget;
+  /** Run the delivery worker in this process. */
+  worker: boolean;
+  workerOptions?: WorkerOptions;
+  logger: Logger;
+}
+
+/** A running server. */
+export interface RunningServer {
+  /** Base URL a client on this machine reaches the API at (`http://127.0.0.1:3000`). */
+  url: string;
+  /** The address actually bound (the real port when 0 was asked). */
+  address: { host: string; port: number };
+  mailroom: Mailroom;
+  /** The demo project, when this start created it (its secret is here, once). */
+  demo: DemoProject | undefined;
+  /**
+   * Graceful shutdown: stops taking requests (in-flight ones are answered), lets the worker finish the
+   * sends it started, then closes the transport and the store. Idempotent.
+   */
+  stop(): Promise<void>;
+}
+
+/**
+ * Opens the store (failing on an unreachable database) and the transport (failing on an unreachable SMTP
+ * server), creates the demo project on an empty database, mounts the HTTP adapter on Fastify and starts
+ * listening and, unless disabled, the in-process worker.
+ */
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const { mailroom, store } = await openEngine({
+    database: options.database,
+    delivery: options.delivery,
+    logger: options.logger,
+    ...(options.workerOptions ? { worker: options.workerOptions } : {}),
+  });
+  const app = Fastify({ logger: false });
+  try {
+    const demo = await ensureDemoProject(mailroom, store);
+    app.get('/health', async () => ({ status: 'ok' }));
+    await app.register(mailroomPlugin, { mailroom, logger: options.logger });
+    await app.listen({ port: options.port, host: options.host }).catch((error: unknown) => {
+      throw new MailroomError('INTERNAL', `cannot listen on ${options.host}:${options.port}`, { cause: error });
+    });
+    const bound = app.server.address() as AddressInfo;
+    if (options.worker) mailroom.worker.start();
+
+    let stopping: Promise<void> | undefined;
+    return {
+      url: `http://${reachableHost(bound.address)}:${bound.port}`,
+      address: { host: bound.address, port: bound.port },
+      mailroom,
+      demo,
+      stop() {
+        stopping ??= (async () => {
+          await app.close();
+          await mailroom.worker.stop();
+          await mailroom.close();
+        })();
+        return stopping;
+      },
+    };
+  } catch (error) {
+    await app.close().catch(() => {});
+    await mailroom.close().catch(() => {});
+    throw error;
+  }
+}
+
+/** The host to put in a URL for a client on this machine: a wildcard bind is reached on loopback. */
+function reachableHost(address: string): string {
+  if (address === '0.0.0.0') return '127.0.0.1';
+  if (address === '::') return '[::1]';
+  return address.includes(':') ? `[${address}]` : address;
+}

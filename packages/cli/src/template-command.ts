@@ -1,0 +1,79 @@
+import { readFile } from 'node:fs/promises';
+import { extname, resolve } from 'node:path';
+import type { TemplateFormat } from '@mailroom/core';
+import { MailroomError } from '@mailroom/core';
+import { DATABASE_FLAG, JSON_FLAG } from './args.js';
+import { requireProject, withAdminSession } from './admin-session.js';
+import { EXIT_OK, UsageError } from './cli-errors.js';
+import type { Command } from './command.js';
+import { println } from './io.js';
+import { printJson } from './output.js';
+
+/** Template formats by file extension. */
+const FORMATS: Readonly<Record<string, TemplateFormat>> = {
+  '.mjml': 'mjml',
+  '.html': 'html',
+  '.htm': 'html',
+  '.txt': 'text',
+  '.text': 'text',
+};
+
+/** `mailroom template add --project ID --ref REF --file PATH [--subject S]`: a template or a new version. */
+export const templateAddCommand: Command = {
+  name: 'template add',
+  summary: 'Add a template from a .mjml, .html or .txt file (or a new version of it)',
+  help: `Usage: mailroom template add --project ID --ref REF --file PATH [--subject S] [--database URL|FILE] [--json]
+
+Stores the file as the project's template REF; if REF exists, as its next version.
+The format comes from the extension: .mjml (compiled now), .html or .txt. Liquid
+placeholders such as {{ recipient.firstName }} are rendered per recipient.
+
+Options:
+  --project ID       the project (mailroom project list shows the ids)
+  --ref REF          the template's reference, used by requests as template.ref
+  --file PATH        the template source (.mjml, .html, .htm, .txt)
+  --subject S        default subject when a request gives none
+  --database URL     database (default: MAILROOM_DATABASE_URL, else ./mailroom.db)
+  --json             print {"id", "ref", "format", "version", ...} as JSON`,
+  flags: {
+    ...DATABASE_FLAG,
+    ...JSON_FLAG,
+    project: { type: 'string' },
+    ref: { type: 'string' },
+    file: { type: 'string' },
+    subject: { type: 'string' },
+  },
+  positionals: { min: 0, max: 0, names: '' },
+  async run(args, io) {
+    const projectId = args.required('project');
+    const ref = args.required('ref');
+    const file = resolve(io.cwd, args.required('file'));
+    const subject = args.string('subject');
+    const format = FORMATS[extname(file).toLowerCase()];
+    if (!format) {
+      throw new UsageError(`cannot tell the format of ${file}: use a .mjml, .html or .txt file`, this.name);
+    }
+    const source = await readFile(file, 'utf8').catch((error: unknown) => {
+      throw new MailroomError('VALIDATION_FAILED', `cannot read ${file}`, { cause: error });
+    });
+    const template = await withAdminSession(args, io, async ({ mailroom, store }) => {
+      await requireProject(store, projectId);
+      return mailroom.admin.createTemplate(projectId, {
+        ref,
+        format,
+        source,
+        ...(subject === undefined ? {} : { subject }),
+      });
+    });
+    if (args.flag('json')) {
+      const { source: _source, compiled: _compiled, ...summary } = template;
+      printJson(io, summary);
+      return EXIT_OK;
+    }
+    println(
+      io.stdout,
+      `Stored template ${template.ref} version ${template.version} (${template.format}) in project ${projectId}.`,
+    );
+    return EXIT_OK;
+  },
+};

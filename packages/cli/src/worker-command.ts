@@ -1,0 +1,49 @@
+import { WORKER_DEFAULTS } from '@mailroom/core';
+import { EXIT_OK } from './cli-errors.js';
+import { cliLogger } from './cli-logger.js';
+import type { Command } from './command.js';
+import { DELIVERY_FLAGS, DELIVERY_FLAGS_HELP, workerOptionsOf } from './engine-flags.js';
+import { println } from './io.js';
+import { openEngine, resolveDatabase, resolveDelivery } from './open-engine.js';
+import { runUntilShutdown } from './shutdown.js';
+
+/** `mailroom worker`: a delivery worker process, without HTTP. */
+export const workerCommand: Command = {
+  name: 'worker',
+  summary: 'Run a delivery worker only (run several for scale)',
+  help: `Usage: mailroom worker [--database URL|FILE] [--smtp URL | --outbox DIR] [--concurrency N] [--rate N]
+
+Claims due deliveries from the database, renders and sends them. Several workers
+may run against one PostgreSQL or MySQL database (and one SQLite file on one
+machine): each delivery is leased to one worker at a time. SIGTERM or Ctrl-C
+finishes the sends in flight and exits.
+
+Options:
+${DELIVERY_FLAGS_HELP}`,
+  flags: DELIVERY_FLAGS,
+  positionals: { min: 0, max: 0, names: '' },
+  async run(args, io) {
+    const workerOptions = workerOptionsOf(args);
+    const database = resolveDatabase(args.string('database'), io, this.name);
+    const delivery = resolveDelivery({ smtp: args.string('smtp'), outbox: args.string('outbox') }, io, this.name);
+    const { mailroom } = await openEngine({
+      database,
+      delivery,
+      logger: cliLogger(io.stderr),
+      worker: workerOptions,
+    });
+    mailroom.worker.start();
+    const where = delivery.kind === 'outbox' ? `outbox ${delivery.dir}` : `smtp ${delivery.label}`;
+    println(
+      io.stdout,
+      `Mailroom worker running (database ${database.label}, delivery ${where}, concurrency ${workerOptions.concurrency ?? WORKER_DEFAULTS.concurrency})`,
+    );
+    await runUntilShutdown(io, async () => {
+      println(io.stderr, 'mailroom: stopping the worker (finishing sends in flight)...');
+      await mailroom.worker.stop();
+      await mailroom.close();
+      println(io.stderr, 'mailroom: stopped');
+    });
+    return EXIT_OK;
+  },
+};

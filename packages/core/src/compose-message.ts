@@ -1,0 +1,65 @@
+import { domainOf } from './accept.js';
+import { buildInvitation } from './icalendar.js';
+import type { DeliveryRecord, DkimConfig, MailingRecord, RenderedContent } from './records.js';
+import type { OutgoingAttachment, OutgoingMessage } from './transport.js';
+
+/** What the worker computes once per mailing and reuses for every recipient. */
+export interface MailingParts {
+  attachments: OutgoingAttachment[];
+  dkim: (DkimConfig & { domain: string }) | undefined;
+}
+
+/** Decode a mailing's attachments once (never per recipient). */
+export function decodeAttachments(mailing: MailingRecord): OutgoingAttachment[] {
+  return mailing.attachments.map((a) => ({
+    filename: a.filename,
+    contentType: a.contentType,
+    content: Buffer.from(a.contentBase64 ?? '', 'base64'),
+  }));
+}
+
+/** The message one delivery sends: the per-mailing parts plus the recipient's rendering. */
+export function composeMessage(
+  mailing: MailingRecord,
+  delivery: DeliveryRecord,
+  rendered: RenderedContent,
+  parts: MailingParts,
+  headers: Record<string, string>,
+  now: Date,
+): OutgoingMessage {
+  const message: OutgoingMessage = {
+    messageId: delivery.messageId,
+    from: mailing.sender,
+    to: { address: delivery.address, name: headerSafe(delivery.name) },
+    subject: rendered.subject,
+    text: rendered.text,
+    attachments: parts.attachments,
+    headers,
+  };
+  if (rendered.html !== null) message.html = rendered.html;
+  if (mailing.replyTo) message.replyTo = mailing.replyTo;
+  if (parts.dkim) message.dkim = parts.dkim;
+  if (mailing.invitation) {
+    message.calendar = buildInvitation(
+      mailing.invitation,
+      `${delivery.messageId.slice(1, -1)}`,
+      mailing.sender,
+      { address: delivery.address, name: delivery.name },
+      now,
+    );
+  }
+  return message;
+}
+
+/** DKIM settings for the sender's domain, if its identity has a key. */
+export function dkimFor(
+  senderAddress: string,
+  dkim: DkimConfig | null | undefined,
+): (DkimConfig & { domain: string }) | undefined {
+  return dkim ? { ...dkim, domain: domainOf(senderAddress) } : undefined;
+}
+
+// Names come from validated requests, but CSV and profile data may not have been: never let CR/LF into a header.
+function headerSafe(value: string): string {
+  return value.replace(/[\r\n\0]+/g, ' ');
+}

@@ -1,0 +1,26 @@
+import type { EventHub } from './events.js';
+import type { Clock, Logger, MailroomLimits } from './mailroom-types.js';
+import type { Store } from './store.js';
+import type { Transport } from './transport.js';
+
+/** Limits on attachments, in addition to the request limits. */
+export interface AttachmentLimits {
+  /** @default 10 */
+  maxCount: number;
+  /** Total decoded bytes of one request's attachments. @default 25 MiB */
+  maxTotalBytes: number;
+}
+
+/** What every part of the engine shares. Internal. */
+export interface EngineContext {
+  store: Store;
+  transport: Transport;
+  clock: Clock;
+  logger: Logger;
+  events: EventHub;
+  limits: MailroomLimits & { attachments: AttachmentLimits };
+  strictVariables: boolean;
+  storeContentDefault: boolean;
+  /** Resolves once the store is initialized (migrations run); every entry point awaits it. */
+  ready: () => Promise<void>;
+}

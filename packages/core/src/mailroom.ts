@@ -1,0 +1,234 @@
+import { buildBatch, commitAndSettle, newMailing, resolveContent, resolveGroup, resolveSources } from './accept.js';
+import { createAdmin } from './admin.js';
+import { systemClock } from './clock.js';
+import type { EngineContext } from './engine-context.js';
+import { MailroomError } from './errors.js';
+import { EventHub } from './events.js';
+import { silentLogger } from './logger.js';
+import type { AuthContext, BroadcastResult, Mailroom, MailroomOptions, MailingView } from './mailroom-types.js';
+import type { MailingRecord, MailingStatus } from './records.js';
+import { parseBroadcastRequest, parseSendRequest } from './request/index.js';
+import type { BatchRequest, BroadcastRequest } from './request-types.js';
+import { hashSecret, isWellFormedSecret } from './secrets.js';
+import { createWorker } from './worker.js';
+
+/** Statuses of a broadcast that still take a batch. */
+const OPEN_STATUSES: readonly MailingStatus[] = ['queued', 'scheduled', 'sending', 'completed'];
+
+/**
+ * Create the engine.
+ *
+ * @example
+ * const mailroom = createMailroom({ store: memoryStore(), transport: memoryTransport() });
+ * const { project, secret } = await mailroom.admin.createProject({ name: 'Acme' });
+ * await mailroom.admin.addSender(project.id, { address: 'news@acme.test' });
+ * await mailroom.send(secret, { subject: 'Hi', sender: 'news@acme.test', message: 'Hello', recipients: 'a@b.test' });
+ * await mailroom.worker.drain();
+ */
+export function createMailroom(options: MailroomOptions): Mailroom {
+  const logger = options.logger ?? silentLogger;
+  const ctx: EngineContext = {
+    store: options.store,
+    transport: options.transport,
+    clock: options.clock ?? systemClock,
+    logger,
+    events: new EventHub(logger),
+    limits: {
+      recipientsPerMessage: options.limits?.recipientsPerMessage ?? 10,
+      recipientsPerBatch: options.limits?.recipientsPerBatch ?? 250,
+      attachments: { maxCount: 10, maxTotalBytes: 25 * 1024 * 1024 },
+    },
+    strictVariables: options.strictVariables ?? false,
+    storeContentDefault: options.storeContentDefault ?? false,
+    ready: () => {
+      initialized ??= options.store.init();
+      return initialized;
+    },
+  };
+  let initialized: Promise<void> | undefined;
+  const { store, clock, ready } = ctx;
+  const worker = createWorker(ctx, options.worker);
+
+  async function authenticate(secret: string | null | undefined): Promise<AuthContext> {
+    await ready();
+    // One answer for missing, malformed and unknown secrets: nothing to learn from the difference.
+    const unauthorized = () => new MailroomError('UNAUTHORIZED', 'Missing or invalid project secret');
+    if (!secret || !isWellFormedSecret(secret)) throw unauthorized();
+    const found = await store.findSecret(hashSecret(secret));
+    if (!found) throw unauthorized();
+    return { project: found.project, mode: found.secret.mode };
+  }
+
+  // Anything but a real AuthContext (a string, null, undefined from a careless caller) goes through the secret check.
+  const resolveAuth = async (auth: string | AuthContext): Promise<AuthContext> =>
+    typeof auth === 'object' && auth !== null && 'project' in auth ? auth : authenticate(auth as string);
+
+  async function initialBroadcast(auth: AuthContext, req: BroadcastRequest): Promise<BroadcastResult> {
+    const now = clock.now();
+    const { sender, content } = await resolveContent(ctx, auth, req);
+    const groupId = await resolveGroup(ctx, auth, req.options.acquiringAudience);
+    const mailing = newMailing(
+      auth,
+      'broadcast',
+      req,
+      sender,
+      content,
+      {
+        acquiringAudience: req.options.acquiringAudience,
+        scheduleFor: req.options.scheduleFor,
+        storeContent: req.options.storeContent ?? ctx.storeContentDefault,
+      },
+      now,
+    );
+    const { batch, deliveries, profiles } = buildBatch(mailing, 1, req.recipients, now);
+    const sourceJobs = await resolveSources(ctx, auth, mailing.id, batch.id, req.sources, now);
+    const result = await commitAndSettle(ctx, {
+      target: { create: mailing },
+      batch,
+      deliveries,
+      profiles,
+      groupId,
+      sourceJobs,
+      now,
+    });
+    return {
+      ref: result.mailing.ref,
+      status: result.mailing.status,
+      batch: { seq: 1, recipients: req.recipients.length, inserted: result.inserted },
+    };
+  }
+
+  async function laterBatch(auth: AuthContext, req: BatchRequest): Promise<BroadcastResult> {
+    const now = clock.now();
+    const mailing = await store.getMailing(auth.project.id, req.broadcastRef);
+    if (!mailing || mailing.kind !== 'broadcast') {
+      throw new MailroomError('NOT_FOUND', `Broadcast ${req.broadcastRef} not found`);
+    }
+    if (!OPEN_STATUSES.includes(mailing.status)) {
+      throw new MailroomError('BROADCAST_CLOSED', `Broadcast ${mailing.ref} is ${mailing.status}; it takes no batch`);
+    }
+    // Recipients are indexed into the broadcast's acquiring audience, as on the initial batch.
+    const groupId = await resolveGroup(ctx, auth, mailing.options.acquiringAudience);
+    const seq = mailing.batchCount + 1;
+    const { batch, deliveries, profiles } = buildBatch(mailing, seq, req.recipients, now);
+    const sourceJobs = await resolveSources(ctx, auth, mailing.id, batch.id, req.sources, now);
+    const result = await commitAndSettle(ctx, {
+      target: {
+        mailingId: mailing.id,
+        allowStatus: OPEN_STATUSES,
+        setStatus: mailing.status === 'scheduled' ? 'scheduled' : 'sending',
+      },
+      batch,
+      deliveries,
+      profiles,
+      groupId,
+      sourceJobs,
+      now,
+    });
+    return {
+      ref: result.mailing.ref,
+      status: result.mailing.status,
+      batch: { seq, recipients: req.recipients.length, inserted: result.inserted },
+    };
+  }
+
+  async function view(mailing: MailingRecord): Promise<MailingView> {
+    return {
+      ref: mailing.ref,
+      kind: mailing.kind,
+      status: mailing.status,
+      subject: mailing.content.subject,
+      sender: mailing.sender,
+      createdAt: mailing.createdAt,
+      scheduleFor: mailing.options.scheduleFor,
+      batchCount: mailing.batchCount,
+      counts: await store.countDeliveries(mailing.id),
+    };
+  }
+
+  async function findMailing(auth: string | AuthContext, ref: string): Promise<MailingRecord> {
+    const { project } = await resolveAuth(auth);
+    const mailing = await store.getMailing(project.id, ref);
+    if (!mailing) throw new MailroomError('NOT_FOUND', `${ref} not found`);
+    return mailing;
+  }
+
+  return {
+    store,
+    transport: options.transport,
+    admin: createAdmin(ctx),
+    worker: {
+      ...worker,
+      start() {
+        ready().then(
+          () => worker.start(),
+          (error: unknown) => logger.error({ err: error }, 'store init failed; worker not started'),
+        );
+      },
+      async drain() {
+        await ready();
+        await worker.drain();
+      },
+      async runOnce() {
+        await ready();
+        return worker.runOnce();
+      },
+    },
+    authenticate,
+
+    async send(authOrSecret, body) {
+      const auth = await resolveAuth(authOrSecret);
+      const req = parseSendRequest(body, { recipientsPerMessage: ctx.limits.recipientsPerMessage });
+      const now = clock.now();
+      const { sender, content } = await resolveContent(ctx, auth, req);
+      const groupId = await resolveGroup(ctx, auth, req.options.acquiringAudience);
+      const mailing = newMailing(
+        auth,
+        'message',
+        req,
+        sender,
+        content,
+        { acquiringAudience: req.options.acquiringAudience, scheduleFor: null, storeContent: ctx.storeContentDefault },
+        now,
+      );
+      const { batch, deliveries, profiles } = buildBatch(mailing, 1, req.recipients, now);
+      const result = await commitAndSettle(ctx, {
+        target: { create: mailing },
+        batch,
+        deliveries,
+        profiles,
+        groupId,
+        sourceJobs: [],
+        now,
+      });
+      return { ref: result.mailing.ref, status: result.mailing.status };
+    },
+
+    async broadcast(authOrSecret, body) {
+      const auth = await resolveAuth(authOrSecret);
+      const parsed = parseBroadcastRequest(body, { recipientsPerBatch: ctx.limits.recipientsPerBatch });
+      return parsed.kind === 'initial' ? initialBroadcast(auth, parsed.request) : laterBatch(auth, parsed.request);
+    },
+
+    async getMailing(auth, ref) {
+      return view(await findMailing(auth, ref));
+    },
+
+    async listDeliveries(auth, ref, page = {}) {
+      const mailing = await findMailing(auth, ref);
+      return store.listDeliveries(mailing.id, {
+        after: page.after ?? null,
+        limit: Math.min(page.limit ?? 100, 1000),
+        ...(page.status ? { status: page.status } : {}),
+      });
+    },
+
+    on: (event, listener) => ctx.events.on(event, listener),
+
+    async close() {
+      await worker.stop();
+      await options.transport.close?.();
+      await store.close();
+    },
+  };
+}

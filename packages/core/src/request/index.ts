@@ -1,0 +1,43 @@
+/**
+ * Request validation and normalization: the zod schemas of the request bodies, the parsers that turn
+ * any accepted client shape into the normalized requests of request-types.ts, and the address checks.
+ */
+
+export type { AddressCheck } from './address.js';
+export {
+  checkAddress,
+  checkMailbox,
+  MAX_ADDRESS_LENGTH,
+  MAX_LOCAL_PART_LENGTH,
+  normalizeAddress,
+  parseAddress,
+} from './address.js';
+export {
+  CONTENT_TYPES,
+  contentTypeFor,
+  DEFAULT_CONTENT_TYPE,
+  isHttpUrl,
+  isStrictBase64,
+} from './attachments.js';
+export { parseDateTime } from './dates.js';
+export { formatPath, toValidationIssues, validationError } from './issues.js';
+export type { BroadcastParseLimits, SendParseLimits } from './parse.js';
+export { parseBroadcastRequest, parseSendRequest } from './parse.js';
+export type { BatchRequestBody, BroadcastRequestBody, SendRequestBody } from './schemas.js';
+export {
+  attachmentSchema,
+  batchRequestSchema,
+  broadcastRequestSchema,
+  createBatchRequestSchema,
+  createBroadcastRequestSchema,
+  createSendRequestSchema,
+  DEFAULT_RECIPIENTS_PER_BATCH,
+  DEFAULT_RECIPIENTS_PER_MESSAGE,
+  invitationSchema,
+  recipientSchema,
+  senderSchema,
+  sendRequestSchema,
+  sourceSchema,
+  templateSchema,
+} from './schemas.js';
+export { hasLineBreak } from './text.js';

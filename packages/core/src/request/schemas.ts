@@ -1,0 +1,382 @@
+import { z } from 'zod';
+import { MailroomError } from '../errors.js';
+import type { AttachmentSpec } from '../records.js';
+import type { SourceSpec } from '../request-types.js';
+import { checkAddress, checkMailbox } from './address.js';
+import type { FieldProblem } from './attachments.js';
+import { isHttpUrl, resolveAttachment } from './attachments.js';
+import { DATE_OR_DATE_TIME_RULE, DATE_TIME_RULE, parseDateOrDateTime, parseDateTime } from './dates.js';
+import { resolveSource } from './sources.js';
+import { hasLineBreak, isBlankText } from './text.js';
+import { copyVariables } from './variables.js';
+
+/**
+ * The zod schemas of the request bodies. They describe the wire shapes every public client sends
+ * (wire-compat.md), so that `z.toJSONSchema` can document them; rules that JSON Schema cannot say
+ * (address syntax, base64, either-or fields) are refinements, which the JSON Schema leaves out.
+ * Turning the accepted shapes into one shape is the separate normalize step.
+ *
+ * Optional fields accept `null` as "absent": the Dart client serializes unset fields as null.
+ */
+
+/** Default of `limits.recipientsPerMessage`. */
+export const DEFAULT_RECIPIENTS_PER_MESSAGE = 10;
+
+/** Default of `limits.recipientsPerBatch`. */
+export const DEFAULT_RECIPIENTS_PER_BATCH = 250;
+
+type IssueSink = { addIssue(issue: { code: 'custom'; message: string; path?: PropertyKey[] }): void };
+
+function report(ctx: IssueSink, problems: readonly FieldProblem[]): void {
+  for (const problem of problems)
+    ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
+}
+
+// A union's own message, except for a missing field, which reads like any other missing field.
+function unionError(expected: string) {
+  return (issue: { input?: unknown }) => (issue.input === undefined ? 'Required' : expected);
+}
+
+/** A non-empty reference (template ref, audience group ref, broadcast ref). */
+const refSchema = z.string().superRefine((value, ctx) => {
+  if (isBlankText(value)) ctx.addIssue({ code: 'custom', message: 'Must not be empty' });
+});
+
+/** A bare email address. */
+const addressSchema = z
+  .string()
+  .superRefine((value, ctx) => {
+    const result = checkAddress(value);
+    if (!result.ok) ctx.addIssue({ code: 'custom', message: result.reason });
+  })
+  .meta({ format: 'email', description: 'An email address, for example ann@example.com.' });
+
+/** A bare address or `Name <address>`. */
+const mailboxSchema = z
+  .string()
+  .superRefine((value, ctx) => {
+    const result = checkMailbox(value);
+    if (!result.ok) ctx.addIssue({ code: 'custom', message: result.reason });
+  })
+  .meta({ description: 'An email address, or a display name and address: "Ann Lee <ann@example.com>".' });
+
+/** A display name: never a line break or NUL, which could split a header. */
+const nameSchema = z.string().superRefine((value, ctx) => {
+  if (hasLineBreak(value)) ctx.addIssue({ code: 'custom', message: 'Must not contain line breaks or NUL' });
+});
+
+/** The subject: non-empty, and never a line break or NUL, which could split the header. */
+const subjectSchema = z.string().superRefine((value, ctx) => {
+  if (isBlankText(value)) ctx.addIssue({ code: 'custom', message: 'Must not be empty' });
+  else if (hasLineBreak(value))
+    ctx.addIssue({ code: 'custom', message: 'Must not contain line breaks or NUL' });
+});
+
+/** A non-empty body (plaintext or HTML). */
+const messageSchema = z.string().superRefine((value, ctx) => {
+  if (isBlankText(value)) ctx.addIssue({ code: 'custom', message: 'Must not be empty' });
+});
+
+/** An absolute http(s) URL. */
+const httpUrlSchema = z
+  .string()
+  .superRefine((value, ctx) => {
+    if (!isHttpUrl(value)) ctx.addIssue({ code: 'custom', message: 'Must be an absolute http(s) URL' });
+  })
+  .meta({ format: 'uri' });
+
+/** Template variables: an object of JSON values. */
+const variablesSchema = z
+  .record(z.string(), z.unknown())
+  .superRefine((value, ctx) => {
+    const result = copyVariables(value);
+    if (!result.ok) ctx.addIssue({ code: 'custom', message: result.reason, path: result.path });
+  })
+  .meta({ description: 'Template variables: names to JSON values (strings and numbers are typical).' });
+
+/** The sender: `{ address, name? }`, or a string `ann@example.com` / `Ann <ann@example.com>`. */
+export const senderSchema = z.union(
+  [mailboxSchema, z.object({ address: addressSchema, name: nameSchema.nullish() })],
+  {
+    error: unionError('Expected an address string ("Ann <ann@example.com>") or an object { address, name? }'),
+  },
+);
+
+/** One recipient as an object. */
+const recipientObjectSchema = z.object({
+  address: addressSchema,
+  name: nameSchema.nullish(),
+  variables: variablesSchema.nullish(),
+});
+
+const RECIPIENT_EXPECTED = 'Expected an address string or a recipient object { address, name?, variables? }';
+
+/** One recipient: an object, or an address string (`Name <address>` accepted). */
+export const recipientSchema = z.union([mailboxSchema, recipientObjectSchema], {
+  error: unionError(RECIPIENT_EXPECTED),
+});
+
+/**
+ * `recipients`: an array of recipients, or a single one (TypeScript client). `max` applies to the list
+ * as sent, before duplicates are collapsed.
+ */
+function recipientsSchema(max: number, unit: 'request' | 'batch', min: number) {
+  let list = z.array(recipientSchema).max(max, `At most ${max} recipients per ${unit}`);
+  if (min > 0) list = list.min(min, 'At least one recipient is required');
+  return z.union([mailboxSchema, recipientObjectSchema, list], {
+    error: unionError(`${RECIPIENT_EXPECTED}, or an array of them`),
+  });
+}
+
+/** `template`: `{ ref, variables? }`; older clients send `id` for `ref`. */
+export const templateSchema = z
+  .object({
+    ref: refSchema.nullish(),
+    id: refSchema.nullish().meta({ description: 'Older clients: the same as ref.' }),
+    variables: variablesSchema.nullish(),
+  })
+  .superRefine((value, ctx) => {
+    if (value.ref == null && value.id == null) {
+      ctx.addIssue({ code: 'custom', path: ['ref'], message: 'Required: the template ref' });
+    }
+  });
+
+const resolvedAttachments = new WeakMap<object, AttachmentSpec>();
+
+/** One attachment: `{ name?, url }` or `{ name?, content }` (raw base64 or a base64 data URI). */
+export const attachmentSchema = z
+  .object({
+    name: z.string().nullish().meta({ description: 'File name with its extension, for example report.pdf.' }),
+    url: z.string().nullish().meta({ format: 'uri', description: 'Public http(s) link to the file.' }),
+    content: z
+      .string()
+      .nullish()
+      .meta({ description: 'Base64 of the file, or a data URI: data:application/pdf;base64,...' }),
+  })
+  .superRefine((value, ctx) => {
+    const result = resolveAttachment(value);
+    if (result.ok) resolvedAttachments.set(value, result.attachment);
+    else report(ctx, result.problems);
+  });
+
+/** The checked attachment as an {@link AttachmentSpec}; reuses the result of the schema's own check. */
+export function attachmentSpecOf(value: z.output<typeof attachmentSchema>): AttachmentSpec {
+  const cached = resolvedAttachments.get(value);
+  if (cached) return cached;
+  const result = resolveAttachment(value);
+  if (!result.ok) throw new MailroomError('INTERNAL', 'attachmentSpecOf: the attachment was not validated');
+  return result.attachment;
+}
+
+/** A calendar date or a date-time with a zone. */
+const dateOrDateTimeSchema = z
+  .string()
+  .superRefine((value, ctx) => {
+    const result = parseDateOrDateTime(value);
+    if (!result.ok) ctx.addIssue({ code: 'custom', message: result.reason });
+  })
+  .meta({ description: DATE_OR_DATE_TIME_RULE });
+
+/** `invitation` (TypeScript client): a calendar invitation. */
+export const invitationSchema = z
+  .object({
+    title: messageSchema,
+    startDate: dateOrDateTimeSchema,
+    endDate: dateOrDateTimeSchema,
+    url: httpUrlSchema.nullish(),
+    description: z.string().nullish(),
+    location: z.string().nullish(),
+  })
+  .superRefine((value, ctx) => {
+    const start = parseDateOrDateTime(value.startDate);
+    const end = parseDateOrDateTime(value.endDate);
+    if (start.ok && end.ok && end.date.getTime() < start.date.getTime()) {
+      ctx.addIssue({ code: 'custom', path: ['endDate'], message: 'Must not be before startDate' });
+    }
+  });
+
+/** `preserve` keeps a stored value; `override` replaces it. */
+const existingActionSchema = z.enum(['preserve', 'override']);
+
+const sourceFieldsShape = {
+  ref: z.string().nullish().meta({ description: 'Audience group source: the group ref.' }),
+  label: z.string().nullish().meta({ description: 'CSV source: tags every recipient it adds.' }),
+  url: z.string().nullish().meta({ format: 'uri', description: 'CSV source: file URL (byte ranges).' }),
+  columnMappings: z
+    .record(z.string(), z.string())
+    .nullish()
+    .meta({ description: 'CSV source: CSV heading to trait name.' }),
+  actionOnExistingTrait: existingActionSchema.nullish().meta({ description: '@default preserve' }),
+  actionOnExistingProfile: existingActionSchema.nullish().meta({ description: '@default preserve' }),
+  includeUnsubscribed: z.boolean().nullish().meta({ description: '@default false' }),
+};
+
+const resolvedSources = new WeakMap<object, SourceSpec>();
+
+/**
+ * One broadcast source: `{ type?, config: { ... } }` (Dart) or the same fields flat. `type` CSV selects
+ * a CSV file; none, AUDIENCE or AUDIENCE_GROUP (any case) an audience group.
+ */
+export const sourceSchema = z
+  .object({
+    type: z.string().nullish().meta({ description: 'CSV, or AUDIENCE (the default); any case.' }),
+    config: z.object(sourceFieldsShape).nullish(),
+    ...sourceFieldsShape,
+  })
+  .superRefine((value, ctx) => {
+    const result = resolveSource(value);
+    if (result.ok) resolvedSources.set(value, result.source);
+    else report(ctx, result.problems);
+  });
+
+/** The checked source as a {@link SourceSpec}; reuses the result of the schema's own check. */
+export function sourceSpecOf(value: z.output<typeof sourceSchema>): SourceSpec {
+  const cached = resolvedSources.get(value);
+  if (cached) return cached;
+  const result = resolveSource(value);
+  if (!result.ok) throw new MailroomError('INTERNAL', 'sourceSpecOf: the source was not validated');
+  return result.source;
+}
+
+/** `options.scheduleFor`: a date-time with Z or an offset. */
+const scheduleForSchema = z
+  .string()
+  .superRefine((value, ctx) => {
+    const result = parseDateTime(value);
+    if (!result.ok) ctx.addIssue({ code: 'custom', message: result.reason });
+  })
+  .meta({ format: 'date-time', description: `${DATE_TIME_RULE}. Absent or null: send now.` });
+
+/** Fields shared by a single message and an initial broadcast batch. */
+const contentShape = {
+  subject: subjectSchema,
+  preheader: z.string().nullish(),
+  sender: senderSchema,
+  message: messageSchema
+    .nullish()
+    .meta({ description: 'Body, plaintext or HTML. Either message or template.' }),
+  template: templateSchema.nullish(),
+  replyAddress: addressSchema.nullish(),
+  attachments: z.array(attachmentSchema).nullish(),
+  invitation: invitationSchema.nullish(),
+};
+
+function checkBody(value: { message?: unknown; template?: unknown }, ctx: IssueSink): void {
+  const hasMessage = value.message != null;
+  const hasTemplate = value.template != null;
+  if (hasMessage && hasTemplate) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['template'],
+      message: 'Give either message or template, not both',
+    });
+  } else if (!hasMessage && !hasTemplate) {
+    ctx.addIssue({ code: 'custom', path: ['message'], message: 'Either message or template is required' });
+  }
+}
+
+function checkTargets(
+  value: { recipients?: unknown; sources?: unknown; audience?: unknown },
+  ctx: IssueSink,
+) {
+  const count = (list: unknown) => (Array.isArray(list) ? list.length : list == null ? 0 : 1);
+  if (count(value.recipients) + count(value.sources) + count(value.audience) === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['recipients'],
+      message: 'Give recipients or sources: at least one of them must be non-empty',
+    });
+  }
+}
+
+const audienceSchema = z.array(refSchema).nullish().meta({
+  description: 'TypeScript client: audience group refs, each an audience group source with defaults.',
+});
+
+/**
+ * `POST /send/mail` with at most `maxRecipients` recipients.
+ * @param maxRecipients @default 10
+ */
+export function createSendRequestSchema(maxRecipients: number = DEFAULT_RECIPIENTS_PER_MESSAGE) {
+  return z
+    .object({
+      ...contentShape,
+      recipients: recipientsSchema(maxRecipients, 'request', 1),
+      options: z.object({ acquiringAudience: refSchema.nullish() }).nullish(),
+    })
+    .superRefine(checkBody);
+}
+
+/**
+ * `POST /send/mail/broadcast` without `broadcastRef`: the initial batch, with at most `maxRecipients`
+ * inline recipients.
+ * @param maxRecipients @default 250
+ */
+export function createBroadcastRequestSchema(maxRecipients: number = DEFAULT_RECIPIENTS_PER_BATCH) {
+  return z
+    .object({
+      ...contentShape,
+      recipients: recipientsSchema(maxRecipients, 'batch', 0).nullish(),
+      sources: z.array(sourceSchema).nullish(),
+      audience: audienceSchema,
+      options: z
+        .object({
+          acquiringAudience: refSchema.nullish(),
+          scheduleFor: scheduleForSchema.nullish(),
+          storeContent: z.boolean().nullish(),
+        })
+        .nullish(),
+    })
+    .superRefine((value, ctx) => {
+      checkBody(value, ctx);
+      checkTargets(value, ctx);
+    });
+}
+
+// A later batch takes its content from the broadcast: these keys may only be absent or null.
+function locked(field: string) {
+  return z.null({ error: `A batch cannot change ${field}: it comes from the broadcast` }).optional();
+}
+
+/**
+ * `POST /send/mail/broadcast` with `broadcastRef`: a later batch of at most `maxRecipients` inline
+ * recipients, and/or sources. Content fields are refused.
+ * @param maxRecipients @default 250
+ */
+export function createBatchRequestSchema(maxRecipients: number = DEFAULT_RECIPIENTS_PER_BATCH) {
+  return z
+    .object({
+      broadcastRef: refSchema,
+      recipients: recipientsSchema(maxRecipients, 'batch', 0).nullish(),
+      sources: z.array(sourceSchema).nullish(),
+      audience: audienceSchema,
+      subject: locked('subject'),
+      preheader: locked('preheader'),
+      sender: locked('sender'),
+      message: locked('message'),
+      template: locked('template'),
+      replyAddress: locked('replyAddress'),
+      attachments: locked('attachments'),
+      invitation: locked('invitation'),
+      options: locked('options'),
+    })
+    .superRefine(checkTargets);
+}
+
+/** The body of `POST /send/mail`, with the default limit of 10 recipients. */
+export const sendRequestSchema = createSendRequestSchema();
+
+/** The body of an initial broadcast batch, with the default limit of 250 recipients. */
+export const broadcastRequestSchema = createBroadcastRequestSchema();
+
+/** The body of a later broadcast batch (with `broadcastRef`), with the default limit of 250 recipients. */
+export const batchRequestSchema = createBatchRequestSchema();
+
+/** The body of `POST /send/mail` as a client writes it. */
+export type SendRequestBody = z.input<typeof sendRequestSchema>;
+
+/** The body of an initial broadcast batch as a client writes it. */
+export type BroadcastRequestBody = z.input<typeof broadcastRequestSchema>;
+
+/** The body of a later broadcast batch as a client writes it. */
+export type BatchRequestBody = z.input<typeof batchRequestSchema>;

@@ -1,0 +1,326 @@
+/** Store conformance: claiming, leasing, completing, listing and settling deliveries. */
+import { describe, expect, it } from 'vitest';
+import type { DeliveryStatus } from '../records.js';
+import { testTime } from './store-fixtures.js';
+import {
+  addresses,
+  type StoreSuiteContext,
+  seedMailing,
+  sorted,
+  withoutUpdatedAt,
+} from './store-suite-helpers.js';
+
+const LEASE = 60_000;
+
+/** Registers the tests of the delivery primitives. */
+export function describeDeliveries(ctx: StoreSuiteContext): void {
+  describe('claimDeliveries', () => {
+    it('claims due deliveries only, oldest nextAttemptAt first, up to the limit', async () => {
+      const offsets = [500, -300, 0, 200, -100, 1_000];
+      const seeded = await seedMailing(ctx.store, {
+        addresses: addresses(offsets.length),
+        delivery: (_, i) => ({ nextAttemptAt: testTime(offsets[i]) }),
+      });
+      const now = testTime(200);
+      const first = await ctx.store.claimDeliveries({ now, limit: 2, leaseMs: LEASE });
+      expect(first.map((d) => d.address)).toEqual([addresses(1, 1)[0], addresses(1, 4)[0]]);
+      const second = await ctx.store.claimDeliveries({ now, limit: 10, leaseMs: LEASE });
+      // nextAttemptAt equal to now is due.
+      expect(second.map((d) => d.address)).toEqual([addresses(1, 2)[0], addresses(1, 3)[0]]);
+      expect(await ctx.store.claimDeliveries({ now, limit: 10, leaseMs: LEASE })).toEqual([]);
+      const later = await ctx.store.claimDeliveries({ now: testTime(1_000), limit: 10, leaseMs: LEASE });
+      expect(later.map((d) => d.address)).toEqual([addresses(1, 0)[0], addresses(1, 5)[0]]);
+      expect(seeded.deliveries).toHaveLength(6);
+    });
+
+    it('a claim sets the lease, bumps leaseToken and attempts, and is durable', async () => {
+      const seeded = await seedMailing(ctx.store, {
+        addresses: addresses(1),
+        delivery: () => ({ attempts: 2, leaseToken: 7, variables: { a: { b: ['ç'] } } }),
+      });
+      const original = seeded.deliveries[0];
+      if (!original) throw new Error('expected a delivery');
+      const now = testTime(1_234);
+      const [claimed] = await ctx.store.claimDeliveries({ now, limit: 5, leaseMs: LEASE });
+      const expected = {
+        ...withoutUpdatedAt(original),
+        status: 'sending',
+        attempts: 3,
+        leaseToken: 8,
+        leaseExpiresAt: testTime(1_234 + LEASE),
+      };
+      expect(claimed).toMatchObject(expected);
+      expect(await ctx.store.getDelivery(original.id)).toMatchObject(expected);
+    });
+
+    it('a live lease is not claimed again; an expired one is, with a new token', async () => {
+      await seedMailing(ctx.store, { addresses: addresses(1) });
+      const [first] = await ctx.store.claimDeliveries({ now: testTime(0), limit: 5, leaseMs: LEASE });
+      expect(first?.leaseToken).toBe(1);
+      expect(await ctx.store.claimDeliveries({ now: testTime(LEASE - 1), limit: 5, leaseMs: LEASE })).toEqual(
+        [],
+      );
+      const [again] = await ctx.store.claimDeliveries({ now: testTime(LEASE), limit: 5, leaseMs: LEASE });
+      expect(again).toMatchObject({
+        id: first?.id,
+        leaseToken: 2,
+        attempts: 2,
+        leaseExpiresAt: testTime(2 * LEASE),
+      });
+    });
+
+    it('skips deliveries of cancelled and failed mailings; a scheduled one is due by time alone', async () => {
+      for (const status of ['cancelled', 'failed'] as const) {
+        await seedMailing(ctx.store, { addresses: addresses(2), mailing: { status } });
+      }
+      const open = await seedMailing(ctx.store, {
+        addresses: addresses(2),
+        mailing: { status: 'sending' },
+        delivery: (_, i) => ({ nextAttemptAt: testTime(-10 + i) }),
+      });
+      const scheduled = await seedMailing(ctx.store, {
+        addresses: addresses(2),
+        mailing: {
+          status: 'scheduled',
+          options: { acquiringAudience: null, scheduleFor: testTime(5_000), storeContent: false },
+        },
+        delivery: () => ({ nextAttemptAt: testTime(5_000) }),
+      });
+      const claimed = await ctx.store.claimDeliveries({ now: testTime(0), limit: 100, leaseMs: LEASE });
+      expect(claimed.map((d) => d.mailingId)).toEqual([open.mailing.id, open.mailing.id]);
+      const later = await ctx.store.claimDeliveries({ now: testTime(5_000), limit: 100, leaseMs: LEASE });
+      expect(later.map((d) => d.mailingId)).toEqual([scheduled.mailing.id, scheduled.mailing.id]);
+    });
+
+    it('concurrent claimers get disjoint sets whose union is every due delivery', async () => {
+      const total = 300;
+      const seeded = await seedMailing(ctx.store, {
+        addresses: addresses(total),
+        delivery: (_, i) => ({ nextAttemptAt: testTime(-i) }),
+      });
+      const limit = Math.ceil((2 * total) / ctx.concurrency);
+      const batches = await Promise.all(
+        Array.from({ length: ctx.concurrency }, () =>
+          ctx.store.claimDeliveries({ now: testTime(0), limit, leaseMs: LEASE }),
+        ),
+      );
+      const ids = batches.flat().map((d) => d.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(sorted(ids)).toEqual(sorted(seeded.deliveries.map((d) => d.id)));
+      for (const batch of batches) for (const d of batch) expect(d.leaseToken).toBe(1);
+    });
+  });
+
+  describe('renewLeases and completeDelivery', () => {
+    it('renewLeases extends only the leases still held with that token', async () => {
+      await seedMailing(ctx.store, { addresses: addresses(3) });
+      const [a, b, c] = await ctx.store.claimDeliveries({ now: testTime(0), limit: 3, leaseMs: LEASE });
+      if (!a || !b || !c) throw new Error('expected three claims');
+      await ctx.store.completeDelivery(c.id, c.leaseToken, { status: 'sent', now: testTime(1) });
+      const until = testTime(5 * LEASE + 7);
+      const renewed = await ctx.store.renewLeases(
+        [
+          { id: a.id, leaseToken: a.leaseToken },
+          { id: b.id, leaseToken: b.leaseToken + 1 },
+          { id: c.id, leaseToken: c.leaseToken },
+        ],
+        until,
+      );
+      expect(renewed).toEqual([a.id]);
+      expect((await ctx.store.getDelivery(a.id))?.leaseExpiresAt).toEqual(until);
+      expect((await ctx.store.getDelivery(b.id))?.leaseExpiresAt).toEqual(b.leaseExpiresAt);
+      expect(await ctx.store.renewLeases([], until)).toEqual([]);
+    });
+
+    it('completeDelivery writes the outcome under the current token', async () => {
+      await seedMailing(ctx.store, { addresses: addresses(1) });
+      const [claimed] = await ctx.store.claimDeliveries({ now: testTime(0), limit: 1, leaseMs: LEASE });
+      if (!claimed) throw new Error('expected a claim');
+      const content = { subject: 'Grüße 👋', text: 'Text — ✓', html: '<p>Ω</p>' };
+      const ok = await ctx.store.completeDelivery(claimed.id, claimed.leaseToken, {
+        status: 'sent',
+        lastResponse: '250 2.0.0 Ok: queued as ABC',
+        lastError: null,
+        sentAt: testTime(10_001),
+        content,
+        now: testTime(10_002),
+      });
+      expect(ok).toBe(true);
+      expect(await ctx.store.getDelivery(claimed.id)).toMatchObject({
+        status: 'sent',
+        lastResponse: '250 2.0.0 Ok: queued as ABC',
+        lastError: null,
+        sentAt: testTime(10_001),
+        content,
+        attempts: 1,
+        leaseToken: 1,
+        messageId: claimed.messageId,
+        updatedAt: testTime(10_002),
+      });
+      expect(
+        await ctx.store.completeDelivery(claimed.id, claimed.leaseToken, {
+          status: 'failed',
+          now: testTime(3),
+        }),
+      ).toBe(false);
+      expect((await ctx.store.getDelivery(claimed.id))?.status).toBe('sent');
+    });
+
+    it('a stale token writes nothing and returns false', async () => {
+      await seedMailing(ctx.store, { addresses: addresses(1) });
+      const [first] = await ctx.store.claimDeliveries({ now: testTime(0), limit: 1, leaseMs: LEASE });
+      const [second] = await ctx.store.claimDeliveries({ now: testTime(LEASE), limit: 1, leaseMs: LEASE });
+      if (!first || !second) throw new Error('expected two claims');
+      const before = await ctx.store.getDelivery(first.id);
+      const stale = await ctx.store.completeDelivery(first.id, first.leaseToken, {
+        status: 'failed',
+        lastError: 'late',
+        now: testTime(LEASE + 1),
+      });
+      expect(stale).toBe(false);
+      expect(await ctx.store.getDelivery(first.id)).toEqual(before);
+      expect(await ctx.store.completeDelivery('dlv_missing', 1, { status: 'sent', now: testTime(1) })).toBe(
+        false,
+      );
+    });
+
+    it('a queued outcome clears the lease and makes the delivery due again at nextAttemptAt', async () => {
+      await seedMailing(ctx.store, { addresses: addresses(1) });
+      const [claimed] = await ctx.store.claimDeliveries({ now: testTime(0), limit: 1, leaseMs: LEASE });
+      if (!claimed) throw new Error('expected a claim');
+      const retryAt = testTime(30_000);
+      const ok = await ctx.store.completeDelivery(claimed.id, claimed.leaseToken, {
+        status: 'queued',
+        nextAttemptAt: retryAt,
+        lastResponse: '421 4.7.0 Try again later',
+        lastError: 'Try again later',
+        now: testTime(5),
+      });
+      expect(ok).toBe(true);
+      expect(await ctx.store.getDelivery(claimed.id)).toMatchObject({
+        status: 'queued',
+        nextAttemptAt: retryAt,
+        leaseExpiresAt: null,
+        lastError: 'Try again later',
+        lastResponse: '421 4.7.0 Try again later',
+      });
+      expect(await ctx.store.nextDueAt()).toEqual(retryAt);
+      expect(await ctx.store.claimDeliveries({ now: testTime(29_999), limit: 1, leaseMs: LEASE })).toEqual(
+        [],
+      );
+      const [again] = await ctx.store.claimDeliveries({ now: retryAt, limit: 1, leaseMs: LEASE });
+      expect(again).toMatchObject({ id: claimed.id, attempts: 2, leaseToken: 2, status: 'sending' });
+    });
+  });
+
+  describe('reading deliveries', () => {
+    it('getDelivery and findDelivery; unknown ones give undefined', async () => {
+      const seeded = await seedMailing(ctx.store, { addresses: addresses(2) });
+      const other = await seedMailing(ctx.store, { addresses: addresses(1, 5) });
+      const [d0] = seeded.deliveries;
+      expect(await ctx.store.getDelivery(d0?.id ?? '')).toEqual(d0);
+      expect(await ctx.store.findDelivery(seeded.mailing.id, d0?.address ?? '')).toEqual(d0);
+      expect(await ctx.store.findDelivery(other.mailing.id, d0?.address ?? '')).toBeUndefined();
+      expect(await ctx.store.findDelivery(seeded.mailing.id, 'missing@example.com')).toBeUndefined();
+      expect(await ctx.store.getDelivery('dlv_missing')).toBeUndefined();
+    });
+
+    it('listDeliveries pages by address and filters by status; countDeliveries has every status', async () => {
+      const statuses: DeliveryStatus[] = ['queued', 'sent', 'failed', 'sent', 'skipped'];
+      const list = addresses(23).reverse();
+      const seeded = await seedMailing(ctx.store, {
+        addresses: list,
+        delivery: (_, i) => ({ status: statuses[i % statuses.length] }),
+      });
+      await seedMailing(ctx.store, { addresses: addresses(3) });
+      const seen: string[] = [];
+      let after: string | null = null;
+      for (;;) {
+        const page = await ctx.store.listDeliveries(seeded.mailing.id, { after, limit: 7 });
+        expect(page.length).toBeLessThanOrEqual(7);
+        if (page.length === 0) break;
+        seen.push(...page.map((d) => d.address));
+        after = page[page.length - 1]?.address ?? null;
+      }
+      expect(seen).toEqual(sorted(list));
+      const sent = await ctx.store.listDeliveries(seeded.mailing.id, { status: 'sent', limit: 100 });
+      const expectedSent = seeded.deliveries.filter((d) => d.status === 'sent');
+      expect(sent).toEqual([...expectedSent].sort((a, b) => (a.address < b.address ? -1 : 1)));
+      const pagedSent = await ctx.store.listDeliveries(seeded.mailing.id, {
+        status: 'sent',
+        after: sent[2]?.address ?? null,
+        limit: 100,
+      });
+      expect(pagedSent).toEqual(sent.slice(3));
+      expect(await ctx.store.countDeliveries(seeded.mailing.id)).toEqual({
+        queued: 5,
+        sending: 0,
+        sent: 9,
+        failed: 5,
+        suppressed: 0,
+        skipped: 4,
+      });
+      expect(await ctx.store.countDeliveries('mlg_missing')).toEqual({
+        queued: 0,
+        sending: 0,
+        sent: 0,
+        failed: 0,
+        suppressed: 0,
+        skipped: 0,
+      });
+    });
+  });
+
+  describe('settleOpenDeliveries and nextDueAt', () => {
+    it('settles queued and expired-lease deliveries of the mailing only', async () => {
+      const seeded = await seedMailing(ctx.store, {
+        addresses: addresses(5),
+        delivery: (_, i) => ({
+          status: i === 4 ? 'sent' : 'queued',
+          nextAttemptAt: testTime([-20, -10, 0, 500, 0][i]),
+        }),
+      });
+      const other = await seedMailing(ctx.store, {
+        addresses: addresses(1),
+        delivery: () => ({ nextAttemptAt: testTime(9) }),
+      });
+      // Addresses 0 and 1 are claimed: 0 with a lease that expires before `now`, 1 with one that does not.
+      const [expired] = await ctx.store.claimDeliveries({ now: testTime(0), limit: 1, leaseMs: 1_000 });
+      const [live] = await ctx.store.claimDeliveries({ now: testTime(0), limit: 1, leaseMs: LEASE });
+      if (!expired || !live) throw new Error('expected two claims');
+      const now = testTime(2_000);
+      expect(
+        await ctx.store.settleOpenDeliveries(seeded.mailing.id, 'skipped', 'Broadcast cancelled', now),
+      ).toBe(3);
+      const byAddress = new Map(
+        (await ctx.store.listDeliveries(seeded.mailing.id, { limit: 10 })).map((d) => [d.address, d]),
+      );
+      const at = (i: number) => byAddress.get(addresses(1, i)[0] ?? '');
+      for (const i of [0, 2, 3])
+        expect(at(i)).toMatchObject({ status: 'skipped', lastError: 'Broadcast cancelled' });
+      expect(at(1)).toMatchObject({ status: 'sending', leaseToken: live.leaseToken });
+      expect(at(4)?.status).toBe('sent');
+      expect((await ctx.store.findDelivery(other.mailing.id, addresses(1)[0] ?? ''))?.status).toBe('queued');
+      expect(await ctx.store.settleOpenDeliveries(seeded.mailing.id, 'failed', 'again', now)).toBe(0);
+    });
+
+    it('nextDueAt is the earliest nextAttemptAt of a claimable delivery', async () => {
+      expect(await ctx.store.nextDueAt()).toBeUndefined();
+      await seedMailing(ctx.store, {
+        addresses: addresses(1),
+        delivery: () => ({ nextAttemptAt: testTime(-5_000) }),
+        mailing: { status: 'cancelled' },
+      });
+      await seedMailing(ctx.store, {
+        addresses: addresses(1),
+        delivery: () => ({ nextAttemptAt: testTime(-4_000), status: 'sent' }),
+      });
+      expect(await ctx.store.nextDueAt()).toBeUndefined();
+      await seedMailing(ctx.store, {
+        addresses: addresses(3),
+        delivery: (_, i) => ({ nextAttemptAt: testTime([7_007, 3_003, 5_005][i]) }),
+      });
+      expect(await ctx.store.nextDueAt()).toEqual(testTime(3_003));
+    });
+  });
+}

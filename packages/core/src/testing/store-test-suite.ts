@@ -1,0 +1,104 @@
+/**
+ * The Store conformance kit. Every Store adapter runs it from a one-line test file:
+ *
+ * @example
+ * ```ts
+ * import { storeTestSuite } from '@mailroom/core/testing';
+ * import { memoryStore } from '@mailroom/memory';
+ *
+ * storeTestSuite('memory', () => memoryStore());
+ * ```
+ *
+ * An adapter is correct when the kit passes (architecture invariant 9). The kit also exports the record
+ * factories it uses (`makeProject`, `makeMailing`, `makeDelivery`, ...) for other tests.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Store } from '../store.js';
+import { describeAccounts } from './store-suite-accounts.js';
+import { describeAudience } from './store-suite-audience.js';
+import { describeDeliveries } from './store-suite-deliveries.js';
+import type { StoreSuiteContext } from './store-suite-helpers.js';
+import { describeMailings } from './store-suite-mailings.js';
+import { describeMultiProcess } from './store-suite-multi-process.js';
+import { describeSources } from './store-suite-sources.js';
+
+export * from './store-fixtures.js';
+
+/** Toggles of {@link storeTestSuite}. */
+export interface StoreTestSuiteOptions {
+  /** Groups of tests to skip, each with the reason (shown in the test name). */
+  skip?: {
+    /** Skip the tests that race two store instances on one backend. */
+    multiProcess?: string;
+  };
+  /**
+   * Number of concurrent callers in the race tests (claims, commits, compare-and-sets).
+   * @default 8
+   */
+  concurrency?: number;
+  /**
+   * Opens a second store on the same backend as `store`, as another process would (its own
+   * connections), for the multi-process tests. The kit calls `init()` and `close()` on it. Without it
+   * the multi-process tests are skipped.
+   * @example connect: () => sqlStore({ dialect: 'postgres', url: process.env.MAILROOM_PG_URL })
+   */
+  connect?: (store: Store) => Promise<Store> | Store;
+}
+
+/**
+ * Registers the conformance tests of a Store adapter with vitest (`describe`/`it`), checking every method
+ * of `Store` against its JSDoc.
+ *
+ * @param name Shown in the test names, for example `memory` or `sql:sqlite`.
+ * @param factory Returns a new, EMPTY store for each test (the kit calls `init()` before and `close()`
+ *   after). Claims and `nextDueAt` span the whole store, so rows left by another test would break them.
+ * @param options Toggles; see {@link StoreTestSuiteOptions}.
+ */
+export function storeTestSuite(
+  name: string,
+  factory: () => Promise<Store> | Store,
+  options: StoreTestSuiteOptions = {},
+): void {
+  describe(`Store conformance: ${name}`, () => {
+    let current: Store | undefined;
+    const ctx: StoreSuiteContext = {
+      get store(): Store {
+        if (!current) throw new Error('storeTestSuite: no store outside a test');
+        return current;
+      },
+      concurrency: options.concurrency ?? 8,
+    };
+
+    beforeEach(async () => {
+      current = await factory();
+      await current.init();
+    });
+
+    afterEach(async () => {
+      const store = current;
+      current = undefined;
+      await store?.close();
+    });
+
+    describe('lifecycle', () => {
+      it('has a name and declares its capabilities', () => {
+        expect(typeof ctx.store.name).toBe('string');
+        expect(ctx.store.name.length).toBeGreaterThan(0);
+        expect(typeof ctx.store.capabilities.multiProcess).toBe('boolean');
+      });
+
+      it('init is safe to call again', async () => {
+        await ctx.store.init();
+        await Promise.all([ctx.store.init(), ctx.store.init()]);
+        expect(await ctx.store.listProjects()).toEqual([]);
+      });
+    });
+
+    describeAccounts(ctx);
+    describeAudience(ctx);
+    describeMailings(ctx);
+    describeDeliveries(ctx);
+    describeSources(ctx);
+    describeMultiProcess(ctx, options.connect, options.skip?.multiProcess);
+  });
+}

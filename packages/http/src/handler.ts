@@ -1,0 +1,172 @@
+import { randomUUID } from 'node:crypto';
+import type { AuthContext, Logger, Mailroom } from '@mailroom/core';
+import { isMailroomError, MailroomError } from '@mailroom/core';
+import { malformedJson, payloadTooLarge, routeNotFound, unsupportedMediaType } from './http-errors.js';
+import { buildOpenApiDocument } from './openapi.js';
+import { createRateLimiter, type RateLimiter } from './rate-limiter.js';
+import { pickRequestId } from './request-id.js';
+import { errorResponse, jsonResponse, methodNotAllowedResponse, successResponse } from './responses.js';
+import { matchRoute, type RouteName } from './routes.js';
+import type { HttpOptions, MailroomHttpHandler, NeutralRequest, NeutralResponse } from './types.js';
+
+/** Default body limit: 10 MB, room for a few base64 attachments. */
+export const DEFAULT_BODY_LIMIT = 10 * 1024 * 1024;
+
+const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** `Bearer <token>`, the scheme case-insensitive (RFC 7235); anything else is malformed. */
+const BEARER = /^bearer +([\x21-\x7e]+) *$/i;
+
+/**
+ * The HTTP layer written once: routes a neutral request to the engine and turns the outcome into the
+ * response shapes of wire-compat.md. The Express and Fastify binders only translate to and from it.
+ *
+ * @example
+ * const handle = createHandler(mailroom, { rateLimit: { perProjectPerSecond: 20 } });
+ * const res = await handle({ method: 'POST', path: '/send/mail', headers, body });
+ */
+export function createHandler(mailroom: Mailroom, options: HttpOptions = {}): MailroomHttpHandler {
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  if (!(Number.isSafeInteger(bodyLimit) && bodyLimit >= 0)) {
+    throw new MailroomError('VALIDATION_FAILED', 'bodyLimit must be a non-negative integer', {
+      source: '@mailroom/http',
+    });
+  }
+  const logger = options.logger ?? silentLogger;
+  const generateId = options.requestId ?? randomUUID;
+  const limiter: RateLimiter | null = options.rateLimit ? createRateLimiter(options.rateLimit) : null;
+  const serveOpenApi = options.openapi ?? true;
+  // Generated on first request per mount point: the zod conversion is not free and often never needed.
+  const openApiBodies = new Map<string, string>();
+
+  const fail = (req: NeutralRequest, requestId: string, error: unknown): NeutralResponse => {
+    if (isMailroomError(error) && error.status < 500) return errorResponse(requestId, error);
+    // Only what identifies the fault: never headers (the secret) nor the body.
+    logger.error(
+      { requestId, method: req.method, path: req.path, ip: req.ip, err: describeError(error) },
+      'mailroom http: request failed',
+    );
+    return errorResponse(
+      requestId,
+      isMailroomError(error) ? error : new MailroomError('INTERNAL', 'Unexpected fault', { cause: error }),
+    );
+  };
+
+  const authenticate = async (header: string | undefined): Promise<AuthContext> => {
+    const secret = header === undefined ? null : (BEARER.exec(header.trim())?.[1] ?? null);
+    // Missing and malformed secrets go through the engine too, so all three 401s share one body.
+    const auth = await mailroom.authenticate(secret);
+    if (secret === null) throw new MailroomError('UNAUTHORIZED', 'Missing or malformed project secret');
+    return auth;
+  };
+
+  const dispatch = async (
+    req: NeutralRequest,
+    requestId: string,
+    route: RouteName,
+  ): Promise<NeutralResponse> => {
+    if (route === 'openapi') {
+      const base = req.base ?? '';
+      let body = openApiBodies.get(base);
+      if (body === undefined) {
+        body = JSON.stringify(buildOpenApiDocument(base));
+        openApiBodies.set(base, body);
+      }
+      return { ...jsonResponse(200, requestId, null, { 'cache-control': 'public, max-age=300' }), body };
+    }
+    checkBodySize(req, bodyLimit);
+    checkContentType(req.headers['content-type']);
+    const auth = await authenticate(req.headers.authorization);
+    limiter?.take(auth.project.id);
+    const payload = parseJson(req.body);
+    if (route === 'send') {
+      const result = await mailroom.send(auth, payload);
+      return successResponse(requestId, 'Message accepted', { ref: result.ref, status: result.status });
+    }
+    const result = await mailroom.broadcast(auth, payload);
+    return successResponse(
+      requestId,
+      result.batch.seq > 1 ? 'Broadcast batch accepted' : 'Broadcast accepted',
+      {
+        broadcast: { ref: result.ref, status: result.status },
+        broadcastRef: result.ref,
+        batch: result.batch,
+      },
+    );
+  };
+
+  const handle = async (req: NeutralRequest): Promise<NeutralResponse> => {
+    const started = performance.now();
+    const requestId = pickRequestId(req.headers['x-request-id'], generateId);
+    let res: NeutralResponse;
+    try {
+      const route = matchRoute(req.path, serveOpenApi);
+      if (!route) throw routeNotFound();
+      res = route.allow.includes(req.method)
+        ? await dispatch(req, requestId, route.name)
+        : methodNotAllowedResponse(requestId, req.method, route.allow);
+    } catch (error) {
+      res = fail(req, requestId, error);
+    }
+    logger.debug(
+      {
+        requestId,
+        method: req.method,
+        path: req.path,
+        status: res.status,
+        ms: Math.round(performance.now() - started),
+      },
+      'mailroom http: request',
+    );
+    return res;
+  };
+
+  return Object.assign(handle, {
+    bodyLimit,
+    fail: (req: NeutralRequest, error: unknown) =>
+      fail(req, pickRequestId(req.headers['x-request-id'], generateId), error),
+  });
+}
+
+/** 413 from the declared length (before any byte is read) or from the bytes the binder collected. */
+function checkBodySize(req: NeutralRequest, limit: number): void {
+  const declared = Number(req.headers['content-length']);
+  if ((Number.isFinite(declared) && declared > limit) || (req.body?.byteLength ?? 0) > limit) {
+    throw payloadTooLarge(limit);
+  }
+}
+
+/** `application/json`, optionally with a UTF-8 charset (JSON is UTF-8 by definition, RFC 8259). */
+function checkContentType(header: string | undefined): void {
+  const [mediaType = '', ...params] = (header ?? '').split(';');
+  if (mediaType.trim().toLowerCase() !== 'application/json') throw unsupportedMediaType();
+  for (const param of params) {
+    const [key = '', value = ''] = param.split('=');
+    if (key.trim().toLowerCase() !== 'charset') continue;
+    const charset = value
+      .trim()
+      .replace(/^"(.*)"$/, '$1')
+      .toLowerCase();
+    if (charset !== 'utf-8' && charset !== 'utf8') throw unsupportedMediaType();
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function parseJson(body: Uint8Array | undefined): unknown {
+  if (body === undefined || body.byteLength === 0) throw malformedJson();
+  try {
+    return JSON.parse(utf8.decode(body));
+  } catch {
+    throw malformedJson();
+  }
+}
+
+/** An error as it may be logged: name, code, message and stack, and the same for its causes. */
+function describeError(error: unknown, depth = 0): unknown {
+  if (!(error instanceof Error)) return { value: String(error) };
+  const described: Record<string, unknown> = { name: error.name, message: error.message, stack: error.stack };
+  if (isMailroomError(error)) described.code = error.code;
+  if (error.cause !== undefined && depth < 3) described.cause = describeError(error.cause, depth + 1);
+  return described;
+}

@@ -1,0 +1,252 @@
+import {
+  batchRequestSchema,
+  broadcastRequestSchema,
+  ERROR_CODES,
+  type ErrorCodeInfo,
+  type MailingStatus,
+  sendRequestSchema,
+} from '@mailroom/core';
+
+/** A JSON object of the generated document. */
+type JsonObject = { [key: string]: unknown };
+
+/** What this module needs of a zod 4 schema. */
+interface JsonSchemaSource {
+  toJSONSchema(params: { target: 'draft-2020-12'; io: 'input'; unrepresentable: 'any' }): object;
+}
+
+const MAILING_STATUSES = [
+  'queued',
+  'scheduled',
+  'sending',
+  'completed',
+  'cancelled',
+  'failed',
+] as const satisfies readonly MailingStatus[];
+
+const ref = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });
+
+/**
+ * The OpenAPI 3.1 document of the routes, for a mount point `base`. Request bodies are generated from the
+ * engine's own zod schemas (the input side: what clients send, before normalization), and error responses
+ * from ERROR_CODES, so neither can drift from what the server does.
+ */
+export function buildOpenApiDocument(base: string): JsonObject {
+  const schemas: JsonObject = {};
+  addSchema(schemas, 'SendRequest', sendRequestSchema);
+  addSchema(schemas, 'BroadcastRequest', broadcastRequestSchema);
+  addSchema(schemas, 'BatchRequest', batchRequestSchema);
+  Object.assign(schemas, envelopeSchemas());
+
+  const broadcastOperation = (operationId: string, deprecated: boolean): JsonObject => ({
+    operationId,
+    summary: deprecated
+      ? 'Alias of /send/mail/broadcast (the TypeScript SDK spelling)'
+      : 'Send an initial broadcast batch, or a later batch of an existing broadcast',
+    description:
+      'Without `broadcastRef` the body creates a broadcast (its initial batch). With `broadcastRef` it adds a ' +
+      'batch to that broadcast; subject, sender and content come from the broadcast and cannot change.',
+    ...(deprecated ? { deprecated: true } : {}),
+    tags: ['broadcast'],
+    parameters: [{ $ref: '#/components/parameters/RequestId' }],
+    requestBody: {
+      required: true,
+      content: { 'application/json': { schema: { anyOf: [ref('BroadcastRequest'), ref('BatchRequest')] } } },
+    },
+    responses: responses('BroadcastResponse', 'Broadcast or batch accepted'),
+  });
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Mailroom',
+      version: '1.0.0',
+      description:
+        'Send single messages and broadcasts on behalf of a project. Every call authenticates with ' +
+        '`Authorization: Bearer <project secret>` and sends `Content-Type: application/json`.',
+    },
+    servers: [{ url: base === '' ? '/' : base }],
+    security: [{ bearerAuth: [] }],
+    paths: {
+      '/send/mail': {
+        post: {
+          operationId: 'sendMail',
+          summary: 'Send one message to at most 10 recipients',
+          tags: ['message'],
+          parameters: [{ $ref: '#/components/parameters/RequestId' }],
+          requestBody: { required: true, content: { 'application/json': { schema: ref('SendRequest') } } },
+          responses: responses('SendResponse', 'Message accepted'),
+        },
+      },
+      '/send/mail/broadcast': { post: broadcastOperation('sendBroadcast', false) },
+      '/send/mail/broadast': { post: broadcastOperation('sendBroadcastAlias', true) },
+    },
+    components: {
+      schemas,
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'The project secret (`sk_live_...`, `sk_sandbox_...`).',
+        },
+      },
+      parameters: {
+        RequestId: {
+          name: 'X-Request-ID',
+          in: 'header',
+          required: false,
+          description:
+            'Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated.',
+          schema: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$' },
+        },
+      },
+      headers: {
+        RequestId: {
+          description: 'The id of this request, for support and logs.',
+          schema: { type: 'string' },
+        },
+        RetryAfter: {
+          description: 'Seconds to wait before retrying.',
+          schema: { type: 'integer', minimum: 1 },
+        },
+      },
+    },
+    'x-error-codes': ERROR_CODES,
+  };
+}
+
+/** The responses of an operation: 200, then one entry per status of the ERROR_CODES table. */
+function responses(successSchema: string, successDescription: string): JsonObject {
+  const out: JsonObject = {
+    '200': {
+      description: successDescription,
+      headers: { 'X-Request-ID': { $ref: '#/components/headers/RequestId' } },
+      content: { 'application/json': { schema: ref(successSchema) } },
+    },
+  };
+  const byStatus = new Map<number, string[]>();
+  for (const [code, info] of Object.entries(ERROR_CODES) as Array<[string, ErrorCodeInfo]>) {
+    const lines = byStatus.get(info.status) ?? [];
+    lines.push(`\`${code}\`: ${info.description}`);
+    byStatus.set(info.status, lines);
+  }
+  for (const status of [...byStatus.keys()].sort((a, b) => a - b)) {
+    const headers: JsonObject = { 'X-Request-ID': { $ref: '#/components/headers/RequestId' } };
+    if (status === 429) headers['Retry-After'] = { $ref: '#/components/headers/RetryAfter' };
+    out[String(status)] = {
+      description: (byStatus.get(status) ?? []).join('\n\n'),
+      headers,
+      content: { 'application/json': { schema: ref('ErrorResponse') } },
+    };
+  }
+  return out;
+}
+
+/** The response envelopes, which the HTTP layer itself defines. */
+function envelopeSchemas(): JsonObject {
+  const success = (data: JsonObject): JsonObject => ({
+    type: 'object',
+    required: ['message', 'statusCode', 'data'],
+    properties: { message: { type: 'string' }, statusCode: { const: 200 }, data },
+  });
+  const status = { type: 'string', enum: MAILING_STATUSES };
+  return {
+    SendResponse: success({
+      type: 'object',
+      required: ['ref'],
+      properties: { ref: { type: 'string', description: 'Reference of the message.' }, status },
+    }),
+    BroadcastResponse: success({
+      type: 'object',
+      required: ['broadcast', 'broadcastRef'],
+      properties: {
+        broadcast: {
+          type: 'object',
+          required: ['ref', 'status'],
+          properties: { ref: { type: 'string' }, status },
+        },
+        broadcastRef: {
+          type: 'string',
+          description: 'The same ref as `broadcast.ref`; later batches name it.',
+        },
+        batch: {
+          type: 'object',
+          description: 'The batch just committed.',
+          properties: {
+            seq: { type: 'integer', description: '1 for the initial batch, then 2, 3, ...' },
+            recipients: { type: 'integer', description: 'Recipients given inline, duplicates collapsed.' },
+            inserted: {
+              type: 'integer',
+              description: 'Deliveries created (recipients already in the broadcast are not).',
+            },
+          },
+        },
+      },
+    }),
+    ErrorCode: {
+      type: 'string',
+      enum: Object.keys(ERROR_CODES),
+      description: 'Machine-readable error code; `x-error-codes` gives the status and meaning of each.',
+    },
+    ErrorResponse: {
+      type: 'object',
+      required: ['message', 'statusCode', 'code'],
+      properties: {
+        message: { type: 'string' },
+        statusCode: { type: 'integer' },
+        code: ref('ErrorCode'),
+        error: {
+          type: 'string',
+          description: 'The same text as `message` (read by the Dart and Go clients).',
+        },
+        detail: { type: 'string', description: 'The same text as `message` (read by the Go client).' },
+        issues: {
+          type: 'array',
+          description: 'Validation issues (`VALIDATION_FAILED`), as zod reports them.',
+          items: {
+            type: 'object',
+            required: ['code', 'path', 'message'],
+            properties: {
+              code: { type: 'string' },
+              path: { type: 'array', items: { type: ['string', 'integer'] } },
+              message: { type: 'string' },
+            },
+          },
+        },
+      },
+    },
+  };
+}
+
+/**
+ * Adds a zod schema's JSON Schema under `name`. Nested `$defs` (recursive or registered schemas) move to
+ * `components/schemas` as `<name>_<def>`, since `#/$defs/...` would resolve against the OpenAPI document.
+ */
+function addSchema(schemas: JsonObject, name: string, source: JsonSchemaSource): void {
+  const generated = JSON.parse(
+    JSON.stringify(source.toJSONSchema({ target: 'draft-2020-12', io: 'input', unrepresentable: 'any' })),
+  ) as JsonObject;
+  const { $schema: _dialect, $defs, ...root } = generated;
+  const defs = isObject($defs) ? $defs : {};
+  const rewrite = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(rewrite);
+    if (!isObject(value)) return value;
+    const out: JsonObject = {};
+    for (const [key, item] of Object.entries(value)) {
+      out[key] = key === '$ref' && typeof item === 'string' ? rewriteRef(name, item) : rewrite(item);
+    }
+    return out;
+  };
+  schemas[name] = rewrite(root);
+  for (const [defName, def] of Object.entries(defs)) schemas[`${name}_${defName}`] = rewrite(def);
+}
+
+function rewriteRef(name: string, target: string): string {
+  if (target === '#') return `#/components/schemas/${name}`;
+  if (target.startsWith('#/$defs/')) return `#/components/schemas/${name}_${target.slice('#/$defs/'.length)}`;
+  return target;
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

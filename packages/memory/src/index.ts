@@ -1,0 +1,2 @@
+export { memoryStore } from './memory-store.js';
+export { type MemoryTransport, type MemoryTransportOptions, memoryTransport } from './memory-transport.js';

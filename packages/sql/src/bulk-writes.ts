@@ -1,0 +1,163 @@
+import type { DeliveryRecord, ProfileUpsert, ProfileUpsertOptions } from '@mailroom/core';
+import type { Codec, Row } from './codec.js';
+import { DELIVERY_COLUMNS } from './codec.js';
+import type { Db } from './connect.js';
+import type { MergeableProfile } from './profile-merge.js';
+import { mergeProfile } from './profile-merge.js';
+import type { SqlRunner } from './sql-runner.js';
+
+const PROFILE_COLUMNS = 'project_id, address, name, traits, status, labels, created_at, updated_at';
+const PROFILE_WIDTH = 8;
+const MEMBER_COLUMNS = 'group_id, address, project_id, created_at';
+const MEMBER_WIDTH = 4;
+/** Addresses per `IN (...)` list when reading profiles back. */
+const IN_LIST_SIZE = 500;
+
+/**
+ * Multi-row writes of deliveries and profiles, meant to run inside one transaction of the caller.
+ * Rows are written in address order so that concurrent transactions lock shared keys in the same order
+ * and do not deadlock each other.
+ */
+export interface BulkWrites {
+  /**
+   * Insert deliveries, skipping any whose (mailingId, address) exists (also within `deliveries`).
+   * Returns how many were inserted.
+   */
+  insertDeliveries(tx: Db, deliveries: readonly DeliveryRecord[]): Promise<number>;
+  /** Upsert profiles by the rules of `ProfileUpsert`, and add them to `options.groupId` when set. */
+  upsertProfiles(
+    tx: Db,
+    projectId: string,
+    rows: readonly ProfileUpsert[],
+    options: ProfileUpsertOptions,
+    now: Date,
+  ): Promise<void>;
+}
+
+/** The bulk writers for one runner and codec. */
+export function createBulkWrites(runner: SqlRunner, codec: Codec): BulkWrites {
+  const { kind } = runner;
+  const mysql = kind === 'mysql';
+  const deliveryColumns = DELIVERY_COLUMNS.join(', ');
+  const deliveryWidth = DELIVERY_COLUMNS.length;
+
+  const insertIgnore = (table: string, columns: string, conflict: string, rows: number, width: number): string =>
+    mysql
+      ? `INSERT IGNORE INTO ${table} (${columns}) VALUES ${runner.values(rows, width)}`
+      : `INSERT INTO ${table} (${columns}) VALUES ${runner.values(rows, width)} ON CONFLICT (${conflict}) DO NOTHING`;
+
+  return {
+    async insertDeliveries(tx, deliveries) {
+      if (deliveries.length === 0) return 0;
+      const sorted = kind === 'sqlite' ? deliveries : [...deliveries].sort(byMailingAndAddress);
+      let inserted = 0;
+      for (const chunk of runner.chunk(sorted.map(codec.deliveryParams), deliveryWidth)) {
+        const text = insertIgnore('mailroom_deliveries', deliveryColumns, 'mailing_id, address', chunk.length, deliveryWidth);
+        inserted += (await runner.run(tx, text, chunk.flat())).affected;
+      }
+      return inserted;
+    },
+
+    async upsertProfiles(tx, projectId, rows, options, now) {
+      if (rows.length === 0) return;
+      const at = now.getTime();
+      const sorted = [...rows].sort((a, b) => compare(a.address, b.address));
+
+      // 1. Insert every absent profile as the contract defines it. Profiles that already existed are
+      //    left alone here; once this returns, every address has a row, so step 2 can lock them all.
+      const inserted = new Set<string>();
+      const absent = sorted.map((row) => [
+        projectId,
+        row.address,
+        row.name ?? null,
+        codec.json(row.traits ?? {}),
+        'subscribed',
+        codec.json(row.labels ?? []),
+        at,
+        at,
+      ]);
+      for (const chunk of runner.chunk(absent, PROFILE_WIDTH)) {
+        const text = insertIgnore('mailroom_profiles', PROFILE_COLUMNS, 'project_id, address', chunk.length, PROFILE_WIDTH);
+        if (mysql) {
+          await runner.run(tx, text, chunk.flat());
+        } else {
+          const result = await runner.run<{ address: string }>(tx, `${text} RETURNING address`, chunk.flat());
+          for (const { address } of result.rows) inserted.add(address);
+        }
+      }
+
+      // 2. Read back (and lock) the profiles that existed before, and merge in TypeScript. On MySQL,
+      //    which cannot say which rows it inserted, the fresh rows come back too and merge to no change.
+      //    A repeated address (callers deduplicate, but a repeat must not be lost) merges in order.
+      const firstSeen = new Set<string>();
+      const toMerge = sorted.filter((row) => {
+        const first = !firstSeen.has(row.address);
+        firstSeen.add(row.address);
+        return !(first && inserted.has(row.address));
+      });
+      const current = new Map<string, MergeableProfile>();
+      const toRead = [...new Set(toMerge.map((row) => row.address))];
+      for (let i = 0; i < toRead.length; i += IN_LIST_SIZE) {
+        const slice = toRead.slice(i, i + IN_LIST_SIZE);
+        const { rows: found } = await runner.run<Row>(
+          tx,
+          `SELECT address, name, traits, labels FROM mailroom_profiles WHERE project_id = ? AND address IN ${runner.values(1, slice.length)}${runner.forUpdate}`,
+          [projectId, ...slice],
+        );
+        for (const row of found) {
+          current.set(String(row.address), {
+            name: row.name === null || row.name === undefined ? null : String(row.name),
+            traits: codec.fromJson(row.traits) ?? {},
+            labels: codec.fromJson(row.labels) ?? [],
+          });
+        }
+      }
+      const merged = new Map<string, MergeableProfile>();
+      for (const row of toMerge) {
+        const stored = current.get(row.address);
+        if (!stored) continue;
+        const next = mergeProfile(stored, row, options);
+        if (!next.changed) continue;
+        current.set(row.address, next);
+        merged.set(row.address, next);
+      }
+      const changed = [...merged].map(([address, profile]) => [
+        projectId,
+        address,
+        profile.name,
+        codec.json(profile.traits),
+        'subscribed',
+        codec.json(profile.labels),
+        at,
+        at,
+      ]);
+
+      // 3. Write the merged profiles back in one statement per chunk; status and created_at are kept.
+      for (const chunk of runner.chunk(changed, PROFILE_WIDTH)) {
+        const values = runner.values(chunk.length, PROFILE_WIDTH);
+        const text = mysql
+          ? `INSERT INTO mailroom_profiles (${PROFILE_COLUMNS}) VALUES ${values} ON DUPLICATE KEY UPDATE name = VALUES(name), traits = VALUES(traits), labels = VALUES(labels), updated_at = VALUES(updated_at)`
+          : `INSERT INTO mailroom_profiles (${PROFILE_COLUMNS}) VALUES ${values} ON CONFLICT (project_id, address) DO UPDATE SET name = excluded.name, traits = excluded.traits, labels = excluded.labels, updated_at = excluded.updated_at`;
+        await runner.run(tx, text, chunk.flat());
+      }
+
+      // 4. Group membership.
+      if (options.groupId) {
+        const groupId = options.groupId;
+        const members = sorted.map((row) => [groupId, row.address, projectId, at]);
+        for (const chunk of runner.chunk(members, MEMBER_WIDTH)) {
+          const text = insertIgnore('mailroom_group_members', MEMBER_COLUMNS, 'group_id, address', chunk.length, MEMBER_WIDTH);
+          await runner.run(tx, text, chunk.flat());
+        }
+      }
+    },
+  };
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function byMailingAndAddress(a: DeliveryRecord, b: DeliveryRecord): number {
+  return compare(a.mailingId, b.mailingId) || compare(a.address, b.address);
+}

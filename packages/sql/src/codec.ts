@@ -1,0 +1,333 @@
+import type {
+  AudienceGroupRecord,
+  DeliveryRecord,
+  DeliveryStatus,
+  IdempotencyRecord,
+  Json,
+  MailingRecord,
+  ProfileRecord,
+  ProjectRecord,
+  ProjectSecretRecord,
+  SenderRecord,
+  SourceJobRecord,
+  SuppressionRecord,
+  TemplateRecord,
+} from '@mailroom/core';
+import type { SqlKind } from './options.js';
+
+/** A row as a driver returns it: column name to value. */
+export type Row = Record<string, unknown>;
+
+/**
+ * Converts records to statement parameters and rows back to records. Dates are epoch milliseconds in
+ * a bigint column (exact and comparable on every database; PostgreSQL returns them as strings). JSON is
+ * `jsonb` on PostgreSQL, which the driver parses, and text elsewhere.
+ */
+export interface Codec {
+  json(value: Json | object | null | undefined): string | null;
+  fromJson<T>(value: unknown): T;
+  project(row: Row): ProjectRecord;
+  secret(row: Row): ProjectSecretRecord;
+  sender(row: Row): SenderRecord;
+  template(row: Row): TemplateRecord;
+  group(row: Row): AudienceGroupRecord;
+  profile(row: Row): ProfileRecord;
+  suppression(row: Row): SuppressionRecord;
+  mailing(row: Row): MailingRecord;
+  delivery(row: Row): DeliveryRecord;
+  sourceJob(row: Row): SourceJobRecord;
+  idempotency(row: Row): IdempotencyRecord;
+  /** Parameters of one delivery row, in {@link DELIVERY_COLUMNS} order. */
+  deliveryParams(delivery: DeliveryRecord): unknown[];
+  /** Parameters of one mailing row, in {@link MAILING_COLUMNS} order. */
+  mailingParams(mailing: MailingRecord): unknown[];
+  /** Parameters of one source job row, in {@link SOURCE_JOB_COLUMNS} order. */
+  sourceJobParams(job: SourceJobRecord): unknown[];
+}
+
+/** Columns of `mailroom_deliveries`, in parameter order. */
+export const DELIVERY_COLUMNS = [
+  'id',
+  'project_id',
+  'mailing_id',
+  'batch_id',
+  'address',
+  'name',
+  'variables',
+  'traits',
+  'status',
+  'attempts',
+  'next_attempt_at',
+  'lease_expires_at',
+  'lease_token',
+  'message_id',
+  'last_response',
+  'last_error',
+  'sent_at',
+  'content',
+  'created_at',
+  'updated_at',
+] as const;
+
+/** Columns of `mailroom_mailings`, in parameter order. */
+export const MAILING_COLUMNS = [
+  'id',
+  'project_id',
+  'kind',
+  'ref',
+  'status',
+  'sender',
+  'reply_to',
+  'content',
+  'attachments',
+  'invitation',
+  'acquiring_audience',
+  'schedule_for',
+  'store_content',
+  'sandbox',
+  'batch_count',
+  'created_at',
+  'updated_at',
+] as const;
+
+/** Columns of `mailroom_source_jobs`, in parameter order. */
+export const SOURCE_JOB_COLUMNS = [
+  'id',
+  'project_id',
+  'mailing_id',
+  'batch_id',
+  'kind',
+  'config',
+  'status',
+  'checkpoint',
+  'rows_done',
+  'rows_failed',
+  'row_errors',
+  'error',
+  'lease_expires_at',
+  'lease_token',
+  'created_at',
+  'updated_at',
+] as const;
+
+/** Epoch milliseconds of a date, or null. */
+export function ms(date: Date | null | undefined): number | null {
+  return date ? date.getTime() : null;
+}
+
+function num(value: unknown): number {
+  return typeof value === 'number' ? value : Number(value);
+}
+
+function date(value: unknown): Date {
+  return new Date(num(value));
+}
+
+function dateOrNull(value: unknown): Date | null {
+  return value === null || value === undefined ? null : date(value);
+}
+
+function str(value: unknown): string {
+  return typeof value === 'string' ? value : String(value);
+}
+
+function strOrNull(value: unknown): string | null {
+  return value === null || value === undefined ? null : str(value);
+}
+
+/** The codec for `kind`. */
+export function createCodec(kind: SqlKind): Codec {
+  const json = (value: Json | object | null | undefined): string | null =>
+    value === undefined || value === null ? null : JSON.stringify(value);
+  const fromJson = <T>(value: unknown): T => {
+    if (value === null || value === undefined) return null as T;
+    return (kind === 'postgres' || typeof value !== 'string' ? value : JSON.parse(value)) as T;
+  };
+  // A JSON column that may hold the JSON value `null` itself (configs, checkpoints, responses).
+  const jsonValue = (value: Json | null | undefined): string => JSON.stringify(value ?? null);
+
+  return {
+    json,
+    fromJson,
+    project: (row) => ({ id: str(row.id), name: str(row.name), createdAt: date(row.created_at) }),
+    secret: (row) => ({
+      hash: str(row.hash),
+      projectId: str(row.project_id),
+      mode: str(row.mode) as ProjectSecretRecord['mode'],
+      createdAt: date(row.created_at),
+    }),
+    sender: (row) => ({
+      id: str(row.id),
+      projectId: str(row.project_id),
+      address: str(row.address),
+      name: strOrNull(row.name),
+      dkim: fromJson(row.dkim),
+      createdAt: date(row.created_at),
+    }),
+    template: (row) => ({
+      id: str(row.id),
+      projectId: str(row.project_id),
+      ref: str(row.ref),
+      format: str(row.format) as TemplateRecord['format'],
+      subject: strOrNull(row.subject),
+      source: str(row.source),
+      compiled: str(row.compiled),
+      version: num(row.version),
+      createdAt: date(row.created_at),
+      updatedAt: date(row.updated_at),
+    }),
+    group: (row) => ({
+      id: str(row.id),
+      projectId: str(row.project_id),
+      ref: str(row.ref),
+      name: strOrNull(row.name),
+      createdAt: date(row.created_at),
+    }),
+    profile: (row) => ({
+      projectId: str(row.project_id),
+      address: str(row.address),
+      name: strOrNull(row.name),
+      traits: fromJson(row.traits) ?? {},
+      status: str(row.status) as ProfileRecord['status'],
+      labels: fromJson(row.labels) ?? [],
+      createdAt: date(row.created_at),
+      updatedAt: date(row.updated_at),
+    }),
+    suppression: (row) => ({
+      projectId: str(row.project_id),
+      address: str(row.address),
+      reason: str(row.reason) as SuppressionRecord['reason'],
+      detail: strOrNull(row.detail),
+      createdAt: date(row.created_at),
+    }),
+    mailing: (row) => ({
+      id: str(row.id),
+      projectId: str(row.project_id),
+      kind: str(row.kind) as MailingRecord['kind'],
+      ref: str(row.ref),
+      status: str(row.status) as MailingRecord['status'],
+      sender: fromJson(row.sender),
+      replyTo: strOrNull(row.reply_to),
+      content: fromJson(row.content),
+      attachments: fromJson(row.attachments) ?? [],
+      invitation: fromJson(row.invitation),
+      options: {
+        acquiringAudience: strOrNull(row.acquiring_audience),
+        scheduleFor: dateOrNull(row.schedule_for),
+        storeContent: num(row.store_content) !== 0,
+      },
+      sandbox: num(row.sandbox) !== 0,
+      batchCount: num(row.batch_count),
+      createdAt: date(row.created_at),
+      updatedAt: date(row.updated_at),
+    }),
+    delivery: (row) => ({
+      id: str(row.id),
+      projectId: str(row.project_id),
+      mailingId: str(row.mailing_id),
+      batchId: str(row.batch_id),
+      address: str(row.address),
+      name: str(row.name),
+      variables: fromJson(row.variables) ?? {},
+      traits: fromJson(row.traits) ?? {},
+      status: str(row.status) as DeliveryStatus,
+      attempts: num(row.attempts),
+      nextAttemptAt: date(row.next_attempt_at),
+      leaseExpiresAt: dateOrNull(row.lease_expires_at),
+      leaseToken: num(row.lease_token),
+      messageId: str(row.message_id),
+      lastResponse: strOrNull(row.last_response),
+      lastError: strOrNull(row.last_error),
+      sentAt: dateOrNull(row.sent_at),
+      content: fromJson(row.content),
+      createdAt: date(row.created_at),
+      updatedAt: date(row.updated_at),
+    }),
+    sourceJob: (row) => ({
+      id: str(row.id),
+      projectId: str(row.project_id),
+      mailingId: str(row.mailing_id),
+      batchId: str(row.batch_id),
+      kind: str(row.kind) as SourceJobRecord['kind'],
+      config: fromJson(row.config),
+      status: str(row.status) as SourceJobRecord['status'],
+      checkpoint: fromJson(row.checkpoint),
+      rowsDone: num(row.rows_done),
+      rowsFailed: num(row.rows_failed),
+      rowErrors: fromJson(row.row_errors) ?? [],
+      error: strOrNull(row.error),
+      leaseExpiresAt: dateOrNull(row.lease_expires_at),
+      leaseToken: num(row.lease_token),
+      createdAt: date(row.created_at),
+      updatedAt: date(row.updated_at),
+    }),
+    idempotency: (row) => ({
+      projectId: str(row.project_id),
+      key: str(row.idem_key),
+      requestHash: str(row.request_hash),
+      state: str(row.state) as IdempotencyRecord['state'],
+      response: fromJson(row.response),
+      createdAt: date(row.created_at),
+      expiresAt: date(row.expires_at),
+    }),
+    deliveryParams: (d) => [
+      d.id,
+      d.projectId,
+      d.mailingId,
+      d.batchId,
+      d.address,
+      d.name,
+      json(d.variables ?? {}),
+      json(d.traits ?? {}),
+      d.status,
+      d.attempts,
+      ms(d.nextAttemptAt),
+      ms(d.leaseExpiresAt),
+      d.leaseToken,
+      d.messageId,
+      d.lastResponse ?? null,
+      d.lastError ?? null,
+      ms(d.sentAt),
+      json(d.content),
+      ms(d.createdAt),
+      ms(d.updatedAt),
+    ],
+    mailingParams: (m) => [
+      m.id,
+      m.projectId,
+      m.kind,
+      m.ref,
+      m.status,
+      json(m.sender),
+      m.replyTo ?? null,
+      json(m.content),
+      json(m.attachments ?? []),
+      json(m.invitation),
+      m.options.acquiringAudience ?? null,
+      ms(m.options.scheduleFor),
+      m.options.storeContent ? 1 : 0,
+      m.sandbox ? 1 : 0,
+      m.batchCount,
+      ms(m.createdAt),
+      ms(m.updatedAt),
+    ],
+    sourceJobParams: (j) => [
+      j.id,
+      j.projectId,
+      j.mailingId,
+      j.batchId,
+      j.kind,
+      jsonValue(j.config),
+      j.status,
+      json(j.checkpoint),
+      j.rowsDone,
+      j.rowsFailed,
+      json(j.rowErrors ?? []),
+      j.error ?? null,
+      ms(j.leaseExpiresAt),
+      j.leaseToken,
+      ms(j.createdAt),
+      ms(j.updatedAt),
+    ],
+  };
+}

@@ -1,0 +1,363 @@
+import type { CreateTableBuilder, Expression, Kysely, Migration, MigrationProvider } from 'kysely';
+import { Migrator, sql } from 'kysely';
+import type { Db } from './connect.js';
+import type { SqlKind } from './options.js';
+
+/** Name of the table that records applied migrations. */
+export const MIGRATION_TABLE = 'mailroom_migrations';
+/** Name of the table Kysely's migrator keeps its lock row in. */
+export const MIGRATION_LOCK_TABLE = 'mailroom_migrations_lock';
+
+/** Attempts of a whole migration run when another process raced it (SQLite busy, DDL races). */
+const MIGRATE_ATTEMPTS = 6;
+
+type DataType = Expression<unknown>;
+
+/** Column types per database: keys sort bytewise everywhere, as the in-memory store sorts. */
+interface ColumnTypes {
+  /** Ids: indexed, short. */
+  id: DataType;
+  /** Refs and idempotency keys: indexed, up to 255 characters. */
+  ref: DataType;
+  /** Email addresses: indexed, up to 320 characters (RFC 5321 limits). */
+  address: DataType;
+  /** Short enumerations (status, kind, mode). */
+  short: DataType;
+  /** Unbounded text. */
+  text: DataType;
+  /** JSON documents. */
+  json: DataType;
+  /** Epoch milliseconds and large counters. */
+  big: DataType;
+  /** Small integers and 0/1 flags. */
+  int: DataType;
+}
+
+function columnTypes(kind: SqlKind): ColumnTypes {
+  if (kind === 'postgres') {
+    // COLLATE "C": byte order, so ORDER BY address and keyset paging agree across databases.
+    const key = sql`text collate "C"`;
+    return { id: key, ref: key, address: key, short: sql`text`, text: sql`text`, json: sql`jsonb`, big: sql`bigint`, int: sql`integer` };
+  }
+  if (kind === 'mysql') {
+    return {
+      id: sql`varchar(128)`,
+      ref: sql`varchar(255)`,
+      address: sql`varchar(320)`,
+      short: sql`varchar(32)`,
+      text: sql`longtext`,
+      json: sql`longtext`,
+      big: sql`bigint`,
+      int: sql`integer`,
+    };
+  }
+  return { id: sql`text`, ref: sql`text`, address: sql`text`, short: sql`text`, text: sql`text`, json: sql`text`, big: sql`integer`, int: sql`integer` };
+}
+
+/**
+ * Table options: on MySQL, utf8mb4 with a binary collation, so that addresses compare exactly (the
+ * local part of an address is case-sensitive) and sort bytewise; InnoDB for row locks.
+ */
+function tableOptions<TB extends string, C extends string>(kind: SqlKind, table: CreateTableBuilder<TB, C>) {
+  return kind === 'mysql' ? table.modifyEnd(sql`engine = InnoDB default charset = utf8mb4 collate = utf8mb4_bin`) : table;
+}
+
+/** 001: every table of the records in `@mailroom/core`, with the unique keys that carry invariants. */
+function initialSchema(kind: SqlKind): Migration {
+  const t = columnTypes(kind);
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      const s = db.schema;
+      await tableOptions(
+        kind,
+        s
+          .createTable('mailroom_projects')
+          .addColumn('id', t.id, (c) => c.primaryKey())
+          .addColumn('name', t.text, (c) => c.notNull())
+          .addColumn('created_at', t.big, (c) => c.notNull()),
+      ).execute();
+
+      await tableOptions(
+        kind,
+        s
+          .createTable('mailroom_project_secrets')
+          .addColumn('hash', t.ref, (c) => c.primaryKey())
+          .addColumn('project_id', t.id, (c) => c.notNull())
+          .addColumn('mode', t.short, (c) => c.notNull())
+          .addColumn('created_at', t.big, (c) => c.notNull()),
+      ).execute();
+      await s.createIndex('mailroom_project_secrets_project').on('mailroom_project_secrets').column('project_id').execute();
+
+      await tableOptions(
+        kind,
+        s
+          .createTable('mailroom_senders')
+          .addColumn('id', t.id, (c) => c.primaryKey())
+          .addColumn('project_id', t.id, (c) => c.notNull())
+          .addColumn('address', t.address, (c) => c.notNull())
+          .addColumn('name', t.text)
+          .addColumn('dkim', t.json)
+          .addColumn('created_at', t.big, (c) => c.notNull())
+          .addUniqueConstraint('mailroom_senders_project_address', ['project_id', 'address']),
+      ).execute();
+
+      await tableOptions(
+        kind,
+        s
+          .createTable('mailroom_templates')
+          .addColumn('id', t.id, (c) => c.primaryKey())
+          .addColumn('project_id', t.id, (c) => c.notNull())
+          .addColumn('ref', t.ref, (c) => c.notNull())
+          .addColumn('format', t.short, (c) => c.notNull())
+          .addColumn('subject', t.text)
+          .addColumn('source', t.text, (c) => c.notNull())
+          .addColumn('compiled', t.text, (c) => c.notNull())
+          .addColumn('version', t.int, (c) => c.notNull())
+          .addColumn('created_at', t.big, (c) => c.notNull())
+          .addColumn('updated_at', t.big, (c) => c.notNull())
+          .addUniqueConstraint('mailroom_templates_project_ref', ['project_id', 'ref']),
+      ).execute();
+
+      await tableOptions(
+        kind,
+        s
+          .createTable('mailroom_groups')
+          .addColumn('id', t.id, (c) => c.primaryKey())
+          .addColumn('project_id', t.id, (c) => c.notNull())
+          .addColumn('ref', t.ref, (c) => c.notNull())
+          .addColumn('name', t.text)
+          .addColumn('created_at', t.big, (c) => c.notNull())
+          .addUniqueConstraint('mailroom_groups_project_ref', ['project_id', 'ref']),
+      ).execute();
+
+      await tableOptions(
+        kind,
+        s
+          .createTable('mailroom_group_members')
+          .addColumn('group_id', t.id, (c) => c.notNull())
+          .addColumn('address', t.address, (c) => c.notNull())
+          .addColumn('project_id', t.id, (c) => c.notNull())
+          .addColumn('created_at', t.big, (c) => c.notNull())
+          .addPrimaryKeyConstraint('mailroom_group_members_pk', ['group_id', 'address']),
+      ).execute();
+
+      await tableOptions(
+        kind,
+        s
+          .createTable('mailroom_profiles')
+          .addColumn('project_id', t.id, (c) => c.notNull())
+          .addColumn('address', t.address, (c) => c.notNull())
+          .addColumn('name', t.text)
+          .addColumn('traits', t.json, (c) => c.notNull())
+          .addColumn('status', t.short, (c) => c.notNull())
+          .addColumn('labels', t.json, (c) => c.notNull())
+          .addColumn('created_at', t.big, (c) => c.notNull())
+          .addColumn('updated_at', t.big, (c) => c.notNull())
+          .addPrimaryKeyConstraint('mailroom_profiles_pk', ['project_id', 'address']),
+      ).execute();
+
+      await tableOptions(
+        kind,
+        s
+          .createTable('mailroom_suppressions')
+          .addColumn('project_id', t.id, (c) => c.notNull())
+          .addColumn('address', t.address, (c) => c.notNull())
+          .addColumn('reason', t.short, (c) => c.notNull())
+          .addColumn('detail', t.text)
+          .addColumn('created_at', t.big, (c) => c.notNull())
+          .addPrimaryKeyConstraint('mailroom_suppressions_pk', ['project_id', 'address']),
+      ).execute();
+
+      await tableOptions(
+        kind,
+        s
+          .createTable('mailroom_mailings')
+          .addColumn('id', t.id, (c) => c.primaryKey())
+          .addColumn('project_id', t.id, (c) => c.notNull())
+          .addColumn('kind', t.short, (c) => c.notNull())
+          .addColumn('ref', t.ref, (c) => c.notNull())
+          .addColumn('status', t.short, (c) => c.notNull())
+          .addColumn('sender', t.json, (c) => c.notNull())
+          .addColumn('reply_to', t.text)
+          .addColumn('content', t.json, (c) => c.notNull())
+          .addColumn('attachments', t.json, (c) => c.notNull())
+          .addColumn('invitation', t.json)
+          .addColumn('acquiring_audience', t.text)
+          .addColumn('schedule_for', t.big)
+          .addColumn('store_content', t.int, (c) => c.notNull())
+          .addColumn('sandbox', t.int, (c) => c.notNull())
+          .addColumn('batch_count', t.int, (c) => c.notNull())
+          .addColumn('created_at', t.big, (c) => c.notNull())
+          .addColumn('updated_at', t.big, (c) => c.notNull())
+          .addUniqueConstraint('mailroom_mailings_project_ref', ['project_id', 'ref']),
+      ).execute();
+      await s
+        .createIndex('mailroom_mailings_listing')
+        .on('mailroom_mailings')
+        .columns(['project_id', 'kind', 'created_at', 'id'])
+        .execute();
+
+      await tableOptions(
+        kind,
+        s
+          .createTable('mailroom_batches')
+          .addColumn('id', t.id, (c) => c.primaryKey())
+          .addColumn('mailing_id', t.id, (c) => c.notNull())
+          .addColumn('seq', t.int, (c) => c.notNull())
+          .addColumn('recipient_count', t.int, (c) => c.notNull())
+          .addColumn('created_at', t.big, (c) => c.notNull()),
+      ).execute();
+      await s.createIndex('mailroom_batches_mailing').on('mailroom_batches').column('mailing_id').execute();
+
+      let deliveries = s
+        .createTable('mailroom_deliveries')
+        .addColumn('id', t.id, (c) => c.primaryKey())
+        .addColumn('project_id', t.id, (c) => c.notNull())
+        .addColumn('mailing_id', t.id, (c) => c.notNull())
+        .addColumn('batch_id', t.id, (c) => c.notNull())
+        .addColumn('address', t.address, (c) => c.notNull())
+        .addColumn('name', t.text, (c) => c.notNull())
+        .addColumn('variables', t.json, (c) => c.notNull())
+        .addColumn('traits', t.json, (c) => c.notNull())
+        .addColumn('status', t.short, (c) => c.notNull())
+        .addColumn('attempts', t.int, (c) => c.notNull())
+        .addColumn('next_attempt_at', t.big, (c) => c.notNull())
+        .addColumn('lease_expires_at', t.big)
+        .addColumn('lease_token', t.big, (c) => c.notNull())
+        .addColumn('message_id', t.text, (c) => c.notNull())
+        .addColumn('last_response', t.text)
+        .addColumn('last_error', t.text)
+        .addColumn('sent_at', t.big)
+        .addColumn('content', t.json)
+        .addColumn('created_at', t.big, (c) => c.notNull())
+        .addColumn('updated_at', t.big, (c) => c.notNull())
+        .addUniqueConstraint('mailroom_deliveries_mailing_address', ['mailing_id', 'address']);
+      if (kind === 'mysql') {
+        // MySQL has no partial indexes: a stored column that is the attempt time of open rows only
+        // (NULL once terminal) gives the claim an index to walk in due order.
+        deliveries = deliveries.addColumn('open_at', t.big, (c) =>
+          c.generatedAlwaysAs(sql`case when status in ('queued', 'sending') then next_attempt_at end`).stored(),
+        );
+      }
+      await tableOptions(kind, deliveries).execute();
+      await s
+        .createIndex('mailroom_deliveries_mailing_status')
+        .on('mailroom_deliveries')
+        .columns(['mailing_id', 'status'])
+        .execute();
+      if (kind === 'mysql') {
+        await s.createIndex('mailroom_deliveries_due').on('mailroom_deliveries').column('open_at').execute();
+      } else {
+        // Only open deliveries are indexed: the claim walks them in due order and stops at its limit,
+        // however many terminal deliveries the table holds.
+        await s
+          .createIndex('mailroom_deliveries_due')
+          .on('mailroom_deliveries')
+          .column('next_attempt_at')
+          .where(sql.ref('status'), 'in', sql`('queued', 'sending')`)
+          .execute();
+      }
+
+      await tableOptions(
+        kind,
+        s
+          .createTable('mailroom_source_jobs')
+          .addColumn('id', t.id, (c) => c.primaryKey())
+          .addColumn('project_id', t.id, (c) => c.notNull())
+          .addColumn('mailing_id', t.id, (c) => c.notNull())
+          .addColumn('batch_id', t.id, (c) => c.notNull())
+          .addColumn('kind', t.short, (c) => c.notNull())
+          .addColumn('config', t.json, (c) => c.notNull())
+          .addColumn('status', t.short, (c) => c.notNull())
+          .addColumn('checkpoint', t.json)
+          .addColumn('rows_done', t.big, (c) => c.notNull())
+          .addColumn('rows_failed', t.big, (c) => c.notNull())
+          .addColumn('row_errors', t.json, (c) => c.notNull())
+          .addColumn('error', t.text)
+          .addColumn('lease_expires_at', t.big)
+          .addColumn('lease_token', t.big, (c) => c.notNull())
+          .addColumn('created_at', t.big, (c) => c.notNull())
+          .addColumn('updated_at', t.big, (c) => c.notNull()),
+      ).execute();
+      await s.createIndex('mailroom_source_jobs_mailing').on('mailroom_source_jobs').columns(['mailing_id', 'status']).execute();
+      await s.createIndex('mailroom_source_jobs_status').on('mailroom_source_jobs').columns(['status', 'created_at']).execute();
+
+      await tableOptions(
+        kind,
+        s
+          .createTable('mailroom_idempotency')
+          .addColumn('project_id', t.id, (c) => c.notNull())
+          .addColumn('idem_key', t.ref, (c) => c.notNull())
+          .addColumn('request_hash', t.ref, (c) => c.notNull())
+          .addColumn('state', t.short, (c) => c.notNull())
+          .addColumn('response', t.json)
+          .addColumn('created_at', t.big, (c) => c.notNull())
+          .addColumn('expires_at', t.big, (c) => c.notNull())
+          .addPrimaryKeyConstraint('mailroom_idempotency_pk', ['project_id', 'idem_key']),
+      ).execute();
+    },
+  };
+}
+
+/** The store's migrations for `kind`, in order. Names sort in application order. */
+export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
+  return { '001_initial': initialSchema(kind) };
+}
+
+/** A Kysely migration provider serving {@link mailroomMigrations} from code (nothing is read from disk). */
+export function mailroomMigrationProvider(kind: SqlKind): MigrationProvider {
+  return { getMigrations: async () => mailroomMigrations(kind) };
+}
+
+/**
+ * Apply every pending migration. Safe when several processes do it at once: Kysely's migrator holds an
+ * advisory lock on PostgreSQL and `GET_LOCK` on MySQL; on SQLite the whole run is one `BEGIN IMMEDIATE`
+ * transaction, so the second process waits for the first and then finds nothing to do. A run that loses
+ * a race anyway (a busy file, two `CREATE TABLE IF NOT EXISTS` of the migration table) is run again.
+ */
+export async function runMigrations(db: Db, kind: SqlKind): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await migrateOnce(db, kind);
+      return;
+    } catch (error) {
+      if (attempt >= MIGRATE_ATTEMPTS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 25 * attempt + Math.random() * 50));
+    }
+  }
+}
+
+async function migrateOnce(db: Db, kind: SqlKind): Promise<void> {
+  if (kind === 'sqlite') {
+    await db.connection().execute(async (conn) => {
+      await sql`begin immediate`.execute(conn);
+      try {
+        await migrateWith(conn, kind, undefined);
+        await sql`commit`.execute(conn);
+      } catch (error) {
+        await sql`rollback`.execute(conn).catch(() => undefined);
+        throw error;
+      }
+    });
+    return;
+  }
+  // Without a schema, Kysely's migrator looks for its table in every schema of the database and may
+  // find another tenant's; name the schema the connection actually uses.
+  const schema =
+    kind === 'postgres'
+      ? ((await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)).rows[0]?.schema ?? undefined)
+      : undefined;
+  await migrateWith(db, kind, schema);
+}
+
+async function migrateWith(db: Db, kind: SqlKind, schema: string | undefined): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider: mailroomMigrationProvider(kind),
+    migrationTableName: MIGRATION_TABLE,
+    migrationLockTableName: MIGRATION_LOCK_TABLE,
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
+  const { error } = await migrator.migrateToLatest();
+  if (error) throw error;
+}

@@ -1,0 +1,45 @@
+import type { Dialect, Kysely } from 'kysely';
+
+/** The SQL databases the store speaks to. MariaDB counts as `mysql`. */
+export type SqlKind = 'sqlite' | 'postgres' | 'mysql';
+
+/** Open the database from a URL; the store owns the connections and closes them. */
+export interface SqlUrlOptions {
+  /**
+   * Where the database is.
+   * - `postgres://user:pass@host:5432/db` (or `postgresql://`); `?options=-c%20search_path%3Dmy_schema` picks a schema.
+   * - `mysql://user:pass@host:3306/db` or `mariadb://...`.
+   * - `sqlite:path/to/file.db`, `sqlite://path`, `file:path`, a plain path, or `:memory:`.
+   * @example 'sqlite:.mailroom/mailroom.db'
+   */
+  url: string;
+  /**
+   * Connections in the pool (PostgreSQL, MySQL). SQLite always uses one connection.
+   * @default 10
+   */
+  poolSize?: number;
+  /**
+   * SQLite: how long a writer waits for another process's write lock before failing.
+   * @default 5000
+   */
+  busyTimeoutMs?: number;
+}
+
+/** Use a Kysely instance you own; the store never destroys it. */
+export interface SqlKyselyOptions<DB = unknown> {
+  /** Your Kysely instance. Its tables are untouched except the `mailroom_*` ones the migrations create. */
+  db: Kysely<DB>;
+  /** Which database the instance talks to. */
+  dialect: SqlKind;
+}
+
+/** Use a Kysely dialect (with a driver you configured); the store creates and owns the Kysely instance. */
+export interface SqlDialectOptions {
+  /** A Kysely dialect, for example `new PostgresDialect({ pool })`. */
+  dialect: Dialect;
+  /** Which database the dialect talks to. */
+  kind: SqlKind;
+}
+
+/** Options of {@link sqlStore}: a URL, a Kysely instance, or a Kysely dialect. */
+export type SqlStoreOptions<DB = unknown> = SqlUrlOptions | SqlKyselyOptions<DB> | SqlDialectOptions;

@@ -1,0 +1,127 @@
+import type { DeliveryOutcome } from '@mailroom/core';
+import type { Codec, Row } from './codec.js';
+import { ms } from './codec.js';
+import type { Db } from './connect.js';
+import type { SqlRunner } from './sql-runner.js';
+
+/** One claim: which rows are due, and what claiming one writes. */
+export interface ClaimSpec {
+  /** The table; the `due` clause refers to it as `d`. */
+  table: string;
+  /** `WHERE` condition on `d` followed by its `ORDER BY`, with `?` placeholders. */
+  due: string;
+  dueParams: unknown[];
+  limit: number;
+  /** `SET` list applied to every claimed row, with `?` placeholders. */
+  set: string;
+  setParams: unknown[];
+}
+
+/** The lease primitives: claim with a lease, renew it, write an outcome fenced by its token. */
+export interface SqlClaims {
+  /**
+   * Claim up to `spec.limit` due rows and return them as written. A row is returned to at most one
+   * caller: PostgreSQL and MySQL lock the rows they pick with `FOR UPDATE SKIP LOCKED`, so concurrent
+   * claimers pass over each other's picks; SQLite runs the pick and the update as one statement, which
+   * holds the database's write lock.
+   */
+  claim(db: Db, spec: ClaimSpec): Promise<Row[]>;
+  /** Extend to `until` the leases still held (`sending` with the same token); returns their ids. */
+  renew(db: Db, leases: ReadonlyArray<{ id: string; leaseToken: number }>, until: number): Promise<string[]>;
+  /**
+   * The `UPDATE` recording `outcome` and its parameters; the caller appends the delivery id and the
+   * lease token, which fence the write: it changes nothing unless the delivery is still `sending` with
+   * that token.
+   */
+  outcome(outcome: DeliveryOutcome): [string, unknown[]];
+}
+
+/** The lease primitives for one runner. */
+export function createSqlClaims(runner: SqlRunner, codec: Codec): SqlClaims {
+  const { kind } = runner;
+  const outcomeTexts = new Map<number, string>();
+
+  return {
+    async claim(db, spec) {
+      const { table, due, dueParams, limit, set, setParams } = spec;
+      if (kind === 'postgres') {
+        const text = `WITH due AS (SELECT d.id FROM ${table} d WHERE ${due} LIMIT ? FOR UPDATE SKIP LOCKED)
+          UPDATE ${table} AS u SET ${set} FROM due WHERE u.id = due.id RETURNING u.*`;
+        return (await runner.run<Row>(db, text, [...dueParams, limit, ...setParams])).rows;
+      }
+      if (kind === 'sqlite') {
+        // One statement: it takes the write lock before reading, so no other process picks the same rows.
+        const text = `UPDATE ${table} SET ${set} WHERE id IN (SELECT d.id FROM ${table} d WHERE ${due} LIMIT ?) RETURNING *`;
+        return (await runner.run<Row>(db, text, [...setParams, ...dueParams, limit])).rows;
+      }
+      return runner.transaction(db, async (tx) => {
+        const picked = await runner.run<{ id: string }>(
+          tx,
+          `SELECT d.id FROM ${table} d WHERE ${due} LIMIT ? FOR UPDATE SKIP LOCKED`,
+          [...dueParams, limit],
+        );
+        if (picked.rows.length === 0) return [];
+        const ids = picked.rows.map((row) => row.id);
+        const list = runner.values(1, ids.length);
+        await runner.run(tx, `UPDATE ${table} SET ${set} WHERE id IN ${list}`, [...setParams, ...ids]);
+        return (await runner.run<Row>(tx, `SELECT * FROM ${table} WHERE id IN ${list}`, ids)).rows;
+      });
+    },
+
+    async renew(db, leases, until) {
+      if (leases.length === 0) return [];
+      const ids = leases.map((lease) => lease.id);
+      const held = new Array(leases.length).fill('(id = ? AND lease_token = ?)').join(' OR ');
+      const where = `status = 'sending' AND id IN ${runner.values(1, ids.length)} AND (${held})`;
+      const params = [...ids, ...leases.flatMap((lease) => [lease.id, lease.leaseToken])];
+      if (kind !== 'mysql') {
+        const text = `UPDATE mailroom_deliveries SET lease_expires_at = ? WHERE ${where} RETURNING id`;
+        return (await runner.run<{ id: string }>(db, text, [until, ...params])).rows.map((row) => String(row.id));
+      }
+      // No RETURNING on MySQL updates: the rows the update matched stay locked by this transaction,
+      // so reading the same condition back returns exactly them.
+      return runner.transaction(db, async (tx) => {
+        await runner.run(tx, `UPDATE mailroom_deliveries SET lease_expires_at = ? WHERE ${where}`, [until, ...params]);
+        const rows = await runner.run<{ id: string }>(tx, `SELECT id FROM mailroom_deliveries WHERE ${where}`, params);
+        return rows.rows.map((row) => String(row.id));
+      });
+    },
+
+    outcome(outcome) {
+      const params: unknown[] = [outcome.status, outcome.now.getTime()];
+      let mask = 0;
+      if (outcome.nextAttemptAt !== undefined) {
+        mask |= 1;
+        params.push(ms(outcome.nextAttemptAt));
+      }
+      if (outcome.lastResponse !== undefined) {
+        mask |= 2;
+        params.push(outcome.lastResponse);
+      }
+      if (outcome.lastError !== undefined) {
+        mask |= 4;
+        params.push(outcome.lastError);
+      }
+      if (outcome.sentAt !== undefined) {
+        mask |= 8;
+        params.push(ms(outcome.sentAt));
+      }
+      if (outcome.content !== undefined) {
+        mask |= 16;
+        params.push(codec.json(outcome.content));
+      }
+      let text = outcomeTexts.get(mask);
+      if (text === undefined) {
+        const sets = ['status = ?', 'lease_expires_at = NULL', 'updated_at = ?'];
+        if (mask & 1) sets.push('next_attempt_at = ?');
+        if (mask & 2) sets.push('last_response = ?');
+        if (mask & 4) sets.push('last_error = ?');
+        if (mask & 8) sets.push('sent_at = ?');
+        if (mask & 16) sets.push('content = ?');
+        text = `UPDATE mailroom_deliveries SET ${sets.join(', ')} WHERE id = ? AND lease_token = ? AND status = 'sending'`;
+        outcomeTexts.set(mask, text);
+      }
+      return [text, params];
+    },
+  };
+}

@@ -1,0 +1,136 @@
+import { CompiledQuery } from 'kysely';
+import type { Db } from './connect.js';
+import type { SqlKind } from './options.js';
+import { isTransient } from './sql-errors.js';
+
+/** The most bound parameters one statement may carry, per database. */
+const MAX_PARAMETERS: Record<SqlKind, number> = { sqlite: 32_766, postgres: 65_535, mysql: 65_535 };
+/** Rows per multi-row statement: large enough to amortize a round trip, small enough to plan quickly. */
+const MAX_ROWS_PER_STATEMENT = 500;
+/** Bytes of values per multi-row statement, to stay well under MySQL's default 16 MB packet. */
+const MAX_BYTES_PER_STATEMENT = 4 * 1024 * 1024;
+/** Attempts of a transaction that failed for contention alone (deadlock, busy) before giving up. */
+const TRANSACTION_ATTEMPTS = 8;
+
+/** What one statement returned. */
+export interface RunResult<R> {
+  rows: R[];
+  /** Rows inserted, updated or deleted (for MySQL updates: rows matched). */
+  affected: number;
+}
+
+/** Executes the store's SQL on one database kind. */
+export interface SqlRunner {
+  readonly kind: SqlKind;
+  /** Run one statement written with `?` placeholders on `db` (the pool, or a transaction's connection). */
+  run<R = Record<string, unknown>>(db: Db, text: string, params?: unknown[]): Promise<RunResult<R>>;
+  /**
+   * Run `fn` in one transaction and commit it, retried from the start when it fails for contention
+   * alone. SQLite takes the write lock up front (`BEGIN IMMEDIATE`): a deferred transaction that reads
+   * and then writes can fail with `SQLITE_BUSY` without waiting when another process wrote meanwhile.
+   * MySQL runs at READ COMMITTED so that locking reads take no gap locks and release rows they skip.
+   */
+  transaction<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T>;
+  /** ` FOR UPDATE` where row locks exist; nothing on SQLite, whose transactions lock the whole file. */
+  readonly forUpdate: string;
+  /**
+   * Split `rows` (one parameter array per row) into chunks that one multi-row statement can carry,
+   * given the number of parameters of one row.
+   */
+  chunk(rows: unknown[][], width: number): unknown[][][];
+  /** `(?, ?, ...), (?, ?, ...)` for `rows` rows of `width` values, cached per shape. */
+  values(rows: number, width: number): string;
+}
+
+/** The runner for `kind`. */
+export function createSqlRunner(kind: SqlKind): SqlRunner {
+  const pgTexts = new Map<string, string>();
+  const valueLists = new Map<string, string>();
+
+  // Statements are written once with `?`; PostgreSQL wants `$1, $2, ...`. None of the store's SQL has
+  // a `?` inside a literal or uses PostgreSQL's `?` JSON operators, so a plain scan is exact.
+  const toPg = (text: string): string => {
+    const hit = pgTexts.get(text);
+    if (hit !== undefined) return hit;
+    let n = 0;
+    const converted = text.replace(/\?/g, () => `$${++n}`);
+    if (pgTexts.size > 2048) pgTexts.clear();
+    pgTexts.set(text, converted);
+    return converted;
+  };
+
+  const once = async <T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> => {
+    if (kind === 'mysql') return db.transaction().setIsolationLevel('read committed').execute(fn);
+    if (kind === 'postgres') return db.transaction().execute(fn);
+    return db.connection().execute(async (conn) => {
+      await runner.run(conn, 'BEGIN IMMEDIATE');
+      try {
+        const result = await fn(conn);
+        await runner.run(conn, 'COMMIT');
+        return result;
+      } catch (error) {
+        // SQLite may already have rolled back on its own (for example after SQLITE_FULL).
+        await runner.run(conn, 'ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    });
+  };
+
+  const runner: SqlRunner = {
+    kind,
+    forUpdate: kind === 'sqlite' ? '' : ' FOR UPDATE',
+    async run<R>(db: Db, text: string, params: unknown[] = []): Promise<RunResult<R>> {
+      const result = await db.executeQuery<R>(CompiledQuery.raw(kind === 'postgres' ? toPg(text) : text, params));
+      return { rows: result.rows as R[], affected: Number(result.numAffectedRows ?? 0) };
+    },
+    async transaction<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await once(db, fn);
+        } catch (error) {
+          if (attempt >= TRANSACTION_ATTEMPTS || !isTransient(error)) throw error;
+          await sleep(Math.random() * 5 * 2 ** attempt);
+        }
+      }
+    },
+    chunk(rows: unknown[][], width: number): unknown[][][] {
+      const maxRows = Math.max(1, Math.min(MAX_ROWS_PER_STATEMENT, Math.floor(MAX_PARAMETERS[kind] / width)));
+      const chunks: unknown[][][] = [];
+      let current: unknown[][] = [];
+      let bytes = 0;
+      for (const row of rows) {
+        const size = approximateBytes(row);
+        if (current.length > 0 && (current.length >= maxRows || bytes + size > MAX_BYTES_PER_STATEMENT)) {
+          chunks.push(current);
+          current = [];
+          bytes = 0;
+        }
+        current.push(row);
+        bytes += size;
+      }
+      if (current.length > 0) chunks.push(current);
+      return chunks;
+    },
+    values(rows: number, width: number): string {
+      const key = `${rows}x${width}`;
+      const hit = valueLists.get(key);
+      if (hit !== undefined) return hit;
+      const tuple = `(${new Array(width).fill('?').join(', ')})`;
+      const list = new Array(rows).fill(tuple).join(', ');
+      if (valueLists.size > 1024) valueLists.clear();
+      valueLists.set(key, list);
+      return list;
+    },
+  };
+  return runner;
+}
+
+function approximateBytes(row: unknown[]): number {
+  let size = 0;
+  for (const value of row) size += typeof value === 'string' ? value.length * 2 : 8;
+  return size;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,54 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { SqliteDatabase, SqliteStatement } from 'kysely';
+
+/** Prepared statements kept per connection; the store issues a few dozen distinct shapes. */
+const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * Open a SQLite file (or `:memory:`) for the store: WAL journal, a busy timeout so that several
+ * processes can share the file, `synchronous=NORMAL` (durable across process crashes; WAL makes it
+ * safe against corruption) and foreign keys on. Statements are prepared once and reused: Kysely's
+ * SQLite driver prepares on every query, which would dominate the cost of small hot statements.
+ */
+export function openSqliteDatabase(path: string, busyTimeoutMs: number): SqliteDatabase {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path, { timeout: busyTimeoutMs });
+  // The busy timeout must be in place before switching to WAL: another process may hold the lock.
+  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+  if (path !== ':memory:') db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  const cache = new Map<string, SqliteStatement>();
+  return {
+    prepare(sql: string): SqliteStatement {
+      const hit = cache.get(sql);
+      if (hit) return hit;
+      const statement = db.prepare(sql);
+      if (cache.size >= STATEMENT_CACHE_SIZE) {
+        const oldest = cache.keys().next();
+        if (!oldest.done) cache.delete(oldest.value);
+      }
+      cache.set(sql, statement);
+      return statement;
+    },
+    close(): void {
+      cache.clear();
+      db.close();
+    },
+  };
+}
+
+/**
+ * The file path of a SQLite URL, or undefined when `url` names another database.
+ * Accepts `sqlite:path`, `sqlite://path`, `file:path`, `:memory:` and a plain path.
+ */
+export function sqlitePathOf(url: string): string | undefined {
+  if (url === ':memory:') return url;
+  for (const prefix of ['sqlite://', 'sqlite:', 'file://', 'file:']) {
+    if (url.startsWith(prefix)) return url.slice(prefix.length) || ':memory:';
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return undefined;
+  return url;
+}

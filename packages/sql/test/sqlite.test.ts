@@ -1,0 +1,3 @@
+import { sqlConformance } from './support/conformance.js';
+
+sqlConformance('sqlite');

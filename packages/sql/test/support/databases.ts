@@ -1,0 +1,142 @@
+/**
+ * Per-run databases for the SQL store's tests: a fresh SQLite file, PostgreSQL schema or MariaDB/MySQL
+ * database for every store a test asks for, so that runs (and tests) never see each other's rows, all
+ * dropped when the test file ends. PostgreSQL and MySQL run when `MAILROOM_TEST_POSTGRES_URL` /
+ * `MAILROOM_TEST_MYSQL_URL` name a server; under `CI` a missing URL fails instead of skipping.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Store } from '@mailroom/core';
+import mysql from 'mysql2/promise';
+import pg from 'pg';
+import { afterAll, it } from 'vitest';
+import type { SqlKind } from '../../src/index.js';
+import { sqlStore } from '../../src/index.js';
+
+/** The environment variable naming the server of each networked kind. */
+export const URL_VARIABLES: Record<Exclude<SqlKind, 'sqlite'>, string> = {
+  postgres: 'MAILROOM_TEST_POSTGRES_URL',
+  mysql: 'MAILROOM_TEST_MYSQL_URL',
+};
+
+/** A source of fresh, empty databases of one kind. */
+export interface TestDatabases {
+  readonly kind: SqlKind;
+  /** A URL of a new, empty database (SQLite file, PostgreSQL schema or MySQL database). */
+  create(): Promise<string>;
+  /** Drops everything `create` made. Registered with `afterAll` by {@link testDatabases}. */
+  dropAll(): Promise<void>;
+}
+
+/**
+ * The databases of `kind` for this test file, or undefined when its server is not configured (in which
+ * case a skipped test says so, or, under `CI`, a failing one). Registers the cleanup with `afterAll`.
+ */
+export function testDatabases(kind: SqlKind): TestDatabases | undefined {
+  const databases = kind === 'sqlite' ? sqliteDatabases() : serverDatabases(kind);
+  if (!databases) {
+    const variable = URL_VARIABLES[kind as Exclude<SqlKind, 'sqlite'>];
+    if (process.env.CI) {
+      it(`${variable} is set (required under CI)`, () => {
+        throw new Error(`${variable} is not set: the sql:${kind} tests must run in CI`);
+      });
+    } else {
+      it.skip(`sql:${kind} tests (set ${variable} to run them)`, () => undefined);
+    }
+    return undefined;
+  }
+  afterAll(() => databases.dropAll());
+  return databases;
+}
+
+/** Stores opened on a database, so that a second store can be opened on the same one. */
+const urls = new WeakMap<Store, string>();
+
+/** A store on `url`, remembered so that {@link sameDatabase} can open another on the same database. */
+export function storeOn(url: string, poolSize = 4): Store {
+  const store = sqlStore({ url, poolSize });
+  urls.set(store, url);
+  return store;
+}
+
+/** Another store on the database of `store`, with its own connections, as another process would open. */
+export function sameDatabase(store: Store): Store {
+  const url = urls.get(store);
+  if (!url) throw new Error('sameDatabase: the store was not opened by storeOn');
+  return storeOn(url);
+}
+
+function uniqueName(): string {
+  return `mr_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+}
+
+function sqliteDatabases(): TestDatabases {
+  const dir = mkdtempSync(join(tmpdir(), 'mailroom-sql-'));
+  let n = 0;
+  return {
+    kind: 'sqlite',
+    create: async () => `sqlite:${join(dir, `store-${++n}.db`)}`,
+    dropAll: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+function serverDatabases(kind: Exclude<SqlKind, 'sqlite'>): TestDatabases | undefined {
+  const base = process.env[URL_VARIABLES[kind]];
+  if (!base) return undefined;
+  const created: string[] = [];
+  if (kind === 'postgres') {
+    const admin = async <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => {
+      const client = new pg.Client({ connectionString: base });
+      await client.connect();
+      try {
+        return await fn(client);
+      } finally {
+        await client.end();
+      }
+    };
+    return {
+      kind,
+      async create() {
+        const schema = uniqueName();
+        await admin((client) => client.query(`CREATE SCHEMA ${schema}`));
+        created.push(schema);
+        const url = new URL(base);
+        url.searchParams.set('options', `-c search_path=${schema}`);
+        return url.toString();
+      },
+      async dropAll() {
+        if (created.length === 0) return;
+        await admin(async (client) => {
+          for (const schema of created.splice(0)) await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        });
+      },
+    };
+  }
+  const admin = async <T>(fn: (connection: mysql.Connection) => Promise<T>): Promise<T> => {
+    const connection = await mysql.createConnection({ uri: base.replace(/^mariadb:/i, 'mysql:') });
+    try {
+      return await fn(connection);
+    } finally {
+      await connection.end();
+    }
+  };
+  return {
+    kind,
+    async create() {
+      const database = uniqueName();
+      await admin((connection) => connection.query(`CREATE DATABASE ${database}`));
+      created.push(database);
+      const url = new URL(base.replace(/^mariadb:/i, 'mysql:'));
+      url.pathname = `/${database}`;
+      return url.toString();
+    },
+    async dropAll() {
+      if (created.length === 0) return;
+      await admin(async (connection) => {
+        for (const database of created.splice(0)) await connection.query(`DROP DATABASE IF EXISTS ${database}`);
+      });
+    },
+  };
+}
