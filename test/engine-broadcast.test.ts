@@ -20,7 +20,8 @@ describe.each(storeCases())('engine end to end on $name', ({ make }) => {
       ref: 'welcome',
       format: 'html',
       subject: 'Hello {{ recipient.firstName }}',
-      source: '<p>Hi {{ profile.firstName }}, your code is {{ code }} and color {{ color | default: "none" }}.</p>',
+      source:
+        '<p>Hi {{ profile.firstName }}, your code is {{ code }} and color {{ color | default: "none" }}.</p>',
     });
   });
 
@@ -36,8 +37,14 @@ describe.each(storeCases())('engine end to end on $name', ({ make }) => {
     }));
     // The second batch repeats 10 addresses of the first (with another domain case) and adds 240 new ones.
     const batch2 = [
-      ...Array.from({ length: 10 }, (_, i) => ({ address: `user${i}@EXAMPLE.test`, variables: { code: `B${i}` } })),
-      ...Array.from({ length: 240 }, (_, i) => ({ address: `late${i}@example.test`, variables: { code: `C${i}` } })),
+      ...Array.from({ length: 10 }, (_, i) => ({
+        address: `user${i}@EXAMPLE.test`,
+        variables: { code: `B${i}` },
+      })),
+      ...Array.from({ length: 240 }, (_, i) => ({
+        address: `late${i}@example.test`,
+        variables: { code: `C${i}` },
+      })),
     ];
     const first = await mailroom.broadcast(secret, {
       subject: 'News for {{ recipient.firstName }} ({{ code }})',
@@ -178,7 +185,10 @@ describe.each(storeCases())('engine end to end on $name', ({ make }) => {
       recipients: ['bounced@example.test', 'gone@example.test'],
     });
     await mailroom.worker.drain();
-    expect(transport.outbox.map((m) => m.to.address).sort()).toEqual(['gone@example.test', 'ok@example.test']);
+    expect(transport.outbox.map((m) => m.to.address).sort()).toEqual([
+      'gone@example.test',
+      'ok@example.test',
+    ]);
     const counts = (await mailroom.getMailing(secret, ref)).counts;
     expect(counts).toMatchObject({ sent: 1, skipped: 1, suppressed: 1 });
     expect((await mailroom.getMailing(secret, msg.ref)).counts).toMatchObject({ sent: 1, suppressed: 1 });

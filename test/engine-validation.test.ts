@@ -18,7 +18,12 @@ describe('spec rules through the engine', () => {
     await mailroom.admin.createTemplate(projectId, { ref: 't', format: 'text', source: 'T' });
   });
 
-  const ok = { subject: 'S', sender: { address: 'from@p.test' }, message: 'm', recipients: [{ address: 'r@x.test' }] };
+  const ok = {
+    subject: 'S',
+    sender: { address: 'from@p.test' },
+    message: 'm',
+    recipients: [{ address: 'r@x.test' }],
+  };
   const many = (n: number) => Array.from({ length: n }, (_, i) => ({ address: `r${i}@x.test` }));
 
   const sendCases: Array<[string, Record<string, unknown>, string]> = [
@@ -30,8 +35,16 @@ describe('spec rules through the engine', () => {
     ['recipients missing', { ...ok, recipients: undefined }, 'recipients'],
     ['11 recipients', { ...ok, recipients: many(11) }, 'recipients'],
     ['bad recipient address', { ...ok, recipients: [{ address: 'not-an-address' }] }, 'recipients'],
-    ['recipient address with CRLF', { ...ok, recipients: [{ address: 'a@b.test\r\nBcc: x@y.test' }] }, 'recipients'],
-    ['attachment without extension', { ...ok, attachments: [{ name: 'report', content: 'aGk=' }] }, 'attachments'],
+    [
+      'recipient address with CRLF',
+      { ...ok, recipients: [{ address: 'a@b.test\r\nBcc: x@y.test' }] },
+      'recipients',
+    ],
+    [
+      'attachment without extension',
+      { ...ok, attachments: [{ name: 'report', content: 'aGk=' }] },
+      'attachments',
+    ],
     [
       'attachment with url and content',
       { ...ok, attachments: [{ name: 'a.pdf', content: 'aGk=', url: 'https://x.test/a.pdf' }] },
@@ -63,7 +76,11 @@ describe('spec rules through the engine', () => {
       { ...bOk, sources: [{ config: { ref: 'g', actionOnExistingProfile: 'replace' } }] },
       'sources',
     ],
-    ['csv source without label', { ...bOk, sources: [{ type: 'CSV', config: { url: 'https://x.test/a.csv' } }] }, 'sources'],
+    [
+      'csv source without label',
+      { ...bOk, sources: [{ type: 'CSV', config: { url: 'https://x.test/a.csv' } }] },
+      'sources',
+    ],
     ['bad scheduleFor', { ...bOk, options: { scheduleFor: 'next tuesday' } }, 'options'],
     ['storeContent not boolean', { ...bOk, options: { storeContent: 'yes' } }, 'options'],
     ['later batch over 250', { broadcastRef: 'bc_x', recipients: many(251) }, 'recipients'],
@@ -83,7 +100,15 @@ describe('spec rules through the engine', () => {
   });
 
   it('never crashes on hostile JSON values', async () => {
-    for (const body of [null, 42, 'str', [], [ok], { __proto__: { subject: 'x' } }, { ...ok, recipients: {} }]) {
+    for (const body of [
+      null,
+      42,
+      'str',
+      [],
+      [ok],
+      { __proto__: { subject: 'x' } },
+      { ...ok, recipients: {} },
+    ]) {
       const err = (await mailroom.send(secret, body).catch((e: unknown) => e)) as MailroomError;
       expect(err.name).toBe('MailroomError');
       expect(err.code).toBe('VALIDATION_FAILED');
@@ -91,7 +116,9 @@ describe('spec rules through the engine', () => {
   });
 
   it('refuses a Liquid syntax error in the message at accept time', async () => {
-    const err = (await mailroom.send(secret, { ...ok, message: 'Hi {{ name ' }).catch((e: unknown) => e)) as MailroomError;
+    const err = (await mailroom
+      .send(secret, { ...ok, message: 'Hi {{ name ' })
+      .catch((e: unknown) => e)) as MailroomError;
     expect(err.code).toBe('TEMPLATE_INVALID');
   });
 });

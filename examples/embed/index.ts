@@ -41,14 +41,22 @@ const first = await mailroom.broadcast(secret, {
   recipients: people.slice(0, 250),
 });
 for (let b = 1; b < 4; b++) {
-  await mailroom.broadcast(secret, { broadcastRef: first.ref, recipients: people.slice(b * 250, (b + 1) * 250) });
+  await mailroom.broadcast(secret, {
+    broadcastRef: first.ref,
+    recipients: people.slice(b * 250, (b + 1) * 250),
+  });
 }
 await mailroom.worker.drain();
 
 const broadcast = await mailroom.getMailing(secret, first.ref);
 const sample = transport.lastMessageTo('member3@example.test');
 console.log(`message ${message.ref}: ${(await mailroom.getMailing(secret, message.ref)).status}`);
-console.log(`broadcast ${broadcast.ref}: ${broadcast.status}, ${broadcast.batchCount} batches, counts`, broadcast.counts);
+console.log(
+  `broadcast ${broadcast.ref}: ${broadcast.status}, ${broadcast.batchCount} batches, counts`,
+  broadcast.counts,
+);
 console.log(`outbox: ${transport.outbox.length} messages in ${Math.round(performance.now() - started)} ms`);
-console.log(`sample to member3: "${sample?.subject}" / ${sample?.text.split('\n').find((l) => l.includes('plan'))}`);
+console.log(
+  `sample to member3: "${sample?.subject}" / ${sample?.text.split('\n').find((l) => l.includes('plan'))}`,
+);
 await mailroom.close();

@@ -10,8 +10,7 @@
  * ```
  */
 
-import type { AddressInfo } from 'node:net';
-import { createServer, type Socket } from 'node:net';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 
 /**
  * What the server does at a step: a reply (a string, several lines joined with CRLF), stay
@@ -37,13 +36,15 @@ export interface RawSession {
 
 /** A running raw server. */
 export interface RawSmtpServer {
+  /** Always `127.0.0.1`. */
   readonly host: string;
+  /** The random port it listens on. */
   readonly port: number;
   /** Connections accepted so far. */
   readonly connections: number;
   /** DATA commands received so far, on all connections. */
   readonly dataAttempts: number;
-  /** Messages whose final dot arrived, on all connections. */
+  /** Message data (as sent, still dot-stuffed) of every final dot that arrived, on all connections. */
   readonly messages: Buffer[];
   /** Every command line received, on all connections. */
   readonly commands: string[];

@@ -38,6 +38,7 @@ export interface SmtpSinkOptions {
 export interface SmtpSink {
   /** Always `127.0.0.1`. */
   readonly host: string;
+  /** The random port it listens on. */
   readonly port: number;
   /** `smtp://127.0.0.1:<port>` (with the credentials when `auth` is set). */
   readonly url: string;

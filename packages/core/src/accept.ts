@@ -31,7 +31,10 @@ export async function resolveContent(
   const projectId = auth.project.id;
   const sender = await ctx.store.findSender(projectId, req.sender.address);
   if (!sender) {
-    throw new MailroomError('SENDER_NOT_ALLOWED', `Sender ${req.sender.address} is not an identity of this project`);
+    throw new MailroomError(
+      'SENDER_NOT_ALLOWED',
+      `Sender ${req.sender.address} is not an identity of this project`,
+    );
   }
   let body: { html: string | null; text: string | null };
   let subject = req.subject;
@@ -80,7 +83,10 @@ function checkAttachments(ctx: EngineContext, attachments: AttachmentSpec[]): vo
     total += base64DecodedLength(a.contentBase64 ?? '');
   }
   if (total > maxTotalBytes) {
-    throw new MailroomError('PAYLOAD_TOO_LARGE', `Attachments total ${total} bytes; the limit is ${maxTotalBytes}`);
+    throw new MailroomError(
+      'PAYLOAD_TOO_LARGE',
+      `Attachments total ${total} bytes; the limit is ${maxTotalBytes}`,
+    );
   }
 }
 
@@ -90,7 +96,11 @@ function base64DecodedLength(b64: string): number {
 }
 
 /** Checks an audience group ref in the project; returns its id. */
-export async function resolveGroup(ctx: EngineContext, auth: AuthContext, ref: string | null): Promise<string | null> {
+export async function resolveGroup(
+  ctx: EngineContext,
+  auth: AuthContext,
+  ref: string | null,
+): Promise<string | null> {
   if (!ref) return null;
   const group = await ctx.store.getGroup(auth.project.id, ref);
   if (!group) throw new MailroomError('NOT_FOUND', `Audience group ${ref} not found`);
@@ -189,7 +199,8 @@ export function buildBatch(
     recipientCount: recipients.length,
     createdAt: now,
   };
-  const notBefore = mailing.options.scheduleFor && mailing.options.scheduleFor > now ? mailing.options.scheduleFor : now;
+  const notBefore =
+    mailing.options.scheduleFor && mailing.options.scheduleFor > now ? mailing.options.scheduleFor : now;
   const domain = domainOf(mailing.sender.address);
   const deliveries = recipients.map((r) => newDelivery(mailing, batch.id, r, notBefore, domain, now));
   const profiles = recipients.map(

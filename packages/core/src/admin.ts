@@ -16,7 +16,8 @@ export function createAdmin(ctx: EngineContext): MailroomAdmin {
 
   async function requireProject(projectId: string): Promise<void> {
     await ctx.ready();
-    if (!(await store.getProject(projectId))) throw new MailroomError('NOT_FOUND', `Project ${projectId} not found`);
+    if (!(await store.getProject(projectId)))
+      throw new MailroomError('NOT_FOUND', `Project ${projectId} not found`);
   }
 
   return {
@@ -27,7 +28,12 @@ export function createAdmin(ctx: EngineContext): MailroomAdmin {
       const project = { id: newId('prj', now.getTime()), name: name.trim(), createdAt: now };
       const mode = sandbox ? 'sandbox' : 'live';
       const secret = generateSecret(mode);
-      await store.createProject(project, { hash: hashSecret(secret), projectId: project.id, mode, createdAt: now });
+      await store.createProject(project, {
+        hash: hashSecret(secret),
+        projectId: project.id,
+        mode,
+        createdAt: now,
+      });
       return { project, secret };
     },
 
@@ -55,7 +61,8 @@ export function createAdmin(ctx: EngineContext): MailroomAdmin {
 
     async createTemplate(projectId, { ref, format, source, subject }) {
       await requireProject(projectId);
-      if (!REF_PATTERN.test(ref)) throw invalid(['ref'], 'A ref is 1-128 characters of letters, digits and ._:-');
+      if (!REF_PATTERN.test(ref))
+        throw invalid(['ref'], 'A ref is 1-128 characters of letters, digits and ._:-');
       if (!FORMATS.includes(format)) throw invalid(['format'], `Format must be one of ${FORMATS.join(', ')}`);
       const { compiled } = await compileTemplate(format, source);
       if (subject) assertLiquidSyntax(subject, 'subject');
@@ -79,7 +86,8 @@ export function createAdmin(ctx: EngineContext): MailroomAdmin {
 
     async createAudienceGroup(projectId, { ref, name }) {
       await requireProject(projectId);
-      if (!REF_PATTERN.test(ref)) throw invalid(['ref'], 'A ref is 1-128 characters of letters, digits and ._:-');
+      if (!REF_PATTERN.test(ref))
+        throw invalid(['ref'], 'A ref is 1-128 characters of letters, digits and ._:-');
       const now = clock.now();
       const group = { id: newId('grp', now.getTime()), projectId, ref, name: name ?? null, createdAt: now };
       await store.createGroup(group);

@@ -16,7 +16,11 @@ export interface ErrorCodeInfo {
 
 /** The code table: every error code, its HTTP status and whether it is retryable. */
 export const ERROR_CODES = {
-  VALIDATION_FAILED: { status: 400, retryable: false, description: 'The request body breaks a rule of the spec.' },
+  VALIDATION_FAILED: {
+    status: 400,
+    retryable: false,
+    description: 'The request body breaks a rule of the spec.',
+  },
   MALFORMED_JSON: { status: 400, retryable: false, description: 'The request body is not valid JSON.' },
   UNAUTHORIZED: {
     status: 401,
@@ -53,12 +57,17 @@ export const ERROR_CODES = {
     retryable: true,
     description: 'The idempotency key was used with another body, or its first request is still running.',
   },
-  PAYLOAD_TOO_LARGE: { status: 413, retryable: false, description: 'The body or its attachments exceed the limit.' },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    retryable: false,
+    description: 'The body or its attachments exceed the limit.',
+  },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, retryable: false, description: 'The body is not application/json.' },
   UNPROCESSABLE: {
     status: 422,
     retryable: false,
-    description: 'The request is well formed but cannot be carried out (for example a CSV host without byte ranges).',
+    description:
+      'The request is well formed but cannot be carried out (for example a CSV host without byte ranges).',
   },
   TEMPLATE_INVALID: {
     status: 422,

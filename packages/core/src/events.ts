@@ -10,8 +10,8 @@ export class EventHub {
 
   /** Subscribe; returns the unsubscribe function. */
   on<E extends keyof MailroomEvents>(event: E, listener: MailroomEvents[E]): () => void {
-    let set = this.#listeners.get(event);
-    if (!set) this.#listeners.set(event, (set = new Set()));
+    const set = this.#listeners.get(event) ?? new Set<Listener>();
+    this.#listeners.set(event, set);
     set.add(listener as Listener);
     return () => set.delete(listener as Listener);
   }

@@ -1,6 +1,8 @@
 import type {
+  AudienceGroupRecord,
   DeliveryRecord,
   DeliveryStatus,
+  DkimConfig,
   MailingRecord,
   MailingStatus,
   ProfileStatus,
@@ -10,8 +12,6 @@ import type {
   SuppressionReason,
   TemplateFormat,
   TemplateRecord,
-  AudienceGroupRecord,
-  DkimConfig,
 } from './records.js';
 import type { DeliveryCounts, Store } from './store.js';
 import type { Transport } from './transport.js';
@@ -140,10 +140,16 @@ export interface MailroomWorker {
 /** Admin operations (no project secret: the embedding app or the CLI calls them). */
 export interface MailroomAdmin {
   /** Create a project; the secret is returned once and stored only as a hash. */
-  createProject(input: { name: string; sandbox?: boolean }): Promise<{ project: ProjectRecord; secret: string }>;
+  createProject(input: {
+    name: string;
+    sandbox?: boolean;
+  }): Promise<{ project: ProjectRecord; secret: string }>;
   /** Issue another secret for a project. */
   createSecret(projectId: string, mode?: SecretMode): Promise<string>;
-  addSender(projectId: string, input: { address: string; name?: string; dkim?: DkimConfig }): Promise<SenderRecord>;
+  addSender(
+    projectId: string,
+    input: { address: string; name?: string; dkim?: DkimConfig },
+  ): Promise<SenderRecord>;
   /** Create a template or a new version of it. MJML is compiled now; invalid MJML or Liquid is refused. */
   createTemplate(
     projectId: string,

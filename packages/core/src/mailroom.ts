@@ -1,11 +1,24 @@
-import { buildBatch, commitAndSettle, newMailing, resolveContent, resolveGroup, resolveSources } from './accept.js';
+import {
+  buildBatch,
+  commitAndSettle,
+  newMailing,
+  resolveContent,
+  resolveGroup,
+  resolveSources,
+} from './accept.js';
 import { createAdmin } from './admin.js';
 import { systemClock } from './clock.js';
 import type { EngineContext } from './engine-context.js';
 import { MailroomError } from './errors.js';
 import { EventHub } from './events.js';
 import { silentLogger } from './logger.js';
-import type { AuthContext, BroadcastResult, Mailroom, MailroomOptions, MailingView } from './mailroom-types.js';
+import type {
+  AuthContext,
+  BroadcastResult,
+  MailingView,
+  Mailroom,
+  MailroomOptions,
+} from './mailroom-types.js';
 import type { MailingRecord, MailingStatus } from './records.js';
 import { parseBroadcastRequest, parseSendRequest } from './request/index.js';
 import type { BatchRequest, BroadcastRequest } from './request-types.js';
@@ -101,11 +114,14 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   async function laterBatch(auth: AuthContext, req: BatchRequest): Promise<BroadcastResult> {
     const now = clock.now();
     const mailing = await store.getMailing(auth.project.id, req.broadcastRef);
-    if (!mailing || mailing.kind !== 'broadcast') {
+    if (mailing?.kind !== 'broadcast') {
       throw new MailroomError('NOT_FOUND', `Broadcast ${req.broadcastRef} not found`);
     }
     if (!OPEN_STATUSES.includes(mailing.status)) {
-      throw new MailroomError('BROADCAST_CLOSED', `Broadcast ${mailing.ref} is ${mailing.status}; it takes no batch`);
+      throw new MailroomError(
+        'BROADCAST_CLOSED',
+        `Broadcast ${mailing.ref} is ${mailing.status}; it takes no batch`,
+      );
     }
     // Recipients are indexed into the broadcast's acquiring audience, as on the initial batch.
     const groupId = await resolveGroup(ctx, auth, mailing.options.acquiringAudience);
@@ -188,7 +204,11 @@ export function createMailroom(options: MailroomOptions): Mailroom {
         req,
         sender,
         content,
-        { acquiringAudience: req.options.acquiringAudience, scheduleFor: null, storeContent: ctx.storeContentDefault },
+        {
+          acquiringAudience: req.options.acquiringAudience,
+          scheduleFor: null,
+          storeContent: ctx.storeContentDefault,
+        },
         now,
       );
       const { batch, deliveries, profiles } = buildBatch(mailing, 1, req.recipients, now);
@@ -207,7 +227,9 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     async broadcast(authOrSecret, body) {
       const auth = await resolveAuth(authOrSecret);
       const parsed = parseBroadcastRequest(body, { recipientsPerBatch: ctx.limits.recipientsPerBatch });
-      return parsed.kind === 'initial' ? initialBroadcast(auth, parsed.request) : laterBatch(auth, parsed.request);
+      return parsed.kind === 'initial'
+        ? initialBroadcast(auth, parsed.request)
+        : laterBatch(auth, parsed.request);
     },
 
     async getMailing(auth, ref) {

@@ -8,7 +8,10 @@ export interface RateLimiter {
 }
 
 /** A limiter allowing `perSecond` per second; 0 or less means unlimited. */
-export function createRateLimiter(perSecond: number, now: () => number = () => performance.now()): RateLimiter {
+export function createRateLimiter(
+  perSecond: number,
+  now: () => number = () => performance.now(),
+): RateLimiter {
   if (!(perSecond > 0)) return { acquire: async () => {} };
   // A sliding log of the last second's sends: exact for "no window holds more than N", which a bucket
   // refilled continuously does not guarantee at its burst edge.

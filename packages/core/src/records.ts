@@ -247,7 +247,12 @@ export interface BatchRecord {
 export type DeliveryStatus = 'queued' | 'sending' | 'sent' | 'failed' | 'suppressed' | 'skipped';
 
 /** The terminal delivery statuses. */
-export const TERMINAL_DELIVERY_STATUSES: readonly DeliveryStatus[] = ['sent', 'failed', 'suppressed', 'skipped'];
+export const TERMINAL_DELIVERY_STATUSES: readonly DeliveryStatus[] = [
+  'sent',
+  'failed',
+  'suppressed',
+  'skipped',
+];
 
 /** Rendered content kept for a delivery when the mailing's `storeContent` is on. */
 export interface RenderedContent {

@@ -90,4 +90,6 @@ export interface BatchRequest {
 }
 
 /** A parsed broadcast call: the initial batch or a later one. */
-export type ParsedBroadcast = { kind: 'initial'; request: BroadcastRequest } | { kind: 'batch'; request: BatchRequest };
+export type ParsedBroadcast =
+  | { kind: 'initial'; request: BroadcastRequest }
+  | { kind: 'batch'; request: BatchRequest };

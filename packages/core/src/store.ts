@@ -156,7 +156,12 @@ export interface Store {
    * Upsert profiles by the rules of {@link ProfileUpsert}, and add them to `options.groupId` if set.
    * Atomic: all rows or none. Rows are already deduplicated by the caller.
    */
-  upsertProfiles(projectId: string, rows: ProfileUpsert[], options: ProfileUpsertOptions, now: Date): Promise<void>;
+  upsertProfiles(
+    projectId: string,
+    rows: ProfileUpsert[],
+    options: ProfileUpsertOptions,
+    now: Date,
+  ): Promise<void>;
   /** A profile by address in the project. */
   getProfile(projectId: string, address: string): Promise<ProfileRecord | undefined>;
   /** The profiles of `addresses` that exist in the project (any order; absent ones are left out). */
@@ -202,7 +207,12 @@ export interface Store {
    * Set a mailing's status if its current status is one of `from`; returns whether it changed.
    * Compare-and-set: of two racing calls with overlapping `from`, at most one changes it.
    */
-  setMailingStatus(id: string, from: readonly MailingStatus[], to: MailingStatus, now: Date): Promise<boolean>;
+  setMailingStatus(
+    id: string,
+    from: readonly MailingStatus[],
+    to: MailingStatus,
+    now: Date,
+  ): Promise<boolean>;
   /**
    * Mark the mailing `completed` if, at the moment of the check, it is `queued` or `sending`, every one of
    * its deliveries is terminal and none of its source jobs is `pending` or `running`. Returns whether it
@@ -237,14 +247,22 @@ export interface Store {
   /** A delivery of a mailing by address. */
   findDelivery(mailingId: string, address: string): Promise<DeliveryRecord | undefined>;
   /** A mailing's deliveries ordered by address, optionally of one status; `page.after` is an address. */
-  listDeliveries(mailingId: string, page: PageOptions & { status?: DeliveryStatus }): Promise<DeliveryRecord[]>;
+  listDeliveries(
+    mailingId: string,
+    page: PageOptions & { status?: DeliveryStatus },
+  ): Promise<DeliveryRecord[]>;
   /** Counts of a mailing's deliveries by status. */
   countDeliveries(mailingId: string): Promise<DeliveryCounts>;
   /**
    * Set every non-terminal delivery of the mailing (`queued`, or `sending` whose lease expired before
    * `now`) to `status`, with `lastError = reason`. Returns how many changed. Used for cancel.
    */
-  settleOpenDeliveries(mailingId: string, status: 'skipped' | 'failed', reason: string, now: Date): Promise<number>;
+  settleOpenDeliveries(
+    mailingId: string,
+    status: 'skipped' | 'failed',
+    reason: string,
+    now: Date,
+  ): Promise<number>;
   /** The earliest `nextAttemptAt` of a claimable delivery, to let an idle worker sleep until then. */
   nextDueAt(): Promise<Date | undefined>;
 
@@ -285,7 +303,10 @@ export interface Store {
    * (none, or `expiresAt <= now`), insert `record` (state `running`) and return `{ created: true }`;
    * otherwise return the existing record. Of concurrent calls with one key, exactly one gets `created`.
    */
-  beginIdempotent(record: IdempotencyRecord, now: Date): Promise<{ created: true } | { created: false; existing: IdempotencyRecord }>;
+  beginIdempotent(
+    record: IdempotencyRecord,
+    now: Date,
+  ): Promise<{ created: true } | { created: false; existing: IdempotencyRecord }>;
   /** Store the response of a key's request and mark it `done`. */
   finishIdempotent(projectId: string, key: string, response: IdempotencyRecord['response']): Promise<void>;
   /** Forget a key (its request failed validation or crashed before committing). */

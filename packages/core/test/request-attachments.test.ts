@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ValidationIssue } from '../src/errors.js';
 import { MailroomError } from '../src/errors.js';
-import { contentTypeFor, isStrictBase64, parseSendRequest } from '../src/request/index.js';
+import { isStrictBase64 } from '../src/request/attachments.js';
+import { contentTypeFor, parseSendRequest } from '../src/request/index.js';
 
 const base = {
   subject: 'Your report',

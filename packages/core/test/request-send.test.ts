@@ -282,7 +282,7 @@ describe('recipients', () => {
     expect(() => parseSendRequest(base, { recipientsPerMessage: 0 })).toThrow(MailroomError);
   });
 
-  it.each([
+  it.each<[unknown, Array<string | number>, string?]>([
     [['ann@example.com', 'bad'], ['recipients', 1], '@'],
     [[{ address: 'ann@example.com' }, { address: 'bob@localhost' }], ['recipients', 1, 'address'], 'dot'],
     [[{ address: 5 }], ['recipients', 0, 'address'], 'expected string'],

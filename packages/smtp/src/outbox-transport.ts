@@ -12,6 +12,9 @@ import { createDkimSigner } from './dkim-signer.js';
 
 const TRANSPORT_NAME = 'outbox';
 
+/** The transport {@link outboxTransport} returns: `verify` and `close` are always there. */
+export type OutboxTransport = Transport & Required<Pick<Transport, 'verify' | 'close'>>;
+
 /** Options of {@link outboxTransport}. */
 export interface OutboxTransportOptions {
   /** Folder the `.eml` files go to; created (with its parents) when missing. */
@@ -43,7 +46,7 @@ export interface OutboxTransportOptions {
  * @example
  * const transport = outboxTransport({ dir: '.mailroom/outbox' });
  */
-export function outboxTransport(options: OutboxTransportOptions): Transport {
+export function outboxTransport(options: OutboxTransportOptions): OutboxTransport {
   const dir = resolve(options.dir);
   const textEncoding = options.textEncoding ?? DEFAULT_TEXT_ENCODING;
   const fsync = options.fsync ?? true;

@@ -10,6 +10,9 @@ import { toTransportError } from './smtp-error.js';
 
 const TRANSPORT_NAME = 'smtp';
 
+/** The transport {@link smtpTransport} returns: `verify` and `close` are always there. */
+export type SmtpTransport = Transport & Required<Pick<Transport, 'verify' | 'close'>>;
+
 /** Connection and pool settings of {@link smtpTransport}. */
 export interface SmtpTransportOptions {
   /** Host name or IP of the relay. */
@@ -64,8 +67,9 @@ export interface SmtpTransportOptions {
    */
   socketTimeout?: number;
   /**
-   * Transfer encoding of text and HTML parts that are not short-lined ASCII. `base64` builds a
-   * 40 KB HTML body about twice as fast as `quoted-printable`, for about 25 % more bytes.
+   * Transfer encoding of text and HTML parts that are not short-lined ASCII. For a 40 KB HTML
+   * newsletter `base64` is about twice as fast end to end as `quoted-printable`, for about 25 % more
+   * bytes.
    * @default 'base64'
    */
   textEncoding?: TextEncoding;
@@ -102,7 +106,7 @@ export interface SmtpTransporterSettings {
 export function smtpTransport(
   options: SmtpTransportOptions | string | Transporter<SentMessageInfo>,
   settings: SmtpTransporterSettings = {},
-): Transport {
+): SmtpTransport {
   const { transporter, maxConnections, textEncoding } = resolve(options, settings);
   const signer = createDkimSigner();
 

@@ -2,8 +2,8 @@ import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:cryp
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { OutgoingMessage, Transport } from '@mailroom/core';
-import { DKIM_SIGNED_HEADERS, outboxTransport, smtpTransport } from '@mailroom/smtp';
+import type { OutgoingMessage } from '@mailroom/core';
+import { DKIM_SIGNED_HEADERS, outboxTransport, type SmtpTransport, smtpTransport } from '@mailroom/smtp';
 import { dkimVerify } from 'mailauth';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type SmtpSink, startSmtpSink } from '../../../test/support/smtp-sink.js';
@@ -102,14 +102,14 @@ function richMessage(key: TestKey, overrides: Partial<OutgoingMessage> = {}): Ou
 }
 
 let sink: SmtpSink;
-let transport: Transport;
+let transport: SmtpTransport;
 
 beforeAll(async () => {
   sink = await startSmtpSink();
   transport = smtpTransport({ host: sink.host, port: sink.port });
 });
 afterAll(async () => {
-  await transport.close?.();
+  await transport.close();
   await sink.close();
 });
 beforeEach(() => {
@@ -199,7 +199,7 @@ describe('smtpTransport: DKIM', () => {
       await signing.send(richMessage({ ...rsa, selector: 'other' }));
       expect(parse).toHaveBeenCalledTimes(3);
     } finally {
-      await signing.close?.();
+      await signing.close();
     }
     const results = await Promise.all(sink.messages.slice(0, 26).map((m) => verify(m.raw)));
     expect(results.every((r) => r[0]?.result === 'pass')).toBe(true);

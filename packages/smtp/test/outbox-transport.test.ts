@@ -79,7 +79,7 @@ describe('outboxTransport', () => {
     const transport = outboxTransport({ dir: join(root, 'verify') });
     expect(transport.name).toBe('outbox');
     expect(transport.capabilities).toEqual({ dkim: true, maxConcurrency: 8 });
-    await expect(transport.verify?.()).resolves.toBeUndefined();
+    await expect(transport.verify()).resolves.toBeUndefined();
     expect(await readdir(join(root, 'verify'))).toEqual([]);
   });
 
@@ -92,11 +92,11 @@ describe('outboxTransport', () => {
       code: 'TRANSPORT_TRANSIENT',
       retryable: true,
     });
-    await expect(transport.verify?.()).rejects.toMatchObject({ code: 'TRANSPORT_TRANSIENT' });
+    await expect(transport.verify()).rejects.toMatchObject({ code: 'TRANSPORT_TRANSIENT' });
 
     const readOnly = join(root, 'read-only');
     const writable = outboxTransport({ dir: readOnly });
-    await writable.verify?.();
+    await writable.verify();
     await chmod(readOnly, 0o500);
     try {
       // root ignores permissions: only assert where they apply.

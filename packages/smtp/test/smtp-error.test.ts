@@ -2,10 +2,18 @@ import { MailroomError } from '@mailroom/core';
 import { toTransportError } from '@mailroom/smtp';
 import { describe, expect, it } from 'vitest';
 
-const smtpError = (fields: Record<string, unknown>) => Object.assign(new Error('nodemailer says no'), fields);
+interface SmtpFailureFields {
+  code?: string;
+  responseCode?: number;
+  command?: string;
+  response?: string;
+  originalCode?: string;
+}
+
+const smtpError = (fields: SmtpFailureFields) => Object.assign(new Error('nodemailer says no'), fields);
 
 describe('toTransportError', () => {
-  it.each([
+  it.each<[SmtpFailureFields, 'TRANSPORT_PERMANENT' | 'TRANSPORT_TRANSIENT']>([
     [{ code: 'EENVELOPE', responseCode: 550, command: 'RCPT TO' }, 'TRANSPORT_PERMANENT'],
     [{ code: 'EMESSAGE', responseCode: 554, command: 'DATA' }, 'TRANSPORT_PERMANENT'],
     [{ code: 'EENVELOPE', responseCode: 553, command: 'MAIL FROM' }, 'TRANSPORT_PERMANENT'],

@@ -36,7 +36,7 @@ async function failure(script: RawSmtpScript, options: { auth?: { user: string; 
     if (!isMailroomError(outcome.error)) throw new Error(`not a MailroomError: ${String(outcome.error)}`);
     return { error: outcome.error as MailroomError, server };
   } finally {
-    await transport.close?.();
+    await transport.close();
   }
 }
 
@@ -183,9 +183,9 @@ describe('smtpTransport: SMTP replies become transient or permanent errors', () 
       const error = await transport.send(makeMessage()).catch((e: unknown) => e);
       expect(error).toMatchObject({ name: 'MailroomError', code: 'TRANSPORT_TRANSIENT', retryable: true });
       expect((error as MailroomError).responseCode).toBeUndefined();
-      await expect(transport.verify?.()).rejects.toMatchObject({ code: 'TRANSPORT_TRANSIENT' });
+      await expect(transport.verify()).rejects.toMatchObject({ code: 'TRANSPORT_TRANSIENT' });
     } finally {
-      await transport.close?.();
+      await transport.close();
     }
   });
 
@@ -199,7 +199,7 @@ describe('smtpTransport: SMTP replies become transient or permanent errors', () 
         expect(receipt.response).toBe('250 2.0.0 Ok: queued, bye');
       }
     } finally {
-      await transport.close?.();
+      await transport.close();
     }
     expect(server.dataAttempts).toBe(4);
     expect(server.messages).toHaveLength(4);
@@ -216,7 +216,7 @@ describe('smtpTransport: SMTP replies become transient or permanent errors', () 
       expect(receipt.accepted).toEqual(['recipient@example.org']);
       expect(receipt.response).toMatch(/queued as ABC123/);
     } finally {
-      await transport.close?.();
+      await transport.close();
     }
   });
 });

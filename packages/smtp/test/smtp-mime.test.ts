@@ -1,19 +1,18 @@
-import type { Transport } from '@mailroom/core';
-import { smtpTransport } from '@mailroom/smtp';
+import { type SmtpTransport, smtpTransport } from '@mailroom/smtp';
 import nodemailer from 'nodemailer';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type SmtpSink, startSmtpSink } from '../../../test/support/smtp-sink.js';
 import { INVITATION, makeMessage } from './fixtures.js';
 
 let sink: SmtpSink;
-let transport: Transport;
+let transport: SmtpTransport;
 
 beforeAll(async () => {
   sink = await startSmtpSink();
   transport = smtpTransport({ host: sink.host, port: sink.port });
 });
 afterAll(async () => {
-  await transport.close?.();
+  await transport.close();
   await sink.close();
 });
 afterEach(() => sink.clear());
@@ -97,7 +96,7 @@ describe('smtpTransport: the message on the wire', () => {
       );
       expect((qpGot.parsed.html || '').trimEnd()).toBe(html);
     } finally {
-      await qp.close?.();
+      await qp.close();
     }
   });
 
@@ -198,7 +197,7 @@ describe('smtpTransport: configuration', () => {
     try {
       await Promise.all(Array.from({ length: 20 }, () => pooled.send(makeMessage())));
     } finally {
-      await pooled.close?.();
+      await pooled.close();
     }
     expect(sink.messages).toHaveLength(20);
     expect(sink.connections - before).toBeGreaterThanOrEqual(1);
@@ -211,11 +210,11 @@ describe('smtpTransport: configuration', () => {
     try {
       expect(authSink.url).toContain('mailer%40example.com:p%40ss%3Aw%2Frd%20%C3%A9@127.0.0.1');
       expect(viaUrl.capabilities.maxConcurrency).toBe(2);
-      await viaUrl.verify?.();
+      await viaUrl.verify();
       await viaUrl.send(makeMessage());
       expect(authSink.messages).toHaveLength(1);
     } finally {
-      await viaUrl.close?.();
+      await viaUrl.close();
       await authSink.close();
     }
   });
@@ -232,7 +231,7 @@ describe('smtpTransport: configuration', () => {
       expect(error).toMatchObject({ name: 'MailroomError', code: 'TRANSPORT_TRANSIENT', responseCode: 535 });
       expect(authSink.messages).toHaveLength(0);
     } finally {
-      await wrong.close?.();
+      await wrong.close();
       await authSink.close();
     }
   });
@@ -256,11 +255,11 @@ describe('smtpTransport: configuration', () => {
       expect(receipt.accepted).toEqual(['recipient@example.org']);
       expect(sink.messages.map((m) => m.parsed.messageId)).toEqual([message.messageId]);
     } finally {
-      await viaTransporter.close?.();
+      await viaTransporter.close();
     }
   });
 
   it('verify() passes against a live server', async () => {
-    await expect(transport.verify?.()).resolves.toBeUndefined();
+    await expect(transport.verify()).resolves.toBeUndefined();
   });
 });

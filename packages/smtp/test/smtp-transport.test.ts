@@ -8,6 +8,6 @@ transportTestSuite('smtp', async () => {
   return {
     transport,
     received: () => sink.received(),
-    close: () => transport.close?.().then(() => sink.close()),
+    close: () => transport.close().then(() => sink.close()),
   };
 });

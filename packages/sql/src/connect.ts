@@ -1,4 +1,5 @@
 import { MailroomError } from '@mailroom/core';
+import { resolve } from 'node:path';
 import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect } from 'kysely';
 import { createPool } from 'mysql2';
 import pg from 'pg';
@@ -12,21 +13,33 @@ export type Db = Kysely<unknown>;
 export interface Connection {
   db: Db;
   kind: SqlKind;
-  /** Whether the store created `db` and so must destroy it on close. */
-  owned: boolean;
+  /** Releases what `connect` opened (nothing for a Kysely instance the caller owns). */
+  release(): Promise<void>;
 }
+
+/**
+ * SQLite files open in this process, shared by every store on the same file. better-sqlite3 is
+ * synchronous: a second connection of the same process waiting on the first one's write lock would
+ * block the thread the first one needs to finish, until the busy timeout. One connection per file,
+ * behind Kysely's mutex, serializes them instead. Other processes have their own connections.
+ */
+const openSqliteFiles = new Map<string, { db: Db; users: number }>();
 
 /** Resolve store options to a Kysely instance and the database kind. Opens nothing before first use. */
 export function connect(options: SqlStoreOptions): Connection {
   if ('url' in options) return connectUrl(options.url, options.poolSize ?? 10, options.busyTimeoutMs ?? 5000);
-  if ('db' in options) return { db: options.db as Db, kind: options.dialect, owned: false };
-  return { db: new Kysely<unknown>({ dialect: options.dialect }), kind: options.kind, owned: true };
+  if ('db' in options) return { db: options.db as Db, kind: options.dialect, release: async () => undefined };
+  return owned(new Kysely<unknown>({ dialect: options.dialect }), options.kind);
+}
+
+function owned(db: Db, kind: SqlKind): Connection {
+  return { db, kind, release: () => db.destroy() };
 }
 
 function connectUrl(url: string, poolSize: number, busyTimeoutMs: number): Connection {
   if (/^postgres(ql)?:\/\//i.test(url)) {
     const pool = new pg.Pool({ connectionString: url, max: poolSize });
-    return { db: new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) }), kind: 'postgres', owned: true };
+    return owned(new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) }), 'postgres');
   }
   if (/^(mysql|mariadb):\/\//i.test(url)) {
     const pool = createPool({
@@ -34,7 +47,7 @@ function connectUrl(url: string, poolSize: number, busyTimeoutMs: number): Conne
       connectionLimit: poolSize,
       charset: 'utf8mb4',
     });
-    return { db: new Kysely<unknown>({ dialect: new MysqlDialect({ pool }) }), kind: 'mysql', owned: true };
+    return owned(new Kysely<unknown>({ dialect: new MysqlDialect({ pool }) }), 'mysql');
   }
   const path = sqlitePathOf(url);
   if (path === undefined) {
@@ -42,6 +55,22 @@ function connectUrl(url: string, poolSize: number, busyTimeoutMs: number): Conne
       source: 'sql',
     });
   }
-  const dialect = new SqliteDialect({ database: async () => openSqliteDatabase(path, busyTimeoutMs) });
-  return { db: new Kysely<unknown>({ dialect }), kind: 'sqlite', owned: true };
+  const open = () => new Kysely<unknown>({ dialect: new SqliteDialect({ database: async () => openSqliteDatabase(path, busyTimeoutMs) }) });
+  if (path === ':memory:') return owned(open(), 'sqlite');
+  const key = resolve(path);
+  const shared = openSqliteFiles.get(key) ?? { db: open(), users: 0 };
+  shared.users++;
+  openSqliteFiles.set(key, shared);
+  let released = false;
+  return {
+    db: shared.db,
+    kind: 'sqlite',
+    async release() {
+      if (released) return;
+      released = true;
+      if (--shared.users > 0) return;
+      openSqliteFiles.delete(key);
+      await shared.db.destroy();
+    },
+  };
 }

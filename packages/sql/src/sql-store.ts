@@ -39,7 +39,7 @@ const IN_LIST_SIZE = 500;
  * await store.init();
  */
 export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
-  const { db, kind, owned } = connect(options as SqlStoreOptions);
+  const { db, kind, release } = connect(options as SqlStoreOptions);
   const name = `sql:${kind}`;
   const r = createSqlRunner(kind);
   const c = createCodec(kind);
@@ -108,7 +108,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     async close() {
       if (closed) return;
       closed = true;
-      if (owned) await db.destroy();
+      await release();
     },
 
     // Projects and secrets
@@ -374,7 +374,8 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
           const { target, batch, now } = batchWrite;
           let mailing: MailingRecord;
           if ('create' in target) {
-            mailing = { ...target.create, batchCount: target.create.batchCount + 1, updatedAt: now };
+            // A copy: the caller may mutate its record after the write.
+            mailing = { ...structuredClone(target.create), batchCount: target.create.batchCount + 1, updatedAt: now };
             await insertMailing(tx, mailing);
           } else {
             // The row lock orders this commit against setMailingStatus and completeMailingIfSettled.

@@ -12,15 +12,8 @@ export {
   normalizeAddress,
   parseAddress,
 } from './address.js';
-export {
-  CONTENT_TYPES,
-  contentTypeFor,
-  DEFAULT_CONTENT_TYPE,
-  isHttpUrl,
-  isStrictBase64,
-} from './attachments.js';
-export { parseDateTime } from './dates.js';
-export { formatPath, toValidationIssues, validationError } from './issues.js';
+export { CONTENT_TYPES, contentTypeFor, DEFAULT_CONTENT_TYPE } from './attachments.js';
+export { toValidationIssues } from './issues.js';
 export type { BroadcastParseLimits, SendParseLimits } from './parse.js';
 export { parseBroadcastRequest, parseSendRequest } from './parse.js';
 export type { BatchRequestBody, BroadcastRequestBody, SendRequestBody } from './schemas.js';
@@ -40,4 +33,3 @@ export {
   sourceSchema,
   templateSchema,
 } from './schemas.js';
-export { hasLineBreak } from './text.js';

@@ -1,0 +1,33 @@
+import type { EngineContext } from '../engine-context.js';
+import type { MailingEntry } from '../mailing-cache.js';
+import type { DeliveryRecord, ProfileUpsert, ProfileUpsertOptions, SourceJobRecord } from '../records.js';
+
+/** One page of a source, ready to be committed with `Store.commitSourcePage`. */
+export interface SourcePage {
+  deliveries: DeliveryRecord[];
+  profiles: ProfileUpsert[];
+  profileOptions: ProfileUpsertOptions;
+  /** Progress to checkpoint (counters, checkpoint, row errors; `status: 'done'` on the last page). */
+  patch: Partial<
+    Pick<SourceJobRecord, 'status' | 'checkpoint' | 'rowsDone' | 'rowsFailed' | 'rowErrors' | 'error'>
+  >;
+}
+
+/** What an expander may use. */
+export interface SourceEnv {
+  ctx: EngineContext;
+  /** The source's mailing, with its content prepared. */
+  entry: MailingEntry;
+  now: Date;
+}
+
+/**
+ * Expands one kind of source into deliveries, one page per call, resuming from `job.checkpoint`.
+ * A page must be a pure function of the job's checkpoint and the outside data, so that a page
+ * recomputed after a crash (its commit lost) yields the same deliveries; duplicates are dropped by the
+ * store's (mailing, address) key anyway.
+ */
+export interface SourceExpander {
+  /** Expand the page after `job.checkpoint`. */
+  expandPage(job: SourceJobRecord, env: SourceEnv): Promise<SourcePage>;
+}
