@@ -15,7 +15,11 @@ interface Run {
 }
 
 /** Runs `mailroom <argv>` in-process against `cwd`, capturing stdout and stderr. */
-async function run(cwd: string, argv: string[], options: { env?: Record<string, string>; tty?: boolean } = {}) {
+async function run(
+  cwd: string,
+  argv: string[],
+  options: { env?: Record<string, string>; tty?: boolean } = {},
+) {
   let out = '';
   let err = '';
   const io: CliIo = {
@@ -102,7 +106,10 @@ describe('mailroom admin commands', () => {
     expect(sender.code).toBe(0);
     expect(JSON.parse(sender.out)).toMatchObject({ address: 'News@acme.test', name: 'Acme News' });
 
-    writeFileSync(join(dir, 'welcome.mjml'), '<mjml><mj-body><mj-section><mj-column><mj-text>Hi {{ recipient.firstName }}</mj-text></mj-column></mj-section></mj-body></mjml>',);
+    writeFileSync(
+      join(dir, 'welcome.mjml'),
+      '<mjml><mj-body><mj-section><mj-column><mj-text>Hi {{ recipient.firstName }}</mj-text></mj-column></mj-section></mj-body></mjml>',
+    );
     writeFileSync(join(dir, 'plain.txt'), 'Hello {{ recipient.firstName }}');
     writeFileSync(join(dir, 'page.html'), '<p>Hello {{ recipient.firstName }}</p>');
     const mjml = await run(dir, [
@@ -123,13 +130,48 @@ describe('mailroom admin commands', () => {
     expect(mjml).toMatchObject({ code: 0, err: '' });
     expect(JSON.parse(mjml.out)).toMatchObject({ ref: 'welcome', format: 'mjml', version: 1 });
     expect(JSON.parse(mjml.out)).not.toHaveProperty('source');
-    const text = await run(dir, ['template', 'add', '--project', project.id, '--ref', 'plain', '--file', 'plain.txt', '--database', db]);
+    const text = await run(dir, [
+      'template',
+      'add',
+      '--project',
+      project.id,
+      '--ref',
+      'plain',
+      '--file',
+      'plain.txt',
+      '--database',
+      db,
+    ]);
     expect(text.code).toBe(0);
     expect(text.out).toContain('plain version 1 (text)');
-    const again = await run(dir, ['template', 'add', '--project', project.id, '--ref', 'plain', '--file', 'page.html', '--database', db, '--json']);
+    const again = await run(dir, [
+      'template',
+      'add',
+      '--project',
+      project.id,
+      '--ref',
+      'plain',
+      '--file',
+      'page.html',
+      '--database',
+      db,
+      '--json',
+    ]);
     expect(JSON.parse(again.out)).toMatchObject({ ref: 'plain', format: 'html', version: 2 });
 
-    const group = await run(dir, ['audience', 'create', '--project', project.id, '--ref', 'vip', '--name', 'VIPs', '--database', db, '--json']);
+    const group = await run(dir, [
+      'audience',
+      'create',
+      '--project',
+      project.id,
+      '--ref',
+      'vip',
+      '--name',
+      'VIPs',
+      '--database',
+      db,
+      '--json',
+    ]);
     expect(group.code).toBe(0);
     expect(JSON.parse(group.out)).toMatchObject({ ref: 'vip', name: 'VIPs' });
 
@@ -159,20 +201,46 @@ describe('mailroom admin commands', () => {
     try {
       await mailroom.admin.addSender(project.id, { address: 'news@acme.test' });
       const recipients = Array.from({ length: 12 }, (_, i) => ({ address: `m${i}@example.test` }));
-      ref = (await mailroom.broadcast(secret, { subject: 'S', sender: 'news@acme.test', message: 'Hi', recipients })).ref;
-      const json = await run(dir, ['broadcast', 'status', '--project', project.id, ref, '--database', db, '--json']);
+      ref = (
+        await mailroom.broadcast(secret, {
+          subject: 'S',
+          sender: 'news@acme.test',
+          message: 'Hi',
+          recipients,
+        })
+      ).ref;
+      const json = await run(dir, [
+        'broadcast',
+        'status',
+        '--project',
+        project.id,
+        ref,
+        '--database',
+        db,
+        '--json',
+      ]);
       expect(json.code).toBe(0);
       expect(JSON.parse(json.out)).toMatchObject({ ref, kind: 'broadcast', counts: { queued: 12, sent: 0 } });
       await mailroom.worker.drain();
     } finally {
       await mailroom.close();
     }
-    const tty = await run(dir, ['broadcast', 'status', '--project', project.id, ref, '--database', db], { tty: true });
+    const tty = await run(dir, ['broadcast', 'status', '--project', project.id, ref, '--database', db], {
+      tty: true,
+    });
     expect(tty.code).toBe(0);
     expect(tty.out).toContain('[##############################] 100%  12/12  completed  sent 12');
     expect(tty.out).toMatch(/Deliveries:\s+sent 12/);
 
-    const missing = await run(dir, ['broadcast', 'status', '--project', project.id, 'bc_nope', '--database', db]);
+    const missing = await run(dir, [
+      'broadcast',
+      'status',
+      '--project',
+      project.id,
+      'bc_nope',
+      '--database',
+      db,
+    ]);
     expect(missing.code).toBe(1);
     expect(missing.err).toMatch(/^mailroom: bc_nope not found\n$/);
   });
@@ -235,7 +303,18 @@ describe('mailroom admin commands', () => {
     expect(dup.code).toBe(1);
     expect(JSON.parse(dup.err)).toMatchObject({ error: { code: 'CONFLICT' } });
 
-    const unreadable = await run(dir, ['template', 'add', '--project', project.id, '--ref', 'r', '--file', 'gone.html', '--database', db]);
+    const unreadable = await run(dir, [
+      'template',
+      'add',
+      '--project',
+      project.id,
+      '--ref',
+      'r',
+      '--file',
+      'gone.html',
+      '--database',
+      db,
+    ]);
     expect(unreadable.code).toBe(1);
     expect(unreadable.err).toMatch(/^mailroom: cannot read \S+gone\.html: ENOENT[^\n]*\n$/);
   });

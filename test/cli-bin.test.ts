@@ -7,12 +7,25 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-/** `npx tsx --conditions=mailroom-source packages/cli/src/bin.ts ...`, the way the root `start` script runs it. */
-function spawnBin(args: string[]): { child: ChildProcess; output: () => string; exit: Promise<number | null> } {
+/**
+ * `tsx --conditions=mailroom-source packages/cli/src/bin.ts ...` from the repository root, the way the root
+ * `start` script runs it. tsx itself, not `npx tsx`: npm's wrapper dies of a forwarded SIGTERM instead of
+ * passing on the exit code, which would hide the one under test. tsx relays the signal and the code.
+ */
+function spawnBin(args: string[]): {
+  child: ChildProcess;
+  output: () => string;
+  exit: Promise<number | null>;
+} {
   let output = '';
-  const child = spawn('npx', ['--no-install', 'tsx', '--conditions=mailroom-source', 'packages/cli/src/bin.ts', ...args], {
-    cwd: root,
-  });
+  const tsx = join(root, 'node_modules/tsx/dist/cli.mjs');
+  const child = spawn(
+    process.execPath,
+    [tsx, '--conditions=mailroom-source', 'packages/cli/src/bin.ts', ...args],
+    {
+      cwd: root,
+    },
+  );
   child.stdout?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
   });
@@ -35,7 +48,9 @@ describe('the mailroom bin', () => {
     child = bin.child;
     const [, base, secret] = await vi.waitFor(
       () => {
-        const match = /listening on (http:\/\/127\.0\.0\.1:\d+)[\s\S]*Bearer (sk_live_[\w-]+)/.exec(bin.output());
+        const match = /listening on (http:\/\/127\.0\.0\.1:\d+)[\s\S]*Bearer (sk_live_[\w-]+)/.exec(
+          bin.output(),
+        );
         if (!match) throw new Error(`not ready: ${bin.output()}`);
         return match;
       },

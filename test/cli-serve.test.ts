@@ -112,14 +112,20 @@ describe('mailroom serve', () => {
     // The curl line's body, sent as curl would send it.
     const body = JSON.parse(/-d '([^']+)'/.exec(curl)?.[1] ?? 'null') as unknown;
     const sent = await post(`${base}/send/mail`, secret, body);
-    expect(sent).toMatchObject({ status: 200, json: { statusCode: 200, data: { ref: expect.stringMatching(/^msg_/) } } });
+    expect(sent).toMatchObject({
+      status: 200,
+      json: { statusCode: 200, data: { ref: expect.stringMatching(/^msg_/) } },
+    });
     await vi.waitFor(() => expect(emlFiles(outbox)).toHaveLength(1), { timeout: 20_000, interval: 100 });
     const eml = readFileSync(join(outbox, emlFiles(outbox)[0] ?? ''), 'utf8');
     expect(eml).toMatch(/^Subject: Hello Ada$/m);
     expect(eml).toMatch(/^From: Mailroom Demo <demo@mailroom\.local>$/m);
 
     // A 250-recipient broadcast, then a later batch by broadcastRef (through the SDK's misspelled alias).
-    const recipients = Array.from({ length: 250 }, (_, i) => ({ address: `member${i}@example.test`, name: `M${i} X` }));
+    const recipients = Array.from({ length: 250 }, (_, i) => ({
+      address: `member${i}@example.test`,
+      name: `M${i} X`,
+    }));
     const first = await post(`${base}/send/mail/broadcast`, secret, {
       subject: 'News for {{ recipient.firstName }}',
       sender: { address: 'demo@mailroom.local' },
@@ -144,7 +150,16 @@ describe('mailroom serve', () => {
     await expect(fetch(`${base}/health`)).rejects.toThrow();
 
     // The store was closed cleanly: the admin CLI reads the finished broadcast from the same file.
-    const status = start(dir, ['broadcast', 'status', '--project', projectId, ref, '--database', db, '--json']);
+    const status = start(dir, [
+      'broadcast',
+      'status',
+      '--project',
+      projectId,
+      ref,
+      '--database',
+      db,
+      '--json',
+    ]);
     expect(await status.done).toBe(0);
     expect(JSON.parse(status.out)).toMatchObject({ ref, counts: { sent: 251, queued: 0, failed: 0 } });
   });
@@ -214,18 +229,33 @@ describe('mailroom serve', () => {
   });
 
   it('an unreachable SMTP server fails the start with exit 1 and a one-line error', async () => {
-    for (const argv of [['serve', '--port', '0', '--smtp', 'smtp://user:hunter2@127.0.0.1:1'], ['worker', '--smtp', 'smtp://127.0.0.1:1']]) {
+    for (const argv of [
+      ['serve', '--port', '0', '--smtp', 'smtp://user:hunter2@127.0.0.1:1'],
+      ['worker', '--smtp', 'smtp://127.0.0.1:1'],
+    ]) {
       const cli = start(dir, [...argv, '--database', db]);
       expect(await cli.done).toBe(1);
       expect(cli.out).toBe('');
-      expect(cli.err).toMatch(/^mailroom: cannot reach the SMTP server smtp:\/\/[^\n]*127\.0\.0\.1:1[^\n]*ECONNREFUSED[^\n]*\n$/);
+      expect(cli.err).toMatch(
+        /^mailroom: cannot reach the SMTP server smtp:\/\/[^\n]*127\.0\.0\.1:1[^\n]*ECONNREFUSED[^\n]*\n$/,
+      );
       expect(cli.err).not.toContain('hunter2');
     }
   });
 
   it('an unreachable database fails the start with exit 1 and a one-line error', async () => {
-    const cli = start(dir, ['serve', '--port', '0', '--database', 'postgres://127.0.0.1:1/x', '--outbox', outbox]);
+    const cli = start(dir, [
+      'serve',
+      '--port',
+      '0',
+      '--database',
+      'postgres://127.0.0.1:1/x',
+      '--outbox',
+      outbox,
+    ]);
     expect(await cli.done).toBe(1);
-    expect(cli.err).toMatch(/^mailroom: cannot open the database postgres:\/\/127\.0\.0\.1:1\/x: [^\n]*ECONNREFUSED[^\n]*\n$/);
+    expect(cli.err).toMatch(
+      /^mailroom: cannot open the database postgres:\/\/127\.0\.0\.1:1\/x: [^\n]*ECONNREFUSED[^\n]*\n$/,
+    );
   });
 });

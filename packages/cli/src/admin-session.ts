@@ -32,7 +32,10 @@ export async function withAdminSession<T>(
 export async function requireProject(store: Store, id: string): Promise<ProjectRecord> {
   const project = await store.getProject(id);
   if (!project) {
-    throw new MailroomError('NOT_FOUND', `project ${id} not found (mailroom project list shows the projects)`);
+    throw new MailroomError(
+      'NOT_FOUND',
+      `project ${id} not found (mailroom project list shows the projects)`,
+    );
   }
   return project;
 }

@@ -1,5 +1,5 @@
-import { DATABASE_FLAG, JSON_FLAG } from './args.js';
 import { requireProject, withAdminSession } from './admin-session.js';
+import { DATABASE_FLAG, JSON_FLAG } from './args.js';
 import { EXIT_OK } from './cli-errors.js';
 import type { Command } from './command.js';
 import { println } from './io.js';

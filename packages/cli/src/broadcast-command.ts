@@ -1,7 +1,7 @@
-import type { AuthContext, MailingStatus, MailingView } from '@mailroom/core';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DATABASE_FLAG, JSON_FLAG } from './args.js';
+import type { AuthContext, MailingStatus, MailingView } from '@mailroom/core';
 import { requireProject, withAdminSession } from './admin-session.js';
+import { DATABASE_FLAG, JSON_FLAG } from './args.js';
 import { EXIT_OK } from './cli-errors.js';
 import type { Command } from './command.js';
 import { type CliIo, println } from './io.js';

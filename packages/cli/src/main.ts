@@ -18,7 +18,11 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   try {
     return await dispatch(argv, cli);
   } catch (error) {
-    if (json) println(cli.stderr, JSON.stringify({ error: { code: codeOf(error), message: describeFailure(error) } }));
+    if (json)
+      println(
+        cli.stderr,
+        JSON.stringify({ error: { code: codeOf(error), message: describeFailure(error) } }),
+      );
     else println(cli.stderr, `mailroom: ${describeFailure(error)}`);
     return exitCodeOf(error);
   }
@@ -63,7 +67,8 @@ function unknownCommand(argv: readonly string[]): UsageError {
   const subcommands = subcommandsOf(first);
   if (subcommands.length === 0) return new UsageError(`unknown command '${first}'`);
   const choices = subcommands.map((s) => `${first} ${s}`).join(', ');
-  if (second === undefined || second.startsWith('-')) return new UsageError(`'${first}' needs a subcommand: ${choices}`);
+  if (second === undefined || second.startsWith('-'))
+    return new UsageError(`'${first}' needs a subcommand: ${choices}`);
   return new UsageError(`unknown command '${first} ${second}' (try ${choices})`);
 }
 

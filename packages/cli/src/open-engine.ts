@@ -76,7 +76,10 @@ export function resolveDelivery(flags: EngineFlags, io: CliIo, command: string):
   const url = outbox === undefined ? (smtp ?? nonEmpty(io.env.MAILROOM_SMTP_URL)) : undefined;
   if (url !== undefined) {
     if (!/^smtps?:\/\//i.test(url)) {
-      throw new UsageError(`the SMTP URL must start with smtp:// or smtps://, got '${redactUrl(url)}'`, command);
+      throw new UsageError(
+        `the SMTP URL must start with smtp:// or smtps://, got '${redactUrl(url)}'`,
+        command,
+      );
     }
     return { kind: 'smtp', url, label: redactUrl(url) };
   }

@@ -1,5 +1,5 @@
-import { DATABASE_FLAG, JSON_FLAG } from './args.js';
 import { withAdminSession } from './admin-session.js';
+import { DATABASE_FLAG, JSON_FLAG } from './args.js';
 import { EXIT_OK } from './cli-errors.js';
 import type { Command } from './command.js';
 import { println } from './io.js';
@@ -58,7 +58,8 @@ Options:
       return EXIT_OK;
     }
     if (projects.length === 0) println(io.stdout, 'No projects yet (mailroom project create NAME).');
-    for (const p of projects) println(io.stdout, `${p.id}  ${p.name}  (created ${p.createdAt.toISOString()})`);
+    for (const p of projects)
+      println(io.stdout, `${p.id}  ${p.name}  (created ${p.createdAt.toISOString()})`);
     return EXIT_OK;
   },
 };

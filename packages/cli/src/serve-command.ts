@@ -39,7 +39,12 @@ ${DELIVERY_FLAGS_HELP}
     const port =
       portText === undefined || portText === ''
         ? 3000
-        : parseBoundedInt(portText, args.string('port') === undefined ? 'PORT' : '--port', { min: 0, max: 65535 }, this.name);
+        : parseBoundedInt(
+            portText,
+            args.string('port') === undefined ? 'PORT' : '--port',
+            { min: 0, max: 65535 },
+            this.name,
+          );
     const host = args.string('host') ?? '127.0.0.1';
     const worker = !args.flag('no-worker');
     const workerOptions = workerOptionsOf(args);
@@ -58,7 +63,12 @@ ${DELIVERY_FLAGS_HELP}
       workerOptions,
       logger: cliLogger(io.stderr),
     });
-    printBanner(io, server, { database: database.label, delivery, worker, concurrency: workerOptions.concurrency });
+    printBanner(io, server, {
+      database: database.label,
+      delivery,
+      worker,
+      concurrency: workerOptions.concurrency,
+    });
     await runUntilShutdown(io, async () => {
       println(io.stderr, 'mailroom: stopping (finishing requests and sends in flight)...');
       await server.stop();
@@ -75,7 +85,10 @@ function printBanner(
 ): void {
   const { delivery } = setup;
   const out = io.stdout;
-  const where = delivery.kind === 'outbox' ? `outbox ${delivery.dir} (one .eml file per message)` : `smtp ${delivery.label}`;
+  const where =
+    delivery.kind === 'outbox'
+      ? `outbox ${delivery.dir} (one .eml file per message)`
+      : `smtp ${delivery.label}`;
   println(out, `Mailroom is listening on http://${hostForUrl(server.address.host)}:${server.address.port}`);
   println(out, `  database  ${setup.database}`);
   println(out, `  delivery  ${where}`);

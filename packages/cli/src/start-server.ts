@@ -54,7 +54,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     app.get('/health', async () => ({ status: 'ok' }));
     await app.register(mailroomPlugin, { mailroom, logger: options.logger });
     await app.listen({ port: options.port, host: options.host }).catch((error: unknown) => {
-      throw new MailroomError('INTERNAL', `cannot listen on ${options.host}:${options.port}`, { cause: error });
+      throw new MailroomError('INTERNAL', `cannot listen on ${options.host}:${options.port}`, {
+        cause: error,
+      });
     });
     const bound = app.server.address() as AddressInfo;
     if (options.worker) mailroom.worker.start();

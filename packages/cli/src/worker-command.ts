@@ -25,7 +25,11 @@ ${DELIVERY_FLAGS_HELP}`,
   async run(args, io) {
     const workerOptions = workerOptionsOf(args);
     const database = resolveDatabase(args.string('database'), io, this.name);
-    const delivery = resolveDelivery({ smtp: args.string('smtp'), outbox: args.string('outbox') }, io, this.name);
+    const delivery = resolveDelivery(
+      { smtp: args.string('smtp'), outbox: args.string('outbox') },
+      io,
+      this.name,
+    );
     const { mailroom } = await openEngine({
       database,
       delivery,

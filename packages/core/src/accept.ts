@@ -1,3 +1,4 @@
+import { fetchUrlAttachments } from './attachments-fetch.js';
 import type { EngineContext } from './engine-context.js';
 import { MailroomError } from './errors.js';
 import { newId } from './ids.js';
@@ -63,24 +64,23 @@ export async function resolveContent(
   };
   // Parse once now: a Liquid syntax error refuses the request instead of failing every recipient.
   prepareContent(content, { strictVariables: ctx.strictVariables });
-  checkAttachments(ctx, req.attachments);
+  await checkAttachments(ctx, req.attachments);
   return { sender, content };
 }
 
-function checkAttachments(ctx: EngineContext, attachments: AttachmentSpec[]): void {
+/**
+ * Checks the count and the total decoded size of a request's attachments, then fetches those given by
+ * URL (once, now) and fills in their bytes, so the request is refused at accept time if a file cannot be
+ * had, and workers never fetch.
+ */
+async function checkAttachments(ctx: EngineContext, attachments: AttachmentSpec[]): Promise<void> {
   const { maxCount, maxTotalBytes } = ctx.limits.attachments;
   if (attachments.length > maxCount) {
     throw new MailroomError('PAYLOAD_TOO_LARGE', `At most ${maxCount} attachments per request`);
   }
   let total = 0;
   for (const a of attachments) {
-    if (a.url !== undefined) {
-      throw new MailroomError(
-        'UNPROCESSABLE',
-        `Attachment ${a.filename}: attachments by URL are not supported yet; send the file as base64 content`,
-      );
-    }
-    total += base64DecodedLength(a.contentBase64 ?? '');
+    if (a.contentBase64 !== undefined) total += base64DecodedLength(a.contentBase64);
   }
   if (total > maxTotalBytes) {
     throw new MailroomError(
@@ -88,6 +88,7 @@ function checkAttachments(ctx: EngineContext, attachments: AttachmentSpec[]): vo
       `Attachments total ${total} bytes; the limit is ${maxTotalBytes}`,
     );
   }
+  await fetchUrlAttachments(ctx, attachments, maxTotalBytes - total);
 }
 
 function base64DecodedLength(b64: string): number {

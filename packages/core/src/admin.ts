@@ -1,4 +1,5 @@
 import type { EngineContext } from './engine-context.js';
+import { createPrivateKey } from 'node:crypto';
 import { MailroomError } from './errors.js';
 import { newId } from './ids.js';
 import type { MailroomAdmin } from './mailroom-types.js';
@@ -46,6 +47,7 @@ export function createAdmin(ctx: EngineContext): MailroomAdmin {
 
     async addSender(projectId, { address, name, dkim }) {
       await requireProject(projectId);
+      if (dkim) checkDkim(dkim);
       const now = clock.now();
       const sender = {
         id: newId('snd', now.getTime()),
@@ -119,4 +121,23 @@ export function createAdmin(ctx: EngineContext): MailroomAdmin {
 
 function invalid(path: string[], message: string): MailroomError {
   return new MailroomError('VALIDATION_FAILED', message, { issues: [{ code: 'custom', path, message }] });
+}
+
+const SELECTOR = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+// A broken key must fail here, once, not on every delivery later.
+function checkDkim(dkim: { selector: string; privateKey: string }): void {
+  if (!SELECTOR.test(dkim.selector)) throw invalid(['dkim', 'selector'], 'A DKIM selector is a DNS label');
+  let type: string | undefined;
+  try {
+    type = createPrivateKey(dkim.privateKey).asymmetricKeyType;
+  } catch (error) {
+    throw new MailroomError('VALIDATION_FAILED', 'The DKIM private key is not a valid PEM key', {
+      cause: error,
+      issues: [{ code: 'custom', path: ['dkim', 'privateKey'], message: 'Not a valid PEM private key' }],
+    });
+  }
+  if (type !== 'rsa' && type !== 'ed25519') {
+    throw invalid(['dkim', 'privateKey'], `DKIM keys must be RSA or Ed25519, not ${type}`);
+  }
 }

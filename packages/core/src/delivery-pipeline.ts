@@ -191,11 +191,10 @@ export function createDeliveryPipeline(
   return { deliverBatch };
 }
 
-// RFC 3463 5.1.x: bad destination mailbox ("no such user"): the address will never work.
+// RFC 3463 5.1.x to RCPT TO: bad destination mailbox ("no such user"): the address will never work. The same
+// code after MAIL FROM speaks of the sender, so only a reply to RCPT (or after DATA for one recipient) counts.
 function isNoSuchUser(error: MailroomError): boolean {
+  if (error.command !== undefined && error.command !== 'RCPT TO' && error.command !== 'DATA') return false;
   const text = error.response ?? error.message;
-  return (
-    /\b5\.1\.\d\b/.test(text) ||
-    (error.responseCode === 550 && /no such user|unknown user|mailbox unavailable/i.test(text))
-  );
+  return /\b5\.1\.[0-9]\b/.test(text) || (error.responseCode === 550 && /no such user|unknown user|mailbox unavailable/i.test(text));
 }

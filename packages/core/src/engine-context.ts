@@ -1,4 +1,5 @@
 import type { EventHub } from './events.js';
+import type { GuardedFetcher } from './fetch/fetch-types.js';
 import type { Clock, Logger, MailroomLimits } from './mailroom-types.js';
 import type { Store } from './store.js';
 import type { Transport } from './transport.js';
@@ -21,6 +22,8 @@ export interface EngineContext {
   limits: MailroomLimits & { attachments: AttachmentLimits };
   strictVariables: boolean;
   storeContentDefault: boolean;
+  /** The only way the engine fetches a URL: attachments by URL, CSV sources. */
+  fetcher: GuardedFetcher;
   /** Resolves once the store is initialized (migrations run); every entry point awaits it. */
   ready: () => Promise<void>;
 }

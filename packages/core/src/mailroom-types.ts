@@ -13,6 +13,7 @@ import type {
   TemplateFormat,
   TemplateRecord,
 } from './records.js';
+import type { GuardedFetcherOptions } from './fetch/fetch-types.js';
 import type { DeliveryCounts, Store } from './store.js';
 import type { Transport } from './transport.js';
 
@@ -79,6 +80,12 @@ export interface MailroomOptions {
   strictVariables?: boolean;
   /** Default of `options.storeContent` when a broadcast does not say. @default false */
   storeContentDefault?: boolean;
+  /**
+   * The guarded fetcher used for attachments by URL and CSV sources (architecture invariant 7): caps,
+   * allow-list (`127.0.0.1:PORT` in tests), injectable DNS, byte-range size of CSV downloads.
+   * @default {} (public http(s) hosts only, 30 s, 25 MiB, 5 redirects, 4 MiB ranges)
+   */
+  fetch?: GuardedFetcherOptions;
 }
 
 /** What `send` answers. */

@@ -11,6 +11,7 @@ import { systemClock } from './clock.js';
 import type { EngineContext } from './engine-context.js';
 import { MailroomError } from './errors.js';
 import { EventHub } from './events.js';
+import { createGuardedFetcher } from './fetch/index.js';
 import { silentLogger } from './logger.js';
 import type {
   AuthContext,
@@ -53,6 +54,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     },
     strictVariables: options.strictVariables ?? false,
     storeContentDefault: options.storeContentDefault ?? false,
+    fetcher: createGuardedFetcher(options.fetch),
     ready: () => {
       initialized ??= options.store.init();
       return initialized;
@@ -250,6 +252,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     async close() {
       await worker.stop();
       await options.transport.close?.();
+      await ctx.fetcher.close();
       await store.close();
     },
   };

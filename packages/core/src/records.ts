@@ -94,10 +94,11 @@ export type ExistingAction = 'preserve' | 'override';
 /**
  * One profile to upsert. The store applies exactly these rules (no others):
  * - absent profile: inserted with `name ?? null`, `traits ?? {}`, status `subscribed`, `labels ?? []`.
+ * - `name: null` or absent means "not given".
  * - existing profile, `name`: replaced when `name` is given and `onExistingProfile` is `override`,
  *   or when the stored name is null; otherwise kept.
- * - existing profile, `traits`: merged key by key; for a key present on both sides the incoming value
- *   wins only when `onExistingTrait` is `override`.
+ * - existing profile, `traits`: merged on top-level keys (a nested value is replaced whole); for a key
+ *   present on both sides the incoming value wins only when `onExistingTrait` is `override`.
  * - `labels`: union, in insertion order. `status` is never changed by an upsert.
  */
 export interface ProfileUpsert {

@@ -98,6 +98,9 @@ export type DeliveryCounts = Record<DeliveryStatus, number>;
  *
  * Rules for every method:
  * - Records go in and come out as the types in `records.ts`; dates as `Date`, JSON fields as values.
+ * - A method that takes `now` sets the `updatedAt` of the rows it changes to `now`.
+ * - Strings compare and sort by their bytes (binary collation): "by address" and "by ref" mean byte order,
+ *   and `A@x.test` and `a@x.test` are different addresses (the core lower-cases only the domain).
  * - Lookups scoped by `projectId` never return another project's rows.
  * - A unique-key violation is reported as a `MailroomError` with code `CONFLICT`.
  * - Any other failure of the backend is a `MailroomError` with code `STORE_FAILED` and the original as `cause`.
@@ -191,7 +194,8 @@ export interface Store {
    * Commit one accepted request atomically: create the mailing or append to it (checking its status),
    * insert the batch, the deliveries (skipping any whose (mailingId, address) exists), upsert the
    * profiles, and insert the source jobs. Either all of it is durable when the promise resolves, or
-   * none of it is written. Increments the mailing's `batchCount` and sets `updatedAt` to `now`.
+   * none of it is written. Increments the mailing's `batchCount` (a created mailing ends at 1) and sets
+   * `updatedAt` to `now`. Appending to an unknown `mailingId` is `NOT_FOUND`.
    *
    * Race guarantee: two concurrent commits to one mailing never produce two deliveries for one address,
    * and a commit never appends to a mailing whose status left `allowStatus` before it committed.
@@ -263,7 +267,10 @@ export interface Store {
     reason: string,
     now: Date,
   ): Promise<number>;
-  /** The earliest `nextAttemptAt` of a claimable delivery, to let an idle worker sleep until then. */
+  /**
+   * The earliest `nextAttemptAt` of a `queued` delivery (of a mailing that is not cancelled or failed), to
+   * let an idle worker sleep until then. Leases that will expire are not counted.
+   */
   nextDueAt(): Promise<Date | undefined>;
 
   // Source jobs

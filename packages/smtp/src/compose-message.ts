@@ -39,9 +39,9 @@ export function toMailOptions(message: OutgoingMessage, textEncoding: TextEncodi
     attachments: message.attachments.map((a) => ({
       filename: a.filename,
       contentType: a.contentType,
+      // nodemailer encodes attachments as base64 (byte for byte), except message/* parts, which
+      // RFC 2046 forbids encoding.
       content: asBuffer(a.content),
-      // 7bit or quoted-printable would let line endings inside a text file change on the way.
-      contentTransferEncoding: 'base64',
     })),
     disableFileAccess: true,
     disableUrlAccess: true,

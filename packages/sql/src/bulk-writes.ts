@@ -101,7 +101,7 @@ export function createBulkWrites(runner: SqlRunner, codec: Codec): BulkWrites {
         const slice = toRead.slice(i, i + IN_LIST_SIZE);
         const { rows: found } = await runner.run<Row>(
           tx,
-          `SELECT address, name, traits, labels FROM mailroom_profiles WHERE project_id = ? AND address IN ${runner.values(1, slice.length)}${runner.forUpdate}`,
+          `SELECT address, name, traits, labels FROM mailroom_profiles${mysql ? ' FORCE INDEX (PRIMARY)' : ''} WHERE project_id = ? AND address IN ${runner.values(1, slice.length)}${runner.forUpdate}`,
           [projectId, ...slice],
         );
         for (const row of found) {

@@ -12,6 +12,11 @@ export interface ClaimSpec {
   due: string;
   dueParams: unknown[];
   limit: number;
+  /**
+   * MySQL: the index to walk. InnoDB locks every row a locking read looks at, and for a small table the
+   * optimizer prefers a scan and a sort, which would lock every due row and starve the other claimers.
+   */
+  mysqlIndex?: string;
   /** `SET` list applied to every claimed row, with `?` placeholders. */
   set: string;
   setParams: unknown[];
@@ -55,15 +60,21 @@ export function createSqlClaims(runner: SqlRunner, codec: Codec): SqlClaims {
         return (await runner.run<Row>(db, text, [...setParams, ...dueParams, limit])).rows;
       }
       return runner.transaction(db, async (tx) => {
+        const from = spec.mysqlIndex ? `${table} d FORCE INDEX (${spec.mysqlIndex})` : `${table} d`;
         const picked = await runner.run<{ id: string }>(
           tx,
-          `SELECT d.id FROM ${table} d WHERE ${due} LIMIT ? FOR UPDATE SKIP LOCKED`,
+          `SELECT d.id FROM ${from} WHERE ${due} LIMIT ? FOR UPDATE SKIP LOCKED`,
           [...dueParams, limit],
         );
         if (picked.rows.length === 0) return [];
         const ids = picked.rows.map((row) => row.id);
         const list = runner.values(1, ids.length);
-        await runner.run(tx, `UPDATE ${table} SET ${set} WHERE id IN ${list}`, [...setParams, ...ids]);
+        // FORCE INDEX: on a small table the optimizer would rather scan, and an UPDATE's scan briefly
+        // locks every row it passes, which concurrent SKIP LOCKED claimers would then skip.
+        await runner.run(tx, `UPDATE ${table} FORCE INDEX (PRIMARY) SET ${set} WHERE id IN ${list}`, [
+          ...setParams,
+          ...ids,
+        ]);
         return (await runner.run<Row>(tx, `SELECT * FROM ${table} WHERE id IN ${list}`, ids)).rows;
       });
     },
@@ -81,7 +92,10 @@ export function createSqlClaims(runner: SqlRunner, codec: Codec): SqlClaims {
       // No RETURNING on MySQL updates: the rows the update matched stay locked by this transaction,
       // so reading the same condition back returns exactly them.
       return runner.transaction(db, async (tx) => {
-        await runner.run(tx, `UPDATE mailroom_deliveries SET lease_expires_at = ? WHERE ${where}`, [until, ...params]);
+        await runner.run(tx, `UPDATE mailroom_deliveries FORCE INDEX (PRIMARY) SET lease_expires_at = ? WHERE ${where}`, [
+          until,
+          ...params,
+        ]);
         const rows = await runner.run<{ id: string }>(tx, `SELECT id FROM mailroom_deliveries WHERE ${where}`, params);
         return rows.rows.map((row) => String(row.id));
       });

@@ -9,8 +9,8 @@ const MAX_PARAMETERS: Record<SqlKind, number> = { sqlite: 32_766, postgres: 65_5
 const MAX_ROWS_PER_STATEMENT = 500;
 /** Bytes of values per multi-row statement, to stay well under MySQL's default 16 MB packet. */
 const MAX_BYTES_PER_STATEMENT = 4 * 1024 * 1024;
-/** Attempts of a transaction that failed for contention alone (deadlock, busy) before giving up. */
-const TRANSACTION_ATTEMPTS = 8;
+/** Attempts of an operation that failed for contention alone (deadlock, busy) before giving up. */
+const ATTEMPTS = 5;
 
 /** What one statement returned. */
 export interface RunResult<R> {
@@ -25,12 +25,17 @@ export interface SqlRunner {
   /** Run one statement written with `?` placeholders on `db` (the pool, or a transaction's connection). */
   run<R = Record<string, unknown>>(db: Db, text: string, params?: unknown[]): Promise<RunResult<R>>;
   /**
-   * Run `fn` in one transaction and commit it, retried from the start when it fails for contention
-   * alone. SQLite takes the write lock up front (`BEGIN IMMEDIATE`): a deferred transaction that reads
+   * Run `fn` in one transaction and commit it (roll back if it throws). SQLite takes the write lock up front (`BEGIN IMMEDIATE`): a deferred transaction that reads
    * and then writes can fail with `SQLITE_BUSY` without waiting when another process wrote meanwhile.
    * MySQL runs at READ COMMITTED so that locking reads take no gap locks and release rows they skip.
    */
   transaction<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T>;
+  /**
+   * Run `fn`, again from the start when it fails for contention alone (a deadlock victim, a SQLite file
+   * still busy after the busy timeout). Every store operation is one statement or one transaction, or
+   * idempotent steps of them, so a failed attempt left nothing behind.
+   */
+  retrying<T>(fn: () => Promise<T>): Promise<T>;
   /** ` FOR UPDATE` where row locks exist; nothing on SQLite, whose transactions lock the whole file. */
   readonly forUpdate: string;
   /**
@@ -59,7 +64,7 @@ export function createSqlRunner(kind: SqlKind): SqlRunner {
     return converted;
   };
 
-  const once = async <T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> => {
+  const inTransaction = async <T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> => {
     if (kind === 'mysql') return db.transaction().setIsolationLevel('read committed').execute(fn);
     if (kind === 'postgres') return db.transaction().execute(fn);
     return db.connection().execute(async (conn) => {
@@ -83,12 +88,13 @@ export function createSqlRunner(kind: SqlKind): SqlRunner {
       const result = await db.executeQuery<R>(CompiledQuery.raw(kind === 'postgres' ? toPg(text) : text, params));
       return { rows: result.rows as R[], affected: Number(result.numAffectedRows ?? 0) };
     },
-    async transaction<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> {
+    transaction: inTransaction,
+    async retrying<T>(fn: () => Promise<T>): Promise<T> {
       for (let attempt = 1; ; attempt++) {
         try {
-          return await once(db, fn);
+          return await fn();
         } catch (error) {
-          if (attempt >= TRANSACTION_ATTEMPTS || !isTransient(error)) throw error;
+          if (attempt >= ATTEMPTS || !isTransient(error)) throw error;
           await sleep(Math.random() * 5 * 2 ** attempt);
         }
       }

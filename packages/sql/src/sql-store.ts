@@ -54,7 +54,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
   const guard = async <T>(operation: string, fn: () => Promise<T>): Promise<T> => {
     if (closed) throw new MailroomError('STORE_FAILED', `${operation}: the store is closed`, { source: name });
     try {
-      return await fn();
+      return await r.retrying(fn);
     } catch (error) {
       throw toStoreError(error, name, operation);
     }
@@ -491,6 +491,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
           due,
           dueParams: [now, now],
           limit: claimOptions.limit,
+          mysqlIndex: 'mailroom_deliveries_due',
           set: "status = 'sending', lease_expires_at = ?, lease_token = lease_token + 1, attempts = attempts + 1, updated_at = ?",
           setParams: [until, now],
         });

@@ -9,5 +9,5 @@ import { sameDatabase, storeOn, testDatabases } from './databases.js';
 export function sqlConformance(kind: SqlKind): void {
   const databases = testDatabases(kind);
   if (!databases) return;
-  storeTestSuite(`sql:${kind}`, async () => storeOn(await databases.create()), { connect: sameDatabase });
+  storeTestSuite(`sql:${kind}`, async () => storeOn(await databases.empty()), { connect: sameDatabase });
 }

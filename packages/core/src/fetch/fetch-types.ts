@@ -1,0 +1,95 @@
+/** One address a host name resolves to. */
+export interface ResolvedAddress {
+  /** An IP literal: dotted-decimal IPv4 or IPv6 without brackets. */
+  address: string;
+  family: 4 | 6 | number;
+}
+
+/** Resolves a host name to all of its addresses (the default is `dns.promises.lookup` with `all: true`). */
+export type FetchResolver = (hostname: string) => Promise<ResolvedAddress[]>;
+
+/** The connection the guarded fetcher is about to open, after every check passed. */
+export interface ConnectTarget {
+  /** The host name of the URL (brackets of an IPv6 literal removed). */
+  hostname: string;
+  /** The checked address the socket is pinned to. */
+  address: string;
+  family: number;
+  port: number;
+  protocol: 'http:' | 'https:';
+  /** Whether the host was let through by `allowHosts` rather than by the address checks. */
+  allowListed: boolean;
+}
+
+/** Options of {@link createGuardedFetcher}. */
+export interface GuardedFetcherOptions {
+  /**
+   * Hosts let through without the address checks, as exact `host:port` (for example `127.0.0.1:8080`,
+   * `[::1]:8080`, `files.internal:443`). For tests and trusted internal hosts; a redirect to a host not
+   * listed is checked as usual. @default []
+   */
+  allowHosts?: string[];
+  /** DNS resolution; tests inject one that maps test names to chosen addresses. @default dns.lookup (all) */
+  resolver?: FetchResolver;
+  /** Total time of one fetch, redirects and body included. @default 30_000 */
+  timeoutMs?: number;
+  /** Most bytes read from the wire, and most bytes of the decoded body, of one fetch. @default 26_214_400 (25 MiB) */
+  maxBytes?: number;
+  /** Redirects followed (each one checked again). @default 5 */
+  maxRedirects?: number;
+  /**
+   * Called synchronously right before a socket is opened, with the checked target; throwing vetoes the
+   * connection (the fetch fails with that error). A test seam: tests fail loudly if a connection to a
+   * non-loopback address is ever attempted.
+   */
+  connectHook?: (target: ConnectTarget) => void;
+  /**
+   * Size of one byte-range request when a CSV source is downloaded (one page of the source per range).
+   * @default 4_194_304 (4 MiB)
+   */
+  rangeBytes?: number;
+}
+
+/** Options of one fetch; each narrows the fetcher's own. */
+export interface GuardedRequest {
+  /** Request headers (`Range`, `If-Range`, ...). `Host` and hop-by-hop headers are not allowed. */
+  headers?: Record<string, string>;
+  /** @default the fetcher's `timeoutMs` */
+  timeoutMs?: number;
+  /** @default the fetcher's `maxBytes` */
+  maxBytes?: number;
+}
+
+/** A response whose headers have arrived; the body is read (or dropped) by the caller. */
+export interface GuardedResponse {
+  status: number;
+  /** The URL that answered, after redirects. */
+  url: string;
+  /** Response headers, names lower-cased, repeated values joined with `, `. */
+  headers: Record<string, string>;
+  /**
+   * The whole body, decoded from its `Content-Encoding` (gzip, deflate, br), under the byte and time caps.
+   * @throws MailroomError `FETCH_REFUSED` when a cap is hit or the connection fails.
+   */
+  bytes(): Promise<Buffer>;
+  /** Drops the body and frees the connection. */
+  cancel(): void;
+}
+
+/**
+ * The only way Mailroom fetches a URL (architecture invariant 7): http(s) only, every resolved address
+ * checked and the socket pinned to it, redirects followed by hand and re-checked, time and byte caps.
+ */
+export interface GuardedFetcher {
+  /**
+   * GET `url`, following up to `maxRedirects` redirects. Resolves once the final response's headers
+   * arrived, whatever its status.
+   * @throws MailroomError `FETCH_REFUSED` for every refusal (scheme, address, redirect count, cap) and
+   * every failure to connect; `retryable` is true only for failures that may pass (timeout, reset).
+   */
+  fetch(url: string, request?: GuardedRequest): Promise<GuardedResponse>;
+  /** The resolved options (defaults applied). */
+  readonly options: Readonly<Required<Omit<GuardedFetcherOptions, 'connectHook' | 'resolver'>>>;
+  /** Closes the pooled connections. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,12 @@
+export type {
+  ConnectTarget,
+  FetchResolver,
+  GuardedFetcher,
+  GuardedFetcherOptions,
+  GuardedRequest,
+  GuardedResponse,
+  ResolvedAddress,
+} from './fetch-types.js';
+export { createGuardedFetcher, FETCH_DEFAULTS } from './guarded-fetcher.js';
+export { refusalOf } from './ip-policy.js';
+export { FetchCapError, isByteCapError } from './read-body.js';

@@ -1,0 +1,145 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MailroomError } from '../src/errors.js';
+import type { ConnectTarget, GuardedFetcher } from '../src/fetch/index.js';
+import { createGuardedFetcher, isByteCapError } from '../src/fetch/index.js';
+
+const MiB = 1024 * 1024;
+
+/** A loopback server with bodies that never end, trickle, or inflate without bound. */
+function hostileServer(): Server {
+  // 8 MiB of zeros gzip to about 8 KiB; repeated members inflate 1000 to 1.
+  const bombMember = gzipSync(Buffer.alloc(8 * MiB));
+  const block = Buffer.alloc(64 * 1024, 'x');
+  return createServer((req, res) => {
+    const stop = () => res.destroy();
+    req.on('close', stop);
+    if (req.url === '/endless') {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      const pump = () => {
+        while (!res.destroyed && res.write(block)) {}
+        if (!res.destroyed) res.once('drain', pump);
+      };
+      pump();
+    } else if (req.url === '/trickle') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      const timer = setInterval(() => res.write('x'), 1_000);
+      res.on('close', () => clearInterval(timer));
+    } else if (req.url === '/silent') {
+      // Headers never come.
+    } else if (req.url === '/bomb') {
+      res.writeHead(200, { 'content-encoding': 'gzip', 'content-type': 'application/pdf' });
+      let sent = 0;
+      const pump = () => {
+        while (!res.destroyed && sent < 4_000 && res.write(bombMember)) sent++;
+        if (sent >= 4_000) res.end();
+        else if (!res.destroyed) res.once('drain', pump);
+      };
+      pump();
+    } else if (req.url === '/declared') {
+      res.writeHead(200, { 'content-length': String(100 * MiB) });
+      res.write('x');
+    } else if (req.url === '/small-gzip') {
+      res.writeHead(200, { 'content-encoding': 'gzip' });
+      res.end(gzipSync(Buffer.from('hello, decoded world')));
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+}
+
+describe('guarded fetcher: caps', () => {
+  let server: Server;
+  let port: number;
+  let fetcher: GuardedFetcher;
+  const attempts: ConnectTarget[] = [];
+
+  beforeAll(async () => {
+    server = hostileServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+    fetcher = createGuardedFetcher({
+      allowHosts: [`127.0.0.1:${port}`],
+      maxBytes: 4 * MiB,
+      timeoutMs: 1_500,
+      resolver: async () => {
+        throw new Error('no DNS in this test');
+      },
+      connectHook: (target) => {
+        attempts.push(target);
+        if (target.address !== '127.0.0.1') throw new Error(`TEST GUARD: ${target.address}`);
+      },
+    });
+  });
+  afterAll(async () => {
+    await fetcher.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    expect(attempts.every((t) => t.address === '127.0.0.1')).toBe(true);
+  });
+
+  async function refusal(path: string): Promise<{ error: MailroomError; ms: number; rssGrowth: number }> {
+    globalThis.gc?.();
+    const rss = process.memoryUsage().rss;
+    const started = Date.now();
+    const error = await fetcher
+      .fetch(`http://127.0.0.1:${port}${path}`)
+      .then((res) => res.bytes())
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(MailroomError);
+    expect((error as MailroomError).code).toBe('FETCH_REFUSED');
+    return {
+      error: error as MailroomError,
+      ms: Date.now() - started,
+      rssGrowth: process.memoryUsage().rss - rss,
+    };
+  }
+
+  it('stops an endless body at the byte cap, memory flat', async () => {
+    const { error, rssGrowth } = await refusal('/endless');
+    expect(isByteCapError(error)).toBe(true);
+    expect(error.message).toMatch(/grew past the limit of 4194304 bytes/);
+    expect(rssGrowth).toBeLessThan(48 * MiB);
+  });
+
+  it('stops a 1-byte-per-second body at the time cap', async () => {
+    const { error, ms } = await refusal('/trickle');
+    expect(error.message).toMatch(/took longer than 1500 ms/);
+    expect(ms).toBeGreaterThanOrEqual(1_400);
+    expect(ms).toBeLessThan(4_000);
+  });
+
+  it('stops a server that never answers at the time cap', async () => {
+    const { error, ms } = await refusal('/silent');
+    expect(error.message).toMatch(/took longer than 1500 ms/);
+    expect(ms).toBeLessThan(4_000);
+  });
+
+  it('stops a gzip bomb at the decoded cap, memory flat', async () => {
+    const { error, rssGrowth } = await refusal('/bomb');
+    expect(isByteCapError(error)).toBe(true);
+    expect(error.message).toMatch(/decoded body grew past the limit/);
+    expect(rssGrowth).toBeLessThan(48 * MiB);
+  });
+
+  it('refuses a declared length past the cap before reading the body', async () => {
+    const { error } = await refusal('/declared');
+    expect(error.message).toMatch(/declares 104857600 bytes/);
+  });
+
+  it('decodes a gzip body under the cap', async () => {
+    const res = await fetcher.fetch(`http://127.0.0.1:${port}/small-gzip`);
+    expect(res.status).toBe(200);
+    expect((await res.bytes()).toString()).toBe('hello, decoded world');
+  });
+
+  it('takes a smaller cap per request', async () => {
+    const res = await fetcher.fetch(`http://127.0.0.1:${port}/small-gzip`, { maxBytes: 5 });
+    await expect(res.bytes()).rejects.toSatisfy(isByteCapError);
+  });
+});

@@ -1,0 +1,15 @@
+import { sqlStore } from '../src/index.js';
+import { makeBatch, makeDelivery, makeMailing, makeProject, makeSecret, testTime } from '../../core/src/testing/store-fixtures.js';
+import mysql from 'mysql2/promise';
+const admin = await mysql.createConnection({ uri: 'mysql://root@127.0.0.1:3306/test' });
+await admin.query('DROP DATABASE IF EXISTS mr_explain'); await admin.query('CREATE DATABASE mr_explain');
+const store = sqlStore({ url: 'mysql://root@127.0.0.1:3306/mr_explain' });
+await store.init();
+const p = makeProject(); await store.createProject(p, makeSecret(p.id));
+const m = makeMailing(p.id); const b = makeBatch(m.id);
+const ds = Array.from({ length: 300 }, (_, i) => makeDelivery(m, b, `r${i}@x.com`, { nextAttemptAt: testTime(-i) }));
+await store.commitBatch({ target: { create: m }, batch: b, deliveries: ds, profiles: [], profileOptions: { onExistingTrait: 'preserve', onExistingProfile: 'preserve' }, sourceJobs: [], now: testTime() });
+await admin.query('USE mr_explain');
+const [rows] = await admin.query(`EXPLAIN SELECT d.id FROM mailroom_deliveries d WHERE d.open_at <= 1 AND (d.status = 'queued' OR d.lease_expires_at <= 1) AND NOT EXISTS (SELECT 1 FROM mailroom_mailings m WHERE m.id = d.mailing_id AND m.status IN ('cancelled','failed')) ORDER BY d.open_at LIMIT 75 FOR UPDATE SKIP LOCKED`);
+console.table(rows);
+await store.close(); await admin.query('DROP DATABASE mr_explain'); await admin.end();

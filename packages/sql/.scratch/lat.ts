@@ -1,0 +1,12 @@
+import pg from 'pg';
+const c = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/test' }); await c.connect();
+await c.query('create temp table t (x int)');
+await c.query('create table if not exists mr_lat_probe (x int)');
+let t0 = performance.now();
+for (let i = 0; i < 100; i++) await c.query('select 1');
+console.log('select', ((performance.now() - t0) / 100).toFixed(2), 'ms');
+t0 = performance.now();
+for (let i = 0; i < 100; i++) await c.query('insert into mr_lat_probe values (1)');
+console.log('insert commit', ((performance.now() - t0) / 100).toFixed(2), 'ms');
+await c.query('drop table mr_lat_probe');
+await c.end();
