@@ -1,11 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type CliIo, main } from '@mailroom/cli';
 import { createMailroom, type ProjectRecord } from '@mailroom/core';
 import { memoryTransport } from '@mailroom/memory';
 import { sqlStore } from '@mailroom/sql';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 /** An in-process CLI run: its exit code and everything it wrote. */
 interface Run {
@@ -42,6 +42,10 @@ describe('mailroom admin commands', () => {
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'mailroom-cli-'));
     db = join(dir, 'admin.db');
+  });
+
+  afterEach(() => {
+    rmSync(dir, { recursive: true, force: true });
   });
 
   async function createProject(name = 'Acme'): Promise<{ project: ProjectRecord; secret: string }> {

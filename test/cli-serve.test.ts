@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type CliIo, main } from '@mailroom/cli';
@@ -89,6 +89,7 @@ describe('mailroom serve', () => {
       cli.stop();
       await cli.done;
     }
+    rmSync(dir, { recursive: true, force: true });
   });
 
   function serve(argv: string[], env: Record<string, string> = {}): RunningCli {

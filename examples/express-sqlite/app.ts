@@ -26,6 +26,7 @@ export interface ExpressSqliteOptions {
 export interface ExpressSqliteApp {
   /** Base URL of the app; the API is under `${url}/api`. */
   url: string;
+  /** The engine, for admin calls and events. */
   mailroom: Mailroom;
   /** The secret of the project created on a new database; undefined when the database had one already. */
   secret: string | undefined;

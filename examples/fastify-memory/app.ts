@@ -12,6 +12,7 @@ import Fastify from 'fastify';
 export interface FastifyMemoryApp {
   /** Base URL of the app, for example `http://127.0.0.1:3000`; the API is under `${url}/api`. */
   url: string;
+  /** The engine, for admin calls and events. */
   mailroom: Mailroom;
   /** Every delivered message ends up here. */
   transport: MemoryTransport;

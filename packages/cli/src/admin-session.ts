@@ -6,7 +6,9 @@ import { openEngine, resolveDatabase } from './open-engine.js';
 
 /** What an admin command works with: the engine (for its checks) and the store (for lookups). */
 export interface AdminSession {
+  /** The engine, for the admin operations and their validation. */
   mailroom: Mailroom;
+  /** The store, for lookups the admin API has no call for. */
   store: Store;
 }
 

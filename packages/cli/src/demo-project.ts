@@ -7,9 +7,13 @@ export const DEMO_TEMPLATE_REF = 'welcome';
 
 /** The demo project just created, with its secret (to print once). */
 export interface DemoProject {
+  /** The project "Demo". */
   project: ProjectRecord;
+  /** Its live secret: the only moment it exists in clear. */
   secret: string;
+  /** The sender identity's address. */
   sender: string;
+  /** The ref of the MJML template. */
   templateRef: string;
 }
 

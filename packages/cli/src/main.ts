@@ -6,8 +6,9 @@ import { type CliIo, onSignals, println, processIo } from './io.js';
 
 /**
  * Runs the `mailroom` command line and resolves to its exit code: 0 done, 1 runtime failure (database or
- * SMTP server unreachable, a refused operation), 2 usage error. Never rejects and never exits the
- * process. `serve` and `worker` resolve only after a graceful shutdown (see {@link CliIo.onShutdown}).
+ * SMTP server unreachable, a refused operation), 2 usage error. Never rejects, and never exits the
+ * process but for a second SIGTERM/SIGINT during a stuck shutdown (default `io` only). `serve` and
+ * `worker` resolve only after a graceful shutdown (see {@link CliIo.onShutdown}).
  *
  * @example
  * process.exitCode = await main(['project', 'create', 'Acme', '--json']);

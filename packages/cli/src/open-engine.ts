@@ -36,15 +36,21 @@ export type DeliveryTarget =
 
 /** The `--database`, `--smtp` and `--outbox` flags, as given (absent ones undefined). */
 export interface EngineFlags {
+  /** `--database`. */
   database?: string | undefined;
+  /** `--smtp`. */
   smtp?: string | undefined;
+  /** `--outbox`. */
   outbox?: string | undefined;
 }
 
 /** An opened engine with what it runs on, for the banner and for shutdown. */
 export interface OpenedEngine {
+  /** The engine; `mailroom.close()` closes the store and the transport. */
   mailroom: Mailroom;
+  /** The opened, migrated store. */
   store: Store;
+  /** The database it was opened on. */
   database: DatabaseTarget;
   /** Undefined for admin commands, which never deliver. */
   delivery?: DeliveryTarget;

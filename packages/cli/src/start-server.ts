@@ -12,11 +12,15 @@ export interface ServerOptions {
   port: number;
   /** Interface to listen on. */
   host: string;
+  /** The store's database (opened and migrated before listening). */
   database: DatabaseTarget;
+  /** Where messages go (an SMTP server is verified before listening). */
   delivery: DeliveryTarget;
   /** Run the delivery worker in this process. */
   worker: boolean;
+  /** Worker tuning (concurrency, rate). */
   workerOptions?: WorkerOptions;
+  /** Where the engine and the HTTP layer log (never secrets or bodies). */
   logger: Logger;
 }
 
@@ -26,6 +30,7 @@ export interface RunningServer {
   url: string;
   /** The address actually bound (the real port when 0 was asked). */
   address: { host: string; port: number };
+  /** The engine behind the server. */
   mailroom: Mailroom;
   /** The demo project, when this start created it (its secret is here, once). */
   demo: DemoProject | undefined;

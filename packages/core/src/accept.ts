@@ -8,6 +8,7 @@ import type {
   BatchRecord,
   ContentSnapshot,
   DeliveryRecord,
+  Json,
   MailingKind,
   MailingRecord,
   ProfileUpsert,
@@ -17,6 +18,7 @@ import type {
 } from './records.js';
 import { contentFromMessage, contentFromTemplate, prepareContent } from './render/index.js';
 import type { NormalizedContentRequest, NormalizedRecipient, SourceSpec } from './request-types.js';
+import { probeCsvSource } from './sources/csv-probe.js';
 import type { BatchCommitResult, BatchTarget } from './store.js';
 
 /**
@@ -108,7 +110,11 @@ export async function resolveGroup(
   return group.id;
 }
 
-/** Checks every source of a batch and turns it into a durable job. */
+/**
+ * Checks every source of a batch and turns it into a durable job. An audience group must exist in the
+ * project; a CSV file must be reachable through the guarded fetcher on a host that serves byte ranges
+ * (probed now, so a host without them is a 422 at accept time, not a failure later).
+ */
 export async function resolveSources(
   ctx: EngineContext,
   auth: AuthContext,
@@ -119,26 +125,28 @@ export async function resolveSources(
 ): Promise<SourceJobRecord[]> {
   const jobs: SourceJobRecord[] = [];
   for (const source of sources) {
+    let kind: SourceJobRecord['kind'];
+    let config: Json;
     if (source.kind === 'csv') {
-      throw new MailroomError(
-        'UNPROCESSABLE',
-        `CSV source ${source.label}: CSV file sources are not supported yet; send recipients in batches`,
-      );
+      kind = 'csv';
+      config = { ...(await probeCsvSource(ctx, source)) };
+    } else {
+      kind = 'audience';
+      config = {
+        groupId: await resolveGroup(ctx, auth, source.ref),
+        ref: source.ref,
+        actionOnExistingTrait: source.actionOnExistingTrait,
+        actionOnExistingProfile: source.actionOnExistingProfile,
+        includeUnsubscribed: source.includeUnsubscribed,
+      };
     }
-    const groupId = await resolveGroup(ctx, auth, source.ref);
     jobs.push({
       id: newId('src', now.getTime()),
       projectId: auth.project.id,
       mailingId,
       batchId,
-      kind: 'audience',
-      config: {
-        groupId,
-        ref: source.ref,
-        actionOnExistingTrait: source.actionOnExistingTrait,
-        actionOnExistingProfile: source.actionOnExistingProfile,
-        includeUnsubscribed: source.includeUnsubscribed,
-      },
+      kind,
+      config,
       status: 'pending',
       checkpoint: null,
       rowsDone: 0,

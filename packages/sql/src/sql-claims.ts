@@ -4,6 +4,14 @@ import { ms } from './codec.js';
 import type { Db } from './connect.js';
 import type { SqlRunner } from './sql-runner.js';
 
+/**
+ * Planner settings for one claim (`set_config(..., true)` lasts until the end of the transaction).
+ * Without a sort or a bitmap scan, the only way to the `ORDER BY ... LIMIT` is the due index, in order.
+ * JIT is off because a disabled path's cost would otherwise make PostgreSQL compile the query.
+ */
+const PG_INDEX_ORDER =
+  "SELECT set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('jit', 'off', true)";
+
 /** One claim: which rows are due, and what claiming one writes. */
 export interface ClaimSpec {
   /** The table; the `due` clause refers to it as `d`. */
@@ -52,7 +60,13 @@ export function createSqlClaims(runner: SqlRunner, codec: Codec): SqlClaims {
       if (kind === 'postgres') {
         const text = `WITH due AS (SELECT d.id FROM ${table} d WHERE ${due} LIMIT ? FOR UPDATE SKIP LOCKED)
           UPDATE ${table} AS u SET ${set} FROM due WHERE u.id = due.id RETURNING u.*`;
-        return (await runner.run<Row>(db, text, [...dueParams, limit, ...setParams])).rows;
+        return runner.transaction(db, async (tx) => {
+          // Until the table has been analyzed (a fresh broadcast of a million rows), the planner takes
+          // the due rows for a handful and sorts them all on every claim. Walking the due index in order
+          // and stopping at the limit is right at any size, so the claim's transaction asks for it.
+          await runner.run(tx, PG_INDEX_ORDER);
+          return (await runner.run<Row>(tx, text, [...dueParams, limit, ...setParams])).rows;
+        });
       }
       if (kind === 'sqlite') {
         // One statement: it takes the write lock before reading, so no other process picks the same rows.

@@ -59,7 +59,9 @@ export function createSqlRunner(kind: SqlKind): SqlRunner {
     if (hit !== undefined) return hit;
     let n = 0;
     const converted = text.replace(/\?/g, () => `$${++n}`);
-    if (pgTexts.size > 2048) pgTexts.clear();
+    // Only the fixed statements are worth keeping; bulk ones vary with their row count.
+    if (text.length > 2048) return converted;
+    if (pgTexts.size > 1024) pgTexts.clear();
     pgTexts.set(text, converted);
     return converted;
   };

@@ -20,6 +20,8 @@ export function openSqliteDatabase(path: string, busyTimeoutMs: number): SqliteD
   if (path !== ':memory:') db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
+  db.pragma('cache_size = -65536');
+  db.pragma('temp_store = MEMORY');
   const cache = new Map<string, SqliteStatement>();
   return {
     prepare(sql: string): SqliteStatement {

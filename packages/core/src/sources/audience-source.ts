@@ -1,5 +1,8 @@
 import { domainOf, localPart, newDelivery } from '../accept.js';
-import type { SourceExpander } from './source-expander.js';
+import type { EngineContext } from '../engine-context.js';
+import type { ProfileRecord, ProfileUpsert, SourceJobRecord } from '../records.js';
+import { expandUntilDone } from './csv-page-runner.js';
+import type { SourceEnv, SourceExpander, SourcePage } from './source-expander.js';
 
 /** Members read from an audience group per page. */
 export const AUDIENCE_PAGE_SIZE = 500;
@@ -8,51 +11,107 @@ export const AUDIENCE_PAGE_SIZE = 500;
 export interface AudienceSourceConfig {
   groupId: string;
   ref: string;
+  /**
+   * For a member whose address the broadcast also brings data for (a CSV row of one of its sources):
+   * `preserve` (default) keeps every trait the stored profile already has; `override` lets the incoming
+   * value replace it. Traits only one side has are always combined.
+   */
   actionOnExistingTrait: 'preserve' | 'override';
+  /**
+   * For such a member: `preserve` (default) keeps the stored profile's own fields (its name; a missing
+   * one is filled in); `override` lets the incoming name replace it.
+   */
   actionOnExistingProfile: 'preserve' | 'override';
+  /** Unsubscribed members get the broadcast too. Suppressed addresses never do. @default false */
   includeUnsubscribed: boolean;
 }
 
 /**
- * Audience-group sources: members in address order, a page at a time, checkpointed by the last address.
- * Unsubscribed members are left out unless the source says `includeUnsubscribed`; suppressed ones are
- * caught at send time like every delivery.
+ * Audience-group sources: members in address order, a page at a time, checkpointed by the last address
+ * listed (pages run back to back, see `expandUntilDone`). Each member becomes a delivery carrying the
+ * stored profile's name and traits. Left out: unsubscribed members unless `includeUnsubscribed`, and
+ * suppressed addresses always (the send-time checks stay, for changes after expansion).
+ *
+ * When the broadcast already holds a CSV row for a member (its delivery came from a CSV source), the
+ * member's profile is updated from that row by the store's `ProfileUpsert` rules, with
+ * `actionOnExistingProfile` and `actionOnExistingTrait` as the options; the CSV expander does the same
+ * for rows that arrive after the member was expanded, so the order the two sources run in does not
+ * matter. A delivery is never rewritten: it renders with the data of the part of the broadcast that
+ * reached the address first.
  */
 export const audienceExpander: SourceExpander = {
-  async expandPage(job, { ctx, entry, now }) {
-    const config = job.config as unknown as AudienceSourceConfig;
-    const checkpoint = job.checkpoint as { after?: string | null } | null;
-    const members = await ctx.store.listGroupMembers(job.projectId, config.groupId, {
-      after: checkpoint?.after ?? null,
-      limit: AUDIENCE_PAGE_SIZE,
-    });
-    const { mailing } = entry;
-    const notBefore =
-      mailing.options.scheduleFor && mailing.options.scheduleFor > now ? mailing.options.scheduleFor : now;
-    const domain = domainOf(mailing.sender.address);
-    const deliveries = members
-      .filter((m) => config.includeUnsubscribed || m.status === 'subscribed')
-      // The job id stands as batch id: the worker reads the source's options through it at send time.
-      .map((m) =>
-        newDelivery(
-          mailing,
-          job.id,
-          { address: m.address, name: m.name ?? localPart(m.address), traits: m.traits },
-          notBefore,
-          domain,
-          now,
-        ),
-      );
-    const done = members.length < AUDIENCE_PAGE_SIZE;
-    return {
-      deliveries,
-      profiles: [],
-      profileOptions: { onExistingProfile: 'preserve', onExistingTrait: 'preserve' },
-      patch: {
-        checkpoint: { after: members.at(-1)?.address ?? checkpoint?.after ?? null },
-        rowsDone: job.rowsDone + members.length,
-        ...(done ? { status: 'done' as const } : {}),
-      },
-    };
+  async expandPage(job, env) {
+    return expandUntilDone(job, env, (current, now) => audiencePage(current, env, now));
   },
 };
+
+async function audiencePage(job: SourceJobRecord, env: SourceEnv, now: Date): Promise<SourcePage> {
+  const { ctx, entry } = env;
+  const config = job.config as unknown as AudienceSourceConfig;
+  const checkpoint = job.checkpoint as { after?: string | null } | null;
+  const members = await ctx.store.listGroupMembers(job.projectId, config.groupId, {
+    after: checkpoint?.after ?? null,
+    limit: AUDIENCE_PAGE_SIZE,
+  });
+  const suppressed = new Set(
+    members.length === 0
+      ? []
+      : (await ctx.store.findSuppressed(job.projectId, members.map((m) => m.address))).map((s) => s.address),
+  );
+  const { mailing } = entry;
+  const notBefore =
+    mailing.options.scheduleFor && mailing.options.scheduleFor > now ? mailing.options.scheduleFor : now;
+  const domain = domainOf(mailing.sender.address);
+  const deliveries = members
+    .filter((m) => (config.includeUnsubscribed || m.status === 'subscribed') && !suppressed.has(m.address))
+    // The job id stands as batch id: the worker reads the source's options through it at send time.
+    .map((m) =>
+      newDelivery(
+        mailing,
+        job.id,
+        { address: m.address, name: m.name ?? localPart(m.address), traits: m.traits },
+        notBefore,
+        domain,
+        now,
+      ),
+    );
+  const done = members.length < AUDIENCE_PAGE_SIZE;
+  return {
+    deliveries,
+    profiles: await incomingFromCsv(ctx, job, members),
+    profileOptions: {
+      onExistingProfile: config.actionOnExistingProfile,
+      onExistingTrait: config.actionOnExistingTrait,
+    },
+    patch: {
+      checkpoint: { after: members.at(-1)?.address ?? checkpoint?.after ?? null },
+      rowsDone: job.rowsDone + members.length,
+      ...(done ? { status: 'done' as const } : {}),
+    },
+  };
+}
+
+/**
+ * The CSV rows this broadcast already holds for these members, as profile upserts. A CSV delivery whose
+ * name is the address's local part had no name in its row: that default is not incoming data.
+ */
+async function incomingFromCsv(
+  ctx: EngineContext,
+  job: SourceJobRecord,
+  members: ProfileRecord[],
+): Promise<ProfileUpsert[]> {
+  if (members.length === 0) return [];
+  const csvJobs = new Set(
+    (await ctx.store.listSourceJobs(job.mailingId)).filter((j) => j.kind === 'csv').map((j) => j.id),
+  );
+  if (csvJobs.size === 0) return [];
+  const upserts: ProfileUpsert[] = [];
+  for (const member of members) {
+    const delivery = await ctx.store.findDelivery(job.mailingId, member.address);
+    if (!delivery || !csvJobs.has(delivery.batchId)) continue;
+    const upsert: ProfileUpsert = { address: member.address, traits: delivery.traits };
+    if (delivery.name !== localPart(delivery.address)) upsert.name = delivery.name;
+    upserts.push(upsert);
+  }
+  return upserts;
+}

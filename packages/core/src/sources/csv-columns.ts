@@ -1,0 +1,91 @@
+import { MailroomError } from '../errors.js';
+import type { Variables } from '../records.js';
+import { checkAddress } from '../request/address.js';
+
+/** Which cell of a row feeds which recipient field or trait, decided once from the header row. */
+export interface CsvColumnPlan {
+  address: number;
+  name: number | null;
+  traits: Array<{ index: number; key: string }>;
+}
+
+/** One data row read as a recipient, or why it cannot be one. */
+export type CsvRecipient =
+  | { ok: true; address: string; name: string | null; traits: Variables }
+  | { ok: false; reason: string };
+
+/** Headings that hold the address when no column is mapped to `address`, compared case-insensitively. */
+const ADDRESS_HEADINGS = ['address', 'email', 'e-mail', 'email address', 'email_address', 'mail'];
+
+// Keys that would reach an object's prototype machinery instead of being plain data.
+const UNSAFE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * Reads the header row with the source's `columnMappings` (CSV heading to trait name):
+ * - a heading is matched to a mapping key exactly after trimming, else case-insensitively;
+ * - a column mapped to `address` or `name` (any case) feeds that recipient field; when none is mapped to
+ *   `address`, the first heading named `address`, `email`, `e-mail`, `email address`, `email_address` or
+ *   `mail` (any case) is the address;
+ * - every other column is a trait under its mapped name, or under its own heading when unmapped; empty
+ *   headings and prototype keys (`__proto__`, ...) are skipped; the first of two equal trait names wins.
+ *
+ * @throws MailroomError `UNPROCESSABLE` when no column holds the address.
+ */
+export function planColumns(header: string[], mappings: Record<string, string>): CsvColumnPlan {
+  const lowerKeys = new Map<string, string>();
+  for (const key of Object.keys(mappings)) lowerKeys.set(key.trim().toLowerCase(), key);
+  const targetOf = (heading: string): string => {
+    const exact = Object.hasOwn(mappings, heading) ? mappings[heading] : undefined;
+    const loose = lowerKeys.get(heading.toLowerCase());
+    return (exact ?? (loose !== undefined ? mappings[loose] : undefined) ?? heading).trim();
+  };
+  let address: number | null = null;
+  let name: number | null = null;
+  const traits: CsvColumnPlan['traits'] = [];
+  const seen = new Set<string>();
+  header.forEach((raw, index) => {
+    const heading = raw.trim();
+    const target = targetOf(heading);
+    const reserved = target.toLowerCase();
+    if (reserved === 'address') address ??= index;
+    else if (reserved === 'name') name ??= index;
+    else if (target !== '' && !UNSAFE_KEYS.has(target) && !seen.has(target)) {
+      seen.add(target);
+      traits.push({ index, key: target });
+    }
+  });
+  if (address === null) {
+    const fallback = header.findIndex((h) => ADDRESS_HEADINGS.includes(h.trim().toLowerCase()));
+    if (fallback === -1) {
+      throw new MailroomError(
+        'UNPROCESSABLE',
+        `The CSV has no address column (headings: ${header.slice(0, 20).join(', ')}); map one with columnMappings, for example { "Email": "address" }`,
+      );
+    }
+    address = fallback;
+    // The fallback column was read as a trait above; it is the address now.
+    const at = traits.findIndex((t) => t.index === fallback);
+    if (at !== -1) traits.splice(at, 1);
+  }
+  return { address, name, traits };
+}
+
+/**
+ * One data row as a recipient. Cells are data: a cell starting with `=`, `+`, `-` or `@` is kept as the
+ * plain string it is, never evaluated. Empty cells give no trait (they do not blank a stored one).
+ */
+export function readRecipient(cells: string[], plan: CsvColumnPlan): CsvRecipient {
+  const raw = cells[plan.address] ?? '';
+  const checked = checkAddress(raw);
+  if (!checked.ok) {
+    const shown = raw.length > 80 ? `${raw.slice(0, 80)}…` : raw;
+    return { ok: false, reason: `invalid address ${JSON.stringify(shown)}: ${checked.reason}` };
+  }
+  const nameCell = plan.name === null ? '' : (cells[plan.name] ?? '').trim();
+  const traits: Variables = {};
+  for (const { index, key } of plan.traits) {
+    const value = cells[index];
+    if (value !== undefined && value !== '') traits[key] = value;
+  }
+  return { ok: true, address: checked.address, name: nameCell === '' ? null : nameCell, traits };
+}

@@ -1,0 +1,258 @@
+import { domainOf, localPart, newDelivery } from '../accept.js';
+import type { EngineContext } from '../engine-context.js';
+import { MailroomError } from '../errors.js';
+import type { DeliveryRecord, ProfileUpsert, ProfileUpsertOptions, SourceJobRecord } from '../records.js';
+import type { AudienceSourceConfig } from './audience-source.js';
+import { planColumns, readRecipient } from './csv-columns.js';
+import { expandUntilDone, leaseMsOf } from './csv-page-runner.js';
+import { type CsvSourceConfig, isEncoded, parseContentRange } from './csv-probe.js';
+import { type CsvNewline, type CsvRow, CsvRowReader } from './csv-row-reader.js';
+import type { SourceEnv, SourceExpander, SourcePage } from './source-expander.js';
+
+/** The progress a CSV source job checkpoints after each page. */
+export interface CsvCheckpoint {
+  /** Byte offset of the next row to read: always a row boundary. */
+  offset: number;
+  /** 1-based line of that row. */
+  line: number;
+  /** The dialect guessed on the first page, so every page parses alike. */
+  delimiter: string | null;
+  newline: CsvNewline | null;
+  /** The header row, once read. */
+  header: string[] | null;
+}
+
+/** Options of {@link createCsvExpander}. */
+export interface CsvExpanderOptions {
+  /** Waits before each retry of a range that failed in a way that may pass (timeout, reset, 5xx). @default [250, 1000, 3000] */
+  retryDelaysMs?: number[];
+  /** Row errors kept on the job (line and reason); the rest are only counted. @default 100 */
+  maxRowErrors?: number;
+}
+
+/** CSV preserves what profiles already hold, unless an audience source of the broadcast says otherwise. */
+const CSV_PROFILE_OPTIONS: ProfileUpsertOptions = { onExistingProfile: 'preserve', onExistingTrait: 'preserve' };
+
+/**
+ * CSV file sources: the file is downloaded in byte ranges through the guarded fetcher (one range per
+ * page, `rangeBytes` of the fetch options), each range asked `If-Range` on the ETag (or Last-Modified)
+ * learned at accept time, decoded and parsed by {@link CsvRowReader}. A page ends at the last complete
+ * row of its range, which is the checkpoint: a resumed page starts on a row boundary. Each data row is
+ * mapped by the source's `columnMappings` (see `planColumns`), indexed as a profile tagged with the
+ * source's `label` (and added to the broadcast's acquiring audience), and becomes a delivery whose
+ * traits are the row's (`profile.*` / `recipient.*` in templates). Rows with a bad address are counted
+ * and reported with their line numbers, not fatal. If the file changes while it is read (a 200 instead
+ * of a 206, another ETag or size), the source fails with that reason instead of mixing two versions.
+ */
+export function createCsvExpander(options: CsvExpanderOptions = {}): SourceExpander {
+  const retryDelays = options.retryDelaysMs ?? [250, 1_000, 3_000];
+  const maxRowErrors = options.maxRowErrors ?? 100;
+
+  async function page(job: SourceJobRecord, env: SourceEnv, now: Date, groupId: string | null) {
+    const { ctx, entry } = env;
+    const config = job.config as unknown as CsvSourceConfig;
+    const checkpoint: CsvCheckpoint = (job.checkpoint as unknown as CsvCheckpoint | null) ?? {
+      offset: 0,
+      line: 1,
+      delimiter: null,
+      newline: null,
+      header: null,
+    };
+    const reader = new CsvRowReader(checkpoint);
+    const rows: CsvRow[] = [];
+    let at = checkpoint.offset;
+    // One range per page; a row longer than a range (or the dialect guess on page one) takes the next too.
+    while (at < config.size && rows.length === 0) {
+      const last = Math.min(at + ctx.fetcher.options.rangeBytes, config.size) - 1;
+      const bytes = await fetchRange(ctx, config, at, last, checkpoint.line, retryDelays);
+      at += bytes.length;
+      rows.push(...reader.push(bytes));
+      if (at >= config.size) rows.push(...reader.end());
+    }
+    const done = at >= config.size;
+
+    let header = checkpoint.header;
+    const { mailing } = entry;
+    const notBefore =
+      mailing.options.scheduleFor && mailing.options.scheduleFor > now ? mailing.options.scheduleFor : now;
+    const domain = domainOf(mailing.sender.address);
+    const deliveries: DeliveryRecord[] = [];
+    const profiles: ProfileUpsert[] = [];
+    const seen = new Set<string>();
+    let dataRows = 0;
+    let failed = 0;
+    const rowErrors = [...job.rowErrors];
+    let plan = header === null ? null : planColumns(header, config.columnMappings);
+    for (const row of rows) {
+      if (row.cells.every((c) => c === '')) continue;
+      if (plan === null || header === null) {
+        header = row.cells;
+        plan = planColumns(header, config.columnMappings);
+        continue;
+      }
+      dataRows++;
+      const r = readRecipient(row.cells, plan);
+      if (!r.ok) {
+        failed++;
+        if (rowErrors.length < maxRowErrors) rowErrors.push({ line: row.line, reason: r.reason });
+        continue;
+      }
+      if (seen.has(r.address)) continue;
+      seen.add(r.address);
+      deliveries.push(
+        newDelivery(
+          mailing,
+          job.id,
+          { address: r.address, name: r.name ?? localPart(r.address), traits: r.traits },
+          notBefore,
+          domain,
+          now,
+        ),
+      );
+      const profile: ProfileUpsert = { address: r.address, traits: r.traits, labels: [config.label] };
+      if (r.name !== null) profile.name = r.name;
+      profiles.push(profile);
+    }
+    const next: CsvCheckpoint = {
+      offset: reader.offset,
+      line: reader.line,
+      delimiter: reader.delimiter,
+      newline: reader.newline,
+      header,
+    };
+    const result: SourcePage = {
+      deliveries,
+      profiles,
+      profileOptions: { ...CSV_PROFILE_OPTIONS, groupId },
+      patch: {
+        checkpoint: next as unknown as SourcePage['patch']['checkpoint'],
+        rowsDone: job.rowsDone + dataRows,
+        rowsFailed: job.rowsFailed + failed,
+        rowErrors,
+        ...(done ? { status: 'done' as const } : {}),
+      },
+    };
+    await applyAudienceOptions(ctx, job, result, now);
+    return result;
+  }
+
+  return {
+    async expandPage(job, env) {
+      const acquiring = env.entry.mailing.options.acquiringAudience;
+      const group = acquiring ? await env.ctx.store.getGroup(job.projectId, acquiring) : undefined;
+      return expandUntilDone(job, env, (current, now) => page(current, env, now, group?.id ?? null));
+    },
+  };
+}
+
+/** The CSV expander with its defaults, as registered in `SOURCE_EXPANDERS.csv`. */
+export const csvExpander: SourceExpander = createCsvExpander();
+
+/**
+ * A row for an address that an audience source of the same broadcast already reached is incoming data
+ * for a member of that group: its profile upsert follows that source's `actionOnExistingProfile` and
+ * `actionOnExistingTrait` (see the package README), committed here ahead of the page, the rest of the
+ * page keeping the CSV's own `preserve`. Upserts are idempotent, so a page recomputed after a crash
+ * applies them again harmlessly.
+ */
+async function applyAudienceOptions(
+  ctx: EngineContext,
+  job: SourceJobRecord,
+  page: SourcePage,
+  now: Date,
+): Promise<void> {
+  if (page.profiles.length === 0) return;
+  const audienceJobs = (await ctx.store.listSourceJobs(job.mailingId)).filter((j) => j.kind === 'audience');
+  if (audienceJobs.length === 0) return;
+  // Only addresses with a stored profile can be group members: one lookup narrows the per-row checks.
+  const existing = await ctx.store.findProfiles(
+    job.projectId,
+    page.profiles.map((p) => p.address),
+  );
+  if (existing.length === 0) return;
+  const known = new Set(existing.map((p) => p.address));
+  const byJob = new Map<string, ProfileUpsert[]>();
+  for (const profile of page.profiles) {
+    if (!known.has(profile.address)) continue;
+    const delivery = await ctx.store.findDelivery(job.mailingId, profile.address);
+    const owner = delivery && audienceJobs.find((j) => j.id === delivery.batchId);
+    if (!owner) continue;
+    byJob.set(owner.id, [...(byJob.get(owner.id) ?? []), profile]);
+  }
+  if (byJob.size === 0) return;
+  for (const [ownerId, rows] of byJob) {
+    const owner = audienceJobs.find((j) => j.id === ownerId) as SourceJobRecord;
+    const config = owner.config as unknown as AudienceSourceConfig;
+    const committed = await ctx.store.commitSourcePage(job.id, job.leaseToken, {
+      deliveries: [],
+      profiles: rows,
+      profileOptions: {
+        onExistingProfile: config.actionOnExistingProfile,
+        onExistingTrait: config.actionOnExistingTrait,
+        groupId: page.profileOptions.groupId ?? null,
+      },
+      patch: {},
+      leaseUntil: new Date(now.getTime() + leaseMsOf(job)),
+      now,
+    });
+    if (!committed) throw new MailroomError('LEASE_LOST', `Source job ${job.id} was taken over by another worker`);
+  }
+  const routed = new Set([...byJob.values()].flat());
+  page.profiles = page.profiles.filter((p) => !routed.has(p));
+}
+
+async function fetchRange(
+  ctx: EngineContext,
+  config: CsvSourceConfig,
+  first: number,
+  last: number,
+  line: number,
+  retryDelays: number[],
+): Promise<Buffer> {
+  const label = `CSV source ${config.label}`;
+  const changed = (how: string) =>
+    new MailroomError(
+      'UNPROCESSABLE',
+      `${label}: the file changed while it was being read (${how}); stopped before line ${line} rather than mix two versions`,
+    );
+  const headers: Record<string, string> = { range: `bytes=${first}-${last}` };
+  const validator = config.etag ?? config.lastModified;
+  if (validator !== null) headers['if-range'] = validator;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const res = await ctx.fetcher.fetch(config.url, { headers, maxBytes: last - first + 1 });
+      if (res.status === 206) {
+        const range = parseContentRange(res.headers['content-range']);
+        const etag = res.headers.etag;
+        if (range === null || range.first !== first || (range.size !== null && range.size !== config.size)) {
+          res.cancel();
+          throw changed(`the host answered Content-Range ${res.headers['content-range'] ?? 'missing'}`);
+        }
+        if (config.etag !== null && etag !== undefined && etag !== config.etag) {
+          res.cancel();
+          throw changed(`ETag ${etag} instead of ${config.etag}`);
+        }
+        if (isEncoded(res.headers['content-encoding'])) {
+          res.cancel();
+          throw new MailroomError('UNPROCESSABLE', `${label}: the host compressed a range; serve the file uncompressed`);
+        }
+        const bytes = await res.bytes();
+        if (bytes.length !== range.last - range.first + 1 || bytes.length === 0) {
+          throw new MailroomError('FETCH_REFUSED', `${label}: a range came back short`, { retryable: true });
+        }
+        return bytes;
+      }
+      res.cancel();
+      if (res.status === 200 || res.status === 412 || res.status === 416) {
+        throw changed(`the host answered HTTP ${res.status} to a range asked If-Range on the version accepted`);
+      }
+      throw new MailroomError('FETCH_REFUSED', `${label}: the URL answered HTTP ${res.status}`, {
+        retryable: res.status >= 500 || res.status === 429 || res.status === 408,
+      });
+    } catch (error) {
+      const delay = retryDelays[attempt];
+      if (!(error instanceof MailroomError) || !error.retryable || delay === undefined) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}

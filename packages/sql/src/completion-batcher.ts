@@ -1,0 +1,157 @@
+import type { DeliveryOutcome } from '@mailroom/core';
+import type { Codec } from './codec.js';
+import { ms } from './codec.js';
+import type { Db } from './connect.js';
+import type { SqlClaims } from './sql-claims.js';
+import type { SqlRunner } from './sql-runner.js';
+
+/** Outcomes written per flush at most. */
+const MAX_BATCH = 500;
+
+/** One `completeDelivery` waiting for the next flush. */
+interface Pending {
+  id: string;
+  leaseToken: number;
+  outcome: DeliveryOutcome;
+  resolve(written: boolean): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Group commit for `completeDelivery`. A worker records outcomes one by one, often many at once; one
+ * commit per outcome costs a WAL write on SQLite and a log flush on PostgreSQL and MySQL, which bounds
+ * throughput far below what the database can do. Outcomes that arrive while a flush is running (or in
+ * the same turn of the event loop) are written together: in one transaction, or on PostgreSQL in one
+ * `UPDATE ... FROM (VALUES ...)`. Each caller's promise settles only after the commit, with its own
+ * fenced result, so the contract of `completeDelivery` is unchanged.
+ */
+export interface CompletionBatcher {
+  /** Queue an outcome; resolves once it is durable: true if written, false if the lease was lost. */
+  complete(id: string, leaseToken: number, outcome: DeliveryOutcome): Promise<boolean>;
+  /** Resolves when every queued outcome has been written. */
+  drain(): Promise<void>;
+}
+
+/** The batcher for one database. */
+export function createCompletionBatcher(db: Db, runner: SqlRunner, claims: SqlClaims, codec: Codec): CompletionBatcher {
+  let queue: Pending[] = [];
+  let flushing: Promise<void> | undefined;
+
+  /** Each outcome on its own: the fallback when a group fails, so one bad row fails only its caller. */
+  const one = async (item: Pending): Promise<void> => {
+    try {
+      const [text, params] = claims.outcome(item.outcome);
+      item.resolve((await runner.run(db, text, [...params, item.id, item.leaseToken])).affected > 0);
+    } catch (error) {
+      item.reject(error);
+    }
+  };
+
+  const writeGroup = async (group: Pending[]): Promise<boolean[]> => {
+    if (runner.kind === 'postgres') return writePostgres(db, runner, codec, group);
+    return runner.transaction(db, async (tx) => {
+      const written: boolean[] = [];
+      for (const item of group) {
+        const [text, params] = claims.outcome(item.outcome);
+        written.push((await runner.run(tx, text, [...params, item.id, item.leaseToken])).affected > 0);
+      }
+      return written;
+    });
+  };
+
+  const flushAll = async (): Promise<void> => {
+    while (queue.length > 0) {
+      // A delivery completed twice in one group would make the group's result ambiguous: the second
+      // outcome waits for the next group, as if it had come later.
+      const group: Pending[] = [];
+      const rest: Pending[] = [];
+      const ids = new Set<string>();
+      for (const item of queue) {
+        if (group.length < MAX_BATCH && !ids.has(item.id)) {
+          ids.add(item.id);
+          group.push(item);
+        } else {
+          rest.push(item);
+        }
+      }
+      queue = rest;
+      if (group.length === 1) {
+        await one(group[0] as Pending);
+        continue;
+      }
+      try {
+        const written = await writeGroup(group);
+        group.forEach((item, i) => {
+          item.resolve(written[i] === true);
+        });
+      } catch {
+        for (const item of group) await one(item);
+      }
+    }
+  };
+
+  const schedule = (): void => {
+    if (flushing) return;
+    flushing = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(flushAll)
+      .finally(() => {
+        flushing = undefined;
+        if (queue.length > 0) schedule();
+      });
+  };
+
+  return {
+    complete(id, leaseToken, outcome) {
+      return new Promise<boolean>((resolve, reject) => {
+        queue.push({ id, leaseToken, outcome, resolve, reject });
+        schedule();
+      });
+    },
+    async drain() {
+      while (flushing) await flushing;
+    },
+  };
+}
+
+/** One statement for the whole group; `RETURNING` names the deliveries whose fence held. */
+async function writePostgres(db: Db, runner: SqlRunner, codec: Codec, group: Pending[]): Promise<boolean[]> {
+  const row = '(?::text, ?::bigint, ?::text, ?::bigint, ?::int, ?::bigint, ?::text, ?::text, ?::bigint, ?::jsonb)';
+  const params: unknown[] = [];
+  for (const { id, leaseToken, outcome } of group) {
+    // Bit i of `given` says whether the outcome sets that field at all (undefined leaves it unchanged).
+    const given =
+      (outcome.nextAttemptAt !== undefined ? 1 : 0) |
+      (outcome.lastResponse !== undefined ? 2 : 0) |
+      (outcome.lastError !== undefined ? 4 : 0) |
+      (outcome.sentAt !== undefined ? 8 : 0) |
+      (outcome.content !== undefined ? 16 : 0);
+    params.push(
+      id,
+      leaseToken,
+      outcome.status,
+      outcome.now.getTime(),
+      given,
+      ms(outcome.nextAttemptAt),
+      outcome.lastResponse ?? null,
+      outcome.lastError ?? null,
+      ms(outcome.sentAt),
+      codec.json(outcome.content),
+    );
+  }
+  const text = `UPDATE mailroom_deliveries AS d SET
+      status = v.status,
+      lease_expires_at = NULL,
+      updated_at = v.updated_at,
+      next_attempt_at = CASE WHEN v.given & 1 <> 0 THEN v.next_attempt_at ELSE d.next_attempt_at END,
+      last_response = CASE WHEN v.given & 2 <> 0 THEN v.last_response ELSE d.last_response END,
+      last_error = CASE WHEN v.given & 4 <> 0 THEN v.last_error ELSE d.last_error END,
+      sent_at = CASE WHEN v.given & 8 <> 0 THEN v.sent_at ELSE d.sent_at END,
+      content = CASE WHEN v.given & 16 <> 0 THEN v.content ELSE d.content END
+    FROM (VALUES ${new Array(group.length).fill(row).join(', ')})
+      AS v(id, lease_token, status, updated_at, given, next_attempt_at, last_response, last_error, sent_at, content)
+    WHERE d.id = v.id AND d.lease_token = v.lease_token AND d.status = 'sending'
+    RETURNING d.id`;
+  const { rows } = await runner.run<{ id: string }>(db, text, params);
+  const written = new Set(rows.map((r) => r.id));
+  return group.map((item) => written.has(item.id));
+}

@@ -1,0 +1,71 @@
+import type { Db } from './connect.js';
+import type { RunResult, SqlRunner } from './sql-runner.js';
+
+/** A table's shape for {@link insertMany}. */
+export interface InsertTarget {
+  table: string;
+  columns: readonly string[];
+  /** PostgreSQL type of each column, in order; `jsonb` columns travel as text and are cast. */
+  pgTypes: readonly string[];
+  /** The unique key whose conflicts are handled, for example `mailing_id, address`. */
+  key: string;
+}
+
+/** What to do with a row whose key exists. */
+export interface InsertOptions {
+  /** Columns replaced from the incoming row; when absent the row is skipped. */
+  update?: readonly string[];
+  /** `RETURNING` list (PostgreSQL and SQLite only). */
+  returning?: string;
+}
+
+/**
+ * Insert `rows` (one parameter array per row, in `target.columns` order) with few statements, skipping
+ * or updating rows whose key exists. PostgreSQL gets one statement over `unnest` of one array per column:
+ * its text and plan do not grow with the row count, which a `VALUES` list of thousands of parameters
+ * would make the dominant cost. SQLite and MySQL get `VALUES` lists chunked under their parameter limits.
+ * `affected` counts inserted rows when skipping (for MySQL updates it is its own affected-rows count).
+ */
+export async function insertMany<R = Record<string, unknown>>(
+  runner: SqlRunner,
+  db: Db,
+  target: InsertTarget,
+  rows: unknown[][],
+  options: InsertOptions = {},
+): Promise<RunResult<R>> {
+  const result: RunResult<R> = { rows: [], affected: 0 };
+  if (rows.length === 0) return result;
+  const { table, columns, pgTypes, key } = target;
+  const { update, returning } = options;
+  const list = columns.join(', ');
+
+  if (runner.kind === 'postgres') {
+    const arrays = columns.map((_, j) => rows.map((row) => row[j]));
+    const params = pgTypes.map((type, j) => `?::${type === 'jsonb' ? 'text' : type}[]`).join(', ');
+    const select = columns.map((column, j) => (pgTypes[j] === 'jsonb' ? `u.${column}::jsonb` : `u.${column}`)).join(', ');
+    const onConflict = update
+      ? `DO UPDATE SET ${update.map((column) => `${column} = excluded.${column}`).join(', ')}`
+      : 'DO NOTHING';
+    const text = `INSERT INTO ${table} (${list}) SELECT ${select} FROM unnest(${params}) AS u(${list}) ON CONFLICT (${key}) ${onConflict}${returning ? ` RETURNING ${returning}` : ''}`;
+    return runner.run<R>(db, text, arrays);
+  }
+
+  for (const chunk of runner.chunk(rows, columns.length)) {
+    const values = runner.values(chunk.length, columns.length);
+    let text: string;
+    if (runner.kind === 'mysql') {
+      text = update
+        ? `INSERT INTO ${table} (${list}) VALUES ${values} ON DUPLICATE KEY UPDATE ${update.map((column) => `${column} = VALUES(${column})`).join(', ')}`
+        : `INSERT IGNORE INTO ${table} (${list}) VALUES ${values}`;
+    } else {
+      const onConflict = update
+        ? `DO UPDATE SET ${update.map((column) => `${column} = excluded.${column}`).join(', ')}`
+        : 'DO NOTHING';
+      text = `INSERT INTO ${table} (${list}) VALUES ${values} ON CONFLICT (${key}) ${onConflict}${returning ? ` RETURNING ${returning}` : ''}`;
+    }
+    const chunkResult = await runner.run<R>(db, text, chunk.flat());
+    result.rows.push(...chunkResult.rows);
+    result.affected += chunkResult.affected;
+  }
+  return result;
+}

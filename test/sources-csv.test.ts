@@ -1,0 +1,371 @@
+import { mkdtempSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  createMailroom,
+  type DeliveryRecord,
+  type Mailroom,
+  manualClock,
+  prepareContent,
+  renderDelivery,
+  type SourceJobRecord,
+  type Store,
+} from '@mailroom/core';
+import { type MemoryTransport, memoryTransport } from '@mailroom/memory';
+import { sqlStore } from '@mailroom/sql';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { storeCases } from './support/stores.js';
+
+/** A loopback file host that honours `Range` and `If-Range` like S3 does (or ignores ranges, on request). */
+interface RangeHost {
+  url: string;
+  allow: string;
+  /** Requests seen: the Range and If-Range headers, and the status answered. */
+  log: Array<{ range: string | undefined; ifRange: string | undefined; status: number }>;
+  /** Replaces the file (a new ETag). */
+  replace(body: Buffer): void;
+  /** Called with the request count at the start of each request, before anything is decided. */
+  onRequest?: (n: number) => void;
+  close(): Promise<void>;
+}
+
+async function rangeHost(initial: Buffer, opts: { ranges?: boolean } = {}): Promise<RangeHost> {
+  let body = initial;
+  let version = 1;
+  const etag = () => `"v${version}-${body.length}"`;
+  const log: RangeHost['log'] = [];
+  let requests = 0;
+  const server: Server = createServer((req: IncomingMessage, res) => {
+    host.onRequest?.(++requests);
+    const range = req.headers.range;
+    const ifRange = req.headers['if-range'] as string | undefined;
+    const match = /^bytes=(\d+)-(\d*)$/.exec(range ?? '');
+    const honour = opts.ranges !== false && match !== null && (ifRange === undefined || ifRange === etag());
+    if (!honour) {
+      log.push({ range, ifRange, status: 200 });
+      res.writeHead(200, { etag: etag(), 'content-length': body.length, 'content-type': 'text/csv' });
+      res.end(body);
+      return;
+    }
+    const first = Number(match[1]);
+    const last = Math.min(match[2] === '' ? body.length - 1 : Number(match[2]), body.length - 1);
+    if (first >= body.length) {
+      log.push({ range, ifRange, status: 416 });
+      res.writeHead(416, { 'content-range': `bytes */${body.length}` }).end();
+      return;
+    }
+    log.push({ range, ifRange, status: 206 });
+    res.writeHead(206, {
+      etag: etag(),
+      'content-range': `bytes ${first}-${last}/${body.length}`,
+      'content-length': last - first + 1,
+      'content-type': 'text/csv',
+    });
+    res.end(body.subarray(first, last + 1));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const host: RangeHost = {
+    url: `http://127.0.0.1:${port}/lists/customers.csv?X-Amz-Signature=abc`,
+    allow: `127.0.0.1:${port}`,
+    log,
+    replace(next) {
+      body = next;
+      version++;
+    },
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+  return host;
+}
+
+/** Row i of the big file: every 7th has a note spanning lines, every 11th a formula-looking cell. */
+function row(i: number): string {
+  const note =
+    i % 7 === 0 ? `"Line one of ${i}\r\nLine two, with a comma and ""quotes"" — Zoë 北京 😀"` : `plain note ${i}`;
+  const city = i % 11 === 0 ? '=HYPERLINK("http://evil.test")' : i % 2 === 0 ? 'Zürich' : 'Kraków';
+  return `user${i}@Example.TEST,First${i},Last${i},${note},${city}`;
+}
+
+function bigCsv(rows: number): Buffer {
+  const lines = ['\ufeffEmail,First Name,Last Name,Notes,City'];
+  for (let i = 0; i < rows; i++) lines.push(row(i));
+  return Buffer.from(`${lines.join('\r\n')}\r\n`);
+}
+
+const MAPPINGS = { Email: 'address', 'First Name': 'firstName', 'Last Name': 'lastName', Notes: 'note' };
+const FAR_FUTURE = '2099-01-01T00:00:00.000Z';
+
+async function setup(store: Store, host: RangeHost, extra: Partial<Parameters<typeof createMailroom>[0]> = {}) {
+  const transport = memoryTransport();
+  const mailroom = createMailroom({
+    store,
+    transport,
+    fetch: { allowHosts: [host.allow], rangeBytes: 256 * 1024 },
+    ...extra,
+  });
+  const { project, secret } = await mailroom.admin.createProject({ name: 'Acme' });
+  await mailroom.admin.addSender(project.id, { address: 'news@acme.test', name: 'Acme' });
+  return { mailroom, transport, secret, projectId: project.id };
+}
+
+const csvSource = (host: RangeHost, label = 'spring-import') => ({
+  type: 'CSV',
+  config: { label, url: host.url, columnMappings: MAPPINGS },
+});
+
+async function allDeliveries(store: Store, mailingId: string): Promise<DeliveryRecord[]> {
+  const out: DeliveryRecord[] = [];
+  for (let after: string | null = null; ; ) {
+    const page = await store.listDeliveries(mailingId, { after, limit: 5_000 });
+    out.push(...page);
+    if (page.length < 5_000) return out;
+    after = (page.at(-1) as DeliveryRecord).address;
+  }
+}
+
+describe.each(storeCases())('CSV sources on $name', ({ make }) => {
+  let host: RangeHost | undefined;
+  let mailroom: Mailroom | undefined;
+  afterEach(async () => {
+    await mailroom?.close();
+    await host?.close();
+    mailroom = undefined;
+    host = undefined;
+  });
+
+  it('refuses, at accept time, a host without byte ranges (422) and a URL the guard refuses', async () => {
+    host = await rangeHost(bigCsv(10), { ranges: false });
+    const env = await setup(await make(), host);
+    mailroom = env.mailroom;
+    const body = {
+      subject: 'Hi',
+      sender: 'news@acme.test',
+      message: 'Hello',
+      sources: [csvSource(host)],
+    };
+    await expect(mailroom.broadcast(env.secret, body)).rejects.toMatchObject({
+      code: 'UNPROCESSABLE',
+      status: 422,
+      message: expect.stringMatching(/does not support byte-range downloads/),
+    });
+    expect(host.log).toEqual([{ range: 'bytes=0-0', ifRange: undefined, status: 200 }]);
+    // Not on the allow-list: the guard refuses loopback before any connection.
+    const other = { ...body, sources: [{ type: 'CSV', config: { label: 'x', url: 'http://127.0.0.1:9/a.csv' } }] };
+    await expect(mailroom.broadcast(env.secret, other)).rejects.toMatchObject({ code: 'FETCH_REFUSED', status: 422 });
+    const missing = { ...body, sources: [{ type: 'CSV', config: { label: 'x' } }] };
+    await expect(mailroom.broadcast(env.secret, missing)).rejects.toMatchObject({ code: 'UNPROCESSABLE' });
+    expect(host.log).toHaveLength(1);
+  });
+
+  it('turns 100,000 rows with quoted multi-line fields into exactly the expected deliveries', async () => {
+    const N = 100_000;
+    host = await rangeHost(bigCsv(N));
+    const store = await make();
+    const env = await setup(store, host);
+    mailroom = env.mailroom;
+    await mailroom.admin.createTemplate(env.projectId, {
+      ref: 'promo',
+      format: 'html',
+      subject: 'Hi {{ profile.firstName }}',
+      source: '<p>{{ profile.firstName }} {{ profile.lastName }} from {{ profile.City }}: {{ profile.note }}</p>',
+    });
+    const { ref } = await mailroom.broadcast(env.secret, {
+      subject: 'Hi {{ profile.firstName }}',
+      sender: 'news@acme.test',
+      template: { ref: 'promo' },
+      sources: [csvSource(host)],
+      // Scheduled: this test checks what the source wrote and how it renders, without sending 100k mails.
+      options: { scheduleFor: FAR_FUTURE },
+    });
+    await mailroom.worker.drain();
+
+    const mailing = await store.getMailing(env.projectId, ref);
+    if (!mailing) throw new Error('mailing missing');
+    const [job] = await store.listSourceJobs(mailing.id);
+    expect(job).toMatchObject({ kind: 'csv', status: 'done', rowsDone: N, rowsFailed: 0, error: null });
+    expect(job?.config).toMatchObject({ label: 'spring-import', size: bigCsv(N).length, etag: `"v1-${bigCsv(N).length}"` });
+    const deliveries = await allDeliveries(store, mailing.id);
+    expect(deliveries).toHaveLength(N);
+    expect(new Set(deliveries.map((d) => d.address)).size).toBe(N);
+    expect((await store.countDeliveries(mailing.id)).queued).toBe(N);
+    // Every range after the probe was asked If-Range on the ETag, and the pages covered the file in order.
+    const ranges = host.log.slice(1);
+    expect(ranges.length).toBeGreaterThan(20);
+    expect(ranges.every((r) => r.status === 206 && r.ifRange === '"v1-' + bigCsv(N).length + '"')).toBe(true);
+
+    const prepared = prepareContent(mailing.content, {});
+    for (const i of [0, 1, 7, 11, 49_999, 77_777, N - 1]) {
+      const d = deliveries.find((x) => x.address === `user${i}@example.test`);
+      expect(d, `row ${i}`).toBeDefined();
+      const delivery = d as DeliveryRecord;
+      expect(delivery.name).toBe(`user${i}`);
+      expect(delivery.traits).toMatchObject({ firstName: `First${i}`, lastName: `Last${i}` });
+      const rendered = renderDelivery(prepared, delivery);
+      expect(rendered.subject).toBe(`Hi First${i}`);
+      const note =
+        i % 7 === 0 ? `Line one of ${i}\r\nLine two, with a comma and &quot;quotes&quot; — Zoë 北京 😀` : `plain note ${i}`;
+      const city = i % 11 === 0 ? '=HYPERLINK(&quot;http://evil.test&quot;)' : i % 2 === 0 ? 'Zürich' : 'Kraków';
+      expect(rendered.html).toContain(`First${i} Last${i} from ${city}: ${note}`);
+    }
+    // Profiles are indexed and tagged with the source's label.
+    const profile = await store.getProfile(env.projectId, 'user77777@example.test');
+    expect(profile).toMatchObject({ labels: ['spring-import'], traits: { firstName: 'First77777' } });
+  }, 120_000);
+
+  it('sends personalized messages and reports bad-address rows with their line numbers', async () => {
+    const lines = [
+      'email;name;plan',
+      'ann@example.test;Ann Lee;"gold',
+      'member since 2019"',
+      'not-an-address;Bob;silver',
+      ';Nobody;bronze',
+      'cat@Example.TEST;Cat;"+1 800 CALL"',
+      'ann@example.test;Ann Again;dup',
+      '',
+      'dan@example.test;;"=2+3"',
+      'two@@example.test;Two;x',
+    ];
+    host = await rangeHost(Buffer.from(lines.join('\n')));
+    const env = await setup(await make(), host);
+    mailroom = env.mailroom;
+    const { ref } = await mailroom.broadcast(env.secret, {
+      subject: 'Plan for {{ recipient.firstName }}',
+      sender: 'news@acme.test',
+      message: '<p>Dear {{ profile.name }}, your plan: {{ profile.plan }}</p>',
+      sources: [{ type: 'CSV', config: { label: 'mini', url: host.url } }],
+    });
+    await mailroom.worker.drain();
+    const view = await mailroom.getMailing(env.secret, ref);
+    expect(view.status).toBe('completed');
+    expect(view.counts.sent).toBe(3);
+    const ann = env.transport.messagesTo('ann@example.test');
+    expect(ann).toHaveLength(1);
+    expect(ann[0]?.subject).toBe('Plan for Ann');
+    expect(ann[0]?.html).toContain('Dear Ann Lee, your plan: gold\nmember since 2019');
+    expect(env.transport.messagesTo('cat@example.test')[0]?.html).toContain('your plan: +1 800 CALL');
+    expect(env.transport.messagesTo('dan@example.test')[0]?.html).toContain('Dear dan, your plan: =2+3');
+    const mailing = await env.mailroom.store.getMailing(env.projectId, ref);
+    const [job] = await env.mailroom.store.listSourceJobs(mailing?.id ?? '');
+    expect(job).toMatchObject({ status: 'done', rowsDone: 7, rowsFailed: 3 });
+    expect(job?.rowErrors.map((e) => e.line)).toEqual([4, 5, 10]);
+    expect(job?.rowErrors[0]?.reason).toMatch(/invalid address "not-an-address"/);
+  });
+
+  it('fails the source with a clear reason when the file changes between pages', async () => {
+    host = await rangeHost(bigCsv(40_000));
+    const env = await setup(await make(), host);
+    mailroom = env.mailroom;
+    const { ref } = await mailroom.broadcast(env.secret, {
+      subject: 'Hi',
+      sender: 'news@acme.test',
+      message: 'Hello {{ profile.firstName }}',
+      sources: [csvSource(host)],
+      options: { scheduleFor: FAR_FUTURE },
+    });
+    // The file is replaced after the probe and the first ranges were read.
+    host.onRequest = (n) => {
+      if (n === 8) host?.replace(bigCsv(40_001));
+    };
+    await mailroom.worker.drain();
+    const mailing = await env.mailroom.store.getMailing(env.projectId, ref);
+    const [job] = (await env.mailroom.store.listSourceJobs(mailing?.id ?? '')) as SourceJobRecord[];
+    expect(job?.status).toBe('failed');
+    expect(job?.error).toMatch(/the file changed while it was being read \(the host answered HTTP 200/);
+    expect(host.log.at(-1)).toMatchObject({ status: 200 });
+    // What was read before the change stays; nothing of the new version was mixed in.
+    const count = (await env.mailroom.store.countDeliveries(mailing?.id ?? '')).queued;
+    expect(count).toBeGreaterThan(0);
+    expect(count).toBeLessThan(40_000);
+    expect(count).toBe(job?.rowsDone);
+  });
+
+  it('takes a CSV source in a later batch', async () => {
+    host = await rangeHost(Buffer.from('Email,First Name\nlate1@example.test,Late\nlate2@example.test,Later\n'));
+    const env = await setup(await make(), host);
+    mailroom = env.mailroom;
+    const first = await mailroom.broadcast(env.secret, {
+      subject: 'Hi {{ profile.firstName }}',
+      sender: 'news@acme.test',
+      message: 'Hello',
+      recipients: [{ address: 'early@example.test', name: 'Early Bird' }],
+    });
+    await mailroom.worker.drain();
+    const later = await mailroom.broadcast(env.secret, { broadcastRef: first.ref, sources: [csvSource(host, 'late')] });
+    expect(later.batch.seq).toBe(2);
+    await mailroom.worker.drain();
+    expect(env.transport.outbox.map((m) => m.subject).sort()).toEqual(['Hi Early', 'Hi Late', 'Hi Later']);
+    expect((await mailroom.getMailing(env.secret, first.ref)).status).toBe('completed');
+  });
+});
+
+describe('CSV source crash and resume (SQLite)', () => {
+  it('loses and duplicates no recipient when the worker dies mid-download and another resumes', async () => {
+    const N = 100_000;
+    const file = join(mkdtempSync(join(tmpdir(), 'mailroom-csv-crash-')), 'mailroom.db');
+    const host = await rangeHost(bigCsv(N));
+    const clock = manualClock(new Date());
+    const leaseMs = 30_000;
+    // Engine A: its store stops answering at the 6th page commit, as if the process had been killed.
+    const storeA = sqlStore({ url: file });
+    let commits = 0;
+    const frozen = new Proxy(storeA, {
+      get(target, prop, receiver) {
+        if (prop === 'commitSourcePage') {
+          return (...args: Parameters<Store['commitSourcePage']>) =>
+            ++commits >= 6 ? new Promise(() => {}) : target.commitSourcePage(...args);
+        }
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const env = await setup(frozen, host, { clock, worker: { leaseMs } });
+    const { ref } = await env.mailroom.broadcast(env.secret, {
+      subject: 'Hi',
+      sender: 'news@acme.test',
+      message: 'Hello {{ profile.firstName }}',
+      sources: [csvSource(host)],
+      options: { scheduleFor: FAR_FUTURE },
+    });
+    void env.mailroom.worker.runOnce();
+    while (commits < 6) await new Promise((resolve) => setTimeout(resolve, 20));
+    const rangesBeforeCrash = host.log.length;
+
+    // Engine B on the same file, after A's lease expired.
+    clock.advance(leaseMs + 1);
+    const storeB = sqlStore({ url: file });
+    const transportB: MemoryTransport = memoryTransport();
+    const mailroomB = createMailroom({
+      store: storeB,
+      transport: transportB,
+      clock,
+      worker: { leaseMs },
+      fetch: { allowHosts: [host.allow], rangeBytes: 256 * 1024 },
+    });
+    const mailing = await storeB.getMailing(env.projectId, ref);
+    if (!mailing) throw new Error('mailing missing');
+    const before = (await storeB.listSourceJobs(mailing.id))[0] as SourceJobRecord;
+    expect(before.status).toBe('running');
+    const resumedAt = (before.checkpoint as { offset: number }).offset;
+    expect(resumedAt).toBeGreaterThan(0);
+    const partial = (await storeB.countDeliveries(mailing.id)).queued;
+    expect(partial).toBe(before.rowsDone);
+    expect(partial).toBeLessThan(N);
+
+    await mailroomB.worker.drain();
+    const job = (await storeB.listSourceJobs(mailing.id))[0] as SourceJobRecord;
+    expect(job).toMatchObject({ status: 'done', rowsDone: N, rowsFailed: 0 });
+    const deliveries = await allDeliveries(storeB, mailing.id);
+    expect(deliveries).toHaveLength(N);
+    expect(new Set(deliveries.map((d) => d.address)).size).toBe(N);
+    for (let i = 0; i < N; i += 997) expect(deliveries.some((d) => d.address === `user${i}@example.test`)).toBe(true);
+    // B resumed at the checkpointed row boundary, asking If-Range on the ETag accepted.
+    expect(host.log[rangesBeforeCrash]?.range).toMatch(new RegExp(`^bytes=${resumedAt}-`));
+    expect(host.log[rangesBeforeCrash]?.ifRange).toMatch(/^"v1-/);
+    await mailroomB.close();
+    await host.close();
+  }, 120_000);
+});
