@@ -246,6 +246,14 @@ export interface Store {
    * A `queued` outcome clears the lease and sets `nextAttemptAt`.
    */
   completeDelivery(id: string, leaseToken: number, outcome: DeliveryOutcome): Promise<boolean>;
+  /**
+   * Record the outcomes of several attempts in one round trip (a worker flushes a claimed batch's
+   * outcomes together). Each item is fenced exactly like {@link Store.completeDelivery} and written or not
+   * on its own; the result says, in input order, whether each was written.
+   */
+  completeDeliveries(
+    items: ReadonlyArray<{ id: string; leaseToken: number; outcome: DeliveryOutcome }>,
+  ): Promise<boolean[]>;
   /** A delivery by id. */
   getDelivery(id: string): Promise<DeliveryRecord | undefined>;
   /** A delivery of a mailing by address. */

@@ -4,6 +4,7 @@ import {
   type BatchWrite,
   type ClaimedDelivery,
   type DeliveryCounts,
+  type DeliveryOutcome,
   type DeliveryRecord,
   type IdempotencyRecord,
   type MailingRecord,
@@ -286,21 +287,14 @@ export function memoryStore(): Store {
         return [id];
       });
     },
+    async completeDeliveries(items) {
+      const written: boolean[] = [];
+      for (const { id, leaseToken, outcome } of items)
+        written.push(completeOne(db(), id, leaseToken, outcome));
+      return written;
+    },
     async completeDelivery(id, leaseToken, outcome) {
-      const d = db().deliveries.get(id);
-      if (d?.status !== 'sending' || d.leaseToken !== leaseToken) return false;
-      d.status = outcome.status;
-      d.leaseExpiresAt = null;
-      if (outcome.status === 'queued') {
-        if (!outcome.nextAttemptAt) throw fail('a queued outcome needs nextAttemptAt', 'INTERNAL');
-        d.nextAttemptAt = new Date(outcome.nextAttemptAt);
-      }
-      if (outcome.lastResponse !== undefined) d.lastResponse = outcome.lastResponse;
-      if (outcome.lastError !== undefined) d.lastError = outcome.lastError;
-      if (outcome.sentAt !== undefined) d.sentAt = outcome.sentAt && new Date(outcome.sentAt);
-      if (outcome.content !== undefined) d.content = clone(outcome.content);
-      d.updatedAt = new Date(outcome.now);
-      return true;
+      return completeOne(db(), id, leaseToken, outcome);
     },
     async getDelivery(id) {
       return cloneMaybe(db().deliveries.get(id));
@@ -522,6 +516,23 @@ function bareProfile(
     createdAt: new Date(now),
     updatedAt: new Date(now),
   };
+}
+
+function completeOne(s: State, id: string, leaseToken: number, outcome: DeliveryOutcome): boolean {
+  const d = s.deliveries.get(id);
+  if (d?.status !== 'sending' || d.leaseToken !== leaseToken) return false;
+  if (outcome.status === 'queued' && !outcome.nextAttemptAt) {
+    throw fail('a queued outcome needs nextAttemptAt', 'INTERNAL');
+  }
+  d.status = outcome.status;
+  d.leaseExpiresAt = null;
+  if (outcome.status === 'queued' && outcome.nextAttemptAt) d.nextAttemptAt = new Date(outcome.nextAttemptAt);
+  if (outcome.lastResponse !== undefined) d.lastResponse = outcome.lastResponse;
+  if (outcome.lastError !== undefined) d.lastError = outcome.lastError;
+  if (outcome.sentAt !== undefined) d.sentAt = outcome.sentAt && new Date(outcome.sentAt);
+  if (outcome.content !== undefined) d.content = clone(outcome.content);
+  d.updatedAt = new Date(outcome.now);
+  return true;
 }
 
 function isPaused(s: State, mailingId: string): boolean {

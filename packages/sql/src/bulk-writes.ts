@@ -1,15 +1,31 @@
 import type { DeliveryRecord, ProfileUpsert, ProfileUpsertOptions } from '@mailroom/core';
 import type { Codec, Row } from './codec.js';
-import { DELIVERY_COLUMNS } from './codec.js';
+import { DELIVERY_COLUMNS, DELIVERY_PG_TYPES } from './codec.js';
 import type { Db } from './connect.js';
+import type { InsertTarget } from './insert-many.js';
+import { insertMany } from './insert-many.js';
 import type { MergeableProfile } from './profile-merge.js';
 import { mergeProfile } from './profile-merge.js';
 import type { SqlRunner } from './sql-runner.js';
 
-const PROFILE_COLUMNS = 'project_id, address, name, traits, status, labels, created_at, updated_at';
-const PROFILE_WIDTH = 8;
-const MEMBER_COLUMNS = 'group_id, address, project_id, created_at';
-const MEMBER_WIDTH = 4;
+const DELIVERIES: InsertTarget = {
+  table: 'mailroom_deliveries',
+  columns: DELIVERY_COLUMNS,
+  pgTypes: DELIVERY_PG_TYPES,
+  key: 'mailing_id, address',
+};
+const PROFILES: InsertTarget = {
+  table: 'mailroom_profiles',
+  columns: ['project_id', 'address', 'name', 'traits', 'status', 'labels', 'created_at', 'updated_at'],
+  pgTypes: ['text', 'text', 'text', 'jsonb', 'text', 'jsonb', 'bigint', 'bigint'],
+  key: 'project_id, address',
+};
+const MEMBERS: InsertTarget = {
+  table: 'mailroom_group_members',
+  columns: ['group_id', 'address', 'project_id', 'created_at'],
+  pgTypes: ['text', 'text', 'text', 'bigint'],
+  key: 'group_id, address',
+};
 /** Addresses per `IN (...)` list when reading profiles back. */
 const IN_LIST_SIZE = 500;
 
@@ -38,24 +54,12 @@ export interface BulkWrites {
 export function createBulkWrites(runner: SqlRunner, codec: Codec): BulkWrites {
   const { kind } = runner;
   const mysql = kind === 'mysql';
-  const deliveryColumns = DELIVERY_COLUMNS.join(', ');
-  const deliveryWidth = DELIVERY_COLUMNS.length;
-
-  const insertIgnore = (table: string, columns: string, conflict: string, rows: number, width: number): string =>
-    mysql
-      ? `INSERT IGNORE INTO ${table} (${columns}) VALUES ${runner.values(rows, width)}`
-      : `INSERT INTO ${table} (${columns}) VALUES ${runner.values(rows, width)} ON CONFLICT (${conflict}) DO NOTHING`;
 
   return {
     async insertDeliveries(tx, deliveries) {
       if (deliveries.length === 0) return 0;
       const sorted = kind === 'sqlite' ? deliveries : [...deliveries].sort(byMailingAndAddress);
-      let inserted = 0;
-      for (const chunk of runner.chunk(sorted.map(codec.deliveryParams), deliveryWidth)) {
-        const text = insertIgnore('mailroom_deliveries', deliveryColumns, 'mailing_id, address', chunk.length, deliveryWidth);
-        inserted += (await runner.run(tx, text, chunk.flat())).affected;
-      }
-      return inserted;
+      return (await insertMany(runner, tx, DELIVERIES, sorted.map(codec.deliveryParams))).affected;
     },
 
     async upsertProfiles(tx, projectId, rows, options, now) {
@@ -76,14 +80,11 @@ export function createBulkWrites(runner: SqlRunner, codec: Codec): BulkWrites {
         at,
         at,
       ]);
-      for (const chunk of runner.chunk(absent, PROFILE_WIDTH)) {
-        const text = insertIgnore('mailroom_profiles', PROFILE_COLUMNS, 'project_id, address', chunk.length, PROFILE_WIDTH);
-        if (mysql) {
-          await runner.run(tx, text, chunk.flat());
-        } else {
-          const result = await runner.run<{ address: string }>(tx, `${text} RETURNING address`, chunk.flat());
-          for (const { address } of result.rows) inserted.add(address);
-        }
+      if (mysql) {
+        await insertMany(runner, tx, PROFILES, absent);
+      } else {
+        const result = await insertMany<{ address: string }>(runner, tx, PROFILES, absent, { returning: 'address' });
+        for (const { address } of result.rows) inserted.add(address);
       }
 
       // 2. Read back (and lock) the profiles that existed before, and merge in TypeScript. On MySQL,
@@ -133,22 +134,17 @@ export function createBulkWrites(runner: SqlRunner, codec: Codec): BulkWrites {
       ]);
 
       // 3. Write the merged profiles back in one statement per chunk; status and created_at are kept.
-      for (const chunk of runner.chunk(changed, PROFILE_WIDTH)) {
-        const values = runner.values(chunk.length, PROFILE_WIDTH);
-        const text = mysql
-          ? `INSERT INTO mailroom_profiles (${PROFILE_COLUMNS}) VALUES ${values} ON DUPLICATE KEY UPDATE name = VALUES(name), traits = VALUES(traits), labels = VALUES(labels), updated_at = VALUES(updated_at)`
-          : `INSERT INTO mailroom_profiles (${PROFILE_COLUMNS}) VALUES ${values} ON CONFLICT (project_id, address) DO UPDATE SET name = excluded.name, traits = excluded.traits, labels = excluded.labels, updated_at = excluded.updated_at`;
-        await runner.run(tx, text, chunk.flat());
-      }
+      await insertMany(runner, tx, PROFILES, changed, { update: ['name', 'traits', 'labels', 'updated_at'] });
 
       // 4. Group membership.
       if (options.groupId) {
         const groupId = options.groupId;
-        const members = sorted.map((row) => [groupId, row.address, projectId, at]);
-        for (const chunk of runner.chunk(members, MEMBER_WIDTH)) {
-          const text = insertIgnore('mailroom_group_members', MEMBER_COLUMNS, 'group_id, address', chunk.length, MEMBER_WIDTH);
-          await runner.run(tx, text, chunk.flat());
-        }
+        await insertMany(
+          runner,
+          tx,
+          MEMBERS,
+          sorted.map((row) => [groupId, row.address, projectId, at]),
+        );
       }
     },
   };

@@ -69,6 +69,30 @@ export const DELIVERY_COLUMNS = [
   'updated_at',
 ] as const;
 
+/** PostgreSQL types of {@link DELIVERY_COLUMNS}, in the same order. */
+export const DELIVERY_PG_TYPES = [
+  'text',
+  'text',
+  'text',
+  'text',
+  'text',
+  'text',
+  'jsonb',
+  'jsonb',
+  'text',
+  'integer',
+  'bigint',
+  'bigint',
+  'bigint',
+  'text',
+  'text',
+  'text',
+  'bigint',
+  'jsonb',
+  'bigint',
+  'bigint',
+] as const;
+
 /** Columns of `mailroom_mailings`, in parameter order. */
 export const MAILING_COLUMNS = [
   'id',

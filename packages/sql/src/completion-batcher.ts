@@ -41,7 +41,8 @@ export function createCompletionBatcher(db: Db, runner: SqlRunner, claims: SqlCl
   const one = async (item: Pending): Promise<void> => {
     try {
       const [text, params] = claims.outcome(item.outcome);
-      item.resolve((await runner.run(db, text, [...params, item.id, item.leaseToken])).affected > 0);
+      const written = await runner.retrying(() => runner.run(db, text, [...params, item.id, item.leaseToken]));
+      item.resolve(written.affected > 0);
     } catch (error) {
       item.reject(error);
     }
@@ -113,10 +114,9 @@ export function createCompletionBatcher(db: Db, runner: SqlRunner, claims: SqlCl
   };
 }
 
-/** One statement for the whole group; `RETURNING` names the deliveries whose fence held. */
+/** One statement for the whole group, over one array per field; `RETURNING` names the fences that held. */
 async function writePostgres(db: Db, runner: SqlRunner, codec: Codec, group: Pending[]): Promise<boolean[]> {
-  const row = '(?::text, ?::bigint, ?::text, ?::bigint, ?::int, ?::bigint, ?::text, ?::text, ?::bigint, ?::jsonb)';
-  const params: unknown[] = [];
+  const columns: unknown[][] = Array.from({ length: 10 }, () => []);
   for (const { id, leaseToken, outcome } of group) {
     // Bit i of `given` says whether the outcome sets that field at all (undefined leaves it unchanged).
     const given =
@@ -125,7 +125,7 @@ async function writePostgres(db: Db, runner: SqlRunner, codec: Codec, group: Pen
       (outcome.lastError !== undefined ? 4 : 0) |
       (outcome.sentAt !== undefined ? 8 : 0) |
       (outcome.content !== undefined ? 16 : 0);
-    params.push(
+    const values = [
       id,
       leaseToken,
       outcome.status,
@@ -136,7 +136,10 @@ async function writePostgres(db: Db, runner: SqlRunner, codec: Codec, group: Pen
       outcome.lastError ?? null,
       ms(outcome.sentAt),
       codec.json(outcome.content),
-    );
+    ];
+    values.forEach((value, i) => {
+      columns[i]?.push(value);
+    });
   }
   const text = `UPDATE mailroom_deliveries AS d SET
       status = v.status,
@@ -146,12 +149,12 @@ async function writePostgres(db: Db, runner: SqlRunner, codec: Codec, group: Pen
       last_response = CASE WHEN v.given & 2 <> 0 THEN v.last_response ELSE d.last_response END,
       last_error = CASE WHEN v.given & 4 <> 0 THEN v.last_error ELSE d.last_error END,
       sent_at = CASE WHEN v.given & 8 <> 0 THEN v.sent_at ELSE d.sent_at END,
-      content = CASE WHEN v.given & 16 <> 0 THEN v.content ELSE d.content END
-    FROM (VALUES ${new Array(group.length).fill(row).join(', ')})
+      content = CASE WHEN v.given & 16 <> 0 THEN v.content::jsonb ELSE d.content END
+    FROM unnest(?::text[], ?::bigint[], ?::text[], ?::bigint[], ?::integer[], ?::bigint[], ?::text[], ?::text[], ?::bigint[], ?::text[])
       AS v(id, lease_token, status, updated_at, given, next_attempt_at, last_response, last_error, sent_at, content)
     WHERE d.id = v.id AND d.lease_token = v.lease_token AND d.status = 'sending'
     RETURNING d.id`;
-  const { rows } = await runner.run<{ id: string }>(db, text, params);
+  const { rows } = await runner.run<{ id: string }>(db, text, columns);
   const written = new Set(rows.map((r) => r.id));
   return group.map((item) => written.has(item.id));
 }

@@ -62,10 +62,15 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
   let migrated: Promise<void> | undefined;
   let closed = false;
 
-  const guard = async <T>(operation: string, fn: () => Promise<T>): Promise<T> => {
+  /**
+   * Runs one operation: refused once closed, retried when it failed for contention alone, and with any
+   * error turned into the store's `MailroomError`. `retry: false` for operations whose parts commit on
+   * their own (a retry would report a part written by the first attempt as not written).
+   */
+  const guard = async <T>(operation: string, fn: () => Promise<T>, retry = true): Promise<T> => {
     if (closed) throw new MailroomError('STORE_FAILED', `${operation}: the store is closed`, { source: name });
     try {
-      return await r.retrying(fn);
+      return await (retry ? r.retrying(fn) : fn());
     } catch (error) {
       throw toStoreError(error, name, operation);
     }
@@ -524,6 +529,15 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
 
     completeDelivery(id, leaseToken, outcome) {
       return guard('completeDelivery', () => completions.complete(id, leaseToken, outcome));
+    },
+
+    completeDeliveries(items) {
+      // Queued together, they are written in one group (a repeated id waits for the next group).
+      return guard(
+        'completeDeliveries',
+        () => Promise.all(items.map((item) => completions.complete(item.id, item.leaseToken, item.outcome))),
+        false,
+      );
     },
 
     getDelivery(id) {

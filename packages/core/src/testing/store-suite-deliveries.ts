@@ -184,6 +184,53 @@ export function describeDeliveries(ctx: StoreSuiteContext): void {
       );
     });
 
+    it('completeDeliveries writes each outcome fenced on its own and reports which were written', async () => {
+      await seedMailing(ctx.store, { addresses: addresses(4) });
+      const [a, b, c, d] = await ctx.store.claimDeliveries({ now: testTime(0), limit: 4, leaseMs: LEASE });
+      if (!a || !b || !c || !d) throw new Error('expected four claims');
+      // One lease is lost to another claimer before the flush.
+      const [d2] = await ctx.store.claimDeliveries({ now: testTime(LEASE), limit: 1, leaseMs: LEASE });
+      expect(d2?.id).toBeDefined();
+      const stolen = [a, b, c, d].find((x) => x.id === d2?.id);
+      const retryAt = testTime(LEASE + 90_000);
+      const items = [a, b, c, d].map((x, i) => ({
+        id: x.id,
+        leaseToken: x.leaseToken,
+        outcome:
+          i === 1
+            ? ({
+                status: 'queued',
+                nextAttemptAt: retryAt,
+                lastError: 'later',
+                now: testTime(LEASE + 2),
+              } as const)
+            : ({
+                status: 'sent',
+                lastResponse: `250 ok ${i}`,
+                sentAt: testTime(LEASE + 1),
+                now: testTime(LEASE + 2),
+              } as const),
+      }));
+      const written = await ctx.store.completeDeliveries(items);
+      expect(written).toEqual([a, b, c, d].map((x) => x.id !== stolen?.id));
+      for (const [i, x] of [a, b, c, d].entries()) {
+        const row = await ctx.store.getDelivery(x.id);
+        if (x.id === stolen?.id) {
+          expect(row?.status).toBe('sending');
+          expect(row?.leaseToken).toBe(2);
+        } else if (i === 1) {
+          expect(row).toMatchObject({ status: 'queued', nextAttemptAt: retryAt, leaseExpiresAt: null });
+        } else {
+          expect(row).toMatchObject({
+            status: 'sent',
+            lastResponse: `250 ok ${i}`,
+            updatedAt: testTime(LEASE + 2),
+          });
+        }
+      }
+      expect(await ctx.store.completeDeliveries([])).toEqual([]);
+    });
+
     it('a queued outcome clears the lease and makes the delivery due again at nextAttemptAt', async () => {
       await seedMailing(ctx.store, { addresses: addresses(1) });
       const [claimed] = await ctx.store.claimDeliveries({ now: testTime(0), limit: 1, leaseMs: LEASE });
