@@ -26,7 +26,12 @@ function nonBlank(rows: string[][]): string[][] {
 function readChunked(
   bytes: Uint8Array,
   size: number,
-  start = { offset: 0, line: 1, delimiter: null as string | null, newline: null as '\n' | '\r\n' | '\r' | null },
+  start = {
+    offset: 0,
+    line: 1,
+    delimiter: null as string | null,
+    newline: null as '\n' | '\r\n' | '\r' | null,
+  },
   stopAt = bytes.length,
 ): { rows: CsvRow[]; reader: CsvRowReader } {
   const reader = new CsvRowReader(start, { detectChars: 1 << 20 });
@@ -70,12 +75,19 @@ const csvDoc: fc.Arbitrary<CsvDoc> = fc.record({
   quoteAll: fc.boolean(),
 });
 
-type CsvDoc = { rows: string[][]; newline: string; trailingNewline: boolean; bom: boolean; quoteAll: boolean };
+type CsvDoc = {
+  rows: string[][];
+  newline: string;
+  trailingNewline: boolean;
+  bom: boolean;
+  quoteAll: boolean;
+};
 
 function serialize(doc: CsvDoc): Uint8Array {
   const quote = (f: string) =>
     doc.quoteAll || /[",\r\n]/.test(f) || f === '' ? `"${f.replace(/"/g, '""')}"` : f;
-  const text = doc.rows.map((r) => r.map(quote).join(',')).join(doc.newline) + (doc.trailingNewline ? doc.newline : '');
+  const text =
+    doc.rows.map((r) => r.map(quote).join(',')).join(doc.newline) + (doc.trailingNewline ? doc.newline : '');
   const body = encoder.encode(text);
   if (!doc.bom) return body;
   const out = new Uint8Array(body.length + 3);
@@ -111,7 +123,9 @@ describe('chunked CSV reading', () => {
   });
 
   it('agrees with a single parse on malformed input too: stray quotes, lone CR, unclosed fields', () => {
-    const junk = fc.array(fc.constantFrom('a', '"', ',', ';', '\n', '\r\n', '\r', 'é', '😀', ' '), { maxLength: 60 });
+    const junk = fc.array(fc.constantFrom('a', '"', ',', ';', '\n', '\r\n', '\r', 'é', '😀', ' '), {
+      maxLength: 60,
+    });
     fc.assert(
       fc.property(junk, (parts) => {
         const bytes = encoder.encode(parts.join(''));
@@ -139,15 +153,20 @@ describe('chunked CSV reading', () => {
 
   it('resumes at the checkpointed row boundary with the same rows and lines as an uninterrupted read', () => {
     fc.assert(
-      fc.property(csvDoc, fc.integer({ min: 1, max: 64 }), fc.double({ min: 0, max: 1, noNaN: true }), (doc, size, cut) => {
-        const bytes = serialize(doc);
-        const whole = readChunked(bytes, size).rows;
-        // Crash somewhere: read up to an arbitrary byte, keep only the reader's checkpoint.
-        const first = readChunked(bytes, size, undefined, Math.floor(cut * bytes.length));
-        const { offset, line, delimiter, newline } = first.reader;
-        const rest = readChunked(bytes, size, { offset, line, delimiter, newline }).rows;
-        expect([...first.rows, ...rest]).toEqual(whole);
-      }),
+      fc.property(
+        csvDoc,
+        fc.integer({ min: 1, max: 64 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (doc, size, cut) => {
+          const bytes = serialize(doc);
+          const whole = readChunked(bytes, size).rows;
+          // Crash somewhere: read up to an arbitrary byte, keep only the reader's checkpoint.
+          const first = readChunked(bytes, size, undefined, Math.floor(cut * bytes.length));
+          const { offset, line, delimiter, newline } = first.reader;
+          const rest = readChunked(bytes, size, { offset, line, delimiter, newline }).rows;
+          expect([...first.rows, ...rest]).toEqual(whole);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -162,7 +181,10 @@ describe('chunked CSV reading', () => {
   });
 
   it('refuses a row longer than the cap instead of buffering the rest of the file', () => {
-    const reader = new CsvRowReader({ offset: 0, line: 1, delimiter: ',', newline: '\n' }, { maxRowBytes: 1024 });
+    const reader = new CsvRowReader(
+      { offset: 0, line: 1, delimiter: ',', newline: '\n' },
+      { maxRowBytes: 1024 },
+    );
     reader.push(encoder.encode('address,name\n"unclosed quote'));
     expect(() => reader.push(new Uint8Array(2048).fill(0x61))).toThrow(/line 2 is longer than 1024 bytes/);
   });

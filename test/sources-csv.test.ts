@@ -15,7 +15,7 @@ import {
 } from '@mailroom/core';
 import { type MemoryTransport, memoryTransport } from '@mailroom/memory';
 import { sqlStore } from '@mailroom/sql';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { storeCases } from './support/stores.js';
 
 /** A loopback file host that honours `Range` and `If-Range` like S3 does (or ignores ranges, on request). */
@@ -86,7 +86,9 @@ async function rangeHost(initial: Buffer, opts: { ranges?: boolean } = {}): Prom
 /** Row i of the big file: every 7th has a note spanning lines, every 11th a formula-looking cell. */
 function row(i: number): string {
   const note =
-    i % 7 === 0 ? `"Line one of ${i}\r\nLine two, with a comma and ""quotes"" — Zoë 北京 😀"` : `plain note ${i}`;
+    i % 7 === 0
+      ? `"Line one of ${i}\r\nLine two, with a comma and ""quotes"" — Zoë 北京 😀"`
+      : `plain note ${i}`;
   const city = i % 11 === 0 ? '=HYPERLINK("http://evil.test")' : i % 2 === 0 ? 'Zürich' : 'Kraków';
   return `user${i}@Example.TEST,First${i},Last${i},${note},${city}`;
 }
@@ -100,7 +102,11 @@ function bigCsv(rows: number): Buffer {
 const MAPPINGS = { Email: 'address', 'First Name': 'firstName', 'Last Name': 'lastName', Notes: 'note' };
 const FAR_FUTURE = '2099-01-01T00:00:00.000Z';
 
-async function setup(store: Store, host: RangeHost, extra: Partial<Parameters<typeof createMailroom>[0]> = {}) {
+async function setup(
+  store: Store,
+  host: RangeHost,
+  extra: Partial<Parameters<typeof createMailroom>[0]> = {},
+) {
   const transport = memoryTransport();
   const mailroom = createMailroom({
     store,
@@ -155,8 +161,14 @@ describe.each(storeCases())('CSV sources on $name', ({ make }) => {
     });
     expect(host.log).toEqual([{ range: 'bytes=0-0', ifRange: undefined, status: 200 }]);
     // Not on the allow-list: the guard refuses loopback before any connection.
-    const other = { ...body, sources: [{ type: 'CSV', config: { label: 'x', url: 'http://127.0.0.1:9/a.csv' } }] };
-    await expect(mailroom.broadcast(env.secret, other)).rejects.toMatchObject({ code: 'FETCH_REFUSED', status: 422 });
+    const other = {
+      ...body,
+      sources: [{ type: 'CSV', config: { label: 'x', url: 'http://127.0.0.1:9/a.csv' } }],
+    };
+    await expect(mailroom.broadcast(env.secret, other)).rejects.toMatchObject({
+      code: 'FETCH_REFUSED',
+      status: 422,
+    });
     const missing = { ...body, sources: [{ type: 'CSV', config: { label: 'x' } }] };
     await expect(mailroom.broadcast(env.secret, missing)).rejects.toMatchObject({ code: 'UNPROCESSABLE' });
     expect(host.log).toHaveLength(1);
@@ -172,7 +184,8 @@ describe.each(storeCases())('CSV sources on $name', ({ make }) => {
       ref: 'promo',
       format: 'html',
       subject: 'Hi {{ profile.firstName }}',
-      source: '<p>{{ profile.firstName }} {{ profile.lastName }} from {{ profile.City }}: {{ profile.note }}</p>',
+      source:
+        '<p>{{ profile.firstName }} {{ profile.lastName }} from {{ profile.City }}: {{ profile.note }}</p>',
     });
     const { ref } = await mailroom.broadcast(env.secret, {
       subject: 'Hi {{ profile.firstName }}',
@@ -188,7 +201,11 @@ describe.each(storeCases())('CSV sources on $name', ({ make }) => {
     if (!mailing) throw new Error('mailing missing');
     const [job] = await store.listSourceJobs(mailing.id);
     expect(job).toMatchObject({ kind: 'csv', status: 'done', rowsDone: N, rowsFailed: 0, error: null });
-    expect(job?.config).toMatchObject({ label: 'spring-import', size: bigCsv(N).length, etag: `"v1-${bigCsv(N).length}"` });
+    expect(job?.config).toMatchObject({
+      label: 'spring-import',
+      size: bigCsv(N).length,
+      etag: `"v1-${bigCsv(N).length}"`,
+    });
     const deliveries = await allDeliveries(store, mailing.id);
     expect(deliveries).toHaveLength(N);
     expect(new Set(deliveries.map((d) => d.address)).size).toBe(N);
@@ -196,7 +213,8 @@ describe.each(storeCases())('CSV sources on $name', ({ make }) => {
     // Every range after the probe was asked If-Range on the ETag, and the pages covered the file in order.
     const ranges = host.log.slice(1);
     expect(ranges.length).toBeGreaterThan(20);
-    expect(ranges.every((r) => r.status === 206 && r.ifRange === '"v1-' + bigCsv(N).length + '"')).toBe(true);
+    const etag = `"v1-${bigCsv(N).length}"`;
+    expect(ranges.every((r) => r.status === 206 && r.ifRange === etag)).toBe(true);
 
     const prepared = prepareContent(mailing.content, {});
     for (const i of [0, 1, 7, 11, 49_999, 77_777, N - 1]) {
@@ -208,8 +226,12 @@ describe.each(storeCases())('CSV sources on $name', ({ make }) => {
       const rendered = renderDelivery(prepared, delivery);
       expect(rendered.subject).toBe(`Hi First${i}`);
       const note =
-        i % 7 === 0 ? `Line one of ${i}\r\nLine two, with a comma and &quot;quotes&quot; — Zoë 北京 😀` : `plain note ${i}`;
-      const city = i % 11 === 0 ? '=HYPERLINK(&quot;http://evil.test&quot;)' : i % 2 === 0 ? 'Zürich' : 'Kraków';
+        i % 7 === 0
+          ? `Line one of ${i}\r\nLine two, with a comma and &#34;quotes&#34; — Zoë 北京 😀`
+          : `plain note ${i}`;
+      // A formula-looking cell is a plain string: printed (escaped), never evaluated.
+      const city =
+        i % 11 === 0 ? '=HYPERLINK(&#34;http://evil.test&#34;)' : i % 2 === 0 ? 'Zürich' : 'Kraków';
       expect(rendered.html).toContain(`First${i} Last${i} from ${city}: ${note}`);
     }
     // Profiles are indexed and tagged with the source's label.
@@ -285,7 +307,9 @@ describe.each(storeCases())('CSV sources on $name', ({ make }) => {
   });
 
   it('takes a CSV source in a later batch', async () => {
-    host = await rangeHost(Buffer.from('Email,First Name\nlate1@example.test,Late\nlate2@example.test,Later\n'));
+    host = await rangeHost(
+      Buffer.from('Email,First Name\nlate1@example.test,Late\nlate2@example.test,Later\n'),
+    );
     const env = await setup(await make(), host);
     mailroom = env.mailroom;
     const first = await mailroom.broadcast(env.secret, {
@@ -295,7 +319,10 @@ describe.each(storeCases())('CSV sources on $name', ({ make }) => {
       recipients: [{ address: 'early@example.test', name: 'Early Bird' }],
     });
     await mailroom.worker.drain();
-    const later = await mailroom.broadcast(env.secret, { broadcastRef: first.ref, sources: [csvSource(host, 'late')] });
+    const later = await mailroom.broadcast(env.secret, {
+      broadcastRef: first.ref,
+      sources: [csvSource(host, 'late')],
+    });
     expect(later.batch.seq).toBe(2);
     await mailroom.worker.drain();
     expect(env.transport.outbox.map((m) => m.subject).sort()).toEqual(['Hi Early', 'Hi Late', 'Hi Later']);
@@ -361,7 +388,8 @@ describe('CSV source crash and resume (SQLite)', () => {
     const deliveries = await allDeliveries(storeB, mailing.id);
     expect(deliveries).toHaveLength(N);
     expect(new Set(deliveries.map((d) => d.address)).size).toBe(N);
-    for (let i = 0; i < N; i += 997) expect(deliveries.some((d) => d.address === `user${i}@example.test`)).toBe(true);
+    for (let i = 0; i < N; i += 997)
+      expect(deliveries.some((d) => d.address === `user${i}@example.test`)).toBe(true);
     // B resumed at the checkpointed row boundary, asking If-Range on the ETag accepted.
     expect(host.log[rangesBeforeCrash]?.range).toMatch(new RegExp(`^bytes=${resumedAt}-`));
     expect(host.log[rangesBeforeCrash]?.ifRange).toMatch(/^"v1-/);

@@ -1,44 +1,130 @@
 import { composeMessage } from './compose-message.js';
+import { type BufferedOutcome, createOutcomeBuffer } from './delivery/outcome-buffer.js';
+import { createRenderPool, type RenderPool } from './delivery/render-pool.js';
+import { createSendGate, type SendResult } from './delivery/send-gate.js';
 import type { EngineContext } from './engine-context.js';
-import { isMailroomError, MailroomError } from './errors.js';
+import { isMailroomError, type MailroomError } from './errors.js';
 import type { MailingCache } from './mailing-cache.js';
 import type { WorkerOptions } from './mailroom-types.js';
-import { createRateLimiter } from './rate-limiter.js';
+import { createRateLimiter, type RateLimiter } from './rate-limiter.js';
 import type { ClaimedDelivery, DeliveryOutcome, MailingRecord } from './records.js';
 import { renderDelivery } from './render/index.js';
-import { retryDelay } from './retry-policy.js';
+import { asTransportError, failureOutcome, isSlowDown } from './retry-policy.js';
+import type { SendReceipt } from './transport.js';
 
 type Block = 'suppressed' | 'unsubscribed';
 
+/** An outcome with the mailing it belongs to (for the `delivery` event). */
+interface PipelineOutcome extends BufferedOutcome {
+  mailing: MailingRecord | undefined;
+}
+
+/** The delivery stage of a worker. */
+export interface DeliveryPipeline {
+  /**
+   * Deliver a claimed batch; resolves once the outcome of every delivery of it is durable (or, after a
+   * store failure, left leased for a retry when its lease expires). Batches may overlap: they share the
+   * worker's concurrency, rate limit and outcome writes.
+   */
+  deliverBatch(claimed: ClaimedDelivery[]): Promise<void>;
+  /** Deliveries handed to `deliverBatch` whose outcome is not durable yet: what a crash could resend. */
+  readonly outstanding: number;
+  /**
+   * Stop starting sends: deliveries of the batches in flight that are not being sent yet are handed back
+   * (`queued`, due now) for any worker to claim. `deliverBatch` then resolves once the sends under way end.
+   */
+  halt(): void;
+  /** Stop the render threads, if any (started again on demand), and allow sending again. */
+  close(): Promise<void>;
+}
+
 /**
  * What happens to each claimed delivery: the suppression and subscription checks, rendering from the
- * mailing's prepared content, the send through the transport under the rate limit, and the outcome
- * written fenced by the lease token (a worker that lost its lease writes nothing).
+ * mailing's prepared content (on the main thread, or on render threads that also build the MIME when
+ * the transport has a composer), the send through the transport under the concurrency gate and the
+ * rate limits, and the outcome, recorded in bulk by an outcome buffer and fenced by the lease token.
+ * `delivery` events are emitted once an outcome is durable.
  */
 export function createDeliveryPipeline(
   ctx: EngineContext,
   opts: Required<WorkerOptions>,
   cache: MailingCache,
-) {
+  onDurable: () => void = () => {},
+): DeliveryPipeline {
   const { store, transport, clock, logger, events } = ctx;
   const limiter = createRateLimiter(opts.ratePerSecond);
+  const projectLimiters = new Map<string, RateLimiter>();
+  const gate = createSendGate({ concurrency: opts.concurrency, pauseMs: opts.throttlePauseMs });
+  const useThreads = opts.renderThreads > 0 && transport.composer !== undefined && transport.sendRaw !== undefined;
+  let pool: RenderPool | undefined;
+  let outstanding = 0;
+  let halted = false;
 
-  /** Deliver a claimed batch with at most `opts.concurrency` sends at once. */
+  const buffer = createOutcomeBuffer<PipelineOutcome>(store, logger, {
+    maxItems: opts.flushEvery,
+    maxDelayMs: opts.flushMs,
+    onWritten({ delivery, mailing, outcome }, written) {
+      if (!written || !mailing || !events.has('delivery')) return;
+      events.emit('delivery', {
+        projectId: delivery.projectId,
+        mailingRef: mailing.ref,
+        kind: mailing.kind,
+        address: delivery.address,
+        status: outcome.status,
+        attempts: delivery.attempts,
+        response: outcome.lastResponse ?? null,
+        error: outcome.lastError ?? null,
+      });
+    },
+  });
+
+  function projectLimiter(projectId: string): RateLimiter | undefined {
+    const rate = opts.projectRatePerSecond;
+    const perSecond = typeof rate === 'function' ? rate(projectId) : rate;
+    if (!(perSecond > 0)) return undefined;
+    let found = projectLimiters.get(projectId);
+    if (!found) {
+      found = createRateLimiter(perSecond);
+      projectLimiters.set(projectId, found);
+    }
+    return found;
+  }
+
   async function deliverBatch(claimed: ClaimedDelivery[]): Promise<void> {
-    const blocked = await blockedAddresses(claimed);
-    let next = 0;
-    const runners = Array.from({ length: Math.min(opts.concurrency, claimed.length) }, async () => {
-      while (next < claimed.length) {
-        const delivery = claimed[next++] as ClaimedDelivery;
-        try {
-          await deliverOne(delivery, blocked);
-        } catch (error) {
-          // A store failure here leaves the delivery leased; it is retried when the lease expires.
-          logger.error({ err: error, delivery: delivery.id }, 'delivery failed unexpectedly');
+    outstanding += claimed.length;
+    let handed = 0;
+    const done = () => {
+      outstanding--;
+      onDurable();
+    };
+    const durable: Array<Promise<unknown>> = [];
+    try {
+      const blocked = await blockedAddresses(claimed);
+      let next = 0;
+      // With render threads, a few more runners than sending places keep the threads busy ahead of the sends.
+      const width = opts.concurrency + (useThreads ? opts.renderThreads * 2 : 0);
+      const runners = Array.from({ length: Math.min(width, claimed.length) }, async () => {
+        while (next < claimed.length) {
+          const delivery = claimed[next++] as ClaimedDelivery;
+          try {
+            const item = halted ? handBack(delivery) : await deliverOne(delivery, blocked);
+            handed++;
+            durable.push(buffer.add(item).finally(done));
+          } catch (error) {
+            handed++;
+            // A store failure here leaves the delivery leased; it is retried when the lease expires.
+            logger.error({ err: error, delivery: delivery.id }, 'delivery failed unexpectedly');
+            done();
+          }
         }
-      }
-    });
-    await Promise.all(runners);
+      });
+      await Promise.all(runners);
+      await buffer.flush();
+      await Promise.all(durable);
+    } finally {
+      // What never reached the buffer (the suppression lookup failed) stays leased, retried later.
+      for (let i = handed; i < claimed.length; i++) done();
+    }
   }
 
   /**
@@ -72,61 +158,107 @@ export function createDeliveryPipeline(
     return (job?.config as { includeUnsubscribed?: boolean } | undefined)?.includeUnsubscribed === true;
   }
 
-  async function deliverOne(delivery: ClaimedDelivery, blocked: Map<string, Block>): Promise<void> {
+  /** A delivery given back unsent (the worker stops): due again now, for any worker. */
+  function handBack(delivery: ClaimedDelivery): PipelineOutcome {
+    // The attempt its claim counted did not happen, but nothing was handed to the relay either.
+    const now = clock.now();
+    return { delivery, mailing: undefined, outcome: { status: 'queued', nextAttemptAt: now, now } };
+  }
+
+  /** When the delivery first became due: a retry is not scheduled beyond `maxAgeMs` after it. */
+  function dueSince(delivery: ClaimedDelivery, mailing: MailingRecord): Date {
+    const scheduled = mailing.options.scheduleFor;
+    return scheduled && scheduled > delivery.createdAt ? scheduled : delivery.createdAt;
+  }
+
+  async function deliverOne(delivery: ClaimedDelivery, blocked: Map<string, Block>): Promise<PipelineOutcome> {
+    const result = (mailing: MailingRecord | undefined, outcome: DeliveryOutcome): PipelineOutcome => ({
+      delivery,
+      mailing,
+      outcome,
+    });
     const entry = await cache.get(delivery.mailingId);
-    if (!entry) {
-      await record(delivery, undefined, {
-        status: 'failed',
-        lastError: 'mailing not found',
-        now: clock.now(),
-      });
-      return;
-    }
+    if (!entry) return result(undefined, { status: 'failed', lastError: 'mailing not found', now: clock.now() });
     const { mailing } = entry;
-    if (mailing.sandbox) {
-      await record(delivery, mailing, { status: 'skipped', lastError: 'sandbox', now: clock.now() });
-      return;
-    }
+    if (mailing.sandbox) return result(mailing, { status: 'skipped', lastError: 'sandbox', now: clock.now() });
     const block = blocked.get(`${delivery.projectId}\n${delivery.address}`);
     if (block === 'suppressed') {
-      await record(delivery, mailing, {
-        status: 'suppressed',
-        lastError: 'address is suppressed',
-        now: clock.now(),
-      });
-      return;
+      return result(mailing, { status: 'suppressed', lastError: 'address is suppressed', now: clock.now() });
     }
     if (
       block === 'unsubscribed' &&
       mailing.kind === 'broadcast' &&
       !(await sourceAllowsUnsubscribed(delivery))
     ) {
-      await record(delivery, mailing, { status: 'skipped', lastError: 'unsubscribed', now: clock.now() });
-      return;
+      return result(mailing, { status: 'skipped', lastError: 'unsubscribed', now: clock.now() });
     }
-    let rendered: ReturnType<typeof renderDelivery>;
+    const since = dueSince(delivery, mailing);
+    const expiry = opts.maxAgeMs > 0 ? since.getTime() + opts.maxAgeMs : Number.POSITIVE_INFINITY;
+    if (delivery.attempts > 1 && clock.now().getTime() > expiry) {
+      // A retry that became due while no worker ran, past its deadline: not sent.
+      return result(mailing, {
+        status: 'failed',
+        lastError: `gave up: older than ${opts.maxAgeMs} ms`,
+        now: clock.now(),
+      });
+    }
+    let send: () => Promise<SendReceipt>;
+    let content: DeliveryOutcome['content'] = null;
     try {
-      rendered = renderDelivery(entry.prepared, delivery);
+      if (useThreads) {
+        pool ??= createRenderPool({
+          threads: opts.renderThreads,
+          composer: transport.composer as NonNullable<typeof transport.composer>,
+          strictVariables: ctx.strictVariables,
+          logger,
+        });
+        const built = await pool.build(entry, delivery, {}, clock.now());
+        content = built.content;
+        const raw = { messageId: delivery.messageId, envelope: envelopeOf(mailing, delivery), raw: built.raw };
+        send = () => (transport.sendRaw as NonNullable<typeof transport.sendRaw>)(raw);
+      } else {
+        const rendered = renderDelivery(entry.prepared, delivery);
+        if (mailing.options.storeContent) content = rendered;
+        const message = composeMessage(mailing, delivery, rendered, entry.parts, {}, clock.now());
+        send = () => transport.send(message);
+      }
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      await record(delivery, mailing, { status: 'failed', lastError: message, now: clock.now() });
-      return;
+      // A render or build failure is the content's fault (final), unless a render thread died.
+      const err = asTransportError(error);
+      if (err.retryable) return result(mailing, failureOutcome(delivery, err, opts, since, clock.now()));
+      return result(mailing, { status: 'failed', lastError: err.message, now: clock.now() });
     }
-    const message = composeMessage(mailing, delivery, rendered, entry.parts, {}, clock.now());
-    await limiter.acquire();
+    return result(mailing, await attempt(delivery, mailing, send, content, since));
+  }
+
+  async function attempt(
+    delivery: ClaimedDelivery,
+    mailing: MailingRecord,
+    send: () => Promise<SendReceipt>,
+    content: DeliveryOutcome['content'],
+    since: Date,
+  ): Promise<DeliveryOutcome> {
+    if (halted) return handBack(delivery).outcome;
+    const forProject = projectLimiter(delivery.projectId);
+    const projectDone = forProject ? await forProject.acquire() : undefined;
+    const rateDone = await limiter.acquire();
+    const release = await gate.acquire();
+    let result: SendResult = 'failed';
     try {
-      const receipt = await transport.send(message);
+      if (halted) return handBack(delivery).outcome;
+      const receipt = await send();
+      result = 'ok';
       const now = clock.now();
-      await record(delivery, mailing, {
+      return {
         status: 'sent',
         lastResponse: receipt.response,
         lastError: null,
         sentAt: now,
-        content: mailing.options.storeContent ? rendered : null,
+        content: mailing.options.storeContent ? content : null,
         now,
-      });
+      };
     } catch (error) {
-      await record(delivery, mailing, failureOutcome(delivery, error));
+      if (isSlowDown(error)) result = 'slow-down';
       if (isMailroomError(error, 'TRANSPORT_PERMANENT') && isNoSuchUser(error)) {
         await store.addSuppression({
           projectId: delivery.projectId,
@@ -136,59 +268,33 @@ export function createDeliveryPipeline(
           createdAt: clock.now(),
         });
       }
+      return failureOutcome(delivery, error, opts, since, clock.now());
+    } finally {
+      release(result);
+      rateDone();
+      projectDone?.();
     }
   }
 
-  function failureOutcome(delivery: ClaimedDelivery, error: unknown): DeliveryOutcome {
-    const now = clock.now();
-    const err =
-      error instanceof MailroomError
-        ? error
-        : new MailroomError('TRANSPORT_TRANSIENT', error instanceof Error ? error.message : String(error), {
-            cause: error,
-          });
-    const response = err.response ?? (err.responseCode ? String(err.responseCode) : null);
-    if (err.retryable && delivery.attempts < opts.maxAttempts) {
-      const delay = retryDelay(delivery.attempts, opts.retryBaseMs, opts.retryMaxMs);
-      return {
-        status: 'queued',
-        nextAttemptAt: new Date(now.getTime() + delay),
-        lastResponse: response,
-        lastError: err.message,
-        now,
-      };
-    }
-    return { status: 'failed', lastResponse: response, lastError: err.message, now };
-  }
+  return {
+    deliverBatch,
+    halt() {
+      halted = true;
+    },
+    get outstanding() {
+      return outstanding;
+    },
+    async close() {
+      halted = false;
+      const closing = pool;
+      pool = undefined;
+      await closing?.close();
+    },
+  };
+}
 
-  async function record(
-    delivery: ClaimedDelivery,
-    mailing: MailingRecord | undefined,
-    outcome: DeliveryOutcome,
-  ): Promise<void> {
-    const written = await store.completeDelivery(delivery.id, delivery.leaseToken, outcome);
-    if (!written) {
-      logger.warn(
-        { delivery: delivery.id },
-        'lease lost before the outcome was written; another worker owns it',
-      );
-      return;
-    }
-    if (mailing && events.has('delivery')) {
-      events.emit('delivery', {
-        projectId: delivery.projectId,
-        mailingRef: mailing.ref,
-        kind: mailing.kind,
-        address: delivery.address,
-        status: outcome.status,
-        attempts: delivery.attempts,
-        response: outcome.lastResponse ?? null,
-        error: outcome.lastError ?? null,
-      });
-    }
-  }
-
-  return { deliverBatch };
+function envelopeOf(mailing: MailingRecord, delivery: ClaimedDelivery): { from: string; to: string[] } {
+  return { from: mailing.sender.address, to: [delivery.address] };
 }
 
 // RFC 3463 5.1.x to RCPT TO: bad destination mailbox ("no such user"): the address will never work. The same
@@ -196,5 +302,8 @@ export function createDeliveryPipeline(
 function isNoSuchUser(error: MailroomError): boolean {
   if (error.command !== undefined && error.command !== 'RCPT TO' && error.command !== 'DATA') return false;
   const text = error.response ?? error.message;
-  return /\b5\.1\.[0-9]\b/.test(text) || (error.responseCode === 550 && /no such user|unknown user|mailbox unavailable/i.test(text));
+  return (
+    /\b5\.1\.[0-9]\b/.test(text) ||
+    (error.responseCode === 550 && /no such user|unknown user|mailbox unavailable/i.test(text))
+  );
 }

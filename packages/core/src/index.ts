@@ -1,5 +1,6 @@
 export * from './clock.js';
 export * from './errors.js';
+export * from './fetch/index.js';
 export { silentLogger } from './logger.js';
 export { createMailroom } from './mailroom.js';
 export type * from './mailroom-types.js';
@@ -8,6 +9,9 @@ export * from './render/index.js';
 export * from './request/index.js';
 export type * from './request-types.js';
 export { generateSecret, hashSecret } from './secrets.js';
+export type { AudienceSourceConfig } from './sources/audience-source.js';
+export type { CsvSourceConfig } from './sources/csv-probe.js';
+export type { CsvCheckpoint, CsvExpanderOptions } from './sources/csv-source.js';
 export type * from './store.js';
 export type * from './transport.js';
 export { WORKER_DEFAULTS } from './worker.js';

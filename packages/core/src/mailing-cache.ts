@@ -1,4 +1,5 @@
 import { decodeAttachments, dkimFor, type MailingParts } from './compose-message.js';
+import { withDerivedText } from './delivery/derived-text.js';
 import type { EngineContext } from './engine-context.js';
 import type { MailingRecord } from './records.js';
 import { type PreparedContent, prepareContent } from './render/index.js';
@@ -45,7 +46,8 @@ export class MailingCache {
     const sender = await store.findSender(mailing.projectId, mailing.sender.address);
     return {
       mailing,
-      prepared: prepareContent(mailing.content, { strictVariables: this.ctx.strictVariables }),
+      // Text derived once per mailing where that is safe: per recipient it costs more than the render.
+      prepared: prepareContent(withDerivedText(mailing.content), { strictVariables: this.ctx.strictVariables }),
       parts: { attachments: decodeAttachments(mailing), dkim: dkimFor(mailing.sender.address, sender?.dkim) },
     };
   }

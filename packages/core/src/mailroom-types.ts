@@ -1,3 +1,4 @@
+import type { GuardedFetcherOptions } from './fetch/fetch-types.js';
 import type {
   AudienceGroupRecord,
   DeliveryRecord,
@@ -13,7 +14,6 @@ import type {
   TemplateFormat,
   TemplateRecord,
 } from './records.js';
-import type { GuardedFetcherOptions } from './fetch/fetch-types.js';
 import type { DeliveryCounts, Store } from './store.js';
 import type { Transport } from './transport.js';
 
@@ -61,8 +61,41 @@ export interface WorkerOptions {
   retryBaseMs?: number;
   /** Cap of the retry delay. @default 300_000 */
   retryMaxMs?: number;
-  /** Messages per second across this worker (0 = unlimited). @default 0 */
+  /**
+   * Messages per second across this worker, whatever the number of pooled connections (0 = unlimited):
+   * no one-second window at the receiving server holds more (see `createRateLimiter`). @default 0
+   */
   ratePerSecond?: number;
+  /**
+   * Messages per second of each project within this worker (0 = unlimited), as a number for every
+   * project or a function of the project id. Applies on top of `ratePerSecond`. @default 0
+   */
+  projectRatePerSecond?: number | ((projectId: string) => number);
+  /**
+   * No retry is scheduled later than this long after the delivery first became due (accept time, or
+   * `scheduleFor`); a transient failure past it is final, as after `maxAttempts` (0 = no limit).
+   * @default 86_400_000 (one day)
+   */
+  maxAgeMs?: number;
+  /**
+   * After a 421 or 454 reply (the relay is overloaded or throttling), sending pauses this long and the
+   * concurrency is halved; it recovers by one for each run of successes. Repeated slow-downs double
+   * the pause, up to a minute. @default 5_000
+   */
+  throttlePauseMs?: number;
+  /**
+   * Outcomes are recorded in bulk (`Store.completeDeliveries`): as soon as this many wait... @default 50
+   */
+  flushEvery?: number;
+  /** ... or at the latest this long after the first of them, so progress stays live. @default 200 */
+  flushMs?: number;
+  /**
+   * Worker threads that render recipients and build their MIME, leaving the main thread to the store
+   * and the sockets (0 = render on the main thread). Used when the transport has a `composer` and
+   * `sendRaw` (the SMTP and outbox transports do); other transports render on the main thread. One
+   * or two suit a two-core machine. @default 0
+   */
+  renderThreads?: number;
 }
 
 /** Options of {@link createMailroom}. */
@@ -83,7 +116,7 @@ export interface MailroomOptions {
   /**
    * The guarded fetcher used for attachments by URL and CSV sources (architecture invariant 7): caps,
    * allow-list (`127.0.0.1:PORT` in tests), injectable DNS, byte-range size of CSV downloads.
-   * @default {} (public http(s) hosts only, 30 s, 25 MiB, 5 redirects, 4 MiB ranges)
+   * @default {} (public http(s) hosts only, 30 s, 25 MiB, 5 redirects, 1 MiB ranges)
    */
   fetch?: GuardedFetcherOptions;
 }

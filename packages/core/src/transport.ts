@@ -55,6 +55,35 @@ export interface SendReceipt {
   response: string;
 }
 
+/** A finished message for {@link Transport.sendRaw}: MIME bytes and the SMTP envelope. */
+export interface RawOutgoingMessage {
+  /** The Message-ID inside `raw`, including angle brackets. */
+  messageId: string;
+  /** Envelope sender and recipients (`MAIL FROM`, `RCPT TO`). */
+  envelope: { from: string; to: string[] };
+  /** The whole message (headers and body, CRLF line ends), DKIM-signed if it is to be signed. */
+  raw: Uint8Array;
+}
+
+/**
+ * How a transport builds MIME, as a module any thread can load, so the core can build messages on
+ * worker threads (`WorkerOptions.renderThreads`) and hand the bytes to {@link Transport.sendRaw}.
+ * The module exports `createComposer(options)`, returning a function from an {@link OutgoingMessage} to
+ * its finished bytes (signed with `message.dkim` when set), which rejects with a `MailroomError` as
+ * `send` would for a message it cannot build.
+ */
+export interface TransportComposer {
+  /** URL (`file:`) of the ES module. */
+  readonly module: string;
+  /** Options for `createComposer`; structured-cloneable (they cross to another thread). */
+  readonly options: Record<string, string | number | boolean | null>;
+}
+
+/** The signature of a {@link TransportComposer} module's `createComposer` export. */
+export type CreateComposer = (
+  options: TransportComposer['options'],
+) => (message: OutgoingMessage) => Promise<Uint8Array>;
+
 /** Optional abilities a transport declares as data. */
 export interface TransportCapabilities {
   /** The transport signs with `message.dkim` itself. */
@@ -78,6 +107,14 @@ export interface Transport {
   readonly capabilities: TransportCapabilities;
   /** Send one message to its one recipient. */
   send(message: OutgoingMessage): Promise<SendReceipt>;
+  /**
+   * Optional: send a message already built (by the transport's own {@link Transport.composer}, so the
+   * bytes are what `send` would have put on the wire). Same errors and receipt as `send`. The core uses
+   * it only together with `composer`; a transport without both is always given `send`.
+   */
+  sendRaw?(message: RawOutgoingMessage): Promise<SendReceipt>;
+  /** Optional: how to build this transport's MIME on another thread (see {@link TransportComposer}). */
+  readonly composer?: TransportComposer;
   /** Check that the transport can reach its server (for `mailroom serve` start-up). */
   verify?(): Promise<void>;
   /** Close pooled connections. */

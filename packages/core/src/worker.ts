@@ -3,6 +3,7 @@ import type { EngineContext } from './engine-context.js';
 import { MailroomError } from './errors.js';
 import { MailingCache } from './mailing-cache.js';
 import type { MailroomWorker, WorkerOptions } from './mailroom-types.js';
+import type { ClaimedDelivery } from './records.js';
 import { SOURCE_EXPANDERS } from './sources/index.js';
 
 /** Worker settings with their defaults applied. */
@@ -18,18 +19,32 @@ export const WORKER_DEFAULTS: ResolvedWorkerOptions = {
   retryBaseMs: 1_000,
   retryMaxMs: 300_000,
   ratePerSecond: 0,
+  projectRatePerSecond: 0,
+  maxAgeMs: 86_400_000,
+  throttlePauseMs: 5_000,
+  flushEvery: 50,
+  flushMs: 200,
+  renderThreads: 0,
 };
 
 /**
  * The delivery loop: expand source jobs a page at a time, claim due deliveries with a lease, deliver
  * them (see `createDeliveryPipeline`), then settle the mailings they belong to. Several workers, in
  * one process or many, may run against one store.
+ *
+ * A running worker keeps at most `batchSize` deliveries claimed whose outcome is not durable yet, and
+ * claims again as soon as half of that room is free, so sending never waits for a whole batch to end.
+ * A crash can therefore resend at most `batchSize` deliveries per worker, each with its Message-ID.
  */
 export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): MailroomWorker {
   const opts: ResolvedWorkerOptions = { ...WORKER_DEFAULTS, ...options };
   const { store, clock, logger, events } = ctx;
   const cache = new MailingCache(ctx);
-  const pipeline = createDeliveryPipeline(ctx, opts, cache);
+  let capacity: (() => void) | undefined;
+  const pipeline = createDeliveryPipeline(ctx, opts, cache, () => capacity?.());
+  const batches = new Set<Promise<void>>();
+  // Mailings this worker already moved to `sending`: a mailing never goes back to `queued`.
+  const started = new Set<string>();
   let running = false;
   let loop: Promise<void> | undefined;
   let wake: (() => void) | undefined;
@@ -74,13 +89,7 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): M
     }
   }
 
-  async function deliverDue(): Promise<number> {
-    const claimed = await store.claimDeliveries({
-      now: clock.now(),
-      limit: opts.batchSize,
-      leaseMs: opts.leaseMs,
-    });
-    if (claimed.length === 0) return 0;
+  async function deliverClaimed(claimed: ClaimedDelivery[]): Promise<void> {
     // A slow relay must not let leases lapse mid-batch: renew while the batch is in flight.
     const renew = setInterval(
       () => {
@@ -90,45 +99,75 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): M
           .renewLeases(leases, until)
           .catch((err: unknown) => logger.warn({ err }, 'lease renewal failed'));
       },
-      Math.max(1_000, opts.leaseMs / 3),
+      Math.max(200, opts.leaseMs / 3),
     );
-    renew.unref();
     try {
       await pipeline.deliverBatch(claimed);
     } finally {
       clearInterval(renew);
     }
     for (const id of new Set(claimed.map((d) => d.mailingId))) {
-      await store.setMailingStatus(id, ['queued', 'scheduled'], 'sending', clock.now());
+      if (!started.has(id)) {
+        await store.setMailingStatus(id, ['queued', 'scheduled'], 'sending', clock.now());
+        if (started.size >= 4096) started.clear();
+        started.add(id);
+      }
       await settle(id);
     }
-    return claimed.length;
+  }
+
+  /** Claims up to `limit` due deliveries and starts delivering them; returns the batch, if any. */
+  async function claim(limit: number): Promise<{ count: number; done: Promise<void> } | undefined> {
+    const claimed = await store.claimDeliveries({ now: clock.now(), limit, leaseMs: opts.leaseMs });
+    if (claimed.length === 0) return undefined;
+    const done = deliverClaimed(claimed).catch((error: unknown) => {
+      logger.error({ err: error }, 'delivering a batch failed; its deliveries are retried when their leases expire');
+    });
+    batches.add(done);
+    void done.finally(() => batches.delete(done));
+    return { count: claimed.length, done };
   }
 
   async function runOnce(): Promise<number> {
     const sources = await expandOneSourcePage();
-    const sent = await deliverDue();
-    return sources + sent;
+    const batch = await claim(Math.max(1, opts.batchSize - pipeline.outstanding));
+    await batch?.done;
+    return sources + (batch?.count ?? 0);
+  }
+
+  /** Resolves when delivered outcomes free room for a claim, or after `ms`, or on `stop`. */
+  function idle(ms: number, onCapacity: boolean): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(finish, ms);
+      function finish() {
+        clearTimeout(timer);
+        wake = undefined;
+        capacity = undefined;
+        resolve();
+      }
+      wake = finish;
+      if (onCapacity) capacity = () => {
+        if (opts.batchSize - pipeline.outstanding >= Math.ceil(opts.batchSize / 2)) finish();
+      };
+    });
   }
 
   async function runLoop(): Promise<void> {
     while (running) {
-      let n = 0;
+      let progressed = false;
       try {
-        n = await runOnce();
+        progressed = (await expandOneSourcePage()) > 0;
+        const room = opts.batchSize - pipeline.outstanding;
+        if (running && room >= Math.ceil(opts.batchSize / 2)) {
+          const batch = await claim(room);
+          if (batch) progressed = batch.count === room;
+        }
       } catch (error) {
         logger.error({ err: error }, 'worker round failed');
       }
-      if (n === 0 && running) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, opts.pollMs);
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        wake = undefined;
-      }
+      if (progressed || !running) continue;
+      // Batches in flight: claim again as soon as they free room (or poll, for deliveries coming due).
+      await idle(opts.pollMs, batches.size > 0);
     }
   }
 
@@ -143,18 +182,21 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): M
       wake?.();
       await loop;
       loop = undefined;
+      pipeline.halt();
+      while (batches.size > 0) await Promise.all([...batches]);
+      await pipeline.close();
     },
     async drain() {
-      let idle = 0;
+      let idleRounds = 0;
       for (;;) {
         if ((await runOnce()) > 0) {
-          idle = 0;
+          idleRounds = 0;
           continue;
         }
         const due = await store.nextDueAt();
         // Due work this worker could not claim (another worker holds it): wait a little, then give up
         // rather than spin; drain means "nothing left for this worker to do now".
-        if (!due || due > clock.now() || ++idle > 50) return;
+        if (!due || due > clock.now() || ++idleRounds > 50) return;
         await new Promise((r) => setTimeout(r, 10));
       }
     },

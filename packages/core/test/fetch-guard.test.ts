@@ -119,7 +119,12 @@ describe('guarded fetcher: refusals', () => {
   let server: LoopbackServer;
   let guard: ReturnType<typeof connectGuard>;
   const fetcherWith = (options: GuardedFetcherOptions = {}) =>
-    createGuardedFetcher({ resolver: testResolver(DNS), connectHook: guard.hook, timeoutMs: 5_000, ...options });
+    createGuardedFetcher({
+      resolver: testResolver(DNS),
+      connectHook: guard.hook,
+      timeoutMs: 5_000,
+      ...options,
+    });
 
   beforeAll(async () => {
     server = await loopbackServer((_req, res) => res.end('reached'));

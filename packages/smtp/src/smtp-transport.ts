@@ -2,16 +2,17 @@
  * The SMTP transport: nodemailer's pooled SMTP client behind the `Transport` contract.
  */
 import type { ConnectionOptions } from 'node:tls';
-import type { OutgoingMessage, SendReceipt, Transport } from '@mailroom/core';
+import type { OutgoingMessage, RawOutgoingMessage, SendReceipt, Transport } from '@mailroom/core';
 import nodemailer, { type SentMessageInfo, type Transporter } from 'nodemailer';
 import { composeMessage, DEFAULT_TEXT_ENCODING, type TextEncoding } from './compose-message.js';
 import { createDkimSigner } from './dkim-signer.js';
+import { rawComposer } from './raw-composer.js';
 import { toTransportError } from './smtp-error.js';
 
 const TRANSPORT_NAME = 'smtp';
 
 /** The transport {@link smtpTransport} returns: `verify` and `close` are always there. */
-export type SmtpTransport = Transport & Required<Pick<Transport, 'verify' | 'close'>>;
+export type SmtpTransport = Transport & Required<Pick<Transport, 'verify' | 'close' | 'sendRaw' | 'composer'>>;
 
 /** Connection and pool settings of {@link smtpTransport}. */
 export interface SmtpTransportOptions {
@@ -94,7 +95,8 @@ export interface SmtpTransporterSettings {
  * - A nodemailer transporter you built yourself (any transport nodemailer has); it is closed by `close()`.
  *
  * Messages are composed here (and DKIM-signed when `message.dkim` is set, RSA or Ed25519) and handed
- * to nodemailer as finished bytes with an explicit envelope. Failures reject with `TRANSPORT_TRANSIENT`
+ * to nodemailer as finished bytes with an explicit envelope. `composer` names the same composition as a
+ * module the engine may run on worker threads; it then hands the bytes to `sendRaw`. Failures reject with `TRANSPORT_TRANSIENT`
  * (4xx, timeouts, dropped connections, authentication) or `TRANSPORT_PERMANENT` (5xx), keeping
  * `responseCode`, `command` and `response`. Nothing is retried here: a message is handed to the
  * server at most once per `send`.
@@ -110,24 +112,35 @@ export function smtpTransport(
   const { transporter, maxConnections, textEncoding } = resolve(options, settings);
   const signer = createDkimSigner();
 
+  async function sendRaw(message: RawOutgoingMessage): Promise<SendReceipt> {
+    let info: SentMessageInfo;
+    try {
+      info = await transporter.sendMail({
+        envelope: message.envelope,
+        messageId: message.messageId,
+        raw: asBuffer(message.raw),
+      });
+    } catch (error) {
+      throw toTransportError(error, TRANSPORT_NAME);
+    }
+    return toReceipt(message.messageId, info);
+  }
+
   return {
     name: TRANSPORT_NAME,
     capabilities: { dkim: true, maxConcurrency: maxConnections },
+    composer: rawComposer(textEncoding),
 
     async send(message: OutgoingMessage): Promise<SendReceipt> {
       const raw = await composeMessage(message, { textEncoding, signer });
-      let info: SentMessageInfo;
-      try {
-        info = await transporter.sendMail({
-          envelope: { from: message.from.address, to: [message.to.address] },
-          messageId: message.messageId,
-          raw,
-        });
-      } catch (error) {
-        throw toTransportError(error, TRANSPORT_NAME);
-      }
-      return toReceipt(message, info);
+      return sendRaw({
+        messageId: message.messageId,
+        envelope: { from: message.from.address, to: [message.to.address] },
+        raw,
+      });
     },
+
+    sendRaw,
 
     async verify(): Promise<void> {
       try {
@@ -208,7 +221,11 @@ function parseSmtpUrl(url: string): SmtpTransportOptions {
   return options;
 }
 
-function toReceipt(message: OutgoingMessage, info: SentMessageInfo): SendReceipt {
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function toReceipt(messageId: string, info: SentMessageInfo): SendReceipt {
   const details = info as SentMessageInfo & {
     response?: unknown;
     rejectedErrors?: Array<{ recipient?: string; response?: string; responseCode?: number }>;
@@ -222,7 +239,7 @@ function toReceipt(message: OutgoingMessage, info: SentMessageInfo): SendReceipt
     if (!rejected.some((r) => r.address === address)) rejected.push({ address, response: '' });
   }
   return {
-    messageId: message.messageId,
+    messageId,
     accepted: (info.accepted ?? []).map(String),
     rejected,
     response: typeof details.response === 'string' ? details.response : '',

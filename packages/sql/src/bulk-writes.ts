@@ -83,7 +83,9 @@ export function createBulkWrites(runner: SqlRunner, codec: Codec): BulkWrites {
       if (mysql) {
         await insertMany(runner, tx, PROFILES, absent);
       } else {
-        const result = await insertMany<{ address: string }>(runner, tx, PROFILES, absent, { returning: 'address' });
+        const result = await insertMany<{ address: string }>(runner, tx, PROFILES, absent, {
+          returning: 'address',
+        });
         for (const { address } of result.rows) inserted.add(address);
       }
 

@@ -24,18 +24,31 @@ export type Row = Record<string, unknown>;
  * `jsonb` on PostgreSQL, which the driver parses, and text elsewhere.
  */
 export interface Codec {
+  /** A JSON column's parameter: the JSON text, or SQL NULL for null/undefined. */
   json(value: Json | object | null | undefined): string | null;
+  /** A JSON column's value as read (parsed on SQLite and MySQL; the driver parses `jsonb`). */
   fromJson<T>(value: unknown): T;
+  /** A project from a `SELECT *` row of its table. */
   project(row: Row): ProjectRecord;
+  /** A project secret from a `SELECT *` row of its table. */
   secret(row: Row): ProjectSecretRecord;
+  /** A sender identity from a `SELECT *` row of its table. */
   sender(row: Row): SenderRecord;
+  /** A template from a `SELECT *` row of its table. */
   template(row: Row): TemplateRecord;
+  /** An audience group from a `SELECT *` row of its table. */
   group(row: Row): AudienceGroupRecord;
+  /** A profile from a `SELECT *` row of its table. */
   profile(row: Row): ProfileRecord;
+  /** A suppression from a `SELECT *` row of its table. */
   suppression(row: Row): SuppressionRecord;
+  /** A mailing from a `SELECT *` row of its table. */
   mailing(row: Row): MailingRecord;
+  /** A delivery from a `SELECT *` row of its table. */
   delivery(row: Row): DeliveryRecord;
+  /** A source job from a `SELECT *` row of its table. */
   sourceJob(row: Row): SourceJobRecord;
+  /** An idempotency record from a `SELECT *` row of its table. */
   idempotency(row: Row): IdempotencyRecord;
   /** Parameters of one delivery row, in {@link DELIVERY_COLUMNS} order. */
   deliveryParams(delivery: DeliveryRecord): unknown[];

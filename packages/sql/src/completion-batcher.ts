@@ -33,7 +33,12 @@ export interface CompletionBatcher {
 }
 
 /** The batcher for one database. */
-export function createCompletionBatcher(db: Db, runner: SqlRunner, claims: SqlClaims, codec: Codec): CompletionBatcher {
+export function createCompletionBatcher(
+  db: Db,
+  runner: SqlRunner,
+  claims: SqlClaims,
+  codec: Codec,
+): CompletionBatcher {
   let queue: Pending[] = [];
   let flushing: Promise<void> | undefined;
 
@@ -41,7 +46,9 @@ export function createCompletionBatcher(db: Db, runner: SqlRunner, claims: SqlCl
   const one = async (item: Pending): Promise<void> => {
     try {
       const [text, params] = claims.outcome(item.outcome);
-      const written = await runner.retrying(() => runner.run(db, text, [...params, item.id, item.leaseToken]));
+      const written = await runner.retrying(() =>
+        runner.run(db, text, [...params, item.id, item.leaseToken]),
+      );
       item.resolve(written.affected > 0);
     } catch (error) {
       item.reject(error);
@@ -50,6 +57,7 @@ export function createCompletionBatcher(db: Db, runner: SqlRunner, claims: SqlCl
 
   const writeGroup = async (group: Pending[]): Promise<boolean[]> => {
     if (runner.kind === 'postgres') return writePostgres(db, runner, codec, group);
+    if (runner.kind === 'sqlite') return writeSqlite(db, runner, codec, group);
     return runner.transaction(db, async (tx) => {
       const written: boolean[] = [];
       for (const item of group) {
@@ -93,12 +101,10 @@ export function createCompletionBatcher(db: Db, runner: SqlRunner, claims: SqlCl
 
   const schedule = (): void => {
     if (flushing) return;
-    flushing = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(flushAll)
-      .finally(() => {
-        flushing = undefined;
-        if (queue.length > 0) schedule();
-      });
+    flushing = new Promise<void>((resolve) => setImmediate(resolve)).then(flushAll).finally(() => {
+      flushing = undefined;
+      if (queue.length > 0) schedule();
+    });
   };
 
   return {
@@ -114,45 +120,77 @@ export function createCompletionBatcher(db: Db, runner: SqlRunner, claims: SqlCl
   };
 }
 
-/** One statement for the whole group, over one array per field; `RETURNING` names the fences that held. */
-async function writePostgres(db: Db, runner: SqlRunner, codec: Codec, group: Pending[]): Promise<boolean[]> {
-  const columns: unknown[][] = Array.from({ length: 10 }, () => []);
-  for (const { id, leaseToken, outcome } of group) {
-    // Bit i of `given` says whether the outcome sets that field at all (undefined leaves it unchanged).
-    const given =
-      (outcome.nextAttemptAt !== undefined ? 1 : 0) |
-      (outcome.lastResponse !== undefined ? 2 : 0) |
-      (outcome.lastError !== undefined ? 4 : 0) |
-      (outcome.sentAt !== undefined ? 8 : 0) |
-      (outcome.content !== undefined ? 16 : 0);
-    const values = [
-      id,
-      leaseToken,
-      outcome.status,
-      outcome.now.getTime(),
-      given,
-      ms(outcome.nextAttemptAt),
-      outcome.lastResponse ?? null,
-      outcome.lastError ?? null,
-      ms(outcome.sentAt),
-      codec.json(outcome.content),
-    ];
-    values.forEach((value, i) => {
-      columns[i]?.push(value);
-    });
-  }
-  const text = `UPDATE mailroom_deliveries AS d SET
-      status = v.status,
+/** The fields of one outcome as one row: id, token, status, updated_at, `given` bits, then the values. */
+function outcomeRow(codec: Codec, { id, leaseToken, outcome }: Pending): unknown[] {
+  // Bit i of `given` says whether the outcome sets that field at all (undefined leaves it unchanged).
+  const given =
+    (outcome.nextAttemptAt !== undefined ? 1 : 0) |
+    (outcome.lastResponse !== undefined ? 2 : 0) |
+    (outcome.lastError !== undefined ? 4 : 0) |
+    (outcome.sentAt !== undefined ? 8 : 0) |
+    (outcome.content !== undefined ? 16 : 0);
+  return [
+    id,
+    leaseToken,
+    outcome.status,
+    outcome.now.getTime(),
+    given,
+    ms(outcome.nextAttemptAt),
+    outcome.lastResponse ?? null,
+    outcome.lastError ?? null,
+    ms(outcome.sentAt),
+    codec.json(outcome.content),
+  ];
+}
+
+const OUTCOME_FIELDS =
+  'id, lease_token, status, updated_at, given, next_attempt_at, last_response, last_error, sent_at, content';
+
+/** The `SET` list applying an outcome row `v` to delivery `d`. */
+function outcomeSet(contentCast: string): string {
+  return `status = v.status,
       lease_expires_at = NULL,
       updated_at = v.updated_at,
       next_attempt_at = CASE WHEN v.given & 1 <> 0 THEN v.next_attempt_at ELSE d.next_attempt_at END,
       last_response = CASE WHEN v.given & 2 <> 0 THEN v.last_response ELSE d.last_response END,
       last_error = CASE WHEN v.given & 4 <> 0 THEN v.last_error ELSE d.last_error END,
       sent_at = CASE WHEN v.given & 8 <> 0 THEN v.sent_at ELSE d.sent_at END,
-      content = CASE WHEN v.given & 16 <> 0 THEN v.content::jsonb ELSE d.content END
+      content = CASE WHEN v.given & 16 <> 0 THEN v.content${contentCast} ELSE d.content END`;
+}
+
+/** One `UPDATE ... FROM` a `VALUES` list for the whole group; `RETURNING` names the fences that held. */
+async function writeSqlite(db: Db, runner: SqlRunner, codec: Codec, group: Pending[]): Promise<boolean[]> {
+  const written = new Set<string>();
+  for (const chunk of runner.chunk(
+    group.map((item) => outcomeRow(codec, item)),
+    10,
+  )) {
+    const text = `WITH v(${OUTCOME_FIELDS}) AS (VALUES ${runner.values(chunk.length, 10)})
+      UPDATE mailroom_deliveries AS d SET ${outcomeSet('')}
+      FROM v WHERE d.id = v.id AND d.lease_token = v.lease_token AND d.status = 'sending'
+      RETURNING id`;
+    const { rows } = await runner.run<{ id: string }>(db, text, chunk.flat());
+    for (const row of rows) written.add(row.id);
+  }
+  return group.map((item) => written.has(item.id));
+}
+
+/**
+ * One statement for the whole group, over one array per field; `RETURNING` names the fences that held.
+ * The fence is written as a `CASE` so that the planner cannot use `status = 'sending'` to pick an index
+ * (with stale statistics it scans every open delivery that way); it looks each delivery up by id.
+ */
+async function writePostgres(db: Db, runner: SqlRunner, codec: Codec, group: Pending[]): Promise<boolean[]> {
+  const columns: unknown[][] = Array.from({ length: 10 }, () => []);
+  for (const item of group) {
+    outcomeRow(codec, item).forEach((value, i) => {
+      columns[i]?.push(value);
+    });
+  }
+  const text = `UPDATE mailroom_deliveries AS d SET ${outcomeSet('::jsonb')}
     FROM unnest(?::text[], ?::bigint[], ?::text[], ?::bigint[], ?::integer[], ?::bigint[], ?::text[], ?::text[], ?::bigint[], ?::text[])
-      AS v(id, lease_token, status, updated_at, given, next_attempt_at, last_response, last_error, sent_at, content)
-    WHERE d.id = v.id AND d.lease_token = v.lease_token AND d.status = 'sending'
+      AS v(${OUTCOME_FIELDS})
+    WHERE d.id = v.id AND CASE WHEN d.status = 'sending' THEN d.lease_token END = v.lease_token
     RETURNING d.id`;
   const { rows } = await runner.run<{ id: string }>(db, text, columns);
   const written = new Set(rows.map((r) => r.id));

@@ -1,5 +1,5 @@
-import { MailroomError } from '@mailroom/core';
 import { resolve } from 'node:path';
+import { MailroomError } from '@mailroom/core';
 import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect } from 'kysely';
 import { createPool } from 'mysql2';
 import pg from 'pg';
@@ -39,6 +39,9 @@ function owned(db: Db, kind: SqlKind): Connection {
 function connectUrl(url: string, poolSize: number, busyTimeoutMs: number): Connection {
   if (/^postgres(ql)?:\/\//i.test(url)) {
     const pool = new pg.Pool({ connectionString: url, max: poolSize });
+    // An idle connection dropped by the server is reported here; unhandled, it would end the process.
+    // The pool replaces it, and a query on a broken connection fails as STORE_FAILED.
+    pool.on('error', () => undefined);
     return owned(new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) }), 'postgres');
   }
   if (/^(mysql|mariadb):\/\//i.test(url)) {
@@ -51,11 +54,18 @@ function connectUrl(url: string, poolSize: number, busyTimeoutMs: number): Conne
   }
   const path = sqlitePathOf(url);
   if (path === undefined) {
-    throw new MailroomError('INTERNAL', `unsupported database URL scheme: ${url.replace(/\/\/[^@/]*@/, '//***@')}`, {
-      source: 'sql',
-    });
+    throw new MailroomError(
+      'INTERNAL',
+      `unsupported database URL scheme: ${url.replace(/\/\/[^@/]*@/, '//***@')}`,
+      {
+        source: 'sql',
+      },
+    );
   }
-  const open = () => new Kysely<unknown>({ dialect: new SqliteDialect({ database: async () => openSqliteDatabase(path, busyTimeoutMs) }) });
+  const open = () =>
+    new Kysely<unknown>({
+      dialect: new SqliteDialect({ database: async () => openSqliteDatabase(path, busyTimeoutMs) }),
+    });
   if (path === ':memory:') return owned(open(), 'sqlite');
   const key = resolve(path);
   const shared = openSqliteFiles.get(key) ?? { db: open(), users: 0 };

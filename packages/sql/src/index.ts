@@ -1,5 +1,15 @@
-export type { Db } from './connect.js';
-export { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, mailroomMigrationProvider, mailroomMigrations } from './migrations.js';
 export { migrate } from './migrate.js';
-export type { SqlDialectOptions, SqlKind, SqlKyselyOptions, SqlStoreOptions, SqlUrlOptions } from './options.js';
+export {
+  MIGRATION_LOCK_TABLE,
+  MIGRATION_TABLE,
+  mailroomMigrationProvider,
+  mailroomMigrations,
+} from './migrations.js';
+export type {
+  SqlDialectOptions,
+  SqlKind,
+  SqlKyselyOptions,
+  SqlStoreOptions,
+  SqlUrlOptions,
+} from './options.js';
 export { sqlStore } from './sql-store.js';

@@ -41,8 +41,10 @@ export async function insertMany<R = Record<string, unknown>>(
 
   if (runner.kind === 'postgres') {
     const arrays = columns.map((_, j) => rows.map((row) => row[j]));
-    const params = pgTypes.map((type, j) => `?::${type === 'jsonb' ? 'text' : type}[]`).join(', ');
-    const select = columns.map((column, j) => (pgTypes[j] === 'jsonb' ? `u.${column}::jsonb` : `u.${column}`)).join(', ');
+    const params = pgTypes.map((type) => `?::${type === 'jsonb' ? 'text' : type}[]`).join(', ');
+    const select = columns
+      .map((column, j) => (pgTypes[j] === 'jsonb' ? `u.${column}::jsonb` : `u.${column}`))
+      .join(', ');
     const onConflict = update
       ? `DO UPDATE SET ${update.map((column) => `${column} = excluded.${column}`).join(', ')}`
       : 'DO NOTHING';

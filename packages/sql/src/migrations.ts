@@ -37,7 +37,16 @@ function columnTypes(kind: SqlKind): ColumnTypes {
   if (kind === 'postgres') {
     // COLLATE "C": byte order, so ORDER BY address and keyset paging agree across databases.
     const key = sql`text collate "C"`;
-    return { id: key, ref: key, address: key, short: sql`text`, text: sql`text`, json: sql`jsonb`, big: sql`bigint`, int: sql`integer` };
+    return {
+      id: key,
+      ref: key,
+      address: key,
+      short: sql`text`,
+      text: sql`text`,
+      json: sql`jsonb`,
+      big: sql`bigint`,
+      int: sql`integer`,
+    };
   }
   if (kind === 'mysql') {
     return {
@@ -51,7 +60,16 @@ function columnTypes(kind: SqlKind): ColumnTypes {
       int: sql`integer`,
     };
   }
-  return { id: sql`text`, ref: sql`text`, address: sql`text`, short: sql`text`, text: sql`text`, json: sql`text`, big: sql`integer`, int: sql`integer` };
+  return {
+    id: sql`text`,
+    ref: sql`text`,
+    address: sql`text`,
+    short: sql`text`,
+    text: sql`text`,
+    json: sql`text`,
+    big: sql`integer`,
+    int: sql`integer`,
+  };
 }
 
 /**
@@ -59,7 +77,9 @@ function columnTypes(kind: SqlKind): ColumnTypes {
  * local part of an address is case-sensitive) and sort bytewise; InnoDB for row locks.
  */
 function tableOptions<TB extends string, C extends string>(kind: SqlKind, table: CreateTableBuilder<TB, C>) {
-  return kind === 'mysql' ? table.modifyEnd(sql`engine = InnoDB default charset = utf8mb4 collate = utf8mb4_bin`) : table;
+  return kind === 'mysql'
+    ? table.modifyEnd(sql`engine = InnoDB default charset = utf8mb4 collate = utf8mb4_bin`)
+    : table;
 }
 
 /** 001: every table of the records in `@mailroom/core`, with the unique keys that carry invariants. */
@@ -86,7 +106,11 @@ function initialSchema(kind: SqlKind): Migration {
           .addColumn('mode', t.short, (c) => c.notNull())
           .addColumn('created_at', t.big, (c) => c.notNull()),
       ).execute();
-      await s.createIndex('mailroom_project_secrets_project').on('mailroom_project_secrets').column('project_id').execute();
+      await s
+        .createIndex('mailroom_project_secrets_project')
+        .on('mailroom_project_secrets')
+        .column('project_id')
+        .execute();
 
       await tableOptions(
         kind,
@@ -236,7 +260,9 @@ function initialSchema(kind: SqlKind): Migration {
         // MySQL has no partial indexes: a stored column that is the attempt time of open rows only
         // (NULL once terminal) gives the claim an index to walk in due order.
         deliveries = deliveries.addColumn('open_at', t.big, (c) =>
-          c.generatedAlwaysAs(sql`case when status in ('queued', 'sending') then next_attempt_at end`).stored(),
+          c
+            .generatedAlwaysAs(sql`case when status in ('queued', 'sending') then next_attempt_at end`)
+            .stored(),
         );
       }
       await tableOptions(kind, deliveries).execute();
@@ -279,8 +305,16 @@ function initialSchema(kind: SqlKind): Migration {
           .addColumn('created_at', t.big, (c) => c.notNull())
           .addColumn('updated_at', t.big, (c) => c.notNull()),
       ).execute();
-      await s.createIndex('mailroom_source_jobs_mailing').on('mailroom_source_jobs').columns(['mailing_id', 'status']).execute();
-      await s.createIndex('mailroom_source_jobs_status').on('mailroom_source_jobs').columns(['status', 'created_at']).execute();
+      await s
+        .createIndex('mailroom_source_jobs_mailing')
+        .on('mailroom_source_jobs')
+        .columns(['mailing_id', 'status'])
+        .execute();
+      await s
+        .createIndex('mailroom_source_jobs_status')
+        .on('mailroom_source_jobs')
+        .columns(['status', 'created_at'])
+        .execute();
 
       await tableOptions(
         kind,
@@ -345,7 +379,8 @@ async function migrateOnce(db: Db, kind: SqlKind): Promise<void> {
   // find another tenant's; name the schema the connection actually uses.
   const schema =
     kind === 'postgres'
-      ? ((await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)).rows[0]?.schema ?? undefined)
+      ? ((await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)).rows[0]
+          ?.schema ?? undefined)
       : undefined;
   await migrateWith(db, kind, schema);
 }

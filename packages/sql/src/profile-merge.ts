@@ -35,7 +35,8 @@ export function mergeProfile(
   if (row.traits) {
     for (const [key, value] of Object.entries(row.traits)) {
       const present = Object.hasOwn(stored.traits, key);
-      if (present && (options.onExistingTrait !== 'override' || jsonEqual(stored.traits[key] as Json, value))) continue;
+      if (present && (options.onExistingTrait !== 'override' || jsonEqual(stored.traits[key] as Json, value)))
+        continue;
       if (traits === stored.traits) traits = { ...stored.traits };
       traits[key] = value;
       changed = true;

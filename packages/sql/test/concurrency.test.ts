@@ -28,11 +28,18 @@ async function drain(store: Store, now: Date): Promise<string[]> {
 }
 
 /** Runs the claimer script in its own process; resolves to the ids it claimed. */
-function claimerProcess(url: string, now: Date): { ready: Promise<void>; go(): void; done: Promise<string[]> } {
-  const child = spawn(process.execPath, ['--conditions=mailroom-source', '--import', 'tsx', CLAIMER, url, String(now.getTime())], {
-    cwd: REPO_ROOT,
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+function claimerProcess(
+  url: string,
+  now: Date,
+): { ready: Promise<void>; go(): void; done: Promise<string[]> } {
+  const child = spawn(
+    process.execPath,
+    ['--conditions=mailroom-source', '--import', 'tsx', CLAIMER, url, String(now.getTime())],
+    {
+      cwd: REPO_ROOT,
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
   let out = '';
   let signalReady: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => {
@@ -77,7 +84,9 @@ for (const kind of ['sqlite', 'postgres', 'mysql'] as const satisfies readonly S
       expect(held).toHaveLength(20);
       const leases = held.map((d) => ({ id: d.id, leaseToken: d.leaseToken }));
       // Renewed once, to 1.5 s; then the first claimer goes silent.
-      expect(new Set(await first.renewLeases(leases, testTime(1_500)))).toEqual(new Set(leases.map((l) => l.id)));
+      expect(new Set(await first.renewLeases(leases, testTime(1_500)))).toEqual(
+        new Set(leases.map((l) => l.id)),
+      );
       expect(await second.claimDeliveries({ now: testTime(1_499), limit: 100, leaseMs: LEASE })).toEqual([]);
 
       const taken = await second.claimDeliveries({ now: testTime(1_500), limit: 100, leaseMs: LEASE });
@@ -87,10 +96,26 @@ for (const kind of ['sqlite', 'postgres', 'mysql'] as const satisfies readonly S
       const [late] = held;
       if (!late) throw new Error('expected a claim');
       expect(await first.renewLeases(leases, testTime(9_000))).toEqual([]);
-      expect(await first.completeDelivery(late.id, late.leaseToken, { status: 'failed', lastError: 'late', now: testTime(2_000) })).toBe(false);
+      expect(
+        await first.completeDelivery(late.id, late.leaseToken, {
+          status: 'failed',
+          lastError: 'late',
+          now: testTime(2_000),
+        }),
+      ).toBe(false);
       const winner = taken.find((d) => d.id === late.id);
-      expect(await second.completeDelivery(late.id, winner?.leaseToken ?? -1, { status: 'sent', now: testTime(2_001) })).toBe(true);
-      expect(await first.getDelivery(late.id)).toMatchObject({ status: 'sent', lastError: null, attempts: 2, leaseToken: 2 });
+      expect(
+        await second.completeDelivery(late.id, winner?.leaseToken ?? -1, {
+          status: 'sent',
+          now: testTime(2_001),
+        }),
+      ).toBe(true);
+      expect(await first.getDelivery(late.id)).toMatchObject({
+        status: 'sent',
+        lastError: null,
+        attempts: 2,
+        leaseToken: 2,
+      });
     });
 
     if (kind === 'sqlite') {

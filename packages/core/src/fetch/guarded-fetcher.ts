@@ -17,7 +17,7 @@ export const FETCH_DEFAULTS = {
   timeoutMs: 30_000,
   maxBytes: 25 * 1024 * 1024,
   maxRedirects: 5,
-  rangeBytes: 4 * 1024 * 1024,
+  rangeBytes: 1024 * 1024,
 } as const;
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -137,7 +137,10 @@ function response(
       try {
         // A declared length past the cap is refused before a byte of the body is read.
         if (headers['content-length'] !== undefined && declared > maxBytes) {
-          throw new FetchCapError('bytes', `the response declares ${declared} bytes; the limit is ${maxBytes}`);
+          throw new FetchCapError(
+            'bytes',
+            `the response declares ${declared} bytes; the limit is ${maxBytes}`,
+          );
         }
         return await readBody(res.body, headers['content-encoding'], maxBytes, signal);
       } catch (error) {

@@ -122,7 +122,7 @@ export function parseV6(address: string): number[] {
 function v4Refusal(value: number): string | null {
   for (const range of V4_REFUSED) {
     const mask = range.bits === 0 ? 0 : (0xffffffff << (32 - range.bits)) >>> 0;
-    if (((value & mask) >>> 0) === range.base) return range.name;
+    if ((value & mask) >>> 0 === range.base) return range.name;
   }
   return null;
 }

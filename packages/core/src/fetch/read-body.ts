@@ -17,7 +17,9 @@ export class FetchCapError extends Error {
 
 /** True when `error` is a fetch refused because its body grew past the byte cap. */
 export function isByteCapError(error: unknown): boolean {
-  return error instanceof MailroomError && error.cause instanceof FetchCapError && error.cause.cap === 'bytes';
+  return (
+    error instanceof MailroomError && error.cause instanceof FetchCapError && error.cause.cap === 'bytes'
+  );
 }
 
 /**

@@ -56,7 +56,12 @@ async function audiencePage(job: SourceJobRecord, env: SourceEnv, now: Date): Pr
   const suppressed = new Set(
     members.length === 0
       ? []
-      : (await ctx.store.findSuppressed(job.projectId, members.map((m) => m.address))).map((s) => s.address),
+      : (
+          await ctx.store.findSuppressed(
+            job.projectId,
+            members.map((m) => m.address),
+          )
+        ).map((s) => s.address),
   );
   const { mailing } = entry;
   const notBefore =

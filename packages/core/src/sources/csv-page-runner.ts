@@ -38,7 +38,12 @@ export async function expandUntilDone(
       // Another worker owns the job now; the worker's own commit of this empty page is refused too.
       return { deliveries: [], profiles: [], profileOptions: page.profileOptions, patch: {} };
     }
-    current = { ...current, ...page.patch, updatedAt: now, leaseExpiresAt: new Date(now.getTime() + leaseMs) };
+    current = {
+      ...current,
+      ...page.patch,
+      updatedAt: now,
+      leaseExpiresAt: new Date(now.getTime() + leaseMs),
+    };
   }
 }
 

@@ -93,5 +93,5 @@ export function parseContentRange(value: string | undefined): ContentRange | nul
 
 /** True when a `Content-Encoding` other than identity is applied. */
 export function isEncoded(value: string | undefined): boolean {
-  return value !== undefined && value.split(',').some((c) => !['', 'identity'].includes(c.trim().toLowerCase()));
+  return value?.split(',').some((c) => !['', 'identity'].includes(c.trim().toLowerCase())) ?? false;
 }

@@ -121,7 +121,9 @@ export class CsvRowReader {
     }
     // Advance to the boundary: the byte after the n-th line-break byte, n counted in the consumed text.
     const breaks = countInString(text, breakChar, consumed);
-    const byteEnd = final ? this.#bytes.length : nthByteAfter(this.#bytes, breakChar === '\r' ? CR : LF, breaks);
+    const byteEnd = final
+      ? this.#bytes.length
+      : nthByteAfter(this.#bytes, breakChar === '\r' ? CR : LF, breaks);
     this.offset += byteEnd;
     this.line += breaks;
     this.#bytes = Buffer.from(this.#bytes.subarray(byteEnd));

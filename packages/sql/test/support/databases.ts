@@ -145,7 +145,8 @@ function serverDatabases(kind: Exclude<SqlKind, 'sqlite'>): TestDatabases | unde
       async dropAll() {
         if (created.length === 0) return;
         await admin(async (client) => {
-          for (const schema of created.splice(0)) await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+          for (const schema of created.splice(0))
+            await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
         });
       },
     };
@@ -178,7 +179,8 @@ function serverDatabases(kind: Exclude<SqlKind, 'sqlite'>): TestDatabases | unde
               "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = ? AND table_name LIKE 'mailroom\\_%' AND table_name NOT LIKE 'mailroom\\_migrations%'",
               [database],
             );
-            for (const table of tables) await connection.query(`DELETE FROM ${database}.${String(table.name)}`);
+            for (const table of tables)
+              await connection.query(`DELETE FROM ${database}.${String(table.name)}`);
           });
         },
       );
@@ -186,7 +188,8 @@ function serverDatabases(kind: Exclude<SqlKind, 'sqlite'>): TestDatabases | unde
     async dropAll() {
       if (created.length === 0) return;
       await admin(async (connection) => {
-        for (const database of created.splice(0)) await connection.query(`DROP DATABASE IF EXISTS ${database}`);
+        for (const database of created.splice(0))
+          await connection.query(`DROP DATABASE IF EXISTS ${database}`);
       });
     },
   };

@@ -24,7 +24,11 @@ for (;;) {
   if (batch.length === 0) break;
   for (const delivery of batch) {
     claimed.push(delivery.id);
-    const ok = await store.completeDelivery(delivery.id, delivery.leaseToken, { status: 'sent', sentAt: now, now });
+    const ok = await store.completeDelivery(delivery.id, delivery.leaseToken, {
+      status: 'sent',
+      sentAt: now,
+      now,
+    });
     if (!ok) throw new Error(`lost the lease of ${delivery.id}`);
   }
 }

@@ -1,0 +1,43 @@
+import type { MailingParts } from '../compose-message.js';
+import type { ErrorCode } from '../errors.js';
+import type { MailingRecord, RenderedContent, Variables } from '../records.js';
+import type { TransportComposer } from '../transport.js';
+
+/** The recipient fields a render thread needs (not the whole delivery record). */
+export interface RenderJobRecipient {
+  messageId: string;
+  address: string;
+  name: string;
+  variables: Variables;
+  traits: Variables;
+}
+
+/** What the worker's main thread tells a render thread. */
+export type RenderRequest =
+  | { type: 'init'; composer: TransportComposer; strictVariables: boolean }
+  /** Sent once per mailing and thread, before its first job. */
+  | { type: 'mailing'; mailing: MailingRecord; parts: MailingParts }
+  | { type: 'forget'; mailingId: string }
+  | {
+      type: 'build';
+      job: number;
+      mailingId: string;
+      recipient: RenderJobRecipient;
+      headers: Record<string, string>;
+      /** Epoch milliseconds: the `now` of the message (calendar stamps). */
+      now: number;
+      /** Return the rendered content too (the mailing keeps it: `storeContent`). */
+      keepContent: boolean;
+    };
+
+/** A failure inside a render thread, as data (an Error does not cross threads with its fields). */
+export interface RenderFailure {
+  code: ErrorCode;
+  message: string;
+  retryable: boolean;
+}
+
+/** A render thread's answer to one `build`. */
+export type RenderReply =
+  | { job: number; raw: Uint8Array; content: RenderedContent | null }
+  | { job: number; error: RenderFailure; stage: 'render' | 'compose' };

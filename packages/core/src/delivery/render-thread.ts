@@ -1,0 +1,89 @@
+/**
+ * A render thread: keeps each mailing's content parsed once, renders recipients and builds their MIME
+ * with the transport's composer, and returns the bytes. Started by `createRenderPool`.
+ */
+import { parentPort } from 'node:worker_threads';
+import { composeMessage, type MailingParts } from '../compose-message.js';
+import { isMailroomError } from '../errors.js';
+import type { DeliveryRecord, MailingRecord } from '../records.js';
+import { type PreparedContent, prepareContent, renderDelivery } from '../render/index.js';
+import type { CreateComposer, OutgoingMessage } from '../transport.js';
+import { withDerivedText } from './derived-text.js';
+import type { RenderFailure, RenderReply, RenderRequest } from './render-protocol.js';
+
+type Mailing = { record: MailingRecord; prepared: PreparedContent; parts: MailingParts } | { error: unknown };
+
+const port = parentPort;
+if (!port) throw new Error('render-thread must run in a worker thread');
+
+const mailings = new Map<string, Mailing>();
+let strictVariables = false;
+let compose: Promise<(message: OutgoingMessage) => Promise<Uint8Array>> | undefined;
+
+function failure(error: unknown): RenderFailure {
+  if (isMailroomError(error)) return { code: error.code, message: error.message, retryable: error.retryable };
+  return { code: 'INTERNAL', message: error instanceof Error ? error.message : String(error), retryable: false };
+}
+
+async function build(request: Extract<RenderRequest, { type: 'build' }>): Promise<RenderReply> {
+  const mailing = mailings.get(request.mailingId);
+  if (!mailing || !compose) {
+    return { job: request.job, stage: 'render', error: failure(new Error('mailing not registered')) };
+  }
+  if ('error' in mailing) return { job: request.job, stage: 'render', error: failure(mailing.error) };
+  let content: ReturnType<typeof renderDelivery>;
+  try {
+    content = renderDelivery(mailing.prepared, request.recipient);
+  } catch (error) {
+    return { job: request.job, stage: 'render', error: failure(error) };
+  }
+  try {
+    const message = composeMessage(
+      mailing.record,
+      request.recipient as DeliveryRecord,
+      content,
+      mailing.parts,
+      request.headers,
+      new Date(request.now),
+    );
+    const raw = await (await compose)(message);
+    return { job: request.job, raw, content: request.keepContent ? content : null };
+  } catch (error) {
+    return { job: request.job, stage: 'compose', error: failure(error) };
+  }
+}
+
+port.on('message', (request: RenderRequest) => {
+  switch (request.type) {
+    case 'init':
+      strictVariables = request.strictVariables;
+      compose = import(request.composer.module).then((module: { createComposer: CreateComposer }) =>
+        module.createComposer(request.composer.options),
+      );
+      // A composer that cannot load fails every job with its error, rather than the thread.
+      compose.catch(() => {});
+      return;
+    case 'mailing':
+      try {
+        mailings.set(request.mailing.id, {
+          record: request.mailing,
+          prepared: prepareContent(withDerivedText(request.mailing.content), { strictVariables }),
+          parts: request.parts,
+        });
+      } catch (error) {
+        mailings.set(request.mailing.id, { error });
+      }
+      return;
+    case 'forget':
+      mailings.delete(request.mailingId);
+      return;
+    case 'build':
+      void build(request).then((reply) => {
+        // The bytes move to the main thread instead of being copied, unless they share a pooled buffer.
+        const whole = 'raw' in reply && reply.raw.byteOffset === 0 && reply.raw.byteLength === reply.raw.buffer.byteLength;
+        const transfer = whole ? [reply.raw.buffer as ArrayBuffer] : [];
+        port.postMessage(reply, transfer);
+      });
+      return;
+  }
+});

@@ -1,0 +1,78 @@
+import { testTime } from '@mailroom/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createCodec } from '../src/codec.js';
+import { createCompletionBatcher } from '../src/completion-batcher.js';
+import { connect } from '../src/connect.js';
+import { createSqlClaims } from '../src/sql-claims.js';
+import { createSqlRunner } from '../src/sql-runner.js';
+import { storeOn, testDatabases } from './support/databases.js';
+import { seedDeliveries } from './support/seed.js';
+
+for (const kind of ['sqlite', 'postgres', 'mysql'] as const) {
+  describe(`sql:${kind} completion groups`, () => {
+    const databases = testDatabases(kind);
+    if (!databases) return;
+    const cleanups: Array<() => Promise<void>> = [];
+    afterEach(async () => {
+      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    });
+
+    it('outcomes queued together are written together, each fenced on its own', async () => {
+      const url = await databases.create();
+      const store = storeOn(url);
+      cleanups.push(() => store.close());
+      await store.init();
+      await seedDeliveries(store, 40);
+      const claimed = await store.claimDeliveries({ now: testTime(0), limit: 40, leaseMs: 60_000 });
+      expect(claimed).toHaveLength(40);
+
+      // The batcher on its own connection, with a runner that counts the statements it sends.
+      const { db, release } = connect({ url });
+      cleanups.push(release);
+      const runner = createSqlRunner(kind);
+      let statements = 0;
+      const counting: typeof runner = {
+        ...runner,
+        run(...args) {
+          statements++;
+          return runner.run(...args);
+        },
+      };
+      const codec = createCodec(kind);
+      const batcher = createCompletionBatcher(db, counting, createSqlClaims(counting, codec), codec);
+
+      const [first, second] = claimed;
+      if (!first || !second) throw new Error('expected claims');
+      const written = await Promise.all([
+        ...claimed.map((d, i) =>
+          batcher.complete(d.id, i === 1 ? d.leaseToken + 1 : d.leaseToken, {
+            status: i % 2 === 0 ? 'sent' : 'queued',
+            nextAttemptAt: i % 2 === 0 ? undefined : testTime(9_000),
+            lastResponse: `250 ${i}`,
+            now: testTime(10),
+          }),
+        ),
+        // The same delivery again in the same turn: it waits for the next group and finds it done.
+        batcher.complete(first.id, first.leaseToken, { status: 'failed', now: testTime(11) }),
+      ]);
+      await batcher.drain();
+
+      expect(written).toEqual([...claimed.map((_, i) => i !== 1), false]);
+      expect(await store.getDelivery(first.id)).toMatchObject({
+        status: 'sent',
+        lastResponse: '250 0',
+        leaseExpiresAt: null,
+      });
+      expect(await store.getDelivery(second.id)).toMatchObject({ status: 'sending', lastResponse: null });
+      const third = claimed[3];
+      expect(await store.getDelivery(third?.id ?? '')).toMatchObject({
+        status: 'queued',
+        nextAttemptAt: testTime(9_000),
+        lastResponse: '250 3',
+      });
+      // SQLite and PostgreSQL write a group with one statement (plus the repeated id's own); MySQL
+      // writes one statement per outcome, in one transaction.
+      if (kind !== 'mysql') expect(statements).toBeLessThanOrEqual(2);
+    });
+  });
+}

@@ -1,0 +1,130 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MailroomError } from '@mailroom/core';
+import { makeProject, makeSecret } from '@mailroom/core/testing';
+import Database from 'better-sqlite3';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MIGRATION_TABLE, migrate, sqlStore } from '../src/index.js';
+import { sqlitePathOf } from '../src/sqlite-database.js';
+import { storeOn, testDatabases } from './support/databases.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'mailroom-sql-options-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const file = () => join(dir, `options-${++n}.db`);
+
+describe('sqlStore options', () => {
+  it('reads SQLite URLs in every documented spelling', () => {
+    expect(sqlitePathOf('sqlite:data/m.db')).toBe('data/m.db');
+    expect(sqlitePathOf('sqlite:///abs/m.db')).toBe('/abs/m.db');
+    expect(sqlitePathOf('file:m.db')).toBe('m.db');
+    expect(sqlitePathOf('./m.db')).toBe('./m.db');
+    expect(sqlitePathOf(':memory:')).toBe(':memory:');
+    expect(sqlitePathOf('sqlite::memory:')).toBe(':memory:');
+    expect(sqlitePathOf('postgres://localhost/db')).toBeUndefined();
+  });
+
+  it('names itself after the database and declares multiProcess', async () => {
+    const stores = [
+      sqlStore({ url: ':memory:' }),
+      sqlStore({ url: 'postgres://127.0.0.1:1/none' }),
+      sqlStore({ url: 'mariadb://127.0.0.1:1/none' }),
+    ];
+    expect(stores.map((s) => s.name)).toEqual(['sql:sqlite', 'sql:postgres', 'sql:mysql']);
+    expect(stores[0]?.capabilities).toEqual({ multiProcess: true });
+    await Promise.all(stores.map((s) => s.close()));
+  });
+
+  it('refuses an unknown URL scheme without echoing credentials', () => {
+    expect(() => sqlStore({ url: 'redis://user:secret@127.0.0.1/0' })).toThrow(MailroomError);
+    expect(() => sqlStore({ url: 'redis://user:secret@127.0.0.1/0' })).toThrow(/^(?!.*secret)/);
+  });
+
+  it('works on a Kysely instance it does not own, and leaves it open on close', async () => {
+    const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new Database(file()) }) });
+    const store = sqlStore({ db, dialect: 'sqlite' });
+    await store.init();
+    const project = makeProject();
+    await store.createProject(project, makeSecret(project.id));
+    await store.close();
+    const { rows } = await sql<{ n: number }>`select count(*) as n from mailroom_projects`.execute(db);
+    expect(rows[0]?.n).toBe(1);
+    await db.destroy();
+  });
+
+  it('works on a Kysely dialect, and reports a closed store as STORE_FAILED', async () => {
+    const store = sqlStore({
+      dialect: new SqliteDialect({ database: new Database(file()) }),
+      kind: 'sqlite',
+    });
+    await store.init();
+    expect(await store.listProjects()).toEqual([]);
+    await store.close();
+    await expect(store.listProjects()).rejects.toMatchObject({ name: 'MailroomError', code: 'STORE_FAILED' });
+  });
+
+  it('reports a failing database as STORE_FAILED with the cause', async () => {
+    const store = sqlStore({ url: 'postgres://nobody@127.0.0.1:1/none', poolSize: 1 });
+    const error = await store.getProject('x').catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'MailroomError', code: 'STORE_FAILED' });
+    expect((error as Error).message).toMatch(/^\[sql:postgres\] getProject failed/);
+    expect((error as Error).cause).toBeInstanceOf(Error);
+    await store.close();
+  });
+
+  it('migrate() applies the migrations once', async () => {
+    const path = file();
+    await migrate({ url: path });
+    await migrate({ url: `sqlite:${path}` });
+    const db = new Database(path);
+    const applied = db.prepare(`select name from ${MIGRATION_TABLE}`).all();
+    db.close();
+    expect(applied).toEqual([{ name: '001_initial' }]);
+  });
+});
+
+const CLAIMER = fileURLToPath(new URL('./support/sqlite-claimer.ts', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** Runs the claimer script (which opens and migrates the store first) to completion. */
+function runClaimer(url: string): Promise<number | null> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ['--conditions=mailroom-source', '--import', 'tsx', CLAIMER, url, '0'],
+      {
+        cwd: REPO_ROOT,
+        stdio: ['pipe', 'ignore', 'inherit'],
+      },
+    );
+    child.stdin.end('go\n');
+    child.on('error', reject);
+    child.on('exit', resolve);
+  });
+}
+
+describe('concurrent migration', () => {
+  it('sql:sqlite: processes opening a new file at once all migrate it', async () => {
+    const url = `sqlite:${file()}`;
+    expect(await Promise.all([runClaimer(url), runClaimer(url), runClaimer(url)])).toEqual([0, 0, 0]);
+    await migrate({ url });
+  }, 60_000);
+
+  for (const kind of ['postgres', 'mysql'] as const) {
+    describe(`sql:${kind}`, () => {
+      const databases = testDatabases(kind);
+      if (!databases) return;
+      it('stores with their own connections initializing a new database at once all succeed', async () => {
+        const url = await databases.create();
+        const stores = Array.from({ length: 4 }, () => storeOn(url, 1));
+        await Promise.all(stores.map((s) => s.init()));
+        expect(await Promise.all(stores.map((s) => s.listProjects()))).toEqual([[], [], [], []]);
+        await Promise.all(stores.map((s) => s.close()));
+      });
+    });
+  }
+});

@@ -1,0 +1,38 @@
+/**
+ * A delivery worker in its own process, for the crash tests. Usage:
+ * `node --import tsx --conditions=mailroom-source test/support/crash-worker.ts <database-url> <smtp-port>
+ * <batch-size> <lease-ms>`. Runs the engine's worker against the database, sending through
+ * `smtpTransport` to 127.0.0.1:<smtp-port>; prints `started` once running and `completed <ref>` when a
+ * mailing completes; SIGTERM stops it cleanly. The tests kill it with SIGKILL, mid-send.
+ */
+import { createMailroom } from '@mailroom/core';
+import { smtpTransport } from '@mailroom/smtp';
+import { sqlStore } from '@mailroom/sql';
+
+const [url, port, batchSize, leaseMs] = process.argv.slice(2);
+if (!url || !port || !batchSize || !leaseMs) {
+  throw new Error('usage: crash-worker <database-url> <smtp-port> <batch-size> <lease-ms>');
+}
+
+const mailroom = createMailroom({
+  store: sqlStore({ url, poolSize: 4 }),
+  transport: smtpTransport({ host: '127.0.0.1', port: Number(port), maxConnections: 4 }),
+  worker: { batchSize: Number(batchSize), leaseMs: Number(leaseMs), concurrency: 8, pollMs: 50 },
+  logger: {
+    debug() {},
+    info() {},
+    warn() {},
+    error(obj, msg) {
+      process.stderr.write(`${msg ?? ''} ${JSON.stringify(obj, (_k, v: unknown) => (v instanceof Error ? v.message : v))}\n`);
+    },
+  },
+});
+mailroom.on('broadcast:completed', ({ ref }) => process.stdout.write(`completed ${ref}\n`));
+process.on('SIGTERM', () => {
+  mailroom.close().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
+});
+mailroom.worker.start();
+process.stdout.write('started\n');
