@@ -115,6 +115,7 @@ async function engineRun(dir: string, url: string, allow: string, run: number) {
   const view = await mailroom.getMailing(secret, ref);
   if (view.counts.queued !== ROWS) throw new Error(`expected ${ROWS} deliveries, got ${view.counts.queued}`);
   await mailroom.close();
+  for (const f of [dbFile, `${dbFile}-wal`, `${dbFile}-shm`]) rmSync(f, { force: true });
   return {
     rowsPerSecond: Math.round(ROWS / seconds),
     seconds: +seconds.toFixed(2),

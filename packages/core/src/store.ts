@@ -326,4 +326,48 @@ export interface Store {
   finishIdempotent(projectId: string, key: string, response: IdempotencyRecord['response']): Promise<void>;
   /** Forget a key (its request failed validation or crashed before committing). */
   dropIdempotent(projectId: string, key: string): Promise<void>;
+  /**
+   * Delete at most `limit` idempotency records, of any project, whose `expiresAt <= now`; returns how many.
+   * A caller that wants them all calls again until it gets less than `limit`.
+   */
+  pruneIdempotent(now: Date, limit: number): Promise<number>;
+
+  // Scheduling and retention
+
+  /**
+   * Move a scheduled mailing to another time. If its status is `scheduled`: set `options.scheduleFor` to
+   * `scheduleFor`, the status to `status`, `updatedAt` to `now`, and the `nextAttemptAt` of each of its
+   * deliveries that is `queued` and was never attempted (`attempts` 0) to `scheduleFor`; return true.
+   * Otherwise (no such mailing, or another status) write nothing and return false.
+   *
+   * Race guarantee: atomic, and a compare-and-set on the status like {@link Store.setMailingStatus}: of a
+   * reschedule and a racing status change (a cancel) at most one succeeds; a `commitBatch` to the mailing
+   * is ordered entirely before or after it; a delivery is either claimed or moved, never both.
+   */
+  rescheduleMailing(
+    id: string,
+    scheduleFor: Date,
+    status: 'scheduled' | 'queued',
+    now: Date,
+  ): Promise<boolean>;
+  /** The earliest `sentAt` of the mailing's deliveries, or undefined when none has been sent. */
+  firstSentAt(mailingId: string): Promise<Date | undefined>;
+  /**
+   * Forget kept rendered content: set `content` to null on at most `limit` deliveries, of any project, whose
+   * `content` is not null and whose `updatedAt` is before `before` (content is written with an outcome, which
+   * sets `updatedAt`). Leaves `updatedAt` as it is. Returns how many it cleared; a caller that wants them all
+   * calls again until it gets less than `limit`.
+   */
+  pruneDeliveryContent(before: Date, limit: number): Promise<number>;
+
+  // Settings of the installation
+
+  /**
+   * A setting of the whole installation (not of one project), created on first use: if no setting `name`
+   * exists, store `value`. Returns the stored value.
+   *
+   * Race guarantee: of concurrent calls with one name (processes included, when
+   * `capabilities.multiProcess`), every one returns the same value: the one stored first.
+   */
+  ensureSetting(name: string, value: string, now: Date): Promise<string>;
 }

@@ -47,6 +47,7 @@ interface State {
   deliveryIdByAddress: Map<string, string>;
   sourceJobs: Map<string, SourceJobRecord>;
   idempotency: Map<string, IdempotencyRecord>;
+  settings: Map<string, string>;
 }
 
 /**
@@ -395,6 +396,58 @@ export function memoryStore(): Store {
     async dropIdempotent(projectId, key_) {
       db().idempotency.delete(key(projectId, key_));
     },
+    async pruneIdempotent(now, limit) {
+      const records = db().idempotency;
+      let removed = 0;
+      for (const [k, record] of records) {
+        if (removed >= limit) break;
+        if (record.expiresAt.getTime() > now.getTime()) continue;
+        records.delete(k);
+        removed += 1;
+      }
+      return removed;
+    },
+
+    async rescheduleMailing(id, scheduleFor, status, now) {
+      const s = db();
+      const mailing = s.mailings.get(id);
+      if (mailing?.status !== 'scheduled') return false;
+      mailing.status = status;
+      mailing.options.scheduleFor = new Date(scheduleFor);
+      mailing.updatedAt = new Date(now);
+      for (const d of s.deliveries.values()) {
+        if (d.mailingId !== id || d.status !== 'queued' || d.attempts !== 0) continue;
+        d.nextAttemptAt = new Date(scheduleFor);
+        d.updatedAt = new Date(now);
+      }
+      return true;
+    },
+    async firstSentAt(mailingId) {
+      let first: Date | undefined;
+      for (const d of db().deliveries.values()) {
+        if (d.mailingId !== mailingId || d.sentAt === null) continue;
+        if (!first || d.sentAt.getTime() < first.getTime()) first = d.sentAt;
+      }
+      return first && new Date(first);
+    },
+    async pruneDeliveryContent(before, limit) {
+      let cleared = 0;
+      for (const d of db().deliveries.values()) {
+        if (cleared >= limit) break;
+        if (d.content === null || d.updatedAt.getTime() >= before.getTime()) continue;
+        d.content = null;
+        cleared += 1;
+      }
+      return cleared;
+    },
+
+    async ensureSetting(name, value) {
+      const settings = db().settings;
+      const stored = settings.get(name);
+      if (stored !== undefined) return stored;
+      settings.set(name, value);
+      return value;
+    },
   };
 }
 
@@ -416,6 +469,7 @@ function emptyState(): State {
     deliveryIdByAddress: new Map(),
     sourceJobs: new Map(),
     idempotency: new Map(),
+    settings: new Map(),
   };
 }
 

@@ -333,9 +333,49 @@ function initialSchema(kind: SqlKind): Migration {
   };
 }
 
+/**
+ * 002: installation settings (the unsubscribe secret lives there, so every node signs alike), idempotency
+ * keys of up to 256 characters on MySQL, and indexes for the retention sweeps.
+ */
+function settingsAndRetention(kind: SqlKind): Migration {
+  const t = columnTypes(kind);
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      const s = db.schema;
+      await tableOptions(
+        kind,
+        s
+          .createTable('mailroom_settings')
+          .addColumn('name', t.ref, (c) => c.primaryKey())
+          .addColumn('value', t.text, (c) => c.notNull())
+          .addColumn('created_at', t.big, (c) => c.notNull()),
+      ).execute();
+      if (kind === 'mysql') {
+        // Keys of 1 to 256 characters are accepted; varchar(255) would refuse the longest.
+        await sql`alter table mailroom_idempotency modify idem_key varchar(256) not null`.execute(db);
+      }
+      await s
+        .createIndex('mailroom_idempotency_expiry')
+        .on('mailroom_idempotency')
+        .column('expires_at')
+        .execute();
+      // Only deliveries that keep content are indexed (MySQL, without partial indexes, scans instead:
+      // an index on every outcome's updated_at would tax the hot path for a daily sweep).
+      if (kind !== 'mysql') {
+        await s
+          .createIndex('mailroom_deliveries_content')
+          .on('mailroom_deliveries')
+          .column('updated_at')
+          .where(sql.ref('content'), 'is not', null)
+          .execute();
+      }
+    },
+  };
+}
+
 /** The store's migrations for `kind`, in order. Names sort in application order. */
 export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
-  return { '001_initial': initialSchema(kind) };
+  return { '001_initial': initialSchema(kind), '002_settings_retention': settingsAndRetention(kind) };
 }
 
 /** A Kysely migration provider serving {@link mailroomMigrations} from code (nothing is read from disk). */

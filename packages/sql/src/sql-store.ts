@@ -812,6 +812,93 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
         ]);
       });
     },
+
+    pruneIdempotent(now, limit) {
+      return guard('pruneIdempotent', async () => {
+        if (limit <= 0) return 0;
+        // MySQL refuses LIMIT in an IN subquery of the table being changed, but takes it on DELETE itself.
+        return write(
+          mysql
+            ? 'DELETE FROM mailroom_idempotency WHERE expires_at <= ? LIMIT ?'
+            : `DELETE FROM mailroom_idempotency WHERE (project_id, idem_key) IN
+               (SELECT project_id, idem_key FROM mailroom_idempotency WHERE expires_at <= ? LIMIT ?)`,
+          [now.getTime(), limit],
+        );
+      });
+    },
+
+    // Scheduling and retention
+
+    rescheduleMailing(id, scheduleFor, status, now) {
+      return guard('rescheduleMailing', () =>
+        r.transaction(db, async (tx) => {
+          // The row lock orders this against commitBatch, setMailingStatus and completeMailingIfSettled.
+          const row = await first(
+            `SELECT status FROM mailroom_mailings WHERE id = ?${r.forUpdate}`,
+            [id],
+            tx,
+          );
+          if (row?.status !== 'scheduled') return false;
+          await write(
+            'UPDATE mailroom_mailings SET status = ?, schedule_for = ?, updated_at = ? WHERE id = ?',
+            [status, scheduleFor.getTime(), now.getTime(), id],
+            tx,
+          );
+          await write(
+            `UPDATE mailroom_deliveries SET next_attempt_at = ?, updated_at = ?
+             WHERE mailing_id = ? AND status = 'queued' AND attempts = 0`,
+            [scheduleFor.getTime(), now.getTime(), id],
+            tx,
+          );
+          return true;
+        }),
+      );
+    },
+
+    firstSentAt(mailingId) {
+      return guard('firstSentAt', async () => {
+        const row = await first(
+          'SELECT MIN(sent_at) AS first FROM mailroom_deliveries WHERE mailing_id = ?',
+          [mailingId],
+        );
+        return row?.first === null || row?.first === undefined ? undefined : new Date(Number(row.first));
+      });
+    },
+
+    pruneDeliveryContent(before, limit) {
+      return guard('pruneDeliveryContent', async () => {
+        if (limit <= 0) return 0;
+        return write(
+          mysql
+            ? 'UPDATE mailroom_deliveries SET content = NULL WHERE content IS NOT NULL AND updated_at < ? LIMIT ?'
+            : `UPDATE mailroom_deliveries SET content = NULL WHERE id IN
+               (SELECT id FROM mailroom_deliveries WHERE content IS NOT NULL AND updated_at < ? LIMIT ?)`,
+          [before.getTime(), limit],
+        );
+      });
+    },
+
+    // Settings of the installation
+
+    ensureSetting(settingName, value, now) {
+      return guard('ensureSetting', async () => {
+        const columns = 'name, value, created_at';
+        await write(
+          mysql
+            ? `INSERT IGNORE INTO mailroom_settings (${columns}) VALUES (?, ?, ?)`
+            : `INSERT INTO mailroom_settings (${columns}) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`,
+          [settingName, value, now.getTime()],
+        );
+        // Settings are never deleted: whoever inserted first, this reads the value that stays.
+        const row = await first('SELECT value FROM mailroom_settings WHERE name = ?', [settingName]);
+        if (typeof row?.value !== 'string') {
+          throw new MailroomError('STORE_FAILED', `ensureSetting: ${settingName} was not stored`, {
+            source: name,
+          });
+        }
+        return row.value;
+      });
+    },
   };
   return store;
 }

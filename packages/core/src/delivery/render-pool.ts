@@ -152,16 +152,18 @@ export function createRenderPool(options: RenderPoolOptions): RenderPool {
 }
 
 /**
- * The thread's entry point is this file's sibling: `.ts` when the engine runs from its sources (then the
- * thread needs the TypeScript loader and the source condition, which a test runner's own loader does not
- * pass on), `.js` from the build.
+ * The thread's entry point is this file's sibling: `.js` from the build; `.ts` when the engine runs from
+ * its sources (development, tests). A worker thread does not inherit the TypeScript loader, whatever
+ * the parent was started with, so from source the thread first registers tsx, then imports the entry,
+ * resolving workspace packages to their sources like the parent (`mailroom-source`).
  */
 function spawn(): Worker {
   const fromSource = import.meta.url.endsWith('.ts');
   const url = new URL(`./render-thread${fromSource ? '.ts' : '.js'}`, import.meta.url);
   if (!fromSource) return new Worker(url);
-  const execArgv = [...process.execArgv];
-  if (!execArgv.some((arg) => /tsx/.test(arg))) execArgv.push('--import', 'tsx');
-  if (!execArgv.some((arg) => arg.includes('mailroom-source'))) execArgv.push('--conditions=mailroom-source');
-  return new Worker(url, { execArgv });
+  const execArgv = process.execArgv.includes('--conditions=mailroom-source')
+    ? process.execArgv
+    : [...process.execArgv, '--conditions=mailroom-source'];
+  const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(url.href)}); })`;
+  return new Worker(boot, { eval: true, execArgv });
 }

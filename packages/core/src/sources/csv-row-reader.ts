@@ -101,7 +101,7 @@ export class CsvRowReader {
     // Complete rows first, then the rest as the last row: a final line break ends a row, it does not
     // start an empty one (what papaparse's own streamer does, whatever the chunking).
     const rows = this.#parse(false);
-    rows.push(...this.#parse(true));
+    for (const row of this.#parse(true)) rows.push(row);
     return rows;
   }
 

@@ -76,8 +76,9 @@ export function createCsvExpander(options: CsvExpanderOptions = {}): SourceExpan
       const last = Math.min(at + ctx.fetcher.options.rangeBytes, config.size) - 1;
       const bytes = await fetchRange(ctx, config, at, last, checkpoint.line, retryDelays);
       at += bytes.length;
-      rows.push(...reader.push(bytes));
-      if (at >= config.size) rows.push(...reader.end());
+      // A loop, not a spread: a large range holds more rows than a call can take arguments.
+      for (const row of reader.push(bytes)) rows.push(row);
+      if (at >= config.size) for (const row of reader.end()) rows.push(row);
     }
     const done = at >= config.size;
 
@@ -192,7 +193,9 @@ async function applyAudienceOptions(
     const delivery = await ctx.store.findDelivery(job.mailingId, profile.address);
     const owner = delivery && audienceJobs.find((j) => j.id === delivery.batchId);
     if (!owner) continue;
-    byJob.set(owner.id, [...(byJob.get(owner.id) ?? []), profile]);
+    const list = byJob.get(owner.id) ?? [];
+    list.push(profile);
+    byJob.set(owner.id, list);
   }
   if (byJob.size === 0) return;
   for (const [ownerId, rows] of byJob) {

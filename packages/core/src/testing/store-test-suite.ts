@@ -20,6 +20,7 @@ import { describeDeliveries } from './store-suite-deliveries.js';
 import type { StoreSuiteContext } from './store-suite-helpers.js';
 import { describeMailings } from './store-suite-mailings.js';
 import { describeMultiProcess } from './store-suite-multi-process.js';
+import { describeSchedule } from './store-suite-schedule.js';
 import { describeSources } from './store-suite-sources.js';
 
 export * from './store-fixtures.js';
@@ -99,6 +100,7 @@ export function storeTestSuite(
     describeMailings(ctx);
     describeDeliveries(ctx);
     describeSources(ctx);
+    describeSchedule(ctx);
     describeMultiProcess(ctx, options.connect, options.skip?.multiProcess);
   });
 }

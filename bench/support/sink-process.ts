@@ -1,0 +1,47 @@
+/** Starts `count-sink.ts` in a child process and talks to it. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The sink process, seen from the benchmark. */
+export interface SinkProcess {
+  readonly port: number;
+  /** Messages accepted since the last reset. */
+  count(): Promise<number>;
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts the sink and resolves once it listens. */
+export async function startSinkProcess(): Promise<SinkProcess> {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(new URL('./count-sink.ts', import.meta.url))],
+    { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] },
+  );
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /port (\d+)/.exec(out);
+      if (match) resolve(Number(match[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`sink exited with ${code}`)));
+  });
+  const ask = (message: string) =>
+    new Promise<number>((resolve) => {
+      child.once('message', (reply) => resolve((reply as { count: number }).count));
+      child.send(message);
+    });
+  return {
+    port,
+    count: () => ask('count'),
+    reset: async () => {
+      await ask('reset');
+    },
+    close: async () => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.disconnect();
+      await exited;
+    },
+  };
+}

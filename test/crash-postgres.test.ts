@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto';
+import { sqlStore } from '@mailroom/sql';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { allDeliveries, seedBroadcast, startWorker, summarize, type WorkerProcess } from './support/crash-harness.js';
+import { startCountingSink } from './support/crash-sink.js';
+
+const BASE_URL = process.env.MAILROOM_TEST_POSTGRES_URL;
+const RECIPIENTS = 10_000;
+const WORKERS = 4;
+
+/** Runs `fn` with an admin connection to the server. */
+async function admin<T>(base: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: base });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+describe('four concurrent worker processes on one PostgreSQL database', () => {
+  if (!BASE_URL) {
+    if (process.env.CI) {
+      it('MAILROOM_TEST_POSTGRES_URL is set (required under CI)', () => {
+        throw new Error('MAILROOM_TEST_POSTGRES_URL is not set: the PostgreSQL crash test must run in CI');
+      });
+    } else {
+      it.skip('PostgreSQL workers (set MAILROOM_TEST_POSTGRES_URL to run)', () => undefined);
+    }
+    return;
+  }
+  const base = BASE_URL;
+
+  it(`deliver a ${RECIPIENTS}-recipient broadcast exactly once: 0 lost, 0 duplicates`, { timeout: 120_000 }, async () => {
+    const schema = `mr_crash_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+    await admin(base, (client) => client.query(`CREATE SCHEMA ${schema}`));
+    const url = new URL(base);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    const sink = await startCountingSink();
+    const workers: WorkerProcess[] = [];
+    try {
+      const seeded = await seedBroadcast(sqlStore({ url: url.toString(), poolSize: 2 }), RECIPIENTS);
+      for (let i = 0; i < WORKERS; i++) {
+        workers.push(await startWorker(url.toString(), sink.port, { batchSize: 50, leaseMs: 30_000 }));
+      }
+      await Promise.race([
+        Promise.any(workers.map((w) => w.completed)),
+        ...workers.map((w) =>
+          w.exited.then((how) => {
+            throw new Error(`a worker exited (${how}): ${w.stderr()}`);
+          }),
+        ),
+      ]);
+      for (const w of workers) w.child.kill('SIGTERM');
+      await Promise.all(workers.map((w) => w.exited));
+
+      const summary = summarize(sink.arrivals, seeded.addresses);
+      expect(summary.lost).toEqual([]);
+      expect(summary.duplicates).toBe(0);
+      expect(summary.sharedIds).toBe(0);
+      expect(sink.arrivals).toHaveLength(RECIPIENTS);
+
+      const store = sqlStore({ url: url.toString(), poolSize: 2 });
+      try {
+        const deliveries = await allDeliveries(store, seeded.mailingId);
+        expect(deliveries.filter((d) => d.status === 'sent' && d.attempts === 1)).toHaveLength(RECIPIENTS);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+      await sink.close();
+      await admin(base, (client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
+    }
+  });
+});
