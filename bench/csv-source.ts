@@ -4,7 +4,8 @@
  * accepted (probe included) and the worker expands it into deliveries and profiles in a SQLite file. The
  * broadcast is scheduled far ahead, so this measures expansion, not sending. papaparse alone on the same
  * file (a utf8 read stream, header row, a step per row) is the reference, measured in the same run.
- * Targets: >= 100,000 rows/s on SQLite, peak RSS < 200 MB.
+ * Each engine run is a child process of its own (the range server stays here), so the peak RSS it
+ * reports is the engine's alone. Targets: >= 100,000 rows/s on SQLite, peak RSS < 200 MB.
  *
  * Run: npx tsx --conditions=mailroom-source bench/csv-source.ts   (BENCH_CSV_ROWS, BENCH_RUNS to change)
  */

@@ -24,7 +24,9 @@ import { NEWSLETTER_MJML, newsletterVariables } from './support/newsletter.js';
 import { type SinkProcess, startSinkProcess } from './support/sink-process.js';
 
 // nodemailer is a dependency of @mailroom/smtp, not of the workspace root: load the same copy the transport uses.
-const nodemailer = createRequire(new URL('../packages/smtp/package.json', import.meta.url))('nodemailer') as typeof Nodemailer;
+const nodemailer = createRequire(new URL('../packages/smtp/package.json', import.meta.url))(
+  'nodemailer',
+) as typeof Nodemailer;
 
 const N = Number(process.env.BENCH_RECIPIENTS ?? 100_000);
 const BASELINE_N = Number(process.env.BENCH_BASELINE ?? 20_000);
@@ -57,7 +59,10 @@ async function baseline(sink: SinkProcess, html: string, text: string): Promise<
     Array.from({ length: 50 }, async () => {
       while (next < BASELINE_N) {
         const i = next++;
-        await transporter.sendMail({ ...mail, envelope: { from: 'news@acme.test', to: [`r${i}@example.test`] } });
+        await transporter.sendMail({
+          ...mail,
+          envelope: { from: 'news@acme.test', to: [`r${i}@example.test`] },
+        });
       }
     }),
   );
@@ -74,7 +79,9 @@ interface RunResult {
   perSecond: number;
 }
 
-async function mailroomRun(sink: SinkProcess): Promise<RunResult & { sample: { html: string; text: string } }> {
+async function mailroomRun(
+  sink: SinkProcess,
+): Promise<RunResult & { sample: { html: string; text: string } }> {
   const dir = mkdtempSync(join(tmpdir(), 'mailroom-bench-delivery-'));
   const transport = smtpTransport({ host: '127.0.0.1', port: sink.port, maxConnections: 5, ignoreTLS: true });
   const mailroom = createMailroom({
@@ -123,7 +130,10 @@ async function mailroomRun(sink: SinkProcess): Promise<RunResult & { sample: { h
     await mailroom.worker.stop();
     const got = await sink.count();
     const view = await mailroom.getMailing(secret, ref as string);
-    if (got !== N || view.counts.sent !== N) throw new Error(`mailroom: sink got ${got}, sent ${view.counts.sent} of ${N}`);
+    if (got !== N || view.counts.sent !== N) {
+      const [bad] = await mailroom.listDeliveries(secret, ref as string, { limit: 1, status: 'failed' });
+      throw new Error(`mailroom: sink got ${got}, counts ${JSON.stringify(view.counts)}: ${bad?.lastError}`);
+    }
     const [first] = await mailroom.listDeliveries(secret, ref as string, { limit: 1 });
     if (!first) throw new Error('no delivery');
     const deliverSeconds = (t2 - t1) / 1000;
@@ -146,7 +156,11 @@ async function renderedSample(): Promise<{ html: string; text: string }> {
   const mailroom = createMailroom({ store: memoryStore(), transport });
   const { project, secret } = await mailroom.admin.createProject({ name: 'Sample' });
   await mailroom.admin.addSender(project.id, { address: 'news@acme.test' });
-  await mailroom.admin.createTemplate(project.id, { ref: 'newsletter', format: 'mjml', source: NEWSLETTER_MJML });
+  await mailroom.admin.createTemplate(project.id, {
+    ref: 'newsletter',
+    format: 'mjml',
+    source: NEWSLETTER_MJML,
+  });
   await mailroom.send(secret, {
     subject: 'x',
     sender: 'news@acme.test',

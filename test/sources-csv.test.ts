@@ -28,6 +28,8 @@ interface RangeHost {
   replace(body: Buffer): void;
   /** Called with the request count at the start of each request, before anything is decided. */
   onRequest?: (n: number) => void;
+  /** Answer this many of the next requests with a 503. */
+  failNext: number;
   close(): Promise<void>;
 }
 
@@ -39,6 +41,12 @@ async function rangeHost(initial: Buffer, opts: { ranges?: boolean } = {}): Prom
   let requests = 0;
   const server: Server = createServer((req: IncomingMessage, res) => {
     host.onRequest?.(++requests);
+    if (host.failNext > 0) {
+      host.failNext--;
+      log.push({ range: req.headers.range, ifRange: undefined, status: 503 });
+      res.writeHead(503).end();
+      return;
+    }
     const range = req.headers.range;
     const ifRange = req.headers['if-range'] as string | undefined;
     const match = /^bytes=(\d+)-(\d*)$/.exec(range ?? '');
@@ -68,6 +76,7 @@ async function rangeHost(initial: Buffer, opts: { ranges?: boolean } = {}): Prom
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const host: RangeHost = {
+    failNext: 0,
     url: `http://127.0.0.1:${port}/lists/customers.csv?X-Amz-Signature=abc`,
     allow: `127.0.0.1:${port}`,
     log,
@@ -304,6 +313,36 @@ describe.each(storeCases())('CSV sources on $name', ({ make }) => {
     expect(count).toBeGreaterThan(0);
     expect(count).toBeLessThan(40_000);
     expect(count).toBe(job?.rowsDone);
+  });
+
+  it('retries a range the host failed to serve, and fails a file without an address column', async () => {
+    host = await rangeHost(Buffer.from('Email,First Name\nann@example.test,Ann\n'));
+    const env = await setup(await make(), host);
+    mailroom = env.mailroom;
+    const { ref } = await mailroom.broadcast(env.secret, {
+      subject: 'Hi {{ profile.firstName }}',
+      sender: 'news@acme.test',
+      message: 'Hello',
+      sources: [csvSource(host)],
+    });
+    host.failNext = 2;
+    await mailroom.worker.drain();
+    expect(host.log.map((r) => r.status)).toEqual([206, 503, 503, 206]);
+    expect(env.transport.outbox.map((m) => m.subject)).toEqual(['Hi Ann']);
+    expect((await mailroom.getMailing(env.secret, ref)).status).toBe('completed');
+
+    host.replace(Buffer.from('Who,Plan\nann,gold\n'));
+    const second = await mailroom.broadcast(env.secret, {
+      subject: 'Hi',
+      sender: 'news@acme.test',
+      message: 'Hello',
+      sources: [{ type: 'CSV', config: { label: 'x', url: host.url } }],
+    });
+    await mailroom.worker.drain();
+    const mailing = await mailroom.store.getMailing(env.projectId, second.ref);
+    const [job] = await mailroom.store.listSourceJobs(mailing?.id ?? '');
+    expect(job?.status).toBe('failed');
+    expect(job?.error).toMatch(/no address column \(headings: Who, Plan\); map one with columnMappings/);
   });
 
   it('takes a CSV source in a later batch', async () => {

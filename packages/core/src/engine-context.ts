@@ -3,6 +3,7 @@ import type { GuardedFetcher } from './fetch/fetch-types.js';
 import type { Clock, Logger, MailroomLimits } from './mailroom-types.js';
 import type { Store } from './store.js';
 import type { Transport } from './transport.js';
+import type { UnsubscribeLinks } from './unsubscribe.js';
 
 /** Limits on attachments, in addition to the request limits. */
 export interface AttachmentLimits {
@@ -24,6 +25,8 @@ export interface EngineContext {
   storeContentDefault: boolean;
   /** The only way the engine fetches a URL: attachments by URL, CSV sources. */
   fetcher: GuardedFetcher;
+  /** One-click unsubscribe links, when the engine has the `unsubscribe` option. */
+  unsubscribe?: UnsubscribeLinks;
   /** Resolves once the store is initialized (migrations run); every entry point awaits it. */
   ready: () => Promise<void>;
 }

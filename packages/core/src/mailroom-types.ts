@@ -111,7 +111,10 @@ export interface MailroomOptions {
    * rendering empty. @default false
    */
   strictVariables?: boolean;
-  /** Default of `options.storeContent` when a broadcast does not say. @default false */
+  /**
+   * Default of `options.storeContent` when a broadcast does not say, and the setting of single messages.
+   * While it is off, rendered content is never written to the store. @default false
+   */
   storeContentDefault?: boolean;
   /**
    * The guarded fetcher used for attachments by URL and CSV sources (architecture invariant 7): caps,
@@ -119,12 +122,83 @@ export interface MailroomOptions {
    * @default {} (public http(s) hosts only, 30 s, 25 MiB, 5 redirects, 1 MiB ranges)
    */
   fetch?: GuardedFetcherOptions;
+  /**
+   * One-click unsubscribe (RFC 8058): every broadcast message carries `List-Unsubscribe: <baseUrl/unsubscribe/TOKEN>`
+   * and `List-Unsubscribe-Post: List-Unsubscribe=One-Click`. Without it, messages carry no such headers.
+   * @example { baseUrl: 'https://mail.example.com/api' }
+   */
+  unsubscribe?: UnsubscribeOptions;
+  /** Idempotency keys of `send` and `broadcast`. */
+  idempotency?: IdempotencyOptions;
+  /** Retention of kept rendered content (see `storeContent`), swept by the running worker. */
+  retention?: RetentionOptions;
+}
+
+/** Options of the one-click unsubscribe links. */
+export interface UnsubscribeOptions {
+  /**
+   * Where the HTTP adapter is reachable from the recipients' mail clients, mount point included: links are
+   * `<baseUrl>/unsubscribe/<token>`. A function is read each time a link is made (for a server whose port is
+   * known only once it listens).
+   * @example 'https://mail.example.com/api'
+   */
+  baseUrl: string | (() => string);
+  /**
+   * The HMAC key that signs the tokens (at least 16 characters; 32 random bytes recommended). Every process
+   * that sends or serves links needs the same one.
+   * @default a random secret generated once and kept in the store (`Store.ensureSetting`), shared by every
+   * process on that store
+   */
+  secret?: string;
+}
+
+/** Options of idempotency keys. */
+export interface IdempotencyOptions {
+  /** How long a key is remembered after its first request (per project). @default 86_400_000 (24 hours) */
+  ttlMs?: number;
+}
+
+/** Retention of rendered content kept by `storeContent`. */
+export interface RetentionOptions {
+  /**
+   * Kept content older than this many days is cleared by the running worker's sweep (and by
+   * `pruneContent()` without arguments). @default undefined (kept until pruned explicitly)
+   */
+  contentDays?: number;
+  /**
+   * How often a running worker sweeps: kept content past `contentDays`, and expired idempotency keys.
+   * @default 3_600_000 (one hour)
+   */
+  sweepEveryMs?: number;
+}
+
+/** Per-call options of `send` and `broadcast`. */
+export interface RequestOptions {
+  /**
+   * An idempotency key (1 to 256 characters), kept per project for `idempotency.ttlMs`. A repeat of the same
+   * call with the same key and body answers the first result (with `replayed: true`) and sends nothing again;
+   * the same key with another body, or while the first call is still running, is `IDEMPOTENCY_CONFLICT`. A
+   * call that fails does not use up its key.
+   */
+  idempotencyKey?: string;
+}
+
+/** Who a one-click unsubscribe token stands for. */
+export interface UnsubscribeTarget {
+  projectId: string;
+  projectName: string;
+  /** The normalized address. */
+  address: string;
+  /** The broadcast whose message carried the link. */
+  broadcastRef: string;
 }
 
 /** What `send` answers. */
 export interface SendResult {
   ref: string;
   status: MailingStatus;
+  /** True when this is the first call's answer, replayed for a repeated idempotency key. */
+  replayed?: boolean;
 }
 
 /** What `broadcast` answers, for the initial batch and later ones. */
@@ -133,6 +207,8 @@ export interface BroadcastResult {
   status: MailingStatus;
   /** The batch just committed. */
   batch: { seq: number; recipients: number; inserted: number };
+  /** True when this is the first call's answer, replayed for a repeated idempotency key. */
+  replayed?: boolean;
 }
 
 /** A mailing with its delivery counts. */
@@ -146,6 +222,14 @@ export interface MailingView {
   scheduleFor: Date | null;
   batchCount: number;
   counts: DeliveryCounts;
+  /**
+   * How late a scheduled mailing started, in milliseconds: its first sent message minus the time it was due
+   * (`scheduleFor`, or the accept time if that was later). While nothing is sent yet and that time has passed
+   * (no worker ran), how overdue it is now. A few hundred milliseconds is the worker's poll; more means no
+   * worker was running at the time: the mailing is still sent, late, never dropped. Null without a
+   * `scheduleFor`, or when it is not due yet.
+   */
+  lateByMs: number | null;
 }
 
 /** Events the engine emits. */
@@ -163,6 +247,8 @@ export interface MailroomEvents {
   }) => void;
   /** A mailing became completed. */
   'broadcast:completed': (event: { projectId: string; ref: string; kind: MailingRecord['kind'] }) => void;
+  /** An address unsubscribed through a one-click link (not on repeats of the same click). */
+  unsubscribe: (event: { projectId: string; address: string; broadcastRef: string }) => void;
 }
 
 /** The delivery loop. Several may run against one store. */
@@ -210,9 +296,9 @@ export interface Mailroom {
   /** Resolve a project secret; throws `UNAUTHORIZED` (one message for missing, malformed and unknown). */
   authenticate(secret: string | null | undefined): Promise<AuthContext>;
   /** Send one message (`POST /send/mail`). `auth` is a secret or an `AuthContext`. */
-  send(auth: string | AuthContext, body: unknown): Promise<SendResult>;
+  send(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<SendResult>;
   /** Initial broadcast batch, or a later batch when the body carries `broadcastRef`. */
-  broadcast(auth: string | AuthContext, body: unknown): Promise<BroadcastResult>;
+  broadcast(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<BroadcastResult>;
   /** A broadcast or message of the project, with counts; `NOT_FOUND` otherwise. */
   getMailing(auth: string | AuthContext, ref: string): Promise<MailingView>;
   /** A mailing's deliveries, by address. */
@@ -221,6 +307,38 @@ export interface Mailroom {
     ref: string,
     page?: { after?: string; limit?: number; status?: DeliveryStatus },
   ): Promise<DeliveryRecord[]>;
+  /**
+   * The delivery of a mailing to one address (with its rendered `content` when the mailing keeps it);
+   * `NOT_FOUND` when the mailing has none for that address.
+   */
+  getDelivery(auth: string | AuthContext, ref: string, address: string): Promise<DeliveryRecord>;
+  /**
+   * Cancel a broadcast that is scheduled, queued or sending: its status becomes `cancelled`, it takes no more
+   * batches (`BROADCAST_CLOSED`), its waiting deliveries become `skipped` and no worker claims any of them
+   * again. Messages a worker is handing to the relay at that moment may still go out. Cancelling a cancelled
+   * broadcast changes nothing; a completed or failed one is `BROADCAST_CLOSED`.
+   */
+  cancel(auth: string | AuthContext, ref: string): Promise<MailingView>;
+  /**
+   * Move a `scheduled` broadcast to another time (a `Date`, or an ISO-8601 string with `Z` or an offset): its
+   * waiting deliveries and later batches follow. A time in the past sends now. A broadcast no longer
+   * scheduled is `BROADCAST_CLOSED`.
+   */
+  reschedule(auth: string | AuthContext, ref: string, scheduleFor: Date | string): Promise<MailingView>;
+  /**
+   * Clear the rendered content kept by `storeContent` (of every project) written before `before`, or more than
+   * `olderThanDays` days ago, or, with neither, more than `retention.contentDays` days ago. Returns how many
+   * deliveries it cleared.
+   */
+  pruneContent(options?: { before?: Date; olderThanDays?: number }): Promise<number>;
+  /** Who a one-click unsubscribe token stands for, changing nothing; `NOT_FOUND` for a forged or unknown one. */
+  resolveUnsubscribe(token: string): Promise<UnsubscribeTarget>;
+  /**
+   * Carry out a one-click unsubscribe: the token's address gets the profile status `unsubscribed` in its
+   * project, so no broadcast reaches it unless a source says `includeUnsubscribed` (single messages still
+   * do). Idempotent. `NOT_FOUND` for a forged or unknown token.
+   */
+  unsubscribe(token: string): Promise<UnsubscribeTarget>;
   on<E extends keyof MailroomEvents>(event: E, listener: MailroomEvents[E]): () => void;
   /** Stop the worker and close the transport and the store. */
   close(): Promise<void>;

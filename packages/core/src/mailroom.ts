@@ -24,6 +24,7 @@ import type { MailingRecord, MailingStatus } from './records.js';
 import { parseBroadcastRequest, parseSendRequest } from './request/index.js';
 import type { BatchRequest, BroadcastRequest } from './request-types.js';
 import { hashSecret, isWellFormedSecret } from './secrets.js';
+import type { BatchTarget } from './store.js';
 import { createWorker } from './worker.js';
 
 /** Statuses of a broadcast that still take a batch. */
@@ -95,10 +96,23 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       },
       now,
     );
-    const { batch, deliveries, profiles } = buildBatch(mailing, 1, req.recipients, now);
+    return commitBroadcastBatch(auth, mailing, { create: mailing }, 1, req, groupId, now);
+  }
+
+  /** Write one batch of a broadcast (its inline recipients and sources) and answer with the batch's figures. */
+  async function commitBroadcastBatch(
+    auth: AuthContext,
+    mailing: MailingRecord,
+    target: BatchTarget,
+    seq: number,
+    req: Pick<BatchRequest, 'recipients' | 'sources'>,
+    groupId: string | null,
+    now: Date,
+  ): Promise<BroadcastResult> {
+    const { batch, deliveries, profiles } = buildBatch(mailing, seq, req.recipients, now);
     const sourceJobs = await resolveSources(ctx, auth, mailing.id, batch.id, req.sources, now);
     const result = await commitAndSettle(ctx, {
-      target: { create: mailing },
+      target,
       batch,
       deliveries,
       profiles,
@@ -109,7 +123,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     return {
       ref: result.mailing.ref,
       status: result.mailing.status,
-      batch: { seq: 1, recipients: req.recipients.length, inserted: result.inserted },
+      batch: { seq, recipients: req.recipients.length, inserted: result.inserted },
     };
   }
 
@@ -127,27 +141,12 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     }
     // Recipients are indexed into the broadcast's acquiring audience, as on the initial batch.
     const groupId = await resolveGroup(ctx, auth, mailing.options.acquiringAudience);
-    const seq = mailing.batchCount + 1;
-    const { batch, deliveries, profiles } = buildBatch(mailing, seq, req.recipients, now);
-    const sourceJobs = await resolveSources(ctx, auth, mailing.id, batch.id, req.sources, now);
-    const result = await commitAndSettle(ctx, {
-      target: {
-        mailingId: mailing.id,
-        allowStatus: OPEN_STATUSES,
-        setStatus: mailing.status === 'scheduled' ? 'scheduled' : 'sending',
-      },
-      batch,
-      deliveries,
-      profiles,
-      groupId,
-      sourceJobs,
-      now,
-    });
-    return {
-      ref: result.mailing.ref,
-      status: result.mailing.status,
-      batch: { seq, recipients: req.recipients.length, inserted: result.inserted },
+    const target: BatchTarget = {
+      mailingId: mailing.id,
+      allowStatus: OPEN_STATUSES,
+      setStatus: mailing.status === 'scheduled' ? 'scheduled' : 'sending',
     };
+    return commitBroadcastBatch(auth, mailing, target, mailing.batchCount + 1, req, groupId, now);
   }
 
   async function view(mailing: MailingRecord): Promise<MailingView> {

@@ -1,0 +1,142 @@
+import { randomBytes } from 'node:crypto';
+import type { EngineContext } from './engine-context.js';
+import { MailroomError } from './errors.js';
+import type { UnsubscribeOptions, UnsubscribeTarget } from './mailroom-types.js';
+import type { DeliveryRecord, MailingRecord } from './records.js';
+import {
+  MIN_UNSUBSCRIBE_SECRET_LENGTH,
+  parseUnsubscribeToken,
+  signUnsubscribeToken,
+  verifyUnsubscribeToken,
+} from './unsubscribe-token.js';
+
+/** The installation setting that holds the generated secret when none is configured. */
+export const UNSUBSCRIBE_SECRET_SETTING = 'unsubscribe-secret';
+
+/** The one-click unsubscribe links of an engine (RFC 8058). Internal; the engine exposes its methods. */
+export interface UnsubscribeLinks {
+  /** The link of one delivery: `<baseUrl>/unsubscribe/<token>`. */
+  link(mailing: MailingRecord, delivery: DeliveryRecord): Promise<string>;
+  /** Who a token unsubscribes, changing nothing. `NOT_FOUND` for a forged, altered or unknown token. */
+  resolve(token: string): Promise<UnsubscribeTarget>;
+  /** Marks the token's address `unsubscribed` in its project. Idempotent. `NOT_FOUND` as for `resolve`. */
+  unsubscribe(token: string): Promise<UnsubscribeTarget>;
+}
+
+/**
+ * The headers that make a broadcast message one-click unsubscribable (RFC 8058 section 3.1), or none: for a
+ * single message (transactional mail is not a list) or when the engine has no `unsubscribe` option.
+ */
+export async function listUnsubscribeHeaders(
+  ctx: EngineContext,
+  mailing: MailingRecord,
+  delivery: DeliveryRecord,
+): Promise<Record<string, string>> {
+  if (!ctx.unsubscribe || mailing.kind !== 'broadcast') return {};
+  const url = await ctx.unsubscribe.link(mailing, delivery);
+  return { 'List-Unsubscribe': `<${url}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
+}
+
+/**
+ * Links signed with `options.secret`, or with a secret generated once and kept in the store (so that every
+ * process on the store signs alike and links survive restarts).
+ */
+export function createUnsubscribeLinks(ctx: EngineContext, options: UnsubscribeOptions): UnsubscribeLinks {
+  const { store, clock, logger, events } = ctx;
+  if (options.secret !== undefined && options.secret.length < MIN_UNSUBSCRIBE_SECRET_LENGTH) {
+    throw invalidOption('secret', `The unsubscribe secret needs at least ${MIN_UNSUBSCRIBE_SECRET_LENGTH} characters`);
+  }
+  const fixedBase = typeof options.baseUrl === 'string' ? baseOf(options.baseUrl) : undefined;
+  let secret: Promise<string> | undefined;
+
+  const getSecret = (): Promise<string> => {
+    if (options.secret !== undefined) return Promise.resolve(options.secret);
+    secret ??= ctx
+      .ready()
+      .then(() =>
+        store.ensureSetting(UNSUBSCRIBE_SECRET_SETTING, randomBytes(32).toString('base64url'), clock.now()),
+      )
+      .catch((error: unknown) => {
+        secret = undefined;
+        throw error;
+      });
+    return secret;
+  };
+
+  async function resolve(token: string): Promise<UnsubscribeTarget> {
+    await ctx.ready();
+    // One answer for every way a token can be wrong: nothing to learn from the difference.
+    const notFound = () => new MailroomError('NOT_FOUND', 'Unknown or invalid unsubscribe link');
+    const parsed = parseUnsubscribeToken(token);
+    if (!parsed) throw notFound();
+    const key = await getSecret();
+    const delivery = await store.getDelivery(parsed.deliveryId);
+    if (!delivery) throw notFound();
+    const fields = {
+      projectId: delivery.projectId,
+      mailingId: delivery.mailingId,
+      address: delivery.address,
+      deliveryId: delivery.id,
+    };
+    if (!verifyUnsubscribeToken(key, parsed, fields)) throw notFound();
+    const [mailing, project] = await Promise.all([
+      store.getMailingById(delivery.mailingId),
+      store.getProject(delivery.projectId),
+    ]);
+    if (!mailing || !project) throw notFound();
+    return { projectId: project.id, projectName: project.name, address: delivery.address, broadcastRef: mailing.ref };
+  }
+
+  return {
+    async link(mailing, delivery) {
+      const token = signUnsubscribeToken(await getSecret(), {
+        projectId: mailing.projectId,
+        mailingId: mailing.id,
+        address: delivery.address,
+        deliveryId: delivery.id,
+      });
+      const base = fixedBase ?? baseOf(typeof options.baseUrl === 'function' ? options.baseUrl() : options.baseUrl);
+      return `${base}/unsubscribe/${token}`;
+    },
+
+    resolve,
+
+    async unsubscribe(token) {
+      const target = await resolve(token);
+      const profile = await store.getProfile(target.projectId, target.address);
+      // Already unsubscribed (a repeated click, a mail client retrying): nothing to write or announce.
+      if (profile?.status === 'unsubscribed') return target;
+      await store.setProfileStatus(target.projectId, target.address, 'unsubscribed', clock.now());
+      logger.info({ projectId: target.projectId, broadcastRef: target.broadcastRef }, 'one-click unsubscribe');
+      events.emit('unsubscribe', {
+        projectId: target.projectId,
+        address: target.address,
+        broadcastRef: target.broadcastRef,
+      });
+      return target;
+    },
+  };
+}
+
+/** The base URL without a trailing slash; an absolute http(s) URL or `VALIDATION_FAILED`. */
+function baseOf(baseUrl: string): string {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw invalidOption('baseUrl', `The unsubscribe baseUrl is not an absolute URL: ${baseUrl}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw invalidOption('baseUrl', 'The unsubscribe baseUrl must be an http or https URL');
+  }
+  if (url.search !== '' || url.hash !== '') {
+    throw invalidOption('baseUrl', 'The unsubscribe baseUrl takes no query string or fragment');
+  }
+  return url.toString().replace(/\/+$/, '');
+}
+
+function invalidOption(field: string, message: string): MailroomError {
+  return new MailroomError('VALIDATION_FAILED', message, {
+    issues: [{ code: 'custom', path: ['unsubscribe', field], message }],
+  });
+}
