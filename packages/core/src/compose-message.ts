@@ -1,4 +1,3 @@
-import { domainOf } from './accept.js';
 import { buildInvitation } from './icalendar.js';
 import type { DeliveryRecord, DkimConfig, MailingRecord, RenderedContent } from './records.js';
 import type { OutgoingAttachment, OutgoingMessage } from './transport.js';
@@ -57,6 +56,12 @@ export function dkimFor(
   dkim: DkimConfig | null | undefined,
 ): (DkimConfig & { domain: string }) | undefined {
   return dkim ? { ...dkim, domain: domainOf(senderAddress) } : undefined;
+}
+
+// Not imported from accept.ts: render threads load this file, and accept.ts pulls in MJML and zod.
+function domainOf(address: string): string {
+  const at = address.lastIndexOf('@');
+  return at >= 0 ? address.slice(at + 1) : 'localhost';
 }
 
 // Names come from validated requests, but CSV and profile data may not have been: never let CR/LF into a header.

@@ -11,12 +11,15 @@ import type { ClaimedDelivery, DeliveryOutcome, MailingRecord } from './records.
 import { renderDelivery } from './render/index.js';
 import { asTransportError, failureOutcome, isSlowDown } from './retry-policy.js';
 import type { SendReceipt } from './transport.js';
+import { listUnsubscribeHeaders } from './unsubscribe.js';
 
 type Block = 'suppressed' | 'unsubscribed';
 
 /** An outcome with the mailing it belongs to (for the `delivery` event). */
 interface PipelineOutcome extends BufferedOutcome {
   mailing: MailingRecord | undefined;
+  /** How long the transport took, when it was called (for the `delivery` event). */
+  latencyMs?: number;
 }
 
 /** The delivery stage of a worker. */
@@ -63,7 +66,7 @@ export function createDeliveryPipeline(
   const buffer = createOutcomeBuffer<PipelineOutcome>(store, logger, {
     maxItems: opts.flushEvery,
     maxDelayMs: opts.flushMs,
-    onWritten({ delivery, mailing, outcome }, written) {
+    onWritten({ delivery, mailing, outcome, latencyMs }, written) {
       if (!written || !mailing || !events.has('delivery')) return;
       events.emit('delivery', {
         projectId: delivery.projectId,
@@ -74,6 +77,7 @@ export function createDeliveryPipeline(
         attempts: delivery.attempts,
         response: outcome.lastResponse ?? null,
         error: outcome.lastError ?? null,
+        latencyMs: latencyMs ?? null,
       });
     },
   });
@@ -204,6 +208,7 @@ export function createDeliveryPipeline(
     }
     let send: () => Promise<SendReceipt>;
     let content: DeliveryOutcome['content'] = null;
+    const headers = await listUnsubscribeHeaders(ctx, mailing, delivery);
     try {
       if (useThreads) {
         pool ??= createRenderPool({
@@ -212,14 +217,14 @@ export function createDeliveryPipeline(
           strictVariables: ctx.strictVariables,
           logger,
         });
-        const built = await pool.build(entry, delivery, {}, clock.now());
+        const built = await pool.build(entry, delivery, headers, clock.now());
         content = built.content;
         const raw = { messageId: delivery.messageId, envelope: envelopeOf(mailing, delivery), raw: built.raw };
         send = () => (transport.sendRaw as NonNullable<typeof transport.sendRaw>)(raw);
       } else {
         const rendered = renderDelivery(entry.prepared, delivery);
         if (mailing.options.storeContent) content = rendered;
-        const message = composeMessage(mailing, delivery, rendered, entry.parts, {}, clock.now());
+        const message = composeMessage(mailing, delivery, rendered, entry.parts, headers, clock.now());
         send = () => transport.send(message);
       }
     } catch (error) {
@@ -228,7 +233,17 @@ export function createDeliveryPipeline(
       if (err.retryable) return result(mailing, failureOutcome(delivery, err, opts, since, clock.now()));
       return result(mailing, { status: 'failed', lastError: err.message, now: clock.now() });
     }
-    return result(mailing, await attempt(delivery, mailing, send, content, since));
+    let latencyMs: number | undefined;
+    const timed = async (): Promise<SendReceipt> => {
+      const started = performance.now();
+      try {
+        return await send();
+      } finally {
+        latencyMs = performance.now() - started;
+      }
+    };
+    const outcome = await attempt(delivery, mailing, timed, content, since);
+    return latencyMs === undefined ? result(mailing, outcome) : { ...result(mailing, outcome), latencyMs };
   }
 
   async function attempt(

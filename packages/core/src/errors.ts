@@ -32,6 +32,12 @@ export const ERROR_CODES = {
     retryable: false,
     description: 'The sender address is not an identity of the project.',
   },
+  FORBIDDEN: {
+    status: 403,
+    retryable: false,
+    description:
+      'The request is refused whoever sends it: a dashboard form without its session token, or from another site.',
+  },
   NOT_FOUND: {
     status: 404,
     retryable: false,

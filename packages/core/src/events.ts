@@ -5,6 +5,7 @@ type Listener = (event: never) => void;
 /** A tiny typed event emitter: a throwing listener is logged, never breaks delivery. */
 export class EventHub {
   readonly #listeners = new Map<keyof MailroomEvents, Set<Listener>>();
+  readonly #firstListener = new Map<keyof MailroomEvents, () => void>();
 
   constructor(private readonly logger: Logger) {}
 
@@ -13,7 +14,21 @@ export class EventHub {
     const set = this.#listeners.get(event) ?? new Set<Listener>();
     this.#listeners.set(event, set);
     set.add(listener as Listener);
+    const start = this.#firstListener.get(event);
+    if (start) {
+      this.#firstListener.delete(event);
+      start();
+    }
     return () => set.delete(listener as Listener);
+  }
+
+  /**
+   * Run `start` once, when `event` gets its first listener: an internal follower of other events (the
+   * progress reporter) subscribes only when its own event is wanted, so `has` stays false otherwise.
+   */
+  onFirstListener(event: keyof MailroomEvents, start: () => void): void {
+    if ((this.#listeners.get(event)?.size ?? 0) > 0) start();
+    else this.#firstListener.set(event, start);
   }
 
   /** Whether anyone listens (to skip building event objects). */

@@ -95,7 +95,10 @@ export async function runIdempotent<T extends object>(
     result = await run();
   } catch (error) {
     await ctx.store.dropIdempotent(projectId, input.key).catch((dropError: unknown) => {
-      ctx.logger.warn({ err: dropError }, 'could not release an idempotency key; it stays held until it expires');
+      ctx.logger.warn(
+        { err: dropError },
+        'could not release an idempotency key; it stays held until it expires',
+      );
     });
     throw error;
   }

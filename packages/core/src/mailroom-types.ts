@@ -1,3 +1,15 @@
+import type {
+  AudienceGroupView,
+  DeliverySearch,
+  DeliveryView,
+  MailingProgress,
+  Page,
+  QueueDepth,
+  SourceJobView,
+  SourcePageEvent,
+  TemplateSample,
+  TemplateView,
+} from './engine-views.js';
 import type { GuardedFetcherOptions } from './fetch/fetch-types.js';
 import type {
   AudienceGroupRecord,
@@ -5,9 +17,11 @@ import type {
   DeliveryStatus,
   DkimConfig,
   MailingRecord,
+  MailingKind,
   MailingStatus,
   ProfileStatus,
   ProjectRecord,
+  RenderedContent,
   SecretMode,
   SenderRecord,
   SuppressionReason,
@@ -16,6 +30,8 @@ import type {
 } from './records.js';
 import type { DeliveryCounts, Store } from './store.js';
 import type { Transport } from './transport.js';
+
+export type * from './engine-views.js';
 
 /** The project a request acts for, after authentication. */
 export interface AuthContext {
@@ -132,6 +148,11 @@ export interface MailroomOptions {
   idempotency?: IdempotencyOptions;
   /** Retention of kept rendered content (see `storeContent`), swept by the running worker. */
   retention?: RetentionOptions;
+  /**
+   * Least time between two `broadcast:progress` events of one mailing, in milliseconds.
+   * @default 1000
+   */
+  progressIntervalMs?: number;
 }
 
 /** Options of the one-click unsubscribe links. */
@@ -244,7 +265,19 @@ export interface MailroomEvents {
     attempts: number;
     response: string | null;
     error: string | null;
+    /**
+     * How long the transport took to accept or refuse the message, in milliseconds; null when nothing
+     * was handed to it (suppressed, skipped, a render failure, a send handed back at shutdown).
+     */
+    latencyMs: number | null;
   }) => void;
+  /**
+   * A mailing's counts, at most once per `progressIntervalMs` per mailing while this process's worker
+   * records its outcomes, and once more after it completes (so the last event has the final counts).
+   */
+  'broadcast:progress': (event: MailingProgress) => void;
+  /** This process's worker expanded and committed one page of a source (audience group, CSV file). */
+  'source:page': (event: SourcePageEvent) => void;
   /** A mailing became completed. */
   'broadcast:completed': (event: { projectId: string; ref: string; kind: MailingRecord['kind'] }) => void;
   /** An address unsubscribed through a one-click link (not on repeats of the same click). */
@@ -339,6 +372,38 @@ export interface Mailroom {
    * do). Idempotent. `NOT_FOUND` for a forged or unknown token.
    */
   unsubscribe(token: string): Promise<UnsubscribeTarget>;
+  /**
+   * The project's mailings of one kind, newest first, each with its counts. `page.after` is the `next`
+   * of the previous page (a ref). @default limit 25, at most 200
+   */
+  listMailings(
+    auth: string | AuthContext,
+    kind: MailingKind,
+    page?: { after?: string; limit?: number },
+  ): Promise<Page<MailingView>>;
+  /**
+   * A mailing's deliveries by address, optionally only those whose address starts with `search.prefix`
+   * or of one status; `next` is the cursor of the next page. `NOT_FOUND` for another project's ref.
+   */
+  searchDeliveries(auth: string | AuthContext, ref: string, search?: DeliverySearch): Promise<Page<DeliveryView>>;
+  /** The source jobs of a mailing (audience groups, CSV files) with their progress and row errors. */
+  listSourceJobs(auth: string | AuthContext, ref: string): Promise<SourceJobView[]>;
+  /** The project's templates, by ref. */
+  listTemplates(auth: string | AuthContext): Promise<TemplateView[]>;
+  /** One template of the project; `NOT_FOUND` otherwise. */
+  getTemplate(auth: string | AuthContext, ref: string): Promise<TemplateView>;
+  /**
+   * A template rendered for sample data, as a delivery would be (HTML escaped, text derived, subject on
+   * one line). `TEMPLATE_INVALID` or `RENDER_FAILED` when it cannot be rendered.
+   */
+  previewTemplate(auth: string | AuthContext, ref: string, sample?: TemplateSample): Promise<RenderedContent>;
+  /** The project's audience groups, by ref, with member counts. */
+  listGroups(auth: string | AuthContext): Promise<AudienceGroupView[]>;
+  /**
+   * Deliveries waiting across every project (no secret: for metrics). An estimate bounded in cost, see
+   * {@link QueueDepth}.
+   */
+  queueDepth(): Promise<QueueDepth>;
   on<E extends keyof MailroomEvents>(event: E, listener: MailroomEvents[E]): () => void;
   /** Stop the worker and close the transport and the store. */
   close(): Promise<void>;

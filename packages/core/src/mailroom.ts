@@ -8,10 +8,17 @@ import {
 } from './accept.js';
 import { createAdmin } from './admin.js';
 import { systemClock } from './clock.js';
+import { createDashboardQueries } from './dashboard-queries.js';
 import type { EngineContext } from './engine-context.js';
 import { MailroomError } from './errors.js';
 import { EventHub } from './events.js';
 import { createGuardedFetcher } from './fetch/index.js';
+import {
+  checkIdempotencyKey,
+  DEFAULT_IDEMPOTENCY_TTL_MS,
+  type IdempotentOperation,
+  runIdempotent,
+} from './idempotency.js';
 import { silentLogger } from './logger.js';
 import type {
   AuthContext,
@@ -19,12 +26,24 @@ import type {
   MailingView,
   Mailroom,
   MailroomOptions,
+  RequestOptions,
+  SendResult,
 } from './mailroom-types.js';
+import { createProgressReporter, DEFAULT_PROGRESS_INTERVAL_MS } from './progress-reporter.js';
 import type { MailingRecord, MailingStatus } from './records.js';
-import { parseBroadcastRequest, parseSendRequest } from './request/index.js';
+import { normalizeAddress, parseBroadcastRequest, parseSendRequest } from './request/index.js';
 import type { BatchRequest, BroadcastRequest } from './request-types.js';
+import { createRetention } from './retention.js';
+import {
+  cancelBroadcast,
+  latenessOf,
+  parseScheduleTime,
+  realignScheduledBatch,
+  rescheduleBroadcast,
+} from './schedule.js';
 import { hashSecret, isWellFormedSecret } from './secrets.js';
 import type { BatchTarget } from './store.js';
+import { createUnsubscribeLinks } from './unsubscribe.js';
 import { createWorker } from './worker.js';
 
 /** Statuses of a broadcast that still take a batch. */
@@ -63,7 +82,17 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   };
   let initialized: Promise<void> | undefined;
   const { store, clock, ready } = ctx;
+  if (options.unsubscribe) ctx.unsubscribe = createUnsubscribeLinks(ctx, options.unsubscribe);
   const worker = createWorker(ctx, options.worker);
+  const retention = createRetention(ctx, options.retention);
+  const progress = createProgressReporter(ctx, options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS);
+  const idempotencyTtlMs = options.idempotency?.ttlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
+  if (!(Number.isSafeInteger(idempotencyTtlMs) && idempotencyTtlMs > 0)) {
+    throw new MailroomError(
+      'VALIDATION_FAILED',
+      'idempotency.ttlMs must be a positive number of milliseconds',
+    );
+  }
 
   async function authenticate(secret: string | null | undefined): Promise<AuthContext> {
     await ready();
@@ -146,7 +175,62 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       allowStatus: OPEN_STATUSES,
       setStatus: mailing.status === 'scheduled' ? 'scheduled' : 'sending',
     };
-    return commitBroadcastBatch(auth, mailing, target, mailing.batchCount + 1, req, groupId, now);
+    const result = await commitBroadcastBatch(
+      auth,
+      mailing,
+      target,
+      mailing.batchCount + 1,
+      req,
+      groupId,
+      now,
+    );
+    if (mailing.status === 'scheduled') await realignScheduledBatch(ctx, mailing);
+    return result;
+  }
+
+  /** Runs a request under its idempotency key, if it has one (see `RequestOptions.idempotencyKey`). */
+  function idempotent<T extends object>(
+    auth: AuthContext,
+    operation: IdempotentOperation,
+    body: unknown,
+    requestOptions: RequestOptions | undefined,
+    run: () => Promise<T>,
+  ): Promise<T> {
+    const given = requestOptions?.idempotencyKey;
+    if (given === undefined || given === null) return run();
+    const key = checkIdempotencyKey(given);
+    return runIdempotent(ctx, auth, { key, operation, body, ttlMs: idempotencyTtlMs }, run);
+  }
+
+  async function acceptMessage(auth: AuthContext, body: unknown): Promise<SendResult> {
+    const req = parseSendRequest(body, { recipientsPerMessage: ctx.limits.recipientsPerMessage });
+    const now = clock.now();
+    const { sender, content } = await resolveContent(ctx, auth, req);
+    const groupId = await resolveGroup(ctx, auth, req.options.acquiringAudience);
+    const mailing = newMailing(
+      auth,
+      'message',
+      req,
+      sender,
+      content,
+      {
+        acquiringAudience: req.options.acquiringAudience,
+        scheduleFor: null,
+        storeContent: ctx.storeContentDefault,
+      },
+      now,
+    );
+    const { batch, deliveries, profiles } = buildBatch(mailing, 1, req.recipients, now);
+    const result = await commitAndSettle(ctx, {
+      target: { create: mailing },
+      batch,
+      deliveries,
+      profiles,
+      groupId,
+      sourceJobs: [],
+      now,
+    });
+    return { ref: result.mailing.ref, status: result.mailing.status };
   }
 
   async function view(mailing: MailingRecord): Promise<MailingView> {
@@ -160,6 +244,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       scheduleFor: mailing.options.scheduleFor,
       batchCount: mailing.batchCount,
       counts: await store.countDeliveries(mailing.id),
+      lateByMs: await latenessOf(ctx, mailing),
     };
   }
 
@@ -170,6 +255,19 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     return mailing;
   }
 
+  async function findBroadcast(auth: string | AuthContext, ref: string): Promise<MailingRecord> {
+    const mailing = await findMailing(auth, ref);
+    if (mailing.kind !== 'broadcast') throw new MailroomError('NOT_FOUND', `Broadcast ${ref} not found`);
+    return mailing;
+  }
+
+  /** The mailing as it is now (after a change made through its id). */
+  async function reread(mailing: MailingRecord): Promise<MailingRecord> {
+    return (await store.getMailingById(mailing.id)) ?? mailing;
+  }
+
+  const noUnsubscribe = () => new MailroomError('NOT_FOUND', 'Unknown or invalid unsubscribe link');
+
   return {
     store,
     transport: options.transport,
@@ -178,9 +276,16 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       ...worker,
       start() {
         ready().then(
-          () => worker.start(),
+          () => {
+            worker.start();
+            retention.start();
+          },
           (error: unknown) => logger.error({ err: error }, 'store init failed; worker not started'),
         );
+      },
+      async stop() {
+        await retention.stop();
+        await worker.stop();
       },
       async drain() {
         await ready();
@@ -193,44 +298,19 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     },
     authenticate,
 
-    async send(authOrSecret, body) {
+    async send(authOrSecret, body, requestOptions) {
       const auth = await resolveAuth(authOrSecret);
-      const req = parseSendRequest(body, { recipientsPerMessage: ctx.limits.recipientsPerMessage });
-      const now = clock.now();
-      const { sender, content } = await resolveContent(ctx, auth, req);
-      const groupId = await resolveGroup(ctx, auth, req.options.acquiringAudience);
-      const mailing = newMailing(
-        auth,
-        'message',
-        req,
-        sender,
-        content,
-        {
-          acquiringAudience: req.options.acquiringAudience,
-          scheduleFor: null,
-          storeContent: ctx.storeContentDefault,
-        },
-        now,
-      );
-      const { batch, deliveries, profiles } = buildBatch(mailing, 1, req.recipients, now);
-      const result = await commitAndSettle(ctx, {
-        target: { create: mailing },
-        batch,
-        deliveries,
-        profiles,
-        groupId,
-        sourceJobs: [],
-        now,
-      });
-      return { ref: result.mailing.ref, status: result.mailing.status };
+      return idempotent(auth, 'send', body, requestOptions, () => acceptMessage(auth, body));
     },
 
-    async broadcast(authOrSecret, body) {
+    async broadcast(authOrSecret, body, requestOptions) {
       const auth = await resolveAuth(authOrSecret);
-      const parsed = parseBroadcastRequest(body, { recipientsPerBatch: ctx.limits.recipientsPerBatch });
-      return parsed.kind === 'initial'
-        ? initialBroadcast(auth, parsed.request)
-        : laterBatch(auth, parsed.request);
+      return idempotent(auth, 'broadcast', body, requestOptions, async () => {
+        const parsed = parseBroadcastRequest(body, { recipientsPerBatch: ctx.limits.recipientsPerBatch });
+        return parsed.kind === 'initial'
+          ? initialBroadcast(auth, parsed.request)
+          : laterBatch(auth, parsed.request);
+      });
     },
 
     async getMailing(auth, ref) {
@@ -246,9 +326,44 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       });
     },
 
+    async getDelivery(auth, ref, address) {
+      const mailing = await findMailing(auth, ref);
+      const delivery = await store.findDelivery(mailing.id, normalizeAddress(address));
+      if (!delivery) throw new MailroomError('NOT_FOUND', `${ref} has no delivery to ${address}`);
+      return delivery;
+    },
+
+    async cancel(auth, ref) {
+      const mailing = await findBroadcast(auth, ref);
+      await cancelBroadcast(ctx, mailing);
+      return view(await reread(mailing));
+    },
+
+    async reschedule(auth, ref, scheduleFor) {
+      const mailing = await findBroadcast(auth, ref);
+      await rescheduleBroadcast(ctx, mailing, parseScheduleTime(scheduleFor));
+      return view(await reread(mailing));
+    },
+
+    pruneContent: (pruneOptions) => retention.pruneContent(pruneOptions),
+
+    async resolveUnsubscribe(token) {
+      if (!ctx.unsubscribe) throw noUnsubscribe();
+      return ctx.unsubscribe.resolve(token);
+    },
+
+    async unsubscribe(token) {
+      if (!ctx.unsubscribe) throw noUnsubscribe();
+      return ctx.unsubscribe.unsubscribe(token);
+    },
+
+    ...createDashboardQueries(ctx, { resolveAuth, findMailing, view }),
+
     on: (event, listener) => ctx.events.on(event, listener),
 
     async close() {
+      progress.stop();
+      await retention.stop();
       await worker.stop();
       await options.transport.close?.();
       await ctx.fetcher.close();

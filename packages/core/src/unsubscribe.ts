@@ -44,7 +44,10 @@ export async function listUnsubscribeHeaders(
 export function createUnsubscribeLinks(ctx: EngineContext, options: UnsubscribeOptions): UnsubscribeLinks {
   const { store, clock, logger, events } = ctx;
   if (options.secret !== undefined && options.secret.length < MIN_UNSUBSCRIBE_SECRET_LENGTH) {
-    throw invalidOption('secret', `The unsubscribe secret needs at least ${MIN_UNSUBSCRIBE_SECRET_LENGTH} characters`);
+    throw invalidOption(
+      'secret',
+      `The unsubscribe secret needs at least ${MIN_UNSUBSCRIBE_SECRET_LENGTH} characters`,
+    );
   }
   const fixedBase = typeof options.baseUrl === 'string' ? baseOf(options.baseUrl) : undefined;
   let secret: Promise<string> | undefined;
@@ -84,7 +87,12 @@ export function createUnsubscribeLinks(ctx: EngineContext, options: UnsubscribeO
       store.getProject(delivery.projectId),
     ]);
     if (!mailing || !project) throw notFound();
-    return { projectId: project.id, projectName: project.name, address: delivery.address, broadcastRef: mailing.ref };
+    return {
+      projectId: project.id,
+      projectName: project.name,
+      address: delivery.address,
+      broadcastRef: mailing.ref,
+    };
   }
 
   return {
@@ -95,7 +103,8 @@ export function createUnsubscribeLinks(ctx: EngineContext, options: UnsubscribeO
         address: delivery.address,
         deliveryId: delivery.id,
       });
-      const base = fixedBase ?? baseOf(typeof options.baseUrl === 'function' ? options.baseUrl() : options.baseUrl);
+      const base =
+        fixedBase ?? baseOf(typeof options.baseUrl === 'function' ? options.baseUrl() : options.baseUrl);
       return `${base}/unsubscribe/${token}`;
     },
 
@@ -107,7 +116,10 @@ export function createUnsubscribeLinks(ctx: EngineContext, options: UnsubscribeO
       // Already unsubscribed (a repeated click, a mail client retrying): nothing to write or announce.
       if (profile?.status === 'unsubscribed') return target;
       await store.setProfileStatus(target.projectId, target.address, 'unsubscribed', clock.now());
-      logger.info({ projectId: target.projectId, broadcastRef: target.broadcastRef }, 'one-click unsubscribe');
+      logger.info(
+        { projectId: target.projectId, broadcastRef: target.broadcastRef },
+        'one-click unsubscribe',
+      );
       events.emit('unsubscribe', {
         projectId: target.projectId,
         address: target.address,

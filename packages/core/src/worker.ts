@@ -27,6 +27,9 @@ export const WORKER_DEFAULTS: ResolvedWorkerOptions = {
   renderThreads: 0,
 };
 
+/** How long a worker expands one source job before turning to deliveries (and handing the job back). */
+const SOURCE_SLICE_MS = 250;
+
 /**
  * The delivery loop: expand source jobs a page at a time, claim due deliveries with a lease, deliver
  * them (see `createDeliveryPipeline`), then settle the mailings they belong to. Several workers, in
@@ -49,34 +52,63 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): M
   let loop: Promise<void> | undefined;
   let wake: (() => void) | undefined;
 
-  async function expandOneSourcePage(): Promise<number> {
-    const now = clock.now();
-    const job = await store.claimSourceJob({ now, leaseMs: opts.leaseMs });
+  /**
+   * Expand a claimed source job page after page for one time slice, then hand it back with its lease
+   * ending now: deliveries interleave with a long expansion, and any worker may continue the job. Each
+   * page is committed atomically with its checkpoint, so a crash resumes after the last committed page.
+   */
+  async function expandSources(): Promise<number> {
+    const claimedAt = clock.now();
+    let job = await store.claimSourceJob({ now: claimedAt, leaseMs: opts.leaseMs });
     if (!job) return 0;
-    const leaseUntil = new Date(now.getTime() + opts.leaseMs);
+    const sliceEnds = performance.now() + SOURCE_SLICE_MS;
     try {
       const entry = await cache.get(job.mailingId);
       if (!entry) throw new MailroomError('NOT_FOUND', `Mailing of source job ${job.id} is gone`);
       const expander = SOURCE_EXPANDERS[job.kind];
       if (!expander) throw new MailroomError('UNPROCESSABLE', `No expander for ${job.kind} sources`);
-      const page = await expander.expandPage(job, { ctx, entry, now });
-      const result = await store.commitSourcePage(job.id, job.leaseToken, { ...page, leaseUntil, now });
-      if (!result) logger.warn({ job: job.id }, 'source job lease lost; another worker continues it');
-      else if (page.patch.status === 'done' || page.patch.status === 'failed') await settle(job.mailingId);
+      for (;;) {
+        const now = clock.now();
+        const page = await expander.expandPage(job, { ctx, entry, now });
+        const finished = page.patch.status === 'done' || page.patch.status === 'failed';
+        const sliceOver = performance.now() >= sliceEnds;
+        const leaseUntil = finished || !sliceOver ? new Date(now.getTime() + opts.leaseMs) : now;
+        const result = await store.commitSourcePage(job.id, job.leaseToken, { ...page, leaseUntil, now });
+        if (!result) {
+          logger.warn({ job: job.id }, 'source job lease lost; another worker continues it');
+          return 1;
+        }
+        if (events.has('source:page')) {
+          events.emit('source:page', {
+            projectId: job.projectId,
+            mailingRef: entry.mailing.ref,
+            kind: job.kind,
+            rows: (page.patch.rowsDone ?? job.rowsDone) - job.rowsDone,
+            failedRows: (page.patch.rowsFailed ?? job.rowsFailed) - job.rowsFailed,
+            status: page.patch.status ?? job.status,
+          });
+        }
+        if (finished) {
+          await settle(job.mailingId);
+          return 1;
+        }
+        if (sliceOver) return 1;
+        job = { ...job, ...page.patch, updatedAt: now, leaseExpiresAt: leaseUntil };
+      }
     } catch (error) {
       logger.error({ err: error, job: job.id }, 'source job failed');
-      const reason = error instanceof Error ? error.message : String(error);
+      const now = clock.now();
       await store.commitSourcePage(job.id, job.leaseToken, {
         deliveries: [],
         profiles: [],
         profileOptions: { onExistingProfile: 'preserve', onExistingTrait: 'preserve' },
-        patch: { status: 'failed', error: reason },
-        leaseUntil,
+        patch: { status: 'failed', error: error instanceof Error ? error.message : String(error) },
+        leaseUntil: now,
         now,
       });
       await settle(job.mailingId);
+      return 1;
     }
-    return 1;
   }
 
   async function settle(mailingId: string): Promise<void> {
@@ -121,7 +153,10 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): M
     const claimed = await store.claimDeliveries({ now: clock.now(), limit, leaseMs: opts.leaseMs });
     if (claimed.length === 0) return undefined;
     const done = deliverClaimed(claimed).catch((error: unknown) => {
-      logger.error({ err: error }, 'delivering a batch failed; its deliveries are retried when their leases expire');
+      logger.error(
+        { err: error },
+        'delivering a batch failed; its deliveries are retried when their leases expire',
+      );
     });
     batches.add(done);
     void done.finally(() => batches.delete(done));
@@ -129,7 +164,7 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): M
   }
 
   async function runOnce(): Promise<number> {
-    const sources = await expandOneSourcePage();
+    const sources = await expandSources();
     const batch = await claim(Math.max(1, opts.batchSize - pipeline.outstanding));
     await batch?.done;
     return sources + (batch?.count ?? 0);
@@ -146,9 +181,10 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): M
         resolve();
       }
       wake = finish;
-      if (onCapacity) capacity = () => {
-        if (opts.batchSize - pipeline.outstanding >= Math.ceil(opts.batchSize / 2)) finish();
-      };
+      if (onCapacity)
+        capacity = () => {
+          if (opts.batchSize - pipeline.outstanding >= Math.ceil(opts.batchSize / 2)) finish();
+        };
     });
   }
 
@@ -156,7 +192,7 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): M
     while (running) {
       let progressed = false;
       try {
-        progressed = (await expandOneSourcePage()) > 0;
+        progressed = (await expandSources()) > 0;
         const room = opts.batchSize - pipeline.outstanding;
         if (running && room >= Math.ceil(opts.batchSize / 2)) {
           const batch = await claim(room);

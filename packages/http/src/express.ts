@@ -30,6 +30,7 @@ async function serve(handle: MailroomHttpHandler, req: Request, res: Response): 
     headers: flattenHeaders(req.headers),
     body: undefined,
     base: req.baseUrl,
+    query: queryString(req.originalUrl),
   };
   if (req.ip !== undefined) neutral.ip = req.ip;
   let out: NeutralResponse;
@@ -44,6 +45,12 @@ async function serve(handle: MailroomHttpHandler, req: Request, res: Response): 
   if (res.headersSent) return;
   res.writeHead(out.status, out.headers);
   res.end(out.body);
+}
+
+/** The part of a URL after `?`. */
+function queryString(url: string): string {
+  const at = url.indexOf('?');
+  return at < 0 ? '' : url.slice(at + 1);
 }
 
 /** The raw body; if a body parser mounted earlier already drained the stream, what it left on `req.body`. */

@@ -73,6 +73,7 @@ function toNeutral(request: FastifyRequest, base: string): NeutralRequest {
     body: body instanceof Uint8Array && body.byteLength > 0 ? body : undefined,
     ip: request.ip,
     base,
+    query: request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '',
   };
 }
 

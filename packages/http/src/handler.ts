@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { AuthContext, Logger, Mailroom } from '@mailroom/core';
+import type { AuthContext, Logger, Mailroom, RequestOptions } from '@mailroom/core';
 import { isMailroomError, MailroomError } from '@mailroom/core';
 import { malformedJson, payloadTooLarge, routeNotFound, unsupportedMediaType } from './http-errors.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { createRateLimiter, type RateLimiter } from './rate-limiter.js';
 import { pickRequestId } from './request-id.js';
 import { errorResponse, jsonResponse, methodNotAllowedResponse, successResponse } from './responses.js';
-import { matchRoute, type RouteName } from './routes.js';
+import { matchRoute, type RouteMatch } from './routes.js';
 import type { HttpOptions, MailroomHttpHandler, NeutralRequest, NeutralResponse } from './types.js';
+import { confirmPage, donePage, errorPage } from './unsubscribe-page.js';
 
 /** Default body limit: 10 MB, room for a few base64 attachments. */
 export const DEFAULT_BODY_LIMIT = 10 * 1024 * 1024;
@@ -60,11 +61,33 @@ export function createHandler(mailroom: Mailroom, options: HttpOptions = {}): Ma
     return auth;
   };
 
+  /**
+   * `/unsubscribe/:token`: no secret, no cookies, any body (mail clients POST `List-Unsubscribe=One-Click`
+   * form-encoded or as multipart; it is not read). GET and HEAD only show the page; POST unsubscribes.
+   */
+  const unsubscribe = async (
+    req: NeutralRequest,
+    requestId: string,
+    token: string,
+  ): Promise<NeutralResponse> => {
+    checkBodySize(req, bodyLimit);
+    try {
+      if (req.method === 'POST') return donePage(requestId, await mailroom.unsubscribe(token));
+      return confirmPage(requestId, await mailroom.resolveUnsubscribe(token), token);
+    } catch (error) {
+      // A person reads these in a browser: refusals as a page; faults go the usual way (logged, JSON 500).
+      if (isMailroomError(error) && error.status < 500) return errorPage(requestId, error);
+      throw error;
+    }
+  };
+
   const dispatch = async (
     req: NeutralRequest,
     requestId: string,
-    route: RouteName,
+    match: RouteMatch,
   ): Promise<NeutralResponse> => {
+    const route = match.name;
+    if (route === 'unsubscribe') return unsubscribe(req, requestId, match.params?.token ?? '');
     if (route === 'openapi') {
       const base = req.base ?? '';
       let body = openApiBodies.get(base);
@@ -75,23 +98,42 @@ export function createHandler(mailroom: Mailroom, options: HttpOptions = {}): Ma
       return { ...jsonResponse(200, requestId, null, { 'cache-control': 'public, max-age=300' }), body };
     }
     checkBodySize(req, bodyLimit);
+    if (route === 'cancel') {
+      // Nothing to say but the ref in the path: any body (or none) is ignored.
+      const auth = await authenticate(req.headers.authorization);
+      limiter?.take(auth.project.id);
+      const view = await mailroom.cancel(auth, match.params?.ref ?? '');
+      return broadcastResponse(requestId, 'Broadcast cancelled', view);
+    }
     checkContentType(req.headers['content-type']);
     const auth = await authenticate(req.headers.authorization);
     limiter?.take(auth.project.id);
     const payload = parseJson(req.body);
-    if (route === 'send') {
-      const result = await mailroom.send(auth, payload);
-      return successResponse(requestId, 'Message accepted', { ref: result.ref, status: result.status });
+    if (route === 'reschedule') {
+      const scheduleFor =
+        typeof payload === 'object' && payload !== null
+          ? (payload as { scheduleFor?: unknown }).scheduleFor
+          : undefined;
+      // The engine refuses anything but an ISO-8601 date-time string with a zone.
+      const view = await mailroom.reschedule(auth, match.params?.ref ?? '', scheduleFor as string);
+      return broadcastResponse(requestId, 'Broadcast rescheduled', view);
     }
-    const result = await mailroom.broadcast(auth, payload);
-    return successResponse(
-      requestId,
-      result.batch.seq > 1 ? 'Broadcast batch accepted' : 'Broadcast accepted',
-      {
+    const options = requestOptions(req);
+    if (route === 'send') {
+      const result = await mailroom.send(auth, payload, options);
+      return replayed(
+        successResponse(requestId, 'Message accepted', { ref: result.ref, status: result.status }),
+        result.replayed,
+      );
+    }
+    const result = await mailroom.broadcast(auth, payload, options);
+    return replayed(
+      successResponse(requestId, result.batch.seq > 1 ? 'Broadcast batch accepted' : 'Broadcast accepted', {
         broadcast: { ref: result.ref, status: result.status },
         broadcastRef: result.ref,
         batch: result.batch,
-      },
+      }),
+      result.replayed,
     );
   };
 
@@ -103,7 +145,7 @@ export function createHandler(mailroom: Mailroom, options: HttpOptions = {}): Ma
       const route = matchRoute(req.path, serveOpenApi);
       if (!route) throw routeNotFound();
       res = route.allow.includes(req.method)
-        ? await dispatch(req, requestId, route.name)
+        ? await dispatch(req, requestId, route)
         : methodNotAllowedResponse(requestId, req.method, route.allow);
     } catch (error) {
       res = fail(req, requestId, error);
@@ -125,6 +167,30 @@ export function createHandler(mailroom: Mailroom, options: HttpOptions = {}): Ma
     bodyLimit,
     fail: (req: NeutralRequest, error: unknown) =>
       fail(req, pickRequestId(req.headers['x-request-id'], generateId), error),
+  });
+}
+
+/** The `Idempotency-Key` header as the engine takes it (an empty header is a key, refused as too short). */
+function requestOptions(req: NeutralRequest): RequestOptions {
+  const key = req.headers['idempotency-key'];
+  return key === undefined ? {} : { idempotencyKey: key };
+}
+
+/** A replayed answer says so, as the hosted APIs that popularized the header do. */
+function replayed(res: NeutralResponse, wasReplayed: boolean | undefined): NeutralResponse {
+  if (wasReplayed) res.headers['idempotent-replayed'] = 'true';
+  return res;
+}
+
+/** The answer of cancel and reschedule: the broadcast envelope, with the delivery counts. */
+function broadcastResponse(
+  requestId: string,
+  message: string,
+  view: { ref: string; status: string; scheduleFor: Date | null; counts: object },
+): NeutralResponse {
+  return successResponse(requestId, message, {
+    broadcast: { ref: view.ref, status: view.status, scheduleFor: view.scheduleFor, counts: view.counts },
+    broadcastRef: view.ref,
   });
 }
 

@@ -1,14 +1,22 @@
 /** What a path does. */
-export type RouteName = 'send' | 'broadcast' | 'openapi';
+export type RouteName = 'send' | 'broadcast' | 'openapi' | 'unsubscribe' | 'cancel' | 'reschedule';
 
 /** A matched route and the methods it takes. */
 export interface RouteMatch {
   name: RouteName;
   allow: readonly string[];
+  /** The path's parameters, decoded: `token` of `unsubscribe`, `ref` of `cancel` and `reschedule`. */
+  params?: Readonly<Record<string, string>>;
 }
 
 const POST_ONLY = ['POST'] as const;
 const READ_ONLY = ['GET', 'HEAD'] as const;
+/** GET shows the confirmation page (never changes anything); POST is the one-click unsubscribe (RFC 8058). */
+const UNSUBSCRIBE_METHODS = ['GET', 'HEAD', 'POST'] as const;
+
+const UNSUBSCRIBE_PATH = /^\/unsubscribe\/([^/]+)$/;
+// Both spellings of the broadcast path, as for the batch calls.
+const BROADCAST_ACTION_PATH = /^\/send\/mail\/broadc?ast\/([^/]+)\/(cancel|reschedule)$/;
 
 /** The routes of wire-compat.md, relative to the mount point. */
 const ROUTES: ReadonlyMap<string, RouteMatch> = new Map<string, RouteMatch>([
@@ -22,6 +30,28 @@ const ROUTES: ReadonlyMap<string, RouteMatch> = new Map<string, RouteMatch>([
 /** The route at `path`, or `undefined`; `/openapi.json` exists only when the document is served. */
 export function matchRoute(path: string, openapi: boolean): RouteMatch | undefined {
   const route = ROUTES.get(path);
-  if (route?.name === 'openapi' && !openapi) return undefined;
-  return route;
+  if (route) return route.name === 'openapi' && !openapi ? undefined : route;
+  const unsubscribe = UNSUBSCRIBE_PATH.exec(path);
+  if (unsubscribe) {
+    const token = decode(unsubscribe[1] as string);
+    return token === undefined
+      ? undefined
+      : { name: 'unsubscribe', allow: UNSUBSCRIBE_METHODS, params: { token } };
+  }
+  const action = BROADCAST_ACTION_PATH.exec(path);
+  if (action) {
+    const ref = decode(action[1] as string);
+    const name = action[2] === 'cancel' ? 'cancel' : 'reschedule';
+    return ref === undefined ? undefined : { name, allow: POST_ONLY, params: { ref } };
+  }
+  return undefined;
+}
+
+/** A percent-decoded path segment, or undefined when its escapes are broken. */
+function decode(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
 }

@@ -1,4 +1,6 @@
 import type { Logger } from '@mailroom/core';
+import type { DashboardOptions } from './dashboard/dashboard-options.js';
+import type { MetricsOptions } from './metrics-options.js';
 
 /**
  * A request as every binder hands it to the neutral handler. The binder does no parsing: the handler owns
@@ -16,6 +18,8 @@ export interface NeutralRequest {
    * what it read (more than `bodyLimit` bytes) so that the handler answers 413.
    */
   body: Uint8Array | undefined;
+  /** The raw query string, without the `?` (`q=ann&after=x`); absent or empty when there is none. */
+  query?: string;
   /** Client address, for logs. */
   ip?: string;
   /** The mount point (`/api`, or `''` at the root); the OpenAPI document names it as its server. */
@@ -27,7 +31,7 @@ export interface NeutralResponse {
   status: number;
   /** Response headers with lower-case names. Always has `content-type` and `x-request-id`. */
   headers: Record<string, string>;
-  /** The serialized JSON body. */
+  /** The serialized body (JSON; HTML or Prometheus text for the dashboard and `/metrics`). */
   body: string;
 }
 
@@ -67,6 +71,19 @@ export interface HttpOptions {
    * @default true
    */
   openapi?: boolean;
+  /**
+   * The project dashboard (broadcasts, messages, deliveries, templates, audience), signed in with a project
+   * secret, under `prefix`.
+   * @default { enabled: true, prefix: '/dashboard' }
+   */
+  dashboard?: DashboardOptions;
+  /**
+   * Prometheus metrics at `GET /metrics` (requests, deliveries, send latency, SMTP replies, queue depth,
+   * source rows), from a registry of this handler's own. Off unless given.
+   * @default off
+   * @example { token: process.env.METRICS_TOKEN }
+   */
+  metrics?: MetricsOptions;
 }
 
 /**

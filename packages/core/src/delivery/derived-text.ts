@@ -1,5 +1,5 @@
 import type { ContentSnapshot } from '../records.js';
-import { htmlToText } from '../render/index.js';
+import { htmlToText } from '../render/text.js';
 
 const OUTPUT = /\{\{[\s\S]*?\}\}/g;
 const MARK = 'qzx';

@@ -161,9 +161,14 @@ function spawn(): Worker {
   const fromSource = import.meta.url.endsWith('.ts');
   const url = new URL(`./render-thread${fromSource ? '.ts' : '.js'}`, import.meta.url);
   if (!fromSource) return new Worker(url);
-  const execArgv = process.execArgv.includes('--conditions=mailroom-source')
-    ? process.execArgv
-    : [...process.execArgv, '--conditions=mailroom-source'];
+  // Only the resolution conditions carry over: a thread refuses many process-wide flags (--expose-gc...).
+  const execArgv = ['--conditions=mailroom-source'];
+  process.execArgv.forEach((arg, i) => {
+    if (arg.startsWith('--conditions=') || arg.startsWith('-C=')) execArgv.push(arg);
+    else if ((arg === '--conditions' || arg === '-C') && process.execArgv[i + 1]) {
+      execArgv.push(`--conditions=${process.execArgv[i + 1]}`);
+    }
+  });
   const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(url.href)}); })`;
   return new Worker(boot, { eval: true, execArgv });
 }

@@ -6,7 +6,9 @@ import { parentPort } from 'node:worker_threads';
 import { composeMessage, type MailingParts } from '../compose-message.js';
 import { isMailroomError } from '../errors.js';
 import type { DeliveryRecord, MailingRecord } from '../records.js';
-import { type PreparedContent, prepareContent, renderDelivery } from '../render/index.js';
+// The render modules themselves, not the render index: that one also loads the MJML compiler.
+import { type PreparedContent, prepareContent } from '../render/prepare-content.js';
+import { renderDelivery } from '../render/render-delivery.js';
 import type { CreateComposer, OutgoingMessage } from '../transport.js';
 import { withDerivedText } from './derived-text.js';
 import type { RenderFailure, RenderReply, RenderRequest } from './render-protocol.js';

@@ -1,7 +1,6 @@
 import { domainOf, localPart, newDelivery } from '../accept.js';
 import type { EngineContext } from '../engine-context.js';
 import type { ProfileRecord, ProfileUpsert, SourceJobRecord } from '../records.js';
-import { expandUntilDone } from './csv-page-runner.js';
 import type { SourceEnv, SourceExpander, SourcePage } from './source-expander.js';
 
 /** Members read from an audience group per page. */
@@ -28,7 +27,7 @@ export interface AudienceSourceConfig {
 
 /**
  * Audience-group sources: members in address order, a page at a time, checkpointed by the last address
- * listed (pages run back to back, see `expandUntilDone`). Each member becomes a delivery carrying the
+ * listed. Each member becomes a delivery carrying the
  * stored profile's name and traits. Left out: unsubscribed members unless `includeUnsubscribed`, and
  * suppressed addresses always (the send-time checks stay, for changes after expansion).
  *
@@ -41,7 +40,7 @@ export interface AudienceSourceConfig {
  */
 export const audienceExpander: SourceExpander = {
   async expandPage(job, env) {
-    return expandUntilDone(job, env, (current, now) => audiencePage(current, env, now));
+    return audiencePage(job, env, env.now);
   },
 };
 

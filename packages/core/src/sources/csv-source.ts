@@ -11,10 +11,10 @@ import type {
 } from '../records.js';
 import type { AudienceSourceConfig } from './audience-source.js';
 import { planColumns, readRecipient } from './csv-columns.js';
-import { expandUntilDone, leaseMsOf } from './csv-page-runner.js';
 import { type CsvSourceConfig, isEncoded, parseContentRange } from './csv-probe.js';
 import { type CsvNewline, type CsvRow, CsvRowReader } from './csv-row-reader.js';
 import type { SourceEnv, SourceExpander, SourcePage } from './source-expander.js';
+import { leaseMsOf } from './source-lease.js';
 
 /** The progress a CSV source job checkpoints after each page. */
 export interface CsvCheckpoint {
@@ -156,7 +156,7 @@ export function createCsvExpander(options: CsvExpanderOptions = {}): SourceExpan
     async expandPage(job, env) {
       const acquiring = env.entry.mailing.options.acquiringAudience;
       const group = acquiring ? await env.ctx.store.getGroup(job.projectId, acquiring) : undefined;
-      return expandUntilDone(job, env, (current, now) => page(current, env, now, group?.id ?? null));
+      return page(job, env, env.now, group?.id ?? null);
     },
   };
 }

@@ -22,7 +22,9 @@ export interface SourceEnv {
 }
 
 /**
- * Expands one kind of source into deliveries, one page per call, resuming from `job.checkpoint`.
+ * Expands one kind of source into deliveries, one page per call, resuming from `job.checkpoint`. The
+ * worker commits each page (atomically with its checkpoint, fenced by the lease) and calls again, with
+ * the job as it stands after that page, for as long as its time slice lasts.
  * A page must be a pure function of the job's checkpoint and the outside data, so that a page
  * recomputed after a crash (its commit lost) yields the same deliveries; duplicates are dropped by the
  * store's (mailing, address) key anyway.
