@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { sqlStore } from '@mailroom/sql';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { allDeliveries, seedBroadcast, startWorker, summarize, type WorkerProcess } from './support/crash-harness.js';
+import {
+  allDeliveries,
+  seedBroadcast,
+  startWorker,
+  summarize,
+  type WorkerProcess,
+} from './support/crash-harness.js';
 import { startCountingSink } from './support/crash-sink.js';
 
 const BASE_URL = process.env.MAILROOM_TEST_POSTGRES_URL;
@@ -33,7 +39,9 @@ describe('four concurrent worker processes on one PostgreSQL database', () => {
   }
   const base = BASE_URL;
 
-  it(`deliver a ${RECIPIENTS}-recipient broadcast exactly once: 0 lost, 0 duplicates`, { timeout: 120_000 }, async () => {
+  it(`deliver a ${RECIPIENTS}-recipient broadcast exactly once: 0 lost, 0 duplicates`, {
+    timeout: 120_000,
+  }, async () => {
     const schema = `mr_crash_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
     await admin(base, (client) => client.query(`CREATE SCHEMA ${schema}`));
     const url = new URL(base);
@@ -70,7 +78,8 @@ describe('four concurrent worker processes on one PostgreSQL database', () => {
         await store.close();
       }
     } finally {
-      for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+      for (const w of workers)
+        if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
       await sink.close();
       await admin(base, (client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
     }

@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sqlStore } from '@mailroom/sql';
 import { afterAll, describe, expect, it } from 'vitest';
-import { allDeliveries, seedBroadcast, startWorker, summarize, type WorkerProcess } from './support/crash-harness.js';
+import {
+  allDeliveries,
+  seedBroadcast,
+  startWorker,
+  summarize,
+  type WorkerProcess,
+} from './support/crash-harness.js';
 import { startCountingSink } from './support/crash-sink.js';
 
 const RECIPIENTS = 10_000;
@@ -15,7 +21,9 @@ describe('crash safety on SQLite: a worker killed with SIGKILL mid-broadcast, th
   const dir = mkdtempSync(join(tmpdir(), 'mailroom-crash-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it(`kills the worker at ~${KILL_AT.join(', ~')} arrivals: 0 lost, duplicates only of in-flight deliveries, same Message-ID`, { timeout: 120_000 }, async () => {
+  it(`kills the worker at ~${KILL_AT.join(', ~')} arrivals: 0 lost, duplicates only of in-flight deliveries, same Message-ID`, {
+    timeout: 120_000,
+  }, async () => {
     const url = `sqlite:${join(dir, 'crash.db')}`;
     const seeded = await seedBroadcast(sqlStore({ url }), RECIPIENTS);
 
@@ -69,7 +77,8 @@ describe('crash safety on SQLite: a worker killed with SIGKILL mid-broadcast, th
         await store.close();
       }
     } finally {
-      if (current && current.child.exitCode === null && current.child.signalCode === null) current.child.kill('SIGKILL');
+      if (current && current.child.exitCode === null && current.child.signalCode === null)
+        current.child.kill('SIGKILL');
       await sink.close();
     }
   });

@@ -279,8 +279,11 @@ describe.each(CASES)('scheduling on $name', ({ name, open }) => {
       const second = await mailroom.broadcast(secret, body(at(DAY), 2));
       const now = await mailroom.reschedule(secret, second.ref, at(-HOUR));
       expect(now.status).toBe('queued');
+      // Recorded as due now, not at the past time given.
+      expect(now.scheduleFor).toEqual(clock.now());
       await mailroom.worker.drain();
       expect(transport.outbox).toHaveLength(4);
+      expect((await mailroom.getMailing(secret, second.ref)).lateByMs).toBe(0);
     });
 
     it('refuses a broadcast that is no longer scheduled, and a time without a zone', async () => {

@@ -30,7 +30,11 @@ const rcptOf = (line: string) => /<([^>]*)>/.exec(line)?.[1] ?? '';
 const messageIdOf = (data: Buffer) => /^Message-ID:\s*(<[^>]+>)/im.exec(data.toString('latin1'))?.[1] ?? '';
 
 /** A step that answers `reply` for the first `times` uses per recipient of the session, then the default. */
-function firstTimes(times: number, reply: RawAction, fallback: RawAction): (line: string, s: RawSession) => RawAction {
+function firstTimes(
+  times: number,
+  reply: RawAction,
+  fallback: RawAction,
+): (line: string, s: RawSession) => RawAction {
   const seen = new Map<string, number>();
   return (line, session) => {
     const rcpt = rcptOf(session.commands.filter((c) => /^RCPT/i.test(c)).at(-1) ?? line);
@@ -149,24 +153,29 @@ describe.each(storeCases())('retries and failures through the engine, on $name',
     expect(gone).toMatchObject({ status: 'failed', attempts: 1, lastResponse: '550 5.1.1 No such user' });
     expect(rcptCount('gone@example.test')).toBe(1);
     expect(deliveries.find((d) => d.address === 'ok@example.test')?.status).toBe('sent');
-    const suppressed = await mailroom.store.findSuppressed(projectId, ['gone@example.test', 'ok@example.test']);
+    const suppressed = await mailroom.store.findSuppressed(projectId, [
+      'gone@example.test',
+      'ok@example.test',
+    ]);
     expect(suppressed.map((s) => [s.address, s.reason])).toEqual([['gone@example.test', 'hard-bounce']]);
   });
 
-  it.each([
-    ['552 5.3.4 Message size exceeds fixed limit'],
-    ['554 5.7.1 Message rejected as spam'],
-  ])('%s after the data: failed, sent exactly once, not suppressed', async (reply) => {
-    await setUp({ '.': reply });
-    const ref = await broadcast(['a@example.test', 'b@example.test']);
-    const deliveries = await deliver(ref);
-    for (const d of deliveries) {
-      expect(d).toMatchObject({ status: 'failed', attempts: 1, lastResponse: reply });
-      expect(rcptCount(d.address)).toBe(1);
-    }
-    expect(server.dataAttempts).toBe(2);
-    expect(await mailroom.store.findSuppressed(projectId, ['a@example.test', 'b@example.test'])).toEqual([]);
-  });
+  it.each([['552 5.3.4 Message size exceeds fixed limit'], ['554 5.7.1 Message rejected as spam']])(
+    '%s after the data: failed, sent exactly once, not suppressed',
+    async (reply) => {
+      await setUp({ '.': reply });
+      const ref = await broadcast(['a@example.test', 'b@example.test']);
+      const deliveries = await deliver(ref);
+      for (const d of deliveries) {
+        expect(d).toMatchObject({ status: 'failed', attempts: 1, lastResponse: reply });
+        expect(rcptCount(d.address)).toBe(1);
+      }
+      expect(server.dataAttempts).toBe(2);
+      expect(await mailroom.store.findSuppressed(projectId, ['a@example.test', 'b@example.test'])).toEqual(
+        [],
+      );
+    },
+  );
 
   it('a silent server times out: retried on a new connection, then delivered', async () => {
     await setUp(
@@ -202,7 +211,10 @@ describe.each(storeCases())('retries and failures through the engine, on $name',
   });
 
   it('maxAgeMs: no retry is scheduled past the age limit', async () => {
-    await setUp({ RCPT: '451 4.3.0 Try later' }, { maxAttempts: 100, retryBaseMs: 60, retryMaxMs: 60, maxAgeMs: 150 });
+    await setUp(
+      { RCPT: '451 4.3.0 Try later' },
+      { maxAttempts: 100, retryBaseMs: 60, retryMaxMs: 60, maxAgeMs: 150 },
+    );
     const ref = await broadcast(['a@example.test']);
     const [d] = await deliver(ref);
     expect(d?.status).toBe('failed');

@@ -26,7 +26,9 @@ export async function seedBroadcast(store: Store, count: number): Promise<Seeded
   const addresses = Array.from({ length: count }, (_, i) => `r${String(i).padStart(5, '0')}@example.test`);
   let ref: string | undefined;
   for (let i = 0; i < count; i += 250) {
-    const recipients = addresses.slice(i, i + 250).map((address, j) => ({ address, variables: { n: i + j } }));
+    const recipients = addresses
+      .slice(i, i + 250)
+      .map((address, j) => ({ address, variables: { n: i + j } }));
     if (ref === undefined) {
       ({ ref } = await mailroom.broadcast(secret, {
         subject: 'Issue {{ n }} for {{ recipient.firstName }}',

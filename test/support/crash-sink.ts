@@ -56,7 +56,8 @@ export async function startCountingSink(onArrival?: (count: number) => void): Pr
           .toString('latin1')
           .replace(/\r\n[ \t]+/g, ' ');
         const messageId = /^Message-ID:\s*(<[^>\r\n]*>)/im.exec(headers)?.[1] ?? '';
-        for (const r of session.envelope.rcptTo) arrivals.push({ rcpt: r.address, messageId, at: performance.now() });
+        for (const r of session.envelope.rcptTo)
+          arrivals.push({ rcpt: r.address, messageId, at: performance.now() });
         onArrival?.(arrivals.length);
         for (const wake of waiters) wake();
         callback(null, 'Ok: counted');

@@ -23,7 +23,9 @@ const mailroom = createMailroom({
     info() {},
     warn() {},
     error(obj, msg) {
-      process.stderr.write(`${msg ?? ''} ${JSON.stringify(obj, (_k, v: unknown) => (v instanceof Error ? v.message : v))}\n`);
+      process.stderr.write(
+        `${msg ?? ''} ${JSON.stringify(obj, (_k, v: unknown) => (v instanceof Error ? v.message : v))}\n`,
+      );
     },
   },
 });

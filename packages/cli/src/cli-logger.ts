@@ -1,36 +1,45 @@
 import type { Logger } from '@mailroom/core';
-import { describeFailure } from './cli-errors.js';
+import { pino } from 'pino';
+import { UsageError } from './cli-errors.js';
 import type { CliOutput } from './io.js';
 
-const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 
-/** A log level of {@link cliLogger}. */
+/** A log level of {@link cliLogger} (`silent` logs nothing). */
 export type LogLevel = (typeof LEVELS)[number];
 
 /**
- * A logger writing one line per entry (`2026-01-01T10:00:00.000Z warn lease renewal failed err="..."`),
- * dropping entries below `level`. The engine never hands a logger a secret or a message body, and
- * errors are reduced to their one-line description here, so nothing else can leak through a stack.
+ * Fields censored wherever they appear at the top level or one object down. The engine and the HTTP layer
+ * never hand a logger a secret, a header or a body; this catches a mistake before it reaches a log store.
+ */
+const REDACTED = ['secret', 'authorization', 'cookie', 'password', 'token', 'body', 'headers'].flatMap(
+  (key) => [key, `*.${key}`],
+);
+
+/**
+ * The server's logger: pino, one JSON object per line on `out` (`{"level":"info","time":"...","msg":...}`),
+ * with the request id on every line the HTTP layer writes about a request. Entries below `level` are
+ * dropped. Errors keep their code, message, SMTP reply and cause (pino's error serializer).
  */
 export function cliLogger(out: CliOutput, level: LogLevel = 'info'): Logger {
-  const threshold = LEVELS.indexOf(level);
-  const write = (at: LogLevel) => (obj: object, msg?: string) => {
-    if (LEVELS.indexOf(at) < threshold) return;
-    const fields = Object.entries(obj)
-      .filter(([, value]) => value !== undefined)
-      .map(([key, value]) => `${key}=${formatValue(value)}`);
-    out.write(`${[new Date().toISOString(), at, msg ?? '', ...fields].filter(Boolean).join(' ')}\n`);
-  };
-  return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
+  return pino(
+    {
+      level,
+      base: { pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: REDACTED, censor: '[redacted]' },
+    },
+    { write: (line: string) => out.write(line) },
+  );
 }
 
-function formatValue(value: unknown): string {
-  if (value instanceof Error) return JSON.stringify(describeFailure(value));
-  if (typeof value === 'string') return /^[\w.:@/-]+$/.test(value) ? value : JSON.stringify(value);
-  if (typeof value === 'object' && value !== null) {
-    // A neutral HTTP layer passes `err` as a plain `{ message, code }` description.
-    const message = (value as { message?: unknown }).message;
-    if (typeof message === 'string') return JSON.stringify(message.replace(/[\r\n]+/g, ' '));
+/** The log level from `--log-level`, else `MAILROOM_LOG_LEVEL`, else `info`. */
+export function logLevelOf(flag: string | undefined, env: string | undefined, command: string): LogLevel {
+  const given = (flag ?? env ?? '').trim().toLowerCase();
+  if (given === '') return 'info';
+  if (!(LEVELS as readonly string[]).includes(given)) {
+    throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}, got '${flag ?? env}'`, command);
   }
-  return JSON.stringify(value) ?? String(value);
+  return given as LogLevel;
 }

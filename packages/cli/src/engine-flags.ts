@@ -1,5 +1,6 @@
 import type { WorkerOptions } from '@mailroom/core';
 import type { FlagSpec, ParsedArgs } from './args.js';
+import { UsageError } from './cli-errors.js';
 
 /** Flags of the commands that deliver (`serve`, `worker`): the database, SMTP or outbox, and worker tuning. */
 export const DELIVERY_FLAGS: FlagSpec = {
@@ -8,6 +9,7 @@ export const DELIVERY_FLAGS: FlagSpec = {
   outbox: { type: 'string' },
   concurrency: { type: 'string' },
   rate: { type: 'string' },
+  'public-url': { type: 'string' },
 };
 
 /** Help lines of {@link DELIVERY_FLAGS}. */
@@ -17,7 +19,55 @@ export const DELIVERY_FLAGS_HELP = `  --database URL     SQLite file, sqlite:FIL
                      (default: MAILROOM_SMTP_URL; with neither, messages go to the outbox)
   --outbox DIR       write each message as an .eml file into DIR (default: ./.mailroom/outbox)
   --concurrency N    deliveries sent at once by the worker (default: 8)
-  --rate N           at most N messages per second from this worker (default: unlimited)`;
+  --rate N           at most N messages per second from this worker (default: unlimited)
+  --public-url URL   where recipients reach this server's HTTP API: the base of the one-click
+                     unsubscribe links in broadcasts (default: MAILROOM_PUBLIC_URL; serve: the
+                     address it listens on). Links are signed with MAILROOM_UNSUBSCRIBE_SECRET,
+                     else with a secret generated once and kept in the database`;
+
+/**
+ * The public base URL from `--public-url`, else `MAILROOM_PUBLIC_URL`, without a trailing slash; undefined
+ * when neither is given. Anything but an absolute http(s) URL without query or fragment is a usage error.
+ */
+export function publicUrlOf(
+  args: ParsedArgs,
+  env: Readonly<Record<string, string | undefined>>,
+  command: string,
+): string | undefined {
+  const given = args.string('public-url') ?? env.MAILROOM_PUBLIC_URL;
+  if (given === undefined || given.trim() === '') return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(given.trim());
+  } catch {
+    url = undefined;
+  }
+  if (
+    !url ||
+    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+    url.search !== '' ||
+    url.hash !== ''
+  ) {
+    throw new UsageError(
+      `--public-url must be an http:// or https:// URL without query, got '${given}'`,
+      command,
+    );
+  }
+  return url.toString().replace(/\/+$/, '');
+}
+
+/** `MAILROOM_UNSUBSCRIBE_SECRET`, if set: at least 16 characters, else a usage error. */
+export function unsubscribeSecretOf(
+  env: Readonly<Record<string, string | undefined>>,
+  command: string,
+): string | undefined {
+  const secret = env.MAILROOM_UNSUBSCRIBE_SECRET;
+  if (secret === undefined || secret === '') return undefined;
+  if (secret.length < 16) {
+    throw new UsageError('MAILROOM_UNSUBSCRIBE_SECRET must have at least 16 characters', command);
+  }
+  return secret;
+}
 
 /** The worker settings given by `--concurrency` and `--rate`. */
 export function workerOptionsOf(args: ParsedArgs): WorkerOptions {

@@ -6,6 +6,7 @@ import {
   MailroomError,
   type Store,
   type Transport,
+  type UnsubscribeOptions,
   type WorkerOptions,
 } from '@mailroom/core';
 import { outboxTransport, smtpTransport } from '@mailroom/smtp';
@@ -139,6 +140,8 @@ export async function openEngine(options: {
   delivery?: DeliveryTarget;
   logger?: Logger;
   worker?: WorkerOptions;
+  /** One-click unsubscribe links in broadcasts (their base URL, and the secret if one is configured). */
+  unsubscribe?: UnsubscribeOptions;
 }): Promise<OpenedEngine> {
   const store = await openStore(options.database);
   let transport: Transport;
@@ -153,6 +156,7 @@ export async function openEngine(options: {
     transport,
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.worker ? { worker: options.worker } : {}),
+    ...(options.unsubscribe ? { unsubscribe: options.unsubscribe } : {}),
   });
   return {
     mailroom,

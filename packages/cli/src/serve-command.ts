@@ -1,10 +1,16 @@
 import { WORKER_DEFAULTS } from '@mailroom/core';
 import { parseBoundedInt } from './args.js';
 import { EXIT_OK } from './cli-errors.js';
-import { cliLogger } from './cli-logger.js';
+import { cliLogger, logLevelOf } from './cli-logger.js';
 import type { Command } from './command.js';
 import { demoCurlLine } from './demo-project.js';
-import { DELIVERY_FLAGS, DELIVERY_FLAGS_HELP, workerOptionsOf } from './engine-flags.js';
+import {
+  DELIVERY_FLAGS,
+  DELIVERY_FLAGS_HELP,
+  publicUrlOf,
+  unsubscribeSecretOf,
+  workerOptionsOf,
+} from './engine-flags.js';
 import { type CliIo, println } from './io.js';
 import { type DeliveryTarget, resolveDatabase, resolveDelivery } from './open-engine.js';
 import { runUntilShutdown } from './shutdown.js';
@@ -16,8 +22,11 @@ export const serveCommand: Command = {
   summary: 'Run the HTTP API with an in-process delivery worker',
   help: `Usage: mailroom serve [--port 3000] [--host 127.0.0.1] [--database URL|FILE]
                       [--smtp URL | --outbox DIR] [--no-worker] [--concurrency N] [--rate N]
+                      [--public-url URL] [--no-dashboard | --dashboard-prefix PATH]
+                      [--metrics] [--log-level LEVEL]
 
-Serves POST /send/mail and POST /send/mail/broadcast (and /openapi.json) and delivers
+Serves POST /send/mail and POST /send/mail/broadcast (and /openapi.json, and the
+one-click unsubscribe links of broadcasts at /unsubscribe/TOKEN) and delivers
 in the same process. On an empty database it creates a demo project and prints its
 secret once, with a curl line that sends a message. SIGTERM or Ctrl-C stops taking
 requests, finishes the sends in flight and exits.
@@ -26,12 +35,24 @@ Options:
   --port N           port to listen on, 0 for any free port (default: PORT, else 3000)
   --host HOST        interface to listen on (default: 127.0.0.1; 0.0.0.0 for all)
 ${DELIVERY_FLAGS_HELP}
-  --no-worker        do not deliver in this process (run mailroom worker instead)`,
+  --no-worker        do not deliver in this process (run mailroom worker instead)
+  --no-dashboard     do not serve the project dashboard (default: served at /dashboard,
+                     signed in with a project secret)
+  --dashboard-prefix PATH
+                     serve the dashboard at PATH instead of /dashboard
+  --metrics          serve Prometheus metrics at GET /metrics; with MAILROOM_METRICS_TOKEN set
+                     (which also turns them on) a scrape needs "Authorization: Bearer TOKEN"
+  --log-level LEVEL  debug, info, warn, error or silent (default: MAILROOM_LOG_LEVEL, else
+                     info); JSON lines on stderr, debug adds one line per request`,
   flags: {
     ...DELIVERY_FLAGS,
     port: { type: 'string' },
     host: { type: 'string' },
     'no-worker': { type: 'boolean' },
+    'no-dashboard': { type: 'boolean' },
+    'dashboard-prefix': { type: 'string' },
+    metrics: { type: 'boolean' },
+    'log-level': { type: 'string' },
   },
   positionals: { min: 0, max: 0, names: '' },
   async run(args, io) {
@@ -48,6 +69,11 @@ ${DELIVERY_FLAGS_HELP}
     const host = args.string('host') ?? '127.0.0.1';
     const worker = !args.flag('no-worker');
     const workerOptions = workerOptionsOf(args);
+    const publicUrl = publicUrlOf(args, io.env, this.name);
+    const unsubscribeSecret = unsubscribeSecretOf(io.env, this.name);
+    const logLevel = logLevelOf(args.string('log-level'), io.env.MAILROOM_LOG_LEVEL, this.name);
+    const dashboardPrefix = args.string('dashboard-prefix');
+    const metricsToken = io.env.MAILROOM_METRICS_TOKEN?.trim() || undefined;
     const database = resolveDatabase(args.string('database'), io, this.name);
     const delivery = resolveDelivery(
       { smtp: args.string('smtp'), outbox: args.string('outbox') },
@@ -61,7 +87,17 @@ ${DELIVERY_FLAGS_HELP}
       delivery,
       worker,
       workerOptions,
-      logger: cliLogger(io.stderr),
+      logger: cliLogger(io.stderr, logLevel),
+      http: {
+        dashboard: args.flag('no-dashboard')
+          ? { enabled: false }
+          : { ...(dashboardPrefix ? { prefix: dashboardPrefix } : {}) },
+        ...(args.flag('metrics') || metricsToken
+          ? { metrics: metricsToken ? { token: metricsToken } : {} }
+          : {}),
+      },
+      ...(publicUrl ? { publicUrl } : {}),
+      ...(unsubscribeSecret ? { unsubscribeSecret } : {}),
     });
     printBanner(io, server, {
       database: database.label,
@@ -92,6 +128,9 @@ function printBanner(
   println(out, `Mailroom is listening on http://${hostForUrl(server.address.host)}:${server.address.port}`);
   println(out, `  database  ${setup.database}`);
   println(out, `  delivery  ${where}`);
+  println(out, `  links     ${server.publicUrl}/unsubscribe/... (one-click unsubscribe in broadcasts)`);
+  if (server.dashboardUrl) println(out, `  dashboard ${server.dashboardUrl} (sign in with a project secret)`);
+  if (server.metricsUrl) println(out, `  metrics   ${server.metricsUrl} (Prometheus)`);
   println(
     out,
     `  worker    ${setup.worker ? `in-process (concurrency ${setup.concurrency ?? WORKER_DEFAULTS.concurrency})` : 'off: run mailroom worker to deliver'}`,

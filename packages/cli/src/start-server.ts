@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger, Mailroom, WorkerOptions } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
+import type { HttpOptions } from '@mailroom/http';
 import { mailroomPlugin } from '@mailroom/http/fastify';
 import Fastify from 'fastify';
 import { type DemoProject, ensureDemoProject } from './demo-project.js';
@@ -22,6 +23,15 @@ export interface ServerOptions {
   workerOptions?: WorkerOptions;
   /** Where the engine and the HTTP layer log (never secrets or bodies). */
   logger: Logger;
+  /** The dashboard and `/metrics` of the HTTP layer. @default the dashboard at /dashboard, no metrics */
+  http?: Pick<HttpOptions, 'dashboard' | 'metrics'>;
+  /**
+   * Where recipients reach the API: the base of the one-click unsubscribe links.
+   * @default the address the server listens on, `http://HOST:PORT`
+   */
+  publicUrl?: string;
+  /** The key that signs unsubscribe links. @default a secret generated once and kept in the database */
+  unsubscribeSecret?: string;
 }
 
 /** A running server. */
@@ -30,6 +40,12 @@ export interface RunningServer {
   url: string;
   /** The address actually bound (the real port when 0 was asked). */
   address: { host: string; port: number };
+  /** The base of the one-click unsubscribe links (`publicUrl`, else {@link RunningServer.url}). */
+  publicUrl: string;
+  /** The dashboard's URL, unless it is off. */
+  dashboardUrl: string | undefined;
+  /** The Prometheus endpoint's URL, when it is on. */
+  metricsUrl: string | undefined;
   /** The engine behind the server. */
   mailroom: Mailroom;
   /** The demo project, when this start created it (its secret is here, once). */
@@ -47,29 +63,45 @@ export interface RunningServer {
  * listening and, unless disabled, the in-process worker.
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  // Known once listening (the port may be 0 until then); no message is composed before that.
+  let listeningUrl = `http://${reachableHost(options.host)}:${options.port}`;
+  const publicUrl = () => options.publicUrl ?? listeningUrl;
   const { mailroom, store } = await openEngine({
     database: options.database,
     delivery: options.delivery,
     logger: options.logger,
     ...(options.workerOptions ? { worker: options.workerOptions } : {}),
+    unsubscribe: {
+      baseUrl: publicUrl,
+      ...(options.unsubscribeSecret ? { secret: options.unsubscribeSecret } : {}),
+    },
   });
   const app = Fastify({ logger: false });
   try {
     const demo = await ensureDemoProject(mailroom, store);
     app.get('/health', async () => ({ status: 'ok' }));
-    await app.register(mailroomPlugin, { mailroom, logger: options.logger });
+    await app.register(mailroomPlugin, { mailroom, logger: options.logger, ...options.http });
     await app.listen({ port: options.port, host: options.host }).catch((error: unknown) => {
       throw new MailroomError('INTERNAL', `cannot listen on ${options.host}:${options.port}`, {
         cause: error,
       });
     });
     const bound = app.server.address() as AddressInfo;
+    listeningUrl = `http://${reachableHost(bound.address)}:${bound.port}`;
     if (options.worker) mailroom.worker.start();
 
     let stopping: Promise<void> | undefined;
     return {
-      url: `http://${reachableHost(bound.address)}:${bound.port}`,
+      url: listeningUrl,
       address: { host: bound.address, port: bound.port },
+      publicUrl: publicUrl(),
+      dashboardUrl:
+        options.http?.dashboard?.enabled === false
+          ? undefined
+          : `${listeningUrl}${(options.http?.dashboard?.prefix ?? '/dashboard').replace(/\/+$/, '')}`,
+      metricsUrl: options.http?.metrics
+        ? `${listeningUrl}${options.http.metrics.path ?? '/metrics'}`
+        : undefined,
       mailroom,
       demo,
       stop() {

@@ -1,8 +1,14 @@
 import { WORKER_DEFAULTS } from '@mailroom/core';
 import { EXIT_OK } from './cli-errors.js';
-import { cliLogger } from './cli-logger.js';
+import { cliLogger, logLevelOf } from './cli-logger.js';
 import type { Command } from './command.js';
-import { DELIVERY_FLAGS, DELIVERY_FLAGS_HELP, workerOptionsOf } from './engine-flags.js';
+import {
+  DELIVERY_FLAGS,
+  DELIVERY_FLAGS_HELP,
+  publicUrlOf,
+  unsubscribeSecretOf,
+  workerOptionsOf,
+} from './engine-flags.js';
 import { println } from './io.js';
 import { openEngine, resolveDatabase, resolveDelivery } from './open-engine.js';
 import { runUntilShutdown } from './shutdown.js';
@@ -19,11 +25,16 @@ machine): each delivery is leased to one worker at a time. SIGTERM or Ctrl-C
 finishes the sends in flight and exits.
 
 Options:
-${DELIVERY_FLAGS_HELP}`,
-  flags: DELIVERY_FLAGS,
+${DELIVERY_FLAGS_HELP}
+  --log-level LEVEL  debug, info, warn, error or silent (default: MAILROOM_LOG_LEVEL, else
+                     info); JSON lines on stderr`,
+  flags: { ...DELIVERY_FLAGS, 'log-level': { type: 'string' } },
   positionals: { min: 0, max: 0, names: '' },
   async run(args, io) {
     const workerOptions = workerOptionsOf(args);
+    // Without a public URL this worker cannot link to an unsubscribe page: broadcasts then go without one.
+    const publicUrl = publicUrlOf(args, io.env, this.name);
+    const unsubscribeSecret = unsubscribeSecretOf(io.env, this.name);
     const database = resolveDatabase(args.string('database'), io, this.name);
     const delivery = resolveDelivery(
       { smtp: args.string('smtp'), outbox: args.string('outbox') },
@@ -33,8 +44,14 @@ ${DELIVERY_FLAGS_HELP}`,
     const { mailroom } = await openEngine({
       database,
       delivery,
-      logger: cliLogger(io.stderr),
+      logger: cliLogger(
+        io.stderr,
+        logLevelOf(args.string('log-level'), io.env.MAILROOM_LOG_LEVEL, this.name),
+      ),
       worker: workerOptions,
+      ...(publicUrl
+        ? { unsubscribe: { baseUrl: publicUrl, ...(unsubscribeSecret ? { secret: unsubscribeSecret } : {}) } }
+        : {}),
     });
     mailroom.worker.start();
     const where = delivery.kind === 'outbox' ? `outbox ${delivery.dir}` : `smtp ${delivery.label}`;

@@ -1,3 +1,4 @@
+import { MailroomError } from './errors.js';
 import { buildInvitation } from './icalendar.js';
 import type { DeliveryRecord, DkimConfig, MailingRecord, RenderedContent } from './records.js';
 import type { OutgoingAttachment, OutgoingMessage } from './transport.js';
@@ -10,11 +11,17 @@ export interface MailingParts {
 
 /** Decode a mailing's attachments once (never per recipient). */
 export function decodeAttachments(mailing: MailingRecord): OutgoingAttachment[] {
-  return mailing.attachments.map((a) => ({
-    filename: a.filename,
-    contentType: a.contentType,
-    content: Buffer.from(a.contentBase64 ?? '', 'base64'),
-  }));
+  return mailing.attachments.map((a) => {
+    // URL attachments are fetched at accept time; a spec without bytes here would send an empty file.
+    if (a.contentBase64 === undefined) {
+      throw new MailroomError('UNPROCESSABLE', `Attachment ${a.filename} has no content`);
+    }
+    return {
+      filename: a.filename,
+      contentType: a.contentType,
+      content: Buffer.from(a.contentBase64, 'base64'),
+    };
+  });
 }
 
 /** The message one delivery sends: the per-mailing parts plus the recipient's rendering. */

@@ -45,7 +45,11 @@ export interface DashboardQueries {
     kind: MailingKind,
     page?: { after?: string; limit?: number },
   ): Promise<Page<MailingView>>;
-  searchDeliveries(auth: string | AuthContext, ref: string, search?: DeliverySearch): Promise<Page<DeliveryView>>;
+  searchDeliveries(
+    auth: string | AuthContext,
+    ref: string,
+    search?: DeliverySearch,
+  ): Promise<Page<DeliveryView>>;
   listSourceJobs(auth: string | AuthContext, ref: string): Promise<SourceJobView[]>;
   listTemplates(auth: string | AuthContext): Promise<TemplateView[]>;
   getTemplate(auth: string | AuthContext, ref: string): Promise<TemplateView>;
@@ -227,7 +231,8 @@ function deliveryView(d: DeliveryRecord): DeliveryView {
 
 function sourceJobView(job: SourceJobRecord): SourceJobView {
   const config = (job.config ?? {}) as { ref?: unknown; label?: unknown; url?: unknown };
-  const name = typeof config.ref === 'string' ? config.ref : typeof config.label === 'string' ? config.label : '';
+  const name =
+    typeof config.ref === 'string' ? config.ref : typeof config.label === 'string' ? config.label : '';
   return {
     kind: job.kind,
     name,

@@ -58,7 +58,8 @@ export function createDeliveryPipeline(
   const limiter = createRateLimiter(opts.ratePerSecond);
   const projectLimiters = new Map<string, RateLimiter>();
   const gate = createSendGate({ concurrency: opts.concurrency, pauseMs: opts.throttlePauseMs });
-  const useThreads = opts.renderThreads > 0 && transport.composer !== undefined && transport.sendRaw !== undefined;
+  const useThreads =
+    opts.renderThreads > 0 && transport.composer !== undefined && transport.sendRaw !== undefined;
   let pool: RenderPool | undefined;
   let outstanding = 0;
   let halted = false;
@@ -175,16 +176,21 @@ export function createDeliveryPipeline(
     return scheduled && scheduled > delivery.createdAt ? scheduled : delivery.createdAt;
   }
 
-  async function deliverOne(delivery: ClaimedDelivery, blocked: Map<string, Block>): Promise<PipelineOutcome> {
+  async function deliverOne(
+    delivery: ClaimedDelivery,
+    blocked: Map<string, Block>,
+  ): Promise<PipelineOutcome> {
     const result = (mailing: MailingRecord | undefined, outcome: DeliveryOutcome): PipelineOutcome => ({
       delivery,
       mailing,
       outcome,
     });
     const entry = await cache.get(delivery.mailingId);
-    if (!entry) return result(undefined, { status: 'failed', lastError: 'mailing not found', now: clock.now() });
+    if (!entry)
+      return result(undefined, { status: 'failed', lastError: 'mailing not found', now: clock.now() });
     const { mailing } = entry;
-    if (mailing.sandbox) return result(mailing, { status: 'skipped', lastError: 'sandbox', now: clock.now() });
+    if (mailing.sandbox)
+      return result(mailing, { status: 'skipped', lastError: 'sandbox', now: clock.now() });
     const block = blocked.get(`${delivery.projectId}\n${delivery.address}`);
     if (block === 'suppressed') {
       return result(mailing, { status: 'suppressed', lastError: 'address is suppressed', now: clock.now() });
@@ -219,7 +225,11 @@ export function createDeliveryPipeline(
         });
         const built = await pool.build(entry, delivery, headers, clock.now());
         content = built.content;
-        const raw = { messageId: delivery.messageId, envelope: envelopeOf(mailing, delivery), raw: built.raw };
+        const raw = {
+          messageId: delivery.messageId,
+          envelope: envelopeOf(mailing, delivery),
+          raw: built.raw,
+        };
         send = () => (transport.sendRaw as NonNullable<typeof transport.sendRaw>)(raw);
       } else {
         const rendered = renderDelivery(entry.prepared, delivery);

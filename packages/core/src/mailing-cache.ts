@@ -47,7 +47,9 @@ export class MailingCache {
     return {
       mailing,
       // Text derived once per mailing where that is safe: per recipient it costs more than the render.
-      prepared: prepareContent(withDerivedText(mailing.content), { strictVariables: this.ctx.strictVariables }),
+      prepared: prepareContent(withDerivedText(mailing.content), {
+        strictVariables: this.ctx.strictVariables,
+      }),
       parts: { attachments: decodeAttachments(mailing), dkim: dkimFor(mailing.sender.address, sender?.dkim) },
     };
   }

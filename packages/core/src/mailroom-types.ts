@@ -65,7 +65,10 @@ export interface MailroomLimits {
 export interface WorkerOptions {
   /** Deliveries sent at once by one worker. @default 8 */
   concurrency?: number;
-  /** Deliveries claimed per round trip to the store. @default 100 */
+  /**
+   * Deliveries claimed per round trip to the store, and the most a worker holds claimed without a
+   * durable outcome: what a crash of the worker can send twice (with the same Message-ID). @default 100
+   */
   batchSize?: number;
   /** Lease length of a claim. @default 60_000 */
   leaseMs?: number;

@@ -52,7 +52,8 @@ export function failureOutcome(
   const err = asTransportError(error);
   const lastResponse = err.response ?? (err.responseCode ? String(err.responseCode) : null);
   if (err.retryable && delivery.attempts < settings.maxAttempts) {
-    const at = now.getTime() + retryDelay(delivery.attempts, settings.retryBaseMs, settings.retryMaxMs, random);
+    const at =
+      now.getTime() + retryDelay(delivery.attempts, settings.retryBaseMs, settings.retryMaxMs, random);
     if (!(settings.maxAgeMs > 0) || at - since.getTime() <= settings.maxAgeMs) {
       return { status: 'queued', nextAttemptAt: new Date(at), lastResponse, lastError: err.message, now };
     }

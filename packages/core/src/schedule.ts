@@ -36,15 +36,19 @@ export async function cancelBroadcast(ctx: EngineContext, mailing: MailingRecord
   await ctx.store.settleOpenDeliveries(mailing.id, 'skipped', CANCELLED_REASON, now);
 }
 
-/** Moves a scheduled broadcast to `when`; a past time makes it due now. `BROADCAST_CLOSED` if not scheduled. */
+/**
+ * Moves a scheduled broadcast to `when`. A time not in the future makes it due now, and is recorded as now
+ * (so that `lateByMs` measures the worker, not the past time given). `BROADCAST_CLOSED` if not scheduled.
+ */
 export async function rescheduleBroadcast(
   ctx: EngineContext,
   mailing: MailingRecord,
   when: Date,
 ): Promise<void> {
   const now = ctx.clock.now();
-  const status = when.getTime() > now.getTime() ? 'scheduled' : 'queued';
-  if (!(await ctx.store.rescheduleMailing(mailing.id, when, status, now))) {
+  const future = when.getTime() > now.getTime();
+  const status = future ? 'scheduled' : 'queued';
+  if (!(await ctx.store.rescheduleMailing(mailing.id, future ? when : now, status, now))) {
     const current = await ctx.store.getMailingById(mailing.id);
     throw new MailroomError(
       'BROADCAST_CLOSED',

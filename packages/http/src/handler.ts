@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { AuthContext, Logger, Mailroom, RequestOptions } from '@mailroom/core';
 import { isMailroomError, MailroomError } from '@mailroom/core';
+import { createDashboard } from './dashboard/dashboard.js';
+import { resolveDashboardOptions } from './dashboard/dashboard-options.js';
 import { malformedJson, payloadTooLarge, routeNotFound, unsupportedMediaType } from './http-errors.js';
+import { createHttpMetrics } from './metrics.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { createRateLimiter, type RateLimiter } from './rate-limiter.js';
 import { pickRequestId } from './request-id.js';
@@ -39,6 +42,16 @@ export function createHandler(mailroom: Mailroom, options: HttpOptions = {}): Ma
   const serveOpenApi = options.openapi ?? true;
   // Generated on first request per mount point: the zod conversion is not free and often never needed.
   const openApiBodies = new Map<string, string>();
+  const dashboardOptions = resolveDashboardOptions(options.dashboard);
+  const dashboard = dashboardOptions ? createDashboard(mailroom, dashboardOptions, logger) : undefined;
+  const metrics = options.metrics ? createHttpMetrics(mailroom, options.metrics) : undefined;
+
+  /** The dashboard and `/metrics`: whole subtrees with their own answers, outside the API's route table. */
+  const mounted = (path: string) => {
+    if (dashboard?.owns(path)) return { name: 'dashboard', serve: dashboard.handle };
+    if (metrics && path === metrics.path) return { name: 'metrics', serve: metrics.serve };
+    return undefined;
+  };
 
   const fail = (req: NeutralRequest, requestId: string, error: unknown): NeutralResponse => {
     if (isMailroomError(error) && error.status < 500) return errorResponse(requestId, error);
@@ -141,22 +154,33 @@ export function createHandler(mailroom: Mailroom, options: HttpOptions = {}): Ma
     const started = performance.now();
     const requestId = pickRequestId(req.headers['x-request-id'], generateId);
     let res: NeutralResponse;
+    let routeName = 'unmatched';
     try {
-      const route = matchRoute(req.path, serveOpenApi);
-      if (!route) throw routeNotFound();
-      res = route.allow.includes(req.method)
-        ? await dispatch(req, requestId, route)
-        : methodNotAllowedResponse(requestId, req.method, route.allow);
+      const own = mounted(req.path);
+      if (own) {
+        routeName = own.name;
+        res = await own.serve(req, requestId);
+      } else {
+        const route = matchRoute(req.path, serveOpenApi);
+        if (!route) throw routeNotFound();
+        routeName = route.name;
+        res = route.allow.includes(req.method)
+          ? await dispatch(req, requestId, route)
+          : methodNotAllowedResponse(requestId, req.method, route.allow);
+      }
     } catch (error) {
       res = fail(req, requestId, error);
     }
+    const seconds = (performance.now() - started) / 1000;
+    metrics?.observeRequest(routeName, req.method, res.status, seconds);
     logger.debug(
       {
         requestId,
         method: req.method,
         path: req.path,
+        route: routeName,
         status: res.status,
-        ms: Math.round(performance.now() - started),
+        ms: Math.round(seconds * 1000),
       },
       'mailroom http: request',
     );

@@ -48,7 +48,10 @@ export function buildOpenApiDocument(base: string): JsonObject {
       'batch to that broadcast; subject, sender and content come from the broadcast and cannot change.',
     ...(deprecated ? { deprecated: true } : {}),
     tags: ['broadcast'],
-    parameters: [{ $ref: '#/components/parameters/RequestId' }],
+    parameters: [
+      { $ref: '#/components/parameters/RequestId' },
+      { $ref: '#/components/parameters/IdempotencyKey' },
+    ],
     requestBody: {
       required: true,
       content: { 'application/json': { schema: { anyOf: [ref('BroadcastRequest'), ref('BatchRequest')] } } },
@@ -73,7 +76,10 @@ export function buildOpenApiDocument(base: string): JsonObject {
           operationId: 'sendMail',
           summary: 'Send one message to at most 10 recipients',
           tags: ['message'],
-          parameters: [{ $ref: '#/components/parameters/RequestId' }],
+          parameters: [
+            { $ref: '#/components/parameters/RequestId' },
+            { $ref: '#/components/parameters/IdempotencyKey' },
+          ],
           requestBody: { required: true, content: { 'application/json': { schema: ref('SendRequest') } } },
           responses: responses('SendResponse', 'Message accepted'),
         },
@@ -98,6 +104,17 @@ export function buildOpenApiDocument(base: string): JsonObject {
           description:
             'Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated.',
           schema: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$' },
+        },
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description:
+            'Makes the call safe to retry: kept 24 hours per project. A repeat with the same key and body answers ' +
+            'the first response (with `Idempotent-Replayed: true`) and sends nothing again; the same key with ' +
+            'another body, or while the first call runs, is 409 `IDEMPOTENCY_CONFLICT`. A refused call does not ' +
+            'use up its key.',
+          schema: { type: 'string', minLength: 1, maxLength: 256 },
         },
       },
       headers: {

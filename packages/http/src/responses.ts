@@ -4,7 +4,10 @@ import type { NeutralResponse } from './types.js';
 /** Content type of every response. */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
-const METHOD_NOT_ALLOWED = { code: 'METHOD_NOT_ALLOWED', status: ERROR_CODES.METHOD_NOT_ALLOWED.status } as const;
+const METHOD_NOT_ALLOWED = {
+  code: 'METHOD_NOT_ALLOWED',
+  status: ERROR_CODES.METHOD_NOT_ALLOWED.status,
+} as const;
 
 /** The error envelope: `message` and `statusCode` for every client, `error` and `detail` for Dart and Go. */
 export interface ErrorBody {

@@ -6,14 +6,22 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { access, mkdir, open, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { MailroomError, type OutgoingMessage, type SendReceipt, type Transport } from '@mailroom/core';
+import {
+  MailroomError,
+  type OutgoingMessage,
+  type RawOutgoingMessage,
+  type SendReceipt,
+  type Transport,
+} from '@mailroom/core';
 import { composeMessage, DEFAULT_TEXT_ENCODING, type TextEncoding } from './compose-message.js';
 import { createDkimSigner } from './dkim-signer.js';
+import { rawComposer } from './raw-composer.js';
 
 const TRANSPORT_NAME = 'outbox';
 
 /** The transport {@link outboxTransport} returns: `verify` and `close` are always there. */
-export type OutboxTransport = Transport & Required<Pick<Transport, 'verify' | 'close'>>;
+export type OutboxTransport = Transport &
+  Required<Pick<Transport, 'verify' | 'close' | 'sendRaw' | 'composer'>>;
 
 /** Options of {@link outboxTransport}. */
 export interface OutboxTransportOptions {
@@ -41,7 +49,8 @@ export interface OutboxTransportOptions {
  * Creates a transport that writes each message, as full MIME (DKIM-signed when `message.dkim` is
  * set), to `<dir>/<UTC timestamp>-<Message-ID>-<random>.eml`. Files appear atomically: written under
  * a dot-prefixed temporary name, then renamed. The receipt's response is `250 written <path>`.
- * File-system failures reject with `TRANSPORT_TRANSIENT`.
+ * File-system failures reject with `TRANSPORT_TRANSIENT`. `sendRaw` writes bytes built by `composer` (on
+ * the engine's render threads) the same way.
  *
  * @example
  * const transport = outboxTransport({ dir: '.mailroom/outbox' });
@@ -60,12 +69,23 @@ export function outboxTransport(options: OutboxTransportOptions): OutboxTranspor
     return ready;
   };
 
-  return {
+  const outbox: OutboxTransport = {
     name: TRANSPORT_NAME,
     capabilities: { dkim: true, maxConcurrency: options.maxConcurrency ?? 8 },
 
+    composer: rawComposer(textEncoding),
+
     async send(message: OutgoingMessage): Promise<SendReceipt> {
       const raw = await composeMessage(message, { textEncoding, signer });
+      return outbox.sendRaw({
+        messageId: message.messageId,
+        envelope: { from: message.from.address, to: [message.to.address] },
+        raw,
+      });
+    },
+
+    async sendRaw(message: RawOutgoingMessage): Promise<SendReceipt> {
+      const { raw } = message;
       const unique = randomBytes(4).toString('hex');
       const path = join(dir, `${timestamp(new Date())}-${fileSafe(message.messageId)}-${unique}.eml`);
       const temporary = join(dir, `.${unique}-${process.pid}.eml.tmp`);
@@ -85,7 +105,7 @@ export function outboxTransport(options: OutboxTransportOptions): OutboxTranspor
       }
       return {
         messageId: message.messageId,
-        accepted: [message.to.address],
+        accepted: [...message.envelope.to],
         rejected: [],
         response: `250 written ${path}`,
       };
@@ -102,6 +122,7 @@ export function outboxTransport(options: OutboxTransportOptions): OutboxTranspor
 
     async close(): Promise<void> {},
   };
+  return outbox;
 }
 
 function fileError(message: string, cause: unknown): MailroomError {

@@ -12,7 +12,8 @@ import { toTransportError } from './smtp-error.js';
 const TRANSPORT_NAME = 'smtp';
 
 /** The transport {@link smtpTransport} returns: `verify` and `close` are always there. */
-export type SmtpTransport = Transport & Required<Pick<Transport, 'verify' | 'close' | 'sendRaw' | 'composer'>>;
+export type SmtpTransport = Transport &
+  Required<Pick<Transport, 'verify' | 'close' | 'sendRaw' | 'composer'>>;
 
 /** Connection and pool settings of {@link smtpTransport}. */
 export interface SmtpTransportOptions {

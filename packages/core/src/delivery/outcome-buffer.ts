@@ -51,7 +51,11 @@ export function createOutcomeBuffer<T extends BufferedOutcome>(
     let written: boolean[];
     try {
       written = await store.completeDeliveries(
-        items.map(({ item: { delivery, outcome } }) => ({ id: delivery.id, leaseToken: delivery.leaseToken, outcome })),
+        items.map(({ item: { delivery, outcome } }) => ({
+          id: delivery.id,
+          leaseToken: delivery.leaseToken,
+          outcome,
+        })),
       );
     } catch (error) {
       // Nothing recorded: the deliveries stay leased and are retried when their leases expire.

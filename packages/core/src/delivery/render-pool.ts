@@ -36,7 +36,12 @@ export interface RenderPool {
    * @throws MailroomError `RENDER_FAILED` (the render failed: final for this recipient), the composer's
    * error (a message it cannot build), or a retryable `INTERNAL` when a thread died.
    */
-  build(entry: MailingEntry, delivery: ClaimedDelivery, headers: Record<string, string>, now: Date): Promise<BuiltMessage>;
+  build(
+    entry: MailingEntry,
+    delivery: ClaimedDelivery,
+    headers: Record<string, string>,
+    now: Date,
+  ): Promise<BuiltMessage>;
   /** Stops the threads; pending builds reject. */
   close(): Promise<void>;
 }
@@ -77,7 +82,10 @@ export function createRenderPool(options: RenderPoolOptions): RenderPool {
       thread.pending.delete(reply.job);
       if (thread.pending.size === 0) thread.worker.unref();
       if ('raw' in reply) pending.resolve({ raw: reply.raw, content: reply.content });
-      else pending.reject(new MailroomError(reply.error.code, reply.error.message, { retryable: reply.error.retryable }));
+      else
+        pending.reject(
+          new MailroomError(reply.error.code, reply.error.message, { retryable: reply.error.retryable }),
+        );
     });
     const fail = (error: unknown) => {
       if (closed) return;
@@ -86,7 +94,11 @@ export function createRenderPool(options: RenderPoolOptions): RenderPool {
       if (index >= 0) threads[index] = start();
       for (const pending of thread.pending.values()) {
         pending.reject(
-          new MailroomError('INTERNAL', 'render thread died', { cause: error, retryable: true, source: 'render' }),
+          new MailroomError('INTERNAL', 'render thread died', {
+            cause: error,
+            retryable: true,
+            source: 'render',
+          }),
         );
       }
       thread.pending.clear();
@@ -102,7 +114,8 @@ export function createRenderPool(options: RenderPoolOptions): RenderPool {
 
   return {
     build(entry, delivery, headers, now) {
-      if (closed) return Promise.reject(new MailroomError('INTERNAL', 'render pool closed', { retryable: true }));
+      if (closed)
+        return Promise.reject(new MailroomError('INTERNAL', 'render pool closed', { retryable: true }));
       // The least busy thread: builds differ in size (attachments, long pages).
       let thread = threads[0] as Thread;
       for (const t of threads) if (t.pending.size < thread.pending.size) thread = t;

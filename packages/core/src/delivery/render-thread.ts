@@ -24,7 +24,11 @@ let compose: Promise<(message: OutgoingMessage) => Promise<Uint8Array>> | undefi
 
 function failure(error: unknown): RenderFailure {
   if (isMailroomError(error)) return { code: error.code, message: error.message, retryable: error.retryable };
-  return { code: 'INTERNAL', message: error instanceof Error ? error.message : String(error), retryable: false };
+  return {
+    code: 'INTERNAL',
+    message: error instanceof Error ? error.message : String(error),
+    retryable: false,
+  };
 }
 
 async function build(request: Extract<RenderRequest, { type: 'build' }>): Promise<RenderReply> {
@@ -82,7 +86,10 @@ port.on('message', (request: RenderRequest) => {
     case 'build':
       void build(request).then((reply) => {
         // The bytes move to the main thread instead of being copied, unless they share a pooled buffer.
-        const whole = 'raw' in reply && reply.raw.byteOffset === 0 && reply.raw.byteLength === reply.raw.buffer.byteLength;
+        const whole =
+          'raw' in reply &&
+          reply.raw.byteOffset === 0 &&
+          reply.raw.byteLength === reply.raw.buffer.byteLength;
         const transfer = whole ? [reply.raw.buffer as ArrayBuffer] : [];
         port.postMessage(reply, transfer);
       });

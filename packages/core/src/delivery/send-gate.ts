@@ -43,13 +43,10 @@ export function createSendGate(options: SendGateOptions): SendGate {
     const wait = pausedUntil - now();
     if (wait > 0) {
       if (timer === undefined && waiters.length > 0) {
-        timer = setTimeout(
-          () => {
-            timer = undefined;
-            pump();
-          },
-          Math.ceil(wait),
-        );
+        timer = setTimeout(() => {
+          timer = undefined;
+          pump();
+        }, Math.ceil(wait));
       }
       return;
     }

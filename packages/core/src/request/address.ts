@@ -29,6 +29,18 @@ export type AddressCheck = { ok: true; address: string; name: string | null } | 
  */
 export function checkAddress(input: string): AddressCheck {
   const value = trimBlanks(input);
+  const plain = plainAddress(value);
+  if (plain !== undefined) return { ok: true, address: plain, name: null };
+  return checkAddressFully(value);
+}
+
+/**
+ * The rules of {@link checkAddress} one by one, each with its own message (in an order that makes the
+ * likeliest mistake's message win). Exported for the tests, which compare it with the fast scan.
+ * @internal
+ */
+export function checkAddressFully(input: string): AddressCheck {
+  const value = trimBlanks(input);
   if (value.length === 0) return fail('Must not be empty');
   if (value.length > MAX_ADDRESS_LENGTH) return fail(`Must be at most ${MAX_ADDRESS_LENGTH} characters`);
   // The likeliest mistakes first, so their message wins over a space found earlier in the scan.
@@ -148,6 +160,63 @@ function checkDomain(domain: string): string | null {
   const top = labels[labels.length - 1] ?? '';
   if (/^[0-9]+$/.test(top)) return 'Domain must end in a name, not a number';
   return null;
+}
+
+/** Character classes of the fast scan: 1 `atext` of a local part, 2 also a domain character. */
+const PLAIN = (() => {
+  const table = new Uint8Array(128);
+  for (const ch of "!#$%&'*+/=?^_`{|}~") table[ch.charCodeAt(0)] = 1;
+  for (let c = 0x30; c <= 0x39; c++) table[c] = 2;
+  for (let c = 0x41; c <= 0x5a; c++) table[c] = 2;
+  for (let c = 0x61; c <= 0x7a; c++) table[c] = 2;
+  table[0x2d] = 2;
+  return table;
+})();
+
+/**
+ * One pass over an address made of ASCII letters, digits and `atext` only, the common case: its
+ * normalized form when it passes every rule of {@link checkAddressFully}, otherwise undefined (the full
+ * check then finds the rule it breaks, with its message). Never accepts what the full check refuses.
+ */
+function plainAddress(value: string): string | undefined {
+  const length = value.length;
+  if (length === 0 || length > MAX_ADDRESS_LENGTH) return undefined;
+  // Local part: atext runs separated by single dots.
+  let i = 0;
+  let previous = 0x2e; // as if after a dot: a leading dot is refused
+  for (; i < length; i++) {
+    const code = value.charCodeAt(i);
+    if (code === 0x40) break;
+    if (code === 0x2e) {
+      if (previous === 0x2e) return undefined;
+    } else if (code >= 128 || PLAIN[code] === 0) {
+      return undefined;
+    }
+    previous = code;
+  }
+  if (i === 0 || i === length || i > MAX_LOCAL_PART_LENGTH || previous === 0x2e) return undefined;
+  // Domain: at least two labels of letters, digits and inner hyphens; the last not all digits.
+  let labels = 0;
+  let labelStart = i + 1;
+  let allDigits = true;
+  let upper = false;
+  for (let j = i + 1; j <= length; j++) {
+    const code = j === length ? 0x2e : value.charCodeAt(j);
+    if (code === 0x2e) {
+      const size = j - labelStart;
+      if (size === 0 || size > MAX_LABEL_LENGTH) return undefined;
+      if (value.charCodeAt(labelStart) === 0x2d || value.charCodeAt(j - 1) === 0x2d) return undefined;
+      labels++;
+      labelStart = j + 1;
+      if (j < length) allDigits = true;
+      continue;
+    }
+    if (code >= 128 || PLAIN[code] !== 2) return undefined;
+    if (code < 0x30 || code > 0x39) allDigits = false;
+    if (code >= 0x41 && code <= 0x5a) upper = true;
+  }
+  if (labels < 2 || allDigits) return undefined;
+  return upper ? `${value.slice(0, i)}@${value.slice(i + 1).toLowerCase()}` : value;
 }
 
 function isDomainChar(code: number): boolean {

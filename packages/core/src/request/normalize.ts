@@ -40,21 +40,33 @@ type BatchBody = z.output<ReturnType<typeof createBatchRequestSchema>>;
 type ContentBody = SendBody | BroadcastBody;
 type RecipientBody = z.output<typeof recipientSchema>;
 
+/**
+ * A body whose `recipients` were checked and normalized apart (by `fastRecipients`); every other field
+ * was validated by the schemas.
+ */
+type Rest<T> = Omit<T, 'recipients'>;
+
 /** A validated `POST /send/mail` body as a {@link SendRequest}. */
-export function normalizeSendRequest(body: SendBody): SendRequest {
+export function normalizeSendRequest(
+  body: Rest<SendBody>,
+  recipients: NormalizedRecipient[] = normalizeRecipients((body as SendBody).recipients),
+): SendRequest {
   return {
     ...normalizeContent(body),
-    recipients: normalizeRecipients(body.recipients),
+    recipients,
     options: { acquiringAudience: optionalRef(body.options?.acquiringAudience) },
   };
 }
 
 /** A validated initial broadcast batch as a {@link BroadcastRequest}. */
-export function normalizeBroadcastRequest(body: BroadcastBody): BroadcastRequest {
+export function normalizeBroadcastRequest(
+  body: Rest<BroadcastBody>,
+  recipients: NormalizedRecipient[] = normalizeRecipients((body as BroadcastBody).recipients),
+): BroadcastRequest {
   const scheduleFor = body.options?.scheduleFor;
   return {
     ...normalizeContent(body),
-    recipients: normalizeRecipients(body.recipients),
+    recipients,
     sources: normalizeSources(body.sources, body.audience),
     options: {
       acquiringAudience: optionalRef(body.options?.acquiringAudience),
@@ -65,15 +77,18 @@ export function normalizeBroadcastRequest(body: BroadcastBody): BroadcastRequest
 }
 
 /** A validated later broadcast batch as a {@link BatchRequest}. */
-export function normalizeBatchRequest(body: BatchBody): BatchRequest {
+export function normalizeBatchRequest(
+  body: Rest<BatchBody>,
+  recipients: NormalizedRecipient[] = normalizeRecipients((body as BatchBody).recipients),
+): BatchRequest {
   return {
     broadcastRef: trimBlanks(body.broadcastRef),
-    recipients: normalizeRecipients(body.recipients),
+    recipients,
     sources: normalizeSources(body.sources, body.audience),
   };
 }
 
-function normalizeContent(body: ContentBody): NormalizedContentRequest {
+function normalizeContent(body: Rest<ContentBody>): NormalizedContentRequest {
   const preheader = typeof body.preheader === 'string' ? singleLine(body.preheader) : '';
   return {
     subject: trimBlanks(body.subject),

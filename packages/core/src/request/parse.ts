@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { isMailroomError, MailroomError } from '../errors.js';
 import type { ParsedBroadcast, SendRequest } from '../request-types.js';
+import { fastRecipients } from './fast-recipients.js';
 import { toValidationIssues, validationError } from './issues.js';
 import { normalizeBatchRequest, normalizeBroadcastRequest, normalizeSendRequest } from './normalize.js';
 import {
@@ -9,6 +10,7 @@ import {
   createSendRequestSchema,
   DEFAULT_RECIPIENTS_PER_BATCH,
   DEFAULT_RECIPIENTS_PER_MESSAGE,
+  precheckedRecipientsSchemas,
 } from './schemas.js';
 
 /**
@@ -42,6 +44,8 @@ export function parseSendRequest(body: unknown, limits: SendParseLimits = {}): S
   const max = limitOf(limits.recipientsPerMessage, DEFAULT_RECIPIENTS_PER_MESSAGE, 'recipientsPerMessage');
   return guard(() => {
     tooManyRecipients(body, max, 'request');
+    const recipients = fastRecipients(recipientsOf(body), 1);
+    if (recipients) return normalizeSendRequest(validate(precheckedRecipientsSchemas.send, body), recipients);
     return normalizeSendRequest(validate(cached(sendSchemas, max, createSendRequestSchema), body));
   });
 }
@@ -57,9 +61,19 @@ export function parseBroadcastRequest(body: unknown, limits: BroadcastParseLimit
   const max = limitOf(limits.recipientsPerBatch, DEFAULT_RECIPIENTS_PER_BATCH, 'recipientsPerBatch');
   return guard((): ParsedBroadcast => {
     tooManyRecipients(body, max, 'batch');
+    // The list checked apart when it can be (see fastRecipients); the rest of the body by the schemas.
+    const recipients = fastRecipients(recipientsOf(body), 0);
     if (isBatch(body)) {
+      if (recipients) {
+        const rest = validate(precheckedRecipientsSchemas.batch, body);
+        return { kind: 'batch', request: normalizeBatchRequest(rest, recipients) };
+      }
       const data = validate(cached(batchSchemas, max, createBatchRequestSchema), body);
       return { kind: 'batch', request: normalizeBatchRequest(data) };
+    }
+    if (recipients) {
+      const rest = validate(precheckedRecipientsSchemas.broadcast, body);
+      return { kind: 'initial', request: normalizeBroadcastRequest(rest, recipients) };
     }
     const data = validate(cached(broadcastSchemas, max, createBroadcastRequestSchema), body);
     return { kind: 'initial', request: normalizeBroadcastRequest(data) };
@@ -93,6 +107,12 @@ function validate<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
 
 function requiredMessage(issue: { code: string; input?: unknown }): string | undefined {
   return issue.code === 'invalid_type' && issue.input === undefined ? 'Required' : undefined;
+}
+
+function recipientsOf(body: unknown): unknown {
+  return typeof body === 'object' && body !== null && !Array.isArray(body)
+    ? (body as { recipients?: unknown }).recipients
+    : undefined;
 }
 
 function isBatch(body: unknown): boolean {

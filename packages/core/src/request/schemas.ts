@@ -298,10 +298,14 @@ const audienceSchema = z.array(refSchema).nullish().meta({
  * @param maxRecipients @default 10
  */
 export function createSendRequestSchema(maxRecipients: number = DEFAULT_RECIPIENTS_PER_MESSAGE) {
+  return sendRequestSchemaWith(recipientsSchema(maxRecipients, 'request', 1));
+}
+
+function sendRequestSchemaWith<R extends z.ZodType>(recipients: R) {
   return z
     .object({
       ...contentShape,
-      recipients: recipientsSchema(maxRecipients, 'request', 1),
+      recipients,
       options: z.object({ acquiringAudience: refSchema.nullish() }).nullish(),
     })
     .superRefine(checkBody);
@@ -313,10 +317,14 @@ export function createSendRequestSchema(maxRecipients: number = DEFAULT_RECIPIEN
  * @param maxRecipients @default 250
  */
 export function createBroadcastRequestSchema(maxRecipients: number = DEFAULT_RECIPIENTS_PER_BATCH) {
+  return broadcastRequestSchemaWith(recipientsSchema(maxRecipients, 'batch', 0).nullish());
+}
+
+function broadcastRequestSchemaWith<R extends z.ZodType>(recipients: R) {
   return z
     .object({
       ...contentShape,
-      recipients: recipientsSchema(maxRecipients, 'batch', 0).nullish(),
+      recipients,
       sources: z.array(sourceSchema).nullish(),
       audience: audienceSchema,
       options: z
@@ -344,10 +352,14 @@ function locked(field: string) {
  * @param maxRecipients @default 250
  */
 export function createBatchRequestSchema(maxRecipients: number = DEFAULT_RECIPIENTS_PER_BATCH) {
+  return batchRequestSchemaWith(recipientsSchema(maxRecipients, 'batch', 0).nullish());
+}
+
+function batchRequestSchemaWith<R extends z.ZodType>(recipients: R) {
   return z
     .object({
       broadcastRef: refSchema,
-      recipients: recipientsSchema(maxRecipients, 'batch', 0).nullish(),
+      recipients,
       sources: z.array(sourceSchema).nullish(),
       audience: audienceSchema,
       subject: locked('subject'),
@@ -362,6 +374,17 @@ export function createBatchRequestSchema(maxRecipients: number = DEFAULT_RECIPIE
     })
     .superRefine(checkTargets);
 }
+
+/**
+ * The three request schemas with `recipients` taken as is, for bodies whose recipients list was already
+ * checked and normalized by `fastRecipients` (every other field and rule is the same). Internal: the
+ * documented schemas are the ones above.
+ */
+export const precheckedRecipientsSchemas = {
+  send: sendRequestSchemaWith(z.unknown()),
+  broadcast: broadcastRequestSchemaWith(z.unknown()),
+  batch: batchRequestSchemaWith(z.unknown()),
+};
 
 /** The body of `POST /send/mail`, with the default limit of 10 recipients. */
 export const sendRequestSchema = createSendRequestSchema();

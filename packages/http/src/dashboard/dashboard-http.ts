@@ -17,8 +17,9 @@ export const FORM_LIMIT = 16 * 1024;
 const COMMON_HEADERS = {
   'cache-control': 'no-store',
   'x-content-type-options': 'nosniff',
-  // Refs and addresses are in the URLs: they must not leak to another site in a Referer.
-  'referrer-policy': 'no-referrer',
+  // Refs and addresses are in the URLs: they must not leak to another site in a Referer. (`no-referrer`
+  // would also make the browser send `Origin: null` on our own forms, defeating the origin check.)
+  'referrer-policy': 'same-origin',
   'x-robots-tag': 'noindex, nofollow',
   'cross-origin-resource-policy': 'same-origin',
 } as const;
@@ -96,7 +97,11 @@ export function jsonData(status: number, requestId: string, data: unknown): Neut
 }
 
 /** 303 See Other: after a form, the browser GETs `location` (a reload does not post again). */
-export function redirect(requestId: string, location: string, headers: Record<string, string> = {}): NeutralResponse {
+export function redirect(
+  requestId: string,
+  location: string,
+  headers: Record<string, string> = {},
+): NeutralResponse {
   return {
     status: 303,
     headers: {
@@ -142,7 +147,10 @@ export function readForm(req: NeutralRequest): URLSearchParams {
   }
   const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
   if (type !== 'application/x-www-form-urlencoded') {
-    throw new MailroomError('UNSUPPORTED_MEDIA_TYPE', 'A dashboard form is application/x-www-form-urlencoded');
+    throw new MailroomError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      'A dashboard form is application/x-www-form-urlencoded',
+    );
   }
   try {
     return new URLSearchParams(req.body ? utf8.decode(req.body) : '');
@@ -153,11 +161,15 @@ export function readForm(req: NeutralRequest): URLSearchParams {
 
 /**
  * Refuses a form sent from another site (login CSRF included, where no session token exists yet): by
- * `Sec-Fetch-Site` when the browser sends it, else by `Origin` against the host asked for.
+ * `Sec-Fetch-Site` when the browser sends it (a page cannot forge it), else by `Origin` against the host
+ * asked for. A request with neither comes from no browser, so it is no cross-site forgery.
  */
 export function checkSameOrigin(req: NeutralRequest): void {
   const site = req.headers['sec-fetch-site'];
-  if (site !== undefined && site !== 'same-origin' && site !== 'none') throw crossSite();
+  if (site !== undefined) {
+    if (site !== 'same-origin' && site !== 'none') throw crossSite();
+    return;
+  }
   const origin = req.headers.origin;
   if (origin === undefined) return;
   let host: string;

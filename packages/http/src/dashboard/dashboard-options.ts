@@ -54,9 +54,13 @@ export function resolveDashboardOptions(
   if (options?.enabled === false) return undefined;
   const prefix = (options?.prefix ?? DASHBOARD_DEFAULTS.prefix).replace(/\/+$/, '');
   if (!/^\/[A-Za-z0-9._~/-]+$/.test(prefix)) {
-    throw new MailroomError('VALIDATION_FAILED', `dashboard.prefix must be a path like /dashboard, got '${prefix}'`, {
-      source: '@mailroom/http',
-    });
+    throw new MailroomError(
+      'VALIDATION_FAILED',
+      `dashboard.prefix must be a path like /dashboard, got '${prefix}'`,
+      {
+        source: '@mailroom/http',
+      },
+    );
   }
   return {
     prefix,
