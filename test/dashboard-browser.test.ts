@@ -20,6 +20,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ARTIFACTS = fileURLToPath(new URL('./.artifacts/', import.meta.url));
 const SENDER = 'news@acme.test';
+/** True when nothing on the page is wider than the window (no sideways scrolling on a phone). */
+const FITS_THE_SCREEN = 'document.documentElement.scrollWidth <= window.innerWidth';
 const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
@@ -142,20 +144,11 @@ describe('dashboard in a browser', () => {
     const initial = Number(await bar.getAttribute('value'));
     expect(initial).toBeLessThan(100);
     // The bar moves while the page stays loaded (polled every second).
-    await page.waitForFunction(
-      (start) => {
-        const value = (document.querySelector('.progress progress') as HTMLProgressElement | null)?.value ?? 0;
-        return value > start && value < 100;
-      },
-      initial,
-      { timeout: 20_000 },
-    );
+    // (Browser-side code as strings: this project's TypeScript has no DOM types.)
+    const value = "document.querySelector('.progress progress').value";
+    await page.waitForFunction(`${value} > ${initial} && ${value} < 100`, undefined, { timeout: 20_000 });
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-broadcast-sending.png'), fullPage: false });
-    await page.waitForFunction(
-      () => (document.querySelector('.progress progress') as HTMLProgressElement | null)?.value === 100,
-      undefined,
-      { timeout: 30_000 },
-    );
+    await page.waitForFunction(`${value} === 100`, undefined, { timeout: 30_000 });
     await expect.poll(() => page.textContent('[data-status-badge]'), { timeout: 5_000 }).toBe('completed');
     expect(await page.textContent('[data-percent]')).toBe('100 %');
     expect(await page.textContent('[data-count="sent"]')).toBe('300');
@@ -164,7 +157,7 @@ describe('dashboard in a browser', () => {
 
     // The copy button puts the ref on the clipboard.
     await page.click(`button[data-copy="${ref}"]`);
-    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(ref);
+    await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(ref);
 
     // Searching by address prefix, then a delivery and its message in the sandboxed frame.
     await page.fill('input[name=q]', 'reader12');
@@ -183,10 +176,10 @@ describe('dashboard in a browser', () => {
     // Phone width: nothing wider than the screen.
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${base}/dashboard/broadcasts/${ref}`);
-    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    expect(await page.evaluate(FITS_THE_SCREEN)).toBe(true);
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-broadcast-phone.png'), fullPage: false });
     await page.goto(`${base}/dashboard/broadcasts`);
-    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    expect(await page.evaluate(FITS_THE_SCREEN)).toBe(true);
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-broadcasts-phone.png'), fullPage: true });
     await page.setViewportSize({ width: 1280, height: 900 });
   });

@@ -58,7 +58,9 @@ async function createWorld(): Promise<World> {
   const recipients = [
     { address: HOSTILE_ADDRESS, name: HOSTILE_NAME },
     { address: BOUNCE },
-    ...Array.from({ length: 118 }, (_, i) => ({ address: `member${String(i).padStart(3, '0')}@example.test` })),
+    ...Array.from({ length: 118 }, (_, i) => ({
+      address: `member${String(i).padStart(3, '0')}@example.test`,
+    })),
   ];
   const broadcast = await mailroom.broadcast(secret, {
     subject: HOSTILE_SUBJECT,
@@ -104,7 +106,11 @@ class Client {
     return fetch(this.base + path, { redirect: 'manual', headers: this.headers(headers) });
   }
 
-  async post(path: string, form: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
+  async post(
+    path: string,
+    form: Record<string, string>,
+    headers: Record<string, string> = {},
+  ): Promise<Response> {
     const res = await fetch(this.base + path, {
       method: 'POST',
       redirect: 'manual',
@@ -200,13 +206,21 @@ describe('dashboard over HTTP', () => {
 
     // Behind a TLS-terminating proxy the cookie is Secure.
     const tls = new Client(base);
-    const behindProxy = await tls.post('/dashboard/sign-in', { secret: world.secret }, { 'x-forwarded-proto': 'https' });
+    const behindProxy = await tls.post(
+      '/dashboard/sign-in',
+      { secret: world.secret },
+      { 'x-forwarded-proto': 'https' },
+    );
     expect(behindProxy.headers.getSetCookie()[0]?.split('; ')).toContain('Secure');
   });
 
   it('refuses a sign-in form posted from another site', async () => {
     const client = new Client(base);
-    const byOrigin = await client.post('/dashboard/sign-in', { secret: world.secret }, { origin: 'http://evil.test' });
+    const byOrigin = await client.post(
+      '/dashboard/sign-in',
+      { secret: world.secret },
+      { origin: 'http://evil.test' },
+    );
     expect(byOrigin.status).toBe(403);
     expect(byOrigin.headers.getSetCookie()).toEqual([]);
     const byFetchSite = await client.post(
@@ -222,7 +236,11 @@ describe('dashboard over HTTP', () => {
   it('serves pages with a strict policy: no remote source, nonce scripts, no framing, no caching', async () => {
     const client = new Client(base);
     await client.signIn(world.secret);
-    for (const path of ['/dashboard/sign-in', '/dashboard/broadcasts', `/dashboard/broadcasts/${world.ref}`]) {
+    for (const path of [
+      '/dashboard/sign-in',
+      '/dashboard/broadcasts',
+      `/dashboard/broadcasts/${world.ref}`,
+    ]) {
       const res = await client.get(path);
       expect(res.status, path).toBe(200);
       const csp = res.headers.get('content-security-policy') ?? '';
@@ -308,7 +326,7 @@ describe('dashboard over HTTP', () => {
     await client.signIn(world.secret);
     const page = `/dashboard/broadcasts/${world.ref}`;
     const first = await (await client.get(page)).text();
-    const addresses = (text: string) => [...text.matchAll(/<h1>|delivery\?address=([^"&]+)/g)].map((m) => m[1]).filter(Boolean);
+    const addresses = (text: string) => [...text.matchAll(/delivery\?address=([^"&]+)/g)].map((m) => m[1]);
     expect(addresses(first)).toHaveLength(50);
     const next = /href="([^"]+)" rel="next"/.exec(first)?.[1]?.replaceAll('&amp;', '&') ?? '';
     expect(next).toMatch(/after=/);
@@ -319,7 +337,9 @@ describe('dashboard over HTTP', () => {
 
     const search = await (await client.get(`${page}?q=member01`)).text();
     expect(addresses(search)).toEqual(Array.from({ length: 10 }, (_, i) => `member01${i}%40example.test`));
-    const exact = await (await client.get(`${page}?q=${encodeURIComponent('BOUNCE@EVIL.TEST'.toLowerCase())}`)).text();
+    const exact = await (
+      await client.get(`${page}?q=${encodeURIComponent('BOUNCE@EVIL.TEST'.toLowerCase())}`)
+    ).text();
     expect(addresses(exact)).toEqual(['bounce%40evil.test']);
     const failed = await (await client.get(`${page}?status=failed`)).text();
     expect(addresses(failed)).toEqual(['bounce%40evil.test']);
@@ -331,7 +351,9 @@ describe('dashboard over HTTP', () => {
     const client = new Client(base);
     await client.signIn(world.secret);
     const address = encodeURIComponent('member007@example.test');
-    const page = await (await client.get(`/dashboard/broadcasts/${world.ref}/delivery?address=${address}`)).text();
+    const page = await (
+      await client.get(`/dashboard/broadcasts/${world.ref}/delivery?address=${address}`)
+    ).text();
     expect(page).toContain('<iframe class="preview" title="Message preview" sandbox=""');
     const src = /<iframe[^>]+src="([^"]+)"/.exec(page)?.[1]?.replaceAll('&amp;', '&') ?? '';
     expect(src).toBe(`/dashboard/broadcasts/${world.ref}/preview?address=${address}`);
@@ -347,7 +369,9 @@ describe('dashboard over HTTP', () => {
     );
     expect(await hostile.text()).toContain('&lt;script&gt;alert(2)&lt;/script&gt;');
     // The message was sent without storeContent: nothing to preview.
-    const message = await client.get(`/dashboard/messages/${world.messageRef}/preview?address=buyer%40example.test`);
+    const message = await client.get(
+      `/dashboard/messages/${world.messageRef}/preview?address=buyer%40example.test`,
+    );
     expect(message.status).toBe(404);
   });
 
@@ -372,13 +396,16 @@ describe('dashboard over HTTP', () => {
     const client = new Client(base);
     await client.signIn(world.secret);
     const page = await (await client.get('/dashboard/audience')).text();
-    expect(page).toMatch(/<code>vip<\/code><\/td><td data-label="Name">&lt;i&gt;VIP&lt;\/i&gt;<\/td><td data-label="Members">120</);
+    expect(page).toMatch(
+      /<code>vip<\/code><\/td><td data-label="Name">&lt;i&gt;VIP&lt;\/i&gt;<\/td><td data-label="Members">120</,
+    );
   });
 
   it("answers another project's refs exactly as refs that do not exist", async () => {
     const client = new Client(base);
     await client.signIn(world.secret);
-    const strip = (text: string) => text.replace(/request <code>[^<]+<\/code>/, '').replace(/nonce="[^"]+"/g, '');
+    const strip = (text: string) =>
+      text.replace(/request <code>[^<]+<\/code>/, '').replace(/nonce="[^"]+"/g, '');
     const foreign = await client.get(`/dashboard/broadcasts/${world.foreignRef}`);
     const missing = await client.get('/dashboard/broadcasts/bc_doesnotexist0000000000000');
     expect(foreign.status).toBe(404);
@@ -419,16 +446,24 @@ describe('dashboard over HTTP', () => {
 
     const noToken = await client.post(`/dashboard/broadcasts/${ref}/cancel`, {});
     expect(noToken.status).toBe(403);
-    const wrongToken = await client.post(`/dashboard/broadcasts/${ref}/cancel`, { _csrf: `${token.slice(1)}x` });
+    const wrongToken = await client.post(`/dashboard/broadcasts/${ref}/cancel`, {
+      _csrf: `${token.slice(1)}x`,
+    });
     expect(wrongToken.status).toBe(403);
-    const crossSite = await client.post(`/dashboard/broadcasts/${ref}/cancel`, { _csrf: token }, { origin: 'http://evil.test' });
+    const crossSite = await client.post(
+      `/dashboard/broadcasts/${ref}/cancel`,
+      { _csrf: token },
+      { origin: 'http://evil.test' },
+    );
     expect(crossSite.status).toBe(403);
     expect((await world.mailroom.getMailing(world.secret, ref)).status).toBe('scheduled');
 
     // Another session's token is not this session's.
     const other = new Client(base);
     await other.signIn(world.secret);
-    expect((await client.post(`/dashboard/broadcasts/${ref}/cancel`, { _csrf: await other.csrf() })).status).toBe(403);
+    expect(
+      (await client.post(`/dashboard/broadcasts/${ref}/cancel`, { _csrf: await other.csrf() })).status,
+    ).toBe(403);
 
     const cancel = await client.post(`/dashboard/broadcasts/${ref}/cancel`, { _csrf: token });
     expect(cancel.status).toBe(303);

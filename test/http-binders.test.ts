@@ -245,7 +245,7 @@ describe.each([
       const doc = res.body as {
         openapi: string;
         servers: Array<{ url: string }>;
-        paths: Record<string, { post: { requestBody: unknown; responses: Record<string, unknown> } }>;
+        paths: Record<string, { post: { requestBody?: unknown; responses: Record<string, unknown> } }>;
         components: {
           schemas: Record<string, { properties?: Record<string, unknown> }>;
           securitySchemes: unknown;
@@ -258,6 +258,9 @@ describe.each([
         '/send/mail',
         '/send/mail/broadast',
         '/send/mail/broadcast',
+        '/send/mail/broadcast/{ref}/cancel',
+        '/send/mail/broadcast/{ref}/reschedule',
+        '/unsubscribe/{token}',
       ]);
       expect(doc.components.securitySchemes).toEqual({
         bearerAuth: expect.objectContaining({ scheme: 'bearer' }),

@@ -16,8 +16,8 @@ import type {
   DeliveryRecord,
   DeliveryStatus,
   DkimConfig,
-  MailingRecord,
   MailingKind,
+  MailingRecord,
   MailingStatus,
   ProfileStatus,
   ProjectRecord,
@@ -388,7 +388,11 @@ export interface Mailroom {
    * A mailing's deliveries by address, optionally only those whose address starts with `search.prefix`
    * or of one status; `next` is the cursor of the next page. `NOT_FOUND` for another project's ref.
    */
-  searchDeliveries(auth: string | AuthContext, ref: string, search?: DeliverySearch): Promise<Page<DeliveryView>>;
+  searchDeliveries(
+    auth: string | AuthContext,
+    ref: string,
+    search?: DeliverySearch,
+  ): Promise<Page<DeliveryView>>;
   /** The source jobs of a mailing (audience groups, CSV files) with their progress and row errors. */
   listSourceJobs(auth: string | AuthContext, ref: string): Promise<SourceJobView[]>;
   /** The project's templates, by ref. */

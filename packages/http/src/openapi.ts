@@ -86,6 +86,69 @@ export function buildOpenApiDocument(base: string): JsonObject {
       },
       '/send/mail/broadcast': { post: broadcastOperation('sendBroadcast', false) },
       '/send/mail/broadast': { post: broadcastOperation('sendBroadcastAlias', true) },
+      '/send/mail/broadcast/{ref}/cancel': {
+        post: {
+          operationId: 'cancelBroadcast',
+          summary: 'Cancel a scheduled or running broadcast: it sends nothing more and takes no batch',
+          tags: ['broadcast'],
+          parameters: [refParameter, { $ref: '#/components/parameters/RequestId' }],
+          responses: responses('BroadcastResponse', 'Broadcast cancelled'),
+        },
+      },
+      '/send/mail/broadcast/{ref}/reschedule': {
+        post: {
+          operationId: 'rescheduleBroadcast',
+          summary: 'Move a scheduled broadcast to another time',
+          tags: ['broadcast'],
+          parameters: [refParameter, { $ref: '#/components/parameters/RequestId' }],
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['scheduleFor'],
+                  properties: {
+                    scheduleFor: {
+                      type: 'string',
+                      format: 'date-time',
+                      description: 'ISO-8601 with `Z` or an offset, for example `2025-12-25T10:00:00.000Z`.',
+                    },
+                  },
+                },
+              },
+            },
+          },
+          responses: responses('BroadcastResponse', 'Broadcast rescheduled'),
+        },
+      },
+      '/unsubscribe/{token}': {
+        get: {
+          operationId: 'unsubscribePage',
+          summary: 'A confirmation page with a button; never changes anything',
+          tags: ['unsubscribe'],
+          security: [],
+          parameters: [tokenParameter],
+          responses: {
+            '200': { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } },
+            '404': { description: 'Unknown or forged token' },
+          },
+        },
+        post: {
+          operationId: 'unsubscribeOneClick',
+          summary: 'RFC 8058 one-click unsubscribe (any body, no cookies, no auth); idempotent',
+          tags: ['unsubscribe'],
+          security: [],
+          parameters: [tokenParameter],
+          responses: {
+            '200': {
+              description: 'Unsubscribed (HTML page)',
+              content: { 'text/html': { schema: { type: 'string' } } },
+            },
+            '404': { description: 'Unknown or forged token' },
+          },
+        },
+      },
     },
     components: {
       schemas,
@@ -131,6 +194,22 @@ export function buildOpenApiDocument(base: string): JsonObject {
     'x-error-codes': ERROR_CODES,
   };
 }
+
+const refParameter: JsonObject = {
+  name: 'ref',
+  in: 'path',
+  required: true,
+  description: 'The broadcast reference.',
+  schema: { type: 'string' },
+};
+
+const tokenParameter: JsonObject = {
+  name: 'token',
+  in: 'path',
+  required: true,
+  description: 'The token of a `List-Unsubscribe` link.',
+  schema: { type: 'string' },
+};
 
 /** The responses of an operation: 200, then one entry per status of the ERROR_CODES table. */
 function responses(successSchema: string, successDescription: string): JsonObject {

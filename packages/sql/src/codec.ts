@@ -172,6 +172,13 @@ function strOrNull(value: unknown): string | null {
   return value === null || value === undefined ? null : str(value);
 }
 
+/** A JSON object column's parameter, `{}` for none; the empty object (most rows) without stringifying. */
+function jsonObject(value: object | null | undefined): string {
+  if (value === null || value === undefined) return '{}';
+  for (const _ in value) return JSON.stringify(value);
+  return '{}';
+}
+
 /** The codec for `kind`. */
 export function createCodec(kind: SqlKind): Codec {
   const json = (value: Json | object | null | undefined): string | null =>
@@ -314,8 +321,8 @@ export function createCodec(kind: SqlKind): Codec {
       d.batchId,
       d.address,
       d.name,
-      json(d.variables ?? {}),
-      json(d.traits ?? {}),
+      jsonObject(d.variables),
+      jsonObject(d.traits),
       d.status,
       d.attempts,
       ms(d.nextAttemptAt),

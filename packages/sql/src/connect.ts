@@ -4,7 +4,8 @@ import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect } from 'kysely';
 import { createPool } from 'mysql2';
 import pg from 'pg';
 import type { SqlKind, SqlStoreOptions } from './options.js';
-import { openSqliteDatabase, sqlitePathOf } from './sqlite-database.js';
+import type { SqliteFile } from './sqlite-database.js';
+import { openSqliteFile, sqlitePathOf } from './sqlite-database.js';
 
 /** A database handle the store runs raw SQL through; the table types are the store's own business. */
 export type Db = Kysely<unknown>;
@@ -15,6 +16,12 @@ export interface Connection {
   kind: SqlKind;
   /** Releases what `connect` opened (nothing for a Kysely instance the caller owns). */
   release(): Promise<void>;
+  /**
+   * A SQLite file the store opened itself (from a URL): its connection once Kysely has opened it, for
+   * statements run directly on it while Kysely's connection is held. Absent for a Kysely instance or
+   * dialect of the caller's, whose driver the store only reaches through Kysely.
+   */
+  sqliteFile?: () => SqliteFile | undefined;
 }
 
 /**
@@ -23,7 +30,7 @@ export interface Connection {
  * block the thread the first one needs to finish, until the busy timeout. One connection per file,
  * behind Kysely's mutex, serializes them instead. Other processes have their own connections.
  */
-const openSqliteFiles = new Map<string, { db: Db; users: number }>();
+const openSqliteFiles = new Map<string, { db: Db; file?: SqliteFile; users: number }>();
 
 /** Resolve store options to a Kysely instance and the database kind. Opens nothing before first use. */
 export function connect(options: SqlStoreOptions): Connection {
@@ -62,19 +69,33 @@ function connectUrl(url: string, poolSize: number, busyTimeoutMs: number): Conne
       },
     );
   }
-  const open = () =>
-    new Kysely<unknown>({
-      dialect: new SqliteDialect({ database: async () => openSqliteDatabase(path, busyTimeoutMs) }),
-    });
-  if (path === ':memory:') return owned(open(), 'sqlite');
+  const open = () => {
+    const entry: { db: Db; file?: SqliteFile; users: number } = {
+      db: new Kysely<unknown>({
+        dialect: new SqliteDialect({
+          database: async () => {
+            entry.file = openSqliteFile(path, busyTimeoutMs);
+            return entry.file.kysely;
+          },
+        }),
+      }),
+      users: 0,
+    };
+    return entry;
+  };
+  if (path === ':memory:') {
+    const entry = open();
+    return { ...owned(entry.db, 'sqlite'), sqliteFile: () => entry.file };
+  }
   const key = resolve(path);
-  const shared = openSqliteFiles.get(key) ?? { db: open(), users: 0 };
+  const shared = openSqliteFiles.get(key) ?? open();
   shared.users++;
   openSqliteFiles.set(key, shared);
   let released = false;
   return {
     db: shared.db,
     kind: 'sqlite',
+    sqliteFile: () => shared.file,
     async release() {
       if (released) return;
       released = true;

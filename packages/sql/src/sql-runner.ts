@@ -1,7 +1,9 @@
+import type Database from 'better-sqlite3';
 import { CompiledQuery } from 'kysely';
 import type { Db } from './connect.js';
 import type { SqlKind } from './options.js';
 import { isTransient } from './sql-errors.js';
+import type { SqliteFile } from './sqlite-database.js';
 
 /** The most bound parameters one statement may carry, per database. */
 const MAX_PARAMETERS: Record<SqlKind, number> = { sqlite: 32_766, postgres: 65_535, mysql: 65_535 };
@@ -46,10 +48,29 @@ export interface SqlRunner {
   chunk(rows: unknown[][], width: number): unknown[][][];
   /** `(?, ?, ...), (?, ?, ...)` for `rows` rows of `width` values, cached per shape. */
   values(rows: number, width: number): string;
+  /**
+   * On a SQLite file the store opened itself, and `db` a connection this operation holds (a
+   * transaction's): the prepared statement for `text`, to run directly (and synchronously) any number
+   * of times. Undefined otherwise (other databases, a Kysely instance of the caller's, or `db` the
+   * shared handle, whose connection must first be taken).
+   */
+  statement(db: Db, text: string): Database.Statement | undefined;
 }
 
-/** The runner for `kind`. */
-export function createSqlRunner(kind: SqlKind): SqlRunner {
+/** A SQLite file the store opened, reached directly once its connection is held through `root`. */
+export interface DirectSqlite {
+  /** The store's Kysely instance: statements on it take Kysely's connection first. */
+  root: Db;
+  /** The open file, once Kysely has opened it. */
+  file(): SqliteFile | undefined;
+}
+
+/**
+ * The runner for `kind`. With `direct` (a SQLite file the store opened), statements on a held connection
+ * run on better-sqlite3 directly, without Kysely's executor: for a hot transaction of a few hundred
+ * statements, the layers around each one cost more than SQLite's own work.
+ */
+export function createSqlRunner(kind: SqlKind, direct?: DirectSqlite): SqlRunner {
   const pgTexts = new Map<string, string>();
   const valueLists = new Map<string, string>();
 
@@ -84,10 +105,21 @@ export function createSqlRunner(kind: SqlKind): SqlRunner {
     });
   };
 
+  // Kysely hands out connection-bound instances while its connection is held; only the root takes it.
+  const held = (db: Db, text: string): Database.Statement | undefined => {
+    if (direct === undefined || db === direct.root) return undefined;
+    return direct.file()?.prepare(text);
+  };
+
   const runner: SqlRunner = {
     kind,
     forUpdate: kind === 'sqlite' ? '' : ' FOR UPDATE',
     async run<R>(db: Db, text: string, params: unknown[] = []): Promise<RunResult<R>> {
+      const statement = held(db, text);
+      if (statement) {
+        if (statement.reader) return { rows: statement.all(params) as R[], affected: 0 };
+        return { rows: [], affected: statement.run(params).changes };
+      }
       const result = await db.executeQuery<R>(
         CompiledQuery.raw(kind === 'postgres' ? toPg(text) : text, params),
       );
@@ -122,6 +154,7 @@ export function createSqlRunner(kind: SqlKind): SqlRunner {
       if (current.length > 0) chunks.push(current);
       return chunks;
     },
+    statement: (db, text) => held(db, text),
     values(rows: number, width: number): string {
       const key = `${rows}x${width}`;
       const hit = valueLists.get(key);

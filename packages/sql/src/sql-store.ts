@@ -48,9 +48,9 @@ const IN_LIST_SIZE = 500;
  * await store.init();
  */
 export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
-  const { db, kind, release } = connect(options as SqlStoreOptions);
+  const { db, kind, release, sqliteFile } = connect(options as SqlStoreOptions);
   const name = `sql:${kind}`;
-  const r = createSqlRunner(kind);
+  const r = createSqlRunner(kind, sqliteFile ? { root: db, file: sqliteFile } : undefined);
   const c = createCodec(kind);
   const bulk = createBulkWrites(r, c);
   const claims = createSqlClaims(r, c);

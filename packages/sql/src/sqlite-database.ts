@@ -1,10 +1,20 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { SqliteDatabase, SqliteStatement } from 'kysely';
+import type { SqliteDatabase } from 'kysely';
 
 /** Prepared statements kept per connection; the store issues a few dozen distinct shapes. */
 const STATEMENT_CACHE_SIZE = 256;
+
+/** A SQLite file the store opened itself: the connection, with its prepared statements cached. */
+export interface SqliteFile {
+  /** The better-sqlite3 connection. */
+  readonly database: Database.Database;
+  /** The prepared statement for `sql`, from the cache when it was prepared before. */
+  prepare(sql: string): Database.Statement;
+  /** The same connection as Kysely's SQLite dialect wants it (sharing the statement cache). */
+  readonly kysely: SqliteDatabase;
+}
 
 /**
  * Open a SQLite file (or `:memory:`) for the store: WAL journal, a busy timeout so that several
@@ -12,7 +22,7 @@ const STATEMENT_CACHE_SIZE = 256;
  * safe against corruption), foreign keys on, a 64 MiB page cache. Statements are prepared once and reused: Kysely's
  * SQLite driver prepares on every query, which would dominate the cost of small hot statements.
  */
-export function openSqliteDatabase(path: string, busyTimeoutMs: number): SqliteDatabase {
+export function openSqliteFile(path: string, busyTimeoutMs: number): SqliteFile {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path, { timeout: busyTimeoutMs });
   // The busy timeout must be in place before switching to WAL: another process may hold the lock.
@@ -26,22 +36,27 @@ export function openSqliteDatabase(path: string, busyTimeoutMs: number): SqliteD
   db.pragma('temp_store = MEMORY');
   db.pragma('wal_autocheckpoint = 10000');
   db.pragma('journal_size_limit = 67108864');
-  const cache = new Map<string, SqliteStatement>();
+  const cache = new Map<string, Database.Statement>();
+  const prepare = (sql: string): Database.Statement => {
+    const hit = cache.get(sql);
+    if (hit) return hit;
+    const statement = db.prepare(sql);
+    if (cache.size >= STATEMENT_CACHE_SIZE) {
+      const oldest = cache.keys().next();
+      if (!oldest.done) cache.delete(oldest.value);
+    }
+    cache.set(sql, statement);
+    return statement;
+  };
   return {
-    prepare(sql: string): SqliteStatement {
-      const hit = cache.get(sql);
-      if (hit) return hit;
-      const statement = db.prepare(sql);
-      if (cache.size >= STATEMENT_CACHE_SIZE) {
-        const oldest = cache.keys().next();
-        if (!oldest.done) cache.delete(oldest.value);
-      }
-      cache.set(sql, statement);
-      return statement;
-    },
-    close(): void {
-      cache.clear();
-      db.close();
+    database: db,
+    prepare,
+    kysely: {
+      prepare: prepare as SqliteDatabase['prepare'],
+      close(): void {
+        cache.clear();
+        db.close();
+      },
     },
   };
 }

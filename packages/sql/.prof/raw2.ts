@@ -1,0 +1,38 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { buildBatch } from '../../core/src/accept.js';
+import { parseBroadcastRequest } from '../../core/src/request/index.js';
+import { makeMailing, makeProject, makeSecret } from '../../core/src/testing/store-fixtures.js';
+import { createCodec, DELIVERY_COLUMNS } from '../src/codec.js';
+import { sqlStore } from '../src/index.js';
+const BATCHES = 400;
+const seqIds = process.argv[2] === 'seq';
+const dir = mkdtempSync(join(tmpdir(), 'r2-'));
+const file = join(dir, 'x.db');
+const store = sqlStore({ url: file }); await store.init();
+const project = makeProject(); await store.createProject(project, makeSecret(project.id)); await store.close();
+const now = new Date();
+const mailing = makeMailing(project.id, { createdAt: now, updatedAt: now });
+const bodies = Array.from({ length: BATCHES }, (_, b) => ({ broadcastRef: 'bc_x', recipients: Array.from({ length: 250 }, (_, i) => ({ address: `u${b * 250 + i}@example.test`, name: `User ${b * 250 + i}`, variables: { code: `C${i}`, tier: i % 3 } })) }));
+let n = 0;
+const built = bodies.map((b, i) => buildBatch(mailing, i + 1, (parseBroadcastRequest(b) as any).request.recipients, now));
+if (seqIds) for (const b of built) for (const d of b.deliveries) d.id = `dlv_${String(n++).padStart(25, '0')}`;
+const codec = createCodec('sqlite');
+const db = new Database(file);
+db.pragma('journal_mode = WAL'); db.pragma('synchronous = NORMAL'); db.pragma('cache_size = -65536'); db.pragma('wal_autocheckpoint = 10000');
+const d1 = db.prepare(`INSERT INTO mailroom_deliveries (${DELIVERY_COLUMNS.join(',')}) VALUES (${DELIVERY_COLUMNS.map(() => '?').join(',')}) ON CONFLICT (mailing_id, address) DO NOTHING`);
+const p1 = db.prepare(`INSERT INTO mailroom_profiles (project_id, address, name, traits, status, labels, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (project_id, address) DO NOTHING`);
+const begin = db.prepare('BEGIN IMMEDIATE'); const commit = db.prepare('COMMIT');
+let tCommit = 0;
+const c0 = process.cpuUsage();
+const at = now.getTime();
+for (const b of built) {
+  begin.run();
+  for (const d of b.deliveries) d1.run(codec.deliveryParams(d));
+  for (const p of b.profiles) p1.run(mailing.projectId, p.address, p.name ?? null, '{}', 'subscribed', '[]', at, at);
+  const x = process.cpuUsage(); commit.run(); const y = process.cpuUsage(x); tCommit += y.user + y.system;
+}
+const c = process.cpuUsage(c0);
+console.log(seqIds ? 'seq ids' : 'real ids', 'cpu µs/row', ((c.user + c.system) / (BATCHES * 250)).toFixed(2), 'of which commit', (tCommit / (BATCHES * 250)).toFixed(2));
