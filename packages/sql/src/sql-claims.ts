@@ -28,6 +28,8 @@ export interface ClaimSpec {
   /** `SET` list applied to every claimed row, with `?` placeholders. */
   set: string;
   setParams: unknown[];
+  /** The table's columns: every one is returned. */
+  columns: readonly string[];
 }
 
 /** The lease primitives: claim with a lease, renew it, write an outcome fenced by its token. */
@@ -80,8 +82,21 @@ export function createSqlClaims(runner: SqlRunner, codec: Codec): SqlClaims {
       }
       if (kind === 'sqlite') {
         // One statement: it takes the write lock before reading, so no other process picks the same rows.
-        const text = `UPDATE ${table} SET ${set} WHERE id IN (SELECT d.id FROM ${table} d WHERE ${due} LIMIT ?) RETURNING *`;
-        return (await runner.run<Row>(db, text, [...setParams, ...dueParams, limit])).rows;
+        const { columns } = spec;
+        const text = `UPDATE ${table} SET ${set} WHERE id IN (SELECT d.id FROM ${table} d WHERE ${due} LIMIT ?) RETURNING ${columns.join(', ')}`;
+        const params = [...setParams, ...dueParams, limit];
+        return runner.connection(db, async (conn) => {
+          const statement = runner.statement(conn, text);
+          if (!statement) return (await runner.run<Row>(conn, text, params)).rows;
+          // Rows as arrays: better-sqlite3 builds an object per row through a slow path, which cost more
+          // than the update itself; an object literal per row here is cheap.
+          const values = statement.raw(true).all(params) as unknown[][];
+          return values.map((row) => {
+            const out: Row = {};
+            for (let i = 0; i < columns.length; i++) out[columns[i] as string] = row[i];
+            return out;
+          });
+        });
       }
       return runner.transaction(db, async (tx) => {
         const from = spec.mysqlIndex ? `${table} d FORCE INDEX (${spec.mysqlIndex})` : `${table} d`;

@@ -33,6 +33,8 @@ export interface SqlRunner {
    * that locking reads take no gap locks and release the rows they pass over.
    */
   transaction<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T>;
+  /** Run `fn` on one connection held throughout (SQLite: Kysely's single connection). */
+  connection<T>(db: Db, fn: (conn: Db) => Promise<T>): Promise<T>;
   /**
    * Run `fn`, again from the start when it fails for contention alone (a deadlock victim, a SQLite file
    * still busy after the busy timeout). Every store operation is one statement or one transaction, or
@@ -126,6 +128,7 @@ export function createSqlRunner(kind: SqlKind, direct?: DirectSqlite): SqlRunner
       return { rows: result.rows as R[], affected: Number(result.numAffectedRows ?? 0) };
     },
     transaction: inTransaction,
+    connection: (db, fn) => db.connection().execute(fn),
     async retrying<T>(fn: () => Promise<T>): Promise<T> {
       for (let attempt = 1; ; attempt++) {
         try {

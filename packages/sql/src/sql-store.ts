@@ -11,7 +11,7 @@ import type {
 import { MailroomError } from '@mailroom/core';
 import { createBulkWrites } from './bulk-writes.js';
 import type { Row } from './codec.js';
-import { createCodec, MAILING_COLUMNS, SOURCE_JOB_COLUMNS } from './codec.js';
+import { createCodec, DELIVERY_COLUMNS, MAILING_COLUMNS, SOURCE_JOB_COLUMNS } from './codec.js';
 import { createCompletionBatcher } from './completion-batcher.js';
 import type { Db } from './connect.js';
 import { connect } from './connect.js';
@@ -573,6 +573,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
           mysqlIndex: 'mailroom_deliveries_due',
           set: "status = 'sending', lease_expires_at = ?, lease_token = lease_token + 1, attempts = attempts + 1, updated_at = ?",
           setParams: [until, now],
+          columns: DELIVERY_COLUMNS,
         });
         const claimed = rows.map(c.delivery) as ClaimedDelivery[];
         return claimed.sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime());
@@ -685,6 +686,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
           limit: 1,
           set: "status = 'running', lease_expires_at = ?, lease_token = lease_token + 1, updated_at = ?",
           setParams: [now + jobOptions.leaseMs, now],
+          columns: SOURCE_JOB_COLUMNS,
         });
         const row = rows[0];
         return row && c.sourceJob(row);

@@ -1,0 +1,12 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { sqlStore } from '../src/index.js';
+const dir = mkdtempSync(join(tmpdir(), 'ex-'));
+const file = join(dir, 'x.db');
+const store = sqlStore({ url: file }); await store.init(); await store.close();
+const db = new Database(file);
+const q = `UPDATE mailroom_deliveries SET status = 'sending', lease_expires_at = ?, lease_token = lease_token + 1, attempts = attempts + 1, updated_at = ? WHERE id IN (SELECT d.id FROM mailroom_deliveries d WHERE d.status IN ('queued', 'sending') AND d.next_attempt_at <= ? AND (d.status = 'queued' OR d.lease_expires_at <= ?) AND d.mailing_id NOT IN (SELECT m.id FROM mailroom_mailings m WHERE m.status IN ('cancelled', 'failed')) ORDER BY d.next_attempt_at LIMIT ?) RETURNING *`;
+for (const r of db.prepare('EXPLAIN QUERY PLAN ' + q).all(1, 1, 1, 1, 100) as any[]) console.log(r.id, r.parent, r.detail);
+console.log(db.prepare("select sql from sqlite_master where name = 'mailroom_deliveries_due'").get());
