@@ -58,7 +58,7 @@ async function run(make: () => Promise<BenchStore>): Promise<number> {
     if (written.some((w) => !w)) throw new Error('an outcome was refused');
     done += claimed.length;
   }
-  const seconds = (performance.now() - t0) / 1000; const cu = process.cpuUsage(c0); console.log('claim µs/delivery', (tClaim / N).toFixed(2), 'complete µs/delivery', (tDone / N).toFixed(2)); console.log('cpu/s', Math.round(N / ((cu.user + cu.system) / 1e6)));
+  const seconds = (performance.now() - t0) / 1000; const cu = process.cpuUsage(c0); console.log('claim µs/delivery', (tClaim / N).toFixed(2), 'complete µs/delivery', (tDone / N).toFixed(2)); console.log('writeGroup µs/delivery', ((globalThis as any).__wg / N).toFixed(2)); console.log('cpu/s', Math.round(N / ((cu.user + cu.system) / 1e6)));
   if (done !== N) throw new Error(`claimed ${done} of ${N}`);
   await store.close();
   await drop();

@@ -5,6 +5,7 @@ import { DELIVERY_COLUMNS, DELIVERY_PG_TYPES } from './codec.js';
 import type { Db } from './connect.js';
 import type { InsertTarget } from './insert-many.js';
 import { insertMany } from './insert-many.js';
+import { pgAddMembers, pgUpsertProfiles } from './postgres-statements.js';
 import type { MergeableProfile } from './profile-merge.js';
 import { mergeProfile } from './profile-merge.js';
 import type { SqlRunner } from './sql-runner.js';
@@ -87,6 +88,24 @@ export function createBulkWrites(runner: SqlRunner, codec: Codec): BulkWrites {
       if (insert) {
         upsertProfilesDirect(tx, runner, codec, insert, projectId, rows, options, at);
         return;
+      }
+      if (kind === 'postgres') {
+        // One statement, the merge in SQL (see pgUpsertProfiles), unless an address repeats.
+        const sortedRows = [...rows].sort((a, b) => compare(a.address, b.address));
+        const upsert = pgUpsertProfiles(codec, projectId, sortedRows, options, at);
+        if (upsert) {
+          await runner.run(tx, upsert.text, upsert.params);
+          if (options.groupId) {
+            const members = pgAddMembers(
+              options.groupId,
+              projectId,
+              sortedRows.map((row) => row.address),
+              at,
+            );
+            await runner.run(tx, members.text, members.params);
+          }
+          return;
+        }
       }
       const sorted = [...rows].sort((a, b) => compare(a.address, b.address));
 

@@ -29,6 +29,13 @@ interface Pending {
 export interface CompletionBatcher {
   /** Queue an outcome; resolves once it is durable: true if written, false if the lease was lost. */
   complete(id: string, leaseToken: number, outcome: DeliveryOutcome): Promise<boolean>;
+  /**
+   * Queue several outcomes at once, as many `complete` calls in one turn would (one promise for all:
+   * they resolve together, in input order, or it rejects with the first failure).
+   */
+  completeMany(
+    items: ReadonlyArray<{ id: string; leaseToken: number; outcome: DeliveryOutcome }>,
+  ): Promise<boolean[]>;
   /** Resolves when every queued outcome has been written. */
   drain(): Promise<void>;
 }
@@ -62,7 +69,7 @@ export function createCompletionBatcher(
       const written: boolean[] = [];
       // A SQLite file of the store's own: one prepared fenced update per outcome, run directly, which
       // measured about twice as fast as one UPDATE ... FROM over a VALUES list.
-      if (runner.kind === 'sqlite' && runner.statement(tx, 'COMMIT')) {
+      if (runner.direct) {
         for (const item of group) {
           const [text, params] = claims.outcome(item.outcome);
           params.push(item.id, item.leaseToken);
@@ -122,6 +129,32 @@ export function createCompletionBatcher(
     complete(id, leaseToken, outcome) {
       return new Promise<boolean>((resolve, reject) => {
         queue.push({ id, leaseToken, outcome, resolve, reject });
+        schedule();
+      });
+    },
+    completeMany(items) {
+      if (items.length === 0) return Promise.resolve([]);
+      return new Promise<boolean[]>((resolve, reject) => {
+        const written: boolean[] = new Array(items.length).fill(false);
+        let open = items.length;
+        let failed = false;
+        for (let i = 0; i < items.length; i++) {
+          const { id, leaseToken, outcome } = items[i] as (typeof items)[number];
+          queue.push({
+            id,
+            leaseToken,
+            outcome,
+            resolve(ok) {
+              written[i] = ok;
+              if (--open === 0 && !failed) resolve(written);
+            },
+            reject(error) {
+              if (failed) return;
+              failed = true;
+              reject(error);
+            },
+          });
+        }
         schedule();
       });
     },

@@ -20,6 +20,32 @@ export interface InsertOptions {
 }
 
 /**
+ * PostgreSQL: one `INSERT ... SELECT ... FROM unnest(...)` for all `rows`, with `?` placeholders (one
+ * array per column), optionally only `where` a condition holds (`where` refers to no parameter), and
+ * with `onConflict: 'fail'` a key that exists is an error instead of a skipped row.
+ */
+export function pgInsert(
+  target: InsertTarget,
+  rows: unknown[][],
+  options: InsertOptions & { where?: string; onConflict?: 'fail' } = {},
+): { text: string; params: unknown[][] } {
+  const { table, columns, pgTypes, key } = target;
+  const { update, returning, where } = options;
+  const list = columns.join(', ');
+  const arrays = columns.map((_, j) => rows.map((row) => row[j]));
+  const params = pgTypes.map((type) => `?::${type === 'jsonb' ? 'text' : type}[]`).join(', ');
+  const select = columns
+    .map((column, j) => (pgTypes[j] === 'jsonb' ? `u.${column}::jsonb` : `u.${column}`))
+    .join(', ');
+  const onConflict = update
+    ? `DO UPDATE SET ${update.map((column) => `${column} = excluded.${column}`).join(', ')}`
+    : 'DO NOTHING';
+  const conflict = options.onConflict === 'fail' ? '' : ` ON CONFLICT (${key}) ${onConflict}`;
+  const text = `INSERT INTO ${table} (${list}) SELECT ${select} FROM unnest(${params}) AS u(${list})${where ? ` WHERE ${where}` : ''}${conflict}${returning ? ` RETURNING ${returning}` : ''}`;
+  return { text, params: arrays };
+}
+
+/**
  * Insert `rows` (one parameter array per row, in `target.columns` order) with few statements, skipping
  * or updating rows whose key exists. PostgreSQL gets one statement over `unnest` of one array per column:
  * its text and plan do not grow with the row count, which a `VALUES` list of thousands of parameters
@@ -35,21 +61,13 @@ export async function insertMany<R = Record<string, unknown>>(
 ): Promise<RunResult<R>> {
   const result: RunResult<R> = { rows: [], affected: 0 };
   if (rows.length === 0) return result;
-  const { table, columns, pgTypes, key } = target;
+  const { table, columns, key } = target;
   const { update, returning } = options;
   const list = columns.join(', ');
 
   if (runner.kind === 'postgres') {
-    const arrays = columns.map((_, j) => rows.map((row) => row[j]));
-    const params = pgTypes.map((type) => `?::${type === 'jsonb' ? 'text' : type}[]`).join(', ');
-    const select = columns
-      .map((column, j) => (pgTypes[j] === 'jsonb' ? `u.${column}::jsonb` : `u.${column}`))
-      .join(', ');
-    const onConflict = update
-      ? `DO UPDATE SET ${update.map((column) => `${column} = excluded.${column}`).join(', ')}`
-      : 'DO NOTHING';
-    const text = `INSERT INTO ${table} (${list}) SELECT ${select} FROM unnest(${params}) AS u(${list}) ON CONFLICT (${key}) ${onConflict}${returning ? ` RETURNING ${returning}` : ''}`;
-    return runner.run<R>(db, text, arrays);
+    const { text, params } = pgInsert(target, rows, options);
+    return runner.run<R>(db, text, params);
   }
 
   for (const chunk of runner.chunk(rows, columns.length)) {

@@ -26,7 +26,12 @@ export function mergeProfile(
   let changed = false;
 
   let name = stored.name;
-  if (row.name !== undefined && (options.onExistingProfile === 'override' || stored.name === null)) {
+  // `name: null` means "not given", as an absent name does.
+  if (
+    row.name !== undefined &&
+    row.name !== null &&
+    (options.onExistingProfile === 'override' || stored.name === null)
+  ) {
     if (row.name !== stored.name) changed = true;
     name = row.name;
   }

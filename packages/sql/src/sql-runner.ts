@@ -24,6 +24,8 @@ export interface RunResult<R> {
 /** Executes the store's SQL on one database kind. */
 export interface SqlRunner {
   readonly kind: SqlKind;
+  /** True on a SQLite file the store opened: see {@link SqlRunner.statement}. */
+  readonly direct: boolean;
   /** Run one statement written with `?` placeholders on `db` (the pool, or a transaction's connection). */
   run<R = Record<string, unknown>>(db: Db, text: string, params?: unknown[]): Promise<RunResult<R>>;
   /**
@@ -115,6 +117,7 @@ export function createSqlRunner(kind: SqlKind, direct?: DirectSqlite): SqlRunner
 
   const runner: SqlRunner = {
     kind,
+    direct: direct !== undefined,
     forUpdate: kind === 'sqlite' ? '' : ' FOR UPDATE',
     async run<R>(db: Db, text: string, params: unknown[] = []): Promise<RunResult<R>> {
       const statement = held(db, text);

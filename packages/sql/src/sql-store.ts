@@ -17,6 +17,7 @@ import type { Db } from './connect.js';
 import { connect } from './connect.js';
 import { runMigrations } from './migrations.js';
 import type { SqlKind, SqlStoreOptions } from './options.js';
+import { pgCommitBatch } from './postgres-statements.js';
 import { createSqlClaims } from './sql-claims.js';
 import { toStoreError } from './sql-errors.js';
 import { createSqlRunner } from './sql-runner.js';
@@ -92,6 +93,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
   const pageAfter = (after: string | null | undefined, column: string): [string, unknown[]] =>
     after === undefined || after === null ? ['', []] : [` AND ${column} > ?`, [after]];
 
+  const getMailingRow = (id: string) => first('SELECT * FROM mailroom_mailings WHERE id = ?', [id]);
   const insertMailing = (tx: Db, mailing: MailingRecord) =>
     write(
       `INSERT INTO mailroom_mailings (${mailingColumns}) VALUES ${r.values(1, MAILING_COLUMNS.length)}`,
@@ -413,6 +415,39 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     // Mailings, batches and deliveries
 
     commitBatch(batchWrite) {
+      const single = kind === 'postgres' ? pgCommitBatch(c, batchWrite) : undefined;
+      if (single) {
+        return guard('commitBatch', async (): Promise<BatchCommitResult> => {
+          const row = await first(single.text, single.params);
+          const { target, now } = batchWrite;
+          if (!row) {
+            // Nothing was written: say why.
+            const found = 'mailingId' in target ? await getMailingRow(target.mailingId) : undefined;
+            if (!found)
+              throw new MailroomError('NOT_FOUND', 'commitBatch: the mailing does not exist', {
+                source: name,
+              });
+            throw new MailroomError(
+              'BROADCAST_CLOSED',
+              `commitBatch: the mailing is ${String(found.status)}`,
+              {
+                source: name,
+              },
+            );
+          }
+          const inserted = Number(row.mailroom_inserted);
+          if ('create' in target) {
+            // A copy: the caller may mutate its record after the write.
+            const mailing = {
+              ...structuredClone(target.create),
+              batchCount: target.create.batchCount + 1,
+              updatedAt: now,
+            };
+            return { inserted, mailing };
+          }
+          return { inserted, mailing: c.mailing(row) };
+        });
+      }
       return guard('commitBatch', () =>
         r.transaction(db, async (tx): Promise<BatchCommitResult> => {
           const { target, batch, now } = batchWrite;
@@ -596,11 +631,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
 
     completeDeliveries(items) {
       // Queued together, they are written in one group (a repeated id waits for the next group).
-      return guard(
-        'completeDeliveries',
-        () => Promise.all(items.map((item) => completions.complete(item.id, item.leaseToken, item.outcome))),
-        false,
-      );
+      return guard('completeDeliveries', () => completions.completeMany(items), false);
     },
 
     getDelivery(id) {
