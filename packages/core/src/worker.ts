@@ -3,7 +3,7 @@ import type { EngineContext } from './engine-context.js';
 import { MailroomError } from './errors.js';
 import { MailingCache } from './mailing-cache.js';
 import type { MailroomWorker, WorkerOptions } from './mailroom-types.js';
-import type { ClaimedDelivery } from './records.js';
+import type { ClaimedDelivery, MailingStatus } from './records.js';
 import { SOURCE_EXPANDERS } from './sources/index.js';
 
 /** Worker settings with their defaults applied. */
@@ -26,6 +26,9 @@ export const WORKER_DEFAULTS: ResolvedWorkerOptions = {
   flushMs: 200,
   renderThreads: 0,
 };
+
+/** Mailing statuses after which nothing more is sent. */
+const STOPPED: readonly MailingStatus[] = ['cancelled', 'failed'];
 
 /** How long a worker expands one source job before turning to deliveries (and handing the job back). */
 const SOURCE_SLICE_MS = 250;
@@ -63,6 +66,21 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): M
     if (!job) return 0;
     const sliceEnds = performance.now() + SOURCE_SLICE_MS;
     try {
+      // A cancelled broadcast sends nothing more: its sources stop at the next slice instead of
+      // filling the store with deliveries that will never go.
+      const fresh = await store.getMailingById(job.mailingId);
+      if (fresh && STOPPED.includes(fresh.status)) {
+        const now = clock.now();
+        await store.commitSourcePage(job.id, job.leaseToken, {
+          deliveries: [],
+          profiles: [],
+          profileOptions: { onExistingProfile: 'preserve', onExistingTrait: 'preserve' },
+          patch: { status: 'failed', error: `broadcast ${fresh.status}` },
+          leaseUntil: now,
+          now,
+        });
+        return 1;
+      }
       const entry = await cache.get(job.mailingId);
       if (!entry) throw new MailroomError('NOT_FOUND', `Mailing of source job ${job.id} is gone`);
       const expander = SOURCE_EXPANDERS[job.kind];
@@ -139,6 +157,13 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): M
       clearInterval(renew);
     }
     for (const id of new Set(claimed.map((d) => d.mailingId))) {
+      // Deliveries of this batch that a cancel raced with (a retry written back, or handed back by
+      // stop) are waiting again; the cancel's own settle ran before they were, so settle them now.
+      const fresh = await store.getMailingById(id);
+      if (fresh && STOPPED.includes(fresh.status)) {
+        await store.settleOpenDeliveries(id, 'skipped', `broadcast ${fresh.status}`, clock.now());
+        continue;
+      }
       if (!started.has(id)) {
         await store.setMailingStatus(id, ['queued', 'scheduled'], 'sending', clock.now());
         if (started.size >= 4096) started.clear();

@@ -1,0 +1,12 @@
+import pg from 'pg';
+const c = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/test' }); await c.connect();
+await c.query('create temp table if not exists t (x int)');
+await c.query('create table if not exists prof_fsync_t (x int)');
+let t0 = performance.now();
+for (let i = 0; i < 200; i++) await c.query('select 1');
+console.log('select 1 rtt ms', ((performance.now() - t0) / 200).toFixed(3));
+t0 = performance.now();
+for (let i = 0; i < 200; i++) await c.query('insert into prof_fsync_t values (1)');
+console.log('autocommit insert (fsync) ms', ((performance.now() - t0) / 200).toFixed(3));
+await c.query('drop table prof_fsync_t');
+await c.end();
