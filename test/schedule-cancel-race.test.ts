@@ -67,3 +67,43 @@ describe.each(storeCases())('cancel racing the worker on $name', ({ make }) => {
     await mailroom.close();
   });
 });
+
+describe('a broadcast started long after scheduleFor', () => {
+  it('still gets its retries: the retry window starts at the first attempt', async () => {
+    const { manualClock } = await import('@mailroom/core');
+    const { memoryStore } = await import('@mailroom/memory');
+    const clock = manualClock(new Date('2030-01-01T00:00:00.000Z'));
+    let failures = 2;
+    const transport = memoryTransport({
+      failWith: () =>
+        failures-- > 0
+          ? new MailroomError('TRANSPORT_TRANSIENT', '451 later', { responseCode: 451 })
+          : undefined,
+    });
+    const mailroom = createMailroom({
+      store: memoryStore(),
+      transport,
+      clock,
+      worker: { maxAgeMs: 3_600_000, retryBaseMs: 1_000, retryMaxMs: 1_000 },
+    });
+    const { project, secret } = await mailroom.admin.createProject({ name: 'P' });
+    await mailroom.admin.addSender(project.id, { address: 'news@p.test' });
+    const { ref } = await mailroom.broadcast(secret, {
+      subject: 'S',
+      sender: 'news@p.test',
+      message: 'm',
+      recipients: ['late@example.test'],
+      options: { scheduleFor: '2030-01-01T01:00:00.000Z' },
+    });
+    // No worker ran for two days past the scheduled time.
+    clock.set(new Date('2030-01-03T01:00:00.000Z'));
+    for (let i = 0; i < 3; i++) {
+      await mailroom.worker.drain();
+      clock.advance(2_000);
+    }
+    expect(transport.messagesTo('late@example.test')).toHaveLength(1);
+    const [delivery] = await mailroom.listDeliveries(secret, ref);
+    expect(delivery).toMatchObject({ status: 'sent', attempts: 3 });
+    await mailroom.close();
+  });
+});

@@ -171,9 +171,23 @@ export function createDeliveryPipeline(
   }
 
   /** When the delivery first became due: a retry is not scheduled beyond `maxAgeMs` after it. */
-  function dueSince(delivery: ClaimedDelivery, mailing: MailingRecord): Date {
+  /**
+   * When the retry window (`maxAgeMs`) of a delivery started: its first attempt. A worker that was down
+   * past `scheduleFor` still gives a late broadcast its full window. The first attempt's time is not
+   * stored; it is at least the current retry's due time minus the longest the backoff could have waited
+   * between the attempts so far, and never before the delivery became due.
+   */
+  function retryWindowStart(delivery: ClaimedDelivery, mailing: MailingRecord): Date {
+    const now = clock.now();
+    if (delivery.attempts <= 1) return now;
     const scheduled = mailing.options.scheduleFor;
-    return scheduled && scheduled > delivery.createdAt ? scheduled : delivery.createdAt;
+    const due = scheduled && scheduled > delivery.createdAt ? scheduled : delivery.createdAt;
+    let waited = 0;
+    for (let attempt = 1; attempt < delivery.attempts; attempt++) {
+      waited += Math.min(opts.retryMaxMs, opts.retryBaseMs * 2 ** (attempt - 1));
+    }
+    const firstAttempt = delivery.nextAttemptAt.getTime() - waited;
+    return new Date(Math.min(now.getTime(), Math.max(due.getTime(), firstAttempt)));
   }
 
   async function deliverOne(
@@ -202,7 +216,7 @@ export function createDeliveryPipeline(
     ) {
       return result(mailing, { status: 'skipped', lastError: 'unsubscribed', now: clock.now() });
     }
-    const since = dueSince(delivery, mailing);
+    const since = retryWindowStart(delivery, mailing);
     const expiry = opts.maxAgeMs > 0 ? since.getTime() + opts.maxAgeMs : Number.POSITIVE_INFINITY;
     if (delivery.attempts > 1 && clock.now().getTime() > expiry) {
       // A retry that became due while no worker ran, past its deadline: not sent.

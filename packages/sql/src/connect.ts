@@ -22,6 +22,32 @@ export interface Connection {
    * dialect of the caller's, whose driver the store only reaches through Kysely.
    */
   sqliteFile?: () => SqliteFile | undefined;
+  /**
+   * A PostgreSQL pool the store opened itself (from a URL): mark a statement text (with `$n`
+   * placeholders) to be prepared once per connection and then executed by name, which spares
+   * PostgreSQL parsing and planning it on every execution. Absent for a pool of the caller's.
+   */
+  pgPrepare?: (text: string) => void;
+}
+
+/** Statement texts prepared by name on the pool's connections, at most this many per pool. */
+const MAX_PREPARED = 256;
+
+/**
+ * A pg client class that executes the texts in `names` as named prepared statements (pg parses a name
+ * once per connection and reuses it); every other query goes through unchanged.
+ */
+function preparingClient(names: Map<string, string>): typeof pg.Client {
+  return class PreparingClient extends pg.Client {
+    // biome-ignore lint/suspicious/noExplicitAny: pg's query has a dozen overloads; this forwards them all.
+    override query(config: any, values?: any, callback?: any): any {
+      if (typeof config === 'string' && Array.isArray(values)) {
+        const name = names.get(config);
+        if (name !== undefined) return super.query({ name, text: config, values }, callback);
+      }
+      return super.query(config, values, callback);
+    }
+  };
 }
 
 /**
@@ -45,11 +71,17 @@ function owned(db: Db, kind: SqlKind): Connection {
 
 function connectUrl(url: string, poolSize: number, busyTimeoutMs: number): Connection {
   if (/^postgres(ql)?:\/\//i.test(url)) {
-    const pool = new pg.Pool({ connectionString: url, max: poolSize });
+    const names = new Map<string, string>();
+    const pool = new pg.Pool({ connectionString: url, max: poolSize, Client: preparingClient(names) });
     // An idle connection dropped by the server is reported here; unhandled, it would end the process.
     // The pool replaces it, and a query on a broken connection fails as STORE_FAILED.
     pool.on('error', () => undefined);
-    return owned(new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) }), 'postgres');
+    return {
+      ...owned(new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) }), 'postgres'),
+      pgPrepare(text) {
+        if (!names.has(text) && names.size < MAX_PREPARED) names.set(text, `mailroom_${names.size + 1}`);
+      },
+    };
   }
   if (/^(mysql|mariadb):\/\//i.test(url)) {
     const pool = createPool({

@@ -137,8 +137,9 @@ export function pgAddMembers(
  * PostgreSQL: all of `commitBatch` as ONE statement, so one round trip and one implicit transaction: the
  * mailing's insert (or its update, which takes the row lock and checks the status), then, only if that
  * produced the mailing, the batch, the deliveries, the profiles, the memberships and the source jobs, as
- * data-modifying CTEs. The result has one row, the mailing's columns (all of them after an update) and
- * `mailroom_inserted`, or none when the update found no mailing in an allowed status (nothing written).
+ * data-modifying CTEs. The result has one row, the mailing's columns (as written) and `mailroom_inserted`,
+ * or none when the update found no mailing in an allowed status (nothing written). Columns are listed,
+ * never `*`: the text is prepared once per connection, and a prepared `*` breaks when a table gains one.
  * Undefined when it cannot be one statement (a repeated profile address).
  *
  * Concurrent commits to one mailing are ordered by its row lock, taken first; the deliveries' unique key
@@ -158,13 +159,13 @@ export function pgCommitBatch(codec: Codec, write: BatchWrite): Statement | unde
   if ('create' in target) {
     const mailing = { ...target.create, batchCount: target.create.batchCount + 1, updatedAt: now };
     add('m', {
-      text: `INSERT INTO mailroom_mailings (${MAILING_COLUMNS.join(', ')}) VALUES (${MAILING_COLUMNS.map(() => '?').join(', ')}) RETURNING *`,
+      text: `INSERT INTO mailroom_mailings (${MAILING_COLUMNS.join(', ')}) VALUES (${MAILING_COLUMNS.map(() => '?').join(', ')}) RETURNING ${MAILING_COLUMNS.join(', ')}`,
       params: codec.mailingParams(mailing),
     });
   } else {
     add('m', {
       text: `UPDATE mailroom_mailings SET status = ?, batch_count = batch_count + 1, updated_at = ?
-        WHERE id = ? AND status = ANY(?::text[]) RETURNING *`,
+        WHERE id = ? AND status = ANY(?::text[]) RETURNING ${MAILING_COLUMNS.join(', ')}`,
       params: [target.setStatus, at, target.mailingId, [...target.allowStatus]],
     });
   }

@@ -26,8 +26,17 @@ export interface SqlRunner {
   readonly kind: SqlKind;
   /** True on a SQLite file the store opened: see {@link SqlRunner.statement}. */
   readonly direct: boolean;
-  /** Run one statement written with `?` placeholders on `db` (the pool, or a transaction's connection). */
-  run<R = Record<string, unknown>>(db: Db, text: string, params?: unknown[]): Promise<RunResult<R>>;
+  /**
+   * Run one statement written with `?` placeholders on `db` (the pool, or a transaction's connection).
+   * `prepared`: a hot statement of fixed text, worth preparing once per connection where the store can
+   * (a PostgreSQL pool it opened).
+   */
+  run<R = Record<string, unknown>>(
+    db: Db,
+    text: string,
+    params?: unknown[],
+    prepared?: boolean,
+  ): Promise<RunResult<R>>;
   /**
    * Run `fn` in one transaction and commit it (roll back if it throws). SQLite takes the write lock up
    * front (`BEGIN IMMEDIATE`): a deferred transaction that reads and then writes can fail with
@@ -61,12 +70,14 @@ export interface SqlRunner {
   statement(db: Db, text: string): Database.Statement | undefined;
 }
 
-/** A SQLite file the store opened, reached directly once its connection is held through `root`. */
-export interface DirectSqlite {
+/** What the store can reach beyond Kysely, when it opened the database itself. */
+export interface RunnerAccess {
   /** The store's Kysely instance: statements on it take Kysely's connection first. */
   root: Db;
-  /** The open file, once Kysely has opened it. */
-  file(): SqliteFile | undefined;
+  /** SQLite: the open file, once Kysely has opened it. */
+  sqliteFile?: () => SqliteFile | undefined;
+  /** PostgreSQL: mark a text to be executed as a named prepared statement. */
+  pgPrepare?: (text: string) => void;
 }
 
 /**
@@ -74,7 +85,9 @@ export interface DirectSqlite {
  * run on better-sqlite3 directly, without Kysely's executor: for a hot transaction of a few hundred
  * statements, the layers around each one cost more than SQLite's own work.
  */
-export function createSqlRunner(kind: SqlKind, direct?: DirectSqlite): SqlRunner {
+export function createSqlRunner(kind: SqlKind, access?: RunnerAccess): SqlRunner {
+  const sqliteFile = access?.sqliteFile;
+  const pgPrepare = access?.pgPrepare;
   const pgTexts = new Map<string, string>();
   const valueLists = new Map<string, string>();
 
@@ -111,23 +124,23 @@ export function createSqlRunner(kind: SqlKind, direct?: DirectSqlite): SqlRunner
 
   // Kysely hands out connection-bound instances while its connection is held; only the root takes it.
   const held = (db: Db, text: string): Database.Statement | undefined => {
-    if (direct === undefined || db === direct.root) return undefined;
-    return direct.file()?.prepare(text);
+    if (sqliteFile === undefined || db === access?.root) return undefined;
+    return sqliteFile()?.prepare(text);
   };
 
   const runner: SqlRunner = {
     kind,
-    direct: direct !== undefined,
+    direct: sqliteFile !== undefined,
     forUpdate: kind === 'sqlite' ? '' : ' FOR UPDATE',
-    async run<R>(db: Db, text: string, params: unknown[] = []): Promise<RunResult<R>> {
+    async run<R>(db: Db, text: string, params: unknown[] = [], prepared = false): Promise<RunResult<R>> {
       const statement = held(db, text);
       if (statement) {
         if (statement.reader) return { rows: statement.all(params) as R[], affected: 0 };
         return { rows: [], affected: statement.run(params).changes };
       }
-      const result = await db.executeQuery<R>(
-        CompiledQuery.raw(kind === 'postgres' ? toPg(text) : text, params),
-      );
+      const sql = kind === 'postgres' ? toPg(text) : text;
+      if (prepared) pgPrepare?.(sql);
+      const result = await db.executeQuery<R>(CompiledQuery.raw(sql, params));
       return { rows: result.rows as R[], affected: Number(result.numAffectedRows ?? 0) };
     },
     transaction: inTransaction,

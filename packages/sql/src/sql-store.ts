@@ -49,9 +49,9 @@ const IN_LIST_SIZE = 500;
  * await store.init();
  */
 export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
-  const { db, kind, release, sqliteFile } = connect(options as SqlStoreOptions);
+  const { db, kind, release, sqliteFile, pgPrepare } = connect(options as SqlStoreOptions);
   const name = `sql:${kind}`;
-  const r = createSqlRunner(kind, sqliteFile ? { root: db, file: sqliteFile } : undefined);
+  const r = createSqlRunner(kind, { root: db, sqliteFile, pgPrepare });
   const c = createCodec(kind);
   const bulk = createBulkWrites(r, c);
   const claims = createSqlClaims(r, c);
@@ -418,7 +418,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
       const single = kind === 'postgres' ? pgCommitBatch(c, batchWrite) : undefined;
       if (single) {
         return guard('commitBatch', async (): Promise<BatchCommitResult> => {
-          const row = await first(single.text, single.params);
+          const [row] = (await r.run<Row>(db, single.text, single.params, true)).rows;
           const { target, now } = batchWrite;
           if (!row) {
             // Nothing was written: say why.
