@@ -3,7 +3,7 @@ const orig = pg.Client.prototype.query;
 const stats = new Map<string, { n: number; ms: number }>();
 (pg.Client.prototype as any).query = function (this: any, config: any, values: any, cb: any) {
   const text: string = typeof config === 'string' ? config : config?.text ?? '';
-  const key = text.replace(/\s+/g, ' ').slice(0, 70);
+  const key = (config?.name ? '[' + config.name + '] ' : '') + text.replace(/\s+/g, ' ').slice(0, 60);
   const t0 = performance.now();
   const r = orig.call(this, config, values, cb);
   if (r && typeof r.then === 'function') r.then(() => { const s = stats.get(key) ?? { n: 0, ms: 0 }; s.n++; s.ms += performance.now() - t0; stats.set(key, s); }, () => {});

@@ -28,21 +28,40 @@ export function pgInsert(
   target: InsertTarget,
   rows: unknown[][],
   options: InsertOptions & { where?: string; onConflict?: 'fail' } = {},
-): { text: string; params: unknown[][] } {
+): { text: string; params: unknown[] } {
   const { table, columns, pgTypes, key } = target;
   const { update, returning, where } = options;
   const list = columns.join(', ');
-  const arrays = columns.map((_, j) => rows.map((row) => row[j]));
-  const params = pgTypes.map((type) => `?::${type === 'jsonb' ? 'text' : type}[]`).join(', ');
-  const select = columns
-    .map((column, j) => (pgTypes[j] === 'jsonb' ? `u.${column}::jsonb` : `u.${column}`))
-    .join(', ');
+  // A column with one value in every row (the mailing, the batch, the times, the nulls of a new row)
+  // travels once as a scalar instead of as an array of copies: less to encode, send and unnest.
+  const scalars: unknown[] = [];
+  const arrays: unknown[][] = [];
+  const select: string[] = [];
+  const unnested: string[] = [];
+  const names: string[] = [];
+  for (let j = 0; j < columns.length; j++) {
+    const column = columns[j] as string;
+    const type = pgTypes[j] as string;
+    const first = rows[0]?.[j];
+    let same = rows.length > 1;
+    for (let i = 1; same && i < rows.length; i++) same = (rows[i] as unknown[])[j] === first;
+    if (same) {
+      select.push(`?::${type}`);
+      scalars.push(first);
+    } else {
+      select.push(type === 'jsonb' ? `u.${column}::jsonb` : `u.${column}`);
+      unnested.push(`?::${type === 'jsonb' ? 'text' : type}[]`);
+      names.push(column);
+      arrays.push(rows.map((row) => row[j]));
+    }
+  }
   const onConflict = update
     ? `DO UPDATE SET ${update.map((column) => `${column} = excluded.${column}`).join(', ')}`
     : 'DO NOTHING';
   const conflict = options.onConflict === 'fail' ? '' : ` ON CONFLICT (${key}) ${onConflict}`;
-  const text = `INSERT INTO ${table} (${list}) SELECT ${select} FROM unnest(${params}) AS u(${list})${where ? ` WHERE ${where}` : ''}${conflict}${returning ? ` RETURNING ${returning}` : ''}`;
-  return { text, params: arrays };
+  const from = unnested.length > 0 ? ` FROM unnest(${unnested.join(', ')}) AS u(${names.join(', ')})` : '';
+  const text = `INSERT INTO ${table} (${list}) SELECT ${select.join(', ')}${from}${where ? ` WHERE ${where}` : ''}${conflict}${returning ? ` RETURNING ${returning}` : ''}`;
+  return { text, params: [...scalars, ...arrays] };
 }
 
 /**

@@ -1,5 +1,12 @@
-import type { ProfileUpsert, ProfileUpsertOptions } from '@mailroom/core';
-import { makeBatch, makeDelivery, makeMailing, makeProject, makeSecret, testTime } from '@mailroom/core/testing';
+import type { Json, ProfileUpsert, ProfileUpsertOptions } from '@mailroom/core';
+import {
+  makeBatch,
+  makeDelivery,
+  makeMailing,
+  makeProject,
+  makeSecret,
+  testTime,
+} from '@mailroom/core/testing';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { MergeableProfile } from '../src/profile-merge.js';
@@ -39,13 +46,16 @@ function apply(
 }
 
 const ADDRESSES = ['a@example.com', 'b@example.com', 'c@example.com', 'd@example.com'];
-const row = fc.record(
+const row: fc.Arbitrary<ProfileUpsert> = fc.record(
   {
     address: fc.constantFrom(...ADDRESSES),
     name: fc.constantFrom('Ann', 'Bob', null),
     traits: fc.dictionary(
       fc.constantFrom('plan', 'city', 'n'),
-      fc.oneof(fc.constantFrom('free', 'pro', 1, 1.5, true, null), fc.constant({ deep: [1, 'x'] })),
+      fc.oneof(
+        fc.constantFrom<Json>('free', 'pro', 1, 1.5, true, null),
+        fc.constant<Json>({ deep: [1, 'x'] }),
+      ),
       { maxKeys: 2 },
     ),
     labels: fc.array(fc.constantFrom('x', 'y', 'ä'), { maxLength: 3 }),
