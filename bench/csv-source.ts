@@ -5,24 +5,32 @@
  * broadcast is scheduled far ahead, so this measures expansion, not sending. papaparse alone on the same
  * file (a utf8 read stream, header row, a step per row) is the reference, measured in the same run.
  * Each engine run is a child process of its own (the range server stays here), so the peak RSS it
- * reports is the engine's alone. Targets: >= 100,000 rows/s on SQLite, peak RSS < 200 MB.
+ * reports is the engine's process alone: the runtime, the tsx loader (unless BENCH_CSV_RUNTIME=dist), the
+ * modules, SQLite's page cache and the JS heap. `rssBeforeMiB` is that process after setup, before the
+ * broadcast; `growthMiB` what the expansion added on top. Targets: >= 100,000 rows/s on SQLite, peak RSS
+ * < 200 MB.
  *
- * Run: npx tsx --conditions=mailroom-source bench/csv-source.ts   (BENCH_CSV_ROWS, BENCH_RUNS to change)
+ * Run: npx tsx --conditions=mailroom-source bench/csv-source.ts   (BENCH_CSV_ROWS, BENCH_RUNS to change;
+ * BENCH_CSV_RUNTIME=dist runs the engine from the built packages under plain node: `pnpm build` first)
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import {
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  mkdtempSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createMailroom } from '@mailroom/core';
-import { memoryTransport } from '@mailroom/memory';
-import { sqlStore } from '@mailroom/sql';
 import type PapaType from 'papaparse';
-import { median, peakRssMiB, report } from './support/measure.js';
+import { median, report } from './support/measure.js';
 
 const ROWS = Number(process.env.BENCH_CSV_ROWS ?? 1_000_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -92,43 +100,87 @@ async function papaparseAlone(path: string): Promise<number> {
   return Math.round(ROWS / ((performance.now() - started) / 1000));
 }
 
-/** One engine run, in a child process of its own, so its peak RSS is its own. */
-async function engineRun(dir: string, url: string, allow: string, run: number) {
-  const dbFile = join(dir, `bench-${run}.db`);
-  const mailroom = createMailroom({
-    store: sqlStore({ url: dbFile }),
-    transport: memoryTransport(),
-    fetch: { allowHosts: [allow], rangeBytes: RANGE_BYTES },
-  });
-  const { project, secret } = await mailroom.admin.createProject({ name: 'bench' });
-  await mailroom.admin.addSender(project.id, { address: 'news@bench.test' });
-  const rssBefore = process.memoryUsage().rss;
-  const started = performance.now();
-  const { ref } = await mailroom.broadcast(secret, {
-    subject: 'Hi {{ profile.firstName }}',
-    sender: 'news@bench.test',
-    message: '<p>Hello {{ profile.firstName }} from {{ profile.city }}</p>',
-    sources: [{ type: 'CSV', config: { label: 'bench', url, columnMappings: { email: 'address' } } }],
-    options: { scheduleFor: '2099-01-01T00:00:00.000Z' },
-  });
-  await mailroom.worker.drain();
-  const seconds = (performance.now() - started) / 1000;
-  const view = await mailroom.getMailing(secret, ref);
-  if (view.counts.queued !== ROWS) throw new Error(`expected ${ROWS} deliveries, got ${view.counts.queued}`);
-  await mailroom.close();
-  for (const f of [dbFile, `${dbFile}-wal`, `${dbFile}-shm`]) rmSync(f, { force: true });
-  return {
-    rowsPerSecond: Math.round(ROWS / seconds),
-    seconds: +seconds.toFixed(2),
-    rssBeforeMiB: Math.round(rssBefore / 2 ** 20),
-    peakRssMiB: peakRssMiB(),
-  };
+/**
+ * Where the child imports the engine from: the TypeScript sources (run under the tsx loader this bench
+ * runs under) or, with `BENCH_CSV_RUNTIME=dist`, the built packages (after `pnpm build`) under plain
+ * node, without the loader.
+ */
+const RUNTIME = process.env.BENCH_CSV_RUNTIME === 'dist' ? 'dist' : 'tsx';
+const packageEntry = (name: string) =>
+  new URL(`../packages/${name}/${RUNTIME === 'dist' ? 'dist/index.js' : 'src/index.ts'}`, import.meta.url)
+    .href;
+
+/**
+ * One engine run, as the child process runs it: plain JavaScript, so that the very same code runs on the
+ * sources under tsx and on the built packages under plain node. It reports the rows/s of the expansion
+ * (accept, probe and drain), the RSS after setup (runtime, loader and modules loaded, store open) and the
+ * process's peak RSS.
+ */
+const ENGINE_CHILD = `
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { createMailroom } from ${JSON.stringify(packageEntry('core'))};
+import { memoryTransport } from ${JSON.stringify(packageEntry('memory'))};
+import { sqlStore } from ${JSON.stringify(packageEntry('sql'))};
+const { dir, url, allow, run, rows, rangeBytes } = JSON.parse(process.env.CSV_BENCH_CHILD);
+const dbFile = join(dir, \`bench-\${run}.db\`);
+const mailroom = createMailroom({
+  store: sqlStore({ url: dbFile }),
+  transport: memoryTransport(),
+  fetch: { allowHosts: [allow], rangeBytes },
+});
+const { project, secret } = await mailroom.admin.createProject({ name: 'bench' });
+await mailroom.admin.addSender(project.id, { address: 'news@bench.test' });
+const rssBefore = process.memoryUsage().rss;
+const started = performance.now();
+const cpuStart = process.cpuUsage();
+const { ref } = await mailroom.broadcast(secret, {
+  subject: 'Hi {{ profile.firstName }}',
+  sender: 'news@bench.test',
+  message: '<p>Hello {{ profile.firstName }} from {{ profile.city }}</p>',
+  sources: [{ type: 'CSV', config: { label: 'bench', url, columnMappings: { email: 'address' } } }],
+  options: { scheduleFor: '2099-01-01T00:00:00.000Z' },
+});
+await mailroom.worker.drain();
+const seconds = (performance.now() - started) / 1000;
+const cpu = process.cpuUsage(cpuStart);
+const view = await mailroom.getMailing(secret, ref);
+if (view.counts.queued !== rows) throw new Error(\`expected \${rows} deliveries, got \${view.counts.queued}\`);
+await mailroom.close();
+for (const f of [dbFile, \`\${dbFile}-wal\`, \`\${dbFile}-shm\`]) rmSync(f, { force: true });
+const peak = Math.round(process.resourceUsage().maxRSS / 1024);
+console.log(JSON.stringify({
+  rowsPerSecond: Math.round(rows / seconds),
+  rowsPerCpuSecond: Math.round(rows / ((cpu.user + cpu.system) / 1e6)),
+  seconds: +seconds.toFixed(2),
+  rssBeforeMiB: Math.round(rssBefore / 2 ** 20),
+  peakRssMiB: peak,
+  growthMiB: peak - Math.round(rssBefore / 2 ** 20),
+}));
+process.exit(0);
+`;
+
+interface EngineRun {
+  rowsPerSecond: number;
+  /** Rows per second of CPU time of the engine's process (all its threads): steadier on a shared host. */
+  rowsPerCpuSecond: number;
+  seconds: number;
+  rssBeforeMiB: number;
+  peakRssMiB: number;
+  growthMiB: number;
 }
 
 // Asynchronous on purpose: the range server lives in this process and must keep serving meanwhile.
-async function engineInChildAsync(dir: string, url: string, allow: string, run: number) {
-  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], {
-    env: { ...process.env, CSV_BENCH_CHILD: JSON.stringify({ dir, url, allow, run }) },
+async function engineInChildAsync(dir: string, url: string, allow: string, run: number): Promise<EngineRun> {
+  const script = join(dir, 'engine-child.mjs');
+  writeFileSync(script, ENGINE_CHILD);
+  // Under tsx, the child gets this process's loader flags; on the built packages, none.
+  const flags = RUNTIME === 'dist' ? [] : [...process.execArgv, '--conditions=mailroom-source'];
+  const child = spawn(process.execPath, [...flags, script], {
+    env: {
+      ...process.env,
+      CSV_BENCH_CHILD: JSON.stringify({ dir, url, allow, run, rows: ROWS, rangeBytes: RANGE_BYTES }),
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
@@ -138,19 +190,11 @@ async function engineInChildAsync(dir: string, url: string, allow: string, run: 
   const [code] = (await once(child, 'exit')) as [number | null];
   const line = out.trim().split('\n').at(-1) ?? '';
   if (code !== 0 || !line.startsWith('{')) throw new Error(`engine run failed (${code}): ${out}`);
-  return JSON.parse(line) as Awaited<ReturnType<typeof engineRun>>;
+  return JSON.parse(line) as EngineRun;
 }
 
-const childArgs = process.env.CSV_BENCH_CHILD;
-if (childArgs !== undefined) {
-  const { dir, url, allow, run } = JSON.parse(childArgs) as {
-    dir: string;
-    url: string;
-    allow: string;
-    run: number;
-  };
-  console.log(JSON.stringify(await engineRun(dir, url, allow, run)));
-  process.exit(0);
+if (RUNTIME === 'dist' && !existsSync(new URL(packageEntry('core')))) {
+  throw new Error('BENCH_CSV_RUNTIME=dist runs the built packages: run `pnpm build` first');
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'mailroom-bench-csv-'));
@@ -160,7 +204,7 @@ const { server, port } = await rangeServer(csv, size);
 const url = `http://127.0.0.1:${port}/recipients.csv`;
 try {
   const papa: number[] = [];
-  const engine: Array<Awaited<ReturnType<typeof engineRun>>> = [];
+  const engine: EngineRun[] = [];
   for (let run = 0; run < RUNS; run++) {
     papa.push(await papaparseAlone(csv));
     // The server stays in this process; the engine runs in a child while this one serves the ranges.
@@ -175,10 +219,15 @@ try {
     fileMiB: +(size / 2 ** 20).toFixed(1),
     rangeBytes: RANGE_BYTES,
     sqliteRowsPerSecond: engineMedian,
+    sqliteRowsPerCpuSecond: median(engine.map((e) => e.rowsPerCpuSecond)),
     papaparseRowsPerSecond: papaMedian,
     ratioToPapaparse: +(engineMedian / papaMedian).toFixed(2),
+    runtime: RUNTIME,
+    loadAverage: loadavg().map((l) => +l.toFixed(2)),
     engineRuns: engine,
     enginePeakRssMiB: median(engine.map((e) => e.peakRssMiB)),
+    engineRssBeforeMiB: median(engine.map((e) => e.rssBeforeMiB)),
+    engineGrowthMiB: median(engine.map((e) => e.growthMiB)),
     target: { rowsPerSecond: 100_000, peakRssMiB: 200 },
   });
 } finally {

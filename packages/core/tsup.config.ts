@@ -1,4 +1,8 @@
 import { defineConfig } from 'tsup';
 import { base } from '../../tsup.base.ts';
 
-export default defineConfig({ ...base, entry: ['src/index.ts', 'src/testing/index.ts'], external: ['vitest'] });
+export default defineConfig({
+  ...base,
+  entry: ['src/index.ts', 'src/testing/index.ts'],
+  external: ['vitest'],
+});

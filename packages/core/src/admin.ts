@@ -1,5 +1,5 @@
-import type { EngineContext } from './engine-context.js';
 import { createPrivateKey } from 'node:crypto';
+import type { EngineContext } from './engine-context.js';
 import { MailroomError } from './errors.js';
 import { newId } from './ids.js';
 import type { MailroomAdmin } from './mailroom-types.js';
@@ -123,7 +123,8 @@ function invalid(path: string[], message: string): MailroomError {
   return new MailroomError('VALIDATION_FAILED', message, { issues: [{ code: 'custom', path, message }] });
 }
 
-const SELECTOR = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+const SELECTOR =
+  /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
 // A broken key must fail here, once, not on every delivery later.
 function checkDkim(dkim: { selector: string; privateKey: string }): void {

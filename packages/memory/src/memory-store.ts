@@ -45,6 +45,11 @@ interface State {
   batches: Map<string, BatchRecord>;
   deliveries: Map<string, DeliveryRecord>;
   deliveryIdByAddress: Map<string, string>;
+  /**
+   * Deliveries that may be open (`queued` or `sending`), so that a claim does not walk the terminal
+   * ones. A delivery never reopens once terminal, so terminal ones are simply dropped when met.
+   */
+  openDeliveries: Set<DeliveryRecord>;
   sourceJobs: Map<string, SourceJobRecord>;
   idempotency: Map<string, IdempotencyRecord>;
   settings: Map<string, string>;
@@ -266,10 +271,22 @@ export function memoryStore(): Store {
     async claimDeliveries({ now, limit, leaseMs }) {
       const s = db();
       const t = now.getTime();
-      const due = [...s.deliveries.values()]
-        .filter((d) => isClaimable(s, d, t))
-        .sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() || compare(a.id, b.id))
-        .slice(0, Math.max(0, limit));
+      // The `limit` first due deliveries by (nextAttemptAt, id), kept sorted while walking the open ones.
+      const due: DeliveryRecord[] = [];
+      const before = (a: DeliveryRecord, b: DeliveryRecord) =>
+        a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() || compare(a.id, b.id);
+      for (const d of s.openDeliveries) {
+        if (d.status !== 'queued' && d.status !== 'sending') {
+          s.openDeliveries.delete(d);
+          continue;
+        }
+        if (limit <= 0 || !isClaimable(s, d, t)) continue;
+        if (due.length === limit && before(d, due[limit - 1] as DeliveryRecord) >= 0) continue;
+        let at = due.length;
+        while (at > 0 && before(d, due[at - 1] as DeliveryRecord) < 0) at--;
+        due.splice(at, 0, d);
+        if (due.length > limit) due.pop();
+      }
       return due.map((d) => {
         d.status = 'sending';
         d.leaseExpiresAt = new Date(t + leaseMs);
@@ -467,6 +484,7 @@ function emptyState(): State {
     batches: new Map(),
     deliveries: new Map(),
     deliveryIdByAddress: new Map(),
+    openDeliveries: new Set(),
     sourceJobs: new Map(),
     idempotency: new Map(),
     settings: new Map(),
@@ -504,8 +522,10 @@ function insertDeliveries(s: State, deliveries: readonly DeliveryRecord[]): numb
   for (const d of deliveries) {
     const k = key(d.mailingId, d.address);
     if (s.deliveryIdByAddress.has(k) || s.deliveries.has(d.id)) continue;
-    s.deliveries.set(d.id, clone(d));
+    const stored = clone(d);
+    s.deliveries.set(d.id, stored);
     s.deliveryIdByAddress.set(k, d.id);
+    s.openDeliveries.add(stored);
     inserted += 1;
   }
   return inserted;

@@ -1,5 +1,4 @@
 import type { DeliveryRecord, ProfileUpsert, ProfileUpsertOptions } from '@mailroom/core';
-import type Database from 'better-sqlite3';
 import type { Codec, Row } from './codec.js';
 import { DELIVERY_COLUMNS, DELIVERY_PG_TYPES } from './codec.js';
 import type { Db } from './connect.js';
@@ -9,6 +8,7 @@ import { pgAddMembers, pgUpsertProfiles } from './postgres-statements.js';
 import type { MergeableProfile } from './profile-merge.js';
 import { mergeProfile } from './profile-merge.js';
 import type { SqlRunner } from './sql-runner.js';
+import { JsonMemo, sqliteWriter } from './sqlite-writes.js';
 
 const DELIVERIES: InsertTarget = {
   table: 'mailroom_deliveries',
@@ -28,15 +28,6 @@ const MEMBERS: InsertTarget = {
   pgTypes: ['text', 'text', 'text', 'bigint'],
   key: 'group_id, address',
 };
-/** SQLite's single-row statements, run directly on the connection (see `SqlRunner.statement`). */
-const INSERT_DELIVERY = `INSERT INTO mailroom_deliveries (${DELIVERY_COLUMNS.join(', ')}) VALUES (${DELIVERY_COLUMNS.map(() => '?').join(', ')}) ON CONFLICT (mailing_id, address) DO NOTHING`;
-const INSERT_PROFILE = `INSERT INTO mailroom_profiles (${PROFILES.columns.join(', ')}) VALUES (${PROFILES.columns.map(() => '?').join(', ')}) ON CONFLICT (project_id, address) DO NOTHING`;
-const SELECT_PROFILE =
-  'SELECT name, traits, labels FROM mailroom_profiles WHERE project_id = ? AND address = ?';
-const UPDATE_PROFILE =
-  'UPDATE mailroom_profiles SET name = ?, traits = ?, labels = ?, updated_at = ? WHERE project_id = ? AND address = ?';
-const INSERT_MEMBER = `INSERT INTO mailroom_group_members (${MEMBERS.columns.join(', ')}) VALUES (?, ?, ?, ?) ON CONFLICT (group_id, address) DO NOTHING`;
-
 /** Addresses per `IN (...)` list when reading profiles back. */
 const IN_LIST_SIZE = 500;
 
@@ -48,9 +39,10 @@ const IN_LIST_SIZE = 500;
 export interface BulkWrites {
   /**
    * Insert deliveries, skipping any whose (mailingId, address) exists (also within `deliveries`).
-   * Returns how many were inserted.
+   * Returns how many were inserted. `memo`: JSON texts shared with `upsertProfiles` of the same write
+   * (a CSV row's traits go to its delivery and its profile).
    */
-  insertDeliveries(tx: Db, deliveries: readonly DeliveryRecord[]): Promise<number>;
+  insertDeliveries(tx: Db, deliveries: readonly DeliveryRecord[], memo?: JsonMemo): Promise<number>;
   /** Upsert profiles by the rules of `ProfileUpsert`, and add them to `options.groupId` when set. */
   upsertProfiles(
     tx: Db,
@@ -58,6 +50,7 @@ export interface BulkWrites {
     rows: readonly ProfileUpsert[],
     options: ProfileUpsertOptions,
     now: Date,
+    memo?: JsonMemo,
   ): Promise<void>;
 }
 
@@ -67,26 +60,20 @@ export function createBulkWrites(runner: SqlRunner, codec: Codec): BulkWrites {
   const mysql = kind === 'mysql';
 
   return {
-    async insertDeliveries(tx, deliveries) {
+    async insertDeliveries(tx, deliveries, memo) {
       if (deliveries.length === 0) return 0;
-      const one = runner.statement(tx, INSERT_DELIVERY);
-      if (one) {
-        // One prepared single-row statement per delivery measured faster than multi-row VALUES lists
-        // (which bind thousands of parameters through the same path); `changes` counts the inserts.
-        let inserted = 0;
-        for (const delivery of deliveries) inserted += one.run(codec.deliveryParams(delivery)).changes;
-        return inserted;
-      }
+      const direct = sqliteWriter(runner, tx);
+      if (direct) return direct.insertDeliveries(deliveries, memo ?? new JsonMemo());
       const sorted = kind === 'sqlite' ? deliveries : [...deliveries].sort(byMailingAndAddress);
       return (await insertMany(runner, tx, DELIVERIES, sorted.map(codec.deliveryParams))).affected;
     },
 
-    async upsertProfiles(tx, projectId, rows, options, now) {
+    async upsertProfiles(tx, projectId, rows, options, now, memo) {
       if (rows.length === 0) return;
       const at = now.getTime();
-      const insert = runner.statement(tx, INSERT_PROFILE);
-      if (insert) {
-        upsertProfilesDirect(tx, runner, codec, insert, projectId, rows, options, at);
+      const direct = sqliteWriter(runner, tx);
+      if (direct) {
+        direct.upsertProfiles(projectId, rows, options, at, memo ?? new JsonMemo());
         return;
       }
       if (kind === 'postgres') {
@@ -192,52 +179,6 @@ export function createBulkWrites(runner: SqlRunner, codec: Codec): BulkWrites {
       }
     },
   };
-}
-
-/**
- * `upsertProfiles` on a SQLite connection held in a transaction, one row at a time, in order: insert
- * the absent profile; if it existed (or came earlier in `rows`), read it, merge by the contract's rules
- * and write it back when something changed. The transaction sees its own writes, so a repeated address
- * merges onto the row as the earlier occurrence left it, as the multi-row path does.
- */
-function upsertProfilesDirect(
-  tx: Db,
-  runner: SqlRunner,
-  codec: Codec,
-  insert: Database.Statement,
-  projectId: string,
-  rows: readonly ProfileUpsert[],
-  options: ProfileUpsertOptions,
-  at: number,
-): void {
-  const select = runner.statement(tx, SELECT_PROFILE) as Database.Statement;
-  const update = runner.statement(tx, UPDATE_PROFILE) as Database.Statement;
-  const params: unknown[] = [projectId, '', null, '{}', 'subscribed', '[]', at, at];
-  for (const row of rows) {
-    params[1] = row.address;
-    params[2] = row.name ?? null;
-    params[3] = row.traits ? codec.json(row.traits) : '{}';
-    params[5] = row.labels ? codec.json(row.labels) : '[]';
-    if (insert.run(params).changes > 0) continue;
-    const found = select.get(projectId, row.address) as Row | undefined;
-    if (!found) continue;
-    const next = mergeProfile(
-      {
-        name: found.name === null || found.name === undefined ? null : String(found.name),
-        traits: codec.fromJson(found.traits) ?? {},
-        labels: codec.fromJson(found.labels) ?? [],
-      },
-      row,
-      options,
-    );
-    if (next.changed) {
-      update.run(next.name, codec.json(next.traits), codec.json(next.labels), at, projectId, row.address);
-    }
-  }
-  if (options.groupId) {
-    const member = runner.statement(tx, INSERT_MEMBER) as Database.Statement;
-    for (const row of rows) member.run(options.groupId, row.address, projectId, at);
-  }
 }
 
 function compare(a: string, b: string): number {

@@ -236,7 +236,7 @@ async function writePostgres(db: Db, runner: SqlRunner, codec: Codec, group: Pen
       AS v(${OUTCOME_FIELDS})
     WHERE d.id = v.id AND CASE WHEN d.status = 'sending' THEN d.lease_token END = v.lease_token
     RETURNING d.id`;
-  const { rows } = await runner.run<{ id: string }>(db, text, columns);
+  const { rows } = await runner.run<{ id: string }>(db, text, columns, true);
   const written = new Set(rows.map((r) => r.id));
   return group.map((item) => written.has(item.id));
 }

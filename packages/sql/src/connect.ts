@@ -28,6 +28,8 @@ export interface Connection {
    * PostgreSQL parsing and planning it on every execution. Absent for a pool of the caller's.
    */
   pgPrepare?: (text: string) => void;
+  /** A PostgreSQL pool the store opened itself, for the few statements Kysely cannot run (scripts). */
+  pgPool?: pg.Pool;
 }
 
 /** Statement texts prepared by name on the pool's connections, at most this many per pool. */
@@ -78,6 +80,7 @@ function connectUrl(url: string, poolSize: number, busyTimeoutMs: number): Conne
     pool.on('error', () => undefined);
     return {
       ...owned(new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) }), 'postgres'),
+      pgPool: pool,
       pgPrepare(text) {
         if (!names.has(text) && names.size < MAX_PREPARED) names.set(text, `mailroom_${names.size + 1}`);
       },

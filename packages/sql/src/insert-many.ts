@@ -43,7 +43,8 @@ export function pgInsert(
     const column = columns[j] as string;
     const type = pgTypes[j] as string;
     const first = rows[0]?.[j];
-    let same = rows.length > 1;
+    // The first column always unnests: it gives the statement its rows.
+    let same = j > 0 && rows.length > 1;
     for (let i = 1; same && i < rows.length; i++) same = (rows[i] as unknown[])[j] === first;
     if (same) {
       select.push(`?::${type}`);

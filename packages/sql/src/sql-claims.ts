@@ -64,6 +64,13 @@ export function createSqlClaims(runner: SqlRunner, codec: Codec): SqlClaims {
   const claims: SqlClaims = {
     async inDueOrder<R>(db: Db, text: string, params: unknown[]): Promise<R[]> {
       if (kind !== 'postgres') return (await runner.run<R>(db, text, params)).rows;
+      // One round trip where the store can: the settings and the statement as one script, whose
+      // implicit transaction bounds the settings as the explicit one below does.
+      const script = runner.script<R>([
+        [PG_INDEX_ORDER, []],
+        [text, params],
+      ]);
+      if (script) return script;
       return runner.transaction(db, async (tx) => {
         // Until the table has been analyzed (a fresh broadcast of a million rows), the planner takes the
         // due rows for a handful and sorts them all on every claim. Walking the due index in order and

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { CompiledQuery } from 'kysely';
+import type pg from 'pg';
 import type { Db } from './connect.js';
 import type { SqlKind } from './options.js';
 import { isTransient } from './sql-errors.js';
@@ -44,6 +45,14 @@ export interface SqlRunner {
    * that locking reads take no gap locks and release the rows they pass over.
    */
   transaction<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T>;
+  /**
+   * PostgreSQL, on a pool the store opened: run `statements` (with `?` placeholders) as ONE script, in one
+   * round trip and one implicit transaction (`set_config(..., true)` in one lasts until the end of the
+   * script), and return the rows of the last one. Parameters are written into the text, so only safe
+   * integers are taken; undefined when they are not all such, or without a pool (the caller then runs the
+   * statements in a transaction of its own).
+   */
+  script<R = Record<string, unknown>>(statements: ReadonlyArray<[string, unknown[]]>): Promise<R[]> | undefined;
   /** Run `fn` on one connection held throughout (SQLite: Kysely's single connection). */
   connection<T>(db: Db, fn: (conn: Db) => Promise<T>): Promise<T>;
   /**
@@ -78,6 +87,8 @@ export interface RunnerAccess {
   sqliteFile?: () => SqliteFile | undefined;
   /** PostgreSQL: mark a text to be executed as a named prepared statement. */
   pgPrepare?: (text: string) => void;
+  /** PostgreSQL: the pool, for scripts. */
+  pgPool?: pg.Pool;
 }
 
 /**
@@ -144,6 +155,21 @@ export function createSqlRunner(kind: SqlKind, access?: RunnerAccess): SqlRunner
       return { rows: result.rows as R[], affected: Number(result.numAffectedRows ?? 0) };
     },
     transaction: inTransaction,
+    script<R>(statements: ReadonlyArray<[string, unknown[]]>): Promise<R[]> | undefined {
+      const pool = access?.pgPool;
+      if (kind !== 'postgres' || pool === undefined) return undefined;
+      const texts: string[] = [];
+      for (const [text, params] of statements) {
+        if (!params.every((p) => Number.isSafeInteger(p))) return undefined;
+        let n = 0;
+        texts.push(text.replace(/\?/g, () => String(params[n++])));
+      }
+      return pool.query(texts.join(';\n')).then((result) => {
+        const results = result as unknown as pg.QueryResult | pg.QueryResult[];
+        const last = Array.isArray(results) ? results[results.length - 1] : results;
+        return (last?.rows ?? []) as R[];
+      });
+    },
     connection: (db, fn) => db.connection().execute(fn),
     async retrying<T>(fn: () => Promise<T>): Promise<T> {
       for (let attempt = 1; ; attempt++) {

@@ -21,6 +21,7 @@ import { pgCommitBatch } from './postgres-statements.js';
 import { createSqlClaims } from './sql-claims.js';
 import { toStoreError } from './sql-errors.js';
 import { createSqlRunner } from './sql-runner.js';
+import { JsonMemo } from './sqlite-writes.js';
 
 /** Mailing statuses whose deliveries are never claimed (a scheduled mailing's are due by time alone). */
 const BLOCKED_MAILINGS = `('cancelled', 'failed')`;
@@ -49,9 +50,9 @@ const IN_LIST_SIZE = 500;
  * await store.init();
  */
 export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
-  const { db, kind, release, sqliteFile, pgPrepare } = connect(options as SqlStoreOptions);
+  const { db, kind, release, sqliteFile, pgPrepare, pgPool } = connect(options as SqlStoreOptions);
   const name = `sql:${kind}`;
-  const r = createSqlRunner(kind, { root: db, sqliteFile, pgPrepare });
+  const r = createSqlRunner(kind, { root: db, sqliteFile, pgPrepare, pgPool });
   const c = createCodec(kind);
   const bulk = createBulkWrites(r, c);
   const claims = createSqlClaims(r, c);
@@ -494,7 +495,8 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
             [batch.id, batch.mailingId, batch.seq, batch.recipientCount, batch.createdAt.getTime()],
             tx,
           );
-          const inserted = await bulk.insertDeliveries(tx, batchWrite.deliveries);
+          const memo = new JsonMemo();
+          const inserted = await bulk.insertDeliveries(tx, batchWrite.deliveries, memo);
           if (batchWrite.profiles.length > 0) {
             await bulk.upsertProfiles(
               tx,
@@ -502,6 +504,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
               batchWrite.profiles,
               batchWrite.profileOptions,
               now,
+              memo,
             );
           }
           await insertSourceJobs(tx, batchWrite.sourceJobs);
@@ -733,7 +736,8 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
             tx,
           );
           if (!job) return undefined;
-          const inserted = await bulk.insertDeliveries(tx, page.deliveries);
+          const memo = new JsonMemo();
+          const inserted = await bulk.insertDeliveries(tx, page.deliveries, memo);
           if (page.profiles.length > 0) {
             await bulk.upsertProfiles(
               tx,
@@ -741,6 +745,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
               page.profiles,
               page.profileOptions,
               page.now,
+              memo,
             );
           }
           const sets = ['lease_expires_at = ?', 'updated_at = ?'];
