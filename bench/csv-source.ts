@@ -11,7 +11,9 @@
  * < 200 MB.
  *
  * Run: npx tsx --conditions=mailroom-source bench/csv-source.ts   (BENCH_CSV_ROWS, BENCH_RUNS to change;
- * BENCH_CSV_RUNTIME=dist runs the engine from the built packages under plain node: `pnpm build` first)
+ * BENCH_CSV_RUNTIME=dist runs the engine from the built packages under plain node: `pnpm build` first;
+ * BENCH_CSV_NODE_FLAGS adds node flags to the engine's process, e.g. a heap cap; BENCH_CSV_SQLITE_CACHE_MIB
+ * sets the store's SQLite page cache)
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -27,10 +29,11 @@ import {
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type PapaType from 'papaparse';
 import { median, report } from './support/measure.js';
+import { watchHost } from './support/stores.js';
 
 const ROWS = Number(process.env.BENCH_CSV_ROWS ?? 1_000_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -106,6 +109,12 @@ async function papaparseAlone(path: string): Promise<number> {
  * node, without the loader.
  */
 const RUNTIME = process.env.BENCH_CSV_RUNTIME === 'dist' ? 'dist' : 'tsx';
+/** The SQLite page cache of the engine's store, in MiB (`sqliteCacheMiB`); the store's default when unset. */
+const SQLITE_CACHE_MIB = process.env.BENCH_CSV_SQLITE_CACHE_MIB
+  ? Number(process.env.BENCH_CSV_SQLITE_CACHE_MIB)
+  : undefined;
+/** Extra node flags for the engine's process (for example a heap cap: `--max-old-space-size=96`). */
+const NODE_FLAGS = (process.env.BENCH_CSV_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
 const packageEntry = (name: string) =>
   new URL(`../packages/${name}/${RUNTIME === 'dist' ? 'dist/index.js' : 'src/index.ts'}`, import.meta.url)
     .href;
@@ -122,10 +131,10 @@ import { join } from 'node:path';
 import { createMailroom } from ${JSON.stringify(packageEntry('core'))};
 import { memoryTransport } from ${JSON.stringify(packageEntry('memory'))};
 import { sqlStore } from ${JSON.stringify(packageEntry('sql'))};
-const { dir, url, allow, run, rows, rangeBytes } = JSON.parse(process.env.CSV_BENCH_CHILD);
+const { dir, url, allow, run, rows, rangeBytes, sqliteCacheMiB } = JSON.parse(process.env.CSV_BENCH_CHILD);
 const dbFile = join(dir, \`bench-\${run}.db\`);
 const mailroom = createMailroom({
-  store: sqlStore({ url: dbFile }),
+  store: sqlStore({ url: dbFile, ...(sqliteCacheMiB ? { sqliteCacheMiB } : {}) }),
   transport: memoryTransport(),
   fetch: { allowHosts: [allow], rangeBytes },
 });
@@ -175,11 +184,22 @@ async function engineInChildAsync(dir: string, url: string, allow: string, run: 
   const script = join(dir, 'engine-child.mjs');
   writeFileSync(script, ENGINE_CHILD);
   // Under tsx, the child gets this process's loader flags; on the built packages, none.
-  const flags = RUNTIME === 'dist' ? [] : [...process.execArgv, '--conditions=mailroom-source'];
+  const flags = [
+    ...(RUNTIME === 'dist' ? [] : [...process.execArgv, '--conditions=mailroom-source']),
+    ...NODE_FLAGS,
+  ];
   const child = spawn(process.execPath, [...flags, script], {
     env: {
       ...process.env,
-      CSV_BENCH_CHILD: JSON.stringify({ dir, url, allow, run, rows: ROWS, rangeBytes: RANGE_BYTES }),
+      CSV_BENCH_CHILD: JSON.stringify({
+        dir,
+        url,
+        allow,
+        run,
+        rows: ROWS,
+        rangeBytes: RANGE_BYTES,
+        sqliteCacheMiB: SQLITE_CACHE_MIB,
+      }),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -201,6 +221,7 @@ const dir = mkdtempSync(join(tmpdir(), 'mailroom-bench-csv-'));
 const csv = join(dir, 'recipients.csv');
 const size = await writeCsv(csv);
 const { server, port } = await rangeServer(csv, size);
+const host = watchHost();
 const url = `http://127.0.0.1:${port}/recipients.csv`;
 try {
   const papa: number[] = [];
@@ -223,7 +244,9 @@ try {
     papaparseRowsPerSecond: papaMedian,
     ratioToPapaparse: +(engineMedian / papaMedian).toFixed(2),
     runtime: RUNTIME,
-    loadAverage: loadavg().map((l) => +l.toFixed(2)),
+    nodeFlags: NODE_FLAGS,
+    sqliteCacheMiB: SQLITE_CACHE_MIB ?? 'default (64)',
+    ...host(),
     engineRuns: engine,
     enginePeakRssMiB: median(engine.map((e) => e.peakRssMiB)),
     engineRssBeforeMiB: median(engine.map((e) => e.rssBeforeMiB)),

@@ -6,7 +6,7 @@
 import { createMailroom } from '@mailroom/core';
 import { memoryTransport } from '@mailroom/memory';
 import { median, peakRssMiB, report } from './support/measure.js';
-import { BENCH_STORES, type BenchStore } from './support/stores.js';
+import { BENCH_STORES, type BenchStore, watchHost } from './support/stores.js';
 
 const BATCHES = Number(process.env.BENCH_BATCHES ?? 200);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -40,6 +40,7 @@ async function run(makeStore: () => Promise<BenchStore>): Promise<number> {
   return Math.round(((BATCHES - 1) * 250) / seconds);
 }
 
+const host = watchHost();
 const results: Record<string, { runs: number[]; median: number }> = {};
 for (const [name, make] of BENCH_STORES) {
   const runs: number[] = [];
@@ -56,4 +57,5 @@ report('store-accept', {
     Object.entries(results).map(([k, v]) => [k, +(v.median / mem).toFixed(2)]),
   ),
   peakRssMiB: peakRssMiB(),
+  ...host(),
 });

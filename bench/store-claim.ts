@@ -6,7 +6,7 @@ import {
   makeSecret,
 } from '../packages/core/src/testing/store-fixtures.js';
 import { median, peakRssMiB, report } from './support/measure.js';
-import { BENCH_STORES, type BenchStore } from './support/stores.js';
+import { BENCH_STORES, type BenchStore, watchHost } from './support/stores.js';
 
 const N = Number(process.env.BENCH_DELIVERIES ?? 20_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -62,6 +62,7 @@ async function run(make: () => Promise<BenchStore>): Promise<number> {
   return Math.round(N / seconds);
 }
 
+const host = watchHost();
 const results: Record<string, { runs: number[]; median: number }> = {};
 for (const [name, make] of BENCH_STORES) {
   const runs: number[] = [];
@@ -78,4 +79,5 @@ report('store-claim', {
     Object.entries(results).map(([k, v]) => [k, +(v.median / mem).toFixed(2)]),
   ),
   peakRssMiB: peakRssMiB(),
+  ...host(),
 });

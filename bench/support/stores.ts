@@ -1,5 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Store } from '@mailroom/core';
 import { memoryStore } from '@mailroom/memory';
@@ -45,4 +45,39 @@ async function postgresStore(): Promise<BenchStore> {
       await admin.end();
     },
   };
+}
+
+/** How busy the host was while a store benchmark ran: its figures are only as steady as this. */
+export interface HostLoad {
+  /** 1, 5 and 15 minute load averages at the end. */
+  loadAverage: number[];
+  /** Share of all CPU time the hypervisor gave to other guests meanwhile (Linux `steal`), in percent. */
+  stealPercent: number;
+}
+
+/** Starts watching the host; call the result at the end of the run. */
+export function watchHost(): () => HostLoad {
+  const start = cpuTimes();
+  return () => {
+    const end = cpuTimes();
+    const total = end.total - start.total;
+    return {
+      loadAverage: loadavg().map((l) => +l.toFixed(2)),
+      stealPercent: total > 0 ? +((100 * (end.steal - start.steal)) / total).toFixed(1) : 0,
+    };
+  };
+}
+
+function cpuTimes(): { total: number; steal: number } {
+  try {
+    // The first line of /proc/stat: cpu user nice system idle iowait irq softirq steal guest guest_nice.
+    const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
+      .trim()
+      .split(/\s+/)
+      .slice(1, 9)
+      .map(Number);
+    return { total: fields.reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 };
+  } catch {
+    return { total: 0, steal: 0 };
+  }
 }

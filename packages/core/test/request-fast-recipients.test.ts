@@ -2,8 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MailroomError } from '../src/errors.js';
 import { checkAddress, checkAddressFully } from '../src/request/address.js';
-import { parseBroadcastRequest, parseSendRequest } from '../src/request/index.js';
 import { fastRecipients } from '../src/request/fast-recipients.js';
+import { parseBroadcastRequest, parseSendRequest } from '../src/request/index.js';
 import { toValidationIssues } from '../src/request/issues.js';
 import {
   normalizeBatchRequest,
@@ -33,7 +33,10 @@ function reference(kind: 'send' | 'broadcast' | 'batch', body: Record<string, un
   accepted++;
   if (kind === 'send') return normalizeSendRequest(result.data as Parameters<typeof normalizeSendRequest>[0]);
   if (kind === 'batch')
-    return { kind, request: normalizeBatchRequest(result.data as Parameters<typeof normalizeBatchRequest>[0]) };
+    return {
+      kind,
+      request: normalizeBatchRequest(result.data as Parameters<typeof normalizeBatchRequest>[0]),
+    };
   return {
     kind: 'initial',
     request: normalizeBroadcastRequest(result.data as Parameters<typeof normalizeBroadcastRequest>[0]),
@@ -71,7 +74,13 @@ const variables = rare(
     fc.constant(null),
     fc.dictionary(
       fc.constantFrom('a', 'b', '__proto__', 'code'),
-      fc.oneof(fc.string(), fc.integer(), fc.constant(null), fc.constant([1, 'x']), fc.constant({ n: { m: 1 } })),
+      fc.oneof(
+        fc.string(),
+        fc.integer(),
+        fc.constant(null),
+        fc.constant([1, 'x']),
+        fc.constant({ n: { m: 1 } }),
+      ),
     ),
     fc.constant(Object.assign(Object.create(null), { k: 'v' })),
   ),
@@ -139,7 +148,10 @@ describe('recipients checked without zod', () => {
 
   it('collapses duplicates by normalized address to their first occurrence', () => {
     expect(
-      fastRecipients(['Ann <a@EXAMPLE.com>', { address: 'a@example.com', name: 'Other' }, 'b@example.com'], 0),
+      fastRecipients(
+        ['Ann <a@EXAMPLE.com>', { address: 'a@example.com', name: 'Other' }, 'b@example.com'],
+        0,
+      ),
     ).toEqual([
       { address: 'a@example.com', name: 'Ann', nameGiven: true, variables: {} },
       { address: 'b@example.com', name: 'b', nameGiven: false, variables: {} },

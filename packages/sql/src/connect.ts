@@ -62,7 +62,14 @@ const openSqliteFiles = new Map<string, { db: Db; file?: SqliteFile; users: numb
 
 /** Resolve store options to a Kysely instance and the database kind. Opens nothing before first use. */
 export function connect(options: SqlStoreOptions): Connection {
-  if ('url' in options) return connectUrl(options.url, options.poolSize ?? 10, options.busyTimeoutMs ?? 5000);
+  if ('url' in options) {
+    return connectUrl(
+      options.url,
+      options.poolSize ?? 10,
+      options.busyTimeoutMs ?? 5000,
+      options.sqliteCacheMiB ?? 64,
+    );
+  }
   if ('db' in options) return { db: options.db as Db, kind: options.dialect, release: async () => undefined };
   return owned(new Kysely<unknown>({ dialect: options.dialect }), options.kind);
 }
@@ -71,7 +78,7 @@ function owned(db: Db, kind: SqlKind): Connection {
   return { db, kind, release: () => db.destroy() };
 }
 
-function connectUrl(url: string, poolSize: number, busyTimeoutMs: number): Connection {
+function connectUrl(url: string, poolSize: number, busyTimeoutMs: number, cacheMiB: number): Connection {
   if (/^postgres(ql)?:\/\//i.test(url)) {
     const names = new Map<string, string>();
     const pool = new pg.Pool({ connectionString: url, max: poolSize, Client: preparingClient(names) });
@@ -109,7 +116,7 @@ function connectUrl(url: string, poolSize: number, busyTimeoutMs: number): Conne
       db: new Kysely<unknown>({
         dialect: new SqliteDialect({
           database: async () => {
-            entry.file = openSqliteFile(path, busyTimeoutMs);
+            entry.file = openSqliteFile(path, busyTimeoutMs, cacheMiB);
             return entry.file.kysely;
           },
         }),

@@ -23,6 +23,15 @@ export interface SqlUrlOptions {
    * @default 5000
    */
   busyTimeoutMs?: number;
+  /**
+   * SQLite: the connection's page cache, in MiB (stores of one process share the connection of a file,
+   * and the first to open it sets this). A larger cache keeps more of the indexes that a large import
+   * writes at random positions in memory: a million profiles and deliveries in random address order went
+   * in about 12 % faster with 64 MiB than with 16 MiB; a smaller cache lowers the process's memory by the
+   * difference.
+   * @default 64
+   */
+  sqliteCacheMiB?: number;
 }
 
 /** Use a Kysely instance you own; the store never destroys it. */

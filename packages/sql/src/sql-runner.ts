@@ -52,7 +52,9 @@ export interface SqlRunner {
    * integers are taken; undefined when they are not all such, or without a pool (the caller then runs the
    * statements in a transaction of its own).
    */
-  script<R = Record<string, unknown>>(statements: ReadonlyArray<[string, unknown[]]>): Promise<R[]> | undefined;
+  script<R = Record<string, unknown>>(
+    statements: ReadonlyArray<[string, unknown[]]>,
+  ): Promise<R[]> | undefined;
   /** Run `fn` on one connection held throughout (SQLite: Kysely's single connection). */
   connection<T>(db: Db, fn: (conn: Db) => Promise<T>): Promise<T>;
   /**

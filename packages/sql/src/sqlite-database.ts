@@ -19,10 +19,10 @@ export interface SqliteFile {
 /**
  * Open a SQLite file (or `:memory:`) for the store: WAL journal, a busy timeout so that several
  * processes can share the file, `synchronous=NORMAL` (durable across process crashes; WAL makes it
- * safe against corruption), foreign keys on, a 64 MiB page cache. Statements are prepared once and reused: Kysely's
+ * safe against corruption), foreign keys on, a page cache of `cacheMiB`. Statements are prepared once and reused: Kysely's
  * SQLite driver prepares on every query, which would dominate the cost of small hot statements.
  */
-export function openSqliteFile(path: string, busyTimeoutMs: number): SqliteFile {
+export function openSqliteFile(path: string, busyTimeoutMs: number, cacheMiB = 64): SqliteFile {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path, { timeout: busyTimeoutMs });
   // The busy timeout must be in place before switching to WAL: another process may hold the lock.
@@ -32,7 +32,9 @@ export function openSqliteFile(path: string, busyTimeoutMs: number): SqliteFile 
   db.pragma('foreign_keys = ON');
   // Bulk inserts and claims touch many pages; a larger cache and fewer, larger checkpoints (each one
   // syncs the database file) measured about 1.5x the insert throughput of the defaults.
-  db.pragma('cache_size = -65536');
+  const cacheKiB =
+    Number.isFinite(cacheMiB) && cacheMiB > 0 ? Math.max(64, Math.round(cacheMiB * 1024)) : 65536;
+  db.pragma(`cache_size = -${cacheKiB}`);
   db.pragma('temp_store = MEMORY');
   db.pragma('wal_autocheckpoint = 10000');
   db.pragma('journal_size_limit = 67108864');

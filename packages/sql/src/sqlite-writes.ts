@@ -26,8 +26,7 @@ export class JsonMemo {
 
   /** The JSON of a JSON object or array; `empty` for null, undefined, `{}` and `[]`. */
   text(value: object | null | undefined, empty: '{}' | '[]'): string {
-    if (value === null || value === undefined) return empty;
-    if (Array.isArray(value) ? value.length === 0 : isEmptyObject(value)) return empty;
+    if (value === null || value === undefined || isEmptyJson(value)) return empty;
     let text = this.#texts.get(value);
     if (text === undefined) {
       text = JSON.stringify(value);
@@ -73,7 +72,8 @@ export function sqliteWriter(runner: SqlRunner, tx: Db): SqliteWriter | undefine
         p[3] = d.batchId;
         p[4] = d.address;
         p[5] = d.name;
-        p[6] = memo.text(d.variables, '{}');
+        // Variables are the delivery's own (never shared with a profile): no point remembering them.
+        p[6] = isEmptyJson(d.variables) ? '{}' : JSON.stringify(d.variables);
         p[7] = memo.text(d.traits, '{}');
         p[8] = d.status;
         p[9] = d.attempts;
@@ -136,7 +136,10 @@ export function sqliteWriter(runner: SqlRunner, tx: Db): SqliteWriter | undefine
   };
 }
 
-function isEmptyObject(value: object): boolean {
+/** True for null, undefined, `{}` and `[]`. */
+function isEmptyJson(value: object | null | undefined): boolean {
+  if (value === null || value === undefined) return true;
+  if (Array.isArray(value)) return value.length === 0;
   for (const _ in value) return false;
   return true;
 }
