@@ -1,4 +1,4 @@
-import { domainOf, localPart } from '../accept.js';
+import { domainOf, localPart, newDelivery } from '../accept.js';
 import type { EngineContext } from '../engine-context.js';
 import { MailroomError } from '../errors.js';
 import type {
@@ -299,27 +299,5 @@ function rowDelivery(
   now: Date,
 ): DeliveryRecord {
   const id = `dlv_${job.id.slice(4, 21)}${line.toString(36).padStart(8, '0')}`;
-  const sandbox = mailing.sandbox;
-  return {
-    id,
-    projectId: mailing.projectId,
-    mailingId: mailing.id,
-    batchId: job.id,
-    address,
-    name,
-    variables: {},
-    traits,
-    status: sandbox ? 'skipped' : 'queued',
-    attempts: 0,
-    nextAttemptAt: notBefore,
-    leaseExpiresAt: null,
-    leaseToken: 0,
-    messageId: `<${id}@${senderDomain}>`,
-    lastResponse: null,
-    lastError: sandbox ? 'sandbox secret: recorded, not delivered' : null,
-    sentAt: null,
-    content: null,
-    createdAt: now,
-    updatedAt: now,
-  };
+  return newDelivery(mailing, job.id, { address, name, traits }, notBefore, senderDomain, now, id);
 }
