@@ -94,9 +94,10 @@ export interface RunnerAccess {
 }
 
 /**
- * The runner for `kind`. With `direct` (a SQLite file the store opened), statements on a held connection
+ * The runner for `kind`. With `access` to a SQLite file the store opened, statements on a held connection
  * run on better-sqlite3 directly, without Kysely's executor: for a hot transaction of a few hundred
- * statements, the layers around each one cost more than SQLite's own work.
+ * statements, the layers around each one cost more than SQLite's own work. With access to a PostgreSQL
+ * pool the store opened, hot statements are prepared by name and scripts run in one round trip.
  */
 export function createSqlRunner(kind: SqlKind, access?: RunnerAccess): SqlRunner {
   const sqliteFile = access?.sqliteFile;
