@@ -1,59 +1,11 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CliIo, main } from '@mailroom/cli';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { type RunningCli, startCli as start, waitForOutput } from './support/cli-harness.js';
 import { startSmtpSink } from './support/smtp-sink.js';
 
 /** A `mailroom` command running in-process, with its output so far and its shutdown trigger. */
-interface RunningCli {
-  readonly out: string;
-  readonly err: string;
-  /** The exit code, once `main` resolves. */
-  done: Promise<number>;
-  /** What SIGTERM does to the real process: starts the graceful shutdown. */
-  stop(): void;
-}
-
-function start(cwd: string, argv: string[], env: Record<string, string> = {}): RunningCli {
-  let out = '';
-  let err = '';
-  let trigger: (() => void) | undefined;
-  const io: CliIo = {
-    stdout: { write: (s: string) => (out += s) },
-    stderr: { write: (s: string) => (err += s) },
-    env,
-    cwd,
-    onShutdown: (stop) => {
-      trigger = stop;
-      return () => {
-        trigger = undefined;
-      };
-    },
-  };
-  return {
-    get out() {
-      return out;
-    },
-    get err() {
-      return err;
-    },
-    done: main(argv, io),
-    stop: () => trigger?.(),
-  };
-}
-
-/** Waits for a line of `cli.out` matching `pattern` and returns the match. */
-async function waitForOutput(cli: RunningCli, pattern: RegExp): Promise<RegExpMatchArray> {
-  return vi.waitFor(
-    () => {
-      const match = cli.out.match(pattern);
-      if (!match) throw new Error(`no ${pattern} in output yet:\n${cli.out}\n${cli.err}`);
-      return match;
-    },
-    { timeout: 30_000, interval: 50 },
-  );
-}
 
 const emlFiles = (dir: string): string[] => {
   try {

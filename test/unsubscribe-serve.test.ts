@@ -1,60 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CliIo, main } from '@mailroom/cli';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type RunningCli, startCli as start, waitForOutput } from './support/cli-harness.js';
 import { type SmtpSink, startSmtpSink, toReceivedMessage } from './support/smtp-sink.js';
 
 /**
  * `mailroom serve --public-url`: the base of the one-click unsubscribe links in broadcasts (by default the
  * address it listens on), with a secret kept in the database so links survive a restart.
  */
-
-interface RunningCli {
-  readonly out: string;
-  readonly err: string;
-  done: Promise<number>;
-  stop(): void;
-}
-
-function start(cwd: string, argv: string[], env: Record<string, string> = {}): RunningCli {
-  let out = '';
-  let err = '';
-  let trigger: (() => void) | undefined;
-  const io: CliIo = {
-    stdout: { write: (s: string) => (out += s) },
-    stderr: { write: (s: string) => (err += s) },
-    env,
-    cwd,
-    onShutdown: (stop) => {
-      trigger = stop;
-      return () => {
-        trigger = undefined;
-      };
-    },
-  };
-  return {
-    get out() {
-      return out;
-    },
-    get err() {
-      return err;
-    },
-    done: main(argv, io),
-    stop: () => trigger?.(),
-  };
-}
-
-async function waitForOutput(cli: RunningCli, pattern: RegExp): Promise<RegExpMatchArray> {
-  return vi.waitFor(
-    () => {
-      const match = cli.out.match(pattern);
-      if (!match) throw new Error(`no ${pattern} in output yet:\n${cli.out}\n${cli.err}`);
-      return match;
-    },
-    { timeout: 30_000, interval: 50 },
-  );
-}
 
 describe('mailroom serve --public-url', () => {
   let dir: string;
