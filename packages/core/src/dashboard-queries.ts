@@ -1,22 +1,12 @@
 import type { EngineContext } from './engine-context.js';
-import type {
-  AudienceGroupView,
-  DeliverySearch,
-  DeliveryView,
-  Page,
-  QueueDepth,
-  SourceJobView,
-  TemplateSample,
-  TemplateView,
-} from './engine-views.js';
+import type { DeliveryView, QueueDepth, SourceJobView, TemplateView } from './engine-views.js';
 import { MailroomError } from './errors.js';
-import type { AuthContext, MailingView } from './mailroom-types.js';
+import type { AuthContext, MailingView, Mailroom } from './mailroom-types.js';
 import type {
   DeliveryRecord,
   MailingKind,
   MailingRecord,
   MailingStatus,
-  RenderedContent,
   SourceJobRecord,
   TemplateRecord,
 } from './records.js';
@@ -39,24 +29,17 @@ export interface DashboardQueryDeps {
 }
 
 /** The engine's read methods for dashboards and metrics (see `Mailroom` for their contracts). */
-export interface DashboardQueries {
-  listMailings(
-    auth: string | AuthContext,
-    kind: MailingKind,
-    page?: { after?: string; limit?: number },
-  ): Promise<Page<MailingView>>;
-  searchDeliveries(
-    auth: string | AuthContext,
-    ref: string,
-    search?: DeliverySearch,
-  ): Promise<Page<DeliveryView>>;
-  listSourceJobs(auth: string | AuthContext, ref: string): Promise<SourceJobView[]>;
-  listTemplates(auth: string | AuthContext): Promise<TemplateView[]>;
-  getTemplate(auth: string | AuthContext, ref: string): Promise<TemplateView>;
-  previewTemplate(auth: string | AuthContext, ref: string, sample?: TemplateSample): Promise<RenderedContent>;
-  listGroups(auth: string | AuthContext): Promise<AudienceGroupView[]>;
-  queueDepth(): Promise<QueueDepth>;
-}
+export type DashboardQueries = Pick<
+  Mailroom,
+  | 'listMailings'
+  | 'searchDeliveries'
+  | 'listSourceJobs'
+  | 'listTemplates'
+  | 'getTemplate'
+  | 'previewTemplate'
+  | 'listGroups'
+  | 'queueDepth'
+>;
 
 /**
  * Read methods over the store, every one scoped to the authenticated project (architecture invariant 4):
