@@ -143,6 +143,9 @@ function connectUrl(url: string, poolSize: number, busyTimeoutMs: number, cacheM
       released = true;
       if (--shared.users > 0) return;
       openSqliteFiles.delete(key);
+      // The checkpoint thread's connection closes first, so that closing this last one checkpoints
+      // and removes the WAL as usual.
+      await shared.file?.stopBackgroundWork();
       await shared.db.destroy();
     },
   };

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { SqliteDatabase } from 'kysely';
+import { backgroundCheckpoints, type Checkpointer } from './sqlite-checkpointer.js';
 
 /** Prepared statements kept per connection; the store issues a few dozen distinct shapes. */
 const STATEMENT_CACHE_SIZE = 256;
@@ -14,13 +15,16 @@ export interface SqliteFile {
   prepare(sql: string): Database.Statement;
   /** The same connection as Kysely's SQLite dialect wants it (sharing the statement cache). */
   readonly kysely: SqliteDatabase;
+  /** Stops background work (the checkpoint thread); call before closing the connection. */
+  stopBackgroundWork(): Promise<void>;
 }
 
 /**
  * Open a SQLite file (or `:memory:`) for the store: WAL journal, a busy timeout so that several
  * processes can share the file, `synchronous=NORMAL` (durable across process crashes; WAL makes it
- * safe against corruption), foreign keys on, a page cache of `cacheMiB`. Statements are prepared once and reused: Kysely's
- * SQLite driver prepares on every query, which would dominate the cost of small hot statements.
+ * safe against corruption), foreign keys on, a page cache of `cacheMiB`, WAL checkpoints on a background
+ * thread once the WAL grows (see `backgroundCheckpoints`). Statements are prepared once and reused:
+ * Kysely's SQLite driver prepares on every query, which would dominate the cost of small hot statements.
  */
 export function openSqliteFile(path: string, busyTimeoutMs: number, cacheMiB = 64): SqliteFile {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -36,8 +40,9 @@ export function openSqliteFile(path: string, busyTimeoutMs: number, cacheMiB = 6
     Number.isFinite(cacheMiB) && cacheMiB > 0 ? Math.max(64, Math.round(cacheMiB * 1024)) : 65536;
   db.pragma(`cache_size = -${cacheKiB}`);
   db.pragma('temp_store = MEMORY');
-  db.pragma('wal_autocheckpoint = 10000');
   db.pragma('journal_size_limit = 67108864');
+  const checkpoints: Checkpointer | undefined =
+    path === ':memory:' ? undefined : backgroundCheckpoints(db, path, busyTimeoutMs);
   const cache = new Map<string, Database.Statement>();
   const prepare = (sql: string): Database.Statement => {
     const hit = cache.get(sql);
@@ -56,10 +61,12 @@ export function openSqliteFile(path: string, busyTimeoutMs: number, cacheMiB = 6
     kysely: {
       prepare: prepare as SqliteDatabase['prepare'],
       close(): void {
+        checkpoints?.stopNow();
         cache.clear();
         db.close();
       },
     },
+    stopBackgroundWork: async () => checkpoints?.stop(),
   };
 }
 
