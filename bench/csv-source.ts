@@ -2,26 +2,36 @@
  * Issue 6: a CSV file source becoming deliveries. A 1,000,000-row CSV (about 60 MB, generated into a temp
  * dir) is served by a loopback HTTP host that honours byte ranges; a broadcast with that CSV source is
  * accepted (probe included) and the worker expands it into deliveries and profiles in a SQLite file. The
- * broadcast is scheduled far ahead, so this measures expansion, not sending. papaparse alone on the same
- * file (a utf8 read stream, header row, a step per row) is the reference, measured in the same run.
- * Each engine run is a child process of its own (the range server stays here), so the peak RSS it
- * reports is the engine's process alone: the runtime, the tsx loader (unless BENCH_CSV_RUNTIME=dist), the
- * modules, SQLite's page cache and the JS heap. `rssBeforeMiB` is that process after setup, before the
- * broadcast; `growthMiB` what the expansion added on top. Targets: >= 100,000 rows/s on SQLite, peak RSS
- * < 200 MB.
+ * broadcast is scheduled far ahead, so this measures expansion, not sending. Targets: >= 100,000 rows/s
+ * on SQLite, peak RSS < 200 MB. Each run, each in a child process of its own (the range server stays
+ * here, so a child's RSS is its own):
+ * - papaparse alone on the same file (a utf8 read stream, header row, a step per row): the reference;
+ * - the engine: rows/s of the expansion, per CPU-second of its process, its RSS after setup
+ *   (`rssBeforeMiB`: runtime, modules, store open) and its peak RSS;
+ * - the store alone: the same rows as the expander's records, committed page by page with
+ *   `commitSourcePage` (rows/s of the commits alone);
+ * - the driver alone: better-sqlite3 on the store's schema, the store's set-based statements with their
+ *   parameters prepared beforehand (deliveries and profiles, deliveries alone), and a prepared
+ *   single-row statement per row (the store's former way).
  *
- * Run: npx tsx --conditions=mailroom-source bench/csv-source.ts   (BENCH_CSV_ROWS, BENCH_RUNS to change;
- * BENCH_CSV_RUNTIME=dist runs the engine from the built packages under plain node: `pnpm build` first;
- * BENCH_CSV_NODE_FLAGS adds node flags to the engine's process, e.g. a heap cap; BENCH_CSV_SQLITE_CACHE_MIB
- * sets the store's SQLite page cache)
+ * The children run the built packages under plain node (built first when `dist` is missing or older
+ * than `src`), as users run them, with the store's `sqliteCacheMiB: 16` and node flags
+ * `--max-old-space-size=64 --max-semi-space-size=8`: the settings that hold the engine under 200 MB.
+ *
+ * Run: npx pnpm@10 bench csv-source. Environment: BENCH_CSV_ROWS (1,000,000), BENCH_RUNS (3),
+ * BENCH_CSV_RANGE_BYTES (1 MiB), BENCH_CSV_RUNTIME (`dist`, or `tsx`: the sources under the tsx loader),
+ * BENCH_CSV_NODE_FLAGS (node flags of the engine and store children; empty for none),
+ * BENCH_CSV_SQLITE_CACHE_MIB (16; 64 is the store's default), BENCH_CSV_FIGURES (`all`, or `engine`:
+ * papaparse and the engine only).
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import {
   createReadStream,
   createWriteStream,
   existsSync,
   mkdtempSync,
+  readdirSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -31,7 +41,9 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type PapaType from 'papaparse';
+import { childSource } from './support/csv-children.js';
 import { median, report } from './support/measure.js';
 import { watchHost } from './support/stores.js';
 
@@ -104,70 +116,57 @@ async function papaparseAlone(path: string): Promise<number> {
 }
 
 /**
- * Where the child imports the engine from: the TypeScript sources (run under the tsx loader this bench
- * runs under) or, with `BENCH_CSV_RUNTIME=dist`, the built packages (after `pnpm build`) under plain
- * node, without the loader.
+ * Where the children import the packages from: the built packages under plain node (`dist`, the
+ * default: what users run; built first when missing or older than their sources), or the TypeScript
+ * sources under the tsx loader this bench runs under (`BENCH_CSV_RUNTIME=tsx`).
  */
-const RUNTIME = process.env.BENCH_CSV_RUNTIME === 'dist' ? 'dist' : 'tsx';
-/** The SQLite page cache of the engine's store, in MiB (`sqliteCacheMiB`); the store's default when unset. */
-const SQLITE_CACHE_MIB = process.env.BENCH_CSV_SQLITE_CACHE_MIB
-  ? Number(process.env.BENCH_CSV_SQLITE_CACHE_MIB)
-  : undefined;
-/** Extra node flags for the engine's process (for example a heap cap: `--max-old-space-size=96`). */
-const NODE_FLAGS = (process.env.BENCH_CSV_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
-const packageEntry = (name: string) =>
-  new URL(`../packages/${name}/${RUNTIME === 'dist' ? 'dist/index.js' : 'src/index.ts'}`, import.meta.url)
-    .href;
-
+const RUNTIME = process.env.BENCH_CSV_RUNTIME === 'tsx' ? 'tsx' : 'dist';
 /**
- * One engine run, as the child process runs it: plain JavaScript, so that the very same code runs on the
- * sources under tsx and on the built packages under plain node. It reports the rows/s of the expansion
- * (accept, probe and drain), the RSS after setup (runtime, loader and modules loaded, store open) and the
- * process's peak RSS.
+ * The SQLite page cache of the store, in MiB (`sqliteCacheMiB`). 16, not the store's 64: in this file's
+ * address order the smaller cache costs nothing measurable, and the 48 MiB it saves are a quarter of the
+ * RSS target.
  */
-const ENGINE_CHILD = `
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { createMailroom } from ${JSON.stringify(packageEntry('core'))};
-import { memoryTransport } from ${JSON.stringify(packageEntry('memory'))};
-import { sqlStore } from ${JSON.stringify(packageEntry('sql'))};
-const { dir, url, allow, run, rows, rangeBytes, sqliteCacheMiB } = JSON.parse(process.env.CSV_BENCH_CHILD);
-const dbFile = join(dir, \`bench-\${run}.db\`);
-const mailroom = createMailroom({
-  store: sqlStore({ url: dbFile, ...(sqliteCacheMiB ? { sqliteCacheMiB } : {}) }),
-  transport: memoryTransport(),
-  fetch: { allowHosts: [allow], rangeBytes },
-});
-const { project, secret } = await mailroom.admin.createProject({ name: 'bench' });
-await mailroom.admin.addSender(project.id, { address: 'news@bench.test' });
-const rssBefore = process.memoryUsage().rss;
-const started = performance.now();
-const cpuStart = process.cpuUsage();
-const { ref } = await mailroom.broadcast(secret, {
-  subject: 'Hi {{ profile.firstName }}',
-  sender: 'news@bench.test',
-  message: '<p>Hello {{ profile.firstName }} from {{ profile.city }}</p>',
-  sources: [{ type: 'CSV', config: { label: 'bench', url, columnMappings: { email: 'address' } } }],
-  options: { scheduleFor: '2099-01-01T00:00:00.000Z' },
-});
-await mailroom.worker.drain();
-const seconds = (performance.now() - started) / 1000;
-const cpu = process.cpuUsage(cpuStart);
-const view = await mailroom.getMailing(secret, ref);
-if (view.counts.queued !== rows) throw new Error(\`expected \${rows} deliveries, got \${view.counts.queued}\`);
-await mailroom.close();
-for (const f of [dbFile, \`\${dbFile}-wal\`, \`\${dbFile}-shm\`]) rmSync(f, { force: true });
-const peak = Math.round(process.resourceUsage().maxRSS / 1024);
-console.log(JSON.stringify({
-  rowsPerSecond: Math.round(rows / seconds),
-  rowsPerCpuSecond: Math.round(rows / ((cpu.user + cpu.system) / 1e6)),
-  seconds: +seconds.toFixed(2),
-  rssBeforeMiB: Math.round(rssBefore / 2 ** 20),
-  peakRssMiB: peak,
-  growthMiB: peak - Math.round(rssBefore / 2 ** 20),
-}));
-process.exit(0);
-`;
+const SQLITE_CACHE_MIB = Number(process.env.BENCH_CSV_SQLITE_CACHE_MIB ?? 16);
+/**
+ * Node flags of the engine and store children. By default the heap settings a user holding a worker
+ * under 200 MB would give node (both are in node's documented "useful V8 options"): without them, V8
+ * lets the old generation fill with promoted page records to 100-150 MB before collecting it.
+ */
+const NODE_FLAGS = (process.env.BENCH_CSV_NODE_FLAGS ?? '--max-old-space-size=64 --max-semi-space-size=8')
+  .split(' ')
+  .filter((flag) => flag !== '');
+/** Rows per page: the CSV expander's default `pageRows`, for the store and driver figures. */
+const PAGE_ROWS = 4096;
+/** Which figures each run takes besides papaparse and the engine: `all` (default) or `engine`. */
+const FIGURES = process.env.BENCH_CSV_FIGURES === 'engine' ? 'engine' : 'all';
+
+const root = new URL('../', import.meta.url);
+const BUILT = ['core', 'memory', 'sql'] as const;
+const packageEntry = (name: string) =>
+  new URL(`packages/${name}/${RUNTIME === 'dist' ? 'dist/index.js' : 'src/index.ts'}`, root).href;
+const entries = { core: packageEntry('core'), memory: packageEntry('memory'), sql: packageEntry('sql') };
+
+/** Newest modification time of the files under `dir`, in ms. */
+function newest(dir: string): number {
+  let latest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) latest = Math.max(latest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return latest;
+}
+
+/** Builds the packages the children import, each only if its `dist` is missing or older than its sources. */
+function ensureBuilt(): void {
+  const tsup = fileURLToPath(new URL('node_modules/.bin/tsup', root));
+  for (const name of BUILT) {
+    const dir = fileURLToPath(new URL(`packages/${name}/`, root));
+    const built = join(dir, 'dist/index.js');
+    if (existsSync(built) && statSync(built).mtimeMs >= newest(join(dir, 'src'))) continue;
+    console.log(`building @mailroom/${name} (dist missing or older than src)`);
+    const result = spawnSync(tsup, [], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+    if (result.status !== 0) throw new Error(`building @mailroom/${name} failed`);
+  }
+}
 
 interface EngineRun {
   rowsPerSecond: number;
@@ -179,43 +178,49 @@ interface EngineRun {
   growthMiB: number;
 }
 
+/** A figure of the store or the driver alone: rows/s over the writes only, and per CPU-second of them. */
+interface WriteRun {
+  rowsPerSecond: number;
+  rowsPerCpuSecond: number;
+}
+
 // Asynchronous on purpose: the range server lives in this process and must keep serving meanwhile.
-async function engineInChildAsync(dir: string, url: string, allow: string, run: number): Promise<EngineRun> {
-  const script = join(dir, 'engine-child.mjs');
-  writeFileSync(script, ENGINE_CHILD);
+async function child<T>(
+  kind: 'engine' | 'store' | 'raw',
+  dir: string,
+  params: Record<string, unknown>,
+  flags: string[],
+): Promise<T> {
+  const script = join(dir, `${kind}-child.mjs`);
+  writeFileSync(script, childSource(kind, entries));
   // Under tsx, the child gets this process's loader flags; on the built packages, none.
-  const flags = [
-    ...(RUNTIME === 'dist' ? [] : [...process.execArgv, '--conditions=mailroom-source']),
-    ...NODE_FLAGS,
-  ];
-  const child = spawn(process.execPath, [...flags, script], {
+  const runtimeFlags = RUNTIME === 'dist' ? [] : [...process.execArgv, '--conditions=mailroom-source'];
+  const proc = spawn(process.execPath, [...runtimeFlags, ...flags, script], {
     env: {
       ...process.env,
       CSV_BENCH_CHILD: JSON.stringify({
         dir,
-        url,
-        allow,
-        run,
         rows: ROWS,
         rangeBytes: RANGE_BYTES,
         sqliteCacheMiB: SQLITE_CACHE_MIB,
+        pageRows: PAGE_ROWS,
+        sqlPackage: fileURLToPath(new URL('packages/sql/package.json', root)),
+        ...params,
       }),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
-  child.stdout.setEncoding('utf8').on('data', (text: string) => {
+  proc.stdout.setEncoding('utf8').on('data', (text: string) => {
     out += text;
   });
-  const [code] = (await once(child, 'exit')) as [number | null];
+  const [code] = (await once(proc, 'exit')) as [number | null];
   const line = out.trim().split('\n').at(-1) ?? '';
-  if (code !== 0 || !line.startsWith('{')) throw new Error(`engine run failed (${code}): ${out}`);
-  return JSON.parse(line) as EngineRun;
+  if (code !== 0 || !line.startsWith('{')) throw new Error(`${kind} run failed (${code}): ${out}`);
+  return JSON.parse(line) as T;
 }
 
-if (RUNTIME === 'dist' && !existsSync(new URL(packageEntry('core')))) {
-  throw new Error('BENCH_CSV_RUNTIME=dist runs the built packages: run `pnpm build` first');
-}
+if (RUNTIME === 'dist') ensureBuilt();
 
 const dir = mkdtempSync(join(tmpdir(), 'mailroom-bench-csv-'));
 const csv = join(dir, 'recipients.csv');
@@ -226,14 +231,38 @@ const url = `http://127.0.0.1:${port}/recipients.csv`;
 try {
   const papa: number[] = [];
   const engine: EngineRun[] = [];
+  const store: WriteRun[] = [];
+  const raw: Record<'set' | 'set-deliveries' | 'single', WriteRun[]> = {
+    set: [],
+    'set-deliveries': [],
+    single: [],
+  };
+  const allow = `127.0.0.1:${port}`;
   for (let run = 0; run < RUNS; run++) {
     papa.push(await papaparseAlone(csv));
     // The server stays in this process; the engine runs in a child while this one serves the ranges.
-    engine.push(await engineInChildAsync(dir, url, `127.0.0.1:${port}`, run));
+    engine.push(await child<EngineRun>('engine', dir, { url, allow, run }, NODE_FLAGS));
     console.log(`run ${run + 1}: papaparse ${papa.at(-1)} rows/s; engine ${JSON.stringify(engine.at(-1))}`);
+    if (FIGURES === 'engine') continue;
+    store.push(await child<WriteRun>('store', dir, { url, allow, run }, NODE_FLAGS));
+    for (const mode of ['set', 'set-deliveries', 'single'] as const) {
+      raw[mode].push(await child<WriteRun>('raw', dir, { run, mode }, []));
+    }
+    console.log(
+      `run ${run + 1}: store alone ${JSON.stringify(store.at(-1))}; driver alone ${JSON.stringify(
+        Object.fromEntries(Object.entries(raw).map(([mode, runs]) => [mode, runs.at(-1)])),
+      )}`,
+    );
   }
   const engineMedian = median(engine.map((e) => e.rowsPerSecond));
   const papaMedian = median(papa);
+  const medians = (runs: WriteRun[]) =>
+    runs.length === 0
+      ? null
+      : {
+          rowsPerSecond: median(runs.map((r) => r.rowsPerSecond)),
+          rowsPerCpuSecond: median(runs.map((r) => r.rowsPerCpuSecond)),
+        };
   report('csv-source', {
     unit: 'rows/s',
     rows: ROWS,
@@ -242,15 +271,22 @@ try {
     sqliteRowsPerSecond: engineMedian,
     sqliteRowsPerCpuSecond: median(engine.map((e) => e.rowsPerCpuSecond)),
     papaparseRowsPerSecond: papaMedian,
+    papaparseRuns: papa,
     ratioToPapaparse: +(engineMedian / papaMedian).toFixed(2),
     runtime: RUNTIME,
     nodeFlags: NODE_FLAGS,
-    sqliteCacheMiB: SQLITE_CACHE_MIB ?? 'default (64)',
+    sqliteCacheMiB: SQLITE_CACHE_MIB,
     ...host(),
     engineRuns: engine,
     enginePeakRssMiB: median(engine.map((e) => e.peakRssMiB)),
     engineRssBeforeMiB: median(engine.map((e) => e.rssBeforeMiB)),
     engineGrowthMiB: median(engine.map((e) => e.growthMiB)),
+    storeAlone: medians(store),
+    driverAlone: {
+      set: medians(raw.set),
+      setDeliveriesOnly: medians(raw['set-deliveries']),
+      singleRowStatements: medians(raw.single),
+    },
     target: { rowsPerSecond: 100_000, peakRssMiB: 200 },
   });
 } finally {

@@ -8,8 +8,12 @@
  *   (5 connections) with `renderThreads` render threads. Timed from `worker.start()` to the mailing's
  *   completion (every delivery recorded `sent`); acceptance is timed separately.
  *
+ * Besides messages/s, each side reports CPU time per message (its own process, and the sink's), and the
+ * Mailroom run its main thread's share: figures that the machine's other load disturbs much less.
+ *
  * Environment: BENCH_RECIPIENTS (100000), BENCH_BASELINE (messages of the baseline, 20000), BENCH_RUNS (3),
- * BENCH_THREADS (0), BENCH_BATCH (500).
+ * BENCH_THREADS (0: on two cores shared with the sink, a render thread adds about a third more CPU per
+ * message for the same rate; see BENCHMARKS.md), BENCH_BATCH (500).
  */
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -31,8 +35,16 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const THREADS = Number(process.env.BENCH_THREADS ?? 0);
 const BATCH = Number(process.env.BENCH_BATCH ?? 500);
 
-/** Messages per second of the baseline. */
-async function baseline(sink: SinkProcess, html: string, text: string): Promise<number> {
+interface BaselineResult {
+  perSecond: number;
+  /** CPU time of this process per message (microseconds). */
+  cpuMicrosPerMessage: number;
+  /** CPU time of the sink process per message (microseconds). */
+  sinkCpuMicrosPerMessage: number;
+}
+
+/** Messages per second of the baseline, and its CPU time per message. */
+async function baseline(sink: SinkProcess, html: string, text: string): Promise<BaselineResult> {
   const transporter = nodemailer.createTransport({
     host: '127.0.0.1',
     port: sink.port,
@@ -49,6 +61,8 @@ async function baseline(sink: SinkProcess, html: string, text: string): Promise<
     textEncoding: 'base64' as const,
   };
   await sink.reset();
+  const sinkCpu0 = await sink.cpuMicros();
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   let next = 0;
   // A plain loop with enough sends queued to keep the pool's five connections busy.
@@ -64,10 +78,16 @@ async function baseline(sink: SinkProcess, html: string, text: string): Promise<
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const sinkCpu = (await sink.cpuMicros()) - sinkCpu0;
   transporter.close();
   const got = await sink.count();
   if (got !== BASELINE_N) throw new Error(`baseline: sink got ${got} of ${BASELINE_N}`);
-  return Math.round(BASELINE_N / seconds);
+  return {
+    perSecond: Math.round(BASELINE_N / seconds),
+    cpuMicrosPerMessage: Math.round((cpu.user + cpu.system) / BASELINE_N),
+    sinkCpuMicrosPerMessage: Math.round(sinkCpu / BASELINE_N),
+  };
 }
 
 interface RunResult {
@@ -75,11 +95,20 @@ interface RunResult {
   deliverSeconds: number;
   perSecond: number;
   peakRssMiB: number;
+  /** CPU time of the run process (every thread) per message while delivering (microseconds). */
+  cpuMicrosPerMessage: number;
+  /** Share of the delivery time the run's main thread was busy. */
+  mainThreadBusy: number;
+  /** CPU time of the run's main thread per message (microseconds; -1 without /proc). */
+  mainThreadCpuMicrosPerMessage: number;
+  /** CPU time of the sink process per message over the whole run (accepting included: it sends nothing). */
+  sinkCpuMicrosPerMessage?: number;
 }
 
 /** One Mailroom run in its own process (see `support/delivery-run.ts`). */
 async function mailroomRun(sink: SinkProcess): Promise<RunResult> {
   await sink.reset();
+  const sinkCpu0 = await sink.cpuMicros();
   const child = spawn(
     process.execPath,
     // The live set of a run is small (under 100 MB); without a cap V8 lets garbage grow the heap far past
@@ -105,7 +134,8 @@ async function mailroomRun(sink: SinkProcess): Promise<RunResult> {
   if (code !== 0) throw new Error(`delivery run failed (${code})`);
   const got = await sink.count();
   if (got !== N) throw new Error(`mailroom: the sink got ${got} of ${N}`);
-  return JSON.parse(out.trim().split('\n').at(-1) as string) as RunResult;
+  const result = JSON.parse(out.trim().split('\n').at(-1) as string) as RunResult;
+  return { ...result, sinkCpuMicrosPerMessage: Math.round(((await sink.cpuMicros()) - sinkCpu0) / N) };
 }
 
 /** One recipient's rendered newsletter, for the baseline's identical message. */
@@ -136,14 +166,16 @@ async function renderedSample(): Promise<{ html: string; text: string }> {
 const sink = await startSinkProcess();
 try {
   const sample = await renderedSample();
-  const baselines: number[] = [];
+  const baselineRuns: BaselineResult[] = [];
   const runs: RunResult[] = [];
   for (let r = 0; r < RUNS; r++) {
-    baselines.push(await baseline(sink, sample.html, sample.text));
+    const base = await baseline(sink, sample.html, sample.text);
+    baselineRuns.push(base);
     const run = await mailroomRun(sink);
     runs.push(run);
-    console.log(`run ${r + 1}: baseline ${baselines.at(-1)} msg/s; mailroom ${JSON.stringify(run)}`);
+    console.log(`run ${r + 1}: baseline ${JSON.stringify(base)}; mailroom ${JSON.stringify(run)}`);
   }
+  const baselines = baselineRuns.map((b) => b.perSecond);
   const baseMedian = median(baselines);
   const mrMedian = median(runs.map((r) => r.perSecond));
   report('delivery-broadcast', {
@@ -154,13 +186,22 @@ try {
     batchSize: BATCH,
     htmlBytes: Buffer.byteLength(sample.html),
     textBytes: Buffer.byteLength(sample.text),
-    baseline: { runs: baselines, median: baseMedian },
+    baseline: {
+      runs: baselines,
+      median: baseMedian,
+      cpuMicrosPerMessage: baselineRuns.map((b) => b.cpuMicrosPerMessage),
+      sinkCpuMicrosPerMessage: baselineRuns.map((b) => b.sinkCpuMicrosPerMessage),
+    },
     mailroom: {
       runs: runs.map((r) => r.perSecond),
       median: mrMedian,
       deliverSeconds: runs.map((r) => r.deliverSeconds),
       acceptSeconds: runs.map((r) => r.acceptSeconds),
       peakRssMiB: runs.map((r) => r.peakRssMiB),
+      cpuMicrosPerMessage: runs.map((r) => r.cpuMicrosPerMessage),
+      mainThreadBusy: runs.map((r) => r.mainThreadBusy),
+      mainThreadCpuMicrosPerMessage: runs.map((r) => r.mainThreadCpuMicrosPerMessage),
+      sinkCpuMicrosPerMessage: runs.map((r) => r.sinkCpuMicrosPerMessage),
     },
     ratioToBaseline: +(mrMedian / baseMedian).toFixed(2),
     ratiosPerRun: runs.map((r, i) => +(r.perSecond / (baselines[i] as number)).toFixed(2)),

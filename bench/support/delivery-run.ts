@@ -3,7 +3,7 @@
  * `delivery-run <smtp-port> <recipients> <render-threads> <batch-size>`. Accepts the broadcast into a
  * fresh SQLite file, delivers it, and prints one JSON line with the figures.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMailroom } from '@mailroom/core';
@@ -19,10 +19,38 @@ const N = recipients;
 const THREADS = threads;
 const BATCH = batch;
 
+// BENCH_MEMORY_TRACE=1: where the peak RSS goes (the sample with the highest RSS, to stderr).
+let phase: 'accept' | 'deliver' = 'accept';
+let peakSample: (NodeJS.MemoryUsage & { phase: string }) | undefined;
+
 interface RunResult {
   acceptSeconds: number;
   deliverSeconds: number;
   perSecond: number;
+  /** CPU time of the whole process (every thread) per message while delivering, in microseconds. */
+  cpuMicrosPerMessage: number;
+  /** Share of the delivery time the main thread's event loop was busy (0-1). */
+  mainThreadBusy: number;
+  /** CPU time of the main thread alone per message while delivering (microseconds; Linux only, else -1). */
+  mainThreadCpuMicrosPerMessage: number;
+}
+
+/**
+ * CPU time (microseconds) the main thread has used, from /proc (its thread id is the process id); -1 where
+ * there is no /proc. Unlike the event loop's busy share, it does not count time the machine's other load
+ * kept the thread waiting for a core.
+ */
+function mainThreadCpuMicros(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    // Fields after the command name (which may contain spaces): utime and stime are the 12th and 13th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    // Clock ticks of 1/100 s (USER_HZ on Linux).
+    return (ticks * 1e6) / 100;
+  } catch {
+    return -1;
+  }
 }
 
 async function mailroomRun(): Promise<RunResult> {
@@ -67,9 +95,16 @@ async function mailroomRun(): Promise<RunResult> {
         if (event.ref === ref) resolve();
       });
     });
+    phase = 'deliver';
+    const cpu0 = process.cpuUsage();
+    const main0 = mainThreadCpuMicros();
+    const loop0 = performance.eventLoopUtilization();
     mailroom.worker.start();
     await done;
     const t2 = performance.now();
+    const cpu = process.cpuUsage(cpu0);
+    const main1 = mainThreadCpuMicros();
+    const loop = performance.eventLoopUtilization(loop0);
     await mailroom.worker.stop();
     const view = await mailroom.getMailing(secret, ref as string);
     if (view.counts.sent !== N) {
@@ -81,6 +116,9 @@ async function mailroomRun(): Promise<RunResult> {
       acceptSeconds: +((t1 - t0) / 1000).toFixed(2),
       deliverSeconds: +deliverSeconds.toFixed(2),
       perSecond: Math.round(N / deliverSeconds),
+      cpuMicrosPerMessage: Math.round((cpu.user + cpu.system) / N),
+      mainThreadBusy: +loop.utilization.toFixed(2),
+      mainThreadCpuMicrosPerMessage: main0 < 0 ? -1 : Math.round((main1 - main0) / N),
     };
   } finally {
     await mailroom.close();
@@ -88,7 +126,20 @@ async function mailroomRun(): Promise<RunResult> {
   }
 }
 
+const sampler = process.env.BENCH_MEMORY_TRACE
+  ? setInterval(() => {
+      const sample = process.memoryUsage();
+      if (!peakSample || sample.rss > peakSample.rss) peakSample = { ...sample, phase };
+    }, 100)
+  : undefined;
 const result = await mailroomRun();
+if (sampler) {
+  clearInterval(sampler);
+  const mib = (n: number) => Math.round(n / 2 ** 20);
+  process.stderr.write(
+    `memory at peak RSS (MiB): ${JSON.stringify(Object.fromEntries(Object.entries(peakSample ?? {}).map(([k, v]) => [k, typeof v === 'number' ? mib(v) : v])))}\n`,
+  );
+}
 process.stdout.write(
   `${JSON.stringify({ ...result, peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024) })}\n`,
 );

@@ -7,6 +7,8 @@ export interface SinkProcess {
   readonly port: number;
   /** Messages accepted since the last reset. */
   count(): Promise<number>;
+  /** CPU time (user + system, microseconds) the sink process has used since it started. */
+  cpuMicros(): Promise<number>;
   reset(): Promise<void>;
   close(): Promise<void>;
 }
@@ -28,13 +30,14 @@ export async function startSinkProcess(): Promise<SinkProcess> {
     child.once('exit', (code) => reject(new Error(`sink exited with ${code}`)));
   });
   const ask = (message: string) =>
-    new Promise<number>((resolve) => {
-      child.once('message', (reply) => resolve((reply as { count: number }).count));
+    new Promise<{ count: number; cpuMicros: number }>((resolve) => {
+      child.once('message', (reply) => resolve(reply as { count: number; cpuMicros: number }));
       child.send(message);
     });
   return {
     port,
-    count: () => ask('count'),
+    count: async () => (await ask('count')).count,
+    cpuMicros: async () => (await ask('count')).cpuMicros,
     reset: async () => {
       await ask('reset');
     },

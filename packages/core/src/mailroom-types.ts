@@ -111,8 +111,9 @@ export interface WorkerOptions {
   /**
    * Worker threads that render recipients and build their MIME, leaving the main thread to the store
    * and the sockets (0 = render on the main thread). Used when the transport has a `composer` and
-   * `sendRaw` (the SMTP and outbox transports do); other transports render on the main thread. One
-   * or two suit a two-core machine. @default 0
+   * `sendRaw` (the SMTP and outbox transports do); other transports render on the main thread. They
+   * pay where a core is free: on two cores shared with the relay, a thread cost more CPU for the same
+   * rate (BENCHMARKS.md, Delivery). @default 0
    */
   renderThreads?: number;
 }

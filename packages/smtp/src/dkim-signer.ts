@@ -145,6 +145,27 @@ export function createDkimSigner(options: DkimSignerOptions = {}): DkimSigner {
   };
 }
 
+const CRLF = Buffer.from('\r\n', 'latin1');
+
+/** No tab, no run of spaces, no space before a line end or at the end, every line break CRLF. */
+function isRelaxedCanonical(body: Buffer): boolean {
+  if (
+    body.indexOf(0x09) >= 0 ||
+    body.indexOf('  ', 0, 'latin1') >= 0 ||
+    body.indexOf(' \r', 0, 'latin1') >= 0
+  ) {
+    return false;
+  }
+  if (body.length > 0 && body[body.length - 1] === 0x20) return false;
+  let start = 0;
+  for (;;) {
+    const lf = body.indexOf(0x0a, start);
+    if (lf < 0) return true;
+    if (lf === 0 || body[lf - 1] !== 0x0d) return false;
+    start = lf + 1;
+  }
+}
+
 function keyError(config: DkimKey, problem: string, cause?: unknown): MailroomError {
   return new MailroomError(
     'TRANSPORT_PERMANENT',
@@ -180,6 +201,14 @@ function relaxedValue(value: string): string {
 
 /** RFC 6376 3.4.4: squeeze WSP, drop it at line ends, drop empty lines at the end, end with CRLF. */
 function relaxedBody(body: Buffer): Buffer {
+  // Base64 and most text parts are canonical already except for trailing empty lines: found with native
+  // searches, that saves converting and rewriting a whole newsletter four times per signature.
+  if (isRelaxedCanonical(body)) {
+    let end = body.length;
+    while (end >= 2 && body[end - 2] === 13 && body[end - 1] === 10) end -= 2;
+    if (end === 0) return Buffer.alloc(0);
+    return Buffer.concat([body.subarray(0, end), CRLF]);
+  }
   const text = body
     .toString('latin1')
     .replace(/\r?\n/g, '\r\n')

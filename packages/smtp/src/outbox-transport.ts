@@ -15,6 +15,7 @@ import {
 } from '@mailroom/core';
 import { composeMessage, DEFAULT_TEXT_ENCODING, type TextEncoding } from './compose-message.js';
 import { createDkimSigner } from './dkim-signer.js';
+import { createMimeBuilder } from './mime-builder.js';
 import { rawComposer } from './raw-composer.js';
 
 const TRANSPORT_NAME = 'outbox';
@@ -59,7 +60,7 @@ export function outboxTransport(options: OutboxTransportOptions): OutboxTranspor
   const dir = resolve(options.dir);
   const textEncoding = options.textEncoding ?? DEFAULT_TEXT_ENCODING;
   const fsync = options.fsync ?? true;
-  const signer = createDkimSigner();
+  const settings = { builder: createMimeBuilder({ textEncoding }), signer: createDkimSigner() };
   let ready: Promise<unknown> | undefined;
   const ensureDir = () => {
     ready ??= mkdir(dir, { recursive: true }).catch((error: unknown) => {
@@ -76,7 +77,7 @@ export function outboxTransport(options: OutboxTransportOptions): OutboxTranspor
     composer: rawComposer(textEncoding),
 
     async send(message: OutgoingMessage): Promise<SendReceipt> {
-      const raw = await composeMessage(message, { textEncoding, signer });
+      const raw = composeMessage(message, settings);
       return outbox.sendRaw({
         messageId: message.messageId,
         envelope: { from: message.from.address, to: [message.to.address] },

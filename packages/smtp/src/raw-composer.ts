@@ -6,15 +6,17 @@
 import type { CreateComposer, TransportComposer } from '@mailroom/core';
 import { composeMessage, DEFAULT_TEXT_ENCODING, type TextEncoding } from './compose-message.js';
 import { createDkimSigner } from './dkim-signer.js';
+import { createMimeBuilder } from './mime-builder.js';
 
 /**
- * A composer with its own DKIM key cache (each thread parses a key once). Options: `textEncoding`.
+ * A composer with its own MIME builder (each thread builds a mailing's shared parts once) and DKIM key
+ * cache (each thread parses a key once). Options: `textEncoding`.
  */
 export const createComposer: CreateComposer = (options) => {
   const textEncoding: TextEncoding =
     options.textEncoding === 'quoted-printable' ? 'quoted-printable' : DEFAULT_TEXT_ENCODING;
-  const signer = createDkimSigner();
-  return (message) => composeMessage(message, { textEncoding, signer });
+  const settings = { builder: createMimeBuilder({ textEncoding }), signer: createDkimSigner() };
+  return async (message) => composeMessage(message, settings);
 };
 
 /** The `composer` a transport declares for `textEncoding`. */

@@ -6,6 +6,8 @@ import type { OutgoingMessage, RawOutgoingMessage, SendReceipt, Transport } from
 import nodemailer, { type SentMessageInfo, type Transporter } from 'nodemailer';
 import { composeMessage, DEFAULT_TEXT_ENCODING, type TextEncoding } from './compose-message.js';
 import { createDkimSigner } from './dkim-signer.js';
+import { createMimeBuilder } from './mime-builder.js';
+import { poolSender } from './pool-sender.js';
 import { rawComposer } from './raw-composer.js';
 import { toTransportError } from './smtp-error.js';
 
@@ -69,9 +71,9 @@ export interface SmtpTransportOptions {
    */
   socketTimeout?: number;
   /**
-   * Transfer encoding of text and HTML parts that are not short-lined ASCII. For a 40 KB HTML
-   * newsletter `base64` is about twice as fast end to end as `quoted-printable`, for about 25 % more
-   * bytes.
+   * Transfer encoding of text and HTML parts that are not short-lined ASCII. For a 32 KB HTML
+   * newsletter `base64` builds in about 60 µs and `quoted-printable` in about 250 µs, which sends
+   * about 20 % fewer bytes.
    * @default 'base64'
    */
   textEncoding?: TextEncoding;
@@ -95,8 +97,9 @@ export interface SmtpTransporterSettings {
  *   credentials); `?maxConnections=10&textEncoding=quoted-printable` are read too.
  * - A nodemailer transporter you built yourself (any transport nodemailer has); it is closed by `close()`.
  *
- * Messages are composed here (and DKIM-signed when `message.dkim` is set, RSA or Ed25519) and handed
- * to nodemailer as finished bytes with an explicit envelope. `composer` names the same composition as a
+ * Messages are built here without nodemailer's composer (and DKIM-signed when `message.dkim` is set, RSA
+ * or Ed25519) and handed to the pool as finished bytes with an explicit envelope (to an injected
+ * transporter through `sendMail({ raw })`). `composer` names the same composition as a
  * module the engine may run on worker threads; it then hands the bytes to `sendRaw`. Failures reject with `TRANSPORT_TRANSIENT`
  * (4xx, timeouts, dropped connections, authentication) or `TRANSPORT_PERMANENT` (5xx), keeping
  * `responseCode`, `command` and `response`. Nothing is retried here: a message is handed to the
@@ -110,17 +113,18 @@ export function smtpTransport(
   options: SmtpTransportOptions | string | Transporter<SentMessageInfo>,
   settings: SmtpTransporterSettings = {},
 ): SmtpTransport {
-  const { transporter, maxConnections, textEncoding } = resolve(options, settings);
-  const signer = createDkimSigner();
+  const { transporter, maxConnections, textEncoding, owned } = resolve(options, settings);
+  const compose = { builder: createMimeBuilder({ textEncoding }), signer: createDkimSigner() };
+  // Our own pool takes the bytes directly; an injected transporter (any kind) gets them through sendMail.
+  const direct = owned ? poolSender((transporter as { transporter?: unknown }).transporter) : undefined;
 
   async function sendRaw(message: RawOutgoingMessage): Promise<SendReceipt> {
     let info: SentMessageInfo;
     try {
-      info = await transporter.sendMail({
-        envelope: message.envelope,
-        messageId: message.messageId,
-        raw: asBuffer(message.raw),
-      });
+      const raw = asBuffer(message.raw);
+      info = direct
+        ? await direct.send(raw, message.envelope, message.messageId)
+        : await transporter.sendMail({ envelope: message.envelope, messageId: message.messageId, raw });
     } catch (error) {
       throw toTransportError(error, TRANSPORT_NAME);
     }
@@ -133,7 +137,7 @@ export function smtpTransport(
     composer: rawComposer(textEncoding),
 
     async send(message: OutgoingMessage): Promise<SendReceipt> {
-      const raw = await composeMessage(message, { textEncoding, signer });
+      const raw = composeMessage(message, compose);
       return sendRaw({
         messageId: message.messageId,
         envelope: { from: message.from.address, to: [message.to.address] },
@@ -160,13 +164,19 @@ export function smtpTransport(
 function resolve(
   options: SmtpTransportOptions | string | Transporter<SentMessageInfo>,
   settings: SmtpTransporterSettings,
-): { transporter: Transporter<SentMessageInfo>; maxConnections: number; textEncoding: TextEncoding } {
+): {
+  transporter: Transporter<SentMessageInfo>;
+  maxConnections: number;
+  textEncoding: TextEncoding;
+  owned: boolean;
+} {
   if (typeof options === 'object' && 'sendMail' in options) {
     const pool = options.options as { maxConnections?: unknown };
     return {
       transporter: options,
       maxConnections: typeof pool.maxConnections === 'number' ? pool.maxConnections : 5,
       textEncoding: settings.textEncoding ?? DEFAULT_TEXT_ENCODING,
+      owned: false,
     };
   }
   const resolved = typeof options === 'string' ? parseSmtpUrl(options) : options;
@@ -190,6 +200,7 @@ function resolve(
     transporter,
     maxConnections,
     textEncoding: textEncoding ?? settings.textEncoding ?? DEFAULT_TEXT_ENCODING,
+    owned: true,
   };
 }
 

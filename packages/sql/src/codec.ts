@@ -46,6 +46,11 @@ export interface Codec {
   mailing(row: Row): MailingRecord;
   /** A delivery from a `SELECT *` row of its table. */
   delivery(row: Row): DeliveryRecord;
+  /**
+   * A delivery from its values in {@link DELIVERY_COLUMNS} order, with the {@link DELIVERY_JSON_COLUMNS}
+   * already parsed (a SQLite read that returned each row as one JSON array).
+   */
+  deliveryValues(values: readonly unknown[]): DeliveryRecord;
   /** A source job from a `SELECT *` row of its table. */
   sourceJob(row: Row): SourceJobRecord;
   /** An idempotency record from a `SELECT *` row of its table. */
@@ -81,6 +86,9 @@ export const DELIVERY_COLUMNS = [
   'created_at',
   'updated_at',
 ] as const;
+
+/** The columns of {@link DELIVERY_COLUMNS} holding JSON. */
+export const DELIVERY_JSON_COLUMNS = ['variables', 'traits', 'content'] as const;
 
 /** PostgreSQL types of {@link DELIVERY_COLUMNS}, in the same order. */
 export const DELIVERY_PG_TYPES = [
@@ -179,6 +187,37 @@ function jsonObject(value: object | null | undefined): string {
   return '{}';
 }
 
+/** A JSON column's value that arrived parsed: SQL NULL as null. */
+function parsedJson<T>(value: unknown): T {
+  return (value === undefined ? null : value) as T;
+}
+
+/** A delivery from its values in {@link DELIVERY_COLUMNS} order; `json` reads a JSON column's value. */
+function decodeDelivery(v: readonly unknown[], json: <T>(value: unknown) => T): DeliveryRecord {
+  return {
+    id: str(v[0]),
+    projectId: str(v[1]),
+    mailingId: str(v[2]),
+    batchId: str(v[3]),
+    address: str(v[4]),
+    name: str(v[5]),
+    variables: json(v[6]) ?? {},
+    traits: json(v[7]) ?? {},
+    status: str(v[8]) as DeliveryStatus,
+    attempts: num(v[9]),
+    nextAttemptAt: date(v[10]),
+    leaseExpiresAt: dateOrNull(v[11]),
+    leaseToken: num(v[12]),
+    messageId: str(v[13]),
+    lastResponse: strOrNull(v[14]),
+    lastError: strOrNull(v[15]),
+    sentAt: dateOrNull(v[16]),
+    content: json(v[17]),
+    createdAt: date(v[18]),
+    updatedAt: date(v[19]),
+  };
+}
+
 /** The codec for `kind`. */
 export function createCodec(kind: SqlKind): Codec {
   const json = (value: Json | object | null | undefined): string | null =>
@@ -265,28 +304,12 @@ export function createCodec(kind: SqlKind): Codec {
       createdAt: date(row.created_at),
       updatedAt: date(row.updated_at),
     }),
-    delivery: (row) => ({
-      id: str(row.id),
-      projectId: str(row.project_id),
-      mailingId: str(row.mailing_id),
-      batchId: str(row.batch_id),
-      address: str(row.address),
-      name: str(row.name),
-      variables: fromJson(row.variables) ?? {},
-      traits: fromJson(row.traits) ?? {},
-      status: str(row.status) as DeliveryStatus,
-      attempts: num(row.attempts),
-      nextAttemptAt: date(row.next_attempt_at),
-      leaseExpiresAt: dateOrNull(row.lease_expires_at),
-      leaseToken: num(row.lease_token),
-      messageId: str(row.message_id),
-      lastResponse: strOrNull(row.last_response),
-      lastError: strOrNull(row.last_error),
-      sentAt: dateOrNull(row.sent_at),
-      content: fromJson(row.content),
-      createdAt: date(row.created_at),
-      updatedAt: date(row.updated_at),
-    }),
+    delivery: (row) =>
+      decodeDelivery(
+        DELIVERY_COLUMNS.map((column) => row[column]),
+        fromJson,
+      ),
+    deliveryValues: (values) => decodeDelivery(values, parsedJson),
     sourceJob: (row) => ({
       id: str(row.id),
       projectId: str(row.project_id),

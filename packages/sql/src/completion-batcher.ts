@@ -9,14 +9,48 @@ import type { SqlRunner } from './sql-runner.js';
 /** Outcomes written per flush at most. */
 const MAX_BATCH = 500;
 
-/** One `completeDelivery` waiting for the next flush. */
+/** The caller waiting for one or more queued outcomes: settled once all of them are written. */
+class Waiter {
+  readonly written: boolean[];
+  private open: number;
+  private failed = false;
+
+  constructor(
+    count: number,
+    private readonly done: (written: boolean[]) => void,
+    private readonly fail: (error: unknown) => void,
+  ) {
+    this.written = new Array<boolean>(count).fill(false);
+    this.open = count;
+  }
+
+  resolve(index: number, written: boolean): void {
+    this.written[index] = written;
+    if (--this.open === 0 && !this.failed) this.done(this.written);
+  }
+
+  reject(error: unknown): void {
+    if (this.failed) return;
+    this.failed = true;
+    this.fail(error);
+  }
+}
+
+/**
+ * One outcome waiting for the next flush, and where its result goes (one object per outcome, no
+ * closures: a group of a few hundred is queued on every flush).
+ */
 interface Pending {
   id: string;
   leaseToken: number;
   outcome: DeliveryOutcome;
-  resolve(written: boolean): void;
-  reject(error: unknown): void;
+  waiter: Waiter;
+  /** The outcome's place in its waiter's results. */
+  index: number;
 }
+
+const resolve = (item: Pending, written: boolean): void => item.waiter.resolve(item.index, written);
+const reject = (item: Pending, error: unknown): void => item.waiter.reject(error);
 
 /**
  * Group commit for `completeDelivery`. A worker records outcomes one by one, often many at once; one
@@ -57,9 +91,9 @@ export function createCompletionBatcher(
       const written = await runner.retrying(() =>
         runner.run(db, text, [...params, item.id, item.leaseToken]),
       );
-      item.resolve(written.affected > 0);
+      resolve(item, written.affected > 0);
     } catch (error) {
-      item.reject(error);
+      reject(item, error);
     }
   };
 
@@ -68,12 +102,26 @@ export function createCompletionBatcher(
     return runner.transaction(db, async (tx) => {
       const written: boolean[] = [];
       // A SQLite file of the store's own: one prepared fenced update per outcome, run directly, which
-      // measured about twice as fast as one UPDATE ... FROM over a VALUES list.
+      // measured about twice as fast as one UPDATE ... FROM over a VALUES list (and faster than one
+      // UPDATE ... FROM json_each of the group). Where the claim left the row's rowid, the update finds
+      // the row by it rather than through the id's index (15-20 % less time per outcome), still fenced
+      // by id and token; when that matches nothing (a lost lease, or a row moved since, as by VACUUM),
+      // the update by id decides.
       if (runner.direct) {
         for (const item of group) {
-          const [text, params] = claims.outcome(item.outcome);
-          params.push(item.id, item.leaseToken);
-          written.push((runner.statement(tx, text) as Database.Statement).run(params).changes > 0);
+          const rowid = claims.takeRowid(item.id);
+          let changes = 0;
+          if (rowid !== undefined) {
+            const [text, params] = claims.outcome(item.outcome, true);
+            params.push(rowid, item.id, item.leaseToken);
+            changes = (runner.statement(tx, text) as Database.Statement).run(params).changes;
+          }
+          if (changes === 0) {
+            const [text, params] = claims.outcome(item.outcome);
+            params.push(item.id, item.leaseToken);
+            changes = (runner.statement(tx, text) as Database.Statement).run(params).changes;
+          }
+          written.push(changes > 0);
         }
         return written;
       }
@@ -108,54 +156,45 @@ export function createCompletionBatcher(
       }
       try {
         const written = await writeGroup(group);
-        group.forEach((item, i) => {
-          item.resolve(written[i] === true);
-        });
+        for (let i = 0; i < group.length; i++) resolve(group[i] as Pending, written[i] === true);
       } catch {
         for (const item of group) await one(item);
       }
     }
   };
 
-  const schedule = (): void => {
+  /**
+   * Start a flush unless one is pending or running (it takes whatever is queued meanwhile). Single
+   * outcomes wait for the next turn of the event loop, so that the outcomes of other I/O callbacks of
+   * this turn join them; a caller's batch of many flushes right away, as it is a group already (the
+   * turn's wait measured about 1 µs per outcome for groups of 100 on a SQLite file).
+   */
+  const schedule = (grouped: boolean): void => {
     if (flushing) return;
-    flushing = new Promise<void>((resolve) => setImmediate(resolve)).then(flushAll).finally(() => {
+    const start = grouped ? Promise.resolve() : new Promise<void>((resolve) => setImmediate(resolve));
+    flushing = start.then(flushAll).finally(() => {
       flushing = undefined;
-      if (queue.length > 0) schedule();
+      if (queue.length > 0) schedule(false);
     });
   };
 
   return {
     complete(id, leaseToken, outcome) {
-      return new Promise<boolean>((resolve, reject) => {
-        queue.push({ id, leaseToken, outcome, resolve, reject });
-        schedule();
+      return new Promise<boolean>((done, fail) => {
+        const waiter = new Waiter(1, (written) => done(written[0] === true), fail);
+        queue.push({ id, leaseToken, outcome, waiter, index: 0 });
+        schedule(false);
       });
     },
     completeMany(items) {
       if (items.length === 0) return Promise.resolve([]);
-      return new Promise<boolean[]>((resolve, reject) => {
-        const written: boolean[] = new Array(items.length).fill(false);
-        let open = items.length;
-        let failed = false;
-        for (let i = 0; i < items.length; i++) {
-          const { id, leaseToken, outcome } = items[i] as (typeof items)[number];
-          queue.push({
-            id,
-            leaseToken,
-            outcome,
-            resolve(ok) {
-              written[i] = ok;
-              if (--open === 0 && !failed) resolve(written);
-            },
-            reject(error) {
-              if (failed) return;
-              failed = true;
-              reject(error);
-            },
-          });
+      return new Promise<boolean[]>((done, fail) => {
+        const waiter = new Waiter(items.length, done, fail);
+        for (let index = 0; index < items.length; index++) {
+          const { id, leaseToken, outcome } = items[index] as (typeof items)[number];
+          queue.push({ id, leaseToken, outcome, waiter, index });
         }
-        schedule();
+        schedule(items.length > 1);
       });
     },
     async drain() {

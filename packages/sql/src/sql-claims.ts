@@ -1,4 +1,5 @@
 import type { DeliveryOutcome } from '@mailroom/core';
+import type Database from 'better-sqlite3';
 import type { Codec, Row } from './codec.js';
 import { ms } from './codec.js';
 import type { Db } from './connect.js';
@@ -12,8 +13,8 @@ import type { SqlRunner } from './sql-runner.js';
 const PG_INDEX_ORDER =
   "SELECT set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('jit', 'off', true)";
 
-/** One claim: which rows are due, and what claiming one writes. */
-export interface ClaimSpec {
+/** One claim: which rows are due, what claiming one writes, and what the caller makes of a row. */
+export interface ClaimSpec<T> {
   /** The table; the `due` clause refers to it as `d`. */
   table: string;
   /** `WHERE` condition on `d` followed by its `ORDER BY`, with `?` placeholders. */
@@ -30,17 +31,32 @@ export interface ClaimSpec {
   setParams: unknown[];
   /** The table's columns: every one is returned. */
   columns: readonly string[];
+  /** A claimed row (every column, as the driver returns it) as the caller wants it. */
+  decode(row: Row): T;
+  /**
+   * Optional: a claimed row from its values in `columns` order, with the `jsonColumns` among them
+   * already parsed. Given, a claim on a SQLite file the store opened reads each claimed row back as one
+   * JSON array, which is cheaper than the driver building a JavaScript value per column.
+   */
+  decodeValues?: (values: unknown[]) => T;
+  /** The columns holding JSON text (see `decodeValues`). */
+  jsonColumns?: readonly string[];
+  /**
+   * Remember where each claimed row is (see {@link SqlClaims.takeRowid}); `columns` has `id`. Only a
+   * claim on a SQLite file the store opened does.
+   */
+  rememberRowids?: boolean;
 }
 
 /** The lease primitives: claim with a lease, renew it, write an outcome fenced by its token. */
 export interface SqlClaims {
   /**
-   * Claim up to `spec.limit` due rows and return them as written. A row is returned to at most one
-   * caller: PostgreSQL and MySQL lock the rows they pick with `FOR UPDATE SKIP LOCKED`, so concurrent
-   * claimers pass over each other's picks; SQLite runs the pick and the update as one statement, which
-   * holds the database's write lock.
+   * Claim up to `spec.limit` due rows and return them as written, decoded. A row is returned to at
+   * most one caller: PostgreSQL and MySQL lock the rows they pick with `FOR UPDATE SKIP LOCKED`, so
+   * concurrent claimers pass over each other's picks; SQLite picks and updates under the database's
+   * write lock (one statement, or on a file the store opened one `BEGIN IMMEDIATE` transaction).
    */
-  claim(db: Db, spec: ClaimSpec): Promise<Row[]>;
+  claim<T>(db: Db, spec: ClaimSpec<T>): Promise<T[]>;
   /**
    * Run `query` (an `ORDER BY <due index> LIMIT` read or claim) so that PostgreSQL walks the due index in
    * order; elsewhere simply run it.
@@ -51,15 +67,80 @@ export interface SqlClaims {
   /**
    * The `UPDATE` recording `outcome` and its parameters; the caller appends the delivery id and the
    * lease token, which fence the write: it changes nothing unless the delivery is still `sending` with
-   * that token.
+   * that token. `byRowid`: the statement starts its condition with `rowid = ?`, so the caller appends
+   * the rowid first (see {@link SqlClaims.takeRowid}); the id and the token still fence the write.
    */
-  outcome(outcome: DeliveryOutcome): [string, unknown[]];
+  outcome(outcome: DeliveryOutcome, byRowid?: boolean): [string, unknown[]];
+  /**
+   * The rowid at which a claim with `rememberRowids` found the row `id`, once (the hint is dropped).
+   * A hint only: a write through it matches nothing if the row has moved since (a `VACUUM` may renumber
+   * rowids), and the caller then writes by id. Saves looking the id up in its index on the hot path.
+   */
+  takeRowid(id: string): number | undefined;
 }
+
+/** Rowids remembered at most; past it they are all dropped (outcomes are then written by id). */
+const MAX_ROWID_HINTS = 65_536;
 
 /** The lease primitives for one runner. */
 export function createSqlClaims(runner: SqlRunner, codec: Codec): SqlClaims {
   const { kind } = runner;
   const outcomeTexts = new Map<number, string>();
+  const rowids = new Map<string, number>();
+
+  /**
+   * A claim on a SQLite file the store opened: in one `BEGIN IMMEDIATE` transaction (the write lock is
+   * taken before reading, so no other process picks the same rows), pick the due rowids, update them,
+   * and read them back as written. Measured at the raw driver against the single `UPDATE ... RETURNING`
+   * every column: about 25 % less time per claimed row, because SQLite buffers a RETURNING statement's
+   * rows in a temporary table before handing out the first one. With `decodeValues`, each row comes
+   * back as one JSON array (the JSON columns embedded as JSON, not as text to parse again), which halved
+   * the cost of reading 100 rows of 20 columns against the driver building a value per column.
+   */
+  const claimSqliteFile = async <T>(db: Db, spec: ClaimSpec<T>): Promise<T[]> => {
+    const { table, due, dueParams, limit, set, setParams, columns, decodeValues } = spec;
+    const json = new Set(spec.jsonColumns);
+    // The picked rowids, as a table of one column (named so that nothing else of `json_each` can clash
+    // with the table's columns); joined from it, the rows come back in the order picked.
+    const picked = '(SELECT value AS picked_rowid FROM json_each(?)) AS picked';
+    // Each row's values in `columns` order, then its rowid.
+    const rows = await runner.transaction(db, async (tx) => {
+      // Direct: `tx` is a held connection on a file the store opened.
+      const statement = (text: string) => runner.statement(tx, text) as Database.Statement;
+      const chosen = statement(`SELECT d.rowid FROM ${table} d WHERE ${due} LIMIT ?`)
+        .pluck(true)
+        .all([...dueParams, limit]);
+      if (chosen.length === 0) return [];
+      const list = JSON.stringify(chosen);
+      statement(`UPDATE ${table} SET ${set} FROM ${picked} WHERE rowid = picked_rowid`).run([
+        ...setParams,
+        list,
+      ]);
+      const from = `FROM ${picked} JOIN ${table} ON rowid = picked_rowid`;
+      if (!decodeValues) {
+        // Rows as arrays: better-sqlite3 builds an object per row through a slow path.
+        return statement(`SELECT ${columns.join(', ')}, rowid ${from}`)
+          .raw(true)
+          .all(list) as unknown[][];
+      }
+      const values = columns.map((column) => (json.has(column) ? `json(${column})` : column));
+      const texts = statement(`SELECT json_array(${values.join(', ')}, rowid) ${from}`)
+        .pluck(true)
+        .all(list);
+      return (texts as string[]).map((text) => JSON.parse(text) as unknown[]);
+    });
+    const width = columns.length;
+    const idAt = spec.rememberRowids ? columns.indexOf('id') : -1;
+    if (idAt >= 0 && rowids.size + rows.length > MAX_ROWID_HINTS) rowids.clear();
+    return rows.map((row) => {
+      if (idAt >= 0) rowids.set(row[idAt] as string, row[width] as number);
+      row.length = width;
+      if (decodeValues) return decodeValues(row);
+      const out: Row = {};
+      for (let i = 0; i < width; i++) out[columns[i] as string] = row[i];
+      return spec.decode(out);
+    });
+  };
 
   const claims: SqlClaims = {
     async inDueOrder<R>(db: Db, text: string, params: unknown[]): Promise<R[]> {
@@ -80,32 +161,20 @@ export function createSqlClaims(runner: SqlRunner, codec: Codec): SqlClaims {
       });
     },
 
-    async claim(db, spec) {
-      const { table, due, dueParams, limit, set, setParams } = spec;
+    async claim<T>(db: Db, spec: ClaimSpec<T>): Promise<T[]> {
+      const { table, due, dueParams, limit, set, setParams, decode } = spec;
       if (kind === 'postgres') {
         const text = `WITH due AS (SELECT d.id FROM ${table} d WHERE ${due} LIMIT ? FOR UPDATE SKIP LOCKED)
           UPDATE ${table} AS u SET ${set} FROM due WHERE u.id = due.id RETURNING u.*`;
-        return claims.inDueOrder<Row>(db, text, [...dueParams, limit, ...setParams]);
+        return (await claims.inDueOrder<Row>(db, text, [...dueParams, limit, ...setParams])).map(decode);
       }
       if (kind === 'sqlite') {
+        if (runner.direct) return claimSqliteFile(db, spec);
         // One statement: it takes the write lock before reading, so no other process picks the same rows.
-        const { columns } = spec;
-        const text = `UPDATE ${table} SET ${set} WHERE id IN (SELECT d.id FROM ${table} d WHERE ${due} LIMIT ?) RETURNING ${columns.join(', ')}`;
-        const params = [...setParams, ...dueParams, limit];
-        return runner.connection(db, async (conn) => {
-          const statement = runner.statement(conn, text);
-          if (!statement) return (await runner.run<Row>(conn, text, params)).rows;
-          // Rows as arrays: better-sqlite3 builds an object per row through a slow path, which cost more
-          // than the update itself; an object literal per row here is cheap.
-          const values = statement.raw(true).all(params) as unknown[][];
-          return values.map((row) => {
-            const out: Row = {};
-            for (let i = 0; i < columns.length; i++) out[columns[i] as string] = row[i];
-            return out;
-          });
-        });
+        const text = `UPDATE ${table} SET ${set} WHERE id IN (SELECT d.id FROM ${table} d WHERE ${due} LIMIT ?) RETURNING ${spec.columns.join(', ')}`;
+        return (await runner.run<Row>(db, text, [...setParams, ...dueParams, limit])).rows.map(decode);
       }
-      return runner.transaction(db, async (tx) => {
+      const rows = await runner.transaction(db, async (tx) => {
         const from = spec.mysqlIndex ? `${table} d FORCE INDEX (${spec.mysqlIndex})` : `${table} d`;
         const picked = await runner.run<{ id: string }>(
           tx,
@@ -123,6 +192,7 @@ export function createSqlClaims(runner: SqlRunner, codec: Codec): SqlClaims {
         ]);
         return (await runner.run<Row>(tx, `SELECT * FROM ${table} WHERE id IN ${list}`, ids)).rows;
       });
+      return rows.map(decode);
     },
 
     async renew(db, leases, until) {
@@ -154,9 +224,15 @@ export function createSqlClaims(runner: SqlRunner, codec: Codec): SqlClaims {
       });
     },
 
-    outcome(outcome) {
+    takeRowid(id) {
+      const rowid = rowids.get(id);
+      if (rowid !== undefined) rowids.delete(id);
+      return rowid;
+    },
+
+    outcome(outcome, byRowid = false) {
       const params: unknown[] = [outcome.status, outcome.now.getTime()];
-      let mask = 0;
+      let mask = byRowid ? 32 : 0;
       if (outcome.nextAttemptAt !== undefined) {
         mask |= 1;
         params.push(ms(outcome.nextAttemptAt));
@@ -185,7 +261,8 @@ export function createSqlClaims(runner: SqlRunner, codec: Codec): SqlClaims {
         if (mask & 4) sets.push('last_error = ?');
         if (mask & 8) sets.push('sent_at = ?');
         if (mask & 16) sets.push('content = ?');
-        text = `UPDATE mailroom_deliveries SET ${sets.join(', ')} WHERE id = ? AND lease_token = ? AND status = 'sending'`;
+        const where = mask & 32 ? 'rowid = ? AND id = ?' : 'id = ?';
+        text = `UPDATE mailroom_deliveries SET ${sets.join(', ')} WHERE ${where} AND lease_token = ? AND status = 'sending'`;
         outcomeTexts.set(mask, text);
       }
       return [text, params];

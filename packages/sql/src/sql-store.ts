@@ -11,7 +11,13 @@ import type {
 import { MailroomError } from '@mailroom/core';
 import { createBulkWrites } from './bulk-writes.js';
 import type { Row } from './codec.js';
-import { createCodec, DELIVERY_COLUMNS, MAILING_COLUMNS, SOURCE_JOB_COLUMNS } from './codec.js';
+import {
+  createCodec,
+  DELIVERY_COLUMNS,
+  DELIVERY_JSON_COLUMNS,
+  MAILING_COLUMNS,
+  SOURCE_JOB_COLUMNS,
+} from './codec.js';
 import { createCompletionBatcher } from './completion-batcher.js';
 import type { Db } from './connect.js';
 import { connect } from './connect.js';
@@ -603,7 +609,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
         const due = mysql
           ? `d.open_at <= ? AND (d.status = 'queued' OR d.lease_expires_at <= ?) AND ${notBlockedSql} ORDER BY d.open_at`
           : `d.status IN ('queued', 'sending') AND d.next_attempt_at <= ? AND (d.status = 'queued' OR d.lease_expires_at <= ?) AND ${notBlockedSql} ORDER BY d.next_attempt_at`;
-        const rows = await claims.claim(db, {
+        const claimed = (await claims.claim(db, {
           table: 'mailroom_deliveries',
           due,
           dueParams: [now, now],
@@ -612,8 +618,11 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
           set: "status = 'sending', lease_expires_at = ?, lease_token = lease_token + 1, attempts = attempts + 1, updated_at = ?",
           setParams: [until, now],
           columns: DELIVERY_COLUMNS,
-        });
-        const claimed = rows.map(c.delivery) as ClaimedDelivery[];
+          decode: c.delivery,
+          decodeValues: c.deliveryValues,
+          jsonColumns: DELIVERY_JSON_COLUMNS,
+          rememberRowids: true,
+        })) as ClaimedDelivery[];
         return claimed.sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime());
       });
     },
@@ -713,7 +722,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     claimSourceJob(jobOptions) {
       return guard('claimSourceJob', async () => {
         const now = jobOptions.now.getTime();
-        const rows = await claims.claim(db, {
+        const [job] = await claims.claim(db, {
           table: 'mailroom_source_jobs',
           due: "(d.status = 'pending' OR (d.status = 'running' AND d.lease_expires_at <= ?)) ORDER BY d.created_at, d.id",
           dueParams: [now],
@@ -721,9 +730,9 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
           set: "status = 'running', lease_expires_at = ?, lease_token = lease_token + 1, updated_at = ?",
           setParams: [now + jobOptions.leaseMs, now],
           columns: SOURCE_JOB_COLUMNS,
+          decode: c.sourceJob,
         });
-        const row = rows[0];
-        return row && c.sourceJob(row);
+        return job;
       });
     },
 

@@ -44,9 +44,9 @@ export interface GuardedFetcherOptions {
    */
   connectHook?: (target: ConnectTarget) => void;
   /**
-   * Size of one byte-range request when a CSV source is downloaded: one range is one page of the source,
-   * committed in one transaction, so it also bounds memory (1 MiB is about 15,000 typical rows, and keeps
-   * a worker under 200 MB; 4 MiB pages measured at about 450 MB).
+   * Size of one byte-range request when a CSV source is downloaded (1 MiB is about 15,000 typical rows).
+   * A worker holds at most two ranges of a source at once: the one it reads and the next, downloading
+   * meanwhile; the rows are committed in pages of their own size (`pageRows` of the CSV expander).
    * @default 1_048_576 (1 MiB)
    */
   rangeBytes?: number;

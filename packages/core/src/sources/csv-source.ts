@@ -1,14 +1,8 @@
 import { domainOf, localPart, newDelivery } from '../accept.js';
 import type { EngineContext } from '../engine-context.js';
 import { MailroomError } from '../errors.js';
-import type {
-  DeliveryRecord,
-  MailingRecord,
-  ProfileUpsert,
-  ProfileUpsertOptions,
-  SourceJobRecord,
-  Variables,
-} from '../records.js';
+import type { GuardedFetcher } from '../fetch/fetch-types.js';
+import type { DeliveryRecord, ProfileUpsert, ProfileUpsertOptions, SourceJobRecord } from '../records.js';
 import type { AudienceSourceConfig } from './audience-source.js';
 import { planColumns, readRecipient } from './csv-columns.js';
 import { type CsvSourceConfig, isEncoded, parseContentRange } from './csv-probe.js';
@@ -35,7 +29,36 @@ export interface CsvExpanderOptions {
   retryDelaysMs?: number[];
   /** Row errors kept on the job (line and reason); the rest are only counted. @default 100 */
   maxRowErrors?: number;
+  /**
+   * Rows a page holds before it is committed: a page ends after the first slice of bytes that brings it
+   * to this many (so it may hold a slice's rows more), and on page one not before the dialect is
+   * guessed. Its records are what the engine holds in memory at once. @default 4096
+   */
+  pageRows?: number;
 }
+
+/** Bytes handed to the row reader at a time: a page overshoots `pageRows` by at most one slice's rows. */
+const SLICE_BYTES = 64 * 1024;
+/** Jobs whose read-ahead a process keeps between pages (a job continued elsewhere leaves its own behind). */
+const MAX_READ_AHEADS = 8;
+
+/**
+ * Where a job's download stands between two pages in this process: the reader (its offset and line are
+ * the checkpoint of the page last built), the bytes fetched but not read yet, and the next range on its
+ * way. Kept only for the very checkpoint it continues: a page of another checkpoint (a commit lost, a
+ * job resumed elsewhere) starts afresh from its own.
+ */
+interface ReadAhead {
+  reader: CsvRowReader;
+  /** Fetched bytes from the reader's input position on, not handed to it yet. */
+  unread: Buffer;
+  /** Offset of the first byte not fetched yet. */
+  fetchedTo: number;
+  /** The range from `fetchedTo`, downloading while the current one is parsed and written. */
+  next: Promise<Buffer> | null;
+}
+
+const EMPTY = Buffer.alloc(0);
 
 /** CSV preserves what profiles already hold, unless an audience source of the broadcast says otherwise. */
 const CSV_PROFILE_OPTIONS: ProfileUpsertOptions = {
@@ -44,19 +67,44 @@ const CSV_PROFILE_OPTIONS: ProfileUpsertOptions = {
 };
 
 /**
- * CSV file sources: the file is downloaded in byte ranges through the guarded fetcher (one range per
- * page, `rangeBytes` of the fetch options), each range asked `If-Range` on the ETag (or Last-Modified)
- * learned at accept time, decoded and parsed by {@link CsvRowReader}. A page ends at the last complete
- * row of its range, which is the checkpoint: a resumed page starts on a row boundary. Each data row is
- * mapped by the source's `columnMappings` (see `planColumns`), indexed as a profile tagged with the
- * source's `label` (and added to the broadcast's acquiring audience), and becomes a delivery whose
- * traits are the row's (`profile.*` / `recipient.*` in templates). Rows with a bad address are counted
- * and reported with their line numbers, not fatal. If the file changes while it is read (a 200 instead
- * of a 206, another ETag or size), the source fails with that reason instead of mixing two versions.
+ * CSV file sources: the file is downloaded in byte ranges through the guarded fetcher (`rangeBytes` of
+ * the fetch options), each range asked `If-Range` on the ETag (or Last-Modified) learned at accept time,
+ * decoded and parsed by {@link CsvRowReader}. A page holds about `pageRows` rows and ends on a row
+ * boundary, which is the checkpoint: a resumed page starts there. While a page is parsed and committed,
+ * the next range already downloads (one range ahead, kept in this process for the job's next page).
+ * Each data row is mapped by the source's `columnMappings` (see `planColumns`), indexed as a profile
+ * tagged with the source's `label` (and added to the broadcast's acquiring audience), and becomes a
+ * delivery whose traits are the row's (`profile.*` / `recipient.*` in templates). Rows with a bad
+ * address are counted and reported with their line numbers, not fatal. If the file changes while it is
+ * read (a 200 instead of a 206, another ETag or size), the source fails with that reason instead of
+ * mixing two versions.
  */
 export function createCsvExpander(options: CsvExpanderOptions = {}): SourceExpander {
   const retryDelays = options.retryDelaysMs ?? [250, 1_000, 3_000];
   const maxRowErrors = options.maxRowErrors ?? 100;
+  const pageRows = Math.max(1, options.pageRows ?? 4096);
+  // Per fetcher, so that two engines of one process (each with its own fetcher) never share a download.
+  const readAheads = new WeakMap<GuardedFetcher, Map<string, ReadAhead>>();
+
+  /** The job's read-ahead if it continues exactly `checkpoint`, taken out of the cache while in use. */
+  function takeReadAhead(fetcher: GuardedFetcher, jobId: string, checkpoint: CsvCheckpoint): ReadAhead {
+    const jobs = readAheads.get(fetcher);
+    const kept = jobs?.get(jobId);
+    jobs?.delete(jobId);
+    if (kept && kept.reader.offset === checkpoint.offset && kept.reader.line === checkpoint.line) return kept;
+    return { reader: new CsvRowReader(checkpoint), unread: EMPTY, fetchedTo: checkpoint.offset, next: null };
+  }
+
+  function keepReadAhead(fetcher: GuardedFetcher, jobId: string, state: ReadAhead): void {
+    let jobs = readAheads.get(fetcher);
+    if (jobs === undefined) {
+      jobs = new Map();
+      readAheads.set(fetcher, jobs);
+    }
+    // The oldest goes first; its download, if any, is simply not waited for.
+    if (jobs.size >= MAX_READ_AHEADS) jobs.delete(jobs.keys().next().value as string);
+    jobs.set(jobId, state);
+  }
 
   async function page(job: SourceJobRecord, env: SourceEnv, now: Date, groupId: string | null) {
     const { ctx, entry } = env;
@@ -68,25 +116,51 @@ export function createCsvExpander(options: CsvExpanderOptions = {}): SourceExpan
       newline: null,
       header: null,
     };
-    const reader = new CsvRowReader(checkpoint);
+    const state = takeReadAhead(ctx.fetcher, job.id, checkpoint);
+    const { reader } = state;
+    const rangeBytes = ctx.fetcher.options.rangeBytes;
+    const fetchFrom = (first: number): Promise<Buffer> => {
+      const last = Math.min(first + rangeBytes, config.size) - 1;
+      return fetchRange(ctx, config, first, last, reader.line, retryDelays);
+    };
     const rows: CsvRow[] = [];
-    let at = checkpoint.offset;
-    // One range per page; a row longer than a range (or the dialect guess on page one) takes the next too.
-    while (at < config.size && rows.length === 0) {
-      const last = Math.min(at + ctx.fetcher.options.rangeBytes, config.size) - 1;
-      const bytes = await fetchRange(ctx, config, at, last, checkpoint.line, retryDelays);
-      at += bytes.length;
-      // A loop, not a spread: a large range holds more rows than a call can take arguments.
-      for (const row of reader.push(bytes)) rows.push(row);
-      if (at >= config.size) for (const row of reader.end()) rows.push(row);
+    let done = false;
+    // Slices until the page is full; a row longer than a range (or the dialect guess on page one) takes
+    // the next ranges too. The last rows of the file join the page that reads its last byte.
+    for (;;) {
+      if (state.unread.length === 0 && state.fetchedTo >= config.size) {
+        for (const row of reader.end()) rows.push(row);
+        done = true;
+        break;
+      }
+      if (rows.length >= pageRows) break;
+      if (state.unread.length === 0) {
+        const pending = state.next ?? fetchFrom(state.fetchedTo);
+        state.next = null;
+        state.unread = await pending;
+        state.fetchedTo += state.unread.length;
+        if (state.fetchedTo < config.size) {
+          state.next = fetchFrom(state.fetchedTo);
+          // Awaited by the next page; a page that never comes (the job failed, or went elsewhere) must
+          // not leave its failure unhandled.
+          state.next.catch(() => undefined);
+        }
+        continue;
+      }
+      const slice = state.unread.subarray(0, SLICE_BYTES);
+      state.unread = state.unread.subarray(slice.length);
+      // A loop, not a spread: the push that completes the dialect guess returns every row read so far.
+      for (const row of reader.push(slice)) rows.push(row);
     }
-    const done = at >= config.size;
+    if (!done) keepReadAhead(ctx.fetcher, job.id, state);
 
     let header = checkpoint.header;
     const { mailing } = entry;
     const notBefore =
       mailing.options.scheduleFor && mailing.options.scheduleFor > now ? mailing.options.scheduleFor : now;
     const domain = domainOf(mailing.sender.address);
+    // The id prefix of this job's deliveries (see rowDeliveryId).
+    const idPrefix = `dlv_${job.id.slice(4, 21)}`;
     const deliveries: DeliveryRecord[] = [];
     const profiles: ProfileUpsert[] = [];
     const seen = new Set<string>();
@@ -97,7 +171,7 @@ export function createCsvExpander(options: CsvExpanderOptions = {}): SourceExpan
     const rowErrors = [...job.rowErrors];
     let plan = header === null ? null : planColumns(header, config.columnMappings);
     for (const row of rows) {
-      if (row.cells.every((c) => c === '')) continue;
+      if (isBlank(row.cells)) continue;
       if (plan === null || header === null) {
         header = row.cells;
         plan = planColumns(header, config.columnMappings);
@@ -113,16 +187,14 @@ export function createCsvExpander(options: CsvExpanderOptions = {}): SourceExpan
       if (seen.has(r.address)) continue;
       seen.add(r.address);
       deliveries.push(
-        rowDelivery(
+        newDelivery(
           mailing,
-          job,
-          row.line,
-          r.address,
-          r.name ?? localPart(r.address),
-          r.traits,
+          job.id,
+          { address: r.address, name: r.name ?? localPart(r.address), traits: r.traits },
           notBefore,
           domain,
           now,
+          rowDeliveryId(idPrefix, row.line),
         ),
       );
       const profile: ProfileUpsert = { address: r.address, traits: r.traits, labels };
@@ -282,22 +354,17 @@ async function fetchRange(
 }
 
 /**
- * The delivery of one CSV row, as `newDelivery` makes it but with an id derived from the job and the row's
- * line instead of a random one: a page recomputed after a crash yields the very same deliveries (ids and
- * Message-IDs included), and a million rows cost no million calls to the system's random source. The id
- * keeps the shape of `newId`: `dlv_` + the job id's time and first 8 random characters + the line.
+ * The id of the delivery of a CSV row: not random as `newDelivery` makes one, but derived from the job and
+ * the row's line, so that a page recomputed after a crash yields the very same deliveries (ids and
+ * Message-IDs included), and a million rows cost no million calls to the system's random source. It
+ * keeps the shape of `newId`: `dlv_` + the job id's time and first 8 random characters (`prefix`) + the
+ * line.
  */
-function rowDelivery(
-  mailing: MailingRecord,
-  job: SourceJobRecord,
-  line: number,
-  address: string,
-  name: string,
-  traits: Variables,
-  notBefore: Date,
-  senderDomain: string,
-  now: Date,
-): DeliveryRecord {
-  const id = `dlv_${job.id.slice(4, 21)}${line.toString(36).padStart(8, '0')}`;
-  return newDelivery(mailing, job.id, { address, name, traits }, notBefore, senderDomain, now, id);
+function rowDeliveryId(prefix: string, line: number): string {
+  return `${prefix}${line.toString(36).padStart(8, '0')}`;
+}
+
+function isBlank(cells: string[]): boolean {
+  for (const cell of cells) if (cell !== '') return false;
+  return true;
 }
