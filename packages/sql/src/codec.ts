@@ -181,7 +181,7 @@ function strOrNull(value: unknown): string | null {
 }
 
 /** A JSON object column's parameter, `{}` for none; the empty object (most rows) without stringifying. */
-function jsonObject(value: object | null | undefined): string {
+export function jsonObject(value: object | null | undefined): string {
   if (value === null || value === undefined) return '{}';
   for (const _ in value) return JSON.stringify(value);
   return '{}';
@@ -216,6 +216,35 @@ function decodeDelivery(v: readonly unknown[], json: <T>(value: unknown) => T): 
     createdAt: date(v[18]),
     updatedAt: date(v[19]),
   };
+}
+
+/**
+ * Parameters of one delivery row, in {@link DELIVERY_COLUMNS} order (the same on every database).
+ * `traits` is the traits' JSON when the caller has it already (a CSV row's, shared with its profile).
+ */
+export function deliveryParams(d: DeliveryRecord, traits: string = jsonObject(d.traits)): unknown[] {
+  return [
+    d.id,
+    d.projectId,
+    d.mailingId,
+    d.batchId,
+    d.address,
+    d.name,
+    jsonObject(d.variables),
+    traits,
+    d.status,
+    d.attempts,
+    ms(d.nextAttemptAt),
+    ms(d.leaseExpiresAt),
+    d.leaseToken,
+    d.messageId,
+    d.lastResponse ?? null,
+    d.lastError ?? null,
+    ms(d.sentAt),
+    d.content === null || d.content === undefined ? null : JSON.stringify(d.content),
+    ms(d.createdAt),
+    ms(d.updatedAt),
+  ];
 }
 
 /** The codec for `kind`. */
@@ -337,28 +366,7 @@ export function createCodec(kind: SqlKind): Codec {
       createdAt: date(row.created_at),
       expiresAt: date(row.expires_at),
     }),
-    deliveryParams: (d) => [
-      d.id,
-      d.projectId,
-      d.mailingId,
-      d.batchId,
-      d.address,
-      d.name,
-      jsonObject(d.variables),
-      jsonObject(d.traits),
-      d.status,
-      d.attempts,
-      ms(d.nextAttemptAt),
-      ms(d.leaseExpiresAt),
-      d.leaseToken,
-      d.messageId,
-      d.lastResponse ?? null,
-      d.lastError ?? null,
-      ms(d.sentAt),
-      json(d.content),
-      ms(d.createdAt),
-      ms(d.updatedAt),
-    ],
+    deliveryParams: (d) => deliveryParams(d),
     mailingParams: (m) => [
       m.id,
       m.projectId,

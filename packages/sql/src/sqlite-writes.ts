@@ -1,7 +1,7 @@
 import type { DeliveryRecord, ProfileUpsert, ProfileUpsertOptions } from '@mailroom/core';
 import type Database from 'better-sqlite3';
 import type { Row } from './codec.js';
-import { DELIVERY_COLUMNS } from './codec.js';
+import { DELIVERY_COLUMNS, deliveryParams, jsonObject, ms } from './codec.js';
 import type { Db } from './connect.js';
 import { mergeProfile } from './profile-merge.js';
 import type { SqlRunner } from './sql-runner.js';
@@ -175,7 +175,7 @@ export function sqliteWriter(runner: SqlRunner, tx: Db): SqliteWriter | undefine
           }
           inserted += statement(INSERT_DELIVERIES_SHARED).run(...shared, JSON.stringify(rows)).changes;
         } else {
-          const rows = chunk.map((d) => deliveryRow(d, memo));
+          const rows = chunk.map((d) => deliveryParams(d, memo.text(d.traits, '{}')));
           inserted += statement(INSERT_DELIVERIES_ALL).run(JSON.stringify(rows)).changes;
         }
       }
@@ -221,11 +221,11 @@ export function sqliteWriter(runner: SqlRunner, tx: Db): SqliteWriter | undefine
  */
 function sharedColumns(chunk: readonly DeliveryRecord[]): unknown[] | undefined {
   const f = chunk[0] as DeliveryRecord;
-  const variables = jsonColumn(f.variables, '{}');
+  const variables = jsonObject(f.variables);
   const content = f.content === null || f.content === undefined ? null : JSON.stringify(f.content);
   const next = f.nextAttemptAt.getTime();
-  const lease = msOrNull(f.leaseExpiresAt);
-  const sent = msOrNull(f.sentAt);
+  const lease = ms(f.leaseExpiresAt);
+  const sent = ms(f.sentAt);
   const created = f.createdAt.getTime();
   const updated = f.updatedAt.getTime();
   const lastResponse = f.lastResponse ?? null;
@@ -242,8 +242,8 @@ function sharedColumns(chunk: readonly DeliveryRecord[]): unknown[] | undefined 
       (d.lastResponse ?? null) !== lastResponse ||
       (d.lastError ?? null) !== lastError ||
       d.nextAttemptAt.getTime() !== next ||
-      msOrNull(d.leaseExpiresAt) !== lease ||
-      msOrNull(d.sentAt) !== sent ||
+      ms(d.leaseExpiresAt) !== lease ||
+      ms(d.sentAt) !== sent ||
       d.createdAt.getTime() !== created ||
       d.updatedAt.getTime() !== updated ||
       // Variables and content are a delivery's own objects: alike only when empty.
@@ -269,33 +269,6 @@ function sharedColumns(chunk: readonly DeliveryRecord[]): unknown[] | undefined 
     content,
     created,
     updated,
-  ];
-}
-
-/** Every column of one delivery, in {@link DELIVERY_COLUMNS} order, as stored. */
-function deliveryRow(d: DeliveryRecord, memo: JsonMemo): unknown[] {
-  return [
-    d.id,
-    d.projectId,
-    d.mailingId,
-    d.batchId,
-    d.address,
-    d.name,
-    // Variables are the delivery's own (never shared with a profile): no point remembering them.
-    jsonColumn(d.variables, '{}'),
-    memo.text(d.traits, '{}'),
-    d.status,
-    d.attempts,
-    d.nextAttemptAt.getTime(),
-    msOrNull(d.leaseExpiresAt),
-    d.leaseToken,
-    d.messageId,
-    d.lastResponse ?? null,
-    d.lastError ?? null,
-    msOrNull(d.sentAt),
-    d.content === null || d.content === undefined ? null : JSON.stringify(d.content),
-    d.createdAt.getTime(),
-    d.updatedAt.getTime(),
   ];
 }
 
@@ -363,14 +336,6 @@ function upsertRowByRow(
       );
     }
   }
-}
-
-function msOrNull(date: Date | null | undefined): number | null {
-  return date ? date.getTime() : null;
-}
-
-function jsonColumn(value: object | null | undefined, empty: '{}'): string {
-  return isEmptyJson(value) ? empty : JSON.stringify(value);
 }
 
 /** True for null, undefined, `{}` and `[]`. */

@@ -2,18 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Store } from '@mailroom/core';
-import {
-  makeBatch,
-  makeDelivery,
-  makeMailing,
-  makeProject,
-  makeSecret,
-  testTime,
-} from '@mailroom/core/testing';
+import { makeDelivery, testTime } from '@mailroom/core/testing';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { sqlStore } from '../src/index.js';
-import { seedDeliveries } from './support/seed.js';
+import { seedDeliveries, seedMailing } from './support/seed.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailroom-sql-claims-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -46,12 +39,8 @@ describe('sql:sqlite claims on a file the store opened', () => {
 
   it('a claimed delivery is exactly the delivery as stored, whatever its values', async () => {
     const { store } = await open();
-    const project = makeProject();
-    await store.createProject(project, makeSecret(project.id));
-    const mailing = makeMailing(project.id, { status: 'sending' });
-    const batch = makeBatch(mailing.id, { recipientCount: 3 });
     const awkward = 'quote " backslash \\ newline \n tab \t nul-free ünïcödé 😀 \u2028 </script>';
-    const deliveries = [
+    const { deliveries } = await seedMailing(store, (mailing, batch) => [
       makeDelivery(mailing, batch, 'a@example.com', {
         name: awkward,
         variables: { text: awkward, n: 12.5, big: 9_007_199_254_740_991, list: [1, 'two', null, { x: [] }] },
@@ -67,16 +56,7 @@ describe('sql:sqlite claims on a file the store opened', () => {
         nextAttemptAt: testTime(-1),
       }),
       makeDelivery(mailing, batch, 'c@example.com', { nextAttemptAt: testTime(0) }),
-    ];
-    await store.commitBatch({
-      target: { create: mailing },
-      batch,
-      deliveries,
-      profiles: [],
-      profileOptions: { onExistingTrait: 'preserve', onExistingProfile: 'preserve' },
-      sourceJobs: [],
-      now: testTime(),
-    });
+    ]);
     // Content is written by an outcome: claim all three, give the third some, make them due again.
     const first = await store.claimDeliveries({ now: testTime(0), limit: 3, leaseMs: LEASE });
     expect(

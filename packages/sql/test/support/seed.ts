@@ -1,4 +1,4 @@
-import type { DeliveryRecord, MailingRecord, Store } from '@mailroom/core';
+import type { BatchRecord, DeliveryRecord, MailingRecord, Store } from '@mailroom/core';
 import {
   makeBatch,
   makeDelivery,
@@ -8,23 +8,19 @@ import {
   testTime,
 } from '@mailroom/core/testing';
 
-/** A project with one `sending` broadcast of `count` deliveries, all due at `testTime(0)`. */
-export async function seedDeliveries(
+/** A project with one `sending` broadcast whose deliveries `build` makes, committed as one batch. */
+export async function seedMailing(
   store: Store,
-  count: number,
+  build: (mailing: MailingRecord, batch: BatchRecord) => DeliveryRecord[],
 ): Promise<{ mailing: MailingRecord; deliveries: DeliveryRecord[] }> {
   const project = makeProject();
   await store.createProject(project, makeSecret(project.id));
   const mailing = makeMailing(project.id, { status: 'sending' });
-  const batch = makeBatch(mailing.id, { recipientCount: count });
-  const deliveries = Array.from({ length: count }, (_, i) =>
-    makeDelivery(mailing, batch, `r${String(i).padStart(6, '0')}@example.com`, {
-      nextAttemptAt: testTime(-i % 1000),
-    }),
-  );
+  const draft = makeBatch(mailing.id);
+  const deliveries = build(mailing, draft);
   await store.commitBatch({
     target: { create: mailing },
-    batch,
+    batch: { ...draft, recipientCount: deliveries.length },
     deliveries,
     profiles: [],
     profileOptions: { onExistingTrait: 'preserve', onExistingProfile: 'preserve' },
@@ -32,4 +28,18 @@ export async function seedDeliveries(
     now: testTime(),
   });
   return { mailing, deliveries };
+}
+
+/** A project with one `sending` broadcast of `count` deliveries, all due at `testTime(0)`. */
+export function seedDeliveries(
+  store: Store,
+  count: number,
+): Promise<{ mailing: MailingRecord; deliveries: DeliveryRecord[] }> {
+  return seedMailing(store, (mailing, batch) =>
+    Array.from({ length: count }, (_, i) =>
+      makeDelivery(mailing, batch, `r${String(i).padStart(6, '0')}@example.com`, {
+        nextAttemptAt: testTime(-i % 1000),
+      }),
+    ),
+  );
 }
