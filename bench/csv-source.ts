@@ -136,7 +136,7 @@ const NODE_FLAGS = (process.env.BENCH_CSV_NODE_FLAGS ?? '--max-old-space-size=64
   .split(' ')
   .filter((flag) => flag !== '');
 /** Rows per page: the CSV expander's default `pageRows`, for the store and driver figures. */
-const PAGE_ROWS = 4096;
+const PAGE_ROWS = 1024;
 /** Which figures each run takes besides papaparse and the engine: `all` (default) or `engine`. */
 const FIGURES = process.env.BENCH_CSV_FIGURES === 'engine' ? 'engine' : 'all';
 

@@ -293,6 +293,11 @@ export interface Store {
    * `leaseToken`: returns `undefined` (nothing written) if the job's token changed. Deliveries whose
    * (mailingId, address) exists are skipped. `patch` may set `status` (`done`/`failed`), `checkpoint`,
    * counters, `rowErrors` and `error`; the lease is extended to `leaseUntil`.
+   *
+   * `options.after`: the commit of the job's previous page, still in flight. This page is written only
+   * once that one has settled, and not at all if it rejected (this call then rejects with its error).
+   * A store may prepare the page meanwhile (the SQL store builds its statements): the worker passes it
+   * so that preparing one page overlaps writing the one before.
    */
   commitSourcePage(
     jobId: string,
@@ -307,6 +312,7 @@ export interface Store {
       leaseUntil: Date;
       now: Date;
     },
+    options?: { after?: Promise<unknown> },
   ): Promise<{ inserted: number } | undefined>;
   /** A mailing's source jobs, oldest first. */
   listSourceJobs(mailingId: string): Promise<SourceJobRecord[]>;

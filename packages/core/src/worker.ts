@@ -3,8 +3,9 @@ import type { EngineContext } from './engine-context.js';
 import { MailroomError } from './errors.js';
 import { MailingCache } from './mailing-cache.js';
 import type { MailroomWorker, WorkerOptions } from './mailroom-types.js';
-import type { ClaimedDelivery, MailingStatus } from './records.js';
+import type { ClaimedDelivery, MailingStatus, SourceJobRecord } from './records.js';
 import { SOURCE_EXPANDERS } from './sources/index.js';
+import type { SourcePage } from './sources/source-expander.js';
 
 /** Worker settings with their defaults applied. */
 export type ResolvedWorkerOptions = Required<WorkerOptions>;
@@ -29,6 +30,13 @@ export const WORKER_DEFAULTS: ResolvedWorkerOptions = {
 
 /** Mailing statuses after which nothing more is sent. */
 const STOPPED: readonly MailingStatus[] = ['cancelled', 'failed'];
+
+/**
+ * Pages of a source job handed to the store and not known committed yet, at most: enough for the
+ * expansion of the next page never to wait for a write it could overlap (each page is about 1,000 rows
+ * of records in memory until the store has prepared it).
+ */
+const PAGES_IN_FLIGHT = 3;
 
 /** How long a worker expands one source job before turning to deliveries (and handing the job back). */
 const SOURCE_SLICE_MS = 250;
@@ -65,6 +73,10 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): M
     let job = await store.claimSourceJob({ now: claimedAt, leaseMs: opts.leaseMs });
     if (!job) return 0;
     const sliceEnds = performance.now() + SOURCE_SLICE_MS;
+    // The commits of the pages handed to the store and not known committed yet, oldest first.
+    const inFlight: Promise<boolean>[] = [];
+    // The store's own promise for the last page handed to it: the next page's `after`.
+    let stored: Promise<unknown> | undefined;
     try {
       // A cancelled broadcast sends nothing more: its sources stop at the next slice instead of
       // filling the store with deliveries that will never go.
@@ -85,35 +97,43 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): M
       if (!entry) throw new MailroomError('NOT_FOUND', `Mailing of source job ${job.id} is gone`);
       const expander = SOURCE_EXPANDERS[job.kind];
       if (!expander) throw new MailroomError('UNPROCESSABLE', `No expander for ${job.kind} sources`);
+      // While one page is written, the next ones are expanded (downloaded, parsed, mapped) from the
+      // job as those writes leave it, and handed to the store at once: the store prepares each while
+      // the pages before it are written, and writes it only once the one before committed (`after`).
+      // So pages still commit one at a time, in order, each with its checkpoint.
       for (;;) {
         const now = clock.now();
         const page = await expander.expandPage(job, { ctx, entry, now });
+        while (inFlight.length >= PAGES_IN_FLIGHT) {
+          if (!(await inFlight.shift())) return 1;
+        }
         const finished = page.patch.status === 'done' || page.patch.status === 'failed';
         const sliceOver = performance.now() >= sliceEnds;
         const leaseUntil = finished || !sliceOver ? new Date(now.getTime() + opts.leaseMs) : now;
-        const result = await store.commitSourcePage(job.id, job.leaseToken, { ...page, leaseUntil, now });
-        if (!result) {
-          logger.warn({ job: job.id }, 'source job lease lost; another worker continues it');
+        const storing = store.commitSourcePage(
+          job.id,
+          job.leaseToken,
+          { ...page, leaseUntil, now },
+          // A page after a lost lease is fenced anyway; after a failed commit it must not be written.
+          stored ? { after: stored } : undefined,
+        );
+        storing.catch(() => undefined);
+        stored = storing;
+        const commit = pageCommitted(job, entry.mailing.ref, page.patch, storing);
+        if (finished || sliceOver) {
+          // The last commit settles after every one before it (`after`).
+          inFlight.length = 0;
+          if ((await commit) && finished) await settle(job.mailingId);
           return 1;
         }
-        if (events.has('source:page')) {
-          events.emit('source:page', {
-            projectId: job.projectId,
-            mailingRef: entry.mailing.ref,
-            kind: job.kind,
-            rows: (page.patch.rowsDone ?? job.rowsDone) - job.rowsDone,
-            failedRows: (page.patch.rowsFailed ?? job.rowsFailed) - job.rowsFailed,
-            status: page.patch.status ?? job.status,
-          });
-        }
-        if (finished) {
-          await settle(job.mailingId);
-          return 1;
-        }
-        if (sliceOver) return 1;
+        // Awaited later; a failure must not count as unhandled meanwhile.
+        commit.catch(() => undefined);
+        inFlight.push(commit);
         job = { ...job, ...page.patch, updatedAt: now, leaseExpiresAt: leaseUntil };
       }
     } catch (error) {
+      // Commits still in flight end first: the failure is written after them, never before.
+      for (const commit of inFlight) await commit.catch(() => undefined);
       logger.error({ err: error, job: job.id }, 'source job failed');
       const now = clock.now();
       await store.commitSourcePage(job.id, job.leaseToken, {
@@ -127,6 +147,34 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): M
       await settle(job.mailingId);
       return 1;
     }
+  }
+
+  /**
+   * Waits for the commit of one page of a source job (`storing`, fenced by the job's lease): false when
+   * another worker took the job over (nothing was written).
+   */
+  async function pageCommitted(
+    job: SourceJobRecord,
+    mailingRef: string,
+    patch: SourcePage['patch'],
+    storing: Promise<{ inserted: number } | undefined>,
+  ): Promise<boolean> {
+    const result = await storing;
+    if (!result) {
+      logger.warn({ job: job.id }, 'source job lease lost; another worker continues it');
+      return false;
+    }
+    if (events.has('source:page')) {
+      events.emit('source:page', {
+        projectId: job.projectId,
+        mailingRef,
+        kind: job.kind,
+        rows: (patch.rowsDone ?? job.rowsDone) - job.rowsDone,
+        failedRows: (patch.rowsFailed ?? job.rowsFailed) - job.rowsFailed,
+        status: patch.status ?? job.status,
+      });
+    }
+    return true;
   }
 
   async function settle(mailingId: string): Promise<void> {

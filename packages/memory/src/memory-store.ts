@@ -379,7 +379,8 @@ export function memoryStore(): Store {
       job.updatedAt = new Date(t);
       return clone(job);
     },
-    async commitSourcePage(jobId, leaseToken, page) {
+    async commitSourcePage(jobId, leaseToken, page, options) {
+      if (options?.after) await options.after;
       const s = db();
       const job = s.sourceJobs.get(jobId);
       if (!job || job.leaseToken !== leaseToken) return undefined;

@@ -27,7 +27,14 @@ import { pgCommitBatch } from './postgres-statements.js';
 import { createSqlClaims } from './sql-claims.js';
 import { toStoreError } from './sql-errors.js';
 import { createSqlRunner } from './sql-runner.js';
-import { JsonMemo } from './sqlite-writes.js';
+import type { ScriptStatement } from './sqlite-thread.js';
+import { deliveryStatements, JsonMemo, profileStatements } from './sqlite-writes.js';
+
+/** What `commitOnWriterThread` answers when the page is written on the event loop instead. */
+const NOT_ON_WRITER = Symbol('not on the writer thread');
+
+/** The page `Store.commitSourcePage` commits. */
+type SourcePageCommit = Parameters<Store['commitSourcePage']>[2];
 
 /** Mailing statuses whose deliveries are never claimed (a scheduled mailing's are due by time alone). */
 const BLOCKED_MAILINGS = `('cancelled', 'failed')`;
@@ -83,6 +90,78 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     } catch (error) {
       throw toStoreError(error, name, operation);
     }
+  };
+  /** Rows from which a source page goes to the SQLite writer thread (see `sqliteWriterThreadRows`). */
+  const writerThreadRows =
+    kind === 'sqlite' && 'url' in options
+      ? Math.max(1, options.sqliteWriterThreadRows ?? 1024)
+      : Number.POSITIVE_INFINITY;
+
+  /**
+   * A source page written by the SQLite writer thread, as one transaction there: the job's update first,
+   * as the lease fence (no row changed: another worker holds the job, and nothing is written), then the
+   * page's set-based statements. {@link NOT_ON_WRITER} when the
+   * page is small, the database is not a SQLite file the store opened, or the profiles need the merge
+   * row by row (which reads as it goes): the page is then written on the event loop.
+   */
+  /** The project of each source job seen by {@link commitOnWriterThread}. */
+  const jobProjects = new Map<string, string>();
+  /** The thread's script of each `commitSourcePage` call that posted one (its id set once posted). */
+  const posted = new WeakMap<Promise<unknown>, { id?: number }>();
+
+  const commitOnWriterThread = async (
+    jobId: string,
+    leaseToken: number,
+    page: SourcePageCommit,
+    update: string,
+    params: unknown[],
+    after: Promise<unknown> | undefined,
+    slot: { id?: number },
+  ): Promise<{ inserted: number } | undefined | typeof NOT_ON_WRITER> => {
+    if (page.deliveries.length + page.profiles.length < writerThreadRows) return NOT_ON_WRITER;
+    const writer = sqliteFile?.()?.writer();
+    if (!writer) return NOT_ON_WRITER;
+    // A job's project never changes: read outside the transaction (which the update then fences), once
+    // per job, so that a page after the first reaches the thread without yielding to the event loop.
+    let projectId = jobProjects.get(jobId);
+    if (projectId === undefined) {
+      const job = await first('SELECT project_id FROM mailroom_source_jobs WHERE id = ?', [jobId]);
+      if (!job) return undefined;
+      projectId = String(job.project_id);
+      if (jobProjects.size >= 1024) jobProjects.clear();
+      jobProjects.set(jobId, projectId);
+    }
+    const memo = new JsonMemo();
+    const deliveries = deliveryStatements(page.deliveries, memo);
+    const profiles =
+      page.profiles.length === 0
+        ? []
+        : profileStatements(projectId, page.profiles, page.profileOptions, page.now.getTime(), memo);
+    if (profiles === undefined) return NOT_ON_WRITER;
+    const script: ScriptStatement[] = [
+      { text: `${update} AND lease_token = ?`, params: [...params, jobId, leaseToken], guard: true },
+      ...deliveries.map(([text, params]) => ({ text, params })),
+      ...profiles.map(([text, params]) => ({ text, params })),
+    ];
+    // Prepared while the page before is written. If that page went to the thread too, this one follows
+    // it there at once (the thread runs it only if that one committed); otherwise it waits here.
+    const afterId = after === undefined ? undefined : posted.get(after)?.id;
+    if (after !== undefined && afterId === undefined) await after;
+    const run = writer.run(script, afterId);
+    slot.id = run.id;
+    let result = await run.result;
+    if (!result.committed && result.skipped) {
+      // The page before did not commit: its own outcome decides. Its failure is this page's too; after
+      // a lost lease this page is fenced as well; committed on a retry, it is followed now.
+      await after;
+      const again = writer.run(script);
+      slot.id = again.id;
+      result = await again.result;
+    }
+    if (!result.committed) return undefined;
+    let inserted = 0;
+    for (let i = 1; i <= deliveries.length; i++) inserted += result.changes[i] ?? 0;
+    return { inserted };
   };
   const all = async (text: string, params: unknown[] = [], on: Db = db): Promise<Row[]> =>
     (await r.run<Row>(on, text, params)).rows;
@@ -736,9 +815,28 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
       });
     },
 
-    commitSourcePage(jobId, leaseToken, page) {
-      return guard('commitSourcePage', () =>
-        r.transaction(db, async (tx) => {
+    commitSourcePage(jobId, leaseToken, page, options) {
+      const slot: { id?: number } = {};
+      const committing = guard('commitSourcePage', async () => {
+        const sets = ['lease_expires_at = ?', 'updated_at = ?'];
+        const params: unknown[] = [page.leaseUntil.getTime(), page.now.getTime()];
+        const set = (column: string, value: unknown) => {
+          sets.push(`${column} = ?`);
+          params.push(value);
+        };
+        const { patch } = page;
+        if (patch.status !== undefined) set('status', patch.status);
+        if (patch.checkpoint !== undefined) set('checkpoint', c.json(patch.checkpoint));
+        if (patch.rowsDone !== undefined) set('rows_done', patch.rowsDone);
+        if (patch.rowsFailed !== undefined) set('rows_failed', patch.rowsFailed);
+        if (patch.rowErrors !== undefined) set('row_errors', c.json(patch.rowErrors));
+        if (patch.error !== undefined) set('error', patch.error);
+        const update = `UPDATE mailroom_source_jobs SET ${sets.join(', ')} WHERE id = ?`;
+        const after = options?.after;
+        const onWriter = await commitOnWriterThread(jobId, leaseToken, page, update, params, after, slot);
+        if (onWriter !== NOT_ON_WRITER) return onWriter;
+        if (after) await after;
+        return r.transaction(db, async (tx) => {
           const job = await first(
             `SELECT project_id FROM mailroom_source_jobs WHERE id = ? AND lease_token = ?${r.forUpdate}`,
             [jobId, leaseToken],
@@ -757,27 +855,12 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
               memo,
             );
           }
-          const sets = ['lease_expires_at = ?', 'updated_at = ?'];
-          const params: unknown[] = [page.leaseUntil.getTime(), page.now.getTime()];
-          const set = (column: string, value: unknown) => {
-            sets.push(`${column} = ?`);
-            params.push(value);
-          };
-          const { patch } = page;
-          if (patch.status !== undefined) set('status', patch.status);
-          if (patch.checkpoint !== undefined) set('checkpoint', c.json(patch.checkpoint));
-          if (patch.rowsDone !== undefined) set('rows_done', patch.rowsDone);
-          if (patch.rowsFailed !== undefined) set('rows_failed', patch.rowsFailed);
-          if (patch.rowErrors !== undefined) set('row_errors', c.json(patch.rowErrors));
-          if (patch.error !== undefined) set('error', patch.error);
-          await write(
-            `UPDATE mailroom_source_jobs SET ${sets.join(', ')} WHERE id = ?`,
-            [...params, jobId],
-            tx,
-          );
+          await write(update, [...params, jobId], tx);
           return { inserted };
-        }),
-      );
+        });
+      });
+      posted.set(committing, slot);
+      return committing;
     },
 
     listSourceJobs(mailingId) {

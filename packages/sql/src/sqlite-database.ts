@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { SqliteDatabase } from 'kysely';
-import { backgroundCheckpoints, type Checkpointer } from './sqlite-checkpointer.js';
+import { type SqliteThread, sqliteThread } from './sqlite-thread.js';
 
 /** Prepared statements kept per connection; the store issues a few dozen distinct shapes. */
 const STATEMENT_CACHE_SIZE = 256;
@@ -15,7 +15,12 @@ export interface SqliteFile {
   prepare(sql: string): Database.Statement;
   /** The same connection as Kysely's SQLite dialect wants it (sharing the statement cache). */
   readonly kysely: SqliteDatabase;
-  /** Stops background work (the checkpoint thread); call before closing the connection. */
+  /**
+   * The background thread of this file (see `sqliteThread`), to run large write transactions on;
+   * undefined for `:memory:` (whose data no other connection sees) and once the thread has failed.
+   */
+  writer(): SqliteThread | undefined;
+  /** Stops background work (the file's background thread); call before closing the connection. */
   stopBackgroundWork(): Promise<void>;
 }
 
@@ -23,7 +28,7 @@ export interface SqliteFile {
  * Open a SQLite file (or `:memory:`) for the store: WAL journal, a busy timeout so that several
  * processes can share the file, `synchronous=NORMAL` (durable across process crashes; WAL makes it
  * safe against corruption), foreign keys on, a page cache of `cacheMiB`, WAL checkpoints on a background
- * thread once the WAL grows (see `backgroundCheckpoints`). Statements are prepared once and reused:
+ * thread once the WAL grows (see `sqliteThread`). Statements are prepared once and reused:
  * Kysely's SQLite driver prepares on every query, which would dominate the cost of small hot statements.
  */
 export function openSqliteFile(path: string, busyTimeoutMs: number, cacheMiB = 64): SqliteFile {
@@ -31,6 +36,9 @@ export function openSqliteFile(path: string, busyTimeoutMs: number, cacheMiB = 6
   const db = new Database(path, { timeout: busyTimeoutMs });
   // The busy timeout must be in place before switching to WAL: another process may hold the lock.
   db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+  // 16 KiB pages (a new file only; an existing one keeps its own): a page of a bulk write dirties and
+  // logs a quarter as many pages, which measured about 15 % less of SQLite's CPU per CSV row.
+  db.pragma('page_size = 16384');
   if (path !== ':memory:') db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
@@ -41,8 +49,8 @@ export function openSqliteFile(path: string, busyTimeoutMs: number, cacheMiB = 6
   db.pragma(`cache_size = -${cacheKiB}`);
   db.pragma('temp_store = MEMORY');
   db.pragma('journal_size_limit = 67108864');
-  const checkpoints: Checkpointer | undefined =
-    path === ':memory:' ? undefined : backgroundCheckpoints(db, path, busyTimeoutMs);
+  const thread: SqliteThread | undefined =
+    path === ':memory:' ? undefined : sqliteThread(db, { file: path, busyTimeoutMs, cacheKiB });
   const cache = new Map<string, Database.Statement>();
   const prepare = (sql: string): Database.Statement => {
     const hit = cache.get(sql);
@@ -61,12 +69,13 @@ export function openSqliteFile(path: string, busyTimeoutMs: number, cacheMiB = 6
     kysely: {
       prepare: prepare as SqliteDatabase['prepare'],
       close(): void {
-        checkpoints?.stopNow();
+        thread?.stopNow();
         cache.clear();
         db.close();
       },
     },
-    stopBackgroundWork: async () => checkpoints?.stop(),
+    writer: () => (thread?.usable && db.open ? thread : undefined),
+    stopBackgroundWork: async () => thread?.stop(),
   };
 }
 

@@ -32,7 +32,8 @@ export interface CsvExpanderOptions {
   /**
    * Rows a page holds before it is committed: a page ends after the first slice of bytes that brings it
    * to this many (so it may hold a slice's rows more), and on page one not before the dialect is
-   * guessed. Its records are what the engine holds in memory at once. @default 4096
+   * guessed. Its records are what the engine holds in memory at once, for up to three pages (the worker
+   * expands the next pages while the store writes the first). @default 1024
    */
   pageRows?: number;
 }
@@ -56,9 +57,27 @@ interface ReadAhead {
   fetchedTo: number;
   /** The range from `fetchedTo`, downloading while the current one is parsed and written. */
   next: Promise<Buffer> | null;
+  /** The audience sources of the job's broadcast, as last read, and when (ms since the epoch). */
+  audienceJobs?: { readAt: number; jobs: SourceJobRecord[] };
 }
 
+/**
+ * How long the list of a broadcast's audience sources is reused from one page to the next. A source
+ * added by a later batch within that time is seen a page or so later: as if it had been added after
+ * those rows were read, which a concurrent batch may be anyway.
+ */
+const AUDIENCE_JOBS_TTL_MS = 1_000;
+
 const EMPTY = Buffer.alloc(0);
+/** Rows mapped between two turns of the event loop (see {@link yieldToEventLoop}). */
+const YIELD_EVERY_ROWS = 1024;
+
+/**
+ * Lets the event loop turn (I/O callbacks included) before going on: a page is milliseconds of
+ * synchronous work, and the store's answer for the page before it (from another thread, on SQLite)
+ * waits for such a turn to be handed the next page.
+ */
+const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** CSV preserves what profiles already hold, unless an audience source of the broadcast says otherwise. */
 const CSV_PROFILE_OPTIONS: ProfileUpsertOptions = {
@@ -82,7 +101,7 @@ const CSV_PROFILE_OPTIONS: ProfileUpsertOptions = {
 export function createCsvExpander(options: CsvExpanderOptions = {}): SourceExpander {
   const retryDelays = options.retryDelaysMs ?? [250, 1_000, 3_000];
   const maxRowErrors = options.maxRowErrors ?? 100;
-  const pageRows = Math.max(1, options.pageRows ?? 4096);
+  const pageRows = Math.max(1, options.pageRows ?? 1024);
   // Per fetcher, so that two engines of one process (each with its own fetcher) never share a download.
   const readAheads = new WeakMap<GuardedFetcher, Map<string, ReadAhead>>();
 
@@ -151,6 +170,7 @@ export function createCsvExpander(options: CsvExpanderOptions = {}): SourceExpan
       state.unread = state.unread.subarray(slice.length);
       // A loop, not a spread: the push that completes the dialect guess returns every row read so far.
       for (const row of reader.push(slice)) rows.push(row);
+      await yieldToEventLoop();
     }
     if (!done) keepReadAhead(ctx.fetcher, job.id, state);
 
@@ -170,7 +190,9 @@ export function createCsvExpander(options: CsvExpanderOptions = {}): SourceExpan
     let failed = 0;
     const rowErrors = [...job.rowErrors];
     let plan = header === null ? null : planColumns(header, config.columnMappings);
-    for (const row of rows) {
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i] as CsvRow;
+      if (i % YIELD_EVERY_ROWS === YIELD_EVERY_ROWS - 1) await yieldToEventLoop();
       if (isBlank(row.cells)) continue;
       if (plan === null || header === null) {
         header = row.cells;
@@ -220,7 +242,7 @@ export function createCsvExpander(options: CsvExpanderOptions = {}): SourceExpan
         ...(done ? { status: 'done' as const } : {}),
       },
     };
-    await applyAudienceOptions(ctx, job, result, now);
+    await applyAudienceOptions(ctx, job, result, now, state);
     return result;
   }
 
@@ -248,9 +270,15 @@ async function applyAudienceOptions(
   job: SourceJobRecord,
   page: SourcePage,
   now: Date,
+  state: ReadAhead,
 ): Promise<void> {
   if (page.profiles.length === 0) return;
-  const audienceJobs = (await ctx.store.listSourceJobs(job.mailingId)).filter((j) => j.kind === 'audience');
+  const cached = state.audienceJobs;
+  const fresh = cached !== undefined && Date.now() - cached.readAt < AUDIENCE_JOBS_TTL_MS;
+  const audienceJobs = fresh
+    ? cached.jobs
+    : (await ctx.store.listSourceJobs(job.mailingId)).filter((j) => j.kind === 'audience');
+  if (!fresh) state.audienceJobs = { readAt: Date.now(), jobs: audienceJobs };
   if (audienceJobs.length === 0) return;
   // Only addresses with a stored profile can be group members: one lookup narrows the per-row checks.
   const existing = await ctx.store.findProfiles(

@@ -24,7 +24,9 @@ export interface SourceEnv {
 /**
  * Expands one kind of source into deliveries, one page per call, resuming from `job.checkpoint`. The
  * worker commits each page (atomically with its checkpoint, fenced by the lease) and calls again, with
- * the job as it stands after that page, for as long as its time slice lasts.
+ * the job as it stands after that page, for as long as its time slice lasts. That call may come while
+ * the page is still committing (the worker overlaps the two): a page must not rely on the store showing
+ * the writes of the page before it.
  * A page must be a pure function of the job's checkpoint and the outside data, so that a page
  * recomputed after a crash (its commit lost) yields the same deliveries; duplicates are dropped by the
  * store's (mailing, address) key anyway.

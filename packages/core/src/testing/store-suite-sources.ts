@@ -152,6 +152,50 @@ export function describeSources(ctx: StoreSuiteContext): void {
       expect(await ctx.store.listSourceJobs(seeded.mailing.id)).toEqual([second]);
     });
 
+    it('commitSourcePage with `after` writes pages in order, and none after a page that failed', async () => {
+      const seeded = await seedMailing(ctx.store, {
+        sourceJobs: (mailing, batch) => [makeSourceJob(mailing, batch, { kind: 'csv' })],
+      });
+      const job = await ctx.store.claimSourceJob({ now: testTime(0), leaseMs: LEASE });
+      if (!job) throw new Error('expected a job');
+      const page = (n: number, first: number) => ({
+        deliveries: addresses(3, first).map((a) => makeDelivery(seeded.mailing, seeded.batch, a)),
+        profiles: addresses(3, first).map((address) => ({ address, traits: { page: String(n) } })),
+        profileOptions: PRESERVE,
+        patch: { rowsDone: 3 * n, checkpoint: { page: n } },
+        leaseUntil: testTime(LEASE + n),
+        now: testTime(n),
+      });
+      // Page 2 is handed over before page 1 has settled; it must land after it.
+      const one = ctx.store.commitSourcePage(job.id, job.leaseToken, page(1, 10));
+      const two = ctx.store.commitSourcePage(job.id, job.leaseToken, page(2, 20), { after: one });
+      expect(await two).toEqual({ inserted: 3 });
+      expect(await one).toEqual({ inserted: 3 });
+      expect((await ctx.store.listSourceJobs(seeded.mailing.id))[0]).toMatchObject({
+        rowsDone: 6,
+        checkpoint: { page: 2 },
+      });
+
+      // A page after one whose commit failed is not written: it fails with that error.
+      let fail: (error: Error) => void = () => undefined;
+      const failed = new Promise<never>((_, reject) => {
+        fail = reject;
+      });
+      failed.catch(() => undefined);
+      const three = ctx.store.commitSourcePage(job.id, job.leaseToken, page(3, 30), { after: failed });
+      const boom = new Error('page 2 failed');
+      fail(boom);
+      await expect(three).rejects.toThrow('page 2 failed');
+      for (const address of addresses(3, 30)) {
+        expect(await ctx.store.findDelivery(seeded.mailing.id, address)).toBeUndefined();
+        expect(await ctx.store.getProfile(seeded.project.id, address)).toBeUndefined();
+      }
+      expect((await ctx.store.listSourceJobs(seeded.mailing.id))[0]).toMatchObject({
+        rowsDone: 6,
+        checkpoint: { page: 2 },
+      });
+    });
+
     it('listSourceJobs lists the jobs of one mailing, oldest first', async () => {
       const jobs: SourceJobRecord[] = [];
       const seeded = await seedMailing(ctx.store, {

@@ -12,7 +12,7 @@ import type { Store } from '@mailroom/core';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, it } from 'vitest';
-import type { SqlKind } from '../../src/index.js';
+import type { SqlKind, SqlUrlOptions } from '../../src/index.js';
 import { sqlStore } from '../../src/index.js';
 
 /** The environment variable naming the server of each networked kind. */
@@ -61,8 +61,8 @@ export function testDatabases(kind: SqlKind): TestDatabases | undefined {
 const urls = new WeakMap<Store, string>();
 
 /** A store on `url`, remembered so that {@link sameDatabase} can open another on the same database. */
-export function storeOn(url: string, poolSize = 4): Store {
-  const store = sqlStore({ url, poolSize });
+export function storeOn(url: string, poolSize = 4, options: Partial<SqlUrlOptions> = {}): Store {
+  const store = sqlStore({ ...options, url, poolSize });
   urls.set(store, url);
   return store;
 }

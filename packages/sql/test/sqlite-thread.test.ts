@@ -34,6 +34,81 @@ async function until(check: () => boolean, what: string, timeoutMs = 10_000): Pr
   }
 }
 
+describe('write scripts on the background thread', () => {
+  const setup = (sqlite: SqliteFile) => {
+    sqlite.database.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
+    sqlite.database.exec('CREATE TABLE fence (id TEXT PRIMARY KEY, token INTEGER)');
+    sqlite.database.exec("INSERT INTO fence VALUES ('job', 1)");
+    const writer = sqlite.writer();
+    if (!writer) throw new Error('expected the thread');
+    return writer;
+  };
+  const rows = (sqlite: SqliteFile) => sqlite.database.prepare('SELECT id, v FROM t ORDER BY id').all();
+  const insert = (json: string) => ({
+    text: 'INSERT INTO t (id, v) SELECT value ->> 0, value ->> 1 FROM json_each(?)',
+    params: [json],
+  });
+  const fence = (token: number) => ({
+    text: 'UPDATE fence SET token = token WHERE id = ? AND token = ?',
+    params: ['job', token],
+    guard: true,
+  });
+
+  it('commits a script as one transaction, seen by the main connection, and counts its changes', async () => {
+    const sqlite = openSqliteFile(file(), 5000);
+    const writer = setup(sqlite);
+    const result = await writer.run([fence(1), insert('[[1,"a"],[2,"b"]]'), insert('[[3,"c"]]')]).result;
+    expect(result).toEqual({ committed: true, changes: [1, 2, 1] });
+    expect(rows(sqlite)).toEqual([
+      { id: 1, v: 'a' },
+      { id: 2, v: 'b' },
+      { id: 3, v: 'c' },
+    ]);
+    await sqlite.stopBackgroundWork();
+    sqlite.kysely.close();
+  });
+
+  it('rolls back on a guard that changes nothing, and on a failing statement (with its code)', async () => {
+    const sqlite = openSqliteFile(file(), 5000);
+    const writer = setup(sqlite);
+    expect(await writer.run([insert('[[1,"a"]]'), fence(2)]).result).toEqual({ committed: false });
+    const failing = writer.run([insert('[[2,"b"]]'), insert('[[2,"again"]]')]).result;
+    await expect(failing).rejects.toMatchObject({ code: 'SQLITE_CONSTRAINT_PRIMARYKEY' });
+    expect(rows(sqlite)).toEqual([]);
+    // The connection is usable after both.
+    expect(await writer.run([insert('[[5,"e"]]')]).result).toEqual({ committed: true, changes: [1] });
+    await sqlite.stopBackgroundWork();
+    sqlite.kysely.close();
+  });
+
+  it('a script `after` another runs only if that one committed', async () => {
+    const sqlite = openSqliteFile(file(), 5000);
+    const writer = setup(sqlite);
+    const first = writer.run([insert('[[1,"a"]]')]);
+    const second = writer.run([insert('[[2,"b"]]')], first.id);
+    const fenced = writer.run([fence(9), insert('[[3,"c"]]')]);
+    const afterFenced = writer.run([insert('[[4,"d"]]')], fenced.id);
+    const broken = writer.run([insert('[[1,"dup"]]')]);
+    const afterBroken = writer.run([insert('[[5,"e"]]')], broken.id);
+    expect(await second.result).toEqual({ committed: true, changes: [1] });
+    expect(await afterFenced.result).toEqual({ committed: false, skipped: true });
+    await expect(broken.result).rejects.toMatchObject({ code: 'SQLITE_CONSTRAINT_PRIMARYKEY' });
+    expect(await afterBroken.result).toEqual({ committed: false, skipped: true });
+    expect(rows(sqlite)).toEqual([
+      { id: 1, v: 'a' },
+      { id: 2, v: 'b' },
+    ]);
+    await sqlite.stopBackgroundWork();
+    sqlite.kysely.close();
+  });
+
+  it('there is no thread for :memory:', () => {
+    const sqlite = openSqliteFile(':memory:', 5000);
+    expect(sqlite.writer()).toBeUndefined();
+    sqlite.kysely.close();
+  });
+});
+
 describe('SQLite WAL checkpoints on a background thread', () => {
   it('a small database checkpoints inline and never starts a thread', async () => {
     const path = file();
