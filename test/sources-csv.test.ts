@@ -345,6 +345,47 @@ describe.each(storeCases())('CSV sources on $name', ({ make }) => {
     expect(job?.error).toMatch(/no address column \(headings: Who, Plan\); map one with columnMappings/);
   });
 
+  it('fails the source when a page cannot be committed, and writes no page after it', async () => {
+    // Page one holds the first MiB (the dialect is guessed from it), about 15,000 rows; then pages of
+    // about 1,000-2,000 rows.
+    host = await rangeHost(bigCsv(30_000));
+    const inner = await make();
+    // The worker hands pages over ahead of their commits; the 4th commit fails, as a full disk would.
+    let commits = 0;
+    const failing = new Proxy(inner, {
+      get(target, prop, receiver) {
+        if (prop === 'commitSourcePage') {
+          return (...args: Parameters<Store['commitSourcePage']>) =>
+            ++commits === 4
+              ? Promise.reject(new Error('disk full (test)'))
+              : target.commitSourcePage(...args);
+        }
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const env = await setup(failing, host);
+    mailroom = env.mailroom;
+    const { ref } = await env.mailroom.broadcast(env.secret, {
+      subject: 'Hi',
+      sender: 'news@acme.test',
+      message: 'Hello',
+      sources: [csvSource(host)],
+      options: { scheduleFor: FAR_FUTURE },
+    });
+    await env.mailroom.worker.drain();
+    const mailing = await inner.getMailing(env.projectId, ref);
+    if (!mailing) throw new Error('mailing missing');
+    const [job] = await inner.listSourceJobs(mailing.id);
+    expect(job).toMatchObject({ status: 'failed', error: 'disk full (test)' });
+    // Three pages committed, each with its checkpoint; none of the pages expanded after the failed one.
+    const deliveries = await allDeliveries(inner, mailing.id);
+    expect(job?.rowsDone).toBeGreaterThan(0);
+    expect(deliveries).toHaveLength(job?.rowsDone ?? -1);
+    expect(deliveries.length).toBeLessThan(30_000);
+    const lines = deliveries.map((d) => Number(d.address.match(/^user(\d+)@/)?.[1])).sort((a, b) => a - b);
+    expect(lines).toEqual(Array.from({ length: deliveries.length }, (_, i) => i));
+  });
+
   it('takes a CSV source in a later batch', async () => {
     host = await rangeHost(
       Buffer.from('Email,First Name\nlate1@example.test,Late\nlate2@example.test,Later\n'),

@@ -104,9 +104,7 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): M
       for (;;) {
         const now = clock.now();
         const page = await expander.expandPage(job, { ctx, entry, now });
-        while (inFlight.length >= PAGES_IN_FLIGHT) {
-          if (!(await inFlight.shift())) return 1;
-        }
+        while (inFlight.length >= PAGES_IN_FLIGHT) if (!(await inFlight.shift())) return 1;
         const finished = page.patch.status === 'done' || page.patch.status === 'failed';
         const sliceOver = performance.now() >= sliceEnds;
         const leaseUntil = finished || !sliceOver ? new Date(now.getTime() + opts.leaseMs) : now;
@@ -121,9 +119,12 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): M
         stored = storing;
         const commit = pageCommitted(job, entry.mailing.ref, page.patch, storing);
         if (finished || sliceOver) {
-          // The last commit settles after every one before it (`after`).
-          inFlight.length = 0;
-          if ((await commit) && finished) await settle(job.mailingId);
+          // Every commit settles before the job is handed back, in order: a store may reject a page
+          // before its `after` has settled (closed, or failing to prepare it), and the failure written
+          // by the catch below must come after every page that does commit.
+          inFlight.push(commit);
+          while (inFlight.length > 0) if (!(await inFlight.shift())) return 1;
+          if (finished) await settle(job.mailingId);
           return 1;
         }
         // Awaited later; a failure must not count as unhandled meanwhile.

@@ -28,7 +28,8 @@ export interface SqlUrlOptions {
    * and the first to open it sets this). A larger cache keeps more of the indexes that a large import
    * writes at random positions in memory: a million profiles and deliveries in random address order went
    * in about 12 % faster with 64 MiB than with 16 MiB; a smaller cache lowers the process's memory by the
-   * difference.
+   * difference. The file's background thread (checkpoints, source pages) has a cache of the same size on
+   * its own connection, filled only as far as it is used.
    * @default 64
    */
   sqliteCacheMiB?: number;

@@ -97,17 +97,19 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
       ? Math.max(1, options.sqliteWriterThreadRows ?? 1024)
       : Number.POSITIVE_INFINITY;
 
-  /**
-   * A source page written by the SQLite writer thread, as one transaction there: the job's update first,
-   * as the lease fence (no row changed: another worker holds the job, and nothing is written), then the
-   * page's set-based statements. {@link NOT_ON_WRITER} when the
-   * page is small, the database is not a SQLite file the store opened, or the profiles need the merge
-   * row by row (which reads as it goes): the page is then written on the event loop.
-   */
   /** The project of each source job seen by {@link commitOnWriterThread}. */
   const jobProjects = new Map<string, string>();
   /** The thread's script of each `commitSourcePage` call that posted one (its id set once posted). */
   const posted = new WeakMap<Promise<unknown>, { id?: number }>();
+
+  /**
+   * A source page written by the SQLite file's background thread, as one transaction there: the job's
+   * update first, as the lease fence (no row changed: another worker holds the job, and nothing is
+   * written), then the page's set-based statements. `slot` receives the id of the script posted, for
+   * a later page's `after`. {@link NOT_ON_WRITER} when the page is small, the database is not a SQLite
+   * file the store opened, or the profiles need the merge row by row (which reads as it goes): the page
+   * is then written on the event loop.
+   */
 
   const commitOnWriterThread = async (
     jobId: string,
