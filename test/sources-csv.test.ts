@@ -346,8 +346,7 @@ describe.each(storeCases())('CSV sources on $name', ({ make }) => {
   });
 
   it('fails the source when a page cannot be committed, and writes no page after it', async () => {
-    // Page one holds the first MiB (the dialect is guessed from it), about 15,000 rows; then pages of
-    // about 1,000-2,000 rows.
+    // Pages of about 1,000-2,000 rows.
     host = await rangeHost(bigCsv(30_000));
     const inner = await make();
     // The worker hands pages over ahead of their commits; the 4th commit fails, as a full disk would.
@@ -420,11 +419,18 @@ describe('CSV source crash and resume (SQLite)', () => {
     // Engine A: its store stops answering at the 6th page commit, as if the process had been killed.
     const storeA = sqlStore({ url: file });
     let commits = 0;
+    // The worker hands pages to the store ahead of their commits: the ones handed before the freeze
+    // still land (or fail) in the store, as they would have before the process died.
+    const handed: Promise<unknown>[] = [];
     const frozen = new Proxy(storeA, {
       get(target, prop, receiver) {
         if (prop === 'commitSourcePage') {
-          return (...args: Parameters<Store['commitSourcePage']>) =>
-            ++commits >= 6 ? new Promise(() => {}) : target.commitSourcePage(...args);
+          return (...args: Parameters<Store['commitSourcePage']>) => {
+            if (++commits >= 6) return new Promise(() => {});
+            const commit = target.commitSourcePage(...args);
+            handed.push(commit);
+            return commit;
+          };
         }
         return Reflect.get(target, prop, receiver);
       },
@@ -442,6 +448,7 @@ describe('CSV source crash and resume (SQLite)', () => {
       while (commits < 6) await env.mailroom.worker.runOnce();
     })();
     while (commits < 6) await new Promise((resolve) => setTimeout(resolve, 20));
+    await Promise.allSettled(handed);
     const rangesBeforeCrash = host.log.length;
 
     // Engine B on the same file, after A's lease expired.

@@ -27,7 +27,7 @@ import { pgCommitBatch } from './postgres-statements.js';
 import { createSqlClaims } from './sql-claims.js';
 import { toStoreError } from './sql-errors.js';
 import { createSqlRunner } from './sql-runner.js';
-import type { ScriptStatement } from './sqlite-thread.js';
+import type { PostedScript, ScriptResult, ScriptStatement } from './sqlite-thread.js';
 import { deliveryStatements, JsonMemo, profileStatements } from './sqlite-writes.js';
 
 /** What `commitOnWriterThread` answers when the page is written on the event loop instead. */
@@ -149,17 +149,28 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     // it there at once (the thread runs it only if that one committed); otherwise it waits here.
     const afterId = after === undefined ? undefined : posted.get(after)?.id;
     if (after !== undefined && afterId === undefined) await after;
-    const run = writer.run(script, afterId);
-    slot.id = run.id;
-    let result = await run.result;
-    if (!result.committed && result.skipped) {
+    // A thread that died (it never should: out of memory on a giant page, say) hands its pages back to
+    // the event loop, after the page before, as a thread that never started would. Writing a page again
+    // that it had committed just before is harmless: the job's update and the profile merge give the
+    // same result twice, and existing deliveries are skipped.
+    const onThread = async (posted: PostedScript): Promise<ScriptResult | typeof NOT_ON_WRITER> => {
+      slot.id = posted.id;
+      try {
+        return await posted.result;
+      } catch (error) {
+        if (writer.usable) throw error;
+        if (after) await after;
+        return NOT_ON_WRITER;
+      }
+    };
+    let result = await onThread(writer.run(script, afterId));
+    if (result !== NOT_ON_WRITER && !result.committed && result.skipped) {
       // The page before did not commit: its own outcome decides. Its failure is this page's too; after
       // a lost lease this page is fenced as well; committed on a retry, it is followed now.
       await after;
-      const again = writer.run(script);
-      slot.id = again.id;
-      result = await again.result;
+      result = await onThread(writer.run(script));
     }
+    if (result === NOT_ON_WRITER) return NOT_ON_WRITER;
     if (!result.committed) return undefined;
     let inserted = 0;
     for (let i = 1; i <= deliveries.length; i++) inserted += result.changes[i] ?? 0;
