@@ -102,6 +102,18 @@ describe('write scripts on the background thread', () => {
     sqlite.kysely.close();
   });
 
+  it('a thread that was stopped is no longer offered, and rejects what it is still given', async () => {
+    const sqlite = openSqliteFile(file(), 5000);
+    const writer = setup(sqlite);
+    expect(await writer.run([insert('[[1,"a"]]')]).result).toEqual({ committed: true, changes: [1] });
+    writer.stopNow();
+    expect(writer.usable).toBe(false);
+    expect(sqlite.writer()).toBeUndefined();
+    await expect(writer.run([insert('[[2,"b"]]')]).result).rejects.toThrow('stopped');
+    expect(rows(sqlite)).toEqual([{ id: 1, v: 'a' }]);
+    sqlite.kysely.close();
+  });
+
   it('there is no thread for :memory:', () => {
     const sqlite = openSqliteFile(':memory:', 5000);
     expect(sqlite.writer()).toBeUndefined();
