@@ -51,7 +51,7 @@ export interface PostedScript {
 
 /**
  * The thread's code, plain CommonJS run with `eval` so it loads the same way from the sources and from
- * the build. Its connection gets the store's pragmas. PASSIVE never waits for readers or writers: it
+ * the build. Its connection gets the store's pragmas (`workerData.pragmas`). PASSIVE never waits for readers or writers: it
  * copies what it can and returns; a checkpoint runs between two scripts, never during one.
  */
 const THREAD_SOURCE = `
@@ -61,10 +61,7 @@ let db;
 try {
   db = new Database(workerData.file, { timeout: workerData.busyTimeoutMs, fileMustExist: true });
   db.pragma('busy_timeout = ' + workerData.busyTimeoutMs);
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
-  db.pragma('cache_size = -' + workerData.cacheKiB);
-  db.pragma('temp_store = MEMORY');
+  for (const pragma of workerData.pragmas) db.pragma(pragma);
   db.pragma('wal_autocheckpoint = ' + workerData.autocheckpointPages);
 } catch (error) {
   parentPort.postMessage({ type: 'error', message: String(error && error.message) });
@@ -166,7 +163,8 @@ export interface SqliteThread {
 export interface SqliteThreadOptions {
   file: string;
   busyTimeoutMs: number;
-  cacheKiB: number;
+  /** Pragmas of the store's connection to repeat on the thread's (synchronous, cache size, ...). */
+  pragmas: readonly string[];
 }
 
 /**
@@ -220,7 +218,7 @@ export function sqliteThread(db: Database.Database, options: SqliteThreadOptions
         module: createRequire(import.meta.url).resolve('better-sqlite3'),
         file: options.file,
         busyTimeoutMs: Math.max(0, Math.floor(options.busyTimeoutMs)),
-        cacheKiB: options.cacheKiB,
+        pragmas: options.pragmas,
         autocheckpointPages: SAFETY_AUTOCHECKPOINT_PAGES,
         intervalMs: CHECKPOINT_INTERVAL_MS,
         cacheSize: STATEMENT_CACHE_SIZE,

@@ -8,7 +8,7 @@ import type { SqlRunner } from './sql-runner.js';
 
 /**
  * Rows per set-based statement: the JSON text of a chunk is one string in the JS heap and one parse in
- * SQLite, so a bound keeps both small whatever the caller passes (a CSV page is about 4,096 rows; a batch
+ * SQLite, so a bound keeps both small whatever the caller passes (a CSV page is about 1,024 rows; a batch
  * of the API may be larger).
  */
 const CHUNK_ROWS = 8_192;
