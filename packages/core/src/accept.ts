@@ -63,6 +63,7 @@ export async function resolveContent(
     variables,
     templateRef,
     templateVersion,
+    ...(req.track ? { track: req.track } : {}),
   };
   // Parse once now: a Liquid syntax error refuses the request instead of failing every recipient.
   prepareContent(content, { strictVariables: ctx.strictVariables });

@@ -193,11 +193,23 @@ export interface ContentSnapshot {
   html: string | null;
   /** Text body (Liquid). Null when it is to be derived from the HTML. */
   text: string | null;
+  /** Tracking choices of the mailing (`options.track`); kept with the content because they shape it. */
+  track?: MailingTrackOptions;
   /** Global variables: the fallback for every recipient's own variables. */
   variables: Variables;
   /** Template ref and version the content came from, if any. */
   templateRef: string | null;
   templateVersion: number | null;
+}
+
+/** A mailing's tracking choices (`options.track`, our extension); absent keys follow the engine. */
+export interface MailingTrackOptions {
+  /** false: no open pixel. */
+  opens?: boolean;
+  /** false: links are not rewritten. */
+  clicks?: boolean;
+  /** true: the derived text part carries the tracked links. @default false */
+  textLinks?: boolean;
 }
 
 /** Options given with the mailing (spec `options`). */

@@ -1,4 +1,10 @@
-import type { AttachmentSpec, ExistingAction, InvitationSpec, Variables } from './records.js';
+import type {
+  AttachmentSpec,
+  ExistingAction,
+  InvitationSpec,
+  MailingTrackOptions,
+  Variables,
+} from './records.js';
 
 /**
  * The requests after validation and normalization: every shape the public clients send
@@ -64,6 +70,8 @@ export interface NormalizedContentRequest {
   /** Attachments with content decoded to base64 (data URIs unwrapped) or a URL to fetch. */
   attachments: AttachmentSpec[];
   invitation: InvitationSpec | null;
+  /** `options.track` (our extension), or null. */
+  track: MailingTrackOptions | null;
 }
 
 /** `POST /send/mail` after normalization. */

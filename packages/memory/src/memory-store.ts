@@ -22,6 +22,7 @@ import {
   TERMINAL_DELIVERY_STATUSES,
   type TemplateRecord,
 } from '@mailroom/core';
+import { memoryTracking } from './memory-tracking.js';
 
 const DRIVER_NAME = 'memory';
 
@@ -78,6 +79,7 @@ export function memoryStore(): Store {
   return {
     name: DRIVER_NAME,
     capabilities: { multiProcess: false },
+    ...memoryTracking(() => void db()),
 
     async init() {
       db();

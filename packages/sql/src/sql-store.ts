@@ -27,6 +27,7 @@ import { pgCommitBatch } from './postgres-statements.js';
 import { createSqlClaims } from './sql-claims.js';
 import { toStoreError } from './sql-errors.js';
 import { createSqlRunner } from './sql-runner.js';
+import { createSqlTracking } from './sql-tracking.js';
 import type { PostedScript, ScriptResult, ScriptStatement } from './sqlite-thread.js';
 import { deliveryStatements, JsonMemo, profileStatements } from './sqlite-writes.js';
 
@@ -212,6 +213,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
   const store: Store = {
     name,
     capabilities: { multiProcess: true },
+    ...createSqlTracking({ db, r, guard }),
 
     init() {
       return guard('init', async () => {

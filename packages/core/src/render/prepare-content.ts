@@ -2,6 +2,7 @@ import type { Template } from 'liquidjs';
 import type { ContentSnapshot, Variables } from '../records.js';
 import { RENDER_LIMIT_DEFAULTS } from './liquid-engine.js';
 import { parseLiquid } from './parse-liquid.js';
+import type { PreparedTracking } from './tracking-links.js';
 
 /** Options of {@link prepareContent}. */
 export interface PrepareContentOptions {
@@ -44,6 +45,8 @@ export interface PreparedContent {
   readonly variables: Variables;
   /** Options of every render of this content. */
   readonly renderOptions: PreparedRenderOptions;
+  /** Open and click tracking (`prepareTracked`); absent when the mailing is not tracked. */
+  readonly tracking?: PreparedTracking;
 }
 
 /**

@@ -5,6 +5,7 @@ import { liquidFailure } from './liquid-error.js';
 import { insertPreheader } from './preheader.js';
 import type { PreparedContent, PreparedRenderOptions } from './prepare-content.js';
 import { singleLine } from './single-line.js';
+import { applyTracking, type TrackingStamp } from './tracking-links.js';
 import { htmlToText } from './text.js';
 import { buildScope, type RenderRecipient } from './variables.js';
 
@@ -20,21 +21,33 @@ import { buildScope, type RenderRecipient } from './variables.js';
  * - The preheader, if any, is placed hidden at the top of the HTML body, escaped.
  * - Without a text source, the text is derived from the rendered HTML; without HTML the message is
  *   text-only (`html: null`).
+ * - With `stamp` and a tracked content (`prepareTracked`), links are tracked and the open pixel added.
  *
  * @throws MailroomError `RENDER_FAILED` naming the part and the cause: a missing variable under
  * `strictVariables` (`undefined variable: firstName`), a render time or memory limit exceeded, a filter
  * failing.
  */
-export function renderDelivery(prepared: PreparedContent, recipient: RenderRecipient): RenderedContent {
+export function renderDelivery(
+  prepared: PreparedContent,
+  recipient: RenderRecipient,
+  stamp?: TrackingStamp,
+): RenderedContent {
   const scope = buildScope(prepared.variables, recipient);
   const options = prepared.renderOptions;
   const { html: htmlEngine, text: textEngine } = liquidEngines;
 
   const subject = singleLine(renderPart(textEngine, prepared.subject, scope, options, 'subject'));
   let html = prepared.html === null ? null : renderPart(htmlEngine, prepared.html, scope, options, 'html');
+  // Tracking (opens, clicks): the text part comes from the untracked HTML unless the mailing opted in.
+  let textHtml = html;
+  if (html !== null && prepared.tracking && stamp) {
+    const tracked = applyTracking(prepared.tracking, html, stamp);
+    html = tracked.html;
+    textHtml = prepared.tracking.textLinks ? tracked.html : tracked.plain;
+  }
   let text: string;
   if (prepared.text !== null) text = renderPart(textEngine, prepared.text, scope, options, 'text');
-  else if (html !== null) text = htmlToText(html);
+  else if (textHtml !== null) text = htmlToText(textHtml);
   else text = '';
   if (html !== null && prepared.preheader !== null) {
     const preheader = singleLine(renderPart(textEngine, prepared.preheader, scope, options, 'preheader'));

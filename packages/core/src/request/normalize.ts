@@ -26,6 +26,7 @@ import type {
 import { attachmentSpecOf, sourceSpecOf } from './schemas.js';
 import { audienceSource } from './sources.js';
 import { hasLineBreak, isBlankText, trimBlanks } from './text.js';
+import { trackOptionsOf } from './track-options.js';
 import { copyVariables } from './variables.js';
 
 /**
@@ -99,6 +100,7 @@ function normalizeContent(body: Rest<ContentBody>): NormalizedContentRequest {
     replyAddress: typeof body.replyAddress === 'string' ? validAddress(body.replyAddress) : null,
     attachments: (body.attachments ?? []).map(attachmentSpecOf),
     invitation: body.invitation ? normalizeInvitation(body.invitation) : null,
+    track: trackOptionsOf(body.options?.track),
   };
 }
 

@@ -8,6 +8,7 @@ import { isHttpUrl, resolveAttachment } from './attachments.js';
 import { DATE_OR_DATE_TIME_RULE, DATE_TIME_RULE, parseDateOrDateTime, parseDateTime } from './dates.js';
 import { resolveSource } from './sources.js';
 import { hasLineBreak, isBlankText } from './text.js';
+import { trackSchema } from './track-options.js';
 import { copyVariables } from './variables.js';
 
 /**
@@ -306,7 +307,7 @@ function sendRequestSchemaWith<R extends z.ZodType>(recipients: R) {
     .object({
       ...contentShape,
       recipients,
-      options: z.object({ acquiringAudience: refSchema.nullish() }).nullish(),
+      options: z.object({ acquiringAudience: refSchema.nullish(), track: trackSchema.nullish() }).nullish(),
     })
     .superRefine(checkBody);
 }
@@ -332,6 +333,7 @@ function broadcastRequestSchemaWith<R extends z.ZodType>(recipients: R) {
           acquiringAudience: refSchema.nullish(),
           scheduleFor: scheduleForSchema.nullish(),
           storeContent: z.boolean().nullish(),
+          track: trackSchema.nullish(),
         })
         .nullish(),
     })

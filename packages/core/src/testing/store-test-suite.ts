@@ -22,6 +22,7 @@ import { describeMailings } from './store-suite-mailings.js';
 import { describeMultiProcess } from './store-suite-multi-process.js';
 import { describeSchedule } from './store-suite-schedule.js';
 import { describeSources } from './store-suite-sources.js';
+import { describeTracking } from './store-suite-tracking.js';
 
 export * from './store-fixtures.js';
 
@@ -101,6 +102,7 @@ export function storeTestSuite(
     describeDeliveries(ctx);
     describeSources(ctx);
     describeSchedule(ctx);
+    describeTracking(ctx);
     describeMultiProcess(ctx, options.connect, options.skip?.multiProcess);
   });
 }

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import type { MailingTrackOptions } from '../records.js';
+
+/**
+ * `options.track`: our extension of the spec's options. Tracking is the engine's (`tracking` option, off by
+ * default); a mailing can only turn off what the engine tracks, or opt its text part's links in.
+ */
+export const trackSchema = z
+  .object({
+    opens: z.boolean().nullish().meta({ description: 'false: no open pixel in this mailing.' }),
+    clicks: z.boolean().nullish().meta({ description: 'false: links of this mailing are not rewritten.' }),
+    textLinks: z.boolean().nullish().meta({
+      description: 'true: the derived text part carries the tracked links too (default: the original ones).',
+    }),
+  })
+  .strict()
+  .meta({ description: 'Mailroom extension: open and click tracking of this mailing.' });
+
+/** The normalized `options.track`, or null when the request says nothing. */
+export function trackOptionsOf(
+  track: z.output<typeof trackSchema> | null | undefined,
+): MailingTrackOptions | null {
+  if (!track) return null;
+  const out: MailingTrackOptions = {};
+  if (typeof track.opens === 'boolean') out.opens = track.opens;
+  if (typeof track.clicks === 'boolean') out.clicks = track.clicks;
+  if (typeof track.textLinks === 'boolean') out.textLinks = track.textLinks;
+  return Object.keys(out).length > 0 ? out : null;
+}
