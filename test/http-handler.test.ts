@@ -67,6 +67,9 @@ function stubEngine(behaviour: { send?: (body: unknown) => Promise<SendResult> }
     pruneContent: unused,
     resolveUnsubscribe: unused,
     unsubscribe: unused,
+    trackClick: unused,
+    trackOpen: unused,
+    getTracking: unused,
     on: unused,
     close: async () => {},
   };

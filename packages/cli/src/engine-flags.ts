@@ -10,6 +10,8 @@ export const DELIVERY_FLAGS: FlagSpec = {
   concurrency: { type: 'string' },
   rate: { type: 'string' },
   'public-url': { type: 'string' },
+  'track-opens': { type: 'boolean' },
+  'track-clicks': { type: 'boolean' },
 };
 
 /** Help lines of {@link DELIVERY_FLAGS}. */
@@ -23,7 +25,16 @@ export const DELIVERY_FLAGS_HELP = `  --database URL     SQLite file, sqlite:FIL
   --public-url URL   where recipients reach this server's HTTP API: the base of the one-click
                      unsubscribe links in broadcasts (default: MAILROOM_PUBLIC_URL; serve: the
                      address it listens on). Links are signed with MAILROOM_UNSUBSCRIBE_SECRET,
-                     else with a secret generated once and kept in the database`;
+                     else with a secret generated once and kept in the database
+  --track-opens      add an open pixel (PUBLIC-URL/t/o/TOKEN.gif) to HTML messages (default: off)
+  --track-clicks     route the http(s) links of HTML messages through PUBLIC-URL/t/c/TOKEN
+                     (default: off); see docs/tracking.md. A mailing can turn either off with
+                     options.track`;
+
+/** `--track-opens` and `--track-clicks`, as given (both false by default). */
+export function trackingFlagsOf(args: ParsedArgs): { opens: boolean; clicks: boolean } {
+  return { opens: args.flag('track-opens'), clicks: args.flag('track-clicks') };
+}
 
 /**
  * The public base URL from `--public-url`, else `MAILROOM_PUBLIC_URL`, without a trailing slash; undefined

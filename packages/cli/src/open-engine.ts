@@ -5,6 +5,7 @@ import {
   type Mailroom,
   MailroomError,
   type Store,
+  type TrackingOptions,
   type Transport,
   type UnsubscribeOptions,
   type WorkerOptions,
@@ -142,6 +143,8 @@ export async function openEngine(options: {
   worker?: WorkerOptions;
   /** One-click unsubscribe links in broadcasts (their base URL, and the secret if one is configured). */
   unsubscribe?: UnsubscribeOptions;
+  /** Open and click tracking (`--track-opens`, `--track-clicks`). */
+  tracking?: TrackingOptions;
 }): Promise<OpenedEngine> {
   const store = await openStore(options.database);
   let transport: Transport;
@@ -157,6 +160,7 @@ export async function openEngine(options: {
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.worker ? { worker: options.worker } : {}),
     ...(options.unsubscribe ? { unsubscribe: options.unsubscribe } : {}),
+    ...(options.tracking ? { tracking: options.tracking } : {}),
   });
   return {
     mailroom,

@@ -8,6 +8,7 @@ import {
   DELIVERY_FLAGS,
   DELIVERY_FLAGS_HELP,
   publicUrlOf,
+  trackingFlagsOf,
   unsubscribeSecretOf,
   workerOptionsOf,
 } from './engine-flags.js';
@@ -22,7 +23,8 @@ export const serveCommand: Command = {
   summary: 'Run the HTTP API with an in-process delivery worker',
   help: `Usage: mailroom serve [--port 3000] [--host 127.0.0.1] [--database URL|FILE]
                       [--smtp URL | --outbox DIR] [--no-worker] [--concurrency N] [--rate N]
-                      [--public-url URL] [--no-dashboard | --dashboard-prefix PATH]
+                      [--public-url URL] [--track-opens] [--track-clicks]
+                      [--no-dashboard | --dashboard-prefix PATH]
                       [--metrics] [--log-level LEVEL]
 
 Serves POST /send/mail and POST /send/mail/broadcast (and /openapi.json, and the
@@ -98,6 +100,7 @@ ${DELIVERY_FLAGS_HELP}
       },
       ...(publicUrl ? { publicUrl } : {}),
       ...(unsubscribeSecret ? { unsubscribeSecret } : {}),
+      tracking: trackingFlagsOf(args),
     });
     printBanner(io, server, {
       database: database.label,

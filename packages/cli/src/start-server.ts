@@ -32,6 +32,8 @@ export interface ServerOptions {
   publicUrl?: string;
   /** The key that signs unsubscribe links. @default a secret generated once and kept in the database */
   unsubscribeSecret?: string;
+  /** Open and click tracking, on `publicUrl`. @default both off */
+  tracking?: { opens: boolean; clicks: boolean };
 }
 
 /** A running server. */
@@ -75,6 +77,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       baseUrl: publicUrl,
       ...(options.unsubscribeSecret ? { secret: options.unsubscribeSecret } : {}),
     },
+    ...(options.tracking?.opens || options.tracking?.clicks
+      ? { tracking: { baseUrl: publicUrl, ...options.tracking } }
+      : {}),
   });
   const app = Fastify({ logger: false });
   try {

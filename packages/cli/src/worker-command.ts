@@ -1,11 +1,12 @@
 import { WORKER_DEFAULTS } from '@mailroom/core';
-import { EXIT_OK } from './cli-errors.js';
+import { EXIT_OK, UsageError } from './cli-errors.js';
 import { cliLogger, logLevelOf } from './cli-logger.js';
 import type { Command } from './command.js';
 import {
   DELIVERY_FLAGS,
   DELIVERY_FLAGS_HELP,
   publicUrlOf,
+  trackingFlagsOf,
   unsubscribeSecretOf,
   workerOptionsOf,
 } from './engine-flags.js';
@@ -35,6 +36,13 @@ ${DELIVERY_FLAGS_HELP}
     // Without a public URL this worker cannot link to an unsubscribe page: broadcasts then go without one.
     const publicUrl = publicUrlOf(args, io.env, this.name);
     const unsubscribeSecret = unsubscribeSecretOf(io.env, this.name);
+    const tracking = trackingFlagsOf(args);
+    if ((tracking.opens || tracking.clicks) && !publicUrl) {
+      throw new UsageError(
+        '--track-opens and --track-clicks need --public-url (or MAILROOM_PUBLIC_URL)',
+        this.name,
+      );
+    }
     const database = resolveDatabase(args.string('database'), io, this.name);
     const delivery = resolveDelivery(
       { smtp: args.string('smtp'), outbox: args.string('outbox') },
@@ -51,6 +59,9 @@ ${DELIVERY_FLAGS_HELP}
       worker: workerOptions,
       ...(publicUrl
         ? { unsubscribe: { baseUrl: publicUrl, ...(unsubscribeSecret ? { secret: unsubscribeSecret } : {}) } }
+        : {}),
+      ...(publicUrl && (tracking.opens || tracking.clicks)
+        ? { tracking: { baseUrl: publicUrl, ...tracking } }
         : {}),
     });
     mailroom.worker.start();

@@ -246,7 +246,7 @@ export function createDeliveryPipeline(
         };
         send = () => (transport.sendRaw as NonNullable<typeof transport.sendRaw>)(raw);
       } else {
-        const rendered = renderDelivery(entry.prepared, delivery);
+        const rendered = renderDelivery(entry.prepared, delivery, trackingStamp(delivery, clock.now()));
         if (mailing.options.storeContent) content = rendered;
         const message = composeMessage(mailing, delivery, rendered, entry.parts, headers, clock.now());
         send = () => transport.send(message);
@@ -330,6 +330,11 @@ export function createDeliveryPipeline(
       await closing?.close();
     },
   };
+}
+
+/** What the tracking tokens of one delivery name (used only when its mailing is tracked). */
+function trackingStamp(delivery: ClaimedDelivery, now: Date) {
+  return { deliveryId: delivery.id, sentAt: Math.floor(now.getTime() / 1000) };
 }
 
 function envelopeOf(mailing: MailingRecord, delivery: ClaimedDelivery): { from: string; to: string[] } {

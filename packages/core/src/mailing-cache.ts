@@ -3,12 +3,15 @@ import { withDerivedText } from './delivery/derived-text.js';
 import type { EngineContext } from './engine-context.js';
 import type { MailingRecord } from './records.js';
 import { type PreparedContent, prepareContent } from './render/index.js';
+import { prepareTracked, type TrackingSetup } from './render/tracking-links.js';
 
 /** What a worker keeps per mailing: the record, its content parsed once, its per-mailing message parts. */
 export interface MailingEntry {
   mailing: MailingRecord;
   prepared: PreparedContent;
   parts: MailingParts;
+  /** How the mailing is tracked (opens, clicks), or null. */
+  tracking: TrackingSetup | null;
 }
 
 const DEFAULT_SIZE = 256;
@@ -44,13 +47,18 @@ export class MailingCache {
     const mailing = await store.getMailingById(id);
     if (!mailing) return undefined;
     const sender = await store.findSender(mailing.projectId, mailing.sender.address);
+    const tracking = (await this.ctx.tracking?.setupFor(mailing)) ?? null;
     return {
       mailing,
-      // Text derived once per mailing where that is safe: per recipient it costs more than the render.
-      prepared: prepareContent(withDerivedText(mailing.content), {
-        strictVariables: this.ctx.strictVariables,
-      }),
+      // Tracking marks the HTML template once; the text is still derived from the untracked one.
+      prepared: prepareTracked(mailing.content, tracking, (content) =>
+        // Text derived once per mailing where that is safe: per recipient it costs more than the render.
+        prepareContent(withDerivedText(content), {
+          strictVariables: this.ctx.strictVariables,
+        }),
+      ),
       parts: { attachments: decodeAttachments(mailing), dkim: dkimFor(mailing.sender.address, sender?.dkim) },
+      tracking,
     };
   }
 }

@@ -148,6 +148,12 @@ export interface MailroomOptions {
    * @example { baseUrl: 'https://mail.example.com/api' }
    */
   unsubscribe?: UnsubscribeOptions;
+  /**
+   * Open and click tracking, off unless configured (each of `opens` and `clicks` too). A mailing can turn
+   * either off with `options.track`. See docs/tracking.md.
+   * @example { baseUrl: 'https://mail.example.com/api', opens: true, clicks: true }
+   */
+  tracking?: TrackingOptions;
   /** Idempotency keys of `send` and `broadcast`. */
   idempotency?: IdempotencyOptions;
   /** Retention of kept rendered content (see `storeContent`), swept by the running worker. */
@@ -175,6 +181,46 @@ export interface UnsubscribeOptions {
    * process on that store
    */
   secret?: string;
+}
+
+/** Options of open and click tracking. */
+export interface TrackingOptions {
+  /**
+   * Where the HTTP adapter is reachable from the recipients' mail clients, mount point included: links
+   * become `<baseUrl>/t/c/<token>` and the pixel `<baseUrl>/t/o/<token>.gif`. A function is read once per
+   * mailing and worker.
+   */
+  baseUrl: string | (() => string);
+  /** Add a 1x1 pixel at the end of each HTML body; its first load is an `email.opened`. @default false */
+  opens?: boolean;
+  /** Rewrite each http(s) link of the HTML part to pass through `/t/c/`. @default false */
+  clicks?: boolean;
+  /**
+   * The HMAC key of the tokens (at least 16 characters). Every process that sends or serves tracking links
+   * needs the same one.
+   * @default a random secret generated once and kept in the store (`Store.ensureSetting`)
+   */
+  secret?: string;
+  /**
+   * Clicks that arrive this soon after the message was sent and, together, cover every link of it are a
+   * link scanner's (`machine: true`). Such early clicks are held that long before they are recorded.
+   * @default 10_000
+   */
+  scannerWindowMs?: number;
+  /** Longest a hit waits in this process before it is written, in a batch. @default 250 */
+  flushMs?: number;
+}
+
+/** A mailing's open and click figures, people and machines apart. */
+export interface TrackingView {
+  /** Deliveries opened at least once, by class (one opened by both counts in both). */
+  opens: { human: number; machine: number };
+  /** Deliveries with at least one click, by class. */
+  clicks: { human: number; machine: number };
+  /** Every click, by class. */
+  clickTotals: { human: number; machine: number };
+  /** Links by the deliveries that clicked them, people first: most clicked first, at most `limit`. */
+  topLinks: Array<{ index: number; url: string; human: number; machine: number }>;
 }
 
 /** Options of idempotency keys. */
@@ -206,6 +252,16 @@ export interface RequestOptions {
    * call that fails does not use up its key.
    */
   idempotencyKey?: string;
+}
+
+/** What the HTTP layer tells about a tracking hit, used only to judge person or machine. */
+export interface TrackingHitMeta {
+  /** The `User-Agent` header. */
+  userAgent?: string | undefined;
+  /** The client address as the server saw it. */
+  ip?: string | undefined;
+  /** `GET` or `HEAD` (link scanners often check with `HEAD`). */
+  method?: string | undefined;
 }
 
 /** Who a one-click unsubscribe token stands for. */
@@ -284,6 +340,20 @@ export interface MailroomEvents {
   'source:page': (event: SourcePageEvent) => void;
   /** A mailing became completed. */
   'broadcast:completed': (event: { projectId: string; ref: string; kind: MailingRecord['kind'] }) => void;
+  /**
+   * A tracking hit was recorded (written behind the answer, in batches): the first open of a delivery by
+   * a person or a machine (`email.opened`), or a click (`email.clicked`, with its URL).
+   */
+  tracking: (event: {
+    type: 'email.opened' | 'email.clicked';
+    projectId: string;
+    mailingRef: string;
+    deliveryId: string;
+    url: string | null;
+    /** Judged to come from a mail-privacy proxy or a link scanner. */
+    machine: boolean;
+    at: Date;
+  }) => void;
   /** An address unsubscribed through a one-click link (not on repeats of the same click). */
   unsubscribe: (event: { projectId: string; address: string; broadcastRef: string }) => void;
 }
@@ -376,6 +446,16 @@ export interface Mailroom {
    * do). Idempotent. `NOT_FOUND` for a forged or unknown token.
    */
   unsubscribe(token: string): Promise<UnsubscribeTarget>;
+  /**
+   * A click on a tracked link: the URL to redirect to (taken from the mailing, never from the request).
+   * The hit is recorded behind, in batches. `NOT_FOUND` for a forged, altered or unknown token, or when
+   * the engine does not track.
+   */
+  trackClick(token: string, meta?: TrackingHitMeta): Promise<string>;
+  /** A load of the open pixel; recorded behind. `NOT_FOUND` as for `trackClick`. */
+  trackOpen(token: string, meta?: TrackingHitMeta): Promise<void>;
+  /** A mailing's open and click figures (zeros when it is not tracked); `NOT_FOUND` for another project's. */
+  getTracking(auth: string | AuthContext, ref: string, options?: { limit?: number }): Promise<TrackingView>;
   /**
    * The project's mailings of one kind, newest first, each with its counts. `page.after` is the `next`
    * of the previous page (a ref). @default limit 25, at most 200

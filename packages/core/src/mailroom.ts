@@ -43,6 +43,8 @@ import {
 } from './schedule.js';
 import { hashSecret, isWellFormedSecret } from './secrets.js';
 import type { BatchTarget } from './store.js';
+import { createTracking } from './tracking.js';
+import { trackingView } from './tracking-view.js';
 import { createUnsubscribeLinks } from './unsubscribe.js';
 import { createWorker } from './worker.js';
 
@@ -83,6 +85,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   let initialized: Promise<void> | undefined;
   const { store, clock, ready } = ctx;
   if (options.unsubscribe) ctx.unsubscribe = createUnsubscribeLinks(ctx, options.unsubscribe);
+  if (options.tracking) ctx.tracking = createTracking(ctx, options.tracking);
   const worker = createWorker(ctx, options.worker);
   const retention = createRetention(ctx, options.retention);
   const progress = createProgressReporter(ctx, options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS);
@@ -267,6 +270,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   }
 
   const noUnsubscribe = () => new MailroomError('NOT_FOUND', 'Unknown or invalid unsubscribe link');
+  const noTracking = () => new MailroomError('NOT_FOUND', 'Unknown or invalid tracking link');
 
   return {
     store,
@@ -357,12 +361,27 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       return ctx.unsubscribe.unsubscribe(token);
     },
 
+    async trackClick(token, meta = {}) {
+      if (!ctx.tracking) throw noTracking();
+      return ctx.tracking.click(token, meta);
+    },
+
+    async trackOpen(token, meta = {}) {
+      if (!ctx.tracking) throw noTracking();
+      await ctx.tracking.open(token, meta);
+    },
+
+    async getTracking(auth, ref, viewOptions) {
+      return trackingView(ctx, await findMailing(auth, ref), viewOptions?.limit);
+    },
+
     ...createDashboardQueries(ctx, { resolveAuth, findMailing, view }),
 
     on: (event, listener) => ctx.events.on(event, listener),
 
     async close() {
       progress.stop();
+      await ctx.tracking?.close();
       await retention.stop();
       await worker.stop();
       await options.transport.close?.();

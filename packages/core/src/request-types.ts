@@ -70,8 +70,8 @@ export interface NormalizedContentRequest {
   /** Attachments with content decoded to base64 (data URIs unwrapped) or a URL to fetch. */
   attachments: AttachmentSpec[];
   invitation: InvitationSpec | null;
-  /** `options.track` (our extension), or null. */
-  track: MailingTrackOptions | null;
+  /** `options.track` (our extension), when the request gives one. */
+  track?: MailingTrackOptions;
 }
 
 /** `POST /send/mail` after normalization. */

@@ -44,7 +44,7 @@ async function serve(handle: MailroomHttpHandler, req: Request, res: Response): 
   }
   if (res.headersSent) return;
   res.writeHead(out.status, out.headers);
-  res.end(out.body);
+  res.end(out.bytes ?? out.body);
 }
 
 /** The part of a URL after `?`. */

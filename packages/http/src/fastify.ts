@@ -78,7 +78,10 @@ function toNeutral(request: FastifyRequest, base: string): NeutralRequest {
 }
 
 function send(reply: FastifyReply, out: NeutralResponse): void {
-  void reply.code(out.status).headers(out.headers).send(out.body);
+  void reply
+    .code(out.status)
+    .headers(out.headers)
+    .send(out.bytes ? Buffer.from(out.bytes.buffer, out.bytes.byteOffset, out.bytes.byteLength) : out.body);
 }
 
 /** Fastify's own body errors, as the errors the handler would have raised for the same request. */

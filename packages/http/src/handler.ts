@@ -10,6 +10,7 @@ import { createRateLimiter, type RateLimiter } from './rate-limiter.js';
 import { pickRequestId } from './request-id.js';
 import { errorResponse, jsonResponse, methodNotAllowedResponse, successResponse } from './responses.js';
 import { matchRoute, type RouteMatch } from './routes.js';
+import { trackClickResponse, trackOpenResponse } from './tracking-routes.js';
 import type { HttpOptions, MailroomHttpHandler, NeutralRequest, NeutralResponse } from './types.js';
 import { confirmPage, donePage, errorPage } from './unsubscribe-page.js';
 
@@ -101,6 +102,9 @@ export function createHandler(mailroom: Mailroom, options: HttpOptions = {}): Ma
   ): Promise<NeutralResponse> => {
     const route = match.name;
     if (route === 'unsubscribe') return unsubscribe(req, requestId, match.params?.token ?? '');
+    if (route === 'track-click')
+      return trackClickResponse(mailroom, req, requestId, match.params?.token ?? '');
+    if (route === 'track-open') return trackOpenResponse(mailroom, req, requestId, match.params?.token ?? '');
     if (route === 'openapi') {
       const base = req.base ?? '';
       let body = openApiBodies.get(base);

@@ -1,11 +1,19 @@
 /** What a path does. */
-export type RouteName = 'send' | 'broadcast' | 'openapi' | 'unsubscribe' | 'cancel' | 'reschedule';
+export type RouteName =
+  | 'send'
+  | 'broadcast'
+  | 'openapi'
+  | 'unsubscribe'
+  | 'cancel'
+  | 'reschedule'
+  | 'track-click'
+  | 'track-open';
 
 /** A matched route and the methods it takes. */
 export interface RouteMatch {
   name: RouteName;
   allow: readonly string[];
-  /** The path's parameters, decoded: `token` of `unsubscribe`, `ref` of `cancel` and `reschedule`. */
+  /** The path's parameters: `token` of `unsubscribe` and tracking, `ref` of `cancel` and `reschedule`. */
   params?: Readonly<Record<string, string>>;
 }
 
@@ -15,6 +23,9 @@ const READ_ONLY = ['GET', 'HEAD'] as const;
 const UNSUBSCRIBE_METHODS = ['GET', 'HEAD', 'POST'] as const;
 
 const UNSUBSCRIBE_PATH = /^\/unsubscribe\/([^/]+)$/;
+// Open and click tracking: tokens are URL-safe as made, so they are taken undecoded.
+const TRACK_CLICK_PATH = /^\/t\/c\/([A-Za-z0-9._-]+)$/;
+const TRACK_OPEN_PATH = /^\/t\/o\/([A-Za-z0-9._-]+)\.gif$/;
 // Both spellings of the broadcast path, as for the batch calls.
 const BROADCAST_ACTION_PATH = /^\/send\/mail\/broadc?ast\/([^/]+)\/(cancel|reschedule)$/;
 
@@ -38,6 +49,10 @@ export function matchRoute(path: string, openapi: boolean): RouteMatch | undefin
       ? undefined
       : { name: 'unsubscribe', allow: UNSUBSCRIBE_METHODS, params: { token } };
   }
+  const click = TRACK_CLICK_PATH.exec(path);
+  if (click) return { name: 'track-click', allow: READ_ONLY, params: { token: click[1] as string } };
+  const open = TRACK_OPEN_PATH.exec(path);
+  if (open) return { name: 'track-open', allow: READ_ONLY, params: { token: open[1] as string } };
   const action = BROADCAST_ACTION_PATH.exec(path);
   if (action) {
     const ref = decode(action[1] as string);

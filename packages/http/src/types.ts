@@ -33,6 +33,8 @@ export interface NeutralResponse {
   headers: Record<string, string>;
   /** The serialized body (JSON; HTML or Prometheus text for the dashboard and `/metrics`). */
   body: string;
+  /** A binary body (the tracking pixel): when present, binders write these bytes instead of `body`. */
+  bytes?: Uint8Array;
 }
 
 /** Per-project rate limit (an in-memory token bucket in this process). */

@@ -126,7 +126,7 @@ export function createRenderPool(options: RenderPoolOptions): RenderPool {
       // The least busy thread: builds differ in size (attachments, long pages).
       let thread = threads[0] as Thread;
       for (const t of threads) if (t.pending.size < thread.pending.size) thread = t;
-      const { mailing, parts } = entry;
+      const { mailing, parts, tracking } = entry;
       if (!thread.mailings.has(mailing.id)) {
         if (thread.mailings.size >= MAILINGS_PER_THREAD) {
           const oldest = thread.mailings.values().next().value as string;
@@ -134,13 +134,14 @@ export function createRenderPool(options: RenderPoolOptions): RenderPool {
           thread.worker.postMessage({ type: 'forget', mailingId: oldest } satisfies RenderRequest);
         }
         thread.mailings.add(mailing.id);
-        thread.worker.postMessage({ type: 'mailing', mailing, parts } satisfies RenderRequest);
+        thread.worker.postMessage({ type: 'mailing', mailing, parts, tracking } satisfies RenderRequest);
       }
       const job = ++nextJob;
       const request: RenderRequest = {
         type: 'build',
         job,
         mailingId: mailing.id,
+        deliveryId: delivery.id,
         recipient: {
           messageId: delivery.messageId,
           address: delivery.address,

@@ -1,6 +1,7 @@
 import type { MailingParts } from '../compose-message.js';
 import type { ErrorCode } from '../errors.js';
 import type { MailingRecord, RenderedContent, Variables } from '../records.js';
+import type { TrackingSetup } from '../render/tracking-links.js';
 import type { TransportComposer } from '../transport.js';
 
 /** The recipient fields a render thread needs (not the whole delivery record). */
@@ -16,13 +17,15 @@ export interface RenderJobRecipient {
 export type RenderRequest =
   | { type: 'init'; composer: TransportComposer; strictVariables: boolean }
   /** Sent once per mailing and thread, before its first job. */
-  | { type: 'mailing'; mailing: MailingRecord; parts: MailingParts }
+  | { type: 'mailing'; mailing: MailingRecord; parts: MailingParts; tracking: TrackingSetup | null }
   | { type: 'forget'; mailingId: string }
   | {
       type: 'build';
       job: number;
       mailingId: string;
       recipient: RenderJobRecipient;
+      /** The delivery's id, named by its tracking links. */
+      deliveryId: string;
       headers: Record<string, string>;
       /** Epoch milliseconds: the `now` of the message (calendar stamps). */
       now: number;

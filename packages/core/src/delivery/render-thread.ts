@@ -9,6 +9,7 @@ import type { DeliveryRecord, MailingRecord } from '../records.js';
 // The render modules themselves, not the render index: that one also loads the MJML compiler.
 import { type PreparedContent, prepareContent } from '../render/prepare-content.js';
 import { renderDelivery } from '../render/render-delivery.js';
+import { prepareTracked } from '../render/tracking-links.js';
 import type { CreateComposer, OutgoingMessage } from '../transport.js';
 import { withDerivedText } from './derived-text.js';
 import type { RenderFailure, RenderReply, RenderRequest } from './render-protocol.js';
@@ -39,7 +40,10 @@ async function build(request: Extract<RenderRequest, { type: 'build' }>): Promis
   if ('error' in mailing) return { job: request.job, stage: 'render', error: failure(mailing.error) };
   let content: ReturnType<typeof renderDelivery>;
   try {
-    content = renderDelivery(mailing.prepared, request.recipient);
+    content = renderDelivery(mailing.prepared, request.recipient, {
+      deliveryId: request.deliveryId,
+      sentAt: Math.floor(request.now / 1000),
+    });
   } catch (error) {
     return { job: request.job, stage: 'render', error: failure(error) };
   }
@@ -73,7 +77,9 @@ port.on('message', (request: RenderRequest) => {
       try {
         mailings.set(request.mailing.id, {
           record: request.mailing,
-          prepared: prepareContent(withDerivedText(request.mailing.content), { strictVariables }),
+          prepared: prepareTracked(request.mailing.content, request.tracking, (content) =>
+            prepareContent(withDerivedText(content), { strictVariables }),
+          ),
           parts: request.parts,
         });
       } catch (error) {

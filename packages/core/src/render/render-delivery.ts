@@ -5,8 +5,8 @@ import { liquidFailure } from './liquid-error.js';
 import { insertPreheader } from './preheader.js';
 import type { PreparedContent, PreparedRenderOptions } from './prepare-content.js';
 import { singleLine } from './single-line.js';
-import { applyTracking, type TrackingStamp } from './tracking-links.js';
 import { htmlToText } from './text.js';
+import { applyTracking, type TrackingStamp } from './tracking-links.js';
 import { buildScope, type RenderRecipient } from './variables.js';
 
 /**

@@ -100,7 +100,7 @@ function normalizeContent(body: Rest<ContentBody>): NormalizedContentRequest {
     replyAddress: typeof body.replyAddress === 'string' ? validAddress(body.replyAddress) : null,
     attachments: (body.attachments ?? []).map(attachmentSpecOf),
     invitation: body.invitation ? normalizeInvitation(body.invitation) : null,
-    track: trackOptionsOf(body.options?.track),
+    ...trackOptionsOf(body.options?.track),
   };
 }
 

@@ -16,14 +16,14 @@ export const trackSchema = z
   .strict()
   .meta({ description: 'Mailroom extension: open and click tracking of this mailing.' });
 
-/** The normalized `options.track`, or null when the request says nothing. */
-export function trackOptionsOf(
-  track: z.output<typeof trackSchema> | null | undefined,
-): MailingTrackOptions | null {
-  if (!track) return null;
+/** `{ track }` normalized, or nothing when the request says nothing (the spec's shape stays as it was). */
+export function trackOptionsOf(track: z.output<typeof trackSchema> | null | undefined): {
+  track?: MailingTrackOptions;
+} {
+  if (!track) return {};
   const out: MailingTrackOptions = {};
   if (typeof track.opens === 'boolean') out.opens = track.opens;
   if (typeof track.clicks === 'boolean') out.clicks = track.clicks;
   if (typeof track.textLinks === 'boolean') out.textLinks = track.textLinks;
-  return Object.keys(out).length > 0 ? out : null;
+  return Object.keys(out).length > 0 ? { track: out } : {};
 }

@@ -1,0 +1,25 @@
+import type { EngineContext } from './engine-context.js';
+import type { TrackingView } from './mailroom-types.js';
+import type { MailingRecord } from './records.js';
+import { fixedLinkUrl } from './render/tracking-links.js';
+
+/** The open and click figures of a mailing, with its top links named by URL (people's clicks first). */
+export async function trackingView(
+  ctx: EngineContext,
+  mailing: MailingRecord,
+  limit = 10,
+): Promise<TrackingView> {
+  const [summary, links] = await Promise.all([
+    ctx.store.trackingSummary(mailing.id),
+    ctx.store.getLinkMap(mailing.id),
+  ]);
+  const topLinks = summary.links
+    .map((link) => {
+      const source = links?.[link.index] ?? '';
+      // A link with Liquid in its href is named by its template: each recipient had their own URL.
+      return { ...link, url: fixedLinkUrl(source) ?? source };
+    })
+    .sort((a, b) => b.human - a.human || b.machine - a.machine || a.index - b.index)
+    .slice(0, Math.max(0, Math.min(limit, 100)));
+  return { opens: summary.opens, clicks: summary.clicks, clickTotals: summary.clickTotals, topLinks };
+}

@@ -1,0 +1,234 @@
+import { randomBytes } from 'node:crypto';
+import type { EngineContext } from './engine-context.js';
+import { MailroomError } from './errors.js';
+import { newId } from './ids.js';
+import type { TrackingHitMeta, TrackingOptions } from './mailroom-types.js';
+import type { MailingRecord } from './records.js';
+import {
+  fixedLinkUrl,
+  hasLiquid,
+  isTrackableUrl,
+  linkMapOf,
+  type TrackingSetup,
+} from './render/tracking-links.js';
+import { createHitRecorder, type HitRecorder } from './tracking-hits.js';
+import { isMachineClick, isMachineOpen } from './tracking-machine.js';
+import type { TrackingHit } from './tracking-store.js';
+import { MIN_TRACKING_SECRET_LENGTH, parseTrackingToken, verifyTrackingToken } from './tracking-token.js';
+
+/** The installation setting that holds the generated tracking secret when none is configured. */
+export const TRACKING_SECRET_SETTING = 'tracking-secret';
+
+/** @see TrackingOptions.scannerWindowMs */
+export const DEFAULT_SCANNER_WINDOW_MS = 10_000;
+
+/** The engine's open and click tracking. Internal; the engine exposes `trackOpen` and `trackClick`. */
+export interface Tracking {
+  /** How a mailing is tracked, for the worker (null: not tracked). Stores its link map on first use. */
+  setupFor(mailing: MailingRecord): Promise<TrackingSetup | null>;
+  /** Resolve a click: the URL to redirect to; the hit is written behind. `NOT_FOUND` for any bad token. */
+  click(token: string, meta: TrackingHitMeta): Promise<string>;
+  /** Verify an open; the hit is written behind. `NOT_FOUND` for any bad token. */
+  open(token: string, meta: TrackingHitMeta): Promise<void>;
+  /** The mailing's link map (for views), or undefined. */
+  links(mailingId: string): Promise<string[] | undefined>;
+  /** Write the hits waiting in this process now. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface MailingInfo {
+  projectId: string;
+  ref: string;
+  links: string[];
+}
+
+const MAILINGS_CACHED = 1024;
+
+/**
+ * Tracking as configured by `options`. Tokens are signed with `options.secret` or with a secret generated
+ * once and kept in the store (like the unsubscribe key), so every process signs and verifies alike.
+ */
+export function createTracking(ctx: EngineContext, options: TrackingOptions): Tracking {
+  const { store, clock, events } = ctx;
+  if (options.secret !== undefined && options.secret.length < MIN_TRACKING_SECRET_LENGTH) {
+    throw invalid('secret', `The tracking secret needs at least ${MIN_TRACKING_SECRET_LENGTH} characters`);
+  }
+  const scannerWindowMs = options.scannerWindowMs ?? DEFAULT_SCANNER_WINDOW_MS;
+  if (!(Number.isFinite(scannerWindowMs) && scannerWindowMs >= 0)) {
+    throw invalid('scannerWindowMs', 'tracking.scannerWindowMs must be a number of milliseconds');
+  }
+  if (typeof options.baseUrl === 'string') baseOf(options.baseUrl);
+  let secret: Promise<string> | undefined;
+  const mailings = new Map<string, Promise<MailingInfo | undefined>>();
+
+  const getSecret = (): Promise<string> => {
+    if (options.secret !== undefined) return Promise.resolve(options.secret);
+    secret ??= ctx
+      .ready()
+      .then(() =>
+        store.ensureSetting(TRACKING_SECRET_SETTING, randomBytes(32).toString('base64url'), clock.now()),
+      )
+      .catch((error: unknown) => {
+        secret = undefined;
+        throw error;
+      });
+    return secret;
+  };
+
+  /** A mailing's project, ref and link map, read once per process (they never change). */
+  const infoOf = (mailingId: string): Promise<MailingInfo | undefined> => {
+    const hit = mailings.get(mailingId);
+    if (hit) return hit;
+    const loading = (async () => {
+      const [mailing, links] = await Promise.all([
+        store.getMailingById(mailingId),
+        store.getLinkMap(mailingId),
+      ]);
+      return mailing ? { projectId: mailing.projectId, ref: mailing.ref, links: links ?? [] } : undefined;
+    })();
+    // Only found mailings stay cached: a token is verified before its mailing is read, so misses are rare.
+    loading.then(
+      (info) => info === undefined && mailings.delete(mailingId),
+      () => mailings.delete(mailingId),
+    );
+    if (mailings.size >= MAILINGS_CACHED) mailings.delete(mailings.keys().next().value as string);
+    mailings.set(mailingId, loading);
+    return loading;
+  };
+
+  const recorder: HitRecorder = createHitRecorder(ctx, {
+    scannerWindowMs,
+    flushMs: options.flushMs ?? 250,
+    onRecorded(hits) {
+      if (!events.has('tracking')) return;
+      for (const hit of hits) {
+        void infoOf(hit.mailingId).then((info) =>
+          events.emit('tracking', {
+            type: hit.kind === 'open' ? 'email.opened' : 'email.clicked',
+            projectId: hit.projectId,
+            mailingRef: info?.ref ?? '',
+            deliveryId: hit.deliveryId,
+            url: hit.url,
+            machine: hit.machine,
+            at: hit.at,
+          }),
+        );
+      }
+    },
+  });
+
+  const notFound = () => new MailroomError('NOT_FOUND', 'Unknown or invalid tracking link');
+
+  /** The token's fields once its MAC and its mailing check out; `NOT_FOUND` otherwise, nothing read. */
+  async function verified(kind: 'open' | 'click', token: string) {
+    const parsed = parseTrackingToken(kind, token);
+    if (!parsed) throw notFound();
+    if (!verifyTrackingToken(await getSecret(), parsed, token)) throw notFound();
+    const info = await infoOf(parsed.mailingId);
+    // Signed for another project than the mailing's: never made by this engine.
+    if (!info || info.projectId !== parsed.projectId) throw notFound();
+    return { parsed, info };
+  }
+
+  function hitOf(
+    kind: 'open' | 'click',
+    parsed: { projectId: string; mailingId: string; deliveryId: string },
+    machine: boolean,
+    link: { index: number; url: string } | null,
+  ): TrackingHit {
+    const at = clock.now();
+    return {
+      id: newId('hit', at.getTime()),
+      kind,
+      projectId: parsed.projectId,
+      mailingId: parsed.mailingId,
+      deliveryId: parsed.deliveryId,
+      linkIndex: link?.index ?? null,
+      url: link?.url ?? null,
+      machine,
+      at,
+    };
+  }
+
+  return {
+    async setupFor(mailing) {
+      const html = mailing.content.html;
+      if (html === null) return null;
+      const track = mailing.content.track ?? {};
+      const opens = options.opens === true && track.opens !== false;
+      const clicks = options.clicks === true && track.clicks !== false;
+      if (!opens && !clicks) return null;
+      const [key, links] = await Promise.all([
+        getSecret(),
+        clicks ? store.saveLinkMap(mailing.id, linkMapOf(html), clock.now()) : Promise.resolve([]),
+      ]);
+      return {
+        baseUrl: baseOf(typeof options.baseUrl === 'function' ? options.baseUrl() : options.baseUrl),
+        secret: key,
+        projectId: mailing.projectId,
+        mailingId: mailing.id,
+        opens,
+        clicks,
+        textLinks: track.textLinks === true,
+        links,
+      };
+    },
+
+    async click(token, meta) {
+      const { parsed, info } = await verified('click', token);
+      const index = parsed.index as number;
+      const source = info.links[index];
+      if (source === undefined) throw notFound();
+      let url: string | undefined;
+      if (hasLiquid(source)) url = parsed.url;
+      else if (parsed.url === undefined) url = fixedLinkUrl(source);
+      if (url === undefined || !isTrackableUrl(url)) throw notFound();
+      recorder.add({
+        hit: hitOf('click', parsed, isMachineClick(meta), { index, url }),
+        sentAtMs: parsed.sentAt * 1000,
+        linkCount: info.links.length,
+      });
+      return url;
+    },
+
+    async open(token, meta) {
+      const { parsed } = await verified('open', token);
+      recorder.add({
+        hit: hitOf('open', parsed, isMachineOpen(meta), null),
+        sentAtMs: parsed.sentAt * 1000,
+        linkCount: 0,
+      });
+    },
+
+    async links(mailingId) {
+      return (await infoOf(mailingId))?.links;
+    },
+
+    flush: () => recorder.flush(),
+    close: () => recorder.close(),
+  };
+}
+
+/** The base URL without a trailing slash; an absolute http(s) URL without query or fragment. */
+function baseOf(baseUrl: string): string {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw invalid('baseUrl', `The tracking baseUrl is not an absolute URL: ${baseUrl}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw invalid('baseUrl', 'The tracking baseUrl must be an http or https URL');
+  }
+  if (url.search !== '' || url.hash !== '') {
+    throw invalid('baseUrl', 'The tracking baseUrl takes no query string or fragment');
+  }
+  return url.toString().replace(/\/+$/, '');
+}
+
+function invalid(field: string, message: string): MailroomError {
+  return new MailroomError('VALIDATION_FAILED', message, {
+    issues: [{ code: 'custom', path: ['tracking', field], message }],
+  });
+}
