@@ -1,5 +1,4 @@
 import { mkdtempSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -325,7 +324,3 @@ describe('tracking off (the default)', () => {
     }
   });
 });
-
-/** Keeps `createServer`/`Server` in use for the loopback landing page of later tests. */
-export type LandingServer = Server;
-void createServer;

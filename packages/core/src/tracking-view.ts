@@ -1,7 +1,7 @@
 import type { EngineContext } from './engine-context.js';
 import type { TrackingView } from './mailroom-types.js';
 import type { MailingRecord } from './records.js';
-import { fixedLinkUrl } from './render/tracking-links.js';
+import { linkLabel } from './render/tracking-links.js';
 
 /** The open and click figures of a mailing, with its top links named by URL (people's clicks first). */
 export async function trackingView(
@@ -15,9 +15,8 @@ export async function trackingView(
   ]);
   const topLinks = summary.links
     .map((link) => {
-      const source = links?.[link.index] ?? '';
       // A link with Liquid in its href is named by its template: each recipient had their own URL.
-      return { ...link, url: fixedLinkUrl(source) ?? source };
+      return { ...link, url: linkLabel(links?.[link.index] ?? '') };
     })
     .sort((a, b) => b.human - a.human || b.machine - a.machine || a.index - b.index)
     .slice(0, Math.max(0, Math.min(limit, 100)));

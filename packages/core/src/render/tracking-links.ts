@@ -264,7 +264,12 @@ export function hasLiquid(source: string): boolean {
   return source.includes('{{') || source.includes('{%');
 }
 
-/** The URL of a fixed link map entry (as the browser reads the attribute), or undefined for a Liquid one. */
+/** A link map entry as the browser reads the attribute (a Liquid one keeps its Liquid: a label). */
+export function linkLabel(source: string): string {
+  return decodeHTMLAttribute(source).trim();
+}
+
+/** The URL of a fixed link map entry, or undefined for a Liquid one (the recipient's URL is in the token). */
 export function fixedLinkUrl(source: string): string | undefined {
-  return hasLiquid(source) ? undefined : decodeHTMLAttribute(source).trim();
+  return hasLiquid(source) ? undefined : linkLabel(source);
 }

@@ -211,7 +211,7 @@ export function createDashboard(
         : undefined,
       after: q.get('after') || undefined,
     };
-    const [sources, deliveries] = await Promise.all([
+    const [sources, deliveries, tracking] = await Promise.all([
       kind === 'broadcast' ? mailroom.listSourceJobs(auth, ref) : Promise.resolve([]),
       mailroom.searchDeliveries(auth, ref, {
         prefix: filter.prefix,
@@ -219,8 +219,9 @@ export function createDashboard(
         ...(filter.status ? { status: filter.status } : {}),
         ...(filter.after ? { after: filter.after } : {}),
       }),
+      mailroom.getTracking(auth, ref),
     ]);
-    return page(call, 200, mailingPage(ctxOf(call), view, sources, deliveries, filter));
+    return page(call, 200, mailingPage(ctxOf(call), view, sources, deliveries, filter, tracking));
   }
 
   async function progress(

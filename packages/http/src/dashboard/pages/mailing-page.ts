@@ -1,4 +1,11 @@
-import type { DeliveryStatus, DeliveryView, MailingView, Page, SourceJobView } from '@mailroom/core';
+import type {
+  DeliveryStatus,
+  DeliveryView,
+  MailingView,
+  Page,
+  SourceJobView,
+  TrackingView,
+} from '@mailroom/core';
 import {
   badge,
   copyableRef,
@@ -12,6 +19,7 @@ import {
 import { html, raw, type SafeHtml } from '../html.js';
 import { csrfField, layout, type PageContext } from '../layout.js';
 import { deliveryUrl, mailingUrl, progressUrl, query, sectionOf } from '../urls.js';
+import { trackingSection } from './tracking-section.js';
 
 /** Row errors shown per source; the store keeps a capped list anyway. */
 const ROW_ERRORS_SHOWN = 50;
@@ -30,6 +38,7 @@ export function mailingPage(
   sources: SourceJobView[],
   deliveries: Page<DeliveryView>,
   filter: DeliveryFilter,
+  tracking?: TrackingView,
 ): SafeHtml {
   const progress = progressOf(view);
   const self = mailingUrl(ctx.root, view.kind, view.ref);
@@ -43,7 +52,7 @@ export function mailingPage(
     ctx,
     title,
     sectionOf(view.kind),
-    html`<p class="muted"><a href="${ctx.root}/${sectionOf(view.kind)}">${view.kind === 'broadcast' ? 'Broadcasts' : 'Messages'}</a> /</p><h1>${title}</h1>${facts}${
+    html`<p class="muted"><a href="${ctx.root}/${sectionOf(view.kind)}">${view.kind === 'broadcast' ? 'Broadcasts' : 'Messages'}</a> /</p><h1>${title}</h1>${facts}${trackingSection(tracking)}${
       view.kind === 'broadcast' && sourcesSection(sources)
     }${deliveriesSection(ctx, view, deliveries, filter)}`,
   );
