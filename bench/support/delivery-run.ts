@@ -23,6 +23,8 @@ const BATCH = batch;
  * budget (the store's default is 64, which this run fills: about 40 MiB more peak RSS, the same rate).
  */
 const SQLITE_CACHE_MIB = Number(process.env.BENCH_SQLITE_CACHE_MIB ?? 16);
+/** BENCH_TRACKING=1: opens and clicks tracked (the `delivery-tracking` benchmark). */
+const TRACKING = process.env.BENCH_TRACKING === '1';
 
 // BENCH_MEMORY_TRACE=1: where the peak RSS goes (the sample with the highest RSS, to stderr).
 let phase: 'accept' | 'deliver' = 'accept';
@@ -65,6 +67,7 @@ async function mailroomRun(): Promise<RunResult> {
     store: sqlStore({ url: join(dir, 'bench.db'), sqliteCacheMiB: SQLITE_CACHE_MIB }),
     transport,
     worker: { renderThreads: THREADS, batchSize: BATCH, concurrency: 16, flushEvery: 200, flushMs: 200 },
+    ...(TRACKING ? { tracking: { baseUrl: 'https://mail.acme.test', opens: true, clicks: true } } : {}),
   });
   try {
     const { project, secret } = await mailroom.admin.createProject({ name: 'Bench' });
@@ -117,6 +120,11 @@ async function mailroomRun(): Promise<RunResult> {
       throw new Error(`mailroom: counts ${JSON.stringify(view.counts)}: ${bad?.lastError}`);
     }
     const deliverSeconds = (t2 - t1) / 1000;
+    if (TRACKING) {
+      const mailing = await mailroom.store.getMailing(project.id, ref as string);
+      const links = await mailroom.store.getLinkMap(mailing?.id ?? '');
+      if (!links?.length) throw new Error('tracking on, but no link map was kept');
+    }
     return {
       acceptSeconds: +((t1 - t0) / 1000).toFixed(2),
       deliverSeconds: +deliverSeconds.toFixed(2),
