@@ -149,6 +149,37 @@ export function buildOpenApiDocument(base: string): JsonObject {
           },
         },
       },
+      '/t/c/{token}': {
+        get: {
+          operationId: 'trackClick',
+          summary: 'A tracked link (when the engine tracks clicks): 302 to the URL the mailing holds for it',
+          description:
+            'No auth. The destination comes from the mailing (never from the request): a forged, altered or unknown token, a token of another project and a link index out of range are 404 and record nothing. The click is recorded behind the answer. See docs/tracking.md.',
+          tags: ['tracking'],
+          security: [],
+          parameters: [tokenParameter],
+          responses: {
+            '302': { description: 'To the original URL (`Location`), with `Referrer-Policy: no-referrer`' },
+            '404': { description: 'Unknown or forged token' },
+          },
+        },
+      },
+      '/t/o/{token}.gif': {
+        get: {
+          operationId: 'trackOpen',
+          summary: 'The open pixel (when the engine tracks opens): a 1x1 GIF, `Cache-Control: no-store`',
+          tags: ['tracking'],
+          security: [],
+          parameters: [tokenParameter],
+          responses: {
+            '200': {
+              description: 'The GIF',
+              content: { 'image/gif': { schema: { type: 'string', format: 'binary' } } },
+            },
+            '404': { description: 'Unknown or forged token' },
+          },
+        },
+      },
     },
     components: {
       schemas,
