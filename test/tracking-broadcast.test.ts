@@ -270,6 +270,22 @@ describe('open and click tracking over SMTP and HTTP', () => {
     expect(tracking.opens).toEqual({ human: 1, machine: 0 });
   });
 
+  it('tracks alike when render threads build the messages', async () => {
+    await app.close();
+    await mailroom.close();
+    await open({ worker: { renderThreads: 1 } });
+    const ref = await broadcast();
+    const ann = htmlTo('ann@example.test');
+    expect(trackedLinks(ann)).toHaveLength(4);
+    expect(textTo('ann@example.test')).toContain('https://shop.example.test/p?u=ann-1');
+    const res = await follow(trackedLinks(ann)[2] as string);
+    expect(res.headers.get('location')).toBe('https://shop.example.test/p?u=ann-1');
+    expect((await follow(pixelOf(ann))).status).toBe(200);
+    const tracking = await settled(ref, (t) => t.opens.human === 1 && t.clickTotals.human === 1);
+    expect(tracking.opens.human).toBe(1);
+    expect(tracking.clickTotals.human).toBe(1);
+  });
+
   it('lets a mailing turn tracking off, and opt its text part in', async () => {
     await broadcast({ track: { opens: false, clicks: false } });
     const ann = htmlTo('ann@example.test');
