@@ -245,6 +245,8 @@ describe('open and click tracking over SMTP and HTTP', () => {
     const bad = [
       flip(link, link.length - 5),
       flip(link, link.lastIndexOf('/') + 2),
+      // Another link's index with this link's tag: each tag covers its index.
+      `${base()}/t/c/${token.split('.').slice(0, 4).join('.')}.1.${token.split('.')[5]}`,
       `${base()}/t/c/${token.replace(tokenProject, other.project.id)}`,
       `${base()}/t/c/${signClickToken(key, { ...fields, projectId: other.project.id, index: 0 })}`,
       `${base()}/t/c/${signClickToken(key, { ...fields, index: 99 })}`,

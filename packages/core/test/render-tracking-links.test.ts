@@ -93,7 +93,7 @@ describe('tracked rendering', () => {
     const out = render(html, {}, { opens: false });
     const links = [...(out.html ?? '').matchAll(/href="([^"]+)"/g)].map((m) => m[1] as string);
     expect(links[0]).toMatch(
-      /^https:\/\/t\.example\.test\/api\/t\/c\/prj_1\.bcm_1\.dlv_1\.[0-9a-z]+\.0\.[\w-]{22}$/,
+      /^https:\/\/t\.example\.test\/api\/t\/c\/prj_1\.bcm_1\.dlv_1\.[0-9a-z]+\.0\.[\w-]{11}$/,
     );
     expect(destination(links[0] as string, linkMapOf(html))).toBe('https://a.test/?x=1&y=2');
     expect(out.html).toBe(html.replace('https://a.test/?x=1&amp;y=2', links[0] as string));

@@ -41,9 +41,10 @@ export function renderDelivery(
   // Tracking (opens, clicks): the text part comes from the untracked HTML unless the mailing opted in.
   let textHtml = html;
   if (html !== null && prepared.tracking && stamp) {
-    const tracked = applyTracking(prepared.tracking, html, stamp);
+    const { textLinks } = prepared.tracking;
+    const tracked = applyTracking(prepared.tracking, html, stamp, prepared.text === null && !textLinks);
     html = tracked.html;
-    textHtml = prepared.tracking.textLinks ? tracked.html : tracked.plain;
+    textHtml = textLinks ? tracked.html : tracked.plain;
   }
   let text: string;
   if (prepared.text !== null) text = renderPart(textEngine, prepared.text, scope, options, 'text');

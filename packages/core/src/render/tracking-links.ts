@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { decodeHTMLAttribute } from 'entities';
 import { Tokenizer } from 'htmlparser2';
 import type { ContentSnapshot } from '../records.js';
-import { MAX_TOKEN_URL_LENGTH, signClickToken, signOpenToken } from '../tracking-token.js';
+import { type ClickSigner, clickSigner, MAX_TOKEN_URL_LENGTH, signOpenToken } from '../tracking-token.js';
 import { parseLiquid } from './parse-liquid.js';
 import type { PreparedContent } from './prepare-content.js';
 
@@ -180,17 +180,20 @@ function markLinks(html: string, links: readonly string[], tracking: PreparedTra
 
 /**
  * One recipient's rendered HTML with its marked links replaced by tracking links and the open pixel
- * added, and (`plain`) the same HTML without tracking, for the text part. One scan for the markers.
+ * added, and (when `wantPlain`) the same HTML without tracking, for the text part. One scan for the
+ * markers.
  */
 export function applyTracking(
   tracking: PreparedTracking,
   rendered: string,
   stamp: TrackingStamp,
+  wantPlain = true,
 ): { html: string; plain: string } {
   let html = '';
   let plain = '';
   let at = 0;
   const { open, close } = tracking;
+  let sign: ClickSigner | undefined;
   for (;;) {
     const start = rendered.indexOf(open, at);
     if (start < 0) break;
@@ -200,31 +203,34 @@ export function applyTracking(
     const index = Number.parseInt(rendered.slice(start + open.length, mid), 36);
     const href = rendered.slice(mid + 1, end);
     const before = rendered.slice(at, start);
-    html += before + trackedHref(tracking, index, href, stamp);
-    plain += before + href;
+    sign ??= clickSigner(tracking.secret, {
+      projectId: tracking.projectId,
+      mailingId: tracking.mailingId,
+      deliveryId: stamp.deliveryId,
+      sentAt: stamp.sentAt,
+    });
+    html += before + trackedHref(tracking, sign, index, href);
+    if (wantPlain) plain += before + href;
     at = end + close.length;
   }
-  html += rendered.slice(at);
-  plain += rendered.slice(at);
-  if (tracking.opens) html = withPixel(html, pixelUrl(tracking, stamp));
+  const tail = rendered.slice(at);
+  if (wantPlain) plain += tail;
+  if (!tracking.opens) return { html: html + tail, plain };
+  // The pixel goes before the last `</body>` (after the last link, so within the tail), or at the end.
+  const img = `<img src="${pixelUrl(tracking, stamp)}" width="1" height="1" alt="" style="display:block;width:1px;height:1px;border:0" />`;
+  const body = Math.max(tail.lastIndexOf('</body'), tail.lastIndexOf('</BODY'));
+  html += body < 0 ? tail + img : tail.slice(0, body) + img + tail.slice(body);
   return { html, plain };
 }
 
-function trackedHref(tracking: PreparedTracking, index: number, href: string, stamp: TrackingStamp): string {
+function trackedHref(tracking: PreparedTracking, sign: ClickSigner, index: number, href: string): string {
   const source = tracking.links[index];
   if (source === undefined) return href;
-  const fields = {
-    projectId: tracking.projectId,
-    mailingId: tracking.mailingId,
-    deliveryId: stamp.deliveryId,
-    sentAt: stamp.sentAt,
-    index,
-  };
-  if (!hasLiquid(source)) return `${tracking.baseUrl}/t/c/${signClickToken(tracking.secret, fields)}`;
+  if (!hasLiquid(source)) return `${tracking.baseUrl}/t/c/${sign(index)}`;
   // Liquid in the href: this recipient's URL, checked like a fixed one, travels in the token.
   const url = decodeHTMLAttribute(href).trim();
   if (!isTrackableUrl(url) || url.length > MAX_TOKEN_URL_LENGTH) return href;
-  return `${tracking.baseUrl}/t/c/${signClickToken(tracking.secret, { ...fields, url })}`;
+  return `${tracking.baseUrl}/t/c/${sign(index, url)}`;
 }
 
 function pixelUrl(tracking: PreparedTracking, stamp: TrackingStamp): string {
@@ -235,15 +241,6 @@ function pixelUrl(tracking: PreparedTracking, stamp: TrackingStamp): string {
     sentAt: stamp.sentAt,
   });
   return `${tracking.baseUrl}/t/o/${token}.gif`;
-}
-
-/** The pixel at the end of the body: before the last `</body>`, or at the very end without one. */
-function withPixel(html: string, url: string): string {
-  const img = `<img src="${url}" width="1" height="1" alt="" style="display:block;width:1px;height:1px;border:0" />`;
-  const tail = html.slice(-4096).toLowerCase().lastIndexOf('</body');
-  if (tail < 0) return html + img;
-  const at = Math.max(0, html.length - 4096) + tail;
-  return html.slice(0, at) + img + html.slice(at);
 }
 
 /** Whether a template `href` is a link to track: http(s) as written, or Liquid whose result decides. */
