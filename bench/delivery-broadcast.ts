@@ -15,11 +15,10 @@
  * BENCH_THREADS (0: on two cores shared with the sink, a render thread adds about a third more CPU per
  * message for the same rate; see BENCHMARKS.md), BENCH_BATCH (500).
  */
-import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { createMailroom } from '@mailroom/core';
 import type Nodemailer from 'nodemailer';
+import { runDeliveryChild } from './support/delivery-child.js';
 import { median, peakRssMiB, report } from './support/measure.js';
 import { NEWSLETTER_MJML, newsletterVariables } from './support/newsletter.js';
 import { type SinkProcess, startSinkProcess } from './support/sink-process.js';
@@ -109,32 +108,9 @@ interface RunResult {
 async function mailroomRun(sink: SinkProcess): Promise<RunResult> {
   await sink.reset();
   const sinkCpu0 = await sink.cpuMicros();
-  const child = spawn(
-    process.execPath,
-    // The live set of a run is small (under 100 MB); without a cap V8 lets garbage grow the heap far past
-    // it before collecting. The cap makes it collect sooner, which is what a 300 MB budget asks.
-    [
-      '--max-old-space-size=160',
-      '--import',
-      'tsx',
-      '--conditions=mailroom-source',
-      fileURLToPath(new URL('./support/delivery-run.ts', import.meta.url)),
-      String(sink.port),
-      String(N),
-      String(THREADS),
-      String(BATCH),
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-  });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`delivery run failed (${code})`);
+  const result = await runDeliveryChild<RunResult>([sink.port, N, THREADS, BATCH]);
   const got = await sink.count();
   if (got !== N) throw new Error(`mailroom: the sink got ${got} of ${N}`);
-  const result = JSON.parse(out.trim().split('\n').at(-1) as string) as RunResult;
   return { ...result, sinkCpuMicrosPerMessage: Math.round(((await sink.cpuMicros()) - sinkCpu0) / N) };
 }
 

@@ -7,8 +7,7 @@
  *
  * Environment: BENCH_RECIPIENTS (50000), BENCH_RUNS (3), BENCH_THREADS (0), BENCH_BATCH (500).
  */
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { runDeliveryChild } from './support/delivery-child.js';
 import { median, peakRssMiB, report } from './support/measure.js';
 import { type SinkProcess, startSinkProcess } from './support/sink-process.js';
 
@@ -28,30 +27,12 @@ interface RunResult {
 /** One delivery run in its own process, tracking on or off. */
 async function run(sink: SinkProcess, tracking: boolean): Promise<RunResult> {
   await sink.reset();
-  const child = spawn(
-    process.execPath,
-    [
-      '--max-old-space-size=160',
-      '--import',
-      'tsx',
-      '--conditions=mailroom-source',
-      fileURLToPath(new URL('./support/delivery-run.ts', import.meta.url)),
-      String(sink.port),
-      String(N),
-      String(THREADS),
-      String(BATCH),
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, BENCH_TRACKING: tracking ? '1' : '0' } },
-  );
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
+  const result = await runDeliveryChild<RunResult>([sink.port, N, THREADS, BATCH], {
+    BENCH_TRACKING: tracking ? '1' : '0',
   });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`delivery run failed (${code})`);
   const got = await sink.count();
   if (got !== N) throw new Error(`the sink got ${got} of ${N}`);
-  return JSON.parse(out.trim().split('\n').at(-1) as string) as RunResult;
+  return result;
 }
 
 const sink = await startSinkProcess();

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { publicBaseUrl } from './base-url.js';
 import type { EngineContext } from './engine-context.js';
 import { MailroomError } from './errors.js';
 import { newId } from './ids.js';
@@ -210,21 +211,8 @@ export function createTracking(ctx: EngineContext, options: TrackingOptions): Tr
   };
 }
 
-/** The base URL without a trailing slash; an absolute http(s) URL without query or fragment. */
 function baseOf(baseUrl: string): string {
-  let url: URL;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    throw invalid('baseUrl', `The tracking baseUrl is not an absolute URL: ${baseUrl}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw invalid('baseUrl', 'The tracking baseUrl must be an http or https URL');
-  }
-  if (url.search !== '' || url.hash !== '') {
-    throw invalid('baseUrl', 'The tracking baseUrl takes no query string or fragment');
-  }
-  return url.toString().replace(/\/+$/, '');
+  return publicBaseUrl(baseUrl, 'tracking');
 }
 
 function invalid(field: string, message: string): MailroomError {

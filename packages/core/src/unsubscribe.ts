@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { publicBaseUrl } from './base-url.js';
 import type { EngineContext } from './engine-context.js';
 import { MailroomError } from './errors.js';
 import type { UnsubscribeOptions, UnsubscribeTarget } from './mailroom-types.js';
@@ -132,19 +133,7 @@ export function createUnsubscribeLinks(ctx: EngineContext, options: UnsubscribeO
 
 /** The base URL without a trailing slash; an absolute http(s) URL or `VALIDATION_FAILED`. */
 function baseOf(baseUrl: string): string {
-  let url: URL;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    throw invalidOption('baseUrl', `The unsubscribe baseUrl is not an absolute URL: ${baseUrl}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw invalidOption('baseUrl', 'The unsubscribe baseUrl must be an http or https URL');
-  }
-  if (url.search !== '' || url.hash !== '') {
-    throw invalidOption('baseUrl', 'The unsubscribe baseUrl takes no query string or fragment');
-  }
-  return url.toString().replace(/\/+$/, '');
+  return publicBaseUrl(baseUrl, 'unsubscribe');
 }
 
 function invalidOption(field: string, message: string): MailroomError {

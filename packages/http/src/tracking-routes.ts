@@ -17,13 +17,13 @@ function metaOf(req: NeutralRequest) {
  * `GET /t/c/:token`: 302 to the link's URL, as the mailing holds it (never from the request). The
  * destination gets no Referer (the token is nobody's business but ours). Any bad token: 404.
  */
-export async function trackClickResponse(
+export function trackClickResponse(
   mailroom: Mailroom,
   req: NeutralRequest,
   requestId: string,
   token: string,
 ): Promise<NeutralResponse> {
-  try {
+  return refusalsAnswered(requestId, async () => {
     const url = await mailroom.trackClick(token, metaOf(req));
     return {
       status: 302,
@@ -36,20 +36,17 @@ export async function trackClickResponse(
       },
       body: '',
     };
-  } catch (error) {
-    if (isMailroomError(error) && error.status < 500) return errorResponse(requestId, error);
-    throw error;
-  }
+  });
 }
 
 /** `GET /t/o/:token.gif`: the pixel, never cached. Any bad token: 404. */
-export async function trackOpenResponse(
+export function trackOpenResponse(
   mailroom: Mailroom,
   req: NeutralRequest,
   requestId: string,
   token: string,
 ): Promise<NeutralResponse> {
-  try {
+  return refusalsAnswered(requestId, async () => {
     await mailroom.trackOpen(token, metaOf(req));
     return {
       status: 200,
@@ -62,6 +59,16 @@ export async function trackOpenResponse(
       body: '',
       bytes: PIXEL,
     };
+  });
+}
+
+/** The engine's refusals (a bad token: 404) as responses; faults go on to the handler (logged, 500). */
+async function refusalsAnswered(
+  requestId: string,
+  run: () => Promise<NeutralResponse>,
+): Promise<NeutralResponse> {
+  try {
+    return await run();
   } catch (error) {
     if (isMailroomError(error) && error.status < 500) return errorResponse(requestId, error);
     throw error;

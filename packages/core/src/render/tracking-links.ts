@@ -228,7 +228,7 @@ function trackedHref(tracking: PreparedTracking, sign: ClickSigner, index: numbe
   if (source === undefined) return href;
   if (!hasLiquid(source)) return `${tracking.baseUrl}/t/c/${sign(index)}`;
   // Liquid in the href: this recipient's URL, checked like a fixed one, travels in the token.
-  const url = decodeHTMLAttribute(href).trim();
+  const url = (href.includes('&') ? decodeHTMLAttribute(href) : href).trim();
   if (!isTrackableUrl(url) || url.length > MAX_TOKEN_URL_LENGTH) return href;
   return `${tracking.baseUrl}/t/c/${sign(index, url)}`;
 }
