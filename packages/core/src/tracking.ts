@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { publicBaseUrl } from './base-url.js';
 import type { EngineContext } from './engine-context.js';
 import { MailroomError } from './errors.js';
 import { newId } from './ids.js';
+import { installationSecret } from './installation-secret.js';
 import type { TrackingHitMeta, TrackingOptions } from './mailroom-types.js';
 import type { MailingRecord } from './records.js';
 import {
@@ -60,22 +60,9 @@ export function createTracking(ctx: EngineContext, options: TrackingOptions): Tr
     throw invalid('scannerWindowMs', 'tracking.scannerWindowMs must be a number of milliseconds');
   }
   if (typeof options.baseUrl === 'string') baseOf(options.baseUrl);
-  let secret: Promise<string> | undefined;
   const mailings = new Map<string, Promise<MailingInfo | undefined>>();
 
-  const getSecret = (): Promise<string> => {
-    if (options.secret !== undefined) return Promise.resolve(options.secret);
-    secret ??= ctx
-      .ready()
-      .then(() =>
-        store.ensureSetting(TRACKING_SECRET_SETTING, randomBytes(32).toString('base64url'), clock.now()),
-      )
-      .catch((error: unknown) => {
-        secret = undefined;
-        throw error;
-      });
-    return secret;
-  };
+  const getSecret = installationSecret(ctx, TRACKING_SECRET_SETTING, options.secret);
 
   /** A mailing's project, ref and link map, read once per process (they never change). */
   const infoOf = (mailingId: string): Promise<MailingInfo | undefined> => {
