@@ -21,14 +21,14 @@ import {
 import { createCompletionBatcher } from './completion-batcher.js';
 import type { Db } from './connect.js';
 import { connect } from './connect.js';
+import { pgCommitBatch } from './dialects/postgres/postgres-statements.js';
+import type { PostedScript, ScriptResult, ScriptStatement } from './dialects/sqlite/sqlite-thread.js';
+import { deliveryStatements, JsonMemo, profileStatements } from './dialects/sqlite/sqlite-writes.js';
 import { runMigrations } from './migrations.js';
 import type { SqlKind, SqlStoreOptions } from './options.js';
-import { pgCommitBatch } from './postgres-statements.js';
 import { createSqlClaims } from './sql-claims.js';
 import { toStoreError } from './sql-errors.js';
 import { createSqlRunner } from './sql-runner.js';
-import type { PostedScript, ScriptResult, ScriptStatement } from './sqlite-thread.js';
-import { deliveryStatements, JsonMemo, profileStatements } from './sqlite-writes.js';
 
 /** What `commitOnWriterThread` answers when the page is written on the event loop instead. */
 const NOT_ON_WRITER = Symbol('not on the writer thread');
