@@ -16,11 +16,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../store.js';
 import { describeAccounts } from './store-suite-accounts.js';
 import { describeAudience } from './store-suite-audience.js';
-import { describeDeliveries } from './store-suite-deliveries.js';
+import { describeDeliveries } from './store-suite-delivery-queue.js';
 import type { StoreSuiteContext } from './store-suite-helpers.js';
 import { describeMailings } from './store-suite-mailings.js';
 import { describeMultiProcess } from './store-suite-multi-process.js';
-import { describeSchedule } from './store-suite-schedule.js';
+import { describeSchedule } from './store-suite-retention.js';
 import { describeSources } from './store-suite-sources.js';
 
 export * from './store-fixtures.js';
