@@ -1,4 +1,4 @@
-import type { WorkerOptions } from '@mailroom/core';
+import { parseAllowHost, type WorkerOptions } from '@mailroom/core';
 import type { FlagSpec, ParsedArgs } from './args.js';
 import { UsageError } from './cli-errors.js';
 
@@ -12,6 +12,7 @@ export const DELIVERY_FLAGS: FlagSpec = {
   'public-url': { type: 'string' },
   'track-opens': { type: 'boolean' },
   'track-clicks': { type: 'boolean' },
+  'allow-host': { type: 'string', multiple: true },
 };
 
 /** Help lines of {@link DELIVERY_FLAGS}. */
@@ -26,6 +27,12 @@ export const DELIVERY_FLAGS_HELP = `  --database URL     SQLite file, sqlite:FIL
                      unsubscribe links in broadcasts (default: MAILROOM_PUBLIC_URL; serve: the
                      address it listens on). Links are signed with MAILROOM_UNSUBSCRIBE_SECRET,
                      else with a secret generated once and kept in the database
+  --allow-host HOST:PORT
+                     let CSV sources and attachment URLs be fetched from HOST:PORT although
+                     it is private or loopback (a MinIO next to the app: minio.internal:9000,
+                     127.0.0.1:9000, [::1]:9000); exact host and port, repeatable. Without it
+                     such URLs are refused (FETCH_REFUSED). Default: MAILROOM_ALLOW_HOSTS,
+                     comma-separated
   --track-opens      add an open pixel (PUBLIC-URL/t/o/TOKEN.gif) to HTML messages (default: off)
   --track-clicks     route the http(s) links of HTML messages through PUBLIC-URL/t/c/TOKEN
                      (default: off); see docs/tracking.md. A mailing can turn either off with
@@ -65,6 +72,32 @@ export function publicUrlOf(
     );
   }
   return url.toString().replace(/\/+$/, '');
+}
+
+/**
+ * The guarded fetcher's allow-list from `--allow-host` (repeatable), else `MAILROOM_ALLOW_HOSTS`
+ * (comma-separated), as given; empty when neither is set. An entry that is not `HOST:PORT` is a usage error.
+ */
+export function allowHostsOf(
+  args: ParsedArgs,
+  env: Readonly<Record<string, string | undefined>>,
+  command: string,
+): string[] {
+  const flags = args.list('allow-host');
+  const label = flags.length > 0 ? '--allow-host' : 'MAILROOM_ALLOW_HOSTS';
+  const entries = flags.length > 0 ? flags : (env.MAILROOM_ALLOW_HOSTS ?? '').split(',');
+  const hosts = entries.map((entry) => entry.trim()).filter((entry) => entry !== '' || flags.length > 0);
+  for (const host of hosts) {
+    try {
+      parseAllowHost(host);
+    } catch {
+      throw new UsageError(
+        `${label} must be HOST:PORT (for example 127.0.0.1:9000, minio.internal:9000 or [::1]:9000), got '${host}'`,
+        command,
+      );
+    }
+  }
+  return hosts;
 }
 
 /** `MAILROOM_UNSUBSCRIBE_SECRET`, if set: at least 16 characters, else a usage error. */

@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import {
   createMailroom,
+  type GuardedFetcherOptions,
   type Logger,
   type Mailroom,
   MailroomError,
@@ -145,6 +146,8 @@ export async function openEngine(options: {
   unsubscribe?: UnsubscribeOptions;
   /** Open and click tracking (`--track-opens`, `--track-clicks`). */
   tracking?: TrackingOptions;
+  /** The guarded fetcher of CSV sources and attachment URLs (`--allow-host`). */
+  fetch?: GuardedFetcherOptions;
 }): Promise<OpenedEngine> {
   const store = await openStore(options.database);
   let transport: Transport;
@@ -161,6 +164,7 @@ export async function openEngine(options: {
     ...(options.worker ? { worker: options.worker } : {}),
     ...(options.unsubscribe ? { unsubscribe: options.unsubscribe } : {}),
     ...(options.tracking ? { tracking: options.tracking } : {}),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   return {
     mailroom,

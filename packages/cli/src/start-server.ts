@@ -34,6 +34,11 @@ export interface ServerOptions {
   unsubscribeSecret?: string;
   /** Open and click tracking, on `publicUrl`. @default both off */
   tracking?: { opens: boolean; clicks: boolean };
+  /**
+   * `HOST:PORT` entries CSV sources and attachment URLs may be fetched from although their address is
+   * private or loopback (the guarded fetcher's `allowHosts`). @default [] (public hosts only)
+   */
+  allowHosts?: string[];
 }
 
 /** A running server. */
@@ -73,6 +78,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     delivery: options.delivery,
     logger: options.logger,
     ...(options.workerOptions ? { worker: options.workerOptions } : {}),
+    ...(options.allowHosts?.length ? { fetch: { allowHosts: options.allowHosts } } : {}),
     unsubscribe: {
       baseUrl: publicUrl,
       ...(options.unsubscribeSecret ? { secret: options.unsubscribeSecret } : {}),

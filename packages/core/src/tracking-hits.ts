@@ -1,5 +1,5 @@
 import type { EngineContext } from './engine-context.js';
-import type { TrackingHit } from './tracking-store.js';
+import type { TrackingHit } from './store.js';
 
 /** A verified hit waiting to be written, with what the scanner rule needs. */
 export interface PendingHit {

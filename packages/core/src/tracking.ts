@@ -12,9 +12,9 @@ import {
   linkMapOf,
   type TrackingSetup,
 } from './render/tracking-links.js';
+import type { TrackingHit } from './store.js';
 import { createHitRecorder, type HitRecorder } from './tracking-hits.js';
 import { isMachineClick, isMachineOpen } from './tracking-machine.js';
-import type { TrackingHit } from './tracking-store.js';
 import { MIN_TRACKING_SECRET_LENGTH, parseTrackingToken, verifyTrackingToken } from './tracking-token.js';
 
 /** The installation setting that holds the generated tracking secret when none is configured. */

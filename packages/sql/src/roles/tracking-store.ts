@@ -1,21 +1,13 @@
 import type { DeliveryTracking, TrackingStore, TrackingSummary } from '@mailroom/core';
-import type { Row } from './codec.js';
-import type { Db } from './connect.js';
-import type { SqlRunner } from './sql-runner.js';
-
-/** What the tracking statements need from the store. */
-export interface SqlTrackingAccess {
-  db: Db;
-  r: SqlRunner;
-  /** The store's operation wrapper: closed check, contention retries, errors as `MailroomError`. */
-  guard: <T>(operation: string, fn: () => Promise<T>) => Promise<T>;
-}
+import type { Row } from '../codec.js';
+import type { Db } from '../connect.js';
+import type { SqlContext } from '../sql-context.js';
 
 /**
  * The tracking role of the SQL store (tables of migration `003_tracking`): link maps as one JSON text per
  * mailing, opens as one row per (delivery, machine) with a count, clicks as one row each.
  */
-export function createSqlTracking({ db, r, guard }: SqlTrackingAccess): TrackingStore {
+export function sqlTrackingStore({ db, r, guard }: SqlContext): TrackingStore {
   const mysql = r.kind === 'mysql';
   const insertIgnore = (table: string, columns: string, values: string, key: string) =>
     mysql

@@ -1,36 +1,26 @@
-import type { DeliveryTracking, TrackingHit, TrackingStore, TrackingSummary } from '@mailroom/core';
-
-interface OpenRow {
-  mailingId: string;
-  machine: boolean;
-  firstAt: Date;
-  lastAt: Date;
-  count: number;
-}
+import type { DeliveryTracking, TrackingStore, TrackingSummary } from '@mailroom/core';
+import type { State } from '../memory-state.js';
 
 /**
- * The tracking role of the memory store: link maps, opens (one row per delivery and class) and clicks.
- * Each method runs in one synchronous step, hence atomic against the others in this process.
- * `alive` throws once the store is closed.
+ * `TrackingStore` in memory: link maps, opens (one row per delivery and class) and clicks. Every method
+ * checks and writes within one synchronous run, hence atomic against the others in this process.
  */
-export function memoryTracking(alive: () => void): TrackingStore {
-  const linkMaps = new Map<string, string[]>();
-  const opens = new Map<string, OpenRow>();
-  const clicks: TrackingHit[] = [];
+export function memoryTrackingStore(db: () => State): TrackingStore {
+  const tables = () => db().tracking;
 
   return {
     async saveLinkMap(mailingId, links) {
-      alive();
+      const { linkMaps } = tables();
       if (!linkMaps.has(mailingId)) linkMaps.set(mailingId, [...links]);
       return [...(linkMaps.get(mailingId) as string[])];
     },
     async getLinkMap(mailingId) {
-      alive();
+      const { linkMaps } = tables();
       const links = linkMaps.get(mailingId);
       return links ? [...links] : undefined;
     },
     async recordTrackingHits(hits) {
-      alive();
+      const { opens, clicks } = tables();
       return hits.map((hit) => {
         if (hit.kind === 'click') {
           clicks.push({ ...hit, at: new Date(hit.at) });
@@ -54,7 +44,7 @@ export function memoryTracking(alive: () => void): TrackingStore {
       });
     },
     async trackingSummary(mailingId) {
-      alive();
+      const { opens, clicks } = tables();
       const summary: TrackingSummary = {
         opens: { human: 0, machine: 0 },
         clicks: { human: 0, machine: 0 },
@@ -83,7 +73,7 @@ export function memoryTracking(alive: () => void): TrackingStore {
       return summary;
     },
     async deliveryTracking(deliveryId) {
-      alive();
+      const { opens, clicks } = tables();
       const result: DeliveryTracking = { opens: [], clicks: [] };
       for (const machine of [false, true]) {
         const row = opens.get(`${deliveryId}\n${machine}`);
