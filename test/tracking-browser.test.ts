@@ -8,8 +8,9 @@ import { mailroomPlugin } from '@mailroom/http/fastify';
 import { smtpTransport } from '@mailroom/smtp';
 import { sqlStore } from '@mailroom/sql';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { type BrowserContext, chromium } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM_SETUP_TIMEOUT_MS, launchChromium } from './support/chromium.js';
 import { type SmtpSink, startSmtpSink } from './support/smtp-sink.js';
 
 /**
@@ -20,14 +21,6 @@ import { type SmtpSink, startSmtpSink } from './support/smtp-sink.js';
  */
 
 const SENDER = 'news@acme.test';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-];
-
 describe('tracking in a browser', () => {
   let sink: SmtpSink;
   let mailroom: Mailroom;
@@ -78,12 +71,9 @@ describe('tracking in a browser', () => {
     const [delivered] = await sink.waitFor(1);
     message = String(delivered?.parsed.html);
     profileDir = mkdtempSync(join(tmpdir(), 'mailroom-chromium-'));
-    context = await chromium.launchPersistentContext(profileDir, {
-      executablePath: '/usr/bin/chromium',
-      args: CHROMIUM_ARGS,
-    });
+    context = await launchChromium(profileDir);
     context.setDefaultTimeout(10_000);
-  });
+  }, CHROMIUM_SETUP_TIMEOUT_MS);
 
   afterAll(async () => {
     await context?.close();
