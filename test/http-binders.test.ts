@@ -260,6 +260,8 @@ describe.each([
         '/send/mail/broadcast',
         '/send/mail/broadcast/{ref}/cancel',
         '/send/mail/broadcast/{ref}/reschedule',
+        '/t/c/{token}',
+        '/t/o/{token}.gif',
         '/unsubscribe/{token}',
       ]);
       expect(doc.components.securitySchemes).toEqual({
