@@ -70,6 +70,7 @@ function stubEngine(behaviour: { send?: (body: unknown) => Promise<SendResult> }
     trackClick: unused,
     trackOpen: unused,
     getTracking: unused,
+    getDeliveryTracking: unused,
     on: unused,
     close: async () => {},
   };

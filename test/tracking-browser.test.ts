@@ -116,5 +116,13 @@ describe('tracking in a browser', () => {
     expect(await page.textContent('[data-tracking] tbody tr:first-child td:first-child')).toBe(
       `${site}/sale?src=mail&id={{ profile.firstName }}`,
     );
+
+    // The delivery's page lists the click and the open.
+    await page.click('a[href*="delivery?address=ann"]');
+    await page.locator('[data-delivery-tracking]').waitFor();
+    expect(await page.textContent('[data-click="human"] td:first-child')).toBe(
+      `${site}/sale?src=mail&id=Ann`,
+    );
+    expect(await page.locator('[data-open="human"]').count()).toBe(1);
   });
 });

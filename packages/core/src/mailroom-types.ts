@@ -28,7 +28,7 @@ import type {
   TemplateFormat,
   TemplateRecord,
 } from './records.js';
-import type { DeliveryCounts, Store } from './store.js';
+import type { DeliveryCounts, DeliveryTracking, Store } from './store.js';
 import type { Transport } from './transport.js';
 
 export type * from './engine-views.js';
@@ -456,6 +456,11 @@ export interface Mailroom {
   trackOpen(token: string, meta?: TrackingHitMeta): Promise<void>;
   /** A mailing's open and click figures (zeros when it is not tracked); `NOT_FOUND` for another project's. */
   getTracking(auth: string | AuthContext, ref: string, options?: { limit?: number }): Promise<TrackingView>;
+  /**
+   * One delivery's opens (first and last, how many, by class) and clicks (at most 100, oldest first);
+   * `NOT_FOUND` when the mailing has no delivery to that address.
+   */
+  getDeliveryTracking(auth: string | AuthContext, ref: string, address: string): Promise<DeliveryTracking>;
   /**
    * The project's mailings of one kind, newest first, each with its counts. `page.after` is the `next`
    * of the previous page (a ref). @default limit 25, at most 200

@@ -375,6 +375,13 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       return trackingView(ctx, await findMailing(auth, ref), viewOptions?.limit);
     },
 
+    async getDeliveryTracking(auth, ref, address) {
+      const mailing = await findMailing(auth, ref);
+      const delivery = await store.findDelivery(mailing.id, normalizeAddress(address));
+      if (!delivery) throw new MailroomError('NOT_FOUND', `${ref} has no delivery to ${address}`);
+      return store.deliveryTracking(delivery.id);
+    },
+
     ...createDashboardQueries(ctx, { resolveAuth, findMailing, view }),
 
     on: (event, listener) => ctx.events.on(event, listener),

@@ -16,10 +16,10 @@ const PROXY_AGENTS = [/GoogleImageProxy/i, /YahooMailProxy/i, /ggpht\.com/i];
 const SCANNER_AGENTS =
   /bot\b|crawl|spider|scanner|slurp|preview|python-|curl\/|wget\/|go-http-client|java\/|okhttp|libwww|httpclient|axios\/|node-fetch|undici|barracuda|mimecast|proofpoint|urldefense|safelinks|trendmicro|symantec|forcepoint|cisco|fortiguard|sophos/i;
 
-/** Whether an open came from a mail-privacy proxy (or a client that says nothing about itself). */
+/** Whether an open came from a mail-privacy proxy (or a client that says nothing about itself, or a `HEAD`). */
 export function isMachineOpen(meta: TrackingHitMeta): boolean {
   const agent = meta.userAgent?.trim() ?? '';
-  if (agent === '') return true;
+  if (agent === '' || meta.method === 'HEAD') return true;
   // Apple Mail Privacy Protection fetches with this bare agent, from Apple's own network (17.0.0.0/8).
   if (agent === 'Mozilla/5.0') return true;
   if (meta.ip !== undefined && isAppleNetwork(meta.ip)) return true;

@@ -241,7 +241,8 @@ export function createDashboard(
   ): Promise<NeutralResponse> {
     const view = await mailingOfKind(auth, kind, ref);
     const found = await deliveryOf(call, auth, ref);
-    return page(call, 200, deliveryPage(ctxOf(call), view, found));
+    const tracking = await mailroom.getDeliveryTracking(auth, ref, found.address);
+    return page(call, 200, deliveryPage(ctxOf(call), view, found, tracking));
   }
 
   async function deliveryPreview(

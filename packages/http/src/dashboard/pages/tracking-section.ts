@@ -1,4 +1,5 @@
-import type { TrackingView } from '@mailroom/core';
+import type { DeliveryTracking, TrackingView } from '@mailroom/core';
+import { time } from '../fragments.js';
 import { html, type SafeHtml } from '../html.js';
 
 /**
@@ -17,4 +18,22 @@ export function trackingSection(view: TrackingView | undefined): SafeHtml {
     rows.length > 0 &&
     html`<table class="cards"><thead><tr><th>Top links</th><th>People</th><th>Machines</th></tr></thead><tbody>${rows}</tbody></table>`
   }<p class="muted">Machines: mail-privacy proxies that fetch images unread, and link scanners.</p></div>`;
+}
+
+/** One delivery's opens and clicks, people and machines apart; nothing when there is none. */
+export function deliveryTrackingSection(tracking: DeliveryTracking | undefined): SafeHtml {
+  if (!tracking || (tracking.opens.length === 0 && tracking.clicks.length === 0)) return html``;
+  const who = (machine: boolean) => (machine ? 'a machine' : 'a person');
+  const opens = tracking.opens.map(
+    (o) =>
+      html`<li data-open="${o.machine ? 'machine' : 'human'}">opened by ${who(o.machine)} ${o.count} time${o.count === 1 ? '' : 's'}, first ${time(o.firstAt)}, last ${time(o.lastAt)}</li>`,
+  );
+  const clicks = tracking.clicks.map(
+    (c) =>
+      html`<tr data-click="${c.machine ? 'machine' : 'human'}"><td data-label="Link" class="mono">${c.url}</td><td data-label="By">${who(c.machine)}</td><td data-label="At">${time(c.at)}</td></tr>`,
+  );
+  return html`<h2>Opens and clicks</h2><div class="card" data-delivery-tracking>${opens.length > 0 && html`<ul>${opens}</ul>`}${
+    clicks.length > 0 &&
+    html`<table class="cards"><thead><tr><th>Link</th><th>By</th><th>At</th></tr></thead><tbody>${clicks}</tbody></table>`
+  }</div>`;
 }
