@@ -5,19 +5,20 @@ import type { Command } from './command.js';
 import {
   DELIVERY_FLAGS,
   DELIVERY_FLAGS_HELP,
+  deliveryFlagsOf,
   publicUrlOf,
   unsubscribeSecretOf,
   workerOptionsOf,
 } from './engine-flags.js';
 import { println } from './io.js';
-import { openEngine, resolveDatabase, resolveDelivery } from './open-engine.js';
+import { describeDelivery, openEngine, resolveDatabase, resolveDelivery } from './open-engine.js';
 import { runUntilShutdown } from './shutdown.js';
 
 /** `mailroom worker`: a delivery worker process, without HTTP. */
 export const workerCommand: Command = {
   name: 'worker',
   summary: 'Run a delivery worker only (run several for scale)',
-  help: `Usage: mailroom worker [--database URL|FILE] [--smtp URL | --outbox DIR] [--concurrency N] [--rate N]
+  help: `Usage: mailroom worker [--database URL|FILE] [--smtp URL | --ses-region REGION | --outbox DIR] [--concurrency N] [--rate N]
 
 Claims due deliveries from the database, renders and sends them. Several workers
 may run against one PostgreSQL or MySQL database (and one SQLite file on one
@@ -36,11 +37,7 @@ ${DELIVERY_FLAGS_HELP}
     const publicUrl = publicUrlOf(args, io.env, this.name);
     const unsubscribeSecret = unsubscribeSecretOf(io.env, this.name);
     const database = resolveDatabase(args.string('database'), io, this.name);
-    const delivery = resolveDelivery(
-      { smtp: args.string('smtp'), outbox: args.string('outbox') },
-      io,
-      this.name,
-    );
+    const delivery = resolveDelivery(deliveryFlagsOf(args), io, this.name);
     const { mailroom } = await openEngine({
       database,
       delivery,
@@ -54,7 +51,7 @@ ${DELIVERY_FLAGS_HELP}
         : {}),
     });
     mailroom.worker.start();
-    const where = delivery.kind === 'outbox' ? `outbox ${delivery.dir}` : `smtp ${delivery.label}`;
+    const where = describeDelivery(delivery);
     println(
       io.stdout,
       `Mailroom worker running (database ${database.label}, delivery ${where}, concurrency ${workerOptions.concurrency ?? WORKER_DEFAULTS.concurrency})`,
