@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import {
   createMailroom,
   MailroomError,
@@ -7,8 +8,10 @@ import {
   type Transport,
 } from '@mailroom/core';
 import { transportTestSuite } from '@mailroom/core/testing';
+import { mailroomPlugin } from '@mailroom/http/fastify';
 import { memoryStore, memoryTransport } from '@mailroom/memory';
 import { smtpTransport } from '@mailroom/smtp';
+import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { startSmtpSink } from './support/smtp-sink.js';
 
@@ -242,6 +245,28 @@ describe('the engine and routed transports', () => {
     expect(sentVia(two?.lastResponse)).toBe('bulk');
     expect(tx.outbox[0]?.mailing).toMatchObject({ projectId: project.id, kind: 'message', ref: sent.ref });
     expect(bulk.outbox[0]?.mailing).toMatchObject({ kind: 'broadcast', ref: cast.ref });
+
+    // The delivery's dashboard page says which transport sent it.
+    const app = Fastify();
+    await app.register(mailroomPlugin, { mailroom });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    const signIn = await fetch(`${base}/dashboard/sign-in`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ secret }).toString(),
+    });
+    const cookie = signIn.headers.getSetCookie()[0]?.split(';')[0] ?? '';
+    const page = await fetch(
+      `${base}/dashboard/broadcasts/${encodeURIComponent(cast.ref)}/delivery?address=bob%40example.org`,
+      { headers: { cookie } },
+    );
+    expect(page.status).toBe(200);
+    const body = await page.text();
+    expect(body).toContain('<dt>Sent via</dt><dd>bulk</dd>');
+    expect(body).toContain('bulk: 250 OK (memory)');
+    await app.close();
     await mailroom.close();
   });
 

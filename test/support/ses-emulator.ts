@@ -84,6 +84,8 @@ export async function startSesEmulator(): Promise<SesEmulator> {
   const emulator = await startFn({ host: '127.0.0.1', port: 0 });
   const emulatorPort = (emulator.address() as AddressInfo).port;
   const emulatorUrl = `http://127.0.0.1:${emulatorPort}`;
+  // The emulator keeps its store per process: a second emulator of a test file starts empty.
+  await fetch(`${emulatorUrl}/clear-store`, { method: 'POST' });
   const sent: SesSent[] = [];
   let requests = 0;
   let script: ((to: string[]) => SesFault | undefined) | undefined;
