@@ -223,6 +223,8 @@ describe('the engine and routed transports', () => {
       }),
       worker: { pollMs: 10, flushMs: 10 },
     });
+    const events: Array<{ address: string; transport: string | null }> = [];
+    mailroom.on('delivery', (e) => events.push({ address: e.address, transport: e.transport }));
     const { secret, project } = await mailroom.admin.createProject({ name: 'Acme' });
     await mailroom.admin.addSender(project.id, { address: 'news@acme.test' });
     const sent = await mailroom.send(secret, {
@@ -243,6 +245,11 @@ describe('the engine and routed transports', () => {
     expect(one?.lastResponse).toBe('tx: 250 OK (memory)');
     expect(sentVia(one?.lastResponse)).toBe('tx');
     expect(sentVia(two?.lastResponse)).toBe('bulk');
+    // The `delivery` event names it too.
+    expect(events.sort((a, b) => a.address.localeCompare(b.address))).toEqual([
+      { address: 'ann@example.org', transport: 'tx' },
+      { address: 'bob@example.org', transport: 'bulk' },
+    ]);
     expect(tx.outbox[0]?.mailing).toMatchObject({ projectId: project.id, kind: 'message', ref: sent.ref });
     expect(bulk.outbox[0]?.mailing).toMatchObject({ kind: 'broadcast', ref: cast.ref });
 

@@ -10,7 +10,7 @@ import { createRateLimiter, type RateLimiter } from './rate-limiter.js';
 import type { ClaimedDelivery, DeliveryOutcome, MailingRecord } from './records.js';
 import { renderDelivery } from './render/index.js';
 import { asTransportError, backpressureOf, failureOutcome, pausedOutcome } from './retry-policy.js';
-import { receiptResponse, type SendReceipt } from './transport.js';
+import { receiptResponse, type SendReceipt, sentVia } from './transport.js';
 import { listUnsubscribeHeaders } from './unsubscribe.js';
 
 type Block = 'suppressed' | 'unsubscribed';
@@ -83,6 +83,7 @@ export function createDeliveryPipeline(
         response: outcome.lastResponse ?? null,
         error: outcome.lastError ?? null,
         latencyMs: latencyMs ?? null,
+        transport: (outcome.status === 'sent' && sentVia(outcome.lastResponse)) || null,
       });
     },
   });

@@ -281,6 +281,11 @@ export interface MailroomEvents {
      * was handed to it (suppressed, skipped, a render failure, a send handed back at shutdown).
      */
     latencyMs: number | null;
+    /**
+     * The transport that sent it, when its receipt named one (`routeTransport` names the route's
+     * transport or its fallback, the SES transport names itself); null otherwise.
+     */
+    transport: string | null;
   }) => void;
   /**
    * A mailing's counts, at most once per `progressIntervalMs` per mailing while this process's worker
