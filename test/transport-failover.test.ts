@@ -1,8 +1,8 @@
-import { createServer } from 'node:net';
 import { createMailroom, type DeliveryRecord, type Mailroom, routeTransport, sentVia } from '@mailroom/core';
 import { sesTransport } from '@mailroom/ses';
 import { smtpTransport } from '@mailroom/smtp';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from './support/free-port.js';
 import { SES_TEST_CREDENTIALS, type SesEmulator, startSesEmulator } from './support/ses-emulator.js';
 import { type SmtpSink, startSmtpSink } from './support/smtp-sink.js';
 import { storeCases } from './support/stores.js';
@@ -101,13 +101,3 @@ describe.each(storeCases())('failover from SMTP to SES and back, on $name', ({ m
     expect(new Set(all).size).toBe(60);
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}

@@ -67,6 +67,27 @@ function switchable(name: string) {
   };
 }
 
+/** A route to `primary` with the fallback `spare`, a 1 s failover window and a clock the test sets. */
+function failoverRig() {
+  let clock = 0;
+  const primary = switchable('primary');
+  const spare = switchable('spare');
+  const route = routeTransport({
+    routes: [{ when: {}, transport: primary.transport }],
+    fallback: spare.transport,
+    failoverMs: 1000,
+    now: () => clock,
+  });
+  return {
+    primary,
+    spare,
+    route,
+    at(ms: number) {
+      clock = ms;
+    },
+  };
+}
+
 describe('routeTransport', () => {
   it('sends by sender domain, project and kind, first matching route first, else to the fallback', async () => {
     const a = switchable('a');
@@ -108,15 +129,7 @@ describe('routeTransport', () => {
   });
 
   it('fails over on a transient failure, for the next attempt of the message and others, then probes back', async () => {
-    let clock = 0;
-    const primary = switchable('primary');
-    const spare = switchable('spare');
-    const route = routeTransport({
-      routes: [{ when: {}, transport: primary.transport }],
-      fallback: spare.transport,
-      failoverMs: 1000,
-      now: () => clock,
-    });
+    const { primary, spare, route, at } = failoverRig();
     primary.fail(transient());
     const first = message();
     const error = await route.send(first).catch((e: unknown) => e);
@@ -126,7 +139,7 @@ describe('routeTransport', () => {
     expect((await route.send(message())).transport).toBe('spare');
     // The window passes and the primary is back: one probe, and it takes its mail again.
     primary.fail(undefined);
-    clock = 1001;
+    at(1001);
     expect((await route.send(message())).transport).toBe('primary');
     expect((await route.send(message())).transport).toBe('primary');
     expect(primary.outbox.map((m) => m.messageId)).not.toContain(first.messageId);
@@ -134,21 +147,14 @@ describe('routeTransport', () => {
   });
 
   it('a failed probe keeps the route on the fallback for another window', async () => {
-    let clock = 0;
-    const primary = switchable('primary');
-    const spare = switchable('spare');
-    const route = routeTransport({
-      routes: [{ when: {}, transport: primary.transport }],
-      fallback: spare.transport,
-      failoverMs: 1000,
-      now: () => clock,
-    });
+    const { primary, spare, route, at } = failoverRig();
     primary.fail(transient('451 4.4.1 Connection refused'));
     await expect(route.send(message())).rejects.toMatchObject({ code: 'TRANSPORT_TRANSIENT' });
-    clock = 1500;
+    at(1500);
     await expect(route.send(message())).rejects.toMatchObject({ code: 'TRANSPORT_TRANSIENT' });
-    clock = 2000;
+    at(2000);
     expect((await route.send(message())).transport).toBe('spare');
+    expect(spare.outbox).toHaveLength(1);
   });
 
   it('a permanent refusal never fails over', async () => {

@@ -63,6 +63,8 @@ export interface SimulatorTransport extends MemoryTransport {
   readonly reports: SimulatorReport[];
   /** Resolves once every report generated so far was handed to `onInbound` (or skipped). */
   settled(): Promise<void>;
+  /** Waits for the reports under way, as {@link SimulatorTransport.settled}. */
+  close(): Promise<void>;
 }
 
 /**

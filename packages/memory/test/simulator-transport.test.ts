@@ -3,6 +3,7 @@ import { transportTestSuite } from '@mailroom/core/testing';
 import { memoryStore, SIMULATOR_DOMAIN, simulatorTransport } from '@mailroom/memory';
 import { type ParsedMail, simpleParser } from 'mailparser';
 import { describe, expect, it } from 'vitest';
+import { outboxReceived } from './outbox-received.js';
 
 const at = (local: string) => `${local}@${SIMULATOR_DOMAIN}`;
 
@@ -217,21 +218,10 @@ describe('simulatorTransport through the engine (the README example)', () => {
 
 transportTestSuite('simulator', () => {
   const transport = simulatorTransport();
+  // Ordinary addresses behave as in memoryTransport.
   return {
     transport,
-    // Ordinary addresses behave as in memoryTransport: the outbox holds the messages as given.
-    received: async () =>
-      transport.outbox.map((m) => ({
-        messageId: m.messageId,
-        from: m.from,
-        to: m.to,
-        ...(m.replyTo === undefined ? {} : { replyTo: m.replyTo }),
-        subject: m.subject,
-        text: m.text,
-        ...(m.html === undefined ? {} : { html: m.html }),
-        attachments: m.attachments.map((a) => ({ filename: a.filename, content: a.content })),
-        headers: m.headers,
-      })),
-    close: () => transport.close?.() ?? Promise.resolve(),
+    received: async () => outboxReceived(transport.outbox),
+    close: () => transport.close(),
   };
 });

@@ -1,9 +1,9 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { createServer } from 'node:net';
 import { MailroomError } from '@mailroom/core';
 import { type SesTransport, sesTransport } from '@mailroom/ses';
 import { smtpTransport } from '@mailroom/smtp';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { freePort } from '../../../test/support/free-port.js';
 import {
   SES_TEST_CREDENTIALS,
   type SesEmulator,
@@ -165,13 +165,3 @@ describe('sesTransport: errors', () => {
     await expect(transport.verify()).resolves.toBeUndefined();
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
