@@ -34,9 +34,9 @@ export function rawComposer(
   textEncoding: TextEncoding,
   settings: { dkim?: boolean } = {},
 ): TransportComposer {
-  // Run from source (.ts, development and tests) or from the build (.js): the sibling of this very file.
-  const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+  // This very module: from source it is this file, and in the build (one bundle, dist/index.js) it is
+  // the bundle, which exports `createComposer` too. (A sibling `raw-composer.js` does not exist there.)
   const options: TransportComposer['options'] =
     settings.dkim === false ? { textEncoding, dkim: false } : { textEncoding };
-  return { module: new URL(`./raw-composer${extension}`, import.meta.url).href, options };
+  return { module: import.meta.url, options };
 }
