@@ -10,7 +10,6 @@ import {
   type UnsubscribeOptions,
   type WorkerOptions,
 } from '@mailroom/core';
-import { sesTransport } from '@mailroom/ses';
 import { outboxTransport, smtpTransport } from '@mailroom/smtp';
 import { sqlStore } from '@mailroom/sql';
 import { UsageError } from './cli-errors.js';
@@ -176,7 +175,8 @@ export async function openTransport(delivery: DeliveryTarget): Promise<Transport
     const opened =
       delivery.kind === 'smtp'
         ? smtpTransport(delivery.url)
-        : sesTransport({
+        : // Loaded only when asked for: the AWS SDK adds about a quarter of a second to every start.
+          (await import('@mailroom/ses')).sesTransport({
             region: delivery.region,
             ...(delivery.endpoint ? { endpoint: delivery.endpoint } : {}),
             ...(delivery.configurationSet ? { configurationSetName: delivery.configurationSet } : {}),
