@@ -6,6 +6,7 @@ export {
   type InboundHook,
   SIMULATOR_DOMAIN,
   type SimulatedOutcome,
+  type SimulatorEnvelope,
   type SimulatorReport,
   type SimulatorTransport,
   type SimulatorTransportOptions,

@@ -10,16 +10,28 @@ export const SIMULATOR_DOMAIN = 'simulator.mailroom.test';
 /** The outcomes the simulator acts out, by the local part of the address (before any `+tag`). */
 export type SimulatedOutcome = 'bounce' | 'soft' | 'async-bounce' | 'complaint' | 'slow';
 
-/** Receives a raw message mailed back to the sender (a DSN or an ARF report), as MIME bytes. */
-export type InboundHook = (raw: Uint8Array) => void | Promise<void>;
+/** The SMTP envelope a report arrives with, as an inbound listener would see it. */
+export interface SimulatorEnvelope {
+  /** `RCPT TO`: the original message's envelope sender (its return path). */
+  envelopeTo: string[];
+  /** `MAIL FROM`: empty for a DSN (RFC 5321: a bounce has the null sender), the loop's address for a complaint. */
+  envelopeFrom: string;
+}
+
+/**
+ * Receives a message mailed back to the sender (a DSN or an ARF report): its MIME bytes and its envelope,
+ * the two things an inbound SMTP listener hands on.
+ */
+export type InboundHook = (raw: Uint8Array, envelope: SimulatorEnvelope) => void | Promise<void>;
 
 /** Options of {@link simulatorTransport}. */
 export interface SimulatorTransportOptions {
   /**
    * Where the asynchronous outcomes go: the bytes of a DSN (`async-bounce@`) or an ARF complaint
-   * (`complaint@`), addressed to the message's sender, as an MTA or a feedback loop would mail them back.
-   * Wire it to the engine's inbound path (the one the inbound SMTP listener feeds). It can also be set
-   * later on the transport (`transport.onInbound = ...`).
+   * (`complaint@`) and their envelope, addressed to the message's envelope sender (`envelopeFrom` when the
+   * engine sets one, else the From address), as an MTA or a feedback loop would mail them back. Wire it
+   * to the engine's inbound path (the one the inbound SMTP listener feeds). It can also be set later on
+   * the transport (`transport.onInbound = ...`).
    */
   onInbound?: InboundHook;
   /**
@@ -49,6 +61,8 @@ export interface SimulatorReport {
   address: string;
   /** The report's bytes (multipart/report MIME). */
   raw: Uint8Array;
+  /** Its envelope. */
+  envelope: SimulatorEnvelope;
   /** Whether `onInbound` took it: `pending` until it is due, `skipped` without a hook. */
   state: 'pending' | 'delivered' | 'failed' | 'skipped';
   /** What `onInbound` threw, when it failed. */
@@ -107,7 +121,7 @@ export function simulatorTransport(options: SimulatorTransportOptions = {}): Sim
         return;
       }
       try {
-        await hook(report.raw);
+        await hook(report.raw, report.envelope);
         report.state = 'delivered';
       } catch (error) {
         report.state = 'failed';
@@ -133,28 +147,19 @@ export function simulatorTransport(options: SimulatorTransportOptions = {}): Sim
     if (outcome === 'slow') await new Promise((resolve) => setTimeout(resolve, slowMs));
     const arrivedAt = new Date();
     const receipt = await inner.send(message);
-    const about = { message, returnPath: message.from.address, arrivedAt, host: SIMULATOR_DOMAIN };
+    const returnPath = returnPathOf(message);
+    const about = { message, returnPath, arrivedAt, host: SIMULATOR_DOMAIN };
+    const report = { messageId: message.messageId, address: message.to.address, state: 'pending' as const };
     if (outcome === 'async-bounce') {
       const raw = buildDeliveryStatusNotification(about, {
         status: '5.1.1',
         diagnostic: `550 5.1.1 <${message.to.address}>: Recipient address rejected: User unknown (simulated)`,
       });
-      schedule({
-        kind: 'dsn',
-        messageId: message.messageId,
-        address: message.to.address,
-        raw,
-        state: 'pending',
-      });
+      schedule({ ...report, kind: 'dsn', raw, envelope: { envelopeTo: [returnPath], envelopeFrom: '' } });
     } else if (outcome === 'complaint') {
       const raw = buildFeedbackReport(about);
-      schedule({
-        kind: 'arf',
-        messageId: message.messageId,
-        address: message.to.address,
-        raw,
-        state: 'pending',
-      });
+      const envelopeFrom = `fbl@${SIMULATOR_DOMAIN}`;
+      schedule({ ...report, kind: 'arf', raw, envelope: { envelopeTo: [returnPath], envelopeFrom } });
     }
     return { ...receipt, response: `250 2.0.0 Ok (${DRIVER_NAME})` };
   }
@@ -173,6 +178,15 @@ export function simulatorTransport(options: SimulatorTransportOptions = {}): Sim
     },
   };
   return transport;
+}
+
+/**
+ * Where reports about a message go: its envelope sender. Engines with a bounce domain set
+ * `envelopeFrom` (a VERP address) on the messages they send; without one it is the From address.
+ */
+function returnPathOf(message: OutgoingMessage): string {
+  const { envelopeFrom } = message as OutgoingMessage & { envelopeFrom?: unknown };
+  return typeof envelopeFrom === 'string' && envelopeFrom !== '' ? envelopeFrom : message.from.address;
 }
 
 /** The outcome an address asks for, if it is at the simulator's domain. */

@@ -105,6 +105,8 @@ describe('simulatorTransport: the outcomes', () => {
       kind: 'dsn',
       messageId: sent.messageId,
       state: 'delivered',
+      // A bounce comes from the null sender, to the message's return path.
+      envelope: { envelopeTo: ['news@acme.test'], envelopeFrom: '' },
     });
 
     const dsn = await simpleParser(Buffer.from(inbound[0] as Uint8Array));
@@ -158,6 +160,20 @@ describe('simulatorTransport: the outcomes', () => {
       'reported-domain': 'acme.test',
     });
     expect((await simpleParser(Buffer.from(returned?.text ?? ''))).messageId).toBe(sent.messageId);
+  });
+
+  it('reports go to the envelope sender when the engine set one (a VERP return path)', async () => {
+    const envelopes: unknown[] = [];
+    const transport = simulatorTransport({
+      reportDelayMs: 1,
+      onInbound: (_, envelope) => void envelopes.push(envelope),
+    });
+    const verp = 'b+dlv_1-abc@bounces.acme.test';
+    await transport.send({ ...message(at('complaint')), envelopeFrom: verp } as OutgoingMessage);
+    await transport.settled();
+    expect(envelopes).toEqual([{ envelopeTo: [verp], envelopeFrom: `fbl@${SIMULATOR_DOMAIN}` }]);
+    const [, feedback] = await reportParts(transport.reports[0]?.raw as Uint8Array);
+    expect(fields(feedback?.text ?? '')['original-mail-from']).toBe(`<${verp}>`);
   });
 
   it('without a hook the reports are kept (skipped); a failing hook is recorded, never thrown at the sender', async () => {
