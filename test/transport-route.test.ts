@@ -157,6 +157,19 @@ describe('routeTransport', () => {
     expect(spare.outbox).toHaveLength(1);
   });
 
+  it("when the fallback fails too, the message's next attempt follows the route's health again", async () => {
+    const { primary, spare, route, at } = failoverRig();
+    primary.fail(transient());
+    const m = message();
+    await expect(route.send(m)).rejects.toMatchObject({ code: 'TRANSPORT_TRANSIENT' });
+    spare.fail(transient('451 4.3.0 spare busy'));
+    await expect(route.send(m)).rejects.toMatchObject({ response: '451 4.3.0 spare busy' });
+    // The primary is back after its window: the message goes there, not to the failing fallback.
+    primary.fail(undefined);
+    at(1001);
+    expect((await route.send(m)).transport).toBe('primary');
+  });
+
   it('a permanent refusal never fails over', async () => {
     const primary = switchable('primary');
     const spare = switchable('spare');

@@ -142,7 +142,11 @@ export function routeTransport(options: RouteTransportOptions): Transport {
       }
       return { ...receipt, transport: receipt.transport ?? transport.name };
     } catch (error) {
-      if (!isPrimary) throw error;
+      if (!isPrimary) {
+        // The fallback failed too: the next attempt follows the route's health, not this message's hint.
+        failedOn.delete(messageId);
+        throw error;
+      }
       if (probe) state.probing = false;
       if (!isMailroomError(error, 'TRANSPORT_TRANSIENT')) {
         // A permanent refusal is about the message: the transport itself answered.
