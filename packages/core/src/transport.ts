@@ -75,8 +75,9 @@ export interface SendReceipt {
    */
   providerMessageId?: string;
   /**
-   * Name of the transport that sent it, set by transports that stand for others (`routeTransport` names
-   * the route's transport, or its fallback). When set, the engine stores the reply as
+   * Name of the transport that sent it: `routeTransport` names the route's transport (or its fallback),
+   * and transports whose reply is not an SMTP server's name themselves (`ses`). When set, the engine
+   * stores the reply as
    * `<transport>: <response>` in the delivery's `lastResponse`, so the dashboard and the `delivery`
    * event tell which transport sent it.
    */
