@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type RunningCli, startCli, waitForOutput } from './support/cli-harness.js';
+import { type ConnectionLog, isLoopback, logConnections } from './support/connection-log.js';
 import { SES_TEST_CREDENTIALS, type SesEmulator, startSesEmulator } from './support/ses-emulator.js';
 
 describe('mailroom serve and worker on Amazon SES (aws-ses-v2-local on loopback)', () => {
@@ -10,8 +11,10 @@ describe('mailroom serve and worker on Amazon SES (aws-ses-v2-local on loopback)
   let dir: string;
   const running: RunningCli[] = [];
   const saved = { ...process.env };
+  let connections: ConnectionLog;
 
   beforeAll(async () => {
+    connections = logConnections();
     ses = await startSesEmulator();
     // The CLI takes SES credentials from the AWS SDK's chain: here, dummy ones in the environment.
     process.env.AWS_ACCESS_KEY_ID = SES_TEST_CREDENTIALS.accessKeyId;
@@ -24,6 +27,11 @@ describe('mailroom serve and worker on Amazon SES (aws-ses-v2-local on loopback)
       else process.env[key] = saved[key];
     }
     await ses.close();
+    connections.stop();
+    // Credentials from the SDK's chain (the environment here) and the given endpoint: only loopback
+    // traffic, no AWS endpoint and no instance-metadata lookup.
+    expect(connections.hosts).toContain('127.0.0.1');
+    expect(connections.hosts.filter((host) => !isLoopback(host))).toEqual([]);
   });
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'mailroom-ses-'));

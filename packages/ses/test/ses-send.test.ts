@@ -3,6 +3,7 @@ import { MailroomError } from '@mailroom/core';
 import { type SesTransport, sesTransport } from '@mailroom/ses';
 import { smtpTransport } from '@mailroom/smtp';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type ConnectionLog, isLoopback, logConnections } from '../../../test/support/connection-log.js';
 import { freePort } from '../../../test/support/free-port.js';
 import {
   SES_TEST_CREDENTIALS,
@@ -14,8 +15,10 @@ import { INVITATION, makeMessage } from '../../smtp/test/fixtures.js';
 
 let ses: SesEmulator;
 let transport: SesTransport;
+let connections: ConnectionLog;
 
 beforeAll(async () => {
+  connections = logConnections();
   ses = await startSesEmulator();
   transport = sesTransport({
     region: 'us-east-1',
@@ -27,6 +30,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await transport.close();
   await ses.close();
+  connections.stop();
+  // The SDK went nowhere but the loopback: no AWS endpoint, no instance-metadata lookup.
+  expect(connections.hosts).toContain('127.0.0.1');
+  expect(connections.hosts.filter((host) => !isLoopback(host))).toEqual([]);
 });
 beforeEach(() => ses.fault(undefined));
 
