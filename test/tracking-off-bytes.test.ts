@@ -39,9 +39,19 @@ async function messages(extra: Partial<MailroomOptions>, options: Record<string,
   });
   await mailroom.worker.drain();
   await mailroom.close();
-  return transport.outbox
-    .map((m) => ({ ...m, messageId: '<id>' }))
-    .sort((a, b) => (a.to.address < b.to.address ? -1 : 1));
+  return (
+    transport.outbox
+      // Per-run ids replaced: the Message-ID, and the mailing's project and ref where a message names them.
+      .map((m) => {
+        const named = m as typeof m & { mailing?: Record<string, unknown> };
+        return {
+          ...m,
+          messageId: '<id>',
+          ...(named.mailing ? { mailing: { ...named.mailing, projectId: '<project>', ref: '<ref>' } } : {}),
+        };
+      })
+      .sort((a, b) => (a.to.address < b.to.address ? -1 : 1))
+  );
 }
 
 describe('tracking off', () => {
