@@ -56,13 +56,18 @@ export function createHitRecorder(ctx: EngineContext, options: HitRecorderOption
   const scanned = new Map<string, number>();
   let timer: NodeJS.Timeout | undefined;
   let writing: Promise<void> = Promise.resolve();
+  /** After a failed write, the next waits longer (doubling up to a minute), so a store outage is not flooded. */
+  let backoffMs = 0;
 
   const schedule = () => {
     if (timer || (ready.length === 0 && held.size === 0)) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      void flush();
-    }, options.flushMs);
+    timer = setTimeout(
+      () => {
+        timer = undefined;
+        void flush();
+      },
+      Math.max(options.flushMs, backoffMs),
+    );
     timer.unref();
   };
 
@@ -110,10 +115,12 @@ export function createHitRecorder(ctx: EngineContext, options: HitRecorderOption
         const batch = ready.slice(0, BATCH);
         try {
           const fresh = await store.recordTrackingHits(batch);
+          backoffMs = 0;
           ready = ready.slice(batch.length);
           options.onRecorded(batch.filter((_, i) => fresh[i]));
         } catch (error) {
-          logger.error({ err: error, hits: batch.length }, 'tracking hits not written; retrying');
+          backoffMs = Math.min(60_000, Math.max(options.flushMs, backoffMs * 2));
+          logger.error({ err: error, hits: ready.length, retryInMs: backoffMs }, 'tracking hits not written');
           if (ready.length > MAX_QUEUED) {
             logger.error({ dropped: ready.length - MAX_QUEUED }, 'tracking hits dropped');
             ready = ready.slice(ready.length - MAX_QUEUED);
