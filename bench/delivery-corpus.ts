@@ -391,8 +391,10 @@ try {
   for (const template of TEMPLATES) {
     const results: Partial<Record<Stack, StackResult[]>> = {};
     const add = (stack: Stack, result: StackResult) => {
-      (results[stack] ??= []).push(result);
-      console.log(`${template.ref} run ${results[stack]?.length} ${stack}: ${JSON.stringify(result)}`);
+      const runs = results[stack] ?? [];
+      runs.push(result);
+      results[stack] = runs;
+      console.log(`${template.ref} run ${runs.length} ${stack}: ${JSON.stringify(result)}`);
     };
     for (let r = 0; r < RUNS; r++) {
       if (STACKS.has('loop')) add('loop', await loopRun(sink, template));
