@@ -2,7 +2,7 @@ import type { Json, Variables } from '@mailroom/core';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CORPUS, type CorpusTemplate } from '../bench/templates/index.js';
-import { deriveTextSource, withDerivedText } from '../packages/core/src/delivery/derived-text.js';
+import { deriveTextSource, prepareWithDerivedText } from '../packages/core/src/delivery/derived-text.js';
 import type { ContentSnapshot } from '../packages/core/src/records.js';
 import { compileTemplate } from '../packages/core/src/render/compile-template.js';
 import { htmlToText, prepareContent, renderDelivery } from '../packages/core/src/render/index.js';
@@ -22,7 +22,7 @@ const words = (text: string): string[] => text.split(/\s+/).filter((w) => w !== 
 
 /** Renders a content's text both ways: derived once per mailing, and converted from this recipient's HTML. */
 function bothWays(source: ContentSnapshot) {
-  const derived = prepareContent(withDerivedText(source));
+  const derived = prepareWithDerivedText(source);
   const perRecipient = prepareContent(source);
   return {
     derived,
@@ -77,8 +77,26 @@ describe('text part derived once per mailing', () => {
     ).toBe('{% for i in list %}{{ i }} {% endfor %}');
   });
 
+  it('converts a raw output (markup) on its own when the text renders', () => {
+    const html = '<h1>Hi {{ name }}</h1><div>{{ block | raw }}</div><p>Bye</p>';
+    expect(deriveTextSource(html)).toBe('Hi {{ name }}\n\n{{ block | mailroom_fragment_text }}\n\nBye');
+    const renders = bothWays(content(html));
+    expect(renders.derived.text).not.toBeNull();
+    const { once, each } = renders.render({
+      address: 'a@example.test',
+      name: 'Ann',
+      variables: {
+        name: 'Ann',
+        block: '<p>Read <a href="https://x.test/a?b=1&amp;c=2">this</a></p><p>and <b>that</b> &amp; more</p>',
+      },
+      traits: {},
+    });
+    expect(once).toBe(each);
+  });
+
   it('declines what it cannot derive safely', () => {
-    expect(deriveTextSource('<p>{{ body | raw }}</p>')).toBeNull();
+    // Markup printed raw may not sit in an attribute: it could close it.
+    expect(deriveTextSource('<a href="{{ url | raw }}">Go</a>')).toBeNull();
     expect(deriveTextSource('<p>{{ body | escape }}</p>')).toBeNull();
     // A value in `style` could hide the block it styles.
     expect(deriveTextSource('<p style="display:{{ d }}">Hi {{ name }}</p>')).toBeNull();

@@ -1,6 +1,24 @@
 import { type TagToken, Tokenizer, TokenKind, type TopLevelToken } from 'liquidjs';
 import type { ContentSnapshot } from '../records.js';
+import { createLiquidEngine } from '../render/liquid-engine.js';
+import { parseLiquidWith } from '../render/parse-liquid.js';
+import {
+  type PrepareContentOptions,
+  type PreparedContent,
+  prepareContent,
+} from '../render/prepare-content.js';
 import { htmlToText } from '../render/text.js';
+
+/**
+ * The filter a derived text template prints a `raw` output through: the value is markup, converted on its
+ * own (a few microseconds for a content block) instead of the whole page. Registered only on the engine
+ * that parses derived text, so no user template can name it.
+ */
+const FRAGMENT_FILTER = 'mailroom_fragment_text';
+
+/** The text engine plus {@link FRAGMENT_FILTER}: parses derived text templates. */
+const derivedEngine = createLiquidEngine('text');
+derivedEngine.registerFilter(FRAGMENT_FILTER, (value: unknown) => htmlToText(String(value ?? '')));
 
 /** Markers stand for Liquid tokens during the conversion: letters and digits, which it keeps verbatim. */
 const MARK_OPEN = 'lqmk';
@@ -25,6 +43,8 @@ const REFUSED = new Set(['raw', 'capture', 'liquid']);
 const STATEFUL = new Set(['assign', 'increment', 'decrement', 'cycle']);
 /** Filters whose result the HTML engine does not escape again: in text they would print entities. */
 const UNSAFE_OUTPUT = /\|\s*(?:raw|escape|escape_once|xml_escape)\b/;
+/** An output printed as markup: `raw` last, every filter before it applied to the value. */
+const RAW_OUTPUT = /\|\s*raw\s*$/;
 /** An attribute value being written, at the end of a tag's text so far: its name and its opening quote. */
 const OPEN_ATTRIBUTE = /\s([^\s"'=<>/]+)\s*=\s*(?:"[^"]*|'[^']*)$/;
 
@@ -41,6 +61,8 @@ interface Slot {
   blockEnd: number;
   /** Position of the tag in `tags`, or for an output the number of tags before it. */
   order: number;
+  /** An output printed `raw` (its value is markup): it may only sit in text. */
+  raw?: boolean;
 }
 
 /**
@@ -59,7 +81,11 @@ interface Slot {
  *   (`{% if %}` to `{% endif %}` and all between, as in a hidden preheader); a dropped tag is not
  *   stateful (`assign`, `cycle`...); no `raw`, `capture` or `liquid` tag;
  * - every output stays between the same tags (a loop variable stays in its loop);
- * - no output is printed `raw` or through an escaping filter (their markup or entities are not data);
+ * - no output goes through an escaping filter (the text would print its entities), and an output printed
+ *   `raw` (markup, such as a content block from a CMS) sits in text: its value is converted on its own
+ *   when the text renders, a few microseconds for a block instead of the whole page; the words match
+ *   while its markup is balanced (an unclosed `<div style="display:none">` would hide the rest of the
+ *   page per recipient, not here);
  * - the converted text contains no Liquid of its own (a literal `{{` written as entities), and the source
  *   no `<pre>` (whose whitespace the conversion keeps).
  *
@@ -75,7 +101,7 @@ export function deriveTextSource(html: string): string | null {
   const marked = markTokens(html);
   if (marked === null) return null;
   const { slots, tags } = marked;
-  if (!markersInPlace(marked.html)) return null;
+  if (!markersInPlace(marked.html, slots)) return null;
   const text = htmlToText(marked.html);
   if (text.includes('{{') || text.includes('{%')) return null;
 
@@ -146,20 +172,16 @@ function markTokens(html: string): Marked | null {
     }
     const content = (token as unknown as { content: string }).content.trim();
     if (token.kind === TokenKind.Output) {
-      if (UNSAFE_OUTPUT.test(content)) return null;
+      const raw = RAW_OUTPUT.test(content);
+      const expression = raw ? content.replace(RAW_OUTPUT, `| ${FRAGMENT_FILTER}`) : content;
+      if (UNSAFE_OUTPUT.test(expression)) return null;
       const key = `${tags.length}\n${content}`;
       let index = outputs.get(key);
       if (index === undefined) {
         index = slots.length;
         outputs.set(key, index);
-        slots.push({
-          kind: 'output',
-          source: `{{ ${content} }}`,
-          name: '',
-          block: -1,
-          blockEnd: -1,
-          order: tags.length,
-        });
+        const source = `{{ ${expression} }}`;
+        slots.push({ kind: 'output', source, name: '', block: -1, blockEnd: -1, order: tags.length, raw });
       }
       out += marker(index);
       continue;
@@ -204,14 +226,16 @@ function marker(index: number): string {
 
 /**
  * Every marker inside a tag's markup sits in a quoted attribute value other than `style` (whose
- * `display:none` decides what the conversion drops), or in a comment (dropped).
+ * `display:none` decides what the conversion drops), or in a comment (dropped); a `raw` output sits in
+ * text only (in an attribute, its markup could end the attribute).
  */
-function markersInPlace(html: string): boolean {
+function markersInPlace(html: string, slots: Slot[]): boolean {
   for (const match of html.matchAll(MARKS)) {
     const at = match.index;
     const lt = html.lastIndexOf('<', at);
     if (lt < 0 || html.lastIndexOf('>', at) > lt) continue; // in text
     if (html.startsWith('<!--', lt)) continue; // in a comment
+    if (slots[Number(match[1])]?.raw) return false;
     const attribute = OPEN_ATTRIBUTE.exec(html.slice(lt, at));
     if (attribute === null || (attribute[1] as string).toLowerCase() === 'style') return false;
   }
@@ -240,17 +264,30 @@ function droppedTagsSafe(tags: Slot[], seen: boolean[], slots: Slot[], found: nu
 }
 
 /**
- * The content with its text part derived once (see {@link deriveTextSource}) when it has HTML, no text
- * of its own, and the derivation is safe; otherwise the content as it is. A content without any output
- * is the same for everyone: its text is derived here once too.
+ * Prepares a mailing's content for its recipients (see `prepareContent`) with its text part derived once
+ * (see {@link deriveTextSource}) when it has HTML, no text of its own, and the derivation is safe;
+ * otherwise the text is derived from each recipient's HTML when it renders. A content without any
+ * Liquid is the same for everyone: its text is converted here once too.
+ *
+ * @throws MailroomError `TEMPLATE_INVALID` as `prepareContent` does.
  */
-export function withDerivedText(content: ContentSnapshot): ContentSnapshot {
-  if (content.html === null || content.text !== null) return content;
-  if (!content.html.includes('{{') && !content.html.includes('{%')) {
+export function prepareWithDerivedText(
+  content: ContentSnapshot,
+  options: PrepareContentOptions = {},
+): PreparedContent {
+  const prepared = prepareContent(content, options);
+  if (content.html === null || content.text !== null) return prepared;
+  const text = derivedTextOf(content.html);
+  return text === null
+    ? prepared
+    : { ...prepared, text: parseLiquidWith(derivedEngine, text, 'derived text') };
+}
+
+function derivedTextOf(html: string): string | null {
+  if (!html.includes('{{') && !html.includes('{%')) {
     // The text is parsed as Liquid too: a literal `{{` that the conversion decoded must not become code.
-    const text = htmlToText(content.html);
-    return text.includes('{{') || text.includes('{%') ? content : { ...content, text };
+    const text = htmlToText(html);
+    return text.includes('{{') || text.includes('{%') ? null : text;
   }
-  const text = deriveTextSource(content.html);
-  return text === null ? content : { ...content, text };
+  return deriveTextSource(html);
 }
