@@ -21,7 +21,6 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,7 +29,6 @@ import { memoryTransport } from '@mailroom/memory';
 import { sqlStore } from '@mailroom/sql';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import type Nodemailer from 'nodemailer';
 import pg from 'pg';
 import {
   compileTemplate,
@@ -40,12 +38,9 @@ import {
 } from '../packages/core/src/render/index.js';
 import { type CliProcess, processCpuMicros, startCli } from './support/cli-process.js';
 import { median, report } from './support/measure.js';
+import { nodemailerLoop } from './support/nodemailer-loop.js';
 import { type SinkProcess, startSinkProcess } from './support/sink-process.js';
 import { CORPUS, type CorpusTemplate, corpusTemplate } from './templates/index.js';
-
-const nodemailer = createRequire(new URL('../packages/smtp/package.json', import.meta.url))(
-  'nodemailer',
-) as typeof Nodemailer;
 
 const N = Number(process.env.BENCH_RECIPIENTS ?? 100_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -329,42 +324,7 @@ async function sample(
 
 async function loopRun(sink: SinkProcess, template: CorpusTemplate): Promise<StackResult> {
   const message = await sample(template);
-  const transporter = nodemailer.createTransport({
-    host: '127.0.0.1',
-    port: sink.port,
-    pool: true,
-    maxConnections: 5,
-    ignoreTLS: true,
-  });
-  await sink.reset();
-  const sinkCpu0 = await sink.cpuMicros();
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 50 }, async () => {
-      while (next < LOOP_N) {
-        const i = next++;
-        await transporter.sendMail({
-          from: `Example <${SENDER}>`,
-          to: `r${i}@example.test`,
-          subject: message.subject,
-          ...(message.html === null ? {} : { html: message.html }),
-          text: message.text,
-        });
-      }
-    }),
-  );
-  const seconds = (performance.now() - t0) / 1000;
-  const cpu = process.cpuUsage(cpu0);
-  transporter.close();
-  await untilSinkHas(sink, LOOP_N);
-  return {
-    perSecond: Math.round(LOOP_N / seconds),
-    seconds: +seconds.toFixed(2),
-    cpuMicrosPerMessage: Math.round((cpu.user + cpu.system) / LOOP_N),
-    sinkCpuMicrosPerMessage: Math.round(((await sink.cpuMicros()) - sinkCpu0) / LOOP_N),
-  };
+  return nodemailerLoop(sink, { from: `Example <${SENDER}>`, ...message }, LOOP_N);
 }
 
 // -------------------------------------------------------------------------------------------------- Main
