@@ -2,7 +2,8 @@ import type { Json, Variables } from '@mailroom/core';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CORPUS, type CorpusTemplate } from '../bench/templates/index.js';
-import { deriveTextSource, prepareWithDerivedText } from '../packages/core/src/delivery/derived-text.js';
+import { deriveTextSource } from '../packages/core/src/delivery/derived-text.js';
+import { prepareWithDerivedText } from '../packages/core/src/delivery/prepare-derived-text.js';
 import type { ContentSnapshot } from '../packages/core/src/records.js';
 import { compileTemplate } from '../packages/core/src/render/compile-template.js';
 import { htmlToText, prepareContent, renderDelivery } from '../packages/core/src/render/index.js';
@@ -98,7 +99,7 @@ describe('text part derived once per mailing', () => {
     // Markup printed raw may not sit in an attribute: it could close it.
     expect(deriveTextSource('<a href="{{ url | raw }}">Go</a>')).toBeNull();
     expect(deriveTextSource('<p>{{ body | escape }}</p>')).toBeNull();
-    // A value in `style` could hide the block it styles.
+    // A value in `style` could hide the block it styles (derived per value instead, below).
     expect(deriveTextSource('<p style="display:{{ d }}">Hi {{ name }}</p>')).toBeNull();
     // An output or tag in a tag's markup, outside a quoted attribute value.
     expect(deriveTextSource('<a {{ attrs }}>Go</a>')).toBeNull();
@@ -110,6 +111,62 @@ describe('text part derived once per mailing', () => {
     expect(deriveTextSource('<pre>{{ x }}</pre>')).toBeNull();
     // A literal `{{` in the markup's text would become Liquid in the text template.
     expect(deriveTextSource('<p>&#123;&#123; x }} {{ y }}</p>')).toBeNull();
+  });
+});
+
+describe('text part derived per value of the outputs that can change the markup', () => {
+  // `display` decides what the conversion drops; the colour and the escaped output change nothing, but
+  // the derivation cannot know: each is pinned, and the text derived once per distinct value of them.
+  const html = `<div style="display:{{ show }}">Hidden for some: {{ secret }}</div>
+<p style="color:{{ color | default: '#000' }}">Hello {{ name }}, {{ note | escape }}</p>
+<a href="https://x.test/{{ id }}">Open</a> <img alt="{{ name }}" src="a.png" width={{ width }}>`;
+
+  it('pins them: no single text, one text per distinct value', () => {
+    expect(deriveTextSource(html)).toBeNull();
+    const prepared = prepareWithDerivedText(content(html));
+    expect(prepared.text).toBeNull();
+    expect(prepared.textVariants?.pins).toHaveLength(4);
+  });
+
+  it('renders the same words as converting each recipient, across random recipients', () => {
+    const renders = bothWays(content(html));
+    // Count the recipients whose text fell back to conversion: none, with 24 distinct pinned values.
+    const variants = renders.derived.textVariants as NonNullable<typeof renders.derived.textVariants>;
+    const variant = variants.variant.bind(variants);
+    let converted = 0;
+    variants.variant = (values) => {
+      const found = variant(values);
+      if (found === null) converted++;
+      return found;
+    };
+    fc.assert(
+      fc.property(
+        fc.constantFrom('none', 'block', 'none;', 'NONE'),
+        fc.constantFrom('red', '#fff', ''),
+        fc.constantFrom(1, 2),
+        nasty,
+        nasty,
+        (show, color, width, name, secret) => {
+          const variables = { show, color, note: 'a & <b>', name, secret, id: `u${width}`, width };
+          const { once, each } = renders.render({
+            address: 'a@example.test',
+            name: 'A',
+            variables,
+            traits: {},
+          });
+          expect(words(once)).toEqual(words(each));
+        },
+      ),
+      { numRuns: 200 },
+    );
+    expect(converted).toBe(0);
+  });
+
+  it('leaves a text to per-recipient conversion when a pinned output sits in a block', () => {
+    const inLoop = '{% for c in colors %}<p style="color:{{ c }}">{{ c }}</p>{% endfor %}';
+    const prepared = prepareWithDerivedText(content(inLoop));
+    expect(prepared.text).toBeNull();
+    expect(prepared.textVariants).toBeUndefined();
   });
 });
 

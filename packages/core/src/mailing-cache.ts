@@ -1,5 +1,5 @@
 import { decodeAttachments, dkimFor, type MailingParts } from './compose-message.js';
-import { prepareWithDerivedText } from './delivery/derived-text.js';
+import { prepareWithDerivedText } from './delivery/prepare-derived-text.js';
 import type { EngineContext } from './engine-context.js';
 import type { MailingRecord } from './records.js';
 import type { PreparedContent } from './render/index.js';

@@ -1,24 +1,12 @@
 import { type TagToken, Tokenizer, TokenKind, type TopLevelToken } from 'liquidjs';
-import type { ContentSnapshot } from '../records.js';
-import { createLiquidEngine } from '../render/liquid-engine.js';
-import { parseLiquidWith } from '../render/parse-liquid.js';
-import {
-  type PrepareContentOptions,
-  type PreparedContent,
-  prepareContent,
-} from '../render/prepare-content.js';
 import { htmlToText } from '../render/text.js';
 
 /**
  * The filter a derived text template prints a `raw` output through: the value is markup, converted on its
  * own (a few microseconds for a content block) instead of the whole page. Registered only on the engine
- * that parses derived text, so no user template can name it.
+ * that parses derived text (`prepare-derived-text.ts`), so no user template can name it.
  */
-const FRAGMENT_FILTER = 'mailroom_fragment_text';
-
-/** The text engine plus {@link FRAGMENT_FILTER}: parses derived text templates. */
-const derivedEngine = createLiquidEngine('text');
-derivedEngine.registerFilter(FRAGMENT_FILTER, (value: unknown) => htmlToText(String(value ?? '')));
+export const FRAGMENT_FILTER = 'mailroom_fragment_text';
 
 /** Markers stand for Liquid tokens during the conversion: letters and digits, which it keeps verbatim. */
 const MARK_OPEN = 'lqmk';
@@ -63,6 +51,27 @@ interface Slot {
   order: number;
   /** An output printed `raw` (its value is markup): it may only sit in text. */
   raw?: boolean;
+  /** Outputs: printed through an escaping filter (its entities would print in text): pinned. */
+  escaped?: boolean;
+  /** Outputs: the output as the HTML source has it, for rendering it alone when it is pinned. */
+  original?: string;
+  /** Outputs: the blocks open around it (a pinned output must have none: it renders alone). */
+  depth?: number;
+}
+
+/**
+ * How the text part of an HTML source is derived. Outputs that could change the markup (in a `style`
+ * attribute or outside a quoted attribute value, escaped by a filter, `raw` in an attribute) are pinned:
+ * the text is derived for the rendered values of those, and depends on nothing else.
+ */
+export interface TextPlan {
+  /** The pinned outputs, as Liquid sources for the HTML engine; empty when one text serves every value. */
+  readonly pins: readonly string[];
+  /**
+   * The text part as a Liquid source (to parse with the derived-text engine) for these rendered values of
+   * `pins`, or null when it cannot be derived for them: convert each recipient's HTML then.
+   */
+  derive(values: readonly string[]): string | null;
 }
 
 /**
@@ -96,13 +105,48 @@ interface Slot {
  * text equals its URL only for some recipients prints the URL for them too.
  */
 export function deriveTextSource(html: string): string | null {
+  const plan = planTextDerivation(html);
+  return plan !== null && plan.pins.length === 0 ? plan.derive([]) : null;
+}
+
+/**
+ * The plan of {@link deriveTextSource} for any HTML source: the text derived once when no output can
+ * change the markup; else, when each such output stands outside any block (it renders alone), the text
+ * derived per distinct rendered value of them (a colour, a `display` value: few for a whole broadcast);
+ * null when the text must be converted from each recipient's HTML.
+ */
+export function planTextDerivation(html: string): TextPlan | null {
   const lower = html.toLowerCase();
   if (lower.includes(MARK_OPEN) || lower.includes(MARK_CLOSE) || /<pre[\s>]/.test(lower)) return null;
   const marked = markTokens(html);
   if (marked === null) return null;
+  const pinned = misplacedMarkers(marked.html, marked.slots);
+  if (pinned === null) return null;
+  marked.slots.forEach((slot, i) => {
+    if (slot.escaped) pinned.add(i);
+  });
+  const pins = [...pinned];
+  if (pins.some((i) => (marked.slots[i] as Slot).depth !== 0)) return null;
+  return {
+    pins: pins.map((i) => (marked.slots[i] as Slot).original as string),
+    derive(values) {
+      if (values.some((v) => v.toLowerCase().includes(MARK_OPEN) || v.toLowerCase().includes(MARK_CLOSE))) {
+        return null;
+      }
+      const byIndex = new Map(pins.map((index, k) => [index, values[k] ?? '']));
+      const source =
+        pins.length === 0
+          ? marked.html
+          : marked.html.replace(MARKS, (m, i: string) => byIndex.get(Number(i)) ?? m);
+      return deriveMarked(source, marked);
+    },
+  };
+}
+
+/** The text template of a marked source (pinned outputs already replaced by their values), or null. */
+function deriveMarked(html: string, marked: Marked): string | null {
   const { slots, tags } = marked;
-  if (!markersInPlace(marked.html, slots)) return null;
-  const text = htmlToText(marked.html);
+  const text = htmlToText(html);
   if (text.includes('{{') || text.includes('{%')) return null;
 
   // Where each marker landed, in the order of the text.
@@ -174,14 +218,23 @@ function markTokens(html: string): Marked | null {
     if (token.kind === TokenKind.Output) {
       const raw = RAW_OUTPUT.test(content);
       const expression = raw ? content.replace(RAW_OUTPUT, `| ${FRAGMENT_FILTER}`) : content;
-      if (UNSAFE_OUTPUT.test(expression)) return null;
       const key = `${tags.length}\n${content}`;
       let index = outputs.get(key);
       if (index === undefined) {
         index = slots.length;
         outputs.set(key, index);
-        const source = `{{ ${expression} }}`;
-        slots.push({ kind: 'output', source, name: '', block: -1, blockEnd: -1, order: tags.length, raw });
+        slots.push({
+          kind: 'output',
+          source: `{{ ${expression} }}`,
+          name: '',
+          block: -1,
+          blockEnd: -1,
+          order: tags.length,
+          raw,
+          escaped: UNSAFE_OUTPUT.test(expression),
+          original: `{{ ${content} }}`,
+          depth: open.length,
+        });
       }
       out += marker(index);
       continue;
@@ -225,21 +278,26 @@ function marker(index: number): string {
 }
 
 /**
- * Every marker inside a tag's markup sits in a quoted attribute value other than `style` (whose
- * `display:none` decides what the conversion drops), or in a comment (dropped); a `raw` output sits in
- * text only (in an attribute, its markup could end the attribute).
+ * The outputs whose marker sits in a tag's markup elsewhere than in a quoted attribute value other than
+ * `style` (whose `display:none` decides what the conversion drops), or is printed `raw` in an attribute
+ * (its markup could end the attribute): their values can change the markup. Markers in text or in a
+ * comment (dropped) are in place. Null when a tag sits in the markup (`<a {% if %}...>`).
  */
-function markersInPlace(html: string, slots: Slot[]): boolean {
+function misplacedMarkers(html: string, slots: Slot[]): Set<number> | null {
+  const misplaced = new Set<number>();
   for (const match of html.matchAll(MARKS)) {
     const at = match.index;
     const lt = html.lastIndexOf('<', at);
     if (lt < 0 || html.lastIndexOf('>', at) > lt) continue; // in text
     if (html.startsWith('<!--', lt)) continue; // in a comment
-    if (slots[Number(match[1])]?.raw) return false;
+    const index = Number(match[1]);
+    const slot = slots[index] as Slot;
     const attribute = OPEN_ATTRIBUTE.exec(html.slice(lt, at));
-    if (attribute === null || (attribute[1] as string).toLowerCase() === 'style') return false;
+    if (attribute !== null && (attribute[1] as string).toLowerCase() !== 'style' && !slot.raw) continue;
+    if (slot.kind === 'tag') return null;
+    misplaced.add(index);
   }
-  return true;
+  return misplaced;
 }
 
 /**
@@ -261,33 +319,4 @@ function droppedTagsSafe(tags: Slot[], seen: boolean[], slots: Slot[], found: nu
     }
   }
   return true;
-}
-
-/**
- * Prepares a mailing's content for its recipients (see `prepareContent`) with its text part derived once
- * (see {@link deriveTextSource}) when it has HTML, no text of its own, and the derivation is safe;
- * otherwise the text is derived from each recipient's HTML when it renders. A content without any
- * Liquid is the same for everyone: its text is converted here once too.
- *
- * @throws MailroomError `TEMPLATE_INVALID` as `prepareContent` does.
- */
-export function prepareWithDerivedText(
-  content: ContentSnapshot,
-  options: PrepareContentOptions = {},
-): PreparedContent {
-  const prepared = prepareContent(content, options);
-  if (content.html === null || content.text !== null) return prepared;
-  const text = derivedTextOf(content.html);
-  return text === null
-    ? prepared
-    : { ...prepared, text: parseLiquidWith(derivedEngine, text, 'derived text') };
-}
-
-function derivedTextOf(html: string): string | null {
-  if (!html.includes('{{') && !html.includes('{%')) {
-    // The text is parsed as Liquid too: a literal `{{` that the conversion decoded must not become code.
-    const text = htmlToText(html);
-    return text.includes('{{') || text.includes('{%') ? null : text;
-  }
-  return deriveTextSource(html);
 }

@@ -10,7 +10,7 @@ import type { DeliveryRecord, MailingRecord } from '../records.js';
 import type { PreparedContent } from '../render/prepare-content.js';
 import { renderDelivery } from '../render/render-delivery.js';
 import type { CreateComposer, OutgoingMessage } from '../transport.js';
-import { prepareWithDerivedText } from './derived-text.js';
+import { prepareWithDerivedText } from './prepare-derived-text.js';
 import type { RenderFailure, RenderReply, RenderRequest } from './render-protocol.js';
 
 type Mailing = { record: MailingRecord; prepared: PreparedContent; parts: MailingParts } | { error: unknown };
