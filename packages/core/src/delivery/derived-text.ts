@@ -76,7 +76,8 @@ export interface TextPlan {
 
 /**
  * The text part of an HTML mailing without its own, as one Liquid template derived once per mailing,
- * or null when that is not safe and the text must be derived from each recipient's rendered HTML.
+ * or null when one template cannot serve every recipient (see {@link planTextDerivation} for the
+ * derivation per value of a few outputs, and the per-recipient conversion as the last resort).
  *
  * Deriving text from a 38 KB page costs about 1.5 ms per recipient; rendering a derived text template
  * costs a few microseconds. The source is converted once with every Liquid output and tag replaced by a
@@ -88,7 +89,7 @@ export interface TextPlan {
  *   an output may print several times (a link's text and its URL) or not at all;
  * - every tag prints in source order, and a tag the conversion drops takes its whole block with it
  *   (`{% if %}` to `{% endif %}` and all between, as in a hidden preheader); a dropped tag is not
- *   stateful (`assign`, `cycle`...); no `raw`, `capture` or `liquid` tag;
+ *   stateful (`assign`, `cycle`...); no `raw`, `capture` or `liquid` tag, and no tag in a tag's markup;
  * - every output stays between the same tags (a loop variable stays in its loop);
  * - no output goes through an escaping filter (the text would print its entities), and an output printed
  *   `raw` (markup, such as a content block from a CMS) sits in text: its value is converted on its own
