@@ -1,8 +1,8 @@
 import { decodeAttachments, dkimFor, type MailingParts } from './compose-message.js';
-import { withDerivedText } from './delivery/derived-text.js';
+import { prepareWithDerivedText } from './delivery/prepare-derived-text.js';
 import type { EngineContext } from './engine-context.js';
 import type { MailingRecord } from './records.js';
-import { type PreparedContent, prepareContent } from './render/index.js';
+import type { PreparedContent } from './render/index.js';
 import { prepareTracked, type TrackingSetup } from './render/tracking-links.js';
 
 /** What a worker keeps per mailing: the record, its content parsed once, its per-mailing message parts. */
@@ -53,9 +53,7 @@ export class MailingCache {
       // Tracking marks the HTML template once; the text is still derived from the untracked one.
       prepared: prepareTracked(mailing.content, tracking, (content) =>
         // Text derived once per mailing where that is safe: per recipient it costs more than the render.
-        prepareContent(withDerivedText(content), {
-          strictVariables: this.ctx.strictVariables,
-        }),
+        prepareWithDerivedText(content, { strictVariables: this.ctx.strictVariables }),
       ),
       parts: { attachments: decodeAttachments(mailing), dkim: dkimFor(mailing.sender.address, sender?.dkim) },
       tracking,

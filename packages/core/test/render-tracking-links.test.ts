@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { withDerivedText } from '../src/delivery/derived-text.js';
+import { prepareWithDerivedText } from '../src/delivery/prepare-derived-text.js';
 import type { ContentSnapshot } from '../src/records.js';
-import { prepareContent, renderDelivery } from '../src/render/index.js';
+import { renderDelivery } from '../src/render/index.js';
 import { linkMapOf, prepareTracked, type TrackingSetup } from '../src/render/tracking-links.js';
 import { parseTrackingToken, verifyTrackingToken } from '../src/tracking-token.js';
 
@@ -33,7 +33,7 @@ function setup(html: string, overrides: Partial<TrackingSetup> = {}): TrackingSe
   };
 }
 
-const prepare = (c: ContentSnapshot) => prepareContent(withDerivedText(c));
+const prepare = (c: ContentSnapshot) => prepareWithDerivedText(c, {});
 const recipient = (variables: Record<string, unknown> = {}) => ({
   address: 'ann@example.test',
   name: 'Ann',

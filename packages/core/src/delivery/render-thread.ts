@@ -7,11 +7,11 @@ import { composeMessage, type MailingParts } from '../compose-message.js';
 import { isMailroomError } from '../errors.js';
 import type { DeliveryRecord, MailingRecord } from '../records.js';
 // The render modules themselves, not the render index: that one also loads the MJML compiler.
-import { type PreparedContent, prepareContent } from '../render/prepare-content.js';
+import type { PreparedContent } from '../render/prepare-content.js';
 import { renderDelivery } from '../render/render-delivery.js';
 import { prepareTracked } from '../render/tracking-links.js';
 import type { CreateComposer, OutgoingMessage } from '../transport.js';
-import { withDerivedText } from './derived-text.js';
+import { prepareWithDerivedText } from './prepare-derived-text.js';
 import type { RenderFailure, RenderReply, RenderRequest } from './render-protocol.js';
 
 type Mailing = { record: MailingRecord; prepared: PreparedContent; parts: MailingParts } | { error: unknown };
@@ -78,7 +78,7 @@ port.on('message', (request: RenderRequest) => {
         mailings.set(request.mailing.id, {
           record: request.mailing,
           prepared: prepareTracked(request.mailing.content, request.tracking, (content) =>
-            prepareContent(withDerivedText(content), { strictVariables }),
+            prepareWithDerivedText(content, { strictVariables }),
           ),
           parts: request.parts,
         });

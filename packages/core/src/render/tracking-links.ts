@@ -155,13 +155,14 @@ export function prepareTracked(
   const nonce = randomBytes(9).toString('base64url');
   const tracking: PreparedTracking = { ...setup, open: `\x01${nonce}`, close: `\x03${nonce}` };
   const marked = setup.clicks ? markLinks(content.html, setup.links, tracking) : null;
-  return {
-    ...prepared,
-    html: marked === null ? prepared.html : parseLiquid('html', marked, 'html'),
-    // Opted in: the text is derived per recipient from the tracked HTML, links and all.
-    text: setup.textLinks && content.text === null ? null : prepared.text,
-    tracking,
-  };
+  const html = marked === null ? prepared.html : parseLiquid('html', marked, 'html');
+  // Opted in: the text is derived per recipient from the tracked HTML, links and all (no text template
+  // or text variants made from the untracked HTML).
+  if (setup.textLinks && content.text === null) {
+    const { textVariants: _untracked, ...rest } = prepared;
+    return { ...rest, html, text: null, tracking };
+  }
+  return { ...prepared, html, tracking };
 }
 
 /** The template with each link of `links` wrapped in markers; links absent from the map stay as they are. */
