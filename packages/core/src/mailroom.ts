@@ -29,6 +29,7 @@ import type {
   RequestOptions,
   SendResult,
 } from './mailroom-types.js';
+import { createEventOutbox } from './outbox/event-outbox.js';
 import { createProgressReporter, DEFAULT_PROGRESS_INTERVAL_MS } from './progress-reporter.js';
 import type { MailingRecord, MailingStatus } from './records.js';
 import { normalizeAddress, parseBroadcastRequest, parseSendRequest } from './request/index.js';
@@ -67,6 +68,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     clock: options.clock ?? systemClock,
     logger,
     events: new EventHub(logger),
+    outbox: createEventOutbox(options.store),
     limits: {
       recipientsPerMessage: options.limits?.recipientsPerMessage ?? 10,
       recipientsPerBatch: options.limits?.recipientsPerBatch ?? 250,

@@ -1,3 +1,5 @@
+import type { OutboxWrite } from './event-records.js';
+import type { EventStore } from './event-store.js';
 import type {
   AudienceGroupRecord,
   BatchRecord,
@@ -105,7 +107,7 @@ export type DeliveryCounts = Record<DeliveryStatus, number>;
  * - A unique-key violation is reported as a `MailroomError` with code `CONFLICT`.
  * - Any other failure of the backend is a `MailroomError` with code `STORE_FAILED` and the original as `cause`.
  */
-export interface Store {
+export interface Store extends EventStore {
   /** Short name for error messages and logs, for example `memory` or `sql:sqlite`. */
   readonly name: string;
   /** Optional abilities, as data. */
@@ -172,7 +174,14 @@ export interface Store {
   /**
    * Set a profile's subscription status, creating a bare profile if there is none.
    */
-  setProfileStatus(projectId: string, address: string, status: ProfileStatus, now: Date): Promise<void>;
+  setProfileStatus(
+    projectId: string,
+    address: string,
+    status: ProfileStatus,
+    now: Date,
+    /** Events of the change, written in the same transaction (see `EventStore`). */
+    outbox?: OutboxWrite,
+  ): Promise<void>;
   /**
    * Members of a group, ordered by address ascending, strictly after `page.after` (an address).
    * Stable under concurrent inserts: a member present for the whole listing is returned exactly once.
@@ -216,13 +225,20 @@ export interface Store {
     from: readonly MailingStatus[],
     to: MailingStatus,
     now: Date,
+    /** Events of the change, written in the same transaction only if the status changed. */
+    outbox?: OutboxWrite,
   ): Promise<boolean>;
   /**
    * Mark the mailing `completed` if, at the moment of the check, it is `queued` or `sending`, every one of
    * its deliveries is terminal and none of its source jobs is `pending` or `running`. Returns whether it
    * did. Atomic with respect to `commitBatch` on the same mailing.
    */
-  completeMailingIfSettled(id: string, now: Date): Promise<boolean>;
+  completeMailingIfSettled(
+    id: string,
+    now: Date,
+    /** Events of the completion, written in the same transaction only if it completed the mailing. */
+    outbox?: OutboxWrite,
+  ): Promise<boolean>;
 
   /**
    * Claim up to `limit` due deliveries: status `queued` with `nextAttemptAt <= now`, or status `sending`
@@ -243,7 +259,8 @@ export interface Store {
   /**
    * Record the outcome of an attempt. Fenced: written only if the delivery is still `sending` with
    * exactly `leaseToken`; otherwise nothing is written and the result is false (the lease was lost).
-   * A `queued` outcome clears the lease and sets `nextAttemptAt`.
+   * A `queued` outcome clears the lease and sets `nextAttemptAt`. When written, the outcome's `outbox`
+   * (events and webhook messages) is inserted in the same transaction (see `EventStore`).
    */
   completeDelivery(id: string, leaseToken: number, outcome: DeliveryOutcome): Promise<boolean>;
   /**

@@ -179,8 +179,14 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): M
   }
 
   async function settle(mailingId: string): Promise<void> {
-    if (await store.completeMailingIfSettled(mailingId, clock.now())) {
-      const entry = await cache.get(mailingId);
+    const now = clock.now();
+    const entry = await cache.get(mailingId);
+    // A broadcast's completion is an event for the app, written with it; a single message's is not.
+    const outbox =
+      entry?.mailing.kind === 'broadcast'
+        ? await ctx.outbox.forMailing('broadcast.completed', entry.mailing, now)
+        : undefined;
+    if (await store.completeMailingIfSettled(mailingId, now, outbox)) {
       if (entry) {
         const { projectId, ref, kind } = entry.mailing;
         events.emit('broadcast:completed', { projectId, ref, kind });

@@ -22,6 +22,7 @@ import {
   TERMINAL_DELIVERY_STATUSES,
   type TemplateRecord,
 } from '@mailroom/core';
+import { type EventState, emptyEventState, memoryEventStore, writeOutbox } from './memory-events.js';
 
 const DRIVER_NAME = 'memory';
 
@@ -53,6 +54,8 @@ interface State {
   sourceJobs: Map<string, SourceJobRecord>;
   idempotency: Map<string, IdempotencyRecord>;
   settings: Map<string, string>;
+  /** Events and the webhook queue (memory-events.ts). */
+  outbox: EventState;
 }
 
 /**
@@ -78,6 +81,7 @@ export function memoryStore(): Store {
   return {
     name: DRIVER_NAME,
     capabilities: { multiProcess: false },
+    ...memoryEventStore(() => db().outbox),
 
     async init() {
       db();
@@ -169,8 +173,9 @@ export function memoryStore(): Store {
         return profile ? [clone(profile)] : [];
       });
     },
-    async setProfileStatus(projectId, address, status, now) {
+    async setProfileStatus(projectId, address, status, now, outbox) {
       const s = db();
+      writeOutbox(s.outbox, outbox);
       const k = key(projectId, address);
       const profile = s.profiles.get(k);
       if (profile) {
@@ -246,14 +251,15 @@ export function memoryStore(): Store {
       }
       return clone(rows.slice(start, start + page.limit));
     },
-    async setMailingStatus(id, from, to, now) {
+    async setMailingStatus(id, from, to, now, outbox) {
       const mailing = db().mailings.get(id);
       if (!mailing || !from.includes(mailing.status)) return false;
+      writeOutbox(db().outbox, outbox);
       mailing.status = to;
       mailing.updatedAt = new Date(now);
       return true;
     },
-    async completeMailingIfSettled(id, now) {
+    async completeMailingIfSettled(id, now, outbox) {
       const s = db();
       const mailing = s.mailings.get(id);
       if (!mailing || (mailing.status !== 'queued' && mailing.status !== 'sending')) return false;
@@ -263,6 +269,7 @@ export function memoryStore(): Store {
       for (const job of s.sourceJobs.values()) {
         if (job.mailingId === id && (job.status === 'pending' || job.status === 'running')) return false;
       }
+      writeOutbox(s.outbox, outbox);
       mailing.status = 'completed';
       mailing.updatedAt = new Date(now);
       return true;
@@ -489,6 +496,7 @@ function emptyState(): State {
     sourceJobs: new Map(),
     idempotency: new Map(),
     settings: new Map(),
+    outbox: emptyEventState(),
   };
 }
 
@@ -607,6 +615,7 @@ function completeOne(s: State, id: string, leaseToken: number, outcome: Delivery
   if (outcome.sentAt !== undefined) d.sentAt = outcome.sentAt && new Date(outcome.sentAt);
   if (outcome.content !== undefined) d.content = clone(outcome.content);
   d.updatedAt = new Date(outcome.now);
+  writeOutbox(s.outbox, outcome.outbox);
   return true;
 }
 

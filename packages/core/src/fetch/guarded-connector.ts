@@ -55,7 +55,8 @@ export function allowKey(entry: string): string {
   return hostKey(entry.slice(0, colon), port);
 }
 
-async function checkTarget(
+/** Checks a connection target against the policy, as the connector does before it connects. */
+export async function checkTarget(
   policy: ConnectorPolicy,
   rawHostname: string,
   rawPort: string,

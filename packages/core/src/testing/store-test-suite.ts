@@ -17,6 +17,7 @@ import type { Store } from '../store.js';
 import { describeAccounts } from './store-suite-accounts.js';
 import { describeAudience } from './store-suite-audience.js';
 import { describeDeliveries } from './store-suite-deliveries.js';
+import { describeEvents } from './store-suite-events.js';
 import type { StoreSuiteContext } from './store-suite-helpers.js';
 import { describeMailings } from './store-suite-mailings.js';
 import { describeMultiProcess } from './store-suite-multi-process.js';
@@ -101,6 +102,7 @@ export function storeTestSuite(
     describeDeliveries(ctx);
     describeSources(ctx);
     describeSchedule(ctx);
+    describeEvents(ctx);
     describeMultiProcess(ctx, options.connect, options.skip?.multiProcess);
   });
 }
