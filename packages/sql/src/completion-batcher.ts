@@ -1,4 +1,4 @@
-import type { DeliveryOutcome } from '@mailroom/core';
+import type { DeliveryOutcome, OutboxWrite } from '@mailroom/core';
 import type Database from 'better-sqlite3';
 import type { Codec } from './codec.js';
 import { ms } from './codec.js';
@@ -80,6 +80,13 @@ export function createCompletionBatcher(
   runner: SqlRunner,
   claims: SqlClaims,
   codec: Codec,
+  /** Writes the outboxes of the written outcomes, in their transaction (`sql-events.ts`). */
+  writeOutbox: (
+    runner: SqlRunner,
+    codec: Codec,
+    tx: Db,
+    outboxes: ReadonlyArray<OutboxWrite | undefined>,
+  ) => Promise<void>,
 ): CompletionBatcher {
   let queue: Pending[] = [];
   let flushing: Promise<void> | undefined;
@@ -88,18 +95,44 @@ export function createCompletionBatcher(
   const one = async (item: Pending): Promise<void> => {
     try {
       const [text, params] = claims.outcome(item.outcome);
-      const written = await runner.retrying(() =>
-        runner.run(db, text, [...params, item.id, item.leaseToken]),
-      );
-      resolve(item, written.affected > 0);
+      const { outbox } = item.outcome;
+      const run = (on: Db) => runner.run(on, text, [...params, item.id, item.leaseToken]);
+      const written = await runner.retrying(async () => {
+        if (!outbox) return (await run(db)).affected > 0;
+        // The outcome's events commit with it, and only if its fenced update wrote.
+        return runner.transaction(db, async (tx) => {
+          if ((await run(tx)).affected === 0) return false;
+          await writeOutbox(runner, codec, tx, [outbox]);
+          return true;
+        });
+      });
+      resolve(item, written);
     } catch (error) {
       reject(item, error);
     }
   };
 
+  /** The group's outcomes, then the outboxes of those written, in one transaction. */
   const writeGroup = async (group: Pending[]): Promise<boolean[]> => {
-    if (runner.kind === 'postgres') return writePostgres(db, runner, codec, group);
+    const outboxes = group.some((item) => item.outcome.outbox !== undefined);
+    if (runner.kind === 'postgres' && !outboxes) return writePostgres(db, runner, codec, group);
     return runner.transaction(db, async (tx) => {
+      const written = await writeOutcomes(tx, group);
+      if (outboxes) {
+        await writeOutbox(
+          runner,
+          codec,
+          tx,
+          group.map((item, i) => (written[i] ? item.outcome.outbox : undefined)),
+        );
+      }
+      return written;
+    });
+  };
+
+  const writeOutcomes = async (tx: Db, group: Pending[]): Promise<boolean[]> => {
+    if (runner.kind === 'postgres') return writePostgres(tx, runner, codec, group);
+    {
       const written: boolean[] = [];
       // A SQLite file of the store's own: one prepared fenced update per outcome, run directly, which
       // measured about twice as fast as one UPDATE ... FROM over a VALUES list (and faster than one
@@ -131,7 +164,7 @@ export function createCompletionBatcher(
         written.push((await runner.run(tx, text, [...params, item.id, item.leaseToken])).affected > 0);
       }
       return written;
-    });
+    }
   };
 
   const flushAll = async (): Promise<void> => {

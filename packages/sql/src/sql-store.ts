@@ -26,6 +26,7 @@ import type { SqlKind, SqlStoreOptions } from './options.js';
 import { pgCommitBatch } from './postgres-statements.js';
 import { createSqlClaims } from './sql-claims.js';
 import { toStoreError } from './sql-errors.js';
+import { createSqlEvents, writeOutbox } from './sql-events.js';
 import { createSqlRunner } from './sql-runner.js';
 import type { PostedScript, ScriptResult, ScriptStatement } from './sqlite-thread.js';
 import { deliveryStatements, JsonMemo, profileStatements } from './sqlite-writes.js';
@@ -69,7 +70,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
   const c = createCodec(kind);
   const bulk = createBulkWrites(r, c);
   const claims = createSqlClaims(r, c);
-  const completions = createCompletionBatcher(db, r, claims, c);
+  const completions = createCompletionBatcher(db, r, claims, c, writeOutbox);
   const mysql = kind === 'mysql';
   const notBlockedSql = notBlocked(kind);
   const mailingColumns = MAILING_COLUMNS.join(', ');
@@ -212,6 +213,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
   const store: Store = {
     name,
     capabilities: { multiProcess: true },
+    ...createSqlEvents({ db, runner: r, codec: c, claims, guard }),
 
     init() {
       return guard('init', async () => {
@@ -440,14 +442,19 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
       });
     },
 
-    setProfileStatus(projectId, address, status, now) {
+    setProfileStatus(projectId, address, status, now, outbox) {
       return guard('setProfileStatus', async () => {
         const head =
           'INSERT INTO mailroom_profiles (project_id, address, name, traits, status, labels, created_at, updated_at) VALUES (?, ?, NULL, ?, ?, ?, ?, ?)';
         const text = mysql
           ? `${head} ON DUPLICATE KEY UPDATE status = VALUES(status), updated_at = VALUES(updated_at)`
           : `${head} ON CONFLICT (project_id, address) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at`;
-        await write(text, [projectId, address, '{}', status, '[]', now.getTime(), now.getTime()]);
+        const params = [projectId, address, '{}', status, '[]', now.getTime(), now.getTime()];
+        if (!outbox) return void (await write(text, params));
+        await r.transaction(db, async (tx) => {
+          await write(text, params, tx);
+          await writeOutbox(r, c, tx, [outbox]);
+        });
       });
     },
 
@@ -650,18 +657,21 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
       });
     },
 
-    setMailingStatus(id, from, to, now) {
+    setMailingStatus(id, from, to, now, outbox) {
       return guard('setMailingStatus', async () => {
         if (from.length === 0) return false;
-        const changed = await write(
-          `UPDATE mailroom_mailings SET status = ?, updated_at = ? WHERE id = ? AND status IN ${r.values(1, from.length)}`,
-          [to, now.getTime(), id, ...from],
-        );
-        return changed > 0;
+        const text = `UPDATE mailroom_mailings SET status = ?, updated_at = ? WHERE id = ? AND status IN ${r.values(1, from.length)}`;
+        const params = [to, now.getTime(), id, ...from];
+        if (!outbox) return (await write(text, params)) > 0;
+        return r.transaction(db, async (tx) => {
+          if ((await write(text, params, tx)) === 0) return false;
+          await writeOutbox(r, c, tx, [outbox]);
+          return true;
+        });
       });
     },
 
-    completeMailingIfSettled(id, now) {
+    completeMailingIfSettled(id, now, outbox) {
       return guard('completeMailingIfSettled', () =>
         r.transaction(db, async (tx) => {
           // Locking the mailing first serializes this check with commitBatch, which locks it too.
@@ -688,6 +698,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
             [now.getTime(), id],
             tx,
           );
+          await writeOutbox(r, c, tx, [outbox]);
           return true;
         }),
       );

@@ -1,6 +1,7 @@
 /** Store conformance: the event outbox (written with its change) and the webhook queue. */
 import { describe, expect, it } from 'vitest';
 import type {
+  ClaimedWebhookMessage,
   EventRecord,
   EventType,
   OutboxWrite,
@@ -344,7 +345,7 @@ export function describeEvents(ctx: StoreSuiteContext): void {
     it('completes fenced by the lease token, recording the attempt only when written', async () => {
       const { project, endpoint, messages } = await seedMessages(3);
       const claimed = await ctx.store.claimWebhookMessages({ now: testTime(5), limit: 5, leaseMs: LEASE });
-      const [a, b, c] = claimed as [WebhookMessageRecord, WebhookMessageRecord, WebhookMessageRecord];
+      const [a, b, c] = claimed as [ClaimedWebhookMessage, ClaimedWebhookMessage, ClaimedWebhookMessage];
       const written = await ctx.store.completeWebhookMessages([
         {
           id: a.id,
