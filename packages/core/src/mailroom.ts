@@ -45,6 +45,8 @@ import {
 import { hashSecret, isWellFormedSecret } from './secrets.js';
 import type { BatchTarget } from './store.js';
 import { createUnsubscribeLinks } from './unsubscribe.js';
+import { createWebhooks, listEvents } from './webhooks/webhook-endpoints.js';
+import { createWebhookSender } from './webhooks/webhook-sender.js';
 import { createWorker } from './worker.js';
 
 /** Statuses of a broadcast that still take a batch. */
@@ -86,6 +88,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   const { store, clock, ready } = ctx;
   if (options.unsubscribe) ctx.unsubscribe = createUnsubscribeLinks(ctx, options.unsubscribe);
   const worker = createWorker(ctx, options.worker);
+  const webhookSender = createWebhookSender(ctx, options.webhooks);
   const retention = createRetention(ctx, options.retention);
   const progress = createProgressReporter(ctx, options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS);
   const idempotencyTtlMs = options.idempotency?.ttlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
@@ -281,6 +284,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
           () => {
             worker.start();
             retention.start();
+            webhookSender.start();
           },
           (error: unknown) => logger.error({ err: error }, 'store init failed; worker not started'),
         );
@@ -288,6 +292,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       async stop() {
         await retention.stop();
         await worker.stop();
+        await webhookSender.stop();
       },
       async drain() {
         await ready();
@@ -299,6 +304,8 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       },
     },
     authenticate,
+    webhooks: createWebhooks(ctx, resolveAuth, webhookSender),
+    listEvents: async (auth, eventOptions) => listEvents(ctx, await resolveAuth(auth), eventOptions),
 
     async send(authOrSecret, body, requestOptions) {
       const auth = await resolveAuth(authOrSecret);
@@ -367,6 +374,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       progress.stop();
       await retention.stop();
       await worker.stop();
+      await webhookSender.stop();
       await options.transport.close?.();
       await ctx.fetcher.close();
       await store.close();
