@@ -255,12 +255,16 @@ describe.each([
       expect(doc.openapi).toBe('3.1.0');
       expect(doc.servers).toEqual([{ url: PREFIX }]);
       expect(Object.keys(doc.paths).sort()).toEqual([
+        '/events',
         '/send/mail',
         '/send/mail/broadast',
         '/send/mail/broadcast',
         '/send/mail/broadcast/{ref}/cancel',
         '/send/mail/broadcast/{ref}/reschedule',
         '/unsubscribe/{token}',
+        '/webhooks',
+        '/webhooks/{id}',
+        '/webhooks/{id}/rotate-secret',
       ]);
       expect(doc.components.securitySchemes).toEqual({
         bearerAuth: expect.objectContaining({ scheme: 'bearer' }),
