@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import {
   createMailroom,
+  type GuardedFetcherOptions,
   type Logger,
   type Mailroom,
   MailroomError,
@@ -142,6 +143,8 @@ export async function openEngine(options: {
   worker?: WorkerOptions;
   /** One-click unsubscribe links in broadcasts (their base URL, and the secret if one is configured). */
   unsubscribe?: UnsubscribeOptions;
+  /** The guarded fetcher of CSV sources and attachment URLs (`--allow-host`). */
+  fetch?: GuardedFetcherOptions;
 }): Promise<OpenedEngine> {
   const store = await openStore(options.database);
   let transport: Transport;
@@ -157,6 +160,7 @@ export async function openEngine(options: {
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.worker ? { worker: options.worker } : {}),
     ...(options.unsubscribe ? { unsubscribe: options.unsubscribe } : {}),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   return {
     mailroom,

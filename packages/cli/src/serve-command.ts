@@ -5,6 +5,7 @@ import { cliLogger, logLevelOf } from './cli-logger.js';
 import type { Command } from './command.js';
 import { demoCurlLine } from './demo-project.js';
 import {
+  allowHostsOf,
   DELIVERY_FLAGS,
   DELIVERY_FLAGS_HELP,
   publicUrlOf,
@@ -22,7 +23,8 @@ export const serveCommand: Command = {
   summary: 'Run the HTTP API with an in-process delivery worker',
   help: `Usage: mailroom serve [--port 3000] [--host 127.0.0.1] [--database URL|FILE]
                       [--smtp URL | --outbox DIR] [--no-worker] [--concurrency N] [--rate N]
-                      [--public-url URL] [--no-dashboard | --dashboard-prefix PATH]
+                      [--public-url URL] [--allow-host HOST:PORT]...
+                      [--no-dashboard | --dashboard-prefix PATH]
                       [--metrics] [--log-level LEVEL]
 
 Serves POST /send/mail and POST /send/mail/broadcast (and /openapi.json, and the
@@ -71,6 +73,7 @@ ${DELIVERY_FLAGS_HELP}
     const workerOptions = workerOptionsOf(args);
     const publicUrl = publicUrlOf(args, io.env, this.name);
     const unsubscribeSecret = unsubscribeSecretOf(io.env, this.name);
+    const allowHosts = allowHostsOf(args, io.env, this.name);
     const logLevel = logLevelOf(args.string('log-level'), io.env.MAILROOM_LOG_LEVEL, this.name);
     const dashboardPrefix = args.string('dashboard-prefix');
     const metricsToken = io.env.MAILROOM_METRICS_TOKEN?.trim() || undefined;
@@ -98,9 +101,11 @@ ${DELIVERY_FLAGS_HELP}
       },
       ...(publicUrl ? { publicUrl } : {}),
       ...(unsubscribeSecret ? { unsubscribeSecret } : {}),
+      allowHosts,
     });
     printBanner(io, server, {
       database: database.label,
+      allowHosts,
       delivery,
       worker,
       concurrency: workerOptions.concurrency,
@@ -117,7 +122,13 @@ ${DELIVERY_FLAGS_HELP}
 function printBanner(
   io: CliIo,
   server: RunningServer,
-  setup: { database: string; delivery: DeliveryTarget; worker: boolean; concurrency: number | undefined },
+  setup: {
+    database: string;
+    delivery: DeliveryTarget;
+    worker: boolean;
+    concurrency: number | undefined;
+    allowHosts: string[];
+  },
 ): void {
   const { delivery } = setup;
   const out = io.stdout;
@@ -131,6 +142,9 @@ function printBanner(
   println(out, `  links     ${server.publicUrl}/unsubscribe/... (one-click unsubscribe in broadcasts)`);
   if (server.dashboardUrl) println(out, `  dashboard ${server.dashboardUrl} (sign in with a project secret)`);
   if (server.metricsUrl) println(out, `  metrics   ${server.metricsUrl} (Prometheus)`);
+  if (setup.allowHosts.length > 0) {
+    println(out, `  fetches   also from ${setup.allowHosts.join(', ')} (allow-listed)`);
+  }
   println(
     out,
     `  worker    ${setup.worker ? `in-process (concurrency ${setup.concurrency ?? WORKER_DEFAULTS.concurrency})` : 'off: run mailroom worker to deliver'}`,

@@ -32,6 +32,11 @@ export interface ServerOptions {
   publicUrl?: string;
   /** The key that signs unsubscribe links. @default a secret generated once and kept in the database */
   unsubscribeSecret?: string;
+  /**
+   * `HOST:PORT` entries CSV sources and attachment URLs may be fetched from although their address is
+   * private or loopback (the guarded fetcher's `allowHosts`). @default [] (public hosts only)
+   */
+  allowHosts?: string[];
 }
 
 /** A running server. */
@@ -71,6 +76,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     delivery: options.delivery,
     logger: options.logger,
     ...(options.workerOptions ? { worker: options.workerOptions } : {}),
+    ...(options.allowHosts?.length ? { fetch: { allowHosts: options.allowHosts } } : {}),
     unsubscribe: {
       baseUrl: publicUrl,
       ...(options.unsubscribeSecret ? { secret: options.unsubscribeSecret } : {}),

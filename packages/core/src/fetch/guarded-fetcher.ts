@@ -9,7 +9,7 @@ import type {
   GuardedRequest,
   GuardedResponse,
 } from './fetch-types.js';
-import { allowKey, checkTarget, createGuardedConnector } from './guarded-connector.js';
+import { checkTarget, createGuardedConnector, parseAllowHost } from './guarded-connector.js';
 import { FetchCapError, readBody } from './read-body.js';
 
 /** The defaults of {@link GuardedFetcherOptions}. */
@@ -57,7 +57,7 @@ export function createGuardedFetcher(options: GuardedFetcherOptions = {}): Guard
     rangeBytes: options.rangeBytes ?? FETCH_DEFAULTS.rangeBytes,
   };
   const policy = {
-    allowHosts: new Set(resolved.allowHosts.map(allowKey)),
+    allowHosts: new Set(resolved.allowHosts.map(parseAllowHost)),
     resolver: options.resolver ?? defaultResolver,
     connectHook: options.connectHook,
     connectTimeoutMs: Math.min(10_000, resolved.timeoutMs),
