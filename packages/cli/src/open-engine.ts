@@ -8,6 +8,7 @@ import {
   type Store,
   type Transport,
   type UnsubscribeOptions,
+  type WebhookOptions,
   type WorkerOptions,
 } from '@mailroom/core';
 import { outboxTransport, smtpTransport } from '@mailroom/smtp';
@@ -145,6 +146,8 @@ export async function openEngine(options: {
   unsubscribe?: UnsubscribeOptions;
   /** The guarded fetcher of CSV sources and attachment URLs (`--allow-host`). */
   fetch?: GuardedFetcherOptions;
+  /** The webhook sender (`--no-webhooks`, `--webhook-retry-schedule`). */
+  webhooks?: WebhookOptions;
 }): Promise<OpenedEngine> {
   const store = await openStore(options.database);
   let transport: Transport;
@@ -161,6 +164,7 @@ export async function openEngine(options: {
     ...(options.worker ? { worker: options.worker } : {}),
     ...(options.unsubscribe ? { unsubscribe: options.unsubscribe } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.webhooks ? { webhooks: options.webhooks } : {}),
   });
   return {
     mailroom,

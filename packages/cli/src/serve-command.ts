@@ -10,6 +10,7 @@ import {
   DELIVERY_FLAGS_HELP,
   publicUrlOf,
   unsubscribeSecretOf,
+  webhookOptionsOf,
   workerOptionsOf,
 } from './engine-flags.js';
 import { type CliIo, println } from './io.js';
@@ -74,6 +75,7 @@ ${DELIVERY_FLAGS_HELP}
     const publicUrl = publicUrlOf(args, io.env, this.name);
     const unsubscribeSecret = unsubscribeSecretOf(io.env, this.name);
     const allowHosts = allowHostsOf(args, io.env, this.name);
+    const webhooks = webhookOptionsOf(args, this.name);
     const logLevel = logLevelOf(args.string('log-level'), io.env.MAILROOM_LOG_LEVEL, this.name);
     const dashboardPrefix = args.string('dashboard-prefix');
     const metricsToken = io.env.MAILROOM_METRICS_TOKEN?.trim() || undefined;
@@ -102,6 +104,7 @@ ${DELIVERY_FLAGS_HELP}
       ...(publicUrl ? { publicUrl } : {}),
       ...(unsubscribeSecret ? { unsubscribeSecret } : {}),
       allowHosts,
+      webhooks,
     });
     printBanner(io, server, {
       database: database.label,

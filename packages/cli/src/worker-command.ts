@@ -8,6 +8,7 @@ import {
   DELIVERY_FLAGS_HELP,
   publicUrlOf,
   unsubscribeSecretOf,
+  webhookOptionsOf,
   workerOptionsOf,
 } from './engine-flags.js';
 import { println } from './io.js';
@@ -38,6 +39,7 @@ ${DELIVERY_FLAGS_HELP}
     const publicUrl = publicUrlOf(args, io.env, this.name);
     const unsubscribeSecret = unsubscribeSecretOf(io.env, this.name);
     const allowHosts = allowHostsOf(args, io.env, this.name);
+    const webhooks = webhookOptionsOf(args, this.name);
     const database = resolveDatabase(args.string('database'), io, this.name);
     const delivery = resolveDelivery(
       { smtp: args.string('smtp'), outbox: args.string('outbox') },
@@ -52,6 +54,7 @@ ${DELIVERY_FLAGS_HELP}
         logLevelOf(args.string('log-level'), io.env.MAILROOM_LOG_LEVEL, this.name),
       ),
       worker: workerOptions,
+      webhooks,
       ...(allowHosts.length > 0 ? { fetch: { allowHosts } } : {}),
       ...(publicUrl
         ? { unsubscribe: { baseUrl: publicUrl, ...(unsubscribeSecret ? { secret: unsubscribeSecret } : {}) } }
