@@ -2,7 +2,7 @@
  * The records of the event outbox and of webhook delivery (architecture flow 5). Like `records.ts`, a
  * store persists them as they are and derives nothing.
  */
-import type { Json, MailingKind } from './records.js';
+import type { MailingKind } from './records.js';
 
 /** Every event type, by the names Resend uses (so people recognise them). */
 export const EVENT_TYPES = [
@@ -113,6 +113,11 @@ export interface WebhookMessageRecord {
   endpointId: string;
   eventId: string;
   eventType: EventType;
+  /**
+   * The request body, `{ type, created_at, data }` as JSON, fixed when the event is written: every retry
+   * sends the same bytes (and the sender needs no join to find it).
+   */
+  payload: string;
   status: WebhookMessageStatus;
   /** Attempts made so far (a claim counts one). */
   attempts: number;
@@ -127,11 +132,10 @@ export interface WebhookMessageRecord {
   updatedAt: Date;
 }
 
-/** A webhook message handed to a sender by a claim, with its event. */
+/** A webhook message handed to a sender by a claim. */
 export interface ClaimedWebhookMessage extends WebhookMessageRecord {
   status: 'sending';
   leaseExpiresAt: Date;
-  event: EventRecord;
 }
 
 /** One POST of a webhook message, as recorded. */
@@ -176,6 +180,3 @@ export interface EventFilter {
   address?: string;
   deliveryId?: string;
 }
-
-/** The JSON value of an event's data, as stored. */
-export type EventDataJson = EventData & { [key: string]: Json | undefined };

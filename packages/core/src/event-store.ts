@@ -65,7 +65,7 @@ export interface EventStore {
   /**
    * Claim up to `limit` due webhook messages: `pending` with `nextAttemptAt <= now`, or `sending` whose
    * lease expired, oldest `nextAttemptAt` first. Each becomes `sending` with `leaseExpiresAt = now +
-   * leaseMs`, `leaseToken + 1` and `attempts + 1`, and comes back with its event.
+   * leaseMs`, `leaseToken + 1` and `attempts + 1`.
    *
    * Race guarantee: a message is returned by at most one call per lease, whatever the number of
    * concurrent claimers (processes included, when `capabilities.multiProcess`).

@@ -88,7 +88,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   const { store, clock, ready } = ctx;
   if (options.unsubscribe) ctx.unsubscribe = createUnsubscribeLinks(ctx, options.unsubscribe);
   const worker = createWorker(ctx, options.worker);
-  const webhookSender = createWebhookSender(ctx, options.webhooks);
+  const webhookSender = createWebhookSender(ctx, options.webhooks, () => worker.outstanding > 0);
   const retention = createRetention(ctx, options.retention);
   const progress = createProgressReporter(ctx, options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS);
   const idempotencyTtlMs = options.idempotency?.ttlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
@@ -278,7 +278,6 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     transport: options.transport,
     admin: createAdmin(ctx),
     worker: {
-      ...worker,
       start() {
         ready().then(
           () => {

@@ -50,7 +50,12 @@ const SOURCE_SLICE_MS = 250;
  * claims again as soon as half of that room is free, so sending never waits for a whole batch to end.
  * A crash can therefore resend at most `batchSize` deliveries per worker, each with its Message-ID.
  */
-export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): MailroomWorker {
+export function createWorker(
+  ctx: EngineContext,
+  options: WorkerOptions = {},
+): MailroomWorker & {
+  /** Deliveries claimed whose outcome is not durable yet. */ readonly outstanding: number;
+} {
   const opts: ResolvedWorkerOptions = { ...WORKER_DEFAULTS, ...options };
   const { store, clock, logger, events } = ctx;
   const cache = new MailingCache(ctx);
@@ -317,5 +322,8 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): M
       }
     },
     runOnce,
+    get outstanding() {
+      return pipeline.outstanding;
+    },
   };
 }

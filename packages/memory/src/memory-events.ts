@@ -116,15 +116,13 @@ export function memoryEventStore(db: () => EventState): EventStore {
         if (isDue) due.push(m);
       }
       due.sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() || (a.id < b.id ? -1 : 1));
-      return due.slice(0, Math.max(0, limit)).flatMap((m) => {
-        const event = s.events.get(m.eventId);
+      return due.slice(0, Math.max(0, limit)).map((m) => {
         m.status = 'sending';
         m.leaseExpiresAt = new Date(t + leaseMs);
         m.leaseToken += 1;
         m.attempts += 1;
         m.updatedAt = new Date(t);
-        if (!event) return [];
-        return [{ ...structuredClone(m), event: structuredClone(event) } as ClaimedWebhookMessage];
+        return structuredClone(m) as ClaimedWebhookMessage;
       });
     },
     async completeWebhookMessages(items) {

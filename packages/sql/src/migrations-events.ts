@@ -59,6 +59,7 @@ export function eventsAndWebhooks(kind: SqlKind, t: ColumnTypes, options: typeof
         .addColumn('endpoint_id', t.id, (c) => c.notNull())
         .addColumn('event_id', t.id, (c) => c.notNull())
         .addColumn('event_type', t.short, (c) => c.notNull())
+        .addColumn('payload', t.text, (c) => c.notNull())
         .addColumn('status', t.short, (c) => c.notNull())
         .addColumn('attempts', t.int, (c) => c.notNull())
         .addColumn('next_attempt_at', t.big, (c) => c.notNull())

@@ -33,6 +33,7 @@ const MESSAGE_COLUMNS = [
   'endpoint_id',
   'event_id',
   'event_type',
+  'payload',
   'status',
   'attempts',
   'next_attempt_at',
@@ -69,9 +70,6 @@ const ATTEMPT_COLUMNS = [
   'error',
   'created_at',
 ] as const;
-
-/** Keys per `IN (...)` list. */
-const IN_LIST_SIZE = 500;
 
 /** What the event members of the SQL store share with the rest of it. */
 export interface SqlEventsDeps {
@@ -144,6 +142,7 @@ function messageParams(m: WebhookMessageRecord): unknown[] {
     m.endpointId,
     m.eventId,
     m.eventType,
+    m.payload,
     m.status,
     m.attempts,
     m.nextAttemptAt.getTime(),
@@ -200,6 +199,7 @@ export function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlE
     endpointId: String(row.endpoint_id),
     eventId: String(row.event_id),
     eventType: String(row.event_type) as EventType,
+    payload: String(row.payload),
     status: String(row.status) as WebhookMessageStatus,
     attempts: num(row.attempts),
     nextAttemptAt: new Date(num(row.next_attempt_at)),
@@ -222,17 +222,6 @@ export function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlE
     error: strOrNull(row.error),
     createdAt: new Date(num(row.created_at)),
   });
-
-  /** The events of `ids`, by id. */
-  const eventsById = async (ids: readonly string[]): Promise<Map<string, EventRecord>> => {
-    const found = new Map<string, EventRecord>();
-    for (let i = 0; i < ids.length; i += IN_LIST_SIZE) {
-      const chunk = ids.slice(i, i + IN_LIST_SIZE);
-      const rows = await all(`SELECT * FROM mailroom_events WHERE id IN ${r.values(1, chunk.length)}`, chunk);
-      for (const row of rows) found.set(String(row.id), event(row));
-    }
-    return found;
-  };
 
   return {
     insertOutbox(outbox) {
@@ -375,13 +364,9 @@ export function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlE
           columns: MESSAGE_COLUMNS,
           decode: message,
         });
-        const events = await eventsById([...new Set(claimed.map((m) => m.eventId))]);
-        return claimed
-          .sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() || (a.id < b.id ? -1 : 1))
-          .flatMap((m) => {
-            const found = events.get(m.eventId);
-            return found ? [{ ...m, event: found } as ClaimedWebhookMessage] : [];
-          });
+        return (claimed as ClaimedWebhookMessage[]).sort(
+          (a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() || (a.id < b.id ? -1 : 1),
+        );
       });
     },
 

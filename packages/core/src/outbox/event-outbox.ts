@@ -77,14 +77,17 @@ export function createEventOutbox(store: Store, cacheMs = ENDPOINT_CACHE_MS): Ev
   ): WebhookMessageRecord[] {
     const messages: WebhookMessageRecord[] = [];
     for (const event of events) {
+      let payload: string | undefined;
       for (const endpoint of endpoints) {
         if (endpoint.events !== null && !endpoint.events.includes(event.type)) continue;
+        payload ??= JSON.stringify(eventPayload(event));
         messages.push({
           id: newId('msg', now.getTime()),
           projectId: event.projectId,
           endpointId: endpoint.id,
           eventId: event.id,
           eventType: event.type,
+          payload,
           status: 'pending',
           attempts: 0,
           nextAttemptAt: now,

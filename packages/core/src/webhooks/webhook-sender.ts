@@ -7,7 +7,6 @@ import type {
   WebhookOutcome,
 } from '../event-records.js';
 import { newId } from '../ids.js';
-import { eventPayload } from '../outbox/event-outbox.js';
 import { secretKey, signedHeaders } from './webhook-signature.js';
 import type { WebhookOptions } from './webhook-types.js';
 
@@ -26,6 +25,7 @@ export const WEBHOOK_DEFAULTS: Required<WebhookOptions> = {
   maxResponseBytes: 64 * 1024,
   leaseMs: MINUTE,
   pollMs: 250,
+  busyRatePerSecond: 500,
 };
 
 /** How long a sender trusts its copy of an endpoint (URL, secret, enabled). */
@@ -64,8 +64,28 @@ interface Finished {
  * and after the last it is `failed`. An endpoint that has failed every attempt for `disableAfterMs` is
  * disabled. Order is not kept: messages are sent concurrently, and a retry goes after newer ones.
  */
-export function createWebhookSender(ctx: EngineContext, options: WebhookOptions = {}): WebhookSender {
+export function createWebhookSender(
+  ctx: EngineContext,
+  options: WebhookOptions = {},
+  /** Whether this process's delivery worker has deliveries in flight (see `busyRatePerSecond`). */
+  busy: () => boolean = () => false,
+): WebhookSender {
   const opts: Required<WebhookOptions> = { ...WEBHOOK_DEFAULTS, ...options };
+  // Pacing while busy: the next time a POST may start. Checked in short steps, so that the cap lifts as
+  // soon as the worker is idle (a rate limiter's queue would keep every waiting POST on the slow pace).
+  let nextSlot = 0;
+  const paced = async (): Promise<void> => {
+    const gap = 1000 / opts.busyRatePerSecond;
+    while (running || draining) {
+      if (!(opts.busyRatePerSecond > 0) || !busy()) return;
+      const now = performance.now();
+      if (nextSlot <= now) {
+        nextSlot = Math.max(now, nextSlot) + gap;
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50, nextSlot - now)));
+    }
+  };
   const { store, clock, logger, events, fetcher, outbox } = ctx;
   const endpoints = new Map<
     string,
@@ -78,6 +98,7 @@ export function createWebhookSender(ctx: EngineContext, options: WebhookOptions 
   let flushTimer: ReturnType<typeof setTimeout> | undefined;
   let writes: Promise<void> = Promise.resolve();
   let running = false;
+  let draining = false;
   let loop: Promise<void> | undefined;
   let wakeUp: (() => void) | undefined;
 
@@ -128,7 +149,7 @@ export function createWebhookSender(ctx: EngineContext, options: WebhookOptions 
       key = secretKey(endpoint.secret);
       keys.set(endpoint, key);
     }
-    const body = JSON.stringify(eventPayload(message.event));
+    const body = message.payload;
     const headers = {
       'content-type': 'application/json',
       ...signedHeaders(key, message.id, Math.floor(clock.now().getTime() / 1000), body),
@@ -248,29 +269,51 @@ export function createWebhookSender(ctx: EngineContext, options: WebhookOptions 
     );
   }
 
+  /** Claimed messages waiting for a free sending place, oldest first. */
+  let queue: ClaimedWebhookMessage[] = [];
+  let runners = 0;
+
+  /** One sending place: sends queued messages until none is left. */
+  async function runner(): Promise<void> {
+    runners++;
+    try {
+      for (let message = queue.shift(); message; message = queue.shift()) {
+        // Mail first: while this process's worker has deliveries in flight, events go at a capped rate.
+        await paced();
+        await send(message).catch((error: unknown) =>
+          logger.error({ err: error, message: message?.id }, 'webhook send failed'),
+        );
+        inFlight--;
+        if (inFlight === Math.floor(holdMax / 2)) wakeUp?.();
+      }
+    } finally {
+      runners--;
+      wakeUp?.();
+    }
+  }
+
   /** Claims up to `limit` due messages and starts sending them; returns how many it claimed. */
   async function claim(limit: number): Promise<number> {
     const claimed = await store.claimWebhookMessages({ now: clock.now(), limit, leaseMs: opts.leaseMs });
-    for (const message of claimed) {
-      inFlight++;
-      const done = send(message)
-        .catch((error: unknown) => logger.error({ err: error, message: message.id }, 'webhook send failed'))
-        .finally(() => {
-          inFlight--;
-          sending.delete(done);
-          if (opts.concurrency - inFlight >= Math.ceil(opts.concurrency / 2)) wakeUp?.();
-        });
-      sending.add(done);
+    inFlight += claimed.length;
+    queue = queue.concat(claimed);
+    while (runners < opts.concurrency && runners < queue.length) {
+      const running = runner();
+      sending.add(running);
+      void running.finally(() => sending.delete(running));
     }
     return claimed.length;
   }
+
+  /** Messages a sender holds claimed at most: a few rounds of its sending places. */
+  const holdMax = opts.concurrency * 4;
 
   async function runLoop(): Promise<void> {
     while (running) {
       let full = false;
       try {
-        const room = opts.concurrency - inFlight;
-        if (room >= Math.ceil(opts.concurrency / 2)) full = (await claim(room)) === room;
+        const room = holdMax - inFlight;
+        if (room >= Math.ceil(holdMax / 2)) full = (await claim(room)) === room;
       } catch (error) {
         logger.error({ err: error }, 'claiming webhook messages failed');
       }
@@ -285,6 +328,18 @@ export function createWebhookSender(ctx: EngineContext, options: WebhookOptions 
         wakeUp = finish;
       });
     }
+  }
+
+  async function drainAll(): Promise<void> {
+    for (;;) {
+      // Claims in rounds of at least half the room: a claim has a cost of its own, whatever its size.
+      const room = holdMax - inFlight;
+      const claimed = room >= Math.ceil(holdMax / 2) || inFlight === 0 ? await claim(room) : 0;
+      if (claimed === 0 && inFlight === 0) break;
+      // Less than a full claim: wait for a sending place to finish before claiming again.
+      if ((claimed === 0 || claimed < room) && sending.size > 0) await Promise.race(sending);
+    }
+    await settle();
   }
 
   async function settle(): Promise<void> {
@@ -307,13 +362,14 @@ export function createWebhookSender(ctx: EngineContext, options: WebhookOptions 
     },
     async drain() {
       await ctx.ready();
-      for (;;) {
-        const claimed = await claim(Math.max(1, opts.concurrency - inFlight));
-        if (claimed === 0 && inFlight === 0) break;
-        if (claimed === 0) await Promise.race(sending);
+      draining = true;
+      try {
+        await drainAll();
+      } finally {
+        draining = false;
       }
-      await settle();
     },
+
     wake() {
       wakeUp?.();
     },

@@ -35,6 +35,13 @@ export interface WebhookOptions {
   leaseMs?: number;
   /** Poll interval of an idle sender. @default 250 */
   pollMs?: number;
+  /**
+   * Mail first: while the delivery worker of this process has deliveries in flight, this process POSTs at
+   * most this many webhook messages per second (0: no cap), so that events of a large broadcast do not
+   * take the CPU its delivery needs; they catch up at full speed once it is idle. Events are never
+   * dropped, only later. @default 500
+   */
+  busyRatePerSecond?: number;
 }
 
 /** An endpoint as shown: never its secret. */
