@@ -117,8 +117,14 @@ async function allEvents(store: Store, projectId: string): Promise<EventRecord[]
   return store.listEvents(projectId, {}, { limit: 1000 });
 }
 
-/** Registers the tests of the event and webhook primitives. */
-export function describeEvents(ctx: StoreSuiteContext): void {
+/**
+ * Registers the tests of the event and webhook primitives; with `connect` (a second store on the same
+ * backend, as another process), also the race of webhook claims between processes.
+ */
+export function describeEvents(
+  ctx: StoreSuiteContext,
+  connect?: (store: Store) => Promise<Store> | Store,
+): void {
   describe('event outbox', () => {
     it('an outcome writes its events and messages only when its fenced write happens', async () => {
       const { project, deliveries } = await seedMailing(ctx.store, { addresses: addresses(3) });
@@ -346,6 +352,32 @@ export function describeEvents(ctx: StoreSuiteContext): void {
       const ids = claims.flat().map((m) => m.id);
       expect(new Set(ids).size).toBe(ids.length);
     });
+
+    it.skipIf(connect === undefined)(
+      'claims from several processes are disjoint and cover every message (skipped without `connect`)',
+      async () => {
+        const other = await (connect as (store: Store) => Promise<Store> | Store)(ctx.store);
+        try {
+          await other.init();
+          const { messages } = await seedMessages(120);
+          const stores = [ctx.store, other];
+          const batches = await Promise.all(
+            Array.from({ length: ctx.concurrency }, (_, i) =>
+              (stores[i % 2] as Store).claimWebhookMessages({
+                now: testTime(1_000),
+                limit: Math.ceil(240 / ctx.concurrency),
+                leaseMs: LEASE,
+              }),
+            ),
+          );
+          const ids = batches.flat().map((m) => m.id);
+          expect(new Set(ids).size).toBe(ids.length);
+          expect(ids.sort()).toEqual(messages.map((m) => m.id).sort());
+        } finally {
+          await other.close();
+        }
+      },
+    );
 
     it('completes fenced by the lease token, recording the attempt only when written', async () => {
       const { project, endpoint, messages } = await seedMessages(3);

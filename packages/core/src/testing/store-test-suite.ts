@@ -102,7 +102,7 @@ export function storeTestSuite(
     describeDeliveries(ctx);
     describeSources(ctx);
     describeSchedule(ctx);
-    describeEvents(ctx);
+    describeEvents(ctx, options.connect);
     describeMultiProcess(ctx, options.connect, options.skip?.multiProcess);
   });
 }
