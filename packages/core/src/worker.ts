@@ -6,6 +6,7 @@ import type { MailroomWorker, WorkerOptions } from './mailroom-types.js';
 import type { ClaimedDelivery, MailingStatus, SourceJobRecord } from './records.js';
 import { SOURCE_EXPANDERS } from './sources/index.js';
 import type { SourcePage } from './sources/source-expander.js';
+import type { DeliveryQueue, MailingStore, SourceJobStore } from './store.js';
 
 /** Worker settings with their defaults applied. */
 export type ResolvedWorkerOptions = Required<WorkerOptions>;
@@ -23,6 +24,7 @@ export const WORKER_DEFAULTS: ResolvedWorkerOptions = {
   projectRatePerSecond: 0,
   maxAgeMs: 86_400_000,
   throttlePauseMs: 5_000,
+  transportPauseMs: 60_000,
   flushEvery: 50,
   flushMs: 200,
   renderThreads: 0,
@@ -57,7 +59,8 @@ export function createWorker(
   /** Deliveries claimed whose outcome is not durable yet. */ readonly outstanding: number;
 } {
   const opts: ResolvedWorkerOptions = { ...WORKER_DEFAULTS, ...options };
-  const { store, clock, logger, events } = ctx;
+  const { clock, logger, events } = ctx;
+  const store: DeliveryQueue & SourceJobStore & MailingStore = ctx.store;
   const cache = new MailingCache(ctx);
   let capacity: (() => void) | undefined;
   const pipeline = createDeliveryPipeline(ctx, opts, cache, () => capacity?.());

@@ -8,8 +8,8 @@ import type {
   WebhookMessageRecord,
   WebhookMessageStatus,
   WebhookOutcome,
-} from './event-records.js';
-import type { PageOptions } from './store.js';
+} from '../event-records.js';
+import type { PageOptions } from './paging.js';
 
 /**
  * The event outbox and the webhook queue: the role of a `Store` behind `mailroom.listEvents`, the

@@ -10,11 +10,12 @@ import type {
   WebhookMessageStatus,
 } from '@mailroom/core';
 import type Database from 'better-sqlite3';
-import type { Codec, Row } from './codec.js';
-import { ms } from './codec.js';
-import type { Db } from './connect.js';
-import type { SqlClaims } from './sql-claims.js';
-import type { SqlRunner } from './sql-runner.js';
+import type { Codec, Row } from '../codec.js';
+import { ms } from '../codec.js';
+import type { Db } from '../connect.js';
+import type { SqlClaims } from '../sql-claims.js';
+import type { SqlContext } from '../sql-context.js';
+import type { SqlRunner } from '../sql-runner.js';
 
 const EVENT_COLUMNS = [
   'id',
@@ -163,8 +164,13 @@ const dateOrNull = (value: unknown): Date | null =>
 const strOrNull = (value: unknown): string | null =>
   value === null || value === undefined ? null : String(value);
 
+/** `EventStore` on SQL: the event outbox, webhook endpoints and the webhook queue. */
+export function sqlEventStore(ctx: SqlContext): EventStore {
+  return createSqlEvents({ db: ctx.db, runner: ctx.r, codec: ctx.c, claims: ctx.claims, guard: ctx.guard });
+}
+
 /** The `EventStore` members of the SQL store. */
-export function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDeps): EventStore {
+function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDeps): EventStore {
   const mysql = r.kind === 'mysql';
   const all = async (text: string, params: unknown[] = [], on: Db = db): Promise<Row[]> =>
     (await r.run<Row>(on, text, params)).rows;
