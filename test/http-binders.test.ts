@@ -255,6 +255,7 @@ describe.each([
       expect(doc.openapi).toBe('3.1.0');
       expect(doc.servers).toEqual([{ url: PREFIX }]);
       expect(Object.keys(doc.paths).sort()).toEqual([
+        '/events',
         '/send/mail',
         '/send/mail/broadast',
         '/send/mail/broadcast',
@@ -263,6 +264,9 @@ describe.each([
         '/t/c/{token}',
         '/t/o/{token}.gif',
         '/unsubscribe/{token}',
+        '/webhooks',
+        '/webhooks/{id}',
+        '/webhooks/{id}/rotate-secret',
       ]);
       expect(doc.components.securitySchemes).toEqual({
         bearerAuth: expect.objectContaining({ scheme: 'bearer' }),

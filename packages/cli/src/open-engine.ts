@@ -9,6 +9,7 @@ import {
   type TrackingOptions,
   type Transport,
   type UnsubscribeOptions,
+  type WebhookOptions,
   type WorkerOptions,
 } from '@mailroom/core';
 import { outboxTransport, smtpTransport } from '@mailroom/smtp';
@@ -212,6 +213,8 @@ export async function openEngine(options: {
   tracking?: TrackingOptions;
   /** The guarded fetcher of CSV sources and attachment URLs (`--allow-host`). */
   fetch?: GuardedFetcherOptions;
+  /** The webhook sender (`--no-webhooks`, `--webhook-retry-schedule`). */
+  webhooks?: WebhookOptions;
 }): Promise<OpenedEngine> {
   const store = await openStore(options.database);
   let transport: Transport;
@@ -229,6 +232,7 @@ export async function openEngine(options: {
     ...(options.unsubscribe ? { unsubscribe: options.unsubscribe } : {}),
     ...(options.tracking ? { tracking: options.tracking } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.webhooks ? { webhooks: options.webhooks } : {}),
   });
   return {
     mailroom,

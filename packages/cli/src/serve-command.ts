@@ -12,6 +12,7 @@ import {
   publicUrlOf,
   trackingFlagsOf,
   unsubscribeSecretOf,
+  webhookOptionsOf,
   workerOptionsOf,
 } from './engine-flags.js';
 import { type CliIo, println } from './io.js';
@@ -77,6 +78,7 @@ ${DELIVERY_FLAGS_HELP}
     const publicUrl = publicUrlOf(args, io.env, this.name);
     const unsubscribeSecret = unsubscribeSecretOf(io.env, this.name);
     const allowHosts = allowHostsOf(args, io.env, this.name);
+    const webhooks = webhookOptionsOf(args, this.name);
     const logLevel = logLevelOf(args.string('log-level'), io.env.MAILROOM_LOG_LEVEL, this.name);
     const dashboardPrefix = args.string('dashboard-prefix');
     const metricsToken = io.env.MAILROOM_METRICS_TOKEN?.trim() || undefined;
@@ -102,6 +104,7 @@ ${DELIVERY_FLAGS_HELP}
       ...(unsubscribeSecret ? { unsubscribeSecret } : {}),
       tracking: trackingFlagsOf(args),
       allowHosts,
+      webhooks,
     });
     printBanner(io, server, {
       database: database.label,

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { Logger, Mailroom, WorkerOptions } from '@mailroom/core';
+import type { Logger, Mailroom, WebhookOptions, WorkerOptions } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
 import type { HttpOptions } from '@mailroom/http';
 import { mailroomPlugin } from '@mailroom/http/fastify';
@@ -39,6 +39,8 @@ export interface ServerOptions {
    * private or loopback (the guarded fetcher's `allowHosts`). @default [] (public hosts only)
    */
   allowHosts?: string[];
+  /** The webhook sender, run with the worker unless `send` is false. */
+  webhooks?: WebhookOptions;
 }
 
 /** A running server. */
@@ -79,6 +81,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     logger: options.logger,
     ...(options.workerOptions ? { worker: options.workerOptions } : {}),
     ...(options.allowHosts?.length ? { fetch: { allowHosts: options.allowHosts } } : {}),
+    ...(options.webhooks ? { webhooks: options.webhooks } : {}),
     unsubscribe: {
       baseUrl: publicUrl,
       ...(options.unsubscribeSecret ? { secret: options.unsubscribeSecret } : {}),

@@ -10,6 +10,7 @@ import {
   publicUrlOf,
   trackingFlagsOf,
   unsubscribeSecretOf,
+  webhookOptionsOf,
   workerOptionsOf,
 } from './engine-flags.js';
 import { println } from './io.js';
@@ -47,6 +48,7 @@ ${DELIVERY_FLAGS_HELP}
       );
     }
     const allowHosts = allowHostsOf(args, io.env, this.name);
+    const webhooks = webhookOptionsOf(args, this.name);
     const database = resolveDatabase(args.string('database'), io, this.name);
     const delivery = resolveDelivery(deliveryFlagsOf(args), io, this.name);
     const { mailroom } = await openEngine({
@@ -57,6 +59,7 @@ ${DELIVERY_FLAGS_HELP}
         logLevelOf(args.string('log-level'), io.env.MAILROOM_LOG_LEVEL, this.name),
       ),
       worker: workerOptions,
+      webhooks,
       ...(allowHosts.length > 0 ? { fetch: { allowHosts } } : {}),
       ...(publicUrl
         ? { unsubscribe: { baseUrl: publicUrl, ...(unsubscribeSecret ? { secret: unsubscribeSecret } : {}) } }

@@ -1,5 +1,6 @@
 export * from './clock.js';
 export * from './errors.js';
+export * from './event-records.js';
 export * from './fetch/index.js';
 export { silentLogger } from './logger.js';
 export { createMailroom } from './mailroom.js';

@@ -1,6 +1,7 @@
 import type { AccountStore } from './store/account-store.js';
 import type { AudienceStore } from './store/audience-store.js';
 import type { DeliveryQueue } from './store/delivery-queue.js';
+import type { EventStore } from './store/event-store.js';
 import type { IdempotencyStore } from './store/idempotency-store.js';
 import type { MailingStore } from './store/mailing-store.js';
 import type { RetentionStore } from './store/retention-store.js';
@@ -11,6 +12,7 @@ import type { TrackingStore } from './store/tracking-store.js';
 export type { AccountStore } from './store/account-store.js';
 export type { AudienceStore } from './store/audience-store.js';
 export type { ClaimOptions, DeliveryQueue } from './store/delivery-queue.js';
+export type { EventStore } from './store/event-store.js';
 export type { IdempotencyStore } from './store/idempotency-store.js';
 export type {
   BatchCommitResult,
@@ -43,6 +45,7 @@ export type {
  * - {@link SourceJobStore}: the jobs that expand a broadcast's source into deliveries.
  * - {@link IdempotencyStore}: idempotency keys.
  * - {@link RetentionStore}: the sweeps of expired keys and old content.
+ * - {@link EventStore}: the event outbox, webhook endpoints and the webhook queue.
  * - {@link TrackingStore}: link maps and open and click hits.
  *
  * Rules for every method:
@@ -63,6 +66,7 @@ export interface Store
     SourceJobStore,
     IdempotencyStore,
     RetentionStore,
+    EventStore,
     TrackingStore {}
 
 /** The names of the roles, as `storeTestSuite`'s `roles` option takes them. */
@@ -74,4 +78,5 @@ export type StoreRole =
   | 'SourceJobStore'
   | 'IdempotencyStore'
   | 'RetentionStore'
+  | 'EventStore'
   | 'TrackingStore';

@@ -6,6 +6,10 @@ export type RouteName =
   | 'unsubscribe'
   | 'cancel'
   | 'reschedule'
+  | 'events'
+  | 'webhooks'
+  | 'webhook'
+  | 'webhook-rotate'
   | 'track-click'
   | 'track-open';
 
@@ -23,6 +27,7 @@ const READ_ONLY = ['GET', 'HEAD'] as const;
 const UNSUBSCRIBE_METHODS = ['GET', 'HEAD', 'POST'] as const;
 
 const UNSUBSCRIBE_PATH = /^\/unsubscribe\/([^/]+)$/;
+const WEBHOOK_PATH = /^\/webhooks\/([^/]+)(\/rotate-secret)?$/;
 // Open and click tracking: tokens are URL-safe as made, so they are taken undecoded.
 const TRACK_CLICK_PATH = /^\/t\/c\/([A-Za-z0-9._-]+)$/;
 const TRACK_OPEN_PATH = /^\/t\/o\/([A-Za-z0-9._-]+)\.gif$/;
@@ -36,6 +41,8 @@ const ROUTES: ReadonlyMap<string, RouteMatch> = new Map<string, RouteMatch>([
   // The TypeScript SDK's spelling of both broadcast calls.
   ['/send/mail/broadast', { name: 'broadcast', allow: POST_ONLY }],
   ['/openapi.json', { name: 'openapi', allow: READ_ONLY }],
+  ['/events', { name: 'events', allow: READ_ONLY }],
+  ['/webhooks', { name: 'webhooks', allow: ['GET', 'HEAD', 'POST'] }],
 ]);
 
 /** The route at `path`, or `undefined`; `/openapi.json` exists only when the document is served. */
@@ -48,6 +55,14 @@ export function matchRoute(path: string, openapi: boolean): RouteMatch | undefin
     return token === undefined
       ? undefined
       : { name: 'unsubscribe', allow: UNSUBSCRIBE_METHODS, params: { token } };
+  }
+  const webhook = WEBHOOK_PATH.exec(path);
+  if (webhook) {
+    const id = decode(webhook[1] as string);
+    if (id === undefined) return undefined;
+    return webhook[2]
+      ? { name: 'webhook-rotate', allow: POST_ONLY, params: { id } }
+      : { name: 'webhook', allow: ['DELETE'], params: { id } };
   }
   const click = TRACK_CLICK_PATH.exec(path);
   if (click) return { name: 'track-click', allow: READ_ONLY, params: { token: click[1] as string } };

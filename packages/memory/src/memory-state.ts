@@ -14,6 +14,7 @@ import type {
   TrackingHit,
 } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
+import { type EventState, emptyEventState } from './roles/event-store.js';
 
 /** The store's name, and the `source` of its errors. */
 export const DRIVER_NAME = 'memory';
@@ -43,6 +44,8 @@ export interface State {
   sourceJobs: Map<string, SourceJobRecord>;
   idempotency: Map<string, IdempotencyRecord>;
   settings: Map<string, string>;
+  /** Events and the webhook queue (roles/event-store.ts). */
+  outbox: EventState;
   /** Tracking (roles/tracking-store.ts): link maps by mailing, opens by delivery and class, clicks. */
   tracking: {
     linkMaps: Map<string, string[]>;
@@ -72,6 +75,7 @@ export function emptyState(): State {
     sourceJobs: new Map(),
     idempotency: new Map(),
     settings: new Map(),
+    outbox: emptyEventState(),
     tracking: { linkMaps: new Map(), opens: new Map(), clicks: [] },
   };
 }

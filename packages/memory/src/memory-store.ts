@@ -4,6 +4,7 @@ import { DRIVER_NAME, emptyState, fail } from './memory-state.js';
 import { memoryAccountStore } from './roles/account-store.js';
 import { memoryAudienceStore } from './roles/audience-store.js';
 import { memoryDeliveryQueue } from './roles/delivery-queue.js';
+import { memoryEventStore } from './roles/event-store.js';
 import { memoryIdempotencyStore } from './roles/idempotency-store.js';
 import { memoryMailingStore } from './roles/mailing-store.js';
 import { memoryRetentionStore } from './roles/retention-store.js';
@@ -49,6 +50,7 @@ export function memoryStore(): Store {
     ...memorySourceJobStore(db),
     ...memoryIdempotencyStore(db),
     ...memoryRetentionStore(db),
+    ...memoryEventStore(() => db().outbox),
     ...memoryTrackingStore(db),
   };
 }

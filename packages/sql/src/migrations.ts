@@ -2,6 +2,7 @@ import type { CreateTableBuilder, Expression, Kysely, Migration, MigrationProvid
 import { Migrator, sql } from 'kysely';
 import type { Db } from './connect.js';
 import { trackingSchema } from './migration-tracking.js';
+import { eventsAndWebhooks } from './migrations-events.js';
 import type { SqlKind } from './options.js';
 
 /** Name of the table that records applied migrations. */
@@ -382,7 +383,8 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
   return {
     '001_initial': initialSchema(kind),
     '002_settings_retention': settingsAndRetention(kind),
-    '003_tracking': trackingSchema(kind),
+    '003_events_webhooks': eventsAndWebhooks(kind, columnTypes(kind), tableOptions),
+    '004_tracking': trackingSchema(kind),
   };
 }
 

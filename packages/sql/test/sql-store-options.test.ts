@@ -86,7 +86,8 @@ describe('sqlStore options', () => {
     expect(applied).toEqual([
       { name: '001_initial' },
       { name: '002_settings_retention' },
-      { name: '003_tracking' },
+      { name: '003_events_webhooks' },
+      { name: '004_tracking' },
     ]);
   });
 });

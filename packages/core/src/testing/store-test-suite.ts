@@ -22,6 +22,7 @@ import type { Store, StoreRole } from '../store.js';
 import { describeAccounts } from './store-suite-accounts.js';
 import { describeAudience } from './store-suite-audience.js';
 import { describeDeliveryQueue } from './store-suite-delivery-queue.js';
+import { describeEvents } from './store-suite-events.js';
 import type { StoreSuiteContext } from './store-suite-helpers.js';
 import { describeIdempotency } from './store-suite-idempotency.js';
 import { describeMailings } from './store-suite-mailings.js';
@@ -116,6 +117,8 @@ export function storeTestSuite(
       SourceJobStore: describeSources,
       IdempotencyStore: describeIdempotency,
       RetentionStore: describeRetention,
+      // Events lean on the other roles to seed mailings and deliveries; the race of two processes needs `connect`.
+      EventStore: (c) => describeEvents(c, options.connect),
       TrackingStore: describeTracking,
     };
     for (const [role, register] of Object.entries(roles) as Array<[StoreRole, typeof describeAccounts]>) {
