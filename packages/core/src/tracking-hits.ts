@@ -18,6 +18,8 @@ export interface HitRecorderOptions {
   flushMs: number;
   /** Called with the hits a write reported new (first opens, every click), after it committed. */
   onRecorded(hits: TrackingHit[]): void;
+  /** The events of a hit, written with it if it is new (the event outbox). */
+  outboxOf(hit: TrackingHit): Promise<TrackingHit['outbox']>;
 }
 
 /** Writes hits behind the HTTP answer, in batches. */
@@ -114,7 +116,10 @@ export function createHitRecorder(ctx: EngineContext, options: HitRecorderOption
       while (ready.length > 0) {
         const batch = ready.slice(0, BATCH);
         try {
-          const fresh = await store.recordTrackingHits(batch);
+          const withEvents = await Promise.all(
+            batch.map(async (hit) => ({ ...hit, outbox: await options.outboxOf(hit) })),
+          );
+          const fresh = await store.recordTrackingHits(withEvents);
           backoffMs = 0;
           ready = ready.slice(batch.length);
           options.onRecorded(batch.filter((_, i) => fresh[i]));

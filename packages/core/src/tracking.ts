@@ -41,6 +41,7 @@ export interface Tracking {
 interface MailingInfo {
   projectId: string;
   ref: string;
+  kind: MailingRecord['kind'];
   links: string[];
 }
 
@@ -73,7 +74,9 @@ export function createTracking(ctx: EngineContext, options: TrackingOptions): Tr
         store.getMailingById(mailingId),
         store.getLinkMap(mailingId),
       ]);
-      return mailing ? { projectId: mailing.projectId, ref: mailing.ref, links: links ?? [] } : undefined;
+      return mailing
+        ? { projectId: mailing.projectId, ref: mailing.ref, kind: mailing.kind, links: links ?? [] }
+        : undefined;
     })();
     // Only found mailings stay cached: a token is verified before its mailing is read, so misses are rare.
     loading.then(
@@ -88,6 +91,27 @@ export function createTracking(ctx: EngineContext, options: TrackingOptions): Tr
   const recorder: HitRecorder = createHitRecorder(ctx, {
     scannerWindowMs,
     flushMs: options.flushMs ?? 250,
+    async outboxOf(hit) {
+      const [info, delivery] = await Promise.all([infoOf(hit.mailingId), store.getDelivery(hit.deliveryId)]);
+      if (!info || !delivery) return undefined;
+      return ctx.outbox.event(
+        hit.projectId,
+        hit.kind === 'open' ? 'email.opened' : 'email.clicked',
+        hit.at,
+        { mailingRef: info.ref, deliveryId: delivery.id, address: delivery.address },
+        {
+          mailing: { ref: info.ref, kind: info.kind },
+          delivery: {
+            id: delivery.id,
+            message_id: delivery.messageId,
+            address: delivery.address,
+            attempts: delivery.attempts,
+          },
+          machine: hit.machine,
+          ...(hit.url === null ? {} : { url: hit.url }),
+        },
+      );
+    },
     onRecorded(hits) {
       if (!events.has('tracking')) return;
       for (const hit of hits) {

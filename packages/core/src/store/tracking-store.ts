@@ -1,3 +1,5 @@
+import type { OutboxWrite } from '../event-records.js';
+
 /**
  * The store's role for open and click tracking: each mailing's link map, and the hits the engine has
  * verified (a token it signed), with their human-or-machine verdict. Part of {@link Store}; the
@@ -19,6 +21,11 @@ export interface TrackingHit {
   /** Judged to come from a machine (a mail-privacy proxy, a link scanner), not a person. */
   machine: boolean;
   at: Date;
+  /**
+   * The hit's events and webhook messages (`email.opened` / `email.clicked`): written in the same
+   * transaction as the hit, and only when the hit is new (a repeated open writes none).
+   */
+  outbox?: OutboxWrite;
 }
 
 /** Counts of a mailing's hits, people and machines apart. */
@@ -54,7 +61,8 @@ export interface TrackingStore {
   /**
    * Record verified hits, atomically (all or none). An open is kept once per (delivery, machine) with a
    * count of repeats; every click is kept. Returns, in input order, whether each hit is new: an open that
-   * is its delivery's first of its class (machine or not), and every click.
+   * is its delivery's first of its class (machine or not), and every click. A new hit's `outbox` is written
+   * with it, in the same transaction; a hit that is not new writes no event.
    *
    * Race guarantee: of concurrent calls recording opens of one (delivery, machine), processes included,
    * exactly one hit is reported new.

@@ -1,5 +1,6 @@
 import type { DeliveryTracking, TrackingStore, TrackingSummary } from '@mailroom/core';
 import type { State } from '../memory-state.js';
+import { writeOutbox } from './event-store.js';
 
 /**
  * `TrackingStore` in memory: link maps, opens (one row per delivery and class) and clicks. Every method
@@ -21,9 +22,11 @@ export function memoryTrackingStore(db: () => State): TrackingStore {
     },
     async recordTrackingHits(hits) {
       const { opens, clicks } = tables();
-      return hits.map((hit) => {
+      const state = db();
+      return hits.map(({ outbox, ...hit }) => {
         if (hit.kind === 'click') {
           clicks.push({ ...hit, at: new Date(hit.at) });
+          writeOutbox(state.outbox, outbox);
           return true;
         }
         const key = `${hit.deliveryId}\n${hit.machine}`;
@@ -40,6 +43,7 @@ export function memoryTrackingStore(db: () => State): TrackingStore {
           lastAt: new Date(hit.at),
           count: 1,
         });
+        writeOutbox(state.outbox, outbox);
         return true;
       });
     },

@@ -2,12 +2,13 @@ import type { DeliveryTracking, TrackingStore, TrackingSummary } from '@mailroom
 import type { Row } from '../codec.js';
 import type { Db } from '../connect.js';
 import type { SqlContext } from '../sql-context.js';
+import { writeOutbox } from './event-store.js';
 
 /**
  * The tracking role of the SQL store (tables of migration `003_tracking`): link maps as one JSON text per
  * mailing, opens as one row per (delivery, machine) with a count, clicks as one row each.
  */
-export function sqlTrackingStore({ db, r, guard }: SqlContext): TrackingStore {
+export function sqlTrackingStore({ db, r, c, guard }: SqlContext): TrackingStore {
   const mysql = r.kind === 'mysql';
   const insertIgnore = (table: string, columns: string, values: string, key: string) =>
     mysql
@@ -42,6 +43,7 @@ export function sqlTrackingStore({ db, r, guard }: SqlContext): TrackingStore {
       return guard('recordTrackingHits', () =>
         r.transaction(db, async (tx) => {
           const fresh: boolean[] = [];
+          const outboxes: Array<(typeof hits)[number]['outbox']> = [];
           for (const hit of hits) {
             const at = hit.at.getTime();
             const machine = hit.machine ? 1 : 0;
@@ -61,6 +63,7 @@ export function sqlTrackingStore({ db, r, guard }: SqlContext): TrackingStore {
                 ],
               );
               fresh.push(true);
+              outboxes.push(hit.outbox);
               continue;
             }
             // The unique key decides which of racing first opens is new; the others count as repeats.
@@ -76,6 +79,7 @@ export function sqlTrackingStore({ db, r, guard }: SqlContext): TrackingStore {
             );
             if (inserted.affected > 0) {
               fresh.push(true);
+              outboxes.push(hit.outbox);
               continue;
             }
             await r.run(
@@ -85,6 +89,8 @@ export function sqlTrackingStore({ db, r, guard }: SqlContext): TrackingStore {
             );
             fresh.push(false);
           }
+          // The events of the new hits, in the same transaction.
+          await writeOutbox(r, c, tx, outboxes);
           return fresh;
         }),
       );
