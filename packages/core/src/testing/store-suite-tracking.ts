@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TrackingHit } from '../store.js';
 import { testId, testTime } from './store-fixtures.js';
-import { addresses, type StoreSuiteContext, seedMailing } from './store-suite-helpers.js';
+import { addresses, addressOf, type StoreSuiteContext, seedMailing } from './store-suite-helpers.js';
 
 /** A hit of the first delivery of `seeded`, with `overrides`. */
 function hitOf(
@@ -75,6 +75,40 @@ export function describeTracking(ctx: StoreSuiteContext): void {
         opens: [],
         clicks: [],
       });
+    });
+
+    it('writes a hit’s events with it, and none for a hit that is not new', async () => {
+      const seeded = await seedMailing(ctx.store, { addresses: addresses(1) });
+      const outbox = (type: 'email.opened' | 'email.clicked') => {
+        const id = testId('evt');
+        return {
+          events: [
+            {
+              id,
+              projectId: seeded.project.id,
+              type,
+              mailingRef: seeded.mailing.ref,
+              deliveryId: (seeded.deliveries[0] as { id: string }).id,
+              address: addressOf(0),
+              data: { event_id: id, project_id: seeded.project.id, machine: false },
+              createdAt: testTime(1000),
+            },
+          ],
+          messages: [],
+        };
+      };
+      await ctx.store.recordTrackingHits([
+        hitOf(seeded, { outbox: outbox('email.opened') }),
+        hitOf(seeded, { outbox: outbox('email.opened') }),
+        hitOf(seeded, {
+          kind: 'click',
+          linkIndex: 0,
+          url: 'https://a.test/',
+          outbox: outbox('email.clicked'),
+        }),
+      ]);
+      const events = await ctx.store.listEvents(seeded.project.id, {}, { limit: 10 });
+      expect(events.map((e) => e.type).sort()).toEqual(['email.clicked', 'email.opened']);
     });
 
     it('reports exactly one of racing first opens new', async () => {
