@@ -20,6 +20,7 @@ import type {
   SuppressionRecord,
   TemplateRecord,
 } from './records.js';
+import type { InboundSignalStore } from './store-inbound.js';
 
 /**
  * Optional abilities a store declares as data; the core reads them to pick a strategy.
@@ -105,7 +106,7 @@ export type DeliveryCounts = Record<DeliveryStatus, number>;
  * - A unique-key violation is reported as a `MailroomError` with code `CONFLICT`.
  * - Any other failure of the backend is a `MailroomError` with code `STORE_FAILED` and the original as `cause`.
  */
-export interface Store {
+export interface Store extends InboundSignalStore {
   /** Short name for error messages and logs, for example `memory` or `sql:sqlite`. */
   readonly name: string;
   /** Optional abilities, as data. */

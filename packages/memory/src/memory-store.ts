@@ -3,10 +3,12 @@ import {
   type BatchRecord,
   type BatchWrite,
   type ClaimedDelivery,
+  DELIVERY_STATUSES,
   type DeliveryCounts,
   type DeliveryOutcome,
   type DeliveryRecord,
   type IdempotencyRecord,
+  type InboundSignalRecord,
   type MailingRecord,
   type MailingStatus,
   MailroomError,
@@ -22,6 +24,8 @@ import {
   TERMINAL_DELIVERY_STATUSES,
   type TemplateRecord,
 } from '@mailroom/core';
+
+import { memoryInbound } from './memory-inbound.js';
 
 const DRIVER_NAME = 'memory';
 
@@ -53,6 +57,8 @@ interface State {
   sourceJobs: Map<string, SourceJobRecord>;
   idempotency: Map<string, IdempotencyRecord>;
   settings: Map<string, string>;
+  inboundSignals: Map<string, InboundSignalRecord>;
+  softBounces: Map<string, number>;
 }
 
 /**
@@ -78,6 +84,7 @@ export function memoryStore(): Store {
   return {
     name: DRIVER_NAME,
     capabilities: { multiProcess: false },
+    ...memoryInbound(db, key),
 
     async init() {
       db();
@@ -333,7 +340,7 @@ export function memoryStore(): Store {
       return clone(rows.sort((a, b) => compare(a.address, b.address)).slice(0, page.limit));
     },
     async countDeliveries(mailingId) {
-      const counts: DeliveryCounts = { queued: 0, sending: 0, sent: 0, failed: 0, suppressed: 0, skipped: 0 };
+      const counts = Object.fromEntries(DELIVERY_STATUSES.map((st) => [st, 0])) as DeliveryCounts;
       for (const d of db().deliveries.values()) if (d.mailingId === mailingId) counts[d.status] += 1;
       return counts;
     },
@@ -489,6 +496,8 @@ function emptyState(): State {
     sourceJobs: new Map(),
     idempotency: new Map(),
     settings: new Map(),
+    inboundSignals: new Map(),
+    softBounces: new Map(),
   };
 }
 

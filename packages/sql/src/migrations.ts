@@ -1,6 +1,7 @@
 import type { CreateTableBuilder, Expression, Kysely, Migration, MigrationProvider } from 'kysely';
 import { Migrator, sql } from 'kysely';
 import type { Db } from './connect.js';
+import { inboundSignalsMigration } from './migration-inbound.js';
 import type { SqlKind } from './options.js';
 
 /** Name of the table that records applied migrations. */
@@ -14,7 +15,7 @@ const MIGRATE_ATTEMPTS = 6;
 type DataType = Expression<unknown>;
 
 /** Column types per database: keys sort bytewise everywhere, as the in-memory store sorts. */
-interface ColumnTypes {
+export interface ColumnTypes {
   /** Ids: indexed, short. */
   id: DataType;
   /** Refs and idempotency keys: indexed, up to 255 characters. */
@@ -33,7 +34,7 @@ interface ColumnTypes {
   int: DataType;
 }
 
-function columnTypes(kind: SqlKind): ColumnTypes {
+export function columnTypes(kind: SqlKind): ColumnTypes {
   if (kind === 'postgres') {
     // COLLATE "C": byte order, so ORDER BY address and keyset paging agree across databases.
     const key = sql`text collate "C"`;
@@ -76,7 +77,10 @@ function columnTypes(kind: SqlKind): ColumnTypes {
  * Table options: on MySQL, utf8mb4 with a binary collation, so that addresses compare exactly (the
  * local part of an address is case-sensitive) and sort bytewise; InnoDB for row locks.
  */
-function tableOptions<TB extends string, C extends string>(kind: SqlKind, table: CreateTableBuilder<TB, C>) {
+export function tableOptions<TB extends string, C extends string>(
+  kind: SqlKind,
+  table: CreateTableBuilder<TB, C>,
+) {
   return kind === 'mysql'
     ? table.modifyEnd(sql`engine = InnoDB default charset = utf8mb4 collate = utf8mb4_bin`)
     : table;
@@ -375,7 +379,11 @@ function settingsAndRetention(kind: SqlKind): Migration {
 
 /** The store's migrations for `kind`, in order. Names sort in application order. */
 export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
-  return { '001_initial': initialSchema(kind), '002_settings_retention': settingsAndRetention(kind) };
+  return {
+    '001_initial': initialSchema(kind),
+    '002_settings_retention': settingsAndRetention(kind),
+    '003_inbound_signals': inboundSignalsMigration(kind),
+  };
 }
 
 /** A Kysely migration provider serving {@link mailroomMigrations} from code (nothing is read from disk). */

@@ -8,7 +8,7 @@ import type {
   SourceJobRecord,
   Store,
 } from '@mailroom/core';
-import { MailroomError } from '@mailroom/core';
+import { DELIVERY_STATUSES, MailroomError } from '@mailroom/core';
 import { createBulkWrites } from './bulk-writes.js';
 import type { Row } from './codec.js';
 import {
@@ -26,6 +26,7 @@ import type { SqlKind, SqlStoreOptions } from './options.js';
 import { pgCommitBatch } from './postgres-statements.js';
 import { createSqlClaims } from './sql-claims.js';
 import { toStoreError } from './sql-errors.js';
+import { sqlInbound } from './sql-inbound.js';
 import { createSqlRunner } from './sql-runner.js';
 import type { PostedScript, ScriptResult, ScriptStatement } from './sqlite-thread.js';
 import { deliveryStatements, JsonMemo, profileStatements } from './sqlite-writes.js';
@@ -212,6 +213,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
   const store: Store = {
     name,
     capabilities: { multiProcess: true },
+    ...sqlInbound(db, r, guard),
 
     init() {
       return guard('init', async () => {
@@ -769,14 +771,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
 
     countDeliveries(mailingId) {
       return guard('countDeliveries', async () => {
-        const counts: DeliveryCounts = {
-          queued: 0,
-          sending: 0,
-          sent: 0,
-          failed: 0,
-          suppressed: 0,
-          skipped: 0,
-        };
+        const counts = Object.fromEntries(DELIVERY_STATUSES.map((st) => [st, 0])) as DeliveryCounts;
         const rows = await all(
           'SELECT status, COUNT(*) AS n FROM mailroom_deliveries WHERE mailing_id = ? GROUP BY status',
           [mailingId],

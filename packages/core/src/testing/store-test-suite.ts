@@ -18,6 +18,7 @@ import { describeAccounts } from './store-suite-accounts.js';
 import { describeAudience } from './store-suite-audience.js';
 import { describeDeliveries } from './store-suite-deliveries.js';
 import type { StoreSuiteContext } from './store-suite-helpers.js';
+import { describeInbound } from './store-suite-inbound.js';
 import { describeMailings } from './store-suite-mailings.js';
 import { describeMultiProcess } from './store-suite-multi-process.js';
 import { describeSchedule } from './store-suite-schedule.js';
@@ -101,6 +102,7 @@ export function storeTestSuite(
     describeDeliveries(ctx);
     describeSources(ctx);
     describeSchedule(ctx);
+    describeInbound(ctx);
     describeMultiProcess(ctx, options.connect, options.skip?.multiProcess);
   });
 }

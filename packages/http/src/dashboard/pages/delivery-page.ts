@@ -18,6 +18,6 @@ export function deliveryPage(ctx: PageContext, view: MailingView, delivery: Deli
     ctx,
     delivery.address,
     sectionOf(view.kind),
-    html`<p class="muted"><a href="${back}">${view.subject || view.ref}</a> /</p><h1>${delivery.address}</h1><div class="card"><dl class="facts"><dt>Name</dt><dd>${delivery.name}</dd><dt>Status</dt><dd>${badge(delivery.status)}</dd><dt>Attempts</dt><dd>${delivery.attempts}</dd><dt>Last reply</dt><dd class="mono">${delivery.lastResponse ?? '—'}</dd><dt>Last error</dt><dd class="mono">${delivery.lastError ?? '—'}</dd><dt>Sent</dt><dd>${time(delivery.sentAt)}</dd><dt>Next attempt</dt><dd>${delivery.status === 'queued' ? time(delivery.nextAttemptAt) : '—'}</dd><dt>Message-ID</dt><dd class="mono">${delivery.messageId}</dd></dl></div>${preview}`,
+    html`<p class="muted"><a href="${back}">${view.subject || view.ref}</a> /</p><h1>${delivery.address}</h1><div class="card"><dl class="facts"><dt>Name</dt><dd>${delivery.name}</dd><dt>Status</dt><dd>${badge(delivery.status)}</dd><dt>Attempts</dt><dd>${delivery.attempts}</dd><dt>Last reply</dt><dd class="mono">${delivery.lastResponse ?? '—'}</dd><dt>${delivery.status === 'bounced' || delivery.status === 'complained' ? 'Diagnostic' : 'Last error'}</dt><dd class="mono">${delivery.lastError ?? '—'}</dd><dt>Sent</dt><dd>${time(delivery.sentAt)}</dd><dt>Next attempt</dt><dd>${delivery.status === 'queued' ? time(delivery.nextAttemptAt) : '—'}</dd><dt>Message-ID</dt><dd class="mono">${delivery.messageId}</dd></dl></div>${preview}`,
   );
 }
