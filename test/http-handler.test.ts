@@ -34,6 +34,7 @@ function stubEngine(behaviour: { send?: (body: unknown) => Promise<SendResult> }
     transport: new Proxy({}, { get: unused }) as Mailroom['transport'],
     admin: new Proxy({}, { get: unused }) as Mailroom['admin'],
     worker: new Proxy({}, { get: unused }) as Mailroom['worker'],
+    inbound: new Proxy({}, { get: unused }) as Mailroom['inbound'],
     async authenticate(secret) {
       calls.authenticate.push(secret);
       if (secret !== SECRET) throw new MailroomError('UNAUTHORIZED', UNAUTHORIZED);

@@ -229,6 +229,7 @@ export function createDeliveryPipeline(
     let send: () => Promise<SendReceipt>;
     let content: DeliveryOutcome['content'] = null;
     const headers = await listUnsubscribeHeaders(ctx, mailing, delivery);
+    const envelopeFrom = ctx.bounces ? await ctx.bounces.address(delivery.id) : mailing.sender.address;
     try {
       if (useThreads) {
         pool ??= createRenderPool({
@@ -241,7 +242,7 @@ export function createDeliveryPipeline(
         content = built.content;
         const raw = {
           messageId: delivery.messageId,
-          envelope: envelopeOf(mailing, delivery),
+          envelope: { from: envelopeFrom, to: [delivery.address] },
           raw: built.raw,
         };
         send = () => (transport.sendRaw as NonNullable<typeof transport.sendRaw>)(raw);
@@ -249,6 +250,7 @@ export function createDeliveryPipeline(
         const rendered = renderDelivery(entry.prepared, delivery);
         if (mailing.options.storeContent) content = rendered;
         const message = composeMessage(mailing, delivery, rendered, entry.parts, headers, clock.now());
+        if (ctx.bounces) message.envelopeFrom = envelopeFrom;
         send = () => transport.send(message);
       }
     } catch (error) {
@@ -330,10 +332,6 @@ export function createDeliveryPipeline(
       await closing?.close();
     },
   };
-}
-
-function envelopeOf(mailing: MailingRecord, delivery: ClaimedDelivery): { from: string; to: string[] } {
-  return { from: mailing.sender.address, to: [delivery.address] };
 }
 
 // RFC 3463 5.1.x to RCPT TO: bad destination mailbox ("no such user"): the address will never work. The same

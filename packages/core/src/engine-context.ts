@@ -1,5 +1,6 @@
 import type { EventHub } from './events.js';
 import type { GuardedFetcher } from './fetch/fetch-types.js';
+import type { ReturnPaths } from './inbound/return-path.js';
 import type { Clock, Logger, MailroomLimits } from './mailroom-types.js';
 import type { Store } from './store.js';
 import type { Transport } from './transport.js';
@@ -25,6 +26,8 @@ export interface EngineContext {
   storeContentDefault: boolean;
   /** The only way the engine fetches a URL: attachments by URL, CSV sources. */
   fetcher: GuardedFetcher;
+  /** VERP return paths, when the engine has the `bounces` option. */
+  bounces?: ReturnPaths;
   /** One-click unsubscribe links, when the engine has the `unsubscribe` option. */
   unsubscribe?: UnsubscribeLinks;
   /** Resolves once the store is initialized (migrations run); every entry point awaits it. */

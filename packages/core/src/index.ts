@@ -1,6 +1,11 @@
 export * from './clock.js';
 export * from './errors.js';
 export * from './fetch/index.js';
+export { MAX_INBOUND_BYTES } from './inbound/inbound-receiver.js';
+export type * from './inbound/inbound-report.js';
+export type * from './inbound/inbound-types.js';
+export { parseInboundMessage } from './inbound/parse-inbound.js';
+export { VERP_PREFIX, verpTokenOf } from './inbound/verp-token.js';
 export { silentLogger } from './logger.js';
 export { createMailroom } from './mailroom.js';
 export type * from './mailroom-types.js';

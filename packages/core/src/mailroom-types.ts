@@ -11,11 +11,13 @@ import type {
   TemplateView,
 } from './engine-views.js';
 import type { GuardedFetcherOptions } from './fetch/fetch-types.js';
+import type { InboundEffect, MailroomInbound } from './inbound/inbound-types.js';
 import type {
   AudienceGroupRecord,
   DeliveryRecord,
   DeliveryStatus,
   DkimConfig,
+  InboundSignalSource,
   MailingKind,
   MailingRecord,
   MailingStatus,
@@ -148,6 +150,14 @@ export interface MailroomOptions {
    * @example { baseUrl: 'https://mail.example.com/api' }
    */
   unsubscribe?: UnsubscribeOptions;
+  /**
+   * Bounce and complaint handling (VERP): every message's envelope sender (`MAIL FROM`, so `Return-Path`)
+   * becomes `b+<token>@<domain>`, where the token names the delivery and carries an HMAC; DSNs and ARF
+   * reports mailed there (see `mailroom.inbound.receive` and the inbound SMTP listener) mark deliveries
+   * `bounced` or `complained` and suppress the address. Without it the envelope sender is the From address.
+   * @example { domain: 'bounces.acme.test' }
+   */
+  bounces?: BouncesOptions;
   /** Idempotency keys of `send` and `broadcast`. */
   idempotency?: IdempotencyOptions;
   /** Retention of kept rendered content (see `storeContent`), swept by the running worker. */
@@ -175,6 +185,25 @@ export interface UnsubscribeOptions {
    * process on that store
    */
   secret?: string;
+}
+
+/** Options of bounce and complaint handling. */
+export interface BouncesOptions {
+  /** The domain whose mail the inbound listener receives (its MX points at it): return paths are `b+<token>@<domain>`. */
+  domain: string;
+  /**
+   * The HMAC key of the return-path tokens (at least 16 characters). Every process that sends or receives
+   * bounces needs the same one.
+   * @default a random secret generated once and kept in the store (`Store.ensureSetting`), shared by every
+   * process on that store
+   */
+  secret?: string;
+  /**
+   * Soft bounces in a row (on distinct deliveries, with no delivery report in between) after which an
+   * address is suppressed.
+   * @default 3
+   */
+  softBounceLimit?: number;
 }
 
 /** Options of idempotency keys. */
@@ -286,6 +315,8 @@ export interface MailroomEvents {
   'broadcast:completed': (event: { projectId: string; ref: string; kind: MailingRecord['kind'] }) => void;
   /** An address unsubscribed through a one-click link (not on repeats of the same click). */
   unsubscribe: (event: { projectId: string; address: string; broadcastRef: string }) => void;
+  /** An inbound bounce, complaint or delivery report was applied to a delivery (not on repeats). */
+  inbound: (event: InboundEffect & { source: InboundSignalSource }) => void;
 }
 
 /** The delivery loop. Several may run against one store. */
@@ -330,6 +361,8 @@ export interface Mailroom {
   readonly transport: Transport;
   readonly admin: MailroomAdmin;
   readonly worker: MailroomWorker;
+  /** Bounces and complaints: inbound DSN/ARF messages and provider notifications. */
+  readonly inbound: MailroomInbound;
   /** Resolve a project secret; throws `UNAUTHORIZED` (one message for missing, malformed and unknown). */
   authenticate(secret: string | null | undefined): Promise<AuthContext>;
   /** Send one message (`POST /send/mail`). `auth` is a secret or an `AuthContext`. */

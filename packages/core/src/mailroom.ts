@@ -19,6 +19,8 @@ import {
   type IdempotentOperation,
   runIdempotent,
 } from './idempotency.js';
+import { createInbound } from './inbound/inbound-receiver.js';
+import { createReturnPaths } from './inbound/return-path.js';
 import { silentLogger } from './logger.js';
 import type {
   AuthContext,
@@ -83,6 +85,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   let initialized: Promise<void> | undefined;
   const { store, clock, ready } = ctx;
   if (options.unsubscribe) ctx.unsubscribe = createUnsubscribeLinks(ctx, options.unsubscribe);
+  if (options.bounces) ctx.bounces = createReturnPaths(ctx, options.bounces);
   const worker = createWorker(ctx, options.worker);
   const retention = createRetention(ctx, options.retention);
   const progress = createProgressReporter(ctx, options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS);
@@ -272,6 +275,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     store,
     transport: options.transport,
     admin: createAdmin(ctx),
+    inbound: createInbound(ctx),
     worker: {
       ...worker,
       start() {

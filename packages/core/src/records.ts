@@ -128,7 +128,11 @@ export interface AudienceGroupRecord {
 }
 
 /** Why an address is suppressed. */
-export type SuppressionReason = 'hard-bounce' | 'complaint' | 'manual' | 'unsubscribe';
+/**
+ * Why an address is suppressed. `soft-bounce`: `softBounceLimit` soft bounces in a row (see the `bounces`
+ * option).
+ */
+export type SuppressionReason = 'hard-bounce' | 'soft-bounce' | 'complaint' | 'manual' | 'unsubscribe';
 
 /** A suppressed address: it gets no broadcast mail, ever. Unique per (projectId, address). */
 export interface SuppressionRecord {

@@ -17,6 +17,7 @@ transportTestSuite('memory', () => {
         ...(m.html === undefined ? {} : { html: m.html }),
         attachments: m.attachments.map((a) => ({ filename: a.filename, content: a.content })),
         headers: m.headers,
+        envelopeFrom: m.envelopeFrom ?? m.from.address,
       })),
     close: async () => {},
   };
