@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import {
+  type BouncesOptions,
   createMailroom,
   type Logger,
   type Mailroom,
@@ -142,6 +143,8 @@ export async function openEngine(options: {
   worker?: WorkerOptions;
   /** One-click unsubscribe links in broadcasts (their base URL, and the secret if one is configured). */
   unsubscribe?: UnsubscribeOptions;
+  /** VERP return paths and bounce handling. */
+  bounces?: BouncesOptions;
 }): Promise<OpenedEngine> {
   const store = await openStore(options.database);
   let transport: Transport;
@@ -157,6 +160,7 @@ export async function openEngine(options: {
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.worker ? { worker: options.worker } : {}),
     ...(options.unsubscribe ? { unsubscribe: options.unsubscribe } : {}),
+    ...(options.bounces ? { bounces: options.bounces } : {}),
   });
   return {
     mailroom,

@@ -1,6 +1,6 @@
 import { WORKER_DEFAULTS } from '@mailroom/core';
 import { parseBoundedInt } from './args.js';
-import { EXIT_OK } from './cli-errors.js';
+import { EXIT_OK, UsageError } from './cli-errors.js';
 import { cliLogger, logLevelOf } from './cli-logger.js';
 import type { Command } from './command.js';
 import { demoCurlLine } from './demo-project.js';
@@ -11,6 +11,14 @@ import {
   unsubscribeSecretOf,
   workerOptionsOf,
 } from './engine-flags.js';
+import {
+  BOUNCE_FLAGS,
+  BOUNCE_FLAGS_HELP,
+  bouncesOf,
+  INBOUND_FLAGS,
+  INBOUND_FLAGS_HELP,
+  inboundListenOf,
+} from './inbound-flags.js';
 import { type CliIo, println } from './io.js';
 import { type DeliveryTarget, resolveDatabase, resolveDelivery } from './open-engine.js';
 import { runUntilShutdown } from './shutdown.js';
@@ -24,6 +32,8 @@ export const serveCommand: Command = {
                       [--smtp URL | --outbox DIR] [--no-worker] [--concurrency N] [--rate N]
                       [--public-url URL] [--no-dashboard | --dashboard-prefix PATH]
                       [--metrics] [--log-level LEVEL]
+                      [--bounce-domain DOMAIN [--inbound-port P] [--inbound-host HOST]
+                       [--tls-key FILE --tls-cert FILE]]
 
 Serves POST /send/mail and POST /send/mail/broadcast (and /openapi.json, and the
 one-click unsubscribe links of broadcasts at /unsubscribe/TOKEN) and delivers
@@ -35,6 +45,11 @@ Options:
   --port N           port to listen on, 0 for any free port (default: PORT, else 3000)
   --host HOST        interface to listen on (default: 127.0.0.1; 0.0.0.0 for all)
 ${DELIVERY_FLAGS_HELP}
+${BOUNCE_FLAGS_HELP}
+  --inbound-port P   also run the inbound SMTP listener on port P: it takes the bounces (DSNs),
+                     complaints (ARF) and replies mailed to the bounce domain, and refuses
+                     every other recipient (needs --bounce-domain; point the domain's MX here)
+${INBOUND_FLAGS_HELP}
   --no-worker        do not deliver in this process (run mailroom worker instead)
   --no-dashboard     do not serve the project dashboard (default: served at /dashboard,
                      signed in with a project secret)
@@ -46,6 +61,9 @@ ${DELIVERY_FLAGS_HELP}
                      info); JSON lines on stderr, debug adds one line per request`,
   flags: {
     ...DELIVERY_FLAGS,
+    ...BOUNCE_FLAGS,
+    ...INBOUND_FLAGS,
+    'inbound-port': { type: 'string' },
     port: { type: 'string' },
     host: { type: 'string' },
     'no-worker': { type: 'boolean' },
@@ -71,6 +89,12 @@ ${DELIVERY_FLAGS_HELP}
     const workerOptions = workerOptionsOf(args);
     const publicUrl = publicUrlOf(args, io.env, this.name);
     const unsubscribeSecret = unsubscribeSecretOf(io.env, this.name);
+    const bounces = bouncesOf(args, io.env, this.name);
+    const inboundPort = args.int('inbound-port', { min: 0, max: 65535 });
+    if (inboundPort !== undefined && !bounces) {
+      throw new UsageError('--inbound-port needs --bounce-domain (the domain it takes mail for)', this.name);
+    }
+    const inbound = inboundPort === undefined ? undefined : inboundListenOf(args, inboundPort, this.name);
     const logLevel = logLevelOf(args.string('log-level'), io.env.MAILROOM_LOG_LEVEL, this.name);
     const dashboardPrefix = args.string('dashboard-prefix');
     const metricsToken = io.env.MAILROOM_METRICS_TOKEN?.trim() || undefined;
@@ -98,12 +122,15 @@ ${DELIVERY_FLAGS_HELP}
       },
       ...(publicUrl ? { publicUrl } : {}),
       ...(unsubscribeSecret ? { unsubscribeSecret } : {}),
+      ...(bounces ? { bounces } : {}),
+      ...(inbound ? { inbound } : {}),
     });
     printBanner(io, server, {
       database: database.label,
       delivery,
       worker,
       concurrency: workerOptions.concurrency,
+      bounceDomain: bounces?.domain,
     });
     await runUntilShutdown(io, async () => {
       println(io.stderr, 'mailroom: stopping (finishing requests and sends in flight)...');
@@ -117,7 +144,13 @@ ${DELIVERY_FLAGS_HELP}
 function printBanner(
   io: CliIo,
   server: RunningServer,
-  setup: { database: string; delivery: DeliveryTarget; worker: boolean; concurrency: number | undefined },
+  setup: {
+    database: string;
+    delivery: DeliveryTarget;
+    worker: boolean;
+    concurrency: number | undefined;
+    bounceDomain: string | undefined;
+  },
 ): void {
   const { delivery } = setup;
   const out = io.stdout;
@@ -129,6 +162,12 @@ function printBanner(
   println(out, `  database  ${setup.database}`);
   println(out, `  delivery  ${where}`);
   println(out, `  links     ${server.publicUrl}/unsubscribe/... (one-click unsubscribe in broadcasts)`);
+  if (setup.bounceDomain) {
+    const listener = server.inbound
+      ? `inbound SMTP on ${hostForUrl(server.inbound.host)}:${server.inbound.port}`
+      : 'no inbound listener here (mailroom inbound)';
+    println(out, `  bounces   b+TOKEN@${setup.bounceDomain.toLowerCase()} (${listener})`);
+  }
   if (server.dashboardUrl) println(out, `  dashboard ${server.dashboardUrl} (sign in with a project secret)`);
   if (server.metricsUrl) println(out, `  metrics   ${server.metricsUrl} (Prometheus)`);
   println(

@@ -1,10 +1,12 @@
 import type { AddressInfo } from 'node:net';
-import type { Logger, Mailroom, WorkerOptions } from '@mailroom/core';
+import type { BouncesOptions, Logger, Mailroom, WorkerOptions } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
 import type { HttpOptions } from '@mailroom/http';
 import { mailroomPlugin } from '@mailroom/http/fastify';
+import type { InboundServer } from '@mailroom/smtp';
 import Fastify from 'fastify';
 import { type DemoProject, ensureDemoProject } from './demo-project.js';
+import { type InboundListen, startInbound } from './inbound-flags.js';
 import { type DatabaseTarget, type DeliveryTarget, openEngine } from './open-engine.js';
 
 /** Options of {@link startServer}. */
@@ -32,6 +34,10 @@ export interface ServerOptions {
   publicUrl?: string;
   /** The key that signs unsubscribe links. @default a secret generated once and kept in the database */
   unsubscribeSecret?: string;
+  /** VERP return paths (`--bounce-domain`). */
+  bounces?: BouncesOptions;
+  /** Run the inbound SMTP listener for the bounce domain (`--inbound-port`); needs `bounces`. */
+  inbound?: InboundListen;
 }
 
 /** A running server. */
@@ -50,6 +56,8 @@ export interface RunningServer {
   mailroom: Mailroom;
   /** The demo project, when this start created it (its secret is here, once). */
   demo: DemoProject | undefined;
+  /** The inbound SMTP listener, when it runs. */
+  inbound: { host: string; port: number } | undefined;
   /**
    * Graceful shutdown: stops taking requests (in-flight ones are answered), lets the worker finish the
    * sends it started, then closes the transport and the store. Idempotent.
@@ -75,8 +83,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       baseUrl: publicUrl,
       ...(options.unsubscribeSecret ? { secret: options.unsubscribeSecret } : {}),
     },
+    ...(options.bounces ? { bounces: options.bounces } : {}),
   });
   const app = Fastify({ logger: false });
+  let inbound: InboundServer | undefined;
   try {
     const demo = await ensureDemoProject(mailroom, store);
     app.get('/health', async () => ({ status: 'ok' }));
@@ -88,6 +98,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     });
     const bound = app.server.address() as AddressInfo;
     listeningUrl = `http://${reachableHost(bound.address)}:${bound.port}`;
+    if (options.inbound) inbound = await startInbound(mailroom.inbound, options.inbound, options.logger);
     if (options.worker) mailroom.worker.start();
 
     let stopping: Promise<void> | undefined;
@@ -104,8 +115,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         : undefined,
       mailroom,
       demo,
+      inbound: inbound ? { host: inbound.host, port: inbound.port } : undefined,
       stop() {
         stopping ??= (async () => {
+          await inbound?.close();
           await app.close();
           await mailroom.worker.stop();
           await mailroom.close();
@@ -114,6 +127,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       },
     };
   } catch (error) {
+    await inbound?.close().catch(() => {});
     await app.close().catch(() => {});
     await mailroom.close().catch(() => {});
     throw error;

@@ -9,6 +9,7 @@ import {
   unsubscribeSecretOf,
   workerOptionsOf,
 } from './engine-flags.js';
+import { BOUNCE_FLAGS, BOUNCE_FLAGS_HELP, bouncesOf } from './inbound-flags.js';
 import { println } from './io.js';
 import { openEngine, resolveDatabase, resolveDelivery } from './open-engine.js';
 import { runUntilShutdown } from './shutdown.js';
@@ -18,6 +19,7 @@ export const workerCommand: Command = {
   name: 'worker',
   summary: 'Run a delivery worker only (run several for scale)',
   help: `Usage: mailroom worker [--database URL|FILE] [--smtp URL | --outbox DIR] [--concurrency N] [--rate N]
+                       [--bounce-domain DOMAIN]
 
 Claims due deliveries from the database, renders and sends them. Several workers
 may run against one PostgreSQL or MySQL database (and one SQLite file on one
@@ -26,15 +28,17 @@ finishes the sends in flight and exits.
 
 Options:
 ${DELIVERY_FLAGS_HELP}
+${BOUNCE_FLAGS_HELP}
   --log-level LEVEL  debug, info, warn, error or silent (default: MAILROOM_LOG_LEVEL, else
                      info); JSON lines on stderr`,
-  flags: { ...DELIVERY_FLAGS, 'log-level': { type: 'string' } },
+  flags: { ...DELIVERY_FLAGS, ...BOUNCE_FLAGS, 'log-level': { type: 'string' } },
   positionals: { min: 0, max: 0, names: '' },
   async run(args, io) {
     const workerOptions = workerOptionsOf(args);
     // Without a public URL this worker cannot link to an unsubscribe page: broadcasts then go without one.
     const publicUrl = publicUrlOf(args, io.env, this.name);
     const unsubscribeSecret = unsubscribeSecretOf(io.env, this.name);
+    const bounces = bouncesOf(args, io.env, this.name);
     const database = resolveDatabase(args.string('database'), io, this.name);
     const delivery = resolveDelivery(
       { smtp: args.string('smtp'), outbox: args.string('outbox') },
@@ -52,6 +56,7 @@ ${DELIVERY_FLAGS_HELP}
       ...(publicUrl
         ? { unsubscribe: { baseUrl: publicUrl, ...(unsubscribeSecret ? { secret: unsubscribeSecret } : {}) } }
         : {}),
+      ...(bounces ? { bounces } : {}),
     });
     mailroom.worker.start();
     const where = delivery.kind === 'outbox' ? `outbox ${delivery.dir}` : `smtp ${delivery.label}`;
