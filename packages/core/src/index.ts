@@ -5,6 +5,8 @@ export { MAX_INBOUND_BYTES } from './inbound/inbound-receiver.js';
 export type * from './inbound/inbound-report.js';
 export type * from './inbound/inbound-types.js';
 export { parseInboundMessage } from './inbound/parse-inbound.js';
+export type { NotificationOptions } from './inbound/provider-notifications.js';
+export { SNS_CERTIFICATE_URL, stringToSign as snsStringToSign } from './inbound/sns-message.js';
 export { VERP_PREFIX, verpTokenOf } from './inbound/verp-token.js';
 export { silentLogger } from './logger.js';
 export { createMailroom } from './mailroom.js';

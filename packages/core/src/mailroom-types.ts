@@ -12,6 +12,7 @@ import type {
 } from './engine-views.js';
 import type { GuardedFetcherOptions } from './fetch/fetch-types.js';
 import type { InboundEffect, MailroomInbound } from './inbound/inbound-types.js';
+import type { NotificationOptions } from './inbound/provider-notifications.js';
 import type {
   AudienceGroupRecord,
   DeliveryRecord,
@@ -158,6 +159,13 @@ export interface MailroomOptions {
    * @example { domain: 'bounces.acme.test' }
    */
   bounces?: BouncesOptions;
+  /**
+   * Bounce and complaint notifications of providers, taken by `mailroom.inbound.notification` (and the HTTP
+   * adapter's `POST /inbound/ses` and `POST /inbound/mailgun`): Amazon SES through SNS (signatures checked
+   * against Amazon's signing certificate) and Mailgun (webhook signing key).
+   * @example { ses: { topicArns: ['arn:aws:sns:eu-west-1:123456789012:ses-feedback'] }, mailgun: { signingKey } }
+   */
+  notifications?: NotificationOptions;
   /** Idempotency keys of `send` and `broadcast`. */
   idempotency?: IdempotencyOptions;
   /** Retention of kept rendered content (see `storeContent`), swept by the running worker. */

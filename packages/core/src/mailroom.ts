@@ -275,7 +275,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     store,
     transport: options.transport,
     admin: createAdmin(ctx),
-    inbound: createInbound(ctx),
+    inbound: createInbound(ctx, options.notifications),
     worker: {
       ...worker,
       start() {

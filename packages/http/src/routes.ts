@@ -1,5 +1,13 @@
 /** What a path does. */
-export type RouteName = 'send' | 'broadcast' | 'openapi' | 'unsubscribe' | 'cancel' | 'reschedule';
+export type RouteName =
+  | 'send'
+  | 'broadcast'
+  | 'openapi'
+  | 'unsubscribe'
+  | 'cancel'
+  | 'reschedule'
+  | 'inbound-ses'
+  | 'inbound-mailgun';
 
 /** A matched route and the methods it takes. */
 export interface RouteMatch {
@@ -25,6 +33,9 @@ const ROUTES: ReadonlyMap<string, RouteMatch> = new Map<string, RouteMatch>([
   // The TypeScript SDK's spelling of both broadcast calls.
   ['/send/mail/broadast', { name: 'broadcast', allow: POST_ONLY }],
   ['/openapi.json', { name: 'openapi', allow: READ_ONLY }],
+  // Provider notifications of bounces and complaints: signed by the provider, no project secret.
+  ['/inbound/ses', { name: 'inbound-ses', allow: POST_ONLY }],
+  ['/inbound/mailgun', { name: 'inbound-mailgun', allow: POST_ONLY }],
 ]);
 
 /** The route at `path`, or `undefined`; `/openapi.json` exists only when the document is served. */

@@ -8,14 +8,21 @@ import type { EngineContext } from '../engine-context.js';
 import type { DeliveryRecord, InboundSignalKind, InboundSignalSource } from '../records.js';
 import { applySignal } from './inbound-effects.js';
 import type { BounceRecipient, InboundReport } from './inbound-report.js';
-import type { InboundEffect, InboundEnvelope, InboundReceipt, MailroomInbound } from './inbound-types.js';
+import type {
+  InboundEffect,
+  InboundEnvelope,
+  InboundReceipt,
+  MailroomInbound,
+  ProviderSignal,
+} from './inbound-types.js';
 import { parseInboundMessage } from './parse-inbound.js';
+import { createNotifications, type NotificationOptions } from './provider-notifications.js';
 
 /** Largest inbound message read; the SMTP listener refuses larger ones at DATA. */
 export const MAX_INBOUND_BYTES = 10 * 1024 * 1024;
 
 /** The engine's `inbound` member. */
-export function createInbound(ctx: EngineContext): MailroomInbound {
+export function createInbound(ctx: EngineContext, notifications: NotificationOptions = {}): MailroomInbound {
   const { logger } = ctx;
   const domain = ctx.bounces?.domain;
 
@@ -127,6 +134,28 @@ export function createInbound(ctx: EngineContext): MailroomInbound {
     return receipt('complaint', [effect]);
   }
 
+  async function applyProviderSignal(signal: ProviderSignal): Promise<InboundReceipt> {
+    await ctx.ready();
+    const log = { source: signal.source, messageId: signal.messageId };
+    const delivery = await byMessageId(signal.messageId);
+    if (!delivery) return ignored('notification', 'names no delivery of this engine', log);
+    if (delivery.address.toLowerCase() !== signal.address.toLowerCase()) {
+      return ignored('notification', 'names another recipient than the delivery', {
+        ...log,
+        delivery: delivery.id,
+      });
+    }
+    const effect = await applySignal(ctx, delivery, {
+      kind: signal.kind,
+      source: signal.source,
+      status: signal.status ?? null,
+      diagnostic: signal.diagnostic ?? null,
+    });
+    return receipt('notification', [effect]);
+  }
+
+  const notify = createNotifications(ctx, notifications, applyProviderSignal);
+
   return {
     enabled: ctx.bounces !== undefined,
     domain,
@@ -169,24 +198,11 @@ export function createInbound(ctx: EngineContext): MailroomInbound {
       }
     },
 
-    async applyProviderSignal(signal) {
+    applyProviderSignal,
+
+    async notification(provider, body) {
       await ctx.ready();
-      const log = { source: signal.source, messageId: signal.messageId };
-      const delivery = await byMessageId(signal.messageId);
-      if (!delivery) return ignored('notification', 'names no delivery of this engine', log);
-      if (delivery.address.toLowerCase() !== signal.address.toLowerCase()) {
-        return ignored('notification', 'names another recipient than the delivery', {
-          ...log,
-          delivery: delivery.id,
-        });
-      }
-      const effect = await applySignal(ctx, delivery, {
-        kind: signal.kind,
-        source: signal.source,
-        status: signal.status ?? null,
-        diagnostic: signal.diagnostic ?? null,
-      });
-      return receipt('notification', [effect]);
+      return notify(provider, body);
     },
   };
 }

@@ -78,6 +78,14 @@ export interface MailroomInbound {
    */
   applyProviderSignal(signal: ProviderSignal): Promise<InboundReceipt>;
   /**
+   * Take a provider's notification (the parsed JSON body of its POST): `ses` (an SNS message carrying an
+   * SES bounce, complaint or delivery notification; a `SubscriptionConfirmation` is confirmed) or
+   * `mailgun` (a signed webhook). The signature is verified first: an unsigned or wrongly signed body is
+   * `UNAUTHORIZED` (401) and changes nothing; a provider not configured (the `notifications` option) is
+   * `NOT_FOUND`.
+   */
+  notification(provider: 'ses' | 'mailgun', body: unknown): Promise<InboundReceipt>;
+  /**
    * Whether `address` is one the inbound listener should take mail for: any local part at the bounce
    * domain (case-insensitive). Everything else is refused at RCPT (never an open relay).
    */
