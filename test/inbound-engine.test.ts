@@ -1,6 +1,6 @@
 import { createMailroom, type Mailroom, type OutgoingMessage } from '@mailroom/core';
 import { type MemoryTransport, memoryTransport } from '@mailroom/memory';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { inboundFixture } from '../packages/core/test/inbound-fixtures.js';
 import { storeCases } from './support/stores.js';
 
@@ -179,6 +179,48 @@ for (const storeCase of storeCases()) {
       expect((await mailroom.getDelivery(other.secret, theirs.ref, 'ann@example.org')).status).toBe('sent');
       expect(await mailroom.store.findSuppressed(project.id, ['ann@example.org'])).toEqual([]);
       expect(await mailroom.store.findSuppressed(other.project.id, ['ann@example.org'])).toEqual([]);
+    });
+
+    it('a report that outruns the record of its send is deferred (retryable), then applied', async () => {
+      let release: () => void = () => {};
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let captured: OutgoingMessage | undefined;
+      mailroom = createMailroom({
+        store: await storeCase.make(),
+        transport: {
+          name: 'held',
+          capabilities: { dkim: false, maxConcurrency: 1 },
+          async send(m) {
+            captured = m;
+            await gate;
+            return { messageId: m.messageId, accepted: [m.to.address], rejected: [], response: '250 ok' };
+          },
+        },
+        bounces: { domain: DOMAIN },
+      });
+      const { project, secret } = await mailroom.admin.createProject({ name: 'Acme' });
+      await mailroom.admin.addSender(project.id, { address: SENDER });
+      const { ref } = await mailroom.send(secret, {
+        subject: 'Hi',
+        sender: SENDER,
+        message: 'x',
+        recipients: 'ann@example.org',
+      });
+      const draining = mailroom.worker.drain();
+      await vi.waitFor(() => expect(captured).toBeDefined());
+      const message = captured as OutgoingMessage;
+      const raw = fixture('dsn-postfix-hard', message);
+      const rcpt = { envelopeTo: [message.envelopeFrom as string] };
+      await expect(mailroom.inbound.receive(raw, rcpt)).rejects.toMatchObject({
+        code: 'INBOUND_DEFERRED',
+        retryable: true,
+      });
+      release();
+      await draining;
+      expect((await mailroom.inbound.receive(raw, rcpt)).outcome).toBe('applied');
+      expect((await mailroom.getDelivery(secret, ref, 'ann@example.org')).status).toBe('bounced');
     });
 
     it('without the bounces option the envelope sender is the From address and inbound mail is ignored', async () => {

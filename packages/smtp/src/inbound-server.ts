@@ -160,7 +160,9 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
       // Taken either way: a bounce processor never bounces what it ignores (that would loop).
       return `Ok: ${receipt.outcome}`;
     } catch (error) {
-      logger.error({ ...log, err: error }, 'inbound SMTP: message could not be processed; deferred');
+      const deferred = (error as { code?: unknown } | null)?.code === 'INBOUND_DEFERRED';
+      if (deferred) logger.info(log, 'inbound SMTP: report arrived before the send was recorded; deferred');
+      else logger.error({ ...log, err: error }, 'inbound SMTP: message could not be processed; deferred');
       throw fail(451, '4.3.0 Temporary failure, try again later');
     }
   }

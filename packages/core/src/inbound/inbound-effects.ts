@@ -3,6 +3,7 @@
  * (`Store.applyInboundSignal`). Shared by inbound mail (DSN, ARF, text bounces) and provider notifications.
  */
 import type { EngineContext } from '../engine-context.js';
+import { MailroomError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { DeliveryRecord, InboundSignalKind, InboundSignalSource } from '../records.js';
 import type { InboundSignalWrite } from '../store-inbound.js';
@@ -18,12 +19,21 @@ export interface SignalFacts {
   dedupeSuffix?: string;
 }
 
-/** Apply `facts` to `delivery`; resolves with what changed. */
+/**
+ * Apply `facts` to `delivery`; resolves with what changed. `INBOUND_DEFERRED` while the delivery's send
+ * outcome is not recorded yet.
+ */
 export async function applySignal(
   ctx: EngineContext,
   delivery: DeliveryRecord,
   facts: SignalFacts,
 ): Promise<InboundEffect> {
+  if (delivery.status === 'queued' || delivery.status === 'sending') {
+    // A report can outrun the worker's record of the send (a relay that bounces at once): applied now, the
+    // status change would find no `sent` delivery and the signal would be spent. The MTA (451) or the
+    // provider (503) retries later, by when the outcome is written.
+    throw new MailroomError('INBOUND_DEFERRED', `Delivery ${delivery.id} has no recorded outcome yet`);
+  }
   const now = ctx.clock.now();
   const write = signalWrite(delivery, facts, ctx.bounces?.softBounceLimit ?? 3, now);
   // Seam for the event outbox (issue "Delivery events and signed webhooks"): the email.bounced /

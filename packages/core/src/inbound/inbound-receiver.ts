@@ -5,6 +5,7 @@
  * applies the signal (architecture invariant 11: nothing is trusted by its look).
  */
 import type { EngineContext } from '../engine-context.js';
+import { isMailroomError } from '../errors.js';
 import type { DeliveryRecord, InboundSignalKind, InboundSignalSource } from '../records.js';
 import { applySignal } from './inbound-effects.js';
 import type { BounceRecipient, InboundReport } from './inbound-report.js';
@@ -193,7 +194,9 @@ export function createInbound(ctx: EngineContext, notifications: NotificationOpt
             return ignored('unrecognised', report.reason, log);
         }
       } catch (error) {
-        logger.error({ ...log, err: error }, 'inbound message could not be applied');
+        if (!isMailroomError(error, 'INBOUND_DEFERRED')) {
+          logger.error({ ...log, err: error }, 'inbound message could not be applied');
+        }
         throw error;
       }
     },

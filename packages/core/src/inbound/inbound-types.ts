@@ -67,7 +67,9 @@ export interface MailroomInbound {
    * recorded (and suppresses after `softBounceLimit` in a row), a complaint marks it `complained`,
    * suppresses and unsubscribes the address. Auto-replies, forged tokens and reports that contradict the
    * delivery they name are ignored with a log line. Never rejects for bad input: the receipt says why it
-   * was ignored. The inbound SMTP listener and simulators (which produce DSN/ARF bytes) call this.
+   * was ignored. Rejects with `INBOUND_DEFERRED` (retryable) when the named delivery's send outcome is not
+   * recorded yet, and with `STORE_FAILED` when the store fails: the sender should retry (the listener
+   * answers 451). The inbound SMTP listener and simulators (which produce DSN/ARF bytes) call this.
    * @example
    * await mailroom.inbound.receive(rawDsn, { envelopeTo: ['b+dlv_...-1a2b...@bounces.acme.test'] });
    */

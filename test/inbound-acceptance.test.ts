@@ -1,0 +1,142 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type BouncingRelay, startBouncingRelay } from './support/bouncing-relay.js';
+import { type RunningCli, startCli, waitForOutput } from './support/cli-harness.js';
+
+/**
+ * Acceptance, as the README runs it: `mailroom serve --bounce-domain bounces.acme.test --inbound-port P`
+ * delivers through a loopback relay that accepts everything and then mails reports back to each
+ * message's envelope sender at the inbound port, as an MTA would.
+ */
+
+const DOMAIN = 'bounces.acme.test';
+
+describe('bounces and complaints end to end (mailroom serve, loopback relay)', () => {
+  let dir: string;
+  let relay: BouncingRelay;
+  let cli: RunningCli;
+  let base = '';
+  let secret = '';
+  let projectId = '';
+  let sender = '';
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'mailroom-bounces-'));
+    relay = await startBouncingRelay({
+      'hard@example.org': { fixture: 'dsn-postfix-hard' },
+      'gone@example.org': { fixture: 'text-exim' },
+      'angry@example.org': { fixture: 'arf-complaint' },
+      'away@example.org': { fixture: 'auto-ooo' },
+      'forged@example.org': {
+        fixture: 'dsn-postfix-hard',
+        returnPath: (from) => from.replace(/-([0-9a-f])/, (_m, c: string) => `-${c === 'a' ? 'b' : 'a'}`),
+      },
+      'relay@example.org': { fixture: 'dsn-postfix-hard', returnPath: () => 'postmaster@acme.test' },
+    });
+    cli = startCli(dir, [
+      'serve',
+      '--port',
+      '0',
+      '--database',
+      join(dir, 'mailroom.db'),
+      '--smtp',
+      `smtp://127.0.0.1:${relay.port}`,
+      '--bounce-domain',
+      DOMAIN,
+      '--inbound-port',
+      '0',
+      '--inbound-host',
+      '127.0.0.1',
+      '--log-level',
+      'warn',
+    ]);
+    [, base] = (await waitForOutput(cli, /listening on (http:\/\/127\.0\.0\.1:\d+)/)) as unknown as [
+      string,
+      string,
+    ];
+    const [, port] = await waitForOutput(cli, /inbound SMTP on 127\.0\.0\.1:(\d+)/);
+    relay.inboundPort = Number(port);
+    [, projectId] = (await waitForOutput(cli, /\((prj_[a-z0-9]+)\) with the sender/)) as unknown as [
+      string,
+      string,
+    ];
+    [secret = ''] = (await waitForOutput(cli, /sk_live_[\w-]+/)) as unknown as string[];
+    [, sender] = (await waitForOutput(cli, /with the sender (\S+)/)) as unknown as [string, string];
+  });
+
+  afterAll(async () => {
+    cli?.stop();
+    await cli?.done;
+    await relay?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function broadcast(recipients: string[]): Promise<string> {
+    const res = await fetch(`${base}/send/mail/broadcast`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ subject: 'News', sender, message: 'Hello {{ name }}', recipients }),
+    });
+    const json = (await res.json()) as { data?: { broadcastRef?: string } };
+    expect(res.status, JSON.stringify(json)).toBe(200);
+    return json.data?.broadcastRef ?? '';
+  }
+
+  async function counts(ref: string): Promise<Record<string, number>> {
+    const status = startCli(dir, [
+      'broadcast',
+      'status',
+      '--project',
+      projectId,
+      ref,
+      '--json',
+      '--database',
+      join(dir, 'mailroom.db'),
+    ]);
+    expect(await status.done).toBe(0);
+    return (JSON.parse(status.out) as { counts: Record<string, number> }).counts;
+  }
+
+  it('bounces, complaints, auto-replies, forged tokens and foreign recipients, then suppression', async () => {
+    const everyone = [
+      'hard@example.org',
+      'gone@example.org',
+      'angry@example.org',
+      'away@example.org',
+      'forged@example.org',
+      'relay@example.org',
+      'fine@example.org',
+    ];
+    const ref = await broadcast(everyone);
+    await vi.waitFor(() => expect(relay.mailedBack).toHaveLength(6), { timeout: 20_000, interval: 50 });
+    const reply = (r: string) => relay.mailedBack.find((m) => m.recipient === r)?.reply ?? '';
+    // Every message went out with a VERP return path at the bounce domain.
+    for (const m of relay.accepted)
+      expect(m.mailFrom).toMatch(/^b\+dlv_[a-z0-9]+-[0-9a-f]{16}@bounces\.acme\.test$/);
+    expect(reply('hard@example.org')).toMatch(/^250 .*applied/);
+    expect(reply('gone@example.org')).toMatch(/^250 .*applied/);
+    expect(reply('angry@example.org')).toMatch(/^250 .*applied/);
+    expect(reply('away@example.org')).toMatch(/^250 .*ignored/);
+    expect(reply('forged@example.org')).toMatch(/^250 .*ignored/);
+    expect(reply('relay@example.org')).toMatch(/^550 /);
+    await vi.waitFor(
+      async () => expect(await counts(ref)).toMatchObject({ bounced: 2, complained: 1, sent: 4 }),
+      {
+        timeout: 10_000,
+        interval: 100,
+      },
+    );
+
+    // A later broadcast to them: the bounced and complaining addresses are suppressed, the others sent.
+    const later = await broadcast(everyone);
+    await vi.waitFor(async () => expect(await counts(later)).toMatchObject({ suppressed: 3, sent: 4 }), {
+      timeout: 20_000,
+      interval: 100,
+    });
+    expect(relay.accepted.filter((m) => m.recipient === 'hard@example.org')).toHaveLength(1);
+    expect(cli.err).toContain('inbound SMTP: recipient outside the bounce domain refused');
+    expect(cli.err).toContain('forged or edited return-path token');
+  });
+});
