@@ -255,6 +255,8 @@ describe.each([
       expect(doc.openapi).toBe('3.1.0');
       expect(doc.servers).toEqual([{ url: PREFIX }]);
       expect(Object.keys(doc.paths).sort()).toEqual([
+        '/inbound/mailgun',
+        '/inbound/ses',
         '/send/mail',
         '/send/mail/broadast',
         '/send/mail/broadcast',

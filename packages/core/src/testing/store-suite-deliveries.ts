@@ -306,6 +306,8 @@ export function describeDeliveries(ctx: StoreSuiteContext): void {
         failed: 5,
         suppressed: 0,
         skipped: 4,
+        bounced: 0,
+        complained: 0,
       });
       expect(await ctx.store.countDeliveries('mlg_missing')).toEqual({
         queued: 0,
@@ -314,6 +316,8 @@ export function describeDeliveries(ctx: StoreSuiteContext): void {
         failed: 0,
         suppressed: 0,
         skipped: 0,
+        bounced: 0,
+        complained: 0,
       });
     });
   });
