@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sqlStore } from '@mailroom/sql';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { missingServerTest, testServer } from '../packages/sql/test/support/servers.js';
 import {
   allDeliveries,
   seedBroadcast,
@@ -11,7 +12,7 @@ import {
 } from './support/crash-harness.js';
 import { startCountingSink } from './support/crash-sink.js';
 
-const BASE_URL = process.env.MAILROOM_TEST_POSTGRES_URL;
+const SERVER = await testServer('postgres');
 const RECIPIENTS = 10_000;
 const WORKERS = 4;
 
@@ -27,17 +28,11 @@ async function admin<T>(base: string, fn: (client: pg.Client) => Promise<T>): Pr
 }
 
 describe('four concurrent worker processes on one PostgreSQL database', () => {
-  if (!BASE_URL) {
-    if (process.env.CI) {
-      it('MAILROOM_TEST_POSTGRES_URL is set (required under CI)', () => {
-        throw new Error('MAILROOM_TEST_POSTGRES_URL is not set: the PostgreSQL crash test must run in CI');
-      });
-    } else {
-      it.skip('PostgreSQL workers (set MAILROOM_TEST_POSTGRES_URL to run)', () => undefined);
-    }
+  if (SERVER.problem !== undefined) {
+    missingServerTest(SERVER, 'PostgreSQL crash test');
     return;
   }
-  const base = BASE_URL;
+  const base = SERVER.url;
 
   it(`deliver a ${RECIPIENTS}-recipient broadcast exactly once: 0 lost, 0 duplicates`, {
     timeout: 120_000,

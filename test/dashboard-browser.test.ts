@@ -8,8 +8,9 @@ import { createMailroom } from '@mailroom/core';
 import { mailroomPlugin } from '@mailroom/http/fastify';
 import { memoryStore, memoryTransport } from '@mailroom/memory';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM_SETUP_TIMEOUT_MS, launchChromium } from './support/chromium.js';
 
 /**
  * The dashboard in a real headless Chromium: sign-in (a wrong secret refused), a 300-recipient broadcast
@@ -38,16 +39,6 @@ const FITS_THE_SCREEN = () => {
   const b = globalThis as unknown as Browser;
   return b.document.documentElement.scrollWidth <= b.innerWidth;
 };
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 describe('dashboard in a browser', () => {
   let mailroom: Mailroom;
@@ -89,9 +80,7 @@ describe('dashboard in a browser', () => {
     mailroom.worker.start();
 
     profileDir = mkdtempSync(join(tmpdir(), 'mailroom-chromium-'));
-    context = await chromium.launchPersistentContext(profileDir, {
-      executablePath: '/usr/bin/chromium',
-      args: CHROMIUM_ARGS,
+    context = await launchChromium(profileDir, {
       viewport: { width: 1280, height: 900 },
     });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
@@ -102,7 +91,7 @@ describe('dashboard in a browser', () => {
       if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(message.text());
     });
     page.on('pageerror', (error) => problems.push(error.message));
-  });
+  }, CHROMIUM_SETUP_TIMEOUT_MS);
 
   afterAll(async () => {
     await context?.close();

@@ -14,6 +14,8 @@ export interface ParsedArgs {
   readonly help: boolean;
   /** A string flag, or `undefined` when absent. */
   string(name: string): string | undefined;
+  /** Every value of a repeatable string flag (`multiple: true`), in order; empty when absent. */
+  list(name: string): string[];
   /** A string flag that must be present. */
   required(name: string): string;
   /** A boolean flag. */
@@ -37,7 +39,10 @@ export function parseCommandArgs(
   flags: FlagSpec,
   positionals: { min: number; max: number; names: string },
 ): ParsedArgs {
-  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
+  let parsed: {
+    values: Record<string, string | string[] | boolean | undefined>;
+    positionals: string[];
+  };
   try {
     parsed = parseArgs({
       args: [...argv],
@@ -67,6 +72,10 @@ export function parseCommandArgs(
     positionals: parsed.positionals,
     help,
     string,
+    list(name) {
+      const value = values[name];
+      return Array.isArray(value) ? value : typeof value === 'string' ? [value] : [];
+    },
     required(name) {
       const value = string(name);
       if (value === undefined || value.trim() === '') throw new UsageError(`missing --${name}`, command);

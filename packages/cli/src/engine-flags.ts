@@ -1,4 +1,4 @@
-import type { WorkerOptions } from '@mailroom/core';
+import { parseAllowHost, type WorkerOptions } from '@mailroom/core';
 import type { FlagSpec, ParsedArgs } from './args.js';
 import { UsageError } from './cli-errors.js';
 
@@ -10,6 +10,7 @@ export const DELIVERY_FLAGS: FlagSpec = {
   concurrency: { type: 'string' },
   rate: { type: 'string' },
   'public-url': { type: 'string' },
+  'allow-host': { type: 'string', multiple: true },
 };
 
 /** Help lines of {@link DELIVERY_FLAGS}. */
@@ -23,7 +24,13 @@ export const DELIVERY_FLAGS_HELP = `  --database URL     SQLite file, sqlite:FIL
   --public-url URL   where recipients reach this server's HTTP API: the base of the one-click
                      unsubscribe links in broadcasts (default: MAILROOM_PUBLIC_URL; serve: the
                      address it listens on). Links are signed with MAILROOM_UNSUBSCRIBE_SECRET,
-                     else with a secret generated once and kept in the database`;
+                     else with a secret generated once and kept in the database
+  --allow-host HOST:PORT
+                     let CSV sources and attachment URLs be fetched from HOST:PORT although
+                     it is private or loopback (a MinIO next to the app: minio.internal:9000,
+                     127.0.0.1:9000, [::1]:9000); exact host and port, repeatable. Without it
+                     such URLs are refused (FETCH_REFUSED). Default: MAILROOM_ALLOW_HOSTS,
+                     comma-separated`;
 
 /**
  * The public base URL from `--public-url`, else `MAILROOM_PUBLIC_URL`, without a trailing slash; undefined
@@ -54,6 +61,32 @@ export function publicUrlOf(
     );
   }
   return url.toString().replace(/\/+$/, '');
+}
+
+/**
+ * The guarded fetcher's allow-list from `--allow-host` (repeatable), else `MAILROOM_ALLOW_HOSTS`
+ * (comma-separated), as given; empty when neither is set. An entry that is not `HOST:PORT` is a usage error.
+ */
+export function allowHostsOf(
+  args: ParsedArgs,
+  env: Readonly<Record<string, string | undefined>>,
+  command: string,
+): string[] {
+  const flags = args.list('allow-host');
+  const label = flags.length > 0 ? '--allow-host' : 'MAILROOM_ALLOW_HOSTS';
+  const entries = flags.length > 0 ? flags : (env.MAILROOM_ALLOW_HOSTS ?? '').split(',');
+  const hosts = entries.map((entry) => entry.trim()).filter((entry) => entry !== '' || flags.length > 0);
+  for (const host of hosts) {
+    try {
+      parseAllowHost(host);
+    } catch {
+      throw new UsageError(
+        `${label} must be HOST:PORT (for example 127.0.0.1:9000, minio.internal:9000 or [::1]:9000), got '${host}'`,
+        command,
+      );
+    }
+  }
+  return hosts;
 }
 
 /** `MAILROOM_UNSUBSCRIBE_SECRET`, if set: at least 16 characters, else a usage error. */

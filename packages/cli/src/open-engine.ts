@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import {
   type BouncesOptions,
   createMailroom,
+  type GuardedFetcherOptions,
   type Logger,
   type Mailroom,
   MailroomError,
@@ -145,6 +146,8 @@ export async function openEngine(options: {
   unsubscribe?: UnsubscribeOptions;
   /** VERP return paths and bounce handling. */
   bounces?: BouncesOptions;
+  /** The guarded fetcher of CSV sources and attachment URLs (`--allow-host`). */
+  fetch?: GuardedFetcherOptions;
 }): Promise<OpenedEngine> {
   const store = await openStore(options.database);
   let transport: Transport;
@@ -161,6 +164,7 @@ export async function openEngine(options: {
     ...(options.worker ? { worker: options.worker } : {}),
     ...(options.unsubscribe ? { unsubscribe: options.unsubscribe } : {}),
     ...(options.bounces ? { bounces: options.bounces } : {}),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   return {
     mailroom,

@@ -5,6 +5,7 @@ import { cliLogger, logLevelOf } from './cli-logger.js';
 import type { Command } from './command.js';
 import { demoCurlLine } from './demo-project.js';
 import {
+  allowHostsOf,
   DELIVERY_FLAGS,
   DELIVERY_FLAGS_HELP,
   publicUrlOf,
@@ -30,7 +31,8 @@ export const serveCommand: Command = {
   summary: 'Run the HTTP API with an in-process delivery worker',
   help: `Usage: mailroom serve [--port 3000] [--host 127.0.0.1] [--database URL|FILE]
                       [--smtp URL | --outbox DIR] [--no-worker] [--concurrency N] [--rate N]
-                      [--public-url URL] [--no-dashboard | --dashboard-prefix PATH]
+                      [--public-url URL] [--allow-host HOST:PORT]...
+                      [--no-dashboard | --dashboard-prefix PATH]
                       [--metrics] [--log-level LEVEL]
                       [--bounce-domain DOMAIN [--inbound-port P] [--inbound-host HOST]
                        [--tls-key FILE --tls-cert FILE]]
@@ -95,6 +97,7 @@ ${INBOUND_FLAGS_HELP}
       throw new UsageError('--inbound-port needs --bounce-domain (the domain it takes mail for)', this.name);
     }
     const inbound = inboundPort === undefined ? undefined : inboundListenOf(args, inboundPort, this.name);
+    const allowHosts = allowHostsOf(args, io.env, this.name);
     const logLevel = logLevelOf(args.string('log-level'), io.env.MAILROOM_LOG_LEVEL, this.name);
     const dashboardPrefix = args.string('dashboard-prefix');
     const metricsToken = io.env.MAILROOM_METRICS_TOKEN?.trim() || undefined;
@@ -124,9 +127,11 @@ ${INBOUND_FLAGS_HELP}
       ...(unsubscribeSecret ? { unsubscribeSecret } : {}),
       ...(bounces ? { bounces } : {}),
       ...(inbound ? { inbound } : {}),
+      allowHosts,
     });
     printBanner(io, server, {
       database: database.label,
+      allowHosts,
       delivery,
       worker,
       concurrency: workerOptions.concurrency,
@@ -150,6 +155,7 @@ function printBanner(
     worker: boolean;
     concurrency: number | undefined;
     bounceDomain: string | undefined;
+    allowHosts: string[];
   },
 ): void {
   const { delivery } = setup;
@@ -170,6 +176,9 @@ function printBanner(
   }
   if (server.dashboardUrl) println(out, `  dashboard ${server.dashboardUrl} (sign in with a project secret)`);
   if (server.metricsUrl) println(out, `  metrics   ${server.metricsUrl} (Prometheus)`);
+  if (setup.allowHosts.length > 0) {
+    println(out, `  fetches   also from ${setup.allowHosts.join(', ')} (allow-listed)`);
+  }
   println(
     out,
     `  worker    ${setup.worker ? `in-process (concurrency ${setup.concurrency ?? WORKER_DEFAULTS.concurrency})` : 'off: run mailroom worker to deliver'}`,

@@ -38,6 +38,11 @@ export interface ServerOptions {
   bounces?: BouncesOptions;
   /** Run the inbound SMTP listener for the bounce domain (`--inbound-port`); needs `bounces`. */
   inbound?: InboundListen;
+  /**
+   * `HOST:PORT` entries CSV sources and attachment URLs may be fetched from although their address is
+   * private or loopback (the guarded fetcher's `allowHosts`). @default [] (public hosts only)
+   */
+  allowHosts?: string[];
 }
 
 /** A running server. */
@@ -79,6 +84,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     delivery: options.delivery,
     logger: options.logger,
     ...(options.workerOptions ? { worker: options.workerOptions } : {}),
+    ...(options.allowHosts?.length ? { fetch: { allowHosts: options.allowHosts } } : {}),
     unsubscribe: {
       baseUrl: publicUrl,
       ...(options.unsubscribeSecret ? { secret: options.unsubscribeSecret } : {}),

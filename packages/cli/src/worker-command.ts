@@ -3,6 +3,7 @@ import { EXIT_OK } from './cli-errors.js';
 import { cliLogger, logLevelOf } from './cli-logger.js';
 import type { Command } from './command.js';
 import {
+  allowHostsOf,
   DELIVERY_FLAGS,
   DELIVERY_FLAGS_HELP,
   publicUrlOf,
@@ -19,7 +20,7 @@ export const workerCommand: Command = {
   name: 'worker',
   summary: 'Run a delivery worker only (run several for scale)',
   help: `Usage: mailroom worker [--database URL|FILE] [--smtp URL | --outbox DIR] [--concurrency N] [--rate N]
-                       [--bounce-domain DOMAIN]
+                       [--public-url URL] [--allow-host HOST:PORT]... [--bounce-domain DOMAIN]
 
 Claims due deliveries from the database, renders and sends them. Several workers
 may run against one PostgreSQL or MySQL database (and one SQLite file on one
@@ -39,6 +40,7 @@ ${BOUNCE_FLAGS_HELP}
     const publicUrl = publicUrlOf(args, io.env, this.name);
     const unsubscribeSecret = unsubscribeSecretOf(io.env, this.name);
     const bounces = bouncesOf(args, io.env, this.name);
+    const allowHosts = allowHostsOf(args, io.env, this.name);
     const database = resolveDatabase(args.string('database'), io, this.name);
     const delivery = resolveDelivery(
       { smtp: args.string('smtp'), outbox: args.string('outbox') },
@@ -53,6 +55,7 @@ ${BOUNCE_FLAGS_HELP}
         logLevelOf(args.string('log-level'), io.env.MAILROOM_LOG_LEVEL, this.name),
       ),
       worker: workerOptions,
+      ...(allowHosts.length > 0 ? { fetch: { allowHosts } } : {}),
       ...(publicUrl
         ? { unsubscribe: { baseUrl: publicUrl, ...(unsubscribeSecret ? { secret: unsubscribeSecret } : {}) } }
         : {}),
@@ -60,9 +63,10 @@ ${BOUNCE_FLAGS_HELP}
     });
     mailroom.worker.start();
     const where = delivery.kind === 'outbox' ? `outbox ${delivery.dir}` : `smtp ${delivery.label}`;
+    const fetches = allowHosts.length > 0 ? `, fetches also from ${allowHosts.join(', ')}` : '';
     println(
       io.stdout,
-      `Mailroom worker running (database ${database.label}, delivery ${where}, concurrency ${workerOptions.concurrency ?? WORKER_DEFAULTS.concurrency})`,
+      `Mailroom worker running (database ${database.label}, delivery ${where}, concurrency ${workerOptions.concurrency ?? WORKER_DEFAULTS.concurrency}${fetches})`,
     );
     await runUntilShutdown(io, async () => {
       println(io.stderr, 'mailroom: stopping the worker (finishing sends in flight)...');

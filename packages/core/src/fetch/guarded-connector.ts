@@ -45,14 +45,28 @@ export function hostKey(hostname: string, port: number): string {
   return `${host.toLowerCase()}:${port}`;
 }
 
-/** Normalizes an `allowHosts` entry (`host:port`, `[v6]:port`) to a {@link hostKey}. */
-export function allowKey(entry: string): string {
+/** A host name or IPv4 address: letters, digits, `-`, `_` and dots, no scheme, user, path or space. */
+const HOST_NAME = /^[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?$/i;
+
+/**
+ * Parses an `allowHosts` entry, `HOST:PORT` (`127.0.0.1:8080`, `files.internal:443`, `[::1]:9000`: an IPv6
+ * address in brackets), to its normalized {@link hostKey}.
+ * @throws MailroomError `VALIDATION_FAILED` for anything else (no port, a port out of 1-65535, a scheme or a
+ * path, an IPv6 address without brackets)
+ */
+export function parseAllowHost(entry: string): string {
   const colon = entry.lastIndexOf(':');
-  const port = Number(entry.slice(colon + 1));
-  if (colon <= 0 || !Number.isInteger(port) || port <= 0 || port > 65_535) {
-    throw new MailroomError('VALIDATION_FAILED', `allowHosts entry ${entry} is not host:port`);
+  const host = entry.slice(0, Math.max(colon, 0));
+  const portText = entry.slice(colon + 1);
+  const port = /^\d{1,5}$/.test(portText) ? Number(portText) : Number.NaN;
+  const bracketed = host.startsWith('[') && host.endsWith(']') && isIP(host.slice(1, -1)) === 6;
+  if (colon <= 0 || !(port >= 1 && port <= 65_535) || !(bracketed || HOST_NAME.test(host))) {
+    throw new MailroomError(
+      'VALIDATION_FAILED',
+      `allowHosts entry '${entry}' is not HOST:PORT (a host name, an IPv4 address or an [IPv6] address in brackets, and a port from 1 to 65535)`,
+    );
   }
-  return hostKey(entry.slice(0, colon), port);
+  return hostKey(host, port);
 }
 
 async function checkTarget(

@@ -9,7 +9,7 @@ import type {
   GuardedRequest,
   GuardedResponse,
 } from './fetch-types.js';
-import { allowKey, createGuardedConnector } from './guarded-connector.js';
+import { createGuardedConnector, parseAllowHost } from './guarded-connector.js';
 import { FetchCapError, readBody } from './read-body.js';
 
 /** The defaults of {@link GuardedFetcherOptions}. */
@@ -58,7 +58,7 @@ export function createGuardedFetcher(options: GuardedFetcherOptions = {}): Guard
   };
   const agent = new Agent({
     connect: createGuardedConnector({
-      allowHosts: new Set(resolved.allowHosts.map(allowKey)),
+      allowHosts: new Set(resolved.allowHosts.map(parseAllowHost)),
       resolver: options.resolver ?? defaultResolver,
       connectHook: options.connectHook,
       connectTimeoutMs: Math.min(10_000, resolved.timeoutMs),

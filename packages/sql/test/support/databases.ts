@@ -1,8 +1,9 @@
 /**
  * Per-run databases for the SQL store's tests: a fresh SQLite file, PostgreSQL schema or MariaDB/MySQL
  * database for every store a test asks for, so that runs (and tests) never see each other's rows, all
- * dropped when the test file ends. PostgreSQL and MySQL run when `MAILROOM_TEST_POSTGRES_URL` /
- * `MAILROOM_TEST_MYSQL_URL` name a server; under `CI` a missing URL fails instead of skipping.
+ * dropped when the test file ends. PostgreSQL and MySQL run on the servers {@link testServer} finds (the
+ * environment variable's URL, else the standard local server); without one a suite skips, saying so, or
+ * under `CI` fails.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,15 +12,14 @@ import { join } from 'node:path';
 import type { Store } from '@mailroom/core';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
-import { afterAll, it } from 'vitest';
+import { afterAll } from 'vitest';
 import type { SqlKind, SqlUrlOptions } from '../../src/index.js';
 import { sqlStore } from '../../src/index.js';
+import { missingServerTest, type ServerKind, type TestServer, testServer } from './servers.js';
 
-/** The environment variable naming the server of each networked kind. */
-export const URL_VARIABLES: Record<Exclude<SqlKind, 'sqlite'>, string> = {
-  postgres: 'MAILROOM_TEST_POSTGRES_URL',
-  mysql: 'MAILROOM_TEST_MYSQL_URL',
-};
+/** Both servers, probed once before any suite of the file is declared (suites are declared synchronously). */
+const [postgres, mysqlServer] = await Promise.all([testServer('postgres'), testServer('mysql')]);
+const SERVERS: Record<ServerKind, TestServer> = { postgres, mysql: mysqlServer };
 
 /** A source of fresh, empty databases of one kind. */
 export interface TestDatabases {
@@ -37,22 +37,17 @@ export interface TestDatabases {
 }
 
 /**
- * The databases of `kind` for this test file, or undefined when its server is not configured (in which
- * case a skipped test says so, or, under `CI`, a failing one). Registers the cleanup with `afterAll`.
+ * The databases of `kind` for this test file, or undefined when its server does not answer (in which
+ * case a skipped test and a warning say so, or, under `CI`, a failing test). Registers the cleanup with
+ * `afterAll`.
  */
 export function testDatabases(kind: SqlKind): TestDatabases | undefined {
-  const databases = kind === 'sqlite' ? sqliteDatabases() : serverDatabases(kind);
-  if (!databases) {
-    const variable = URL_VARIABLES[kind as Exclude<SqlKind, 'sqlite'>];
-    if (process.env.CI) {
-      it(`${variable} is set (required under CI)`, () => {
-        throw new Error(`${variable} is not set: the sql:${kind} tests must run in CI`);
-      });
-    } else {
-      it.skip(`sql:${kind} tests (set ${variable} to run them)`, () => undefined);
-    }
+  const server = kind === 'sqlite' ? undefined : SERVERS[kind];
+  if (server?.problem !== undefined) {
+    missingServerTest(server, `sql:${kind} tests`);
     return undefined;
   }
+  const databases = server ? serverDatabases(server.kind, server.url) : sqliteDatabases();
   afterAll(() => databases.dropAll());
   return databases;
 }
@@ -89,9 +84,7 @@ function sqliteDatabases(): TestDatabases {
   };
 }
 
-function serverDatabases(kind: Exclude<SqlKind, 'sqlite'>): TestDatabases | undefined {
-  const base = process.env[URL_VARIABLES[kind]];
-  if (!base) return undefined;
+function serverDatabases(kind: ServerKind, base: string): TestDatabases {
   const created: string[] = [];
   let shared: Promise<string> | undefined;
   /** The URL of the file's shared database, migrated on first use, with every table emptied. */
