@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { smtpTransport } from '@mailroom/smtp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type BouncingRelay, startBouncingRelay } from './support/bouncing-relay.js';
 import { type RunningCli, startCli, waitForOutput } from './support/cli-harness.js';
@@ -138,5 +139,45 @@ describe('bounces and complaints end to end (mailroom serve, loopback relay)', (
     expect(relay.accepted.filter((m) => m.recipient === 'hard@example.org')).toHaveLength(1);
     expect(cli.err).toContain('inbound SMTP: recipient outside the bounce domain refused');
     expect(cli.err).toContain('forged or edited return-path token');
+  });
+});
+
+describe('mailroom inbound (standalone listener)', () => {
+  it('listens for the bounce domain only, and stops on SIGTERM', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailroom-inbound-'));
+    const db = join(dir, 'mailroom.db');
+    try {
+      const missing = startCli(dir, ['inbound', '--port', '0', '--database', db]);
+      expect(await missing.done).not.toBe(0);
+      expect(missing.err).toContain('--bounce-domain DOMAIN is required');
+      const cli = startCli(dir, [
+        'inbound',
+        '--port',
+        '0',
+        '--inbound-host',
+        '127.0.0.1',
+        '--bounce-domain',
+        DOMAIN,
+        '--database',
+        db,
+      ]);
+      const [, port] = await waitForOutput(cli, /inbound SMTP listening on 127\.0\.0\.1:(\d+)/);
+      const client = smtpTransport({ host: '127.0.0.1', port: Number(port), ignoreTLS: true });
+      const raw = Buffer.from('From: MAILER-DAEMON@mx.test\r\nSubject: failure notice\r\n\r\nhello\r\n');
+      const taken = await client.sendRaw({
+        messageId: '<a@b>',
+        envelope: { from: '', to: [`b+dlv_x-0123456789abcdef@${DOMAIN}`] },
+        raw,
+      });
+      expect(taken.response).toMatch(/^250 .*ignored/);
+      await expect(
+        client.sendRaw({ messageId: '<a@b>', envelope: { from: '', to: ['someone@example.org'] }, raw }),
+      ).rejects.toMatchObject({ responseCode: 550 });
+      await client.close();
+      cli.stop();
+      expect(await cli.done).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

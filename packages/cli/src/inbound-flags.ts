@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { BouncesOptions, Logger, MailroomInbound } from '@mailroom/core';
+import type { BouncesOptions, Logger, MailroomInbound, NotificationOptions } from '@mailroom/core';
 import { type InboundServer, inboundSmtpServer } from '@mailroom/smtp';
 import type { FlagSpec, ParsedArgs } from './args.js';
 import { UsageError } from './cli-errors.js';
@@ -89,4 +89,26 @@ export function startInbound(
     logger,
     ...(listen.tls ? { tls: listen.tls } : {}),
   });
+}
+
+/** Help lines of the provider notifications' environment variables. */
+export const NOTIFICATIONS_HELP = `Provider notifications of bounces and complaints (POST /inbound/ses, /inbound/mailgun):
+  MAILROOM_SES_TOPIC_ARNS        comma-separated SNS topic ARNs: turns on /inbound/ses
+                                 (SNS signatures are checked; subscriptions confirmed)
+  MAILROOM_MAILGUN_SIGNING_KEY   the Mailgun webhook signing key: turns on /inbound/mailgun`;
+
+/** The `notifications` option from `MAILROOM_SES_TOPIC_ARNS` and `MAILROOM_MAILGUN_SIGNING_KEY`. */
+export function notificationsOf(
+  env: Readonly<Record<string, string | undefined>>,
+): NotificationOptions | undefined {
+  const topics = (env.MAILROOM_SES_TOPIC_ARNS ?? '')
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
+  const signingKey = env.MAILROOM_MAILGUN_SIGNING_KEY?.trim();
+  if (topics.length === 0 && !signingKey) return undefined;
+  return {
+    ...(topics.length > 0 ? { ses: { topicArns: topics } } : {}),
+    ...(signingKey ? { mailgun: { signingKey } } : {}),
+  };
 }

@@ -6,6 +6,7 @@ import {
   type Logger,
   type Mailroom,
   MailroomError,
+  type NotificationOptions,
   type Store,
   type Transport,
   type UnsubscribeOptions,
@@ -146,6 +147,8 @@ export async function openEngine(options: {
   unsubscribe?: UnsubscribeOptions;
   /** VERP return paths and bounce handling. */
   bounces?: BouncesOptions;
+  /** Provider notifications (SES, Mailgun). */
+  notifications?: NotificationOptions;
   /** The guarded fetcher of CSV sources and attachment URLs (`--allow-host`). */
   fetch?: GuardedFetcherOptions;
 }): Promise<OpenedEngine> {
@@ -164,6 +167,7 @@ export async function openEngine(options: {
     ...(options.worker ? { worker: options.worker } : {}),
     ...(options.unsubscribe ? { unsubscribe: options.unsubscribe } : {}),
     ...(options.bounces ? { bounces: options.bounces } : {}),
+    ...(options.notifications ? { notifications: options.notifications } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   return {

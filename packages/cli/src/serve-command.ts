@@ -19,6 +19,8 @@ import {
   INBOUND_FLAGS,
   INBOUND_FLAGS_HELP,
   inboundListenOf,
+  NOTIFICATIONS_HELP,
+  notificationsOf,
 } from './inbound-flags.js';
 import { type CliIo, println } from './io.js';
 import { type DeliveryTarget, resolveDatabase, resolveDelivery } from './open-engine.js';
@@ -60,7 +62,9 @@ ${INBOUND_FLAGS_HELP}
   --metrics          serve Prometheus metrics at GET /metrics; with MAILROOM_METRICS_TOKEN set
                      (which also turns them on) a scrape needs "Authorization: Bearer TOKEN"
   --log-level LEVEL  debug, info, warn, error or silent (default: MAILROOM_LOG_LEVEL, else
-                     info); JSON lines on stderr, debug adds one line per request`,
+                     info); JSON lines on stderr, debug adds one line per request
+
+${NOTIFICATIONS_HELP}`,
   flags: {
     ...DELIVERY_FLAGS,
     ...BOUNCE_FLAGS,
@@ -92,6 +96,7 @@ ${INBOUND_FLAGS_HELP}
     const publicUrl = publicUrlOf(args, io.env, this.name);
     const unsubscribeSecret = unsubscribeSecretOf(io.env, this.name);
     const bounces = bouncesOf(args, io.env, this.name);
+    const notifications = notificationsOf(io.env);
     const inboundPort = args.int('inbound-port', { min: 0, max: 65535 });
     if (inboundPort !== undefined && !bounces) {
       throw new UsageError('--inbound-port needs --bounce-domain (the domain it takes mail for)', this.name);
@@ -127,6 +132,7 @@ ${INBOUND_FLAGS_HELP}
       ...(unsubscribeSecret ? { unsubscribeSecret } : {}),
       ...(bounces ? { bounces } : {}),
       ...(inbound ? { inbound } : {}),
+      ...(notifications ? { notifications } : {}),
       allowHosts,
     });
     printBanner(io, server, {

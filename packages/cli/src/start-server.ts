@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { BouncesOptions, Logger, Mailroom, WorkerOptions } from '@mailroom/core';
+import type { BouncesOptions, Logger, Mailroom, NotificationOptions, WorkerOptions } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
 import type { HttpOptions } from '@mailroom/http';
 import { mailroomPlugin } from '@mailroom/http/fastify';
@@ -38,6 +38,8 @@ export interface ServerOptions {
   bounces?: BouncesOptions;
   /** Run the inbound SMTP listener for the bounce domain (`--inbound-port`); needs `bounces`. */
   inbound?: InboundListen;
+  /** Provider notifications served at `/inbound/ses` and `/inbound/mailgun`. */
+  notifications?: NotificationOptions;
   /**
    * `HOST:PORT` entries CSV sources and attachment URLs may be fetched from although their address is
    * private or loopback (the guarded fetcher's `allowHosts`). @default [] (public hosts only)
@@ -90,6 +92,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       ...(options.unsubscribeSecret ? { secret: options.unsubscribeSecret } : {}),
     },
     ...(options.bounces ? { bounces: options.bounces } : {}),
+    ...(options.notifications ? { notifications: options.notifications } : {}),
   });
   const app = Fastify({ logger: false });
   let inbound: InboundServer | undefined;
