@@ -1,18 +1,21 @@
 import type { Kysely, Migration } from 'kysely';
-import { columnTypes, tableOptions } from './migrations.js';
+import type { ColumnTypes, tableOptions } from './migrations.js';
 import type { SqlKind } from './options.js';
 
 /**
- * 003: inbound signals (bounces, complaints, delivery reports) with the key that makes a repeated one a
+ * 004: inbound signals (bounces, complaints, delivery reports) with the key that makes a repeated one a
  * no-op, and each address's soft bounces in a row. Delivery statuses `bounced` and `complained` need no
  * change: `status` is a short text column.
  */
-export function inboundSignalsMigration(kind: SqlKind): Migration {
-  const t = columnTypes(kind);
+export function inboundSignalsMigration(
+  kind: SqlKind,
+  t: ColumnTypes,
+  options: typeof tableOptions,
+): Migration {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       const s = db.schema;
-      await tableOptions(
+      await options(
         kind,
         s
           .createTable('mailroom_inbound_signals')
@@ -32,7 +35,7 @@ export function inboundSignalsMigration(kind: SqlKind): Migration {
         .on('mailroom_inbound_signals')
         .columns(['delivery_id', 'created_at'])
         .execute();
-      await tableOptions(
+      await options(
         kind,
         s
           .createTable('mailroom_soft_bounces')

@@ -34,7 +34,7 @@ export interface ColumnTypes {
   int: DataType;
 }
 
-export function columnTypes(kind: SqlKind): ColumnTypes {
+function columnTypes(kind: SqlKind): ColumnTypes {
   if (kind === 'postgres') {
     // COLLATE "C": byte order, so ORDER BY address and keyset paging agree across databases.
     const key = sql`text collate "C"`;
@@ -382,7 +382,8 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
   return {
     '001_initial': initialSchema(kind),
     '002_settings_retention': settingsAndRetention(kind),
-    '003_inbound_signals': inboundSignalsMigration(kind),
+    // 003 is the event outbox (issue 15), numbered first so either order of merging keeps one sequence.
+    '004_inbound_signals': inboundSignalsMigration(kind, columnTypes(kind), tableOptions),
   };
 }
 
