@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type { EngineContext } from './engine-context.js';
 import { MailroomError } from './errors.js';
+import { installationSecret } from './installation-secret.js';
 import type { UnsubscribeOptions, UnsubscribeTarget } from './mailroom-types.js';
 import type { DeliveryRecord, MailingRecord } from './records.js';
 import {
@@ -50,21 +50,7 @@ export function createUnsubscribeLinks(ctx: EngineContext, options: UnsubscribeO
     );
   }
   const fixedBase = typeof options.baseUrl === 'string' ? baseOf(options.baseUrl) : undefined;
-  let secret: Promise<string> | undefined;
-
-  const getSecret = (): Promise<string> => {
-    if (options.secret !== undefined) return Promise.resolve(options.secret);
-    secret ??= ctx
-      .ready()
-      .then(() =>
-        store.ensureSetting(UNSUBSCRIBE_SECRET_SETTING, randomBytes(32).toString('base64url'), clock.now()),
-      )
-      .catch((error: unknown) => {
-        secret = undefined;
-        throw error;
-      });
-    return secret;
-  };
+  const getSecret = installationSecret(ctx, UNSUBSCRIBE_SECRET_SETTING, options.secret);
 
   async function resolve(token: string): Promise<UnsubscribeTarget> {
     await ctx.ready();

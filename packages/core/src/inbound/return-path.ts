@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type { EngineContext } from '../engine-context.js';
 import { MailroomError } from '../errors.js';
+import { installationSecret } from '../installation-secret.js';
 import type { BouncesOptions } from '../mailroom-types.js';
 import { verifyVerpToken, verpAddress, verpTokenOf } from './verp-token.js';
 
@@ -42,20 +42,7 @@ export function createReturnPaths(ctx: EngineContext, options: BouncesOptions): 
   if (!(Number.isSafeInteger(softBounceLimit) && softBounceLimit >= 1)) {
     throw invalid('softBounceLimit', 'bounces.softBounceLimit must be a whole number of at least 1');
   }
-  let secret: Promise<string> | undefined;
-  const getSecret = (): Promise<string> => {
-    if (options.secret !== undefined) return Promise.resolve(options.secret);
-    secret ??= ctx
-      .ready()
-      .then(() =>
-        ctx.store.ensureSetting(VERP_SECRET_SETTING, randomBytes(32).toString('base64url'), ctx.clock.now()),
-      )
-      .catch((error: unknown) => {
-        secret = undefined;
-        throw error;
-      });
-    return secret;
-  };
+  const getSecret = installationSecret(ctx, VERP_SECRET_SETTING, options.secret);
   return {
     domain,
     softBounceLimit,
