@@ -83,7 +83,11 @@ describe('sqlStore options', () => {
     const db = new Database(path);
     const applied = db.prepare(`select name from ${MIGRATION_TABLE}`).all();
     db.close();
-    expect(applied).toEqual([{ name: '001_initial' }, { name: '002_settings_retention' }]);
+    expect(applied).toEqual([
+      { name: '001_initial' },
+      { name: '002_settings_retention' },
+      { name: '004_inbound_signals' },
+    ]);
   });
 });
 
