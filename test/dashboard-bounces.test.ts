@@ -50,6 +50,10 @@ it('shows bounced and complained counts and the bounce diagnostic', async () => 
     expect(deliveryPage).toContain('<dt>Diagnostic</dt>');
     expect(deliveryPage).toContain('hard bounce: 5.1.1 smtp; 550 5.1.1');
     expect(deliveryPage).toContain('badge bounced');
+    expect(deliveryPage).toContain('<h2>Bounces and complaints</h2>');
+    expect(deliveryPage).toMatch(
+      /<td data-label="Kind">hard-bounce<\/td><td data-label="Source">dsn<\/td><td data-label="Status" class="mono">5\.1\.1<\/td>/,
+    );
   } finally {
     await app.close();
     await mailroom.close();

@@ -35,6 +35,7 @@ function stubEngine(behaviour: { send?: (body: unknown) => Promise<SendResult> }
     admin: new Proxy({}, { get: unused }) as Mailroom['admin'],
     worker: new Proxy({}, { get: unused }) as Mailroom['worker'],
     inbound: new Proxy({}, { get: unused }) as Mailroom['inbound'],
+    listInboundSignals: unused,
     async authenticate(secret) {
       calls.authenticate.push(secret);
       if (secret !== SECRET) throw new MailroomError('UNAUTHORIZED', UNAUTHORIZED);

@@ -18,6 +18,7 @@ import type {
   DeliveryRecord,
   DeliveryStatus,
   DkimConfig,
+  InboundSignalRecord,
   InboundSignalSource,
   MailingKind,
   MailingRecord,
@@ -390,6 +391,15 @@ export interface Mailroom {
    * `NOT_FOUND` when the mailing has none for that address.
    */
   getDelivery(auth: string | AuthContext, ref: string, address: string): Promise<DeliveryRecord>;
+  /**
+   * The bounces, complaints and delivery reports received about one delivery (DSNs, ARF reports, provider
+   * notifications), oldest first. `NOT_FOUND` as for `getDelivery`.
+   */
+  listInboundSignals(
+    auth: string | AuthContext,
+    ref: string,
+    address: string,
+  ): Promise<InboundSignalRecord[]>;
   /**
    * Cancel a broadcast that is scheduled, queued or sending: its status becomes `cancelled`, it takes no more
    * batches (`BROADCAST_CLOSED`), its waiting deliveries become `skipped` and no worker claims any of them

@@ -337,6 +337,13 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       return delivery;
     },
 
+    async listInboundSignals(auth, ref, address) {
+      const mailing = await findMailing(auth, ref);
+      const delivery = await store.findDelivery(mailing.id, normalizeAddress(address));
+      if (!delivery) throw new MailroomError('NOT_FOUND', `${ref} has no delivery to ${address}`);
+      return store.listInboundSignals(delivery.id);
+    },
+
     async cancel(auth, ref) {
       const mailing = await findBroadcast(auth, ref);
       await cancelBroadcast(ctx, mailing);

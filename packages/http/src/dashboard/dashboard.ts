@@ -240,7 +240,8 @@ export function createDashboard(
   ): Promise<NeutralResponse> {
     const view = await mailingOfKind(auth, kind, ref);
     const found = await deliveryOf(call, auth, ref);
-    return page(call, 200, deliveryPage(ctxOf(call), view, found));
+    const signals = await mailroom.listInboundSignals(auth, ref, found.address);
+    return page(call, 200, deliveryPage(ctxOf(call), view, found, signals));
   }
 
   async function deliveryPreview(

@@ -1,11 +1,16 @@
-import type { DeliveryRecord, MailingView } from '@mailroom/core';
+import type { DeliveryRecord, InboundSignalRecord, MailingView } from '@mailroom/core';
 import { badge, time } from '../fragments.js';
 import { html, type SafeHtml } from '../html.js';
 import { layout, type PageContext } from '../layout.js';
 import { deliveryPreviewUrl, mailingUrl, sectionOf } from '../urls.js';
 
 /** One delivery: its attempts and last reply, and the message as sent when its content was kept. */
-export function deliveryPage(ctx: PageContext, view: MailingView, delivery: DeliveryRecord): SafeHtml {
+export function deliveryPage(
+  ctx: PageContext,
+  view: MailingView,
+  delivery: DeliveryRecord,
+  signals: readonly InboundSignalRecord[] = [],
+): SafeHtml {
   const back = mailingUrl(ctx.root, view.kind, view.ref);
   const content = delivery.content;
   const preview = content
@@ -14,10 +19,16 @@ export function deliveryPage(ctx: PageContext, view: MailingView, delivery: Deli
         html`<iframe class="preview" title="Message preview" sandbox="" referrerpolicy="no-referrer" src="${deliveryPreviewUrl(ctx.root, view.kind, view.ref, delivery.address)}"></iframe>`
       }<details${content.html === null ? html` open` : ''}><summary>Text version</summary><pre>${content.text}</pre></details>`
     : html`<h2>Message</h2><p class="card muted">The content of this message was not kept (the broadcast did not ask for <code>storeContent</code>, it is not sent yet, or it was pruned).</p>`;
+  const reports =
+    signals.length > 0 &&
+    html`<h2>Bounces and complaints</h2><table><thead><tr><th>Received</th><th>Kind</th><th>Source</th><th>Status</th><th>Diagnostic</th></tr></thead><tbody>${signals.map(
+      (s) =>
+        html`<tr><td data-label="Received">${time(s.createdAt)}</td><td data-label="Kind">${s.kind}</td><td data-label="Source">${s.source}</td><td data-label="Status" class="mono">${s.status ?? ''}</td><td data-label="Diagnostic" class="mono">${s.diagnostic ?? ''}</td></tr>`,
+    )}</tbody></table>`;
   return layout(
     ctx,
     delivery.address,
     sectionOf(view.kind),
-    html`<p class="muted"><a href="${back}">${view.subject || view.ref}</a> /</p><h1>${delivery.address}</h1><div class="card"><dl class="facts"><dt>Name</dt><dd>${delivery.name}</dd><dt>Status</dt><dd>${badge(delivery.status)}</dd><dt>Attempts</dt><dd>${delivery.attempts}</dd><dt>Last reply</dt><dd class="mono">${delivery.lastResponse ?? '—'}</dd><dt>${delivery.status === 'bounced' || delivery.status === 'complained' ? 'Diagnostic' : 'Last error'}</dt><dd class="mono">${delivery.lastError ?? '—'}</dd><dt>Sent</dt><dd>${time(delivery.sentAt)}</dd><dt>Next attempt</dt><dd>${delivery.status === 'queued' ? time(delivery.nextAttemptAt) : '—'}</dd><dt>Message-ID</dt><dd class="mono">${delivery.messageId}</dd></dl></div>${preview}`,
+    html`<p class="muted"><a href="${back}">${view.subject || view.ref}</a> /</p><h1>${delivery.address}</h1><div class="card"><dl class="facts"><dt>Name</dt><dd>${delivery.name}</dd><dt>Status</dt><dd>${badge(delivery.status)}</dd><dt>Attempts</dt><dd>${delivery.attempts}</dd><dt>Last reply</dt><dd class="mono">${delivery.lastResponse ?? '—'}</dd><dt>${delivery.status === 'bounced' || delivery.status === 'complained' ? 'Diagnostic' : 'Last error'}</dt><dd class="mono">${delivery.lastError ?? '—'}</dd><dt>Sent</dt><dd>${time(delivery.sentAt)}</dd><dt>Next attempt</dt><dd>${delivery.status === 'queued' ? time(delivery.nextAttemptAt) : '—'}</dd><dt>Message-ID</dt><dd class="mono">${delivery.messageId}</dd></dl></div>${reports}${preview}`,
   );
 }
