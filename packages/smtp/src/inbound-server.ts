@@ -23,7 +23,7 @@ export interface InboundServerOptions {
    * @default 10 MiB
    */
   maxBytes?: number;
-  /** Connections open at once, from everyone. @default 100 */
+  /** Connections open at once, from everyone (each may hold up to `maxBytes` while it is read). @default 20 */
   maxConnections?: number;
   /** Connections open at once from one IP address. @default 10 */
   maxConnectionsPerIp?: number;
@@ -79,7 +79,7 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
     name: options.name ?? inbound.domain,
     banner: 'Mailroom bounce processor',
     size: maxBytes,
-    maxClients: options.maxConnections ?? 100,
+    maxClients: options.maxConnections ?? 20,
     socketTimeout: options.socketTimeoutMs ?? 60_000,
     authOptional: true,
     disabledCommands: tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],

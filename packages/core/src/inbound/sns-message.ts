@@ -28,8 +28,12 @@ export const SNS_CERTIFICATE_URL =
 
 /** How long a fetched certificate is trusted without fetching it again. */
 const CERTIFICATE_TTL_MS = 24 * 60 * 60 * 1000;
-/** Messages older than this are refused (replays). */
-const MAX_AGE_MS = 60 * 60 * 1000;
+/**
+ * Messages older than this are refused. SNS retries a message with its original timestamp and signature
+ * (for hours under a custom delivery policy), so the window is wide; a replay inside it changes nothing,
+ * since each signal is applied once.
+ */
+const MAX_AGE_MS = 24 * 60 * 60 * 1000;
 
 /** Checks SNS messages' signatures; certificates are cached per URL. */
 export interface SnsVerifier {
