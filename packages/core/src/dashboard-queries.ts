@@ -11,6 +11,7 @@ import type {
   TemplateRecord,
 } from './records.js';
 import { contentFromTemplate, prepareContent, renderDelivery } from './render/index.js';
+import type { AccountStore, AudienceStore, DeliveryQueue, MailingStore, SourceJobStore } from './store.js';
 
 /** Mailings still moving: their deliveries count towards the queue. */
 const OPEN_STATUSES: readonly MailingStatus[] = ['queued', 'scheduled', 'sending'];
@@ -47,7 +48,12 @@ export type DashboardQueries = Pick<
  * and addresses, never store ids.
  */
 export function createDashboardQueries(ctx: EngineContext, deps: DashboardQueryDeps): DashboardQueries {
-  const { store } = ctx;
+  // The read roles only: the dashboard never writes.
+  const store: AccountStore &
+    AudienceStore &
+    MailingStore &
+    SourceJobStore &
+    Pick<DeliveryQueue, 'nextDueAt'> = ctx.store;
 
   async function findTemplate(auth: string | AuthContext, ref: string): Promise<TemplateRecord> {
     const { project } = await deps.resolveAuth(auth);

@@ -4,7 +4,7 @@ import type { ReturnPaths } from './inbound/return-path.js';
 import type { Clock, Logger, MailroomLimits } from './mailroom-types.js';
 import type { Store } from './store.js';
 import type { Transport } from './transport.js';
-import type { UnsubscribeLinks } from './unsubscribe.js';
+import type { UnsubscribeLinks } from './unsubscribe-links.js';
 
 /** Limits on attachments, in addition to the request limits. */
 export interface AttachmentLimits {

@@ -20,6 +20,5 @@ export type { AudienceSourceConfig } from './sources/audience-source.js';
 export type { CsvSourceConfig } from './sources/csv-probe.js';
 export type { CsvCheckpoint, CsvExpanderOptions } from './sources/csv-source.js';
 export type * from './store.js';
-export type * from './store-inbound.js';
 export type * from './transport.js';
 export { WORKER_DEFAULTS } from './worker.js';

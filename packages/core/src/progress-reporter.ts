@@ -1,6 +1,7 @@
 import type { EngineContext } from './engine-context.js';
 import type { MailingProgress } from './engine-views.js';
 import { TERMINAL_DELIVERY_STATUSES } from './records.js';
+import type { MailingStore } from './store.js';
 
 /** Default of `MailroomOptions.progressIntervalMs`. */
 export const DEFAULT_PROGRESS_INTERVAL_MS = 1_000;
@@ -31,7 +32,8 @@ export interface ProgressReporter {
  * only once something listens to `broadcast:progress`: an engine nobody watches pays nothing.
  */
 export function createProgressReporter(ctx: EngineContext, intervalMs: number): ProgressReporter {
-  const { events, store, logger } = ctx;
+  const { events, logger } = ctx;
+  const store: MailingStore = ctx.store;
   const tracked = new Map<string, Tracked>();
   const unsubscribe: Array<() => void> = [];
   let stopped = false;

@@ -1,6 +1,7 @@
 import type { EngineContext } from './engine-context.js';
 import { MailroomError } from './errors.js';
 import type { RetentionOptions } from './mailroom-types.js';
+import type { RetentionStore } from './store.js';
 
 /** Rows changed per store call of a sweep: small enough that no call holds locks for long. */
 const SWEEP_CHUNK = 1_000;
@@ -21,7 +22,8 @@ export interface Retention {
  * than `contentDays` (when set) and deletes expired idempotency keys, a chunk at a time.
  */
 export function createRetention(ctx: EngineContext, options: RetentionOptions = {}): Retention {
-  const { store, clock, logger } = ctx;
+  const { clock, logger } = ctx;
+  const store: RetentionStore = ctx.store;
   const { contentDays } = options;
   if (contentDays !== undefined && !(Number.isFinite(contentDays) && contentDays > 0)) {
     throw new MailroomError('VALIDATION_FAILED', 'retention.contentDays must be a positive number of days');

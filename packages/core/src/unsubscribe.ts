@@ -3,6 +3,7 @@ import { MailroomError } from './errors.js';
 import { installationSecret } from './installation-secret.js';
 import type { UnsubscribeOptions, UnsubscribeTarget } from './mailroom-types.js';
 import type { DeliveryRecord, MailingRecord } from './records.js';
+import type { UnsubscribeLinks } from './unsubscribe-links.js';
 import {
   MIN_UNSUBSCRIBE_SECRET_LENGTH,
   parseUnsubscribeToken,
@@ -12,16 +13,6 @@ import {
 
 /** The installation setting that holds the generated secret when none is configured. */
 export const UNSUBSCRIBE_SECRET_SETTING = 'unsubscribe-secret';
-
-/** The one-click unsubscribe links of an engine (RFC 8058). Internal; the engine exposes its methods. */
-export interface UnsubscribeLinks {
-  /** The link of one delivery: `<baseUrl>/unsubscribe/<token>`. */
-  link(mailing: MailingRecord, delivery: DeliveryRecord): Promise<string>;
-  /** Who a token unsubscribes, changing nothing. `NOT_FOUND` for a forged, altered or unknown token. */
-  resolve(token: string): Promise<UnsubscribeTarget>;
-  /** Marks the token's address `unsubscribed` in its project. Idempotent. `NOT_FOUND` as for `resolve`. */
-  unsubscribe(token: string): Promise<UnsubscribeTarget>;
-}
 
 /**
  * The headers that make a broadcast message one-click unsubscribable (RFC 8058 section 3.1), or none: for a

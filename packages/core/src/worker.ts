@@ -6,6 +6,7 @@ import type { MailroomWorker, WorkerOptions } from './mailroom-types.js';
 import type { ClaimedDelivery, MailingStatus, SourceJobRecord } from './records.js';
 import { SOURCE_EXPANDERS } from './sources/index.js';
 import type { SourcePage } from './sources/source-expander.js';
+import type { DeliveryQueue, MailingStore, SourceJobStore } from './store.js';
 
 /** Worker settings with their defaults applied. */
 export type ResolvedWorkerOptions = Required<WorkerOptions>;
@@ -52,7 +53,8 @@ const SOURCE_SLICE_MS = 250;
  */
 export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): MailroomWorker {
   const opts: ResolvedWorkerOptions = { ...WORKER_DEFAULTS, ...options };
-  const { store, clock, logger, events } = ctx;
+  const { clock, logger, events } = ctx;
+  const store: DeliveryQueue & SourceJobStore & MailingStore = ctx.store;
   const cache = new MailingCache(ctx);
   let capacity: (() => void) | undefined;
   const pipeline = createDeliveryPipeline(ctx, opts, cache, () => capacity?.());

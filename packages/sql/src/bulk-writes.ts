@@ -2,13 +2,13 @@ import type { DeliveryRecord, ProfileUpsert, ProfileUpsertOptions } from '@mailr
 import type { Codec, Row } from './codec.js';
 import { DELIVERY_COLUMNS, DELIVERY_PG_TYPES } from './codec.js';
 import type { Db } from './connect.js';
+import { pgAddMembers, pgUpsertProfiles } from './dialects/postgres/postgres-statements.js';
+import { JsonMemo, sqliteWriter } from './dialects/sqlite/sqlite-writes.js';
 import type { InsertTarget } from './insert-many.js';
 import { insertMany } from './insert-many.js';
-import { pgAddMembers, pgUpsertProfiles } from './postgres-statements.js';
 import type { MergeableProfile } from './profile-merge.js';
 import { mergeProfile } from './profile-merge.js';
 import type { SqlRunner } from './sql-runner.js';
-import { JsonMemo, sqliteWriter } from './sqlite-writes.js';
 
 const DELIVERIES: InsertTarget = {
   table: 'mailroom_deliveries',

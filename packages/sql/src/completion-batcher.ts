@@ -1,8 +1,9 @@
 import type { DeliveryOutcome } from '@mailroom/core';
-import type Database from 'better-sqlite3';
 import type { Codec } from './codec.js';
-import { ms } from './codec.js';
 import type { Db } from './connect.js';
+import { writePostgres } from './dialects/postgres/postgres-completions.js';
+import { writeSqlite, writeSqliteFile } from './dialects/sqlite/sqlite-completions.js';
+import type { OutcomeItem } from './outcome-rows.js';
 import type { SqlClaims } from './sql-claims.js';
 import type { SqlRunner } from './sql-runner.js';
 
@@ -40,10 +41,7 @@ class Waiter {
  * One outcome waiting for the next flush, and where its result goes (one object per outcome, no
  * closures: a group of a few hundred is queued on every flush).
  */
-interface Pending {
-  id: string;
-  leaseToken: number;
-  outcome: DeliveryOutcome;
+interface Pending extends OutcomeItem {
   waiter: Waiter;
   /** The outcome's place in its waiter's results. */
   index: number;
@@ -100,32 +98,9 @@ export function createCompletionBatcher(
   const writeGroup = async (group: Pending[]): Promise<boolean[]> => {
     if (runner.kind === 'postgres') return writePostgres(db, runner, codec, group);
     return runner.transaction(db, async (tx) => {
-      const written: boolean[] = [];
-      // A SQLite file of the store's own: one prepared fenced update per outcome, run directly, which
-      // measured about twice as fast as one UPDATE ... FROM over a VALUES list (and faster than one
-      // UPDATE ... FROM json_each of the group). Where the claim left the row's rowid, the update finds
-      // the row by it rather than through the id's index (15-20 % less time per outcome), still fenced
-      // by id and token; when that matches nothing (a lost lease, or a row moved since, as by VACUUM),
-      // the update by id decides.
-      if (runner.direct) {
-        for (const item of group) {
-          const rowid = claims.takeRowid(item.id);
-          let changes = 0;
-          if (rowid !== undefined) {
-            const [text, params] = claims.outcome(item.outcome, true);
-            params.push(rowid, item.id, item.leaseToken);
-            changes = (runner.statement(tx, text) as Database.Statement).run(params).changes;
-          }
-          if (changes === 0) {
-            const [text, params] = claims.outcome(item.outcome);
-            params.push(item.id, item.leaseToken);
-            changes = (runner.statement(tx, text) as Database.Statement).run(params).changes;
-          }
-          written.push(changes > 0);
-        }
-        return written;
-      }
+      if (runner.direct) return writeSqliteFile(tx, runner, claims, group);
       if (runner.kind === 'sqlite') return writeSqlite(tx, runner, codec, group);
+      const written: boolean[] = [];
       for (const item of group) {
         const [text, params] = claims.outcome(item.outcome);
         written.push((await runner.run(tx, text, [...params, item.id, item.leaseToken])).affected > 0);
@@ -201,81 +176,4 @@ export function createCompletionBatcher(
       while (flushing) await flushing;
     },
   };
-}
-
-/** The fields of one outcome as one row: id, token, status, updated_at, `given` bits, then the values. */
-function outcomeRow(codec: Codec, { id, leaseToken, outcome }: Pending): unknown[] {
-  // Bit i of `given` says whether the outcome sets that field at all (undefined leaves it unchanged).
-  const given =
-    (outcome.nextAttemptAt !== undefined ? 1 : 0) |
-    (outcome.lastResponse !== undefined ? 2 : 0) |
-    (outcome.lastError !== undefined ? 4 : 0) |
-    (outcome.sentAt !== undefined ? 8 : 0) |
-    (outcome.content !== undefined ? 16 : 0);
-  return [
-    id,
-    leaseToken,
-    outcome.status,
-    outcome.now.getTime(),
-    given,
-    ms(outcome.nextAttemptAt),
-    outcome.lastResponse ?? null,
-    outcome.lastError ?? null,
-    ms(outcome.sentAt),
-    codec.json(outcome.content),
-  ];
-}
-
-const OUTCOME_FIELDS =
-  'id, lease_token, status, updated_at, given, next_attempt_at, last_response, last_error, sent_at, content';
-
-/** The `SET` list applying an outcome row `v` to delivery `d`. */
-function outcomeSet(contentCast: string): string {
-  return `status = v.status,
-      lease_expires_at = NULL,
-      updated_at = v.updated_at,
-      next_attempt_at = CASE WHEN v.given & 1 <> 0 THEN v.next_attempt_at ELSE d.next_attempt_at END,
-      last_response = CASE WHEN v.given & 2 <> 0 THEN v.last_response ELSE d.last_response END,
-      last_error = CASE WHEN v.given & 4 <> 0 THEN v.last_error ELSE d.last_error END,
-      sent_at = CASE WHEN v.given & 8 <> 0 THEN v.sent_at ELSE d.sent_at END,
-      content = CASE WHEN v.given & 16 <> 0 THEN v.content${contentCast} ELSE d.content END`;
-}
-
-/** One `UPDATE ... FROM` a `VALUES` list for the whole group; `RETURNING` names the fences that held. */
-async function writeSqlite(db: Db, runner: SqlRunner, codec: Codec, group: Pending[]): Promise<boolean[]> {
-  const written = new Set<string>();
-  for (const chunk of runner.chunk(
-    group.map((item) => outcomeRow(codec, item)),
-    10,
-  )) {
-    const text = `WITH v(${OUTCOME_FIELDS}) AS (VALUES ${runner.values(chunk.length, 10)})
-      UPDATE mailroom_deliveries AS d SET ${outcomeSet('')}
-      FROM v WHERE d.id = v.id AND d.lease_token = v.lease_token AND d.status = 'sending'
-      RETURNING id`;
-    const { rows } = await runner.run<{ id: string }>(db, text, chunk.flat());
-    for (const row of rows) written.add(row.id);
-  }
-  return group.map((item) => written.has(item.id));
-}
-
-/**
- * One statement for the whole group, over one array per field; `RETURNING` names the fences that held.
- * The fence is written as a `CASE` so that the planner cannot use `status = 'sending'` to pick an index
- * (with stale statistics it scans every open delivery that way); it looks each delivery up by id.
- */
-async function writePostgres(db: Db, runner: SqlRunner, codec: Codec, group: Pending[]): Promise<boolean[]> {
-  const columns: unknown[][] = Array.from({ length: 10 }, () => []);
-  for (const item of group) {
-    outcomeRow(codec, item).forEach((value, i) => {
-      columns[i]?.push(value);
-    });
-  }
-  const text = `UPDATE mailroom_deliveries AS d SET ${outcomeSet('::jsonb')}
-    FROM unnest(?::text[], ?::bigint[], ?::text[], ?::bigint[], ?::integer[], ?::bigint[], ?::text[], ?::text[], ?::bigint[], ?::text[])
-      AS v(${OUTCOME_FIELDS})
-    WHERE d.id = v.id AND CASE WHEN d.status = 'sending' THEN d.lease_token END = v.lease_token
-    RETURNING d.id`;
-  const { rows } = await runner.run<{ id: string }>(db, text, columns, true);
-  const written = new Set(rows.map((r) => r.id));
-  return group.map((item) => written.has(item.id));
 }

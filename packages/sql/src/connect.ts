@@ -4,9 +4,9 @@ import { MailroomError } from '@mailroom/core';
 import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect } from 'kysely';
 import type mysql from 'mysql2';
 import type pg from 'pg';
+import type { SqliteFile } from './dialects/sqlite/sqlite-database.js';
+import { openSqliteFile, sqlitePathOf } from './dialects/sqlite/sqlite-database.js';
 import type { SqlKind, SqlStoreOptions } from './options.js';
-import type { SqliteFile } from './sqlite-database.js';
-import { openSqliteFile, sqlitePathOf } from './sqlite-database.js';
 
 // The PostgreSQL and MySQL drivers load when a URL asks for them: together about 20 MiB of RSS that a
 // process on SQLite (the default) would carry for nothing. Both are CommonJS, so `require` stays sync.

@@ -1,52 +1,12 @@
 import type { DeliveryOutcome } from '@mailroom/core';
-import type Database from 'better-sqlite3';
-import type { Codec, Row } from './codec.js';
+import type { ClaimSpec } from './claim-spec.js';
+import type { Codec } from './codec.js';
 import { ms } from './codec.js';
 import type { Db } from './connect.js';
+import { mysqlClaim, mysqlRenew } from './dialects/mysql/mysql-claims.js';
+import { pgClaim, pgInDueOrder } from './dialects/postgres/postgres-claims.js';
+import { createSqliteClaims } from './dialects/sqlite/sqlite-claims.js';
 import type { SqlRunner } from './sql-runner.js';
-
-/**
- * Planner settings for one claim (`set_config(..., true)` lasts until the end of the transaction).
- * Without a sort or a bitmap scan, the only way to the `ORDER BY ... LIMIT` is the due index, in order.
- * JIT is off because a disabled path's cost would otherwise make PostgreSQL compile the query.
- */
-const PG_INDEX_ORDER =
-  "SELECT set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('jit', 'off', true)";
-
-/** One claim: which rows are due, what claiming one writes, and what the caller makes of a row. */
-export interface ClaimSpec<T> {
-  /** The table; the `due` clause refers to it as `d`. */
-  table: string;
-  /** `WHERE` condition on `d` followed by its `ORDER BY`, with `?` placeholders. */
-  due: string;
-  dueParams: unknown[];
-  limit: number;
-  /**
-   * MySQL: the index to walk. InnoDB locks every row a locking read looks at, and for a small table the
-   * optimizer prefers a scan and a sort, which would lock every due row and starve the other claimers.
-   */
-  mysqlIndex?: string;
-  /** `SET` list applied to every claimed row, with `?` placeholders. */
-  set: string;
-  setParams: unknown[];
-  /** The table's columns: every one is returned. */
-  columns: readonly string[];
-  /** A claimed row (every column, as the driver returns it) as the caller wants it. */
-  decode(row: Row): T;
-  /**
-   * Optional: a claimed row from its values in `columns` order, with the `jsonColumns` among them
-   * already parsed. Given, a claim on a SQLite file the store opened reads each claimed row back as one
-   * JSON array, which is cheaper than the driver building a JavaScript value per column.
-   */
-  decodeValues?: (values: unknown[]) => T;
-  /** The columns holding JSON text (see `decodeValues`). */
-  jsonColumns?: readonly string[];
-  /**
-   * Remember where each claimed row is (see {@link SqlClaims.takeRowid}); `columns` has `id`. Only a
-   * claim on a SQLite file the store opened does.
-   */
-  rememberRowids?: boolean;
-}
 
 /** The lease primitives: claim with a lease, renew it, write an outcome fenced by its token. */
 export interface SqlClaims {
@@ -79,120 +39,22 @@ export interface SqlClaims {
   takeRowid(id: string): number | undefined;
 }
 
-/** Rowids remembered at most; past it they are all dropped (outcomes are then written by id). */
-const MAX_ROWID_HINTS = 65_536;
-
 /** The lease primitives for one runner. */
 export function createSqlClaims(runner: SqlRunner, codec: Codec): SqlClaims {
   const { kind } = runner;
   const outcomeTexts = new Map<number, string>();
-  const rowids = new Map<string, number>();
-
-  /**
-   * A claim on a SQLite file the store opened: in one `BEGIN IMMEDIATE` transaction (the write lock is
-   * taken before reading, so no other process picks the same rows), pick the due rowids, update them,
-   * and read them back as written. Measured at the raw driver against the single `UPDATE ... RETURNING`
-   * every column: about 25 % less time per claimed row, because SQLite buffers a RETURNING statement's
-   * rows in a temporary table before handing out the first one. With `decodeValues`, each row comes
-   * back as one JSON array (the JSON columns embedded as JSON, not as text to parse again), which halved
-   * the cost of reading 100 rows of 20 columns against the driver building a value per column.
-   */
-  const claimSqliteFile = async <T>(db: Db, spec: ClaimSpec<T>): Promise<T[]> => {
-    const { table, due, dueParams, limit, set, setParams, columns, decodeValues } = spec;
-    const json = new Set(spec.jsonColumns);
-    // The picked rowids, as a table of one column (named so that nothing else of `json_each` can clash
-    // with the table's columns); joined from it, the rows come back in the order picked.
-    const picked = '(SELECT value AS picked_rowid FROM json_each(?)) AS picked';
-    // Each row's values in `columns` order, then its rowid.
-    const rows = await runner.transaction(db, async (tx) => {
-      // Direct: `tx` is a held connection on a file the store opened.
-      const statement = (text: string) => runner.statement(tx, text) as Database.Statement;
-      const chosen = statement(`SELECT d.rowid FROM ${table} d WHERE ${due} LIMIT ?`)
-        .pluck(true)
-        .all([...dueParams, limit]);
-      if (chosen.length === 0) return [];
-      const list = JSON.stringify(chosen);
-      statement(`UPDATE ${table} SET ${set} FROM ${picked} WHERE rowid = picked_rowid`).run([
-        ...setParams,
-        list,
-      ]);
-      const from = `FROM ${picked} JOIN ${table} ON rowid = picked_rowid`;
-      if (!decodeValues) {
-        // Rows as arrays: better-sqlite3 builds an object per row through a slow path.
-        return statement(`SELECT ${columns.join(', ')}, rowid ${from}`)
-          .raw(true)
-          .all(list) as unknown[][];
-      }
-      const values = columns.map((column) => (json.has(column) ? `json(${column})` : column));
-      const texts = statement(`SELECT json_array(${values.join(', ')}, rowid) ${from}`)
-        .pluck(true)
-        .all(list);
-      return (texts as string[]).map((text) => JSON.parse(text) as unknown[]);
-    });
-    const width = columns.length;
-    const idAt = spec.rememberRowids ? columns.indexOf('id') : -1;
-    if (idAt >= 0 && rowids.size + rows.length > MAX_ROWID_HINTS) rowids.clear();
-    return rows.map((row) => {
-      if (idAt >= 0) rowids.set(row[idAt] as string, row[width] as number);
-      row.length = width;
-      if (decodeValues) return decodeValues(row);
-      const out: Row = {};
-      for (let i = 0; i < width; i++) out[columns[i] as string] = row[i];
-      return spec.decode(out);
-    });
-  };
+  const sqlite = createSqliteClaims(runner);
 
   const claims: SqlClaims = {
     async inDueOrder<R>(db: Db, text: string, params: unknown[]): Promise<R[]> {
       if (kind !== 'postgres') return (await runner.run<R>(db, text, params)).rows;
-      // One round trip where the store can: the settings and the statement as one script, whose
-      // implicit transaction bounds the settings as the explicit one below does.
-      const script = runner.script<R>([
-        [PG_INDEX_ORDER, []],
-        [text, params],
-      ]);
-      if (script) return script;
-      return runner.transaction(db, async (tx) => {
-        // Until the table has been analyzed (a fresh broadcast of a million rows), the planner takes the
-        // due rows for a handful and sorts them all on every claim. Walking the due index in order and
-        // stopping at the limit is right at any size, so the transaction asks for it.
-        await runner.run(tx, PG_INDEX_ORDER);
-        return (await runner.run<R>(tx, text, params)).rows;
-      });
+      return pgInDueOrder<R>(runner, db, text, params);
     },
 
     async claim<T>(db: Db, spec: ClaimSpec<T>): Promise<T[]> {
-      const { table, due, dueParams, limit, set, setParams, decode } = spec;
-      if (kind === 'postgres') {
-        const text = `WITH due AS (SELECT d.id FROM ${table} d WHERE ${due} LIMIT ? FOR UPDATE SKIP LOCKED)
-          UPDATE ${table} AS u SET ${set} FROM due WHERE u.id = due.id RETURNING u.*`;
-        return (await claims.inDueOrder<Row>(db, text, [...dueParams, limit, ...setParams])).map(decode);
-      }
-      if (kind === 'sqlite') {
-        if (runner.direct) return claimSqliteFile(db, spec);
-        // One statement: it takes the write lock before reading, so no other process picks the same rows.
-        const text = `UPDATE ${table} SET ${set} WHERE id IN (SELECT d.id FROM ${table} d WHERE ${due} LIMIT ?) RETURNING ${spec.columns.join(', ')}`;
-        return (await runner.run<Row>(db, text, [...setParams, ...dueParams, limit])).rows.map(decode);
-      }
-      const rows = await runner.transaction(db, async (tx) => {
-        const from = spec.mysqlIndex ? `${table} d FORCE INDEX (${spec.mysqlIndex})` : `${table} d`;
-        const picked = await runner.run<{ id: string }>(
-          tx,
-          `SELECT d.id FROM ${from} WHERE ${due} LIMIT ? FOR UPDATE SKIP LOCKED`,
-          [...dueParams, limit],
-        );
-        if (picked.rows.length === 0) return [];
-        const ids = picked.rows.map((row) => row.id);
-        const list = runner.values(1, ids.length);
-        // FORCE INDEX: on a small table the optimizer would rather scan, and an UPDATE's scan briefly
-        // locks every row it passes, which concurrent SKIP LOCKED claimers would then skip.
-        await runner.run(tx, `UPDATE ${table} FORCE INDEX (PRIMARY) SET ${set} WHERE id IN ${list}`, [
-          ...setParams,
-          ...ids,
-        ]);
-        return (await runner.run<Row>(tx, `SELECT * FROM ${table} WHERE id IN ${list}`, ids)).rows;
-      });
-      return rows.map(decode);
+      if (kind === 'postgres') return pgClaim(runner, db, spec);
+      if (kind === 'sqlite') return sqlite.claim(db, spec);
+      return mysqlClaim(runner, db, spec);
     },
 
     async renew(db, leases, until) {
@@ -207,27 +69,11 @@ export function createSqlClaims(runner: SqlRunner, codec: Codec): SqlClaims {
           String(row.id),
         );
       }
-      // No RETURNING on MySQL updates: the rows the update matched stay locked by this transaction,
-      // so reading the same condition back returns exactly them.
-      return runner.transaction(db, async (tx) => {
-        await runner.run(
-          tx,
-          `UPDATE mailroom_deliveries FORCE INDEX (PRIMARY) SET lease_expires_at = ? WHERE ${where}`,
-          [until, ...params],
-        );
-        const rows = await runner.run<{ id: string }>(
-          tx,
-          `SELECT id FROM mailroom_deliveries WHERE ${where}`,
-          params,
-        );
-        return rows.rows.map((row) => String(row.id));
-      });
+      return mysqlRenew(runner, db, where, params, until);
     },
 
     takeRowid(id) {
-      const rowid = rowids.get(id);
-      if (rowid !== undefined) rowids.delete(id);
-      return rowid;
+      return sqlite.takeRowid(id);
     },
 
     outcome(outcome, byRowid = false) {

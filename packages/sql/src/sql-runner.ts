@@ -2,9 +2,9 @@ import type Database from 'better-sqlite3';
 import { CompiledQuery } from 'kysely';
 import type pg from 'pg';
 import type { Db } from './connect.js';
+import type { SqliteFile } from './dialects/sqlite/sqlite-database.js';
 import type { SqlKind } from './options.js';
 import { isTransient } from './sql-errors.js';
-import type { SqliteFile } from './sqlite-database.js';
 
 /** The most bound parameters one statement may carry, per database. */
 const MAX_PARAMETERS: Record<SqlKind, number> = { sqlite: 32_766, postgres: 65_535, mysql: 65_535 };

@@ -8,8 +8,8 @@ import { makeProject, makeSecret } from '@mailroom/core/testing';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
+import { sqlitePathOf } from '../src/dialects/sqlite/sqlite-database.js';
 import { MIGRATION_TABLE, migrate, sqlStore } from '../src/index.js';
-import { sqlitePathOf } from '../src/sqlite-database.js';
 import { storeOn, testDatabases } from './support/databases.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailroom-sql-options-'));

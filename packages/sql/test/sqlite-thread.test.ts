@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openSqliteFile, type SqliteFile } from '../src/sqlite-database.js';
+import { openSqliteFile, type SqliteFile } from '../src/dialects/sqlite/sqlite-database.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailroom-sql-checkpoints-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -151,7 +151,7 @@ describe('SQLite WAL checkpoints on a background thread', () => {
   });
 
   it('a running thread does not keep the process alive', async () => {
-    const module = fileURLToPath(new URL('../src/sqlite-database.ts', import.meta.url));
+    const module = fileURLToPath(new URL('../src/dialects/sqlite/sqlite-database.ts', import.meta.url));
     const script = `
       const { openSqliteFile } = await import(${JSON.stringify(module)});
       const sqlite = openSqliteFile(${JSON.stringify(file())}, 5000);

@@ -1,6 +1,6 @@
 import type { Logger } from '../mailroom-types.js';
 import type { ClaimedDelivery, DeliveryOutcome } from '../records.js';
-import type { Store } from '../store.js';
+import type { DeliveryQueue } from '../store.js';
 
 /** One outcome waiting to be written. */
 export interface BufferedOutcome {
@@ -38,7 +38,7 @@ interface Pending<T> {
 
 /** A buffer writing to `store`. */
 export function createOutcomeBuffer<T extends BufferedOutcome>(
-  store: Store,
+  store: DeliveryQueue,
   logger: Logger,
   options: OutcomeBufferOptions<T>,
 ): OutcomeBuffer<T> {

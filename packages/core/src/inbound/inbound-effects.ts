@@ -6,7 +6,7 @@ import type { EngineContext } from '../engine-context.js';
 import { MailroomError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { DeliveryRecord, InboundSignalKind, InboundSignalSource } from '../records.js';
-import type { InboundSignalWrite } from '../store-inbound.js';
+import type { InboundSignalWrite } from '../store/inbound-signal-store.js';
 import type { InboundEffect } from './inbound-types.js';
 
 /** One signal about one delivery, as the core read it. */

@@ -1,9 +1,9 @@
-/** Store conformance: projects, secrets, sender identities and templates. */
+/** Store conformance: the AccountStore role (projects, secrets, sender identities, templates, settings). */
 import { describe, expect, it } from 'vitest';
 import { makeProject, makeSecret, makeSender, makeTemplate, testTime } from './store-fixtures.js';
 import { expectStoreError, type StoreSuiteContext, seedProject } from './store-suite-helpers.js';
 
-/** Registers the tests of projects, secrets, senders and templates. */
+/** Registers the tests of projects, secrets, senders, templates and ensureSetting. */
 export function describeAccounts(ctx: StoreSuiteContext): void {
   describe('projects and secrets', () => {
     it('createProject then getProject and findSecret round-trip exactly', async () => {
@@ -139,6 +139,24 @@ export function describeAccounts(ctx: StoreSuiteContext): void {
       expect(await ctx.store.listTemplates(project.id)).toEqual([a, b]);
       expect(await ctx.store.getTemplate(other.id, 'a-ref')).toEqual(foreign);
       expect(await ctx.store.getTemplate(other.id, 'b-ref')).toBeUndefined();
+    });
+  });
+
+  describe('ensureSetting', () => {
+    it('stores the first value and returns it ever after', async () => {
+      expect(await ctx.store.ensureSetting('unsubscribe-secret', 'first', testTime())).toBe('first');
+      expect(await ctx.store.ensureSetting('unsubscribe-secret', 'second', testTime(1))).toBe('first');
+      expect(await ctx.store.ensureSetting('other', 'x'.repeat(2_000), testTime())).toBe('x'.repeat(2_000));
+    });
+
+    it('of concurrent calls with one name, every one returns the same value', async () => {
+      const values = await Promise.all(
+        Array.from({ length: ctx.concurrency }, (_, i) =>
+          ctx.store.ensureSetting('race', `v${i}`, testTime(i)),
+        ),
+      );
+      expect(new Set(values).size).toBe(1);
+      expect(await ctx.store.ensureSetting('race', 'late', testTime())).toBe(values[0]);
     });
   });
 }

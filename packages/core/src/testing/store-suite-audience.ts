@@ -1,4 +1,4 @@
-/** Store conformance: audience groups, profiles and suppressions. */
+/** Store conformance: the AudienceStore role (audience groups, profiles and suppressions). */
 import { describe, expect, it } from 'vitest';
 import type { ProfileRecord, ProfileUpsertOptions } from '../records.js';
 import { makeGroup, makeSuppression, richVariables, testTime } from './store-fixtures.js';

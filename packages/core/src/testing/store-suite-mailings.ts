@@ -1,5 +1,6 @@
-/** Store conformance: committing batches and the life of a mailing. */
+/** Store conformance: the MailingStore role (committing batches, the life of a mailing, its deliveries read). */
 import { describe, expect, it } from 'vitest';
+import type { DeliveryRecord, DeliveryStatus } from '../records.js';
 import type { BatchWrite } from '../store.js';
 import {
   makeBatch,
@@ -18,6 +19,7 @@ import {
   type StoreSuiteContext,
   seedMailing,
   seedProject,
+  sorted,
 } from './store-suite-helpers.js';
 
 /** A write appending `list` to the seeded mailing as batch `seq`. */
@@ -44,7 +46,7 @@ function appendWrite(
   };
 }
 
-/** Registers the tests of commitBatch and of mailings. */
+/** Registers the tests of commitBatch, mailings, rescheduling and reading deliveries. */
 export function describeMailings(ctx: StoreSuiteContext): void {
   describe('commitBatch', () => {
     it('creates the mailing with batchCount 1, its deliveries, profiles and source jobs', async () => {
@@ -391,6 +393,190 @@ export function describeMailings(ctx: StoreSuiteContext): void {
         expect(await ctx.store.completeMailingIfSettled(seeded.mailing.id, testTime(1))).toBe(false);
         expect((await ctx.store.getMailingById(seeded.mailing.id))?.status).toBe(status);
       }
+    });
+  });
+
+  describe('reading deliveries', () => {
+    it('getDelivery and findDelivery; unknown ones give undefined', async () => {
+      const seeded = await seedMailing(ctx.store, { addresses: addresses(2) });
+      const other = await seedMailing(ctx.store, { addresses: addresses(1, 5) });
+      const [d0] = seeded.deliveries;
+      expect(await ctx.store.getDelivery(d0?.id ?? '')).toEqual(d0);
+      expect(await ctx.store.findDelivery(seeded.mailing.id, d0?.address ?? '')).toEqual(d0);
+      expect(await ctx.store.findDelivery(other.mailing.id, d0?.address ?? '')).toBeUndefined();
+      expect(await ctx.store.findDelivery(seeded.mailing.id, 'missing@example.com')).toBeUndefined();
+      expect(await ctx.store.getDelivery('dlv_missing')).toBeUndefined();
+    });
+
+    it('listDeliveries pages by address and filters by status; countDeliveries has every status', async () => {
+      const statuses: DeliveryStatus[] = ['queued', 'sent', 'failed', 'sent', 'skipped'];
+      const list = addresses(23).reverse();
+      const seeded = await seedMailing(ctx.store, {
+        addresses: list,
+        delivery: (_, i) => ({ status: statuses[i % statuses.length] }),
+      });
+      await seedMailing(ctx.store, { addresses: addresses(3) });
+      const seen: string[] = [];
+      let after: string | null = null;
+      for (;;) {
+        const page = await ctx.store.listDeliveries(seeded.mailing.id, { after, limit: 7 });
+        expect(page.length).toBeLessThanOrEqual(7);
+        if (page.length === 0) break;
+        seen.push(...page.map((d) => d.address));
+        after = page[page.length - 1]?.address ?? null;
+      }
+      expect(seen).toEqual(sorted(list));
+      const sent = await ctx.store.listDeliveries(seeded.mailing.id, { status: 'sent', limit: 100 });
+      const expectedSent = seeded.deliveries.filter((d) => d.status === 'sent');
+      expect(sent).toEqual([...expectedSent].sort((a, b) => (a.address < b.address ? -1 : 1)));
+      const pagedSent = await ctx.store.listDeliveries(seeded.mailing.id, {
+        status: 'sent',
+        after: sent[2]?.address ?? null,
+        limit: 100,
+      });
+      expect(pagedSent).toEqual(sent.slice(3));
+      expect(await ctx.store.countDeliveries(seeded.mailing.id)).toEqual({
+        queued: 5,
+        sending: 0,
+        sent: 9,
+        failed: 5,
+        suppressed: 0,
+        skipped: 4,
+        bounced: 0,
+        complained: 0,
+      });
+      expect(await ctx.store.countDeliveries('mlg_missing')).toEqual({
+        queued: 0,
+        sending: 0,
+        sent: 0,
+        failed: 0,
+        suppressed: 0,
+        skipped: 0,
+        bounced: 0,
+        complained: 0,
+      });
+    });
+  });
+
+  describe('rescheduleMailing', () => {
+    /** A scheduled mailing: three never-attempted deliveries, a retry and a sent one. */
+    async function seedScheduled() {
+      return seedMailing(ctx.store, {
+        mailing: {
+          status: 'scheduled',
+          options: { acquiringAudience: null, scheduleFor: testTime(10_000), storeContent: false },
+        },
+        addresses: addresses(5),
+        delivery: (_, i): Partial<DeliveryRecord> => {
+          if (i === 3) return { nextAttemptAt: testTime(500), attempts: 2 };
+          if (i === 4) return { status: 'sent', sentAt: testTime(1), nextAttemptAt: testTime(10_000) };
+          return { nextAttemptAt: testTime(10_000) };
+        },
+      });
+    }
+
+    it('moves the never-attempted queued deliveries and the mailing, and nothing else', async () => {
+      const seeded = await seedScheduled();
+      const other = await seedMailing(ctx.store, {
+        mailing: { status: 'scheduled' },
+        addresses: addresses(1),
+        delivery: () => ({ nextAttemptAt: testTime(10_000) }),
+      });
+      expect(
+        await ctx.store.rescheduleMailing(seeded.mailing.id, testTime(50_000), 'scheduled', testTime(100)),
+      ).toBe(true);
+      const mailing = await ctx.store.getMailingById(seeded.mailing.id);
+      expect(mailing).toMatchObject({ status: 'scheduled', updatedAt: testTime(100) });
+      expect(mailing?.options).toEqual({
+        acquiringAudience: null,
+        scheduleFor: testTime(50_000),
+        storeContent: false,
+      });
+      const rows = await ctx.store.listDeliveries(seeded.mailing.id, { limit: 10 });
+      expect(rows.map((d) => d.nextAttemptAt)).toEqual([
+        testTime(50_000),
+        testTime(50_000),
+        testTime(50_000),
+        testTime(500),
+        testTime(10_000),
+      ]);
+      expect(rows.map((d) => d.status)).toEqual(['queued', 'queued', 'queued', 'queued', 'sent']);
+      const untouched = await ctx.store.listDeliveries(other.mailing.id, { limit: 10 });
+      expect(untouched[0]?.nextAttemptAt).toEqual(testTime(10_000));
+      // Only the retry is due before the new time (the other mailing kept its time).
+      const claimed = await ctx.store.claimDeliveries({ now: testTime(20_000), limit: 10, leaseMs: 1_000 });
+      expect(claimed.filter((d) => d.mailingId === seeded.mailing.id).map((d) => d.address)).toEqual([
+        addresses(1, 3)[0],
+      ]);
+      expect(claimed.filter((d) => d.mailingId === other.mailing.id)).toHaveLength(1);
+    });
+
+    it('may set the status to queued; refuses anything not scheduled and writes nothing', async () => {
+      const seeded = await seedScheduled();
+      expect(
+        await ctx.store.rescheduleMailing(seeded.mailing.id, testTime(-5), 'queued', testTime(100)),
+      ).toBe(true);
+      const mailing = await ctx.store.getMailingById(seeded.mailing.id);
+      expect(mailing?.status).toBe('queued');
+      expect(mailing?.options.scheduleFor).toEqual(testTime(-5));
+      // No longer scheduled: refused.
+      expect(
+        await ctx.store.rescheduleMailing(seeded.mailing.id, testTime(90_000), 'scheduled', testTime(200)),
+      ).toBe(false);
+      expect((await ctx.store.getMailingById(seeded.mailing.id))?.options.scheduleFor).toEqual(testTime(-5));
+      const first = await ctx.store.findDelivery(seeded.mailing.id, addresses(1)[0] ?? '');
+      expect(first?.nextAttemptAt).toEqual(testTime(-5));
+      for (const status of ['sending', 'cancelled', 'completed'] as const) {
+        const s = await seedMailing(ctx.store, {
+          mailing: { status },
+          addresses: addresses(1),
+          delivery: () => ({ nextAttemptAt: testTime(7) }),
+        });
+        expect(
+          await ctx.store.rescheduleMailing(s.mailing.id, testTime(9_000), 'scheduled', testTime(1)),
+        ).toBe(false);
+        expect((await ctx.store.getMailingById(s.mailing.id))?.status).toBe(status);
+        expect((await ctx.store.listDeliveries(s.mailing.id, { limit: 1 }))[0]?.nextAttemptAt).toEqual(
+          testTime(7),
+        );
+      }
+      expect(await ctx.store.rescheduleMailing('mlg_missing', testTime(1), 'scheduled', testTime(1))).toBe(
+        false,
+      );
+    });
+
+    it('racing a cancel (setMailingStatus from scheduled), exactly one of them wins', async () => {
+      const seeded = await seedScheduled();
+      const n = Math.max(2, Math.floor(ctx.concurrency / 2));
+      const results = await Promise.all(
+        Array.from({ length: n * 2 }, (_, i) =>
+          i % 2 === 0
+            ? ctx.store.rescheduleMailing(seeded.mailing.id, testTime(1), 'queued', testTime(i))
+            : ctx.store.setMailingStatus(seeded.mailing.id, ['scheduled'], 'cancelled', testTime(i)),
+        ),
+      );
+      expect(results.filter(Boolean)).toHaveLength(1);
+      const mailing = await ctx.store.getMailingById(seeded.mailing.id);
+      const rescheduled = results.findIndex(Boolean) % 2 === 0;
+      expect(mailing?.status).toBe(rescheduled ? 'queued' : 'cancelled');
+      expect(mailing?.options.scheduleFor).toEqual(rescheduled ? testTime(1) : testTime(10_000));
+    });
+  });
+
+  describe('firstSentAt', () => {
+    it('is the earliest sentAt of the mailing, undefined when nothing was sent', async () => {
+      const seeded = await seedMailing(ctx.store, {
+        addresses: addresses(4),
+        delivery: (_, i) => (i === 3 ? {} : { status: 'sent', sentAt: testTime([3_000, 1_234, 2_000][i]) }),
+      });
+      await seedMailing(ctx.store, {
+        addresses: addresses(1),
+        delivery: () => ({ status: 'sent', sentAt: testTime(5) }),
+      });
+      expect(await ctx.store.firstSentAt(seeded.mailing.id)).toEqual(testTime(1_234));
+      const unsent = await seedMailing(ctx.store, { addresses: addresses(2) });
+      expect(await ctx.store.firstSentAt(unsent.mailing.id)).toBeUndefined();
+      expect(await ctx.store.firstSentAt('mlg_missing')).toBeUndefined();
     });
   });
 }

@@ -1,14 +1,7 @@
-/** Store conformance: source jobs and idempotency records. */
+/** Store conformance: the SourceJobStore role. */
 import { describe, expect, it } from 'vitest';
 import type { SourceJobRecord } from '../records.js';
-import {
-  makeDelivery,
-  makeGroup,
-  makeIdempotency,
-  makeSourceJob,
-  richVariables,
-  testTime,
-} from './store-fixtures.js';
+import { makeDelivery, makeGroup, makeSourceJob, richVariables, testTime } from './store-fixtures.js';
 import {
   addresses,
   PRESERVE,
@@ -20,7 +13,7 @@ import {
 
 const LEASE = 60_000;
 
-/** Registers the tests of source jobs and idempotency. */
+/** Registers the tests of source jobs. */
 export function describeSources(ctx: StoreSuiteContext): void {
   describe('source jobs', () => {
     it('claimSourceJob takes a pending job: running, leased, token + 1', async () => {
@@ -209,69 +202,6 @@ export function describeSources(ctx: StoreSuiteContext): void {
       await seedMailing(ctx.store, { sourceJobs: (mailing, batch) => [makeSourceJob(mailing, batch)] });
       expect(await ctx.store.listSourceJobs(seeded.mailing.id)).toEqual([jobs[1], jobs[2], jobs[0]]);
       expect(await ctx.store.listSourceJobs('mlg_missing')).toEqual([]);
-    });
-  });
-
-  describe('idempotency', () => {
-    it('begin creates once, then returns the record; finish stores the response', async () => {
-      const { project } = await seedProject(ctx.store);
-      const record = makeIdempotency(project.id, 'key-ü-1', {
-        createdAt: testTime(1),
-        expiresAt: testTime(86_400_001),
-      });
-      expect(await ctx.store.beginIdempotent(record, testTime(2))).toEqual({ created: true });
-      expect(await ctx.store.beginIdempotent({ ...record, requestHash: 'other' }, testTime(3))).toEqual({
-        created: false,
-        existing: record,
-      });
-      const response = { ref: 'bc_1', status: 'queued', nested: richVariables() };
-      await ctx.store.finishIdempotent(project.id, 'key-ü-1', response);
-      expect(await ctx.store.beginIdempotent(record, testTime(4))).toEqual({
-        created: false,
-        existing: { ...record, state: 'done', response },
-      });
-    });
-
-    it('an expired record is replaced; a dropped key starts afresh', async () => {
-      const { project } = await seedProject(ctx.store);
-      const record = makeIdempotency(project.id, 'k', { expiresAt: testTime(1_000) });
-      await ctx.store.beginIdempotent(record, testTime(0));
-      const fresh = makeIdempotency(project.id, 'k', {
-        createdAt: testTime(1_000),
-        expiresAt: testTime(2_000),
-      });
-      expect(await ctx.store.beginIdempotent(fresh, testTime(1_000))).toEqual({ created: true });
-      expect(await ctx.store.beginIdempotent(record, testTime(1_500))).toEqual({
-        created: false,
-        existing: fresh,
-      });
-      await ctx.store.dropIdempotent(project.id, 'k');
-      expect(await ctx.store.beginIdempotent(record, testTime(1_500))).toEqual({ created: true });
-      await ctx.store.dropIdempotent(project.id, 'never-used');
-    });
-
-    it('keys are scoped by project', async () => {
-      const { project } = await seedProject(ctx.store);
-      const { project: other } = await seedProject(ctx.store);
-      expect(await ctx.store.beginIdempotent(makeIdempotency(project.id, 'same'), testTime())).toEqual({
-        created: true,
-      });
-      expect(await ctx.store.beginIdempotent(makeIdempotency(other.id, 'same'), testTime())).toEqual({
-        created: true,
-      });
-      await ctx.store.dropIdempotent(other.id, 'same');
-      const again = await ctx.store.beginIdempotent(makeIdempotency(project.id, 'same'), testTime());
-      expect(again.created).toBe(false);
-    });
-
-    it('of concurrent begins with one key, exactly one is created', async () => {
-      const { project } = await seedProject(ctx.store);
-      const results = await Promise.all(
-        Array.from({ length: ctx.concurrency }, () =>
-          ctx.store.beginIdempotent(makeIdempotency(project.id, 'race'), testTime()),
-        ),
-      );
-      expect(results.filter((r) => r.created)).toHaveLength(1);
     });
   });
 }

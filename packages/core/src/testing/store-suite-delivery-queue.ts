@@ -1,6 +1,5 @@
-/** Store conformance: claiming, leasing, completing, listing and settling deliveries. */
+/** Store conformance: the DeliveryQueue role (claiming, leasing, completing and settling deliveries). */
 import { describe, expect, it } from 'vitest';
-import type { DeliveryStatus } from '../records.js';
 import { testTime } from './store-fixtures.js';
 import {
   addresses,
@@ -12,8 +11,8 @@ import {
 
 const LEASE = 60_000;
 
-/** Registers the tests of the delivery primitives. */
-export function describeDeliveries(ctx: StoreSuiteContext): void {
+/** Registers the tests of claims, leases, outcomes, settling and nextDueAt. */
+export function describeDeliveryQueue(ctx: StoreSuiteContext): void {
   describe('claimDeliveries', () => {
     it('claims due deliveries only, oldest nextAttemptAt first, up to the limit', async () => {
       const offsets = [500, -300, 0, 200, -100, 1_000];
@@ -257,68 +256,6 @@ export function describeDeliveries(ctx: StoreSuiteContext): void {
       );
       const [again] = await ctx.store.claimDeliveries({ now: retryAt, limit: 1, leaseMs: LEASE });
       expect(again).toMatchObject({ id: claimed.id, attempts: 2, leaseToken: 2, status: 'sending' });
-    });
-  });
-
-  describe('reading deliveries', () => {
-    it('getDelivery and findDelivery; unknown ones give undefined', async () => {
-      const seeded = await seedMailing(ctx.store, { addresses: addresses(2) });
-      const other = await seedMailing(ctx.store, { addresses: addresses(1, 5) });
-      const [d0] = seeded.deliveries;
-      expect(await ctx.store.getDelivery(d0?.id ?? '')).toEqual(d0);
-      expect(await ctx.store.findDelivery(seeded.mailing.id, d0?.address ?? '')).toEqual(d0);
-      expect(await ctx.store.findDelivery(other.mailing.id, d0?.address ?? '')).toBeUndefined();
-      expect(await ctx.store.findDelivery(seeded.mailing.id, 'missing@example.com')).toBeUndefined();
-      expect(await ctx.store.getDelivery('dlv_missing')).toBeUndefined();
-    });
-
-    it('listDeliveries pages by address and filters by status; countDeliveries has every status', async () => {
-      const statuses: DeliveryStatus[] = ['queued', 'sent', 'failed', 'sent', 'skipped'];
-      const list = addresses(23).reverse();
-      const seeded = await seedMailing(ctx.store, {
-        addresses: list,
-        delivery: (_, i) => ({ status: statuses[i % statuses.length] }),
-      });
-      await seedMailing(ctx.store, { addresses: addresses(3) });
-      const seen: string[] = [];
-      let after: string | null = null;
-      for (;;) {
-        const page = await ctx.store.listDeliveries(seeded.mailing.id, { after, limit: 7 });
-        expect(page.length).toBeLessThanOrEqual(7);
-        if (page.length === 0) break;
-        seen.push(...page.map((d) => d.address));
-        after = page[page.length - 1]?.address ?? null;
-      }
-      expect(seen).toEqual(sorted(list));
-      const sent = await ctx.store.listDeliveries(seeded.mailing.id, { status: 'sent', limit: 100 });
-      const expectedSent = seeded.deliveries.filter((d) => d.status === 'sent');
-      expect(sent).toEqual([...expectedSent].sort((a, b) => (a.address < b.address ? -1 : 1)));
-      const pagedSent = await ctx.store.listDeliveries(seeded.mailing.id, {
-        status: 'sent',
-        after: sent[2]?.address ?? null,
-        limit: 100,
-      });
-      expect(pagedSent).toEqual(sent.slice(3));
-      expect(await ctx.store.countDeliveries(seeded.mailing.id)).toEqual({
-        queued: 5,
-        sending: 0,
-        sent: 9,
-        failed: 5,
-        suppressed: 0,
-        skipped: 4,
-        bounced: 0,
-        complained: 0,
-      });
-      expect(await ctx.store.countDeliveries('mlg_missing')).toEqual({
-        queued: 0,
-        sending: 0,
-        sent: 0,
-        failed: 0,
-        suppressed: 0,
-        skipped: 0,
-        bounced: 0,
-        complained: 0,
-      });
     });
   });
 

@@ -1,4 +1,4 @@
-import type { DeliveryStatus, InboundSignalRecord, SuppressionRecord } from './records.js';
+import type { DeliveryStatus, InboundSignalRecord, SuppressionRecord } from '../records.js';
 
 /**
  * Everything one inbound signal (bounce, complaint, delivery report) changes, applied atomically by
@@ -43,7 +43,11 @@ export interface InboundSignalResult {
   softBounces: number | null;
 }
 
-/** The role of a `Store` that applies inbound signals. */
+/**
+ * The role of a `Store` that applies inbound signals (bounces, complaints, delivery reports) to
+ * deliveries, suppressions and profiles. Written by `mailroom.inbound`; every rule of `Store` (store.ts)
+ * applies.
+ */
 export interface InboundSignalStore {
   /**
    * Apply one inbound signal in ONE transaction: insert `signal`, then (in this order) the delivery's

@@ -1,32 +1,14 @@
 import type {
-  DeliveryRecord,
-  InboundSignalRecord,
   InboundSignalResult,
   InboundSignalStore,
   InboundSignalWrite,
-  ProfileRecord,
   SuppressionRecord,
 } from '@mailroom/core';
+import type { State } from '../memory-state.js';
+import { key } from '../memory-state.js';
 
-/** The rows of the memory store that applying an inbound signal reads and writes. */
-export interface InboundState {
-  deliveries: Map<string, DeliveryRecord>;
-  suppressions: Map<string, SuppressionRecord>;
-  profiles: Map<string, ProfileRecord>;
-  /** dedupeKey -> signal. */
-  inboundSignals: Map<string, InboundSignalRecord>;
-  /** key(projectId, address) -> soft bounces in a row. */
-  softBounces: Map<string, number>;
-}
-
-/**
- * The memory store's inbound-signal role. `state()` returns the live rows (or throws once closed); each
- * call checks and writes within one synchronous run, which makes it atomic in this process.
- */
-export function memoryInbound(
-  state: () => InboundState,
-  key: (a: string, b: string) => string,
-): InboundSignalStore {
+/** `InboundSignalStore` in memory; each call checks and writes within one synchronous run. */
+export function memoryInboundSignalStore(state: () => State): InboundSignalStore {
   return {
     async applyInboundSignal(write: InboundSignalWrite): Promise<InboundSignalResult> {
       const s = state();

@@ -7,9 +7,9 @@ import type {
   InboundSignalWrite,
   SuppressionRecord,
 } from '@mailroom/core';
-import type { Row } from './codec.js';
-import type { Db } from './connect.js';
-import type { SqlRunner } from './sql-runner.js';
+import type { Row } from '../codec.js';
+import type { Db } from '../connect.js';
+import type { SqlContext } from '../sql-context.js';
 
 const SIGNAL_COLUMNS = [
   'id',
@@ -30,12 +30,8 @@ const SIGNAL_COLUMNS = [
  * inserts nothing); the streak is incremented in SQL; suppressions and the delivery's status change are
  * conditional statements, so no value is read and written back.
  */
-export function sqlInbound(
-  db: Db,
-  r: SqlRunner,
-  guard: <T>(operation: string, fn: () => Promise<T>) => Promise<T>,
-): InboundSignalStore {
-  const mysql = r.kind === 'mysql';
+export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
+  const { db, r, guard, mysql } = ctx;
   const write = async (tx: Db, text: string, params: unknown[]): Promise<number> =>
     (await r.run(tx, text, params)).affected;
   const insertIgnore = (table: string, columns: readonly string[], key: string): string =>

@@ -1,7 +1,7 @@
 import type { BatchWrite, ProfileUpsert, ProfileUpsertOptions } from '@mailroom/core';
-import type { Codec } from './codec.js';
-import { DELIVERY_COLUMNS, DELIVERY_PG_TYPES, MAILING_COLUMNS, SOURCE_JOB_COLUMNS } from './codec.js';
-import { pgInsert } from './insert-many.js';
+import type { Codec } from '../../codec.js';
+import { DELIVERY_COLUMNS, DELIVERY_PG_TYPES, MAILING_COLUMNS, SOURCE_JOB_COLUMNS } from '../../codec.js';
+import { pgInsert } from '../../insert-many.js';
 
 /** A statement with `?` placeholders and its parameters, in order. */
 export interface Statement {

@@ -1,0 +1,56 @@
+import type {
+  AudienceGroupRecord,
+  ProfileRecord,
+  ProfileStatus,
+  ProfileUpsert,
+  ProfileUpsertOptions,
+  SuppressionRecord,
+} from '../records.js';
+import type { PageOptions } from './paging.js';
+
+/**
+ * A project's audience: groups, the profiles of the people it mails (with their subscription status),
+ * and its suppression list. Every rule of `Store` (store.ts) applies; addresses are exact, already normalized.
+ */
+export interface AudienceStore {
+  // Groups and profiles
+
+  /** Insert an audience group. `CONFLICT` if (projectId, ref) exists. */
+  createGroup(group: AudienceGroupRecord): Promise<void>;
+  /** An audience group by ref in the project. */
+  getGroup(projectId: string, ref: string): Promise<AudienceGroupRecord | undefined>;
+  /** The project's audience groups, by ref, each with its member count. */
+  listGroups(projectId: string): Promise<Array<AudienceGroupRecord & { members: number }>>;
+  /**
+   * Upsert profiles by the rules of {@link ProfileUpsert}, and add them to `options.groupId` if set.
+   * Atomic: all rows or none. Rows are already deduplicated by the caller.
+   */
+  upsertProfiles(
+    projectId: string,
+    rows: ProfileUpsert[],
+    options: ProfileUpsertOptions,
+    now: Date,
+  ): Promise<void>;
+  /** A profile by address in the project. */
+  getProfile(projectId: string, address: string): Promise<ProfileRecord | undefined>;
+  /** The profiles of `addresses` that exist in the project (any order; absent ones are left out). */
+  findProfiles(projectId: string, addresses: readonly string[]): Promise<ProfileRecord[]>;
+  /**
+   * Set a profile's subscription status, creating a bare profile if there is none.
+   */
+  setProfileStatus(projectId: string, address: string, status: ProfileStatus, now: Date): Promise<void>;
+  /**
+   * Members of a group, ordered by address ascending, strictly after `page.after` (an address).
+   * Stable under concurrent inserts: a member present for the whole listing is returned exactly once.
+   */
+  listGroupMembers(projectId: string, groupId: string, page: PageOptions): Promise<ProfileRecord[]>;
+
+  // Suppression
+
+  /** Insert or replace a suppression of (projectId, address). */
+  addSuppression(suppression: SuppressionRecord): Promise<void>;
+  /** Remove a suppression; true if one was removed. */
+  removeSuppression(projectId: string, address: string): Promise<boolean>;
+  /** Which of `addresses` are suppressed in the project (exact, already normalized addresses). */
+  findSuppressed(projectId: string, addresses: readonly string[]): Promise<SuppressionRecord[]>;
+}

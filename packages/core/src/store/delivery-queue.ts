@@ -1,0 +1,64 @@
+import type { ClaimedDelivery, DeliveryOutcome } from '../records.js';
+
+/** Options of {@link DeliveryQueue.claimDeliveries}. */
+export interface ClaimOptions {
+  /** The current time: deliveries with `nextAttemptAt <= now` are due. */
+  now: Date;
+  /** At most this many deliveries. */
+  limit: number;
+  /** Length of the lease granted. */
+  leaseMs: number;
+}
+
+/**
+ * The hot path of a worker: claim due deliveries under a lease, renew the lease, record each attempt's
+ * outcome fenced by the lease token, settle what is left of a cancelled mailing, and say when the next
+ * delivery is due. Every rule of `Store` (store.ts) applies.
+ */
+export interface DeliveryQueue {
+  /**
+   * Claim up to `limit` due deliveries: status `queued` with `nextAttemptAt <= now`, or status `sending`
+   * whose lease expired (`leaseExpiresAt <= now`), oldest `nextAttemptAt` first. Each claimed delivery
+   * becomes `sending`, gets `leaseExpiresAt = now + leaseMs`, `leaseToken + 1` and `attempts + 1`.
+   * Deliveries of mailings whose status is `cancelled` or `failed` are not claimed (a scheduled mailing's
+   * deliveries carry `nextAttemptAt = scheduleFor`, so they become due by time alone).
+   *
+   * Race guarantee: a delivery is returned by at most one call per lease, whatever the number of
+   * concurrent claimers (processes included, when `capabilities.multiProcess`).
+   */
+  claimDeliveries(options: ClaimOptions): Promise<ClaimedDelivery[]>;
+  /**
+   * Extend the leases of deliveries this worker holds, to `until`. Only rows still `sending` with the
+   * given token are extended; returns the ids extended.
+   */
+  renewLeases(leases: ReadonlyArray<{ id: string; leaseToken: number }>, until: Date): Promise<string[]>;
+  /**
+   * Record the outcome of an attempt. Fenced: written only if the delivery is still `sending` with
+   * exactly `leaseToken`; otherwise nothing is written and the result is false (the lease was lost).
+   * A `queued` outcome clears the lease and sets `nextAttemptAt`.
+   */
+  completeDelivery(id: string, leaseToken: number, outcome: DeliveryOutcome): Promise<boolean>;
+  /**
+   * Record the outcomes of several attempts in one round trip (a worker flushes a claimed batch's
+   * outcomes together). Each item is fenced exactly like {@link DeliveryQueue.completeDelivery} and
+   * written or not on its own; the result says, in input order, whether each was written.
+   */
+  completeDeliveries(
+    items: ReadonlyArray<{ id: string; leaseToken: number; outcome: DeliveryOutcome }>,
+  ): Promise<boolean[]>;
+  /**
+   * Set every non-terminal delivery of the mailing (`queued`, or `sending` whose lease expired before
+   * `now`) to `status`, with `lastError = reason`. Returns how many changed. Used for cancel.
+   */
+  settleOpenDeliveries(
+    mailingId: string,
+    status: 'skipped' | 'failed',
+    reason: string,
+    now: Date,
+  ): Promise<number>;
+  /**
+   * The earliest `nextAttemptAt` of a `queued` delivery (of a mailing that is not cancelled or failed), to
+   * let an idle worker sleep until then. Leases that will expire are not counted.
+   */
+  nextDueAt(): Promise<Date | undefined>;
+}

@@ -1,0 +1,23 @@
+/**
+ * Optional abilities a store declares as data; the core reads them to pick a strategy.
+ */
+export interface StoreCapabilities {
+  /**
+   * Several processes may claim from this store at once and each delivery is still claimed at most once
+   * per lease (SQL stores: true; the memory store: false, it lives in one process).
+   */
+  readonly multiProcess: boolean;
+}
+
+/** What every store has besides its roles: a name, its capabilities, and its life (open, close). */
+export interface StoreLifecycle {
+  /** Short name for error messages and logs, for example `memory` or `sql:sqlite`. */
+  readonly name: string;
+  /** Optional abilities, as data. */
+  readonly capabilities: StoreCapabilities;
+
+  /** Prepare the backend (run migrations). Safe to call more than once and from several processes at once. */
+  init(): Promise<void>;
+  /** Release connections. The store is unusable afterwards. */
+  close(): Promise<void>;
+}

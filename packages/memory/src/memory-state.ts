@@ -1,0 +1,101 @@
+import type {
+  AudienceGroupRecord,
+  BatchRecord,
+  DeliveryRecord,
+  IdempotencyRecord,
+  InboundSignalRecord,
+  MailingRecord,
+  ProfileRecord,
+  ProjectRecord,
+  ProjectSecretRecord,
+  SenderRecord,
+  SourceJobRecord,
+  SuppressionRecord,
+  TemplateRecord,
+} from '@mailroom/core';
+import { MailroomError } from '@mailroom/core';
+
+/** The store's name, and the `source` of its errors. */
+export const DRIVER_NAME = 'memory';
+
+/** Everything the store holds; unique keys are composite strings (see {@link key}). */
+export interface State {
+  projects: Map<string, ProjectRecord>;
+  secrets: Map<string, ProjectSecretRecord>;
+  senders: Map<string, SenderRecord>;
+  templates: Map<string, TemplateRecord>;
+  groups: Map<string, AudienceGroupRecord>;
+  groupIdByRef: Map<string, string>;
+  /** groupId -> addresses of its members. */
+  members: Map<string, Set<string>>;
+  profiles: Map<string, ProfileRecord>;
+  suppressions: Map<string, SuppressionRecord>;
+  mailings: Map<string, MailingRecord>;
+  mailingIdByRef: Map<string, string>;
+  batches: Map<string, BatchRecord>;
+  deliveries: Map<string, DeliveryRecord>;
+  deliveryIdByAddress: Map<string, string>;
+  /**
+   * Deliveries that may be open (`queued` or `sending`), so that a claim does not walk the terminal
+   * ones. A delivery never reopens once terminal, so terminal ones are simply dropped when met.
+   */
+  openDeliveries: Set<DeliveryRecord>;
+  sourceJobs: Map<string, SourceJobRecord>;
+  idempotency: Map<string, IdempotencyRecord>;
+  settings: Map<string, string>;
+  /** dedupeKey -> inbound signal. */
+  inboundSignals: Map<string, InboundSignalRecord>;
+  /** key(projectId, address) -> soft bounces in a row. */
+  softBounces: Map<string, number>;
+}
+
+/** A store with nothing in it. */
+export function emptyState(): State {
+  return {
+    projects: new Map(),
+    secrets: new Map(),
+    senders: new Map(),
+    templates: new Map(),
+    groups: new Map(),
+    groupIdByRef: new Map(),
+    members: new Map(),
+    profiles: new Map(),
+    suppressions: new Map(),
+    mailings: new Map(),
+    mailingIdByRef: new Map(),
+    batches: new Map(),
+    deliveries: new Map(),
+    deliveryIdByAddress: new Map(),
+    openDeliveries: new Set(),
+    sourceJobs: new Map(),
+    idempotency: new Map(),
+    settings: new Map(),
+    inboundSignals: new Map(),
+    softBounces: new Map(),
+  };
+}
+
+/** A composite key; NUL cannot occur in ids, refs or addresses. */
+export function key(a: string, b: string): string {
+  return `${a}\u0000${b}`;
+}
+
+/** Code-unit order, the order of `ordered by address` in the Store contract. */
+export function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Oldest first, then by id: the order of listings "oldest first". */
+export function byCreatedAt<T extends { createdAt: Date; id: string }>(a: T, b: T): number {
+  return a.createdAt.getTime() - b.createdAt.getTime() || compare(a.id, b.id);
+}
+
+/** A unique key exists: `CONFLICT`. */
+export function conflict(message: string): MailroomError {
+  return new MailroomError('CONFLICT', message, { source: DRIVER_NAME });
+}
+
+/** A failure of the store itself (`STORE_FAILED`), or a caller's bug (`INTERNAL`). */
+export function fail(message: string, code: 'STORE_FAILED' | 'INTERNAL' = 'STORE_FAILED'): MailroomError {
+  return new MailroomError(code, message, { source: DRIVER_NAME });
+}

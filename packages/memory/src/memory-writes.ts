@@ -1,0 +1,82 @@
+import type { DeliveryRecord, ProfileRecord, ProfileUpsert, ProfileUpsertOptions } from '@mailroom/core';
+import { clone } from './memory-copy.js';
+import type { State } from './memory-state.js';
+import { key } from './memory-state.js';
+
+/** Inserts deliveries whose (mailingId, address) is new; returns how many. */
+export function insertDeliveries(s: State, deliveries: readonly DeliveryRecord[]): number {
+  let inserted = 0;
+  for (const d of deliveries) {
+    const k = key(d.mailingId, d.address);
+    if (s.deliveryIdByAddress.has(k) || s.deliveries.has(d.id)) continue;
+    const stored = clone(d);
+    s.deliveries.set(d.id, stored);
+    s.deliveryIdByAddress.set(k, d.id);
+    s.openDeliveries.add(stored);
+    inserted += 1;
+  }
+  return inserted;
+}
+
+/** Applies the rules of `ProfileUpsert` (records.ts) to each row, and the group membership. */
+export function upsertProfiles(
+  s: State,
+  projectId: string,
+  rows: readonly ProfileUpsert[],
+  options: ProfileUpsertOptions,
+  now: Date,
+): void {
+  const members = options.groupId ? membersOf(s, options.groupId) : undefined;
+  for (const row of rows) {
+    const k = key(projectId, row.address);
+    const existing = s.profiles.get(k);
+    if (!existing) {
+      s.profiles.set(k, {
+        ...bareProfile(projectId, row.address, now, 'subscribed'),
+        name: row.name ?? null,
+        traits: clone(row.traits ?? {}),
+        labels: [...new Set(row.labels ?? [])],
+      });
+    } else {
+      const given = row.name !== undefined && row.name !== null;
+      if (given && (options.onExistingProfile === 'override' || existing.name === null))
+        existing.name = row.name ?? null;
+      for (const [trait, value] of Object.entries(row.traits ?? {})) {
+        if (!(trait in existing.traits) || options.onExistingTrait === 'override')
+          existing.traits[trait] = clone(value);
+      }
+      existing.labels = [...new Set([...existing.labels, ...(row.labels ?? [])])];
+      existing.updatedAt = new Date(now);
+    }
+    members?.add(row.address);
+  }
+}
+
+/** The member set of a group, created empty on first use. */
+function membersOf(s: State, groupId: string): Set<string> {
+  let set = s.members.get(groupId);
+  if (!set) {
+    set = new Set();
+    s.members.set(groupId, set);
+  }
+  return set;
+}
+
+/** A profile with nothing but its address and status, as a first sighting creates. */
+export function bareProfile(
+  projectId: string,
+  address: string,
+  now: Date,
+  status: ProfileRecord['status'],
+): ProfileRecord {
+  return {
+    projectId,
+    address,
+    name: null,
+    traits: {},
+    status,
+    labels: [],
+    createdAt: new Date(now),
+    updatedAt: new Date(now),
+  };
+}

@@ -1,0 +1,119 @@
+import type {
+  ClaimedDelivery,
+  DeliveryOutcome,
+  DeliveryQueue,
+  DeliveryRecord,
+  MailingStatus,
+} from '@mailroom/core';
+import { clone } from '../memory-copy.js';
+import type { State } from '../memory-state.js';
+import { compare, fail } from '../memory-state.js';
+
+/** Mailing statuses whose deliveries are never claimed. */
+const PAUSED: readonly MailingStatus[] = ['cancelled', 'failed'];
+
+/** `DeliveryQueue` in memory. Claims, leases and outcomes; every method checks and writes within one synchronous run. */
+export function memoryDeliveryQueue(db: () => State): DeliveryQueue {
+  return {
+    async claimDeliveries({ now, limit, leaseMs }) {
+      const s = db();
+      const t = now.getTime();
+      // The `limit` first due deliveries by (nextAttemptAt, id), kept sorted while walking the open ones.
+      const due: DeliveryRecord[] = [];
+      const before = (a: DeliveryRecord, b: DeliveryRecord) =>
+        a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() || compare(a.id, b.id);
+      for (const d of s.openDeliveries) {
+        if (d.status !== 'queued' && d.status !== 'sending') {
+          s.openDeliveries.delete(d);
+          continue;
+        }
+        if (limit <= 0 || !isClaimable(s, d, t)) continue;
+        if (due.length === limit && before(d, due[limit - 1] as DeliveryRecord) >= 0) continue;
+        let at = due.length;
+        while (at > 0 && before(d, due[at - 1] as DeliveryRecord) < 0) at--;
+        due.splice(at, 0, d);
+        if (due.length > limit) due.pop();
+      }
+      return due.map((d) => {
+        d.status = 'sending';
+        d.leaseExpiresAt = new Date(t + leaseMs);
+        d.leaseToken += 1;
+        d.attempts += 1;
+        d.updatedAt = new Date(t);
+        return clone(d) as ClaimedDelivery;
+      });
+    },
+    async renewLeases(leases, until) {
+      const s = db();
+      return leases.flatMap(({ id, leaseToken }) => {
+        const d = s.deliveries.get(id);
+        if (d?.status !== 'sending' || d.leaseToken !== leaseToken) return [];
+        d.leaseExpiresAt = new Date(until);
+        return [id];
+      });
+    },
+    async completeDeliveries(items) {
+      const written: boolean[] = [];
+      for (const { id, leaseToken, outcome } of items)
+        written.push(completeOne(db(), id, leaseToken, outcome));
+      return written;
+    },
+    async completeDelivery(id, leaseToken, outcome) {
+      return completeOne(db(), id, leaseToken, outcome);
+    },
+    async settleOpenDeliveries(mailingId, status, reason, now) {
+      let changed = 0;
+      for (const d of db().deliveries.values()) {
+        if (d.mailingId !== mailingId) continue;
+        const open =
+          d.status === 'queued' ||
+          (d.status === 'sending' && d.leaseExpiresAt !== null && d.leaseExpiresAt.getTime() < now.getTime());
+        if (!open) continue;
+        d.status = status;
+        d.lastError = reason;
+        d.leaseExpiresAt = null;
+        d.updatedAt = new Date(now);
+        changed += 1;
+      }
+      return changed;
+    },
+    async nextDueAt() {
+      const s = db();
+      let earliest: Date | undefined;
+      for (const d of s.deliveries.values()) {
+        if (d.status !== 'queued' || isPaused(s, d.mailingId)) continue;
+        if (!earliest || d.nextAttemptAt.getTime() < earliest.getTime()) earliest = d.nextAttemptAt;
+      }
+      return earliest && new Date(earliest);
+    },
+  };
+}
+
+function completeOne(s: State, id: string, leaseToken: number, outcome: DeliveryOutcome): boolean {
+  const d = s.deliveries.get(id);
+  if (d?.status !== 'sending' || d.leaseToken !== leaseToken) return false;
+  if (outcome.status === 'queued' && !outcome.nextAttemptAt) {
+    throw fail('a queued outcome needs nextAttemptAt', 'INTERNAL');
+  }
+  d.status = outcome.status;
+  d.leaseExpiresAt = null;
+  if (outcome.status === 'queued' && outcome.nextAttemptAt) d.nextAttemptAt = new Date(outcome.nextAttemptAt);
+  if (outcome.lastResponse !== undefined) d.lastResponse = outcome.lastResponse;
+  if (outcome.lastError !== undefined) d.lastError = outcome.lastError;
+  if (outcome.sentAt !== undefined) d.sentAt = outcome.sentAt && new Date(outcome.sentAt);
+  if (outcome.content !== undefined) d.content = clone(outcome.content);
+  d.updatedAt = new Date(outcome.now);
+  return true;
+}
+
+function isPaused(s: State, mailingId: string): boolean {
+  const mailing = s.mailings.get(mailingId);
+  return !mailing || PAUSED.includes(mailing.status);
+}
+
+function isClaimable(s: State, d: DeliveryRecord, t: number): boolean {
+  const due =
+    (d.status === 'queued' && d.nextAttemptAt.getTime() <= t) ||
+    (d.status === 'sending' && d.leaseExpiresAt !== null && d.leaseExpiresAt.getTime() <= t);
+  return due && !isPaused(s, d.mailingId);
+}

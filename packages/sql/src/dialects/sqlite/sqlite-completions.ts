@@ -1,0 +1,62 @@
+import type Database from 'better-sqlite3';
+import type { Codec } from '../../codec.js';
+import type { Db } from '../../connect.js';
+import type { OutcomeItem } from '../../outcome-rows.js';
+import { OUTCOME_FIELDS, outcomeRow, outcomeSet } from '../../outcome-rows.js';
+import type { SqlClaims } from '../../sql-claims.js';
+import type { SqlRunner } from '../../sql-runner.js';
+
+/**
+ * A SQLite file of the store's own: one prepared fenced update per outcome, run directly, which
+ * measured about twice as fast as one UPDATE ... FROM over a VALUES list (and faster than one
+ * UPDATE ... FROM json_each of the group). Where the claim left the row's rowid, the update finds
+ * the row by it rather than through the id's index (15-20 % less time per outcome), still fenced
+ * by id and token; when that matches nothing (a lost lease, or a row moved since, as by VACUUM),
+ * the update by id decides.
+ */
+export function writeSqliteFile(
+  tx: Db,
+  runner: SqlRunner,
+  claims: SqlClaims,
+  group: readonly OutcomeItem[],
+): boolean[] {
+  const written: boolean[] = [];
+  for (const item of group) {
+    const rowid = claims.takeRowid(item.id);
+    let changes = 0;
+    if (rowid !== undefined) {
+      const [text, params] = claims.outcome(item.outcome, true);
+      params.push(rowid, item.id, item.leaseToken);
+      changes = (runner.statement(tx, text) as Database.Statement).run(params).changes;
+    }
+    if (changes === 0) {
+      const [text, params] = claims.outcome(item.outcome);
+      params.push(item.id, item.leaseToken);
+      changes = (runner.statement(tx, text) as Database.Statement).run(params).changes;
+    }
+    written.push(changes > 0);
+  }
+  return written;
+}
+
+/** One `UPDATE ... FROM` a `VALUES` list for the whole group; `RETURNING` names the fences that held. */
+export async function writeSqlite(
+  db: Db,
+  runner: SqlRunner,
+  codec: Codec,
+  group: readonly OutcomeItem[],
+): Promise<boolean[]> {
+  const written = new Set<string>();
+  for (const chunk of runner.chunk(
+    group.map((item) => outcomeRow(codec, item)),
+    10,
+  )) {
+    const text = `WITH v(${OUTCOME_FIELDS}) AS (VALUES ${runner.values(chunk.length, 10)})
+      UPDATE mailroom_deliveries AS d SET ${outcomeSet('')}
+      FROM v WHERE d.id = v.id AND d.lease_token = v.lease_token AND d.status = 'sending'
+      RETURNING id`;
+    const { rows } = await runner.run<{ id: string }>(db, text, chunk.flat());
+    for (const row of rows) written.add(row.id);
+  }
+  return group.map((item) => written.has(item.id));
+}

@@ -1,0 +1,146 @@
+import type { AudienceStore } from '@mailroom/core';
+import type { SqlContext } from '../sql-context.js';
+import { IN_LIST_SIZE } from '../sql-context.js';
+
+/** `AudienceStore` on SQL. Audience groups, profiles and suppressions. */
+export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
+  const { mysql, db, r, c, bulk, guard, all, first, write, upsertAll, pageAfter } = ctx;
+
+  return {
+    // Groups and profiles
+
+    createGroup(group) {
+      return guard('createGroup', async () => {
+        await write(
+          'INSERT INTO mailroom_groups (id, project_id, ref, name, created_at) VALUES (?, ?, ?, ?, ?)',
+          [group.id, group.projectId, group.ref, group.name, group.createdAt.getTime()],
+        );
+      });
+    },
+
+    getGroup(projectId, ref) {
+      return guard('getGroup', async () => {
+        const row = await first('SELECT * FROM mailroom_groups WHERE project_id = ? AND ref = ?', [
+          projectId,
+          ref,
+        ]);
+        return row && c.group(row);
+      });
+    },
+
+    listGroups(projectId) {
+      return guard('listGroups', async () => {
+        const rows = await all(
+          `SELECT g.*, (SELECT COUNT(*) FROM mailroom_group_members gm WHERE gm.group_id = g.id) AS members
+           FROM mailroom_groups g WHERE g.project_id = ? ORDER BY g.ref`,
+          [projectId],
+        );
+        return rows.map((row) => ({ ...c.group(row), members: Number(row.members) }));
+      });
+    },
+
+    upsertProfiles(projectId, rows, options, now) {
+      return guard('upsertProfiles', async () => {
+        if (rows.length === 0 && !options.groupId) return;
+        await r.transaction(db, (tx) => bulk.upsertProfiles(tx, projectId, rows, options, now));
+      });
+    },
+
+    getProfile(projectId, address) {
+      return guard('getProfile', async () => {
+        const row = await first('SELECT * FROM mailroom_profiles WHERE project_id = ? AND address = ?', [
+          projectId,
+          address,
+        ]);
+        return row && c.profile(row);
+      });
+    },
+
+    findProfiles(projectId, addresses) {
+      return guard('findProfiles', async () => {
+        const unique = [...new Set(addresses)];
+        const found = [];
+        for (let i = 0; i < unique.length; i += IN_LIST_SIZE) {
+          const slice = unique.slice(i, i + IN_LIST_SIZE);
+          const rows = await all(
+            `SELECT * FROM mailroom_profiles WHERE project_id = ? AND address IN ${r.values(1, slice.length)}`,
+            [projectId, ...slice],
+          );
+          found.push(...rows.map(c.profile));
+        }
+        return found;
+      });
+    },
+
+    setProfileStatus(projectId, address, status, now) {
+      return guard('setProfileStatus', async () => {
+        const head =
+          'INSERT INTO mailroom_profiles (project_id, address, name, traits, status, labels, created_at, updated_at) VALUES (?, ?, NULL, ?, ?, ?, ?, ?)';
+        const text = mysql
+          ? `${head} ON DUPLICATE KEY UPDATE status = VALUES(status), updated_at = VALUES(updated_at)`
+          : `${head} ON CONFLICT (project_id, address) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at`;
+        await write(text, [projectId, address, '{}', status, '[]', now.getTime(), now.getTime()]);
+      });
+    },
+
+    listGroupMembers(projectId, groupId, page) {
+      return guard('listGroupMembers', async () => {
+        const [after, afterParams] = pageAfter(page.after, 'gm.address');
+        const rows = await all(
+          `SELECT p.* FROM mailroom_group_members gm
+           JOIN mailroom_profiles p ON p.project_id = gm.project_id AND p.address = gm.address
+           WHERE gm.group_id = ? AND gm.project_id = ?${after} ORDER BY gm.address LIMIT ?`,
+          [groupId, projectId, ...afterParams, page.limit],
+        );
+        return rows.map(c.profile);
+      });
+    },
+
+    // Suppression
+
+    addSuppression(suppression) {
+      return guard('addSuppression', async () => {
+        await write(
+          upsertAll(
+            'mailroom_suppressions',
+            ['project_id', 'address', 'reason', 'detail', 'created_at'],
+            'project_id, address',
+          ),
+          [
+            suppression.projectId,
+            suppression.address,
+            suppression.reason,
+            suppression.detail,
+            suppression.createdAt.getTime(),
+          ],
+        );
+      });
+    },
+
+    removeSuppression(projectId, address) {
+      return guard('removeSuppression', async () => {
+        const removed = await write(
+          'DELETE FROM mailroom_suppressions WHERE project_id = ? AND address = ?',
+          [projectId, address],
+        );
+        return removed > 0;
+      });
+    },
+
+    findSuppressed(projectId, addresses) {
+      return guard('findSuppressed', async () => {
+        const unique = [...new Set(addresses)];
+        const found = [];
+        for (let i = 0; i < unique.length; i += IN_LIST_SIZE) {
+          const slice = unique.slice(i, i + IN_LIST_SIZE);
+          const rows = await all(
+            `SELECT * FROM mailroom_suppressions WHERE project_id = ? AND address IN ${r.values(1, slice.length)}`,
+            [projectId, ...slice],
+          );
+          found.push(...rows.map(c.suppression));
+        }
+        return found;
+      });
+    },
+  };
+}

@@ -1,0 +1,95 @@
+import type { ClaimedDelivery, DeliveryQueue } from '@mailroom/core';
+import type { Row } from '../codec.js';
+import { DELIVERY_COLUMNS, DELIVERY_JSON_COLUMNS } from '../codec.js';
+import type { SqlKind } from '../options.js';
+import type { SqlContext } from '../sql-context.js';
+import { IN_LIST_SIZE } from '../sql-context.js';
+
+/** Mailing statuses whose deliveries are never claimed (a scheduled mailing's are due by time alone). */
+const BLOCKED_MAILINGS = `('cancelled', 'failed')`;
+/**
+ * The claim condition that `d` is not a delivery of a blocked mailing. PostgreSQL and SQLite get a
+ * `NOT IN` over the (few) blocked mailings, which they run once as a hashed filter while walking the due
+ * index in order; as an anti-join, PostgreSQL misjudges its size and sorts every due row instead. MySQL,
+ * whose claim is pinned to the due index, checks each candidate's mailing by primary key.
+ */
+const notBlocked = (kind: SqlKind): string =>
+  kind === 'mysql'
+    ? `NOT EXISTS (SELECT 1 FROM mailroom_mailings m WHERE m.id = d.mailing_id AND m.status IN ${BLOCKED_MAILINGS})`
+    : `d.mailing_id NOT IN (SELECT m.id FROM mailroom_mailings m WHERE m.status IN ${BLOCKED_MAILINGS})`;
+
+/** `DeliveryQueue` on SQL. The worker's hot path: claims, leases and outcomes. The dialects' claim statements are in the dialect folders. */
+export function sqlDeliveryQueue(ctx: SqlContext): DeliveryQueue {
+  const { kind, mysql, db, c, claims, completions, guard, write } = ctx;
+  const notBlockedSql = notBlocked(kind);
+
+  return {
+    claimDeliveries(claimOptions) {
+      return guard('claimDeliveries', async () => {
+        if (claimOptions.limit <= 0) return [];
+        const now = claimOptions.now.getTime();
+        const until = now + claimOptions.leaseMs;
+        const due = mysql
+          ? `d.open_at <= ? AND (d.status = 'queued' OR d.lease_expires_at <= ?) AND ${notBlockedSql} ORDER BY d.open_at`
+          : `d.status IN ('queued', 'sending') AND d.next_attempt_at <= ? AND (d.status = 'queued' OR d.lease_expires_at <= ?) AND ${notBlockedSql} ORDER BY d.next_attempt_at`;
+        const claimed = (await claims.claim(db, {
+          table: 'mailroom_deliveries',
+          due,
+          dueParams: [now, now],
+          limit: claimOptions.limit,
+          mysqlIndex: 'mailroom_deliveries_due',
+          set: "status = 'sending', lease_expires_at = ?, lease_token = lease_token + 1, attempts = attempts + 1, updated_at = ?",
+          setParams: [until, now],
+          columns: DELIVERY_COLUMNS,
+          decode: c.delivery,
+          decodeValues: c.deliveryValues,
+          jsonColumns: DELIVERY_JSON_COLUMNS,
+          rememberRowids: true,
+        })) as ClaimedDelivery[];
+        return claimed.sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime());
+      });
+    },
+
+    renewLeases(leases, until) {
+      return guard('renewLeases', async () => {
+        const renewed: string[] = [];
+        for (let i = 0; i < leases.length; i += IN_LIST_SIZE) {
+          renewed.push(...(await claims.renew(db, leases.slice(i, i + IN_LIST_SIZE), until.getTime())));
+        }
+        return renewed;
+      });
+    },
+
+    completeDelivery(id, leaseToken, outcome) {
+      return guard('completeDelivery', () => completions.complete(id, leaseToken, outcome));
+    },
+
+    completeDeliveries(items) {
+      // Queued together, they are written in one group (a repeated id waits for the next group).
+      return guard('completeDeliveries', () => completions.completeMany(items), false);
+    },
+
+    settleOpenDeliveries(mailingId, status, reason, now) {
+      return guard('settleOpenDeliveries', () =>
+        write(
+          `UPDATE mailroom_deliveries SET status = ?, last_error = ?, lease_expires_at = NULL, updated_at = ?
+           WHERE mailing_id = ? AND (status = 'queued' OR (status = 'sending' AND lease_expires_at <= ?))`,
+          [status, reason, now.getTime(), mailingId, now.getTime()],
+        ),
+      );
+    },
+
+    nextDueAt() {
+      return guard('nextDueAt', async () => {
+        const [row] = await claims.inDueOrder<Row>(
+          db,
+          mysql
+            ? `SELECT d.next_attempt_at FROM mailroom_deliveries d WHERE d.open_at IS NOT NULL AND d.status = 'queued' AND ${notBlockedSql} ORDER BY d.open_at LIMIT 1`
+            : `SELECT d.next_attempt_at FROM mailroom_deliveries d WHERE d.status IN ('queued', 'sending') AND d.status = 'queued' AND ${notBlockedSql} ORDER BY d.next_attempt_at LIMIT 1`,
+          [],
+        );
+        return row ? new Date(Number(row.next_attempt_at)) : undefined;
+      });
+    },
+  };
+}

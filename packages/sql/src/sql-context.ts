@@ -1,0 +1,75 @@
+import type { BulkWrites } from './bulk-writes.js';
+import type { Codec, Row } from './codec.js';
+import type { CompletionBatcher } from './completion-batcher.js';
+import type { Db } from './connect.js';
+import type { SqlKind } from './options.js';
+import type { SqlClaims } from './sql-claims.js';
+import type { SqlRunner } from './sql-runner.js';
+
+/** Keys per `IN (...)` list. */
+export const IN_LIST_SIZE = 500;
+
+/**
+ * What every role of the SQL store shares: the database, the runner and codec of its dialect, the
+ * bulk writes, claims and completion batching built on them, the guard every operation runs in, and a
+ * few statement helpers. Built once by `sqlStore()`; the roles (`roles/*.ts`) read it, never change it.
+ */
+export interface SqlContext {
+  /** The store's name, `sql:<kind>`, for errors. */
+  readonly name: string;
+  readonly kind: SqlKind;
+  /** `kind === 'mysql'`: the statements that differ are written for MySQL and for the rest. */
+  readonly mysql: boolean;
+  /** The database (the store's own, or the Kysely instance it was given). */
+  readonly db: Db;
+  /** Runs statements on `db` or a transaction of it, in the dialect's way. */
+  readonly r: SqlRunner;
+  /** Rows to records and back. */
+  readonly c: Codec;
+  /** Set-based inserts of deliveries and upserts of profiles. */
+  readonly bulk: BulkWrites;
+  /** The lease primitives (claim, renew, fenced outcome). */
+  readonly claims: SqlClaims;
+  /** Group commit of delivery outcomes. */
+  readonly completions: CompletionBatcher;
+  /**
+   * Runs one operation: refused once the store is closed, retried when it failed for contention alone,
+   * and with any error turned into the store's `MailroomError`. `retry: false` for operations whose parts
+   * commit on their own.
+   */
+  readonly guard: <T>(operation: string, fn: () => Promise<T>, retry?: boolean) => Promise<T>;
+  /** The rows of a query, on `db` or `on`. */
+  readonly all: (text: string, params?: unknown[], on?: Db) => Promise<Row[]>;
+  /** The first row of a query, on `db` or `on`. */
+  readonly first: (text: string, params?: unknown[], on?: Db) => Promise<Row | undefined>;
+  /** Runs a write; returns the rows it changed. */
+  readonly write: (text: string, params?: unknown[], on?: Db) => Promise<number>;
+  /** `INSERT ... ON CONFLICT (key) DO UPDATE` that replaces every column, or MySQL's equivalent. */
+  readonly upsertAll: (table: string, columns: readonly string[], key: string) => string;
+  /** The `AND column > ?` condition of a page after a cursor, and its parameter (none for the first page). */
+  readonly pageAfter: (after: string | null | undefined, column: string) => [string, unknown[]];
+}
+
+/** The context of one store, with its statement helpers. */
+export function createSqlContext(
+  parts: Omit<SqlContext, 'mysql' | 'all' | 'first' | 'write' | 'upsertAll' | 'pageAfter'>,
+): SqlContext {
+  const { db, r, kind } = parts;
+  const mysql = kind === 'mysql';
+  const all = async (text: string, params: unknown[] = [], on: Db = db): Promise<Row[]> =>
+    (await r.run<Row>(on, text, params)).rows;
+  const first = async (text: string, params: unknown[] = [], on: Db = db): Promise<Row | undefined> =>
+    (await r.run<Row>(on, text, params)).rows[0];
+  const write = async (text: string, params: unknown[] = [], on: Db = db): Promise<number> =>
+    (await r.run(on, text, params)).affected;
+  /** `INSERT ... ON CONFLICT (key) DO UPDATE` that replaces every column, or MySQL's equivalent. */
+  const upsertAll = (table: string, columns: readonly string[], key: string): string => {
+    const head = `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${r.values(1, columns.length)}`;
+    return mysql
+      ? `${head} ON DUPLICATE KEY UPDATE ${columns.map((col) => `${col} = VALUES(${col})`).join(', ')}`
+      : `${head} ON CONFLICT (${key}) DO UPDATE SET ${columns.map((col) => `${col} = excluded.${col}`).join(', ')}`;
+  };
+  const pageAfter = (after: string | null | undefined, column: string): [string, unknown[]] =>
+    after === undefined || after === null ? ['', []] : [` AND ${column} > ?`, [after]];
+  return { ...parts, mysql, all, first, write, upsertAll, pageAfter };
+}
