@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { smtpTransport } from '@mailroom/smtp';
@@ -176,6 +176,60 @@ describe('mailroom inbound (standalone listener)', () => {
       await client.close();
       cli.stop();
       expect(await cli.done).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('mailroom worker --bounce-domain', () => {
+  it('writes every message with its VERP Return-Path; the From header is the sender', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailroom-verp-'));
+    const db = join(dir, 'mailroom.db');
+    const outbox = join(dir, 'outbox');
+    try {
+      const serve = startCli(dir, [
+        'serve',
+        '--port',
+        '0',
+        '--database',
+        db,
+        '--outbox',
+        outbox,
+        '--no-worker',
+      ]);
+      const [, base] = await waitForOutput(serve, /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+      const [secret] = await waitForOutput(serve, /sk_live_[\w-]+/);
+      const [, sender] = await waitForOutput(serve, /with the sender (\S+)/);
+      const res = await fetch(`${base}/send/mail`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ subject: 'Hi', sender, message: 'Hello', recipients: 'ann@example.org' }),
+      });
+      expect(res.status).toBe(200);
+      const worker = startCli(dir, [
+        'worker',
+        '--database',
+        db,
+        '--outbox',
+        outbox,
+        '--bounce-domain',
+        DOMAIN,
+      ]);
+      const file = await vi.waitFor(
+        () => {
+          const found = readdirSync(outbox).find((f) => f.endsWith('.eml'));
+          if (!found) throw new Error('no .eml yet');
+          return readFileSync(join(outbox, found), 'utf8');
+        },
+        { timeout: 20_000, interval: 100 },
+      );
+      expect(file).toMatch(/^Return-Path: <b\+dlv_[a-z0-9]+-[0-9a-f]{16}@bounces\.acme\.test>\r\n/);
+      expect(file).toMatch(new RegExp(`^From: .*${sender.replace('.', '\\.')}`, 'm'));
+      worker.stop();
+      serve.stop();
+      expect(await worker.done).toBe(0);
+      expect(await serve.done).toBe(0);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
