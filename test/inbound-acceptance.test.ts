@@ -200,7 +200,7 @@ describe('mailroom worker --bounce-domain', () => {
       ]);
       const [, base] = await waitForOutput(serve, /listening on (http:\/\/127\.0\.0\.1:\d+)/);
       const [secret] = await waitForOutput(serve, /sk_live_[\w-]+/);
-      const [, sender] = await waitForOutput(serve, /with the sender (\S+)/);
+      const sender = (await waitForOutput(serve, /with the sender (\S+)/))[1] ?? '';
       const res = await fetch(`${base}/send/mail`, {
         method: 'POST',
         headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
@@ -225,7 +225,7 @@ describe('mailroom worker --bounce-domain', () => {
         { timeout: 20_000, interval: 100 },
       );
       expect(file).toMatch(/^Return-Path: <b\+dlv_[a-z0-9]+-[0-9a-f]{16}@bounces\.acme\.test>\r\n/);
-      expect(file).toMatch(new RegExp(`^From: .*${sender.replace('.', '\\.')}`, 'm'));
+      expect(file).toMatch(new RegExp(`^From: .*${sender.replaceAll('.', '\\.')}`, 'm'));
       worker.stop();
       serve.stop();
       expect(await worker.done).toBe(0);

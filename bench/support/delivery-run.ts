@@ -65,6 +65,8 @@ async function mailroomRun(): Promise<RunResult> {
     store: sqlStore({ url: join(dir, 'bench.db'), sqliteCacheMiB: SQLITE_CACHE_MIB }),
     transport,
     worker: { renderThreads: THREADS, batchSize: BATCH, concurrency: 16, flushEvery: 200, flushMs: 200 },
+    // BENCH_BOUNCE_DOMAIN: every message with a VERP return path (an HMAC per delivery).
+    ...(process.env.BENCH_BOUNCE_DOMAIN ? { bounces: { domain: process.env.BENCH_BOUNCE_DOMAIN } } : {}),
   });
   try {
     const { project, secret } = await mailroom.admin.createProject({ name: 'Bench' });
