@@ -12,6 +12,7 @@ export default defineConfig({
       { find: /^@mailroom\/memory$/, replacement: src('memory/src/index.ts') },
       { find: /^@mailroom\/sql$/, replacement: src('sql/src/index.ts') },
       { find: /^@mailroom\/smtp$/, replacement: src('smtp/src/index.ts') },
+      { find: /^@mailroom\/ses$/, replacement: src('ses/src/index.ts') },
       { find: /^@mailroom\/http\/express$/, replacement: src('http/src/express.ts') },
       { find: /^@mailroom\/http\/fastify$/, replacement: src('http/src/fastify.ts') },
       { find: /^@mailroom\/http$/, replacement: src('http/src/index.ts') },

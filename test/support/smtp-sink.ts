@@ -30,6 +30,8 @@ export interface SinkMessage {
 export interface SmtpSinkOptions {
   /** Require AUTH with these credentials (offered in clear text on loopback). */
   auth?: { user: string; pass: string };
+  /** Port to listen on (to bring a relay back where it was). @default a random free port */
+  port?: number;
   /** Answer RCPT TO for this address with an error, for example `{ code: 550, message: 'No such user' }`. */
   rejectRecipient?: (address: string) => { code: number; message: string } | undefined;
 }
@@ -56,7 +58,7 @@ export interface SmtpSink {
   close(): Promise<void>;
 }
 
-/** Starts a sink on 127.0.0.1 on a random free port. */
+/** Starts a sink on 127.0.0.1 on a random free port (or `options.port`). */
 export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<SmtpSink> {
   const messages: SinkMessage[] = [];
   const waiters = new Set<() => void>();
@@ -110,7 +112,7 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
       server.off('error', reject);
       resolve();
     });

@@ -1,12 +1,16 @@
 import { parseAllowHost, type WorkerOptions } from '@mailroom/core';
 import type { FlagSpec, ParsedArgs } from './args.js';
 import { UsageError } from './cli-errors.js';
+import type { EngineFlags } from './open-engine.js';
 
 /** Flags of the commands that deliver (`serve`, `worker`): the database, SMTP or outbox, and worker tuning. */
 export const DELIVERY_FLAGS: FlagSpec = {
   database: { type: 'string' },
   smtp: { type: 'string' },
   outbox: { type: 'string' },
+  'ses-region': { type: 'string' },
+  'ses-endpoint': { type: 'string' },
+  'ses-configuration-set': { type: 'string' },
   concurrency: { type: 'string' },
   rate: { type: 'string' },
   'public-url': { type: 'string' },
@@ -18,6 +22,12 @@ export const DELIVERY_FLAGS_HELP = `  --database URL     SQLite file, sqlite:FIL
                      (default: MAILROOM_DATABASE_URL, else ./mailroom.db)
   --smtp URL         deliver through this SMTP server, smtp://user:pass@host:587 or smtps://...
                      (default: MAILROOM_SMTP_URL; with neither, messages go to the outbox)
+  --ses-region REGION
+                     deliver through Amazon SES (API v2) in REGION; credentials from the AWS
+                     SDK's chain (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, a role)
+  --ses-endpoint URL another SES endpoint (a VPC endpoint, or a local emulator)
+  --ses-configuration-set NAME
+                     send with this SES configuration set (its bounce and complaint events)
   --outbox DIR       write each message as an .eml file into DIR (default: ./.mailroom/outbox)
   --concurrency N    deliveries sent at once by the worker (default: 8)
   --rate N           at most N messages per second from this worker (default: unlimited)
@@ -100,6 +110,17 @@ export function unsubscribeSecretOf(
     throw new UsageError('MAILROOM_UNSUBSCRIBE_SECRET must have at least 16 characters', command);
   }
   return secret;
+}
+
+/** The delivery flags (`--smtp`, `--outbox`, `--ses-*`) as given. */
+export function deliveryFlagsOf(args: ParsedArgs): EngineFlags {
+  return {
+    smtp: args.string('smtp'),
+    outbox: args.string('outbox'),
+    sesRegion: args.string('ses-region'),
+    sesEndpoint: args.string('ses-endpoint'),
+    sesConfigurationSet: args.string('ses-configuration-set'),
+  };
 }
 
 /** The worker settings given by `--concurrency` and `--rate`. */

@@ -33,12 +33,19 @@ export interface DatabaseTarget {
   label: string;
 }
 
-/** Where delivered messages go: an SMTP relay, or `.eml` files in a folder. */
+/** Where delivered messages go: an SMTP relay, Amazon SES, or `.eml` files in a folder. */
 export type DeliveryTarget =
   | { kind: 'smtp'; url: string; label: string }
+  | {
+      kind: 'ses';
+      region: string;
+      endpoint?: string;
+      configurationSet?: string;
+      label: string;
+    }
   | { kind: 'outbox'; dir: string; label: string };
 
-/** The `--database`, `--smtp` and `--outbox` flags, as given (absent ones undefined). */
+/** The `--database`, `--smtp`, `--outbox` and `--ses-*` flags, as given (absent ones undefined). */
 export interface EngineFlags {
   /** `--database`. */
   database?: string | undefined;
@@ -46,6 +53,12 @@ export interface EngineFlags {
   smtp?: string | undefined;
   /** `--outbox`. */
   outbox?: string | undefined;
+  /** `--ses-region`. */
+  sesRegion?: string | undefined;
+  /** `--ses-endpoint`. */
+  sesEndpoint?: string | undefined;
+  /** `--ses-configuration-set`. */
+  sesConfigurationSet?: string | undefined;
 }
 
 /** An opened engine with what it runs on, for the banner and for shutdown. */
@@ -74,15 +87,17 @@ export function resolveDatabase(flag: string | undefined, io: CliIo, command: st
 }
 
 /**
- * The delivery target: `--outbox` or `--smtp` (not both), else `MAILROOM_SMTP_URL`, else the default
- * outbox folder.
+ * The delivery target: `--outbox`, `--smtp` or `--ses-region` (one of them), else `MAILROOM_SMTP_URL`,
+ * else the default outbox folder.
  */
 export function resolveDelivery(flags: EngineFlags, io: CliIo, command: string): DeliveryTarget {
   const outbox = nonEmpty(flags.outbox);
   const smtp = nonEmpty(flags.smtp);
-  if (outbox !== undefined && smtp !== undefined) {
-    throw new UsageError('give --smtp or --outbox, not both', command);
+  const ses = resolveSes(flags, command);
+  if ([outbox, smtp, ses].filter((given) => given !== undefined).length > 1) {
+    throw new UsageError('give one of --smtp, --ses-region or --outbox', command);
   }
+  if (ses) return ses;
   const url = outbox === undefined ? (smtp ?? nonEmpty(io.env.MAILROOM_SMTP_URL)) : undefined;
   if (url !== undefined) {
     if (!/^smtps?:\/\//i.test(url)) {
@@ -95,6 +110,42 @@ export function resolveDelivery(flags: EngineFlags, io: CliIo, command: string):
   }
   const dir = resolve(io.cwd, outbox ?? DEFAULT_OUTBOX);
   return { kind: 'outbox', dir, label: dir };
+}
+
+/** The SES target from `--ses-region` (with `--ses-endpoint`, `--ses-configuration-set`), if given. */
+function resolveSes(flags: EngineFlags, command: string): DeliveryTarget | undefined {
+  const region = nonEmpty(flags.sesRegion);
+  const endpoint = nonEmpty(flags.sesEndpoint);
+  const configurationSet = nonEmpty(flags.sesConfigurationSet);
+  if (region === undefined) {
+    if (endpoint !== undefined || configurationSet !== undefined) {
+      throw new UsageError('--ses-endpoint and --ses-configuration-set need --ses-region', command);
+    }
+    return undefined;
+  }
+  if (!/^[a-z0-9-]+$/.test(region)) {
+    throw new UsageError(`--ses-region must be an AWS region such as eu-west-1, got '${region}'`, command);
+  }
+  if (endpoint !== undefined && !/^https?:\/\/[^/]/i.test(endpoint)) {
+    throw new UsageError(
+      `--ses-endpoint must be an http:// or https:// URL, got '${redactUrl(endpoint)}'`,
+      command,
+    );
+  }
+  const label = `${region}${endpoint ? ` at ${redactUrl(endpoint)}` : ''}${configurationSet ? `, configuration set ${configurationSet}` : ''}`;
+  return {
+    kind: 'ses',
+    region,
+    ...(endpoint ? { endpoint } : {}),
+    ...(configurationSet ? { configurationSet } : {}),
+    label,
+  };
+}
+
+/** How the banners name a delivery target. */
+export function describeDelivery(delivery: DeliveryTarget): string {
+  if (delivery.kind === 'outbox') return `outbox ${delivery.dir}`;
+  return `${delivery.kind} ${delivery.label}`;
 }
 
 /**
@@ -115,20 +166,30 @@ export async function openStore(database: DatabaseTarget): Promise<Store> {
 }
 
 /**
- * Creates the transport and, for SMTP, checks that the server answers (`transport.verify`), so that a
- * wrong host or port fails at start rather than as retries of every delivery.
+ * Creates the transport and, for SMTP and SES, checks that the server answers (`transport.verify`), so
+ * that a wrong host, port or endpoint fails at start rather than as retries of every delivery. SES
+ * credentials come from the AWS SDK's default provider chain (`AWS_ACCESS_KEY_ID`, a profile, a role).
  */
 export async function openTransport(delivery: DeliveryTarget): Promise<Transport> {
   if (delivery.kind === 'outbox') return outboxTransport({ dir: delivery.dir });
   let transport: Transport | undefined;
   try {
-    const opened = smtpTransport(delivery.url);
+    const opened =
+      delivery.kind === 'smtp'
+        ? smtpTransport(delivery.url)
+        : // Loaded only when asked for: the AWS SDK adds about a quarter of a second to every start.
+          (await import('@mailroom/ses')).sesTransport({
+            region: delivery.region,
+            ...(delivery.endpoint ? { endpoint: delivery.endpoint } : {}),
+            ...(delivery.configurationSet ? { configurationSetName: delivery.configurationSet } : {}),
+          });
     transport = opened;
     await opened.verify?.();
     return opened;
   } catch (error) {
     await transport?.close?.().catch(() => {});
-    throw new MailroomError('TRANSPORT_TRANSIENT', `cannot reach the SMTP server ${delivery.label}`, {
+    const what = delivery.kind === 'smtp' ? 'the SMTP server' : 'Amazon SES in';
+    throw new MailroomError('TRANSPORT_TRANSIENT', `cannot reach ${what} ${delivery.label}`, {
       cause: error,
     });
   }

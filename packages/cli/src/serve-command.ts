@@ -8,6 +8,7 @@ import {
   allowHostsOf,
   DELIVERY_FLAGS,
   DELIVERY_FLAGS_HELP,
+  deliveryFlagsOf,
   publicUrlOf,
   unsubscribeSecretOf,
   workerOptionsOf,
@@ -23,7 +24,7 @@ import {
   notificationsOf,
 } from './inbound-flags.js';
 import { type CliIo, println } from './io.js';
-import { type DeliveryTarget, resolveDatabase, resolveDelivery } from './open-engine.js';
+import { type DeliveryTarget, describeDelivery, resolveDatabase, resolveDelivery } from './open-engine.js';
 import { runUntilShutdown } from './shutdown.js';
 import { type RunningServer, startServer } from './start-server.js';
 
@@ -32,7 +33,7 @@ export const serveCommand: Command = {
   name: 'serve',
   summary: 'Run the HTTP API with an in-process delivery worker',
   help: `Usage: mailroom serve [--port 3000] [--host 127.0.0.1] [--database URL|FILE]
-                      [--smtp URL | --outbox DIR] [--no-worker] [--concurrency N] [--rate N]
+                      [--smtp URL | --ses-region REGION | --outbox DIR] [--no-worker] [--concurrency N] [--rate N]
                       [--public-url URL] [--allow-host HOST:PORT]...
                       [--no-dashboard | --dashboard-prefix PATH]
                       [--metrics] [--log-level LEVEL]
@@ -107,11 +108,7 @@ ${NOTIFICATIONS_HELP}`,
     const dashboardPrefix = args.string('dashboard-prefix');
     const metricsToken = io.env.MAILROOM_METRICS_TOKEN?.trim() || undefined;
     const database = resolveDatabase(args.string('database'), io, this.name);
-    const delivery = resolveDelivery(
-      { smtp: args.string('smtp'), outbox: args.string('outbox') },
-      io,
-      this.name,
-    );
+    const delivery = resolveDelivery(deliveryFlagsOf(args), io, this.name);
     const server = await startServer({
       port,
       host,
@@ -168,8 +165,8 @@ function printBanner(
   const out = io.stdout;
   const where =
     delivery.kind === 'outbox'
-      ? `outbox ${delivery.dir} (one .eml file per message)`
-      : `smtp ${delivery.label}`;
+      ? `${describeDelivery(delivery)} (one .eml file per message)`
+      : describeDelivery(delivery);
   println(out, `Mailroom is listening on http://${hostForUrl(server.address.host)}:${server.address.port}`);
   println(out, `  database  ${setup.database}`);
   println(out, `  delivery  ${where}`);
@@ -206,7 +203,7 @@ function printBanner(
     out,
     delivery.kind === 'outbox'
       ? `The message lands in ${delivery.dir} as an .eml file.`
-      : `The message is delivered through ${delivery.label}.`,
+      : `The message is delivered through ${describeDelivery(delivery)}.`,
   );
 }
 

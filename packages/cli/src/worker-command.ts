@@ -6,20 +6,21 @@ import {
   allowHostsOf,
   DELIVERY_FLAGS,
   DELIVERY_FLAGS_HELP,
+  deliveryFlagsOf,
   publicUrlOf,
   unsubscribeSecretOf,
   workerOptionsOf,
 } from './engine-flags.js';
 import { BOUNCE_FLAGS, BOUNCE_FLAGS_HELP, bouncesOf } from './inbound-flags.js';
 import { println } from './io.js';
-import { openEngine, resolveDatabase, resolveDelivery } from './open-engine.js';
+import { describeDelivery, openEngine, resolveDatabase, resolveDelivery } from './open-engine.js';
 import { runUntilShutdown } from './shutdown.js';
 
 /** `mailroom worker`: a delivery worker process, without HTTP. */
 export const workerCommand: Command = {
   name: 'worker',
   summary: 'Run a delivery worker only (run several for scale)',
-  help: `Usage: mailroom worker [--database URL|FILE] [--smtp URL | --outbox DIR] [--concurrency N] [--rate N]
+  help: `Usage: mailroom worker [--database URL|FILE] [--smtp URL | --ses-region REGION | --outbox DIR] [--concurrency N] [--rate N]
                        [--public-url URL] [--allow-host HOST:PORT]... [--bounce-domain DOMAIN]
 
 Claims due deliveries from the database, renders and sends them. Several workers
@@ -42,11 +43,7 @@ ${BOUNCE_FLAGS_HELP}
     const bounces = bouncesOf(args, io.env, this.name);
     const allowHosts = allowHostsOf(args, io.env, this.name);
     const database = resolveDatabase(args.string('database'), io, this.name);
-    const delivery = resolveDelivery(
-      { smtp: args.string('smtp'), outbox: args.string('outbox') },
-      io,
-      this.name,
-    );
+    const delivery = resolveDelivery(deliveryFlagsOf(args), io, this.name);
     const { mailroom } = await openEngine({
       database,
       delivery,
@@ -62,7 +59,7 @@ ${BOUNCE_FLAGS_HELP}
       ...(bounces ? { bounces } : {}),
     });
     mailroom.worker.start();
-    const where = delivery.kind === 'outbox' ? `outbox ${delivery.dir}` : `smtp ${delivery.label}`;
+    const where = describeDelivery(delivery);
     const fetches = allowHosts.length > 0 ? `, fetches also from ${allowHosts.join(', ')}` : '';
     println(
       io.stdout,

@@ -41,6 +41,7 @@ export function composeMessage(
     text: rendered.text,
     attachments: parts.attachments,
     headers,
+    mailing: { projectId: mailing.projectId, kind: mailing.kind, ref: mailing.ref },
   };
   if (rendered.html !== null) message.html = rendered.html;
   if (mailing.replyTo) message.replyTo = mailing.replyTo;

@@ -9,8 +9,8 @@ import type { WorkerOptions } from './mailroom-types.js';
 import { createRateLimiter, type RateLimiter } from './rate-limiter.js';
 import type { ClaimedDelivery, DeliveryOutcome, MailingRecord } from './records.js';
 import { renderDelivery } from './render/index.js';
-import { asTransportError, failureOutcome, isSlowDown } from './retry-policy.js';
-import type { SendReceipt } from './transport.js';
+import { asTransportError, backpressureOf, failureOutcome, pausedOutcome } from './retry-policy.js';
+import { receiptResponse, type SendReceipt, sentVia } from './transport.js';
 import { listUnsubscribeHeaders } from './unsubscribe.js';
 
 type Block = 'suppressed' | 'unsubscribed';
@@ -57,7 +57,11 @@ export function createDeliveryPipeline(
   const { store, transport, clock, logger, events } = ctx;
   const limiter = createRateLimiter(opts.ratePerSecond);
   const projectLimiters = new Map<string, RateLimiter>();
-  const gate = createSendGate({ concurrency: opts.concurrency, pauseMs: opts.throttlePauseMs });
+  const gate = createSendGate({
+    concurrency: opts.concurrency,
+    pauseMs: opts.throttlePauseMs,
+    transportPauseMs: opts.transportPauseMs,
+  });
   const useThreads =
     opts.renderThreads > 0 && transport.composer !== undefined && transport.sendRaw !== undefined;
   let pool: RenderPool | undefined;
@@ -79,6 +83,7 @@ export function createDeliveryPipeline(
         response: outcome.lastResponse ?? null,
         error: outcome.lastError ?? null,
         latencyMs: latencyMs ?? null,
+        transport: (outcome.status === 'sent' && sentVia(outcome.lastResponse)) || null,
       });
     },
   });
@@ -244,6 +249,7 @@ export function createDeliveryPipeline(
           messageId: delivery.messageId,
           envelope: { from: envelopeFrom, to: [delivery.address] },
           raw: built.raw,
+          mailing: { projectId: mailing.projectId, kind: mailing.kind, ref: mailing.ref },
         };
         send = () => (transport.sendRaw as NonNullable<typeof transport.sendRaw>)(raw);
       } else {
@@ -292,14 +298,20 @@ export function createDeliveryPipeline(
       const now = clock.now();
       return {
         status: 'sent',
-        lastResponse: receipt.response,
+        lastResponse: receiptResponse(receipt),
         lastError: null,
         sentAt: now,
         content: mailing.options.storeContent ? content : null,
         now,
       };
     } catch (error) {
-      if (isSlowDown(error)) result = 'slow-down';
+      const pressure = backpressureOf(error);
+      if (pressure === 'pause') {
+        // The account may not send for now: wait out the pause without holding it against the delivery.
+        release('pause');
+        return pausedOutcome(error, gate.resumesInMs, clock.now());
+      }
+      if (pressure === 'slow-down') result = 'slow-down';
       if (isMailroomError(error, 'TRANSPORT_PERMANENT') && isNoSuchUser(error)) {
         await store.addSuppression({
           projectId: delivery.projectId,

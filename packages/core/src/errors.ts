@@ -147,7 +147,19 @@ export interface MailroomErrorOptions {
   retryAfter?: number;
   /** Who raised it (store, transport or component name); prefixes the message. */
   source?: string;
+  /** Transports: what the worker should do besides retrying (see {@link Backpressure}). */
+  backpressure?: Backpressure;
 }
+
+/**
+ * What a transport's failure asks of the worker besides a retry of the message:
+ * - `slow-down`: the provider throttles (SMTP 421/454, which mean it without saying so; an API's
+ *   "too many requests"): fewer sends at once and a short pause;
+ * - `pause`: the account may not send for now (Amazon SES `SendingPausedException`): the worker stops
+ *   sending through the transport for a while, and the paused attempt never makes a delivery fail;
+ * - `none`: nothing, even for a 421 (a router that sends the next attempt elsewhere says so).
+ */
+export type Backpressure = 'none' | 'slow-down' | 'pause';
 
 /** The one error type of Mailroom. */
 export class MailroomError extends Error {
@@ -160,6 +172,7 @@ export class MailroomError extends Error {
   readonly command?: string;
   readonly response?: string;
   readonly retryAfter?: number;
+  readonly backpressure?: Backpressure;
 
   constructor(code: ErrorCode, message: string, options: MailroomErrorOptions = {}) {
     super(options.source ? `[${options.source}] ${message}` : message, { cause: options.cause });
@@ -172,6 +185,7 @@ export class MailroomError extends Error {
     if (options.command !== undefined) this.command = options.command;
     if (options.response !== undefined) this.response = options.response;
     if (options.retryAfter !== undefined) this.retryAfter = options.retryAfter;
+    if (options.backpressure !== undefined) this.backpressure = options.backpressure;
   }
 }
 

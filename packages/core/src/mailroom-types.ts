@@ -107,6 +107,13 @@ export interface WorkerOptions {
    */
   throttlePauseMs?: number;
   /**
+   * How long the worker stops sending when the transport says the account may not send for now
+   * (`backpressure: 'pause'`, for example Amazon SES `SendingPausedException`): the failed deliveries wait
+   * for the end of the pause without it counting against them, then one send probes; each pause in a
+   * row doubles, up to 15 minutes. @default 60_000
+   */
+  transportPauseMs?: number;
+  /**
    * Outcomes are recorded in bulk (`Store.completeDeliveries`): as soon as this many wait... @default 50
    */
   flushEvery?: number;
@@ -312,6 +319,11 @@ export interface MailroomEvents {
      * was handed to it (suppressed, skipped, a render failure, a send handed back at shutdown).
      */
     latencyMs: number | null;
+    /**
+     * The transport that sent it, when its receipt named one (`routeTransport` names the route's
+     * transport or its fallback, the SES transport names itself); null otherwise.
+     */
+    transport: string | null;
   }) => void;
   /**
    * A mailing's counts, at most once per `progressIntervalMs` per mailing while this process's worker

@@ -1,4 +1,4 @@
-import { MailroomError } from './errors.js';
+import { type Backpressure, MailroomError } from './errors.js';
 import type { ClaimedDelivery, DeliveryOutcome } from './records.js';
 
 /**
@@ -68,11 +68,34 @@ export function failureOutcome(
 }
 
 /**
- * Replies that say the relay is overloaded or refusing this client for now (421 "service not available,
- * closing", 454 "temporary authentication/TLS failure", which providers also use for throttling): the
- * worker should slow down, not only retry the message.
+ * The outcome of an attempt refused because the account may not send for now (`backpressure: 'pause'`):
+ * queued again for the end of the pause, whatever its attempts, since the message was never judged.
+ * (`maxAgeMs` still applies through the next attempt's own check.)
  */
+export function pausedOutcome(error: unknown, resumesInMs: number, now: Date): DeliveryOutcome {
+  const err = asTransportError(error);
+  return {
+    status: 'queued',
+    nextAttemptAt: new Date(now.getTime() + Math.max(resumesInMs, 10)),
+    lastResponse: err.response ?? (err.responseCode ? String(err.responseCode) : null),
+    lastError: `${err.message} (sending paused for ${Math.ceil(resumesInMs / 1000)} s)`,
+    now,
+  };
+}
+
+/**
+ * What a failed send asks of the worker besides a retry (see {@link Backpressure}): the transport's own
+ * word when it gave one; else `slow-down` for the replies that say the relay is overloaded or refusing
+ * this client for now (421 "service not available, closing", 454 "temporary authentication/TLS
+ * failure", which providers also use for throttling); else `none`.
+ */
+export function backpressureOf(error: unknown): Backpressure {
+  if (!(error instanceof MailroomError)) return 'none';
+  if (error.backpressure !== undefined) return error.backpressure;
+  return error.responseCode === 421 || error.responseCode === 454 ? 'slow-down' : 'none';
+}
+
+/** True when the worker should slow down (see {@link backpressureOf}). */
 export function isSlowDown(error: unknown): boolean {
-  const code = error instanceof MailroomError ? error.responseCode : undefined;
-  return code === 421 || code === 454;
+  return backpressureOf(error) === 'slow-down';
 }

@@ -1,4 +1,4 @@
-import type { DkimConfig, Mailbox } from './records.js';
+import type { DkimConfig, Mailbox, MailingKind } from './records.js';
 
 /** An attachment as the transport receives it: always bytes, never a URL or a path. */
 export interface OutgoingAttachment {
@@ -18,6 +18,20 @@ export interface OutgoingCalendar {
   content: string;
   /** File name of the part, for example `invite.ics`. */
   filename: string;
+}
+
+/**
+ * Where a message comes from, for transports that choose a route by it (`routeTransport`). The engine
+ * sets it on every message it sends; a message built by hand may leave it out, and transports that do
+ * not route ignore it. Never part of the MIME.
+ */
+export interface OutgoingMailingContext {
+  /** The project that sends it. */
+  projectId: string;
+  /** `message` (transactional) or `broadcast`. */
+  kind: MailingKind;
+  /** The mailing's ref (`msg_...` or the broadcast's). */
+  ref: string;
 }
 
 /** A fully rendered message for one recipient. Header values never contain CR or LF. */
@@ -48,6 +62,8 @@ export interface OutgoingMessage {
    * @default from.address
    */
   envelopeFrom?: string;
+  /** The project and mailing it belongs to (see {@link OutgoingMailingContext}); optional. */
+  mailing?: OutgoingMailingContext;
 }
 
 /** What the transport reports for an accepted message. */
@@ -60,6 +76,19 @@ export interface SendReceipt {
   rejected: Array<{ address: string; response: string; responseCode?: number }>;
   /** The server's final reply, for example `250 2.0.0 Ok: queued as ABC`. */
   response: string;
+  /**
+   * The provider's own id for the message when it has one besides the Message-ID, for example the
+   * `MessageId` Amazon SES answers (the id its bounce and complaint notifications name).
+   */
+  providerMessageId?: string;
+  /**
+   * Name of the transport that sent it: `routeTransport` names the route's transport (or its fallback),
+   * and transports whose reply is not an SMTP server's name themselves (`ses`). When set, the engine
+   * stores the reply as
+   * `<transport>: <response>` in the delivery's `lastResponse`, so the dashboard and the `delivery`
+   * event tell which transport sent it.
+   */
+  transport?: string;
 }
 
 /** A finished message for {@link Transport.sendRaw}: MIME bytes and the SMTP envelope. */
@@ -70,6 +99,8 @@ export interface RawOutgoingMessage {
   envelope: { from: string; to: string[] };
   /** The whole message (headers and body, CRLF line ends), DKIM-signed if it is to be signed. */
   raw: Uint8Array;
+  /** The project and mailing it belongs to, as {@link OutgoingMessage.mailing}; optional. */
+  mailing?: OutgoingMailingContext;
 }
 
 /**
@@ -105,7 +136,10 @@ export interface TransportCapabilities {
  * Errors: `send` rejects with a `MailroomError` of code `TRANSPORT_TRANSIENT` (SMTP 4xx, timeout,
  * connection refused or dropped: may pass) or `TRANSPORT_PERMANENT` (SMTP 5xx: will not pass), carrying
  * `responseCode`, `command` and `response` when the server replied. A transport never retries by itself;
- * the worker owns retries.
+ * the worker owns retries. A transient error may also say what the worker should do besides retrying
+ * the message, in `backpressure`: `slow-down` (the provider throttles: fewer sends at once, a short
+ * pause; SMTP 421 and 454 mean it without saying), `pause` (the account may not send for now: the
+ * worker stops sending for a while and the pause never makes a delivery fail), or `none`.
  */
 export interface Transport {
   /** Short name for logs, for example `smtp` or `memory`. */
@@ -126,4 +160,20 @@ export interface Transport {
   verify?(): Promise<void>;
   /** Close pooled connections. */
   close?(): Promise<void>;
+}
+
+/**
+ * The reply the engine stores for a sent delivery (`lastResponse`): the receipt's `response`, prefixed
+ * with `<transport>: ` when the receipt names the transport that sent it.
+ */
+export function receiptResponse(receipt: SendReceipt): string {
+  return receipt.transport ? `${receipt.transport}: ${receipt.response}` : receipt.response;
+}
+
+/**
+ * The transport a stored reply names (see {@link receiptResponse}), for example `ses` in
+ * `ses: 250 Ok 0100...`; undefined for a reply without one (SMTP replies start with their code).
+ */
+export function sentVia(lastResponse: string | null | undefined): string | undefined {
+  return lastResponse ? /^([a-z][a-z0-9._-]*): /i.exec(lastResponse)?.[1] : undefined;
 }

@@ -24,6 +24,7 @@ export const WORKER_DEFAULTS: ResolvedWorkerOptions = {
   projectRatePerSecond: 0,
   maxAgeMs: 86_400_000,
   throttlePauseMs: 5_000,
+  transportPauseMs: 60_000,
   flushEvery: 50,
   flushMs: 200,
   renderThreads: 0,

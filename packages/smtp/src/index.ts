@@ -6,7 +6,7 @@ export type { InboundServer, InboundServerOptions } from './inbound-server.js';
 export { inboundSmtpServer } from './inbound-server.js';
 export type { OutboxTransport, OutboxTransportOptions } from './outbox-transport.js';
 export { outboxTransport } from './outbox-transport.js';
-export { createComposer } from './raw-composer.js';
+export { createComposer, rawComposer } from './raw-composer.js';
 export { toTransportError } from './smtp-error.js';
 export type { SmtpTransport, SmtpTransporterSettings, SmtpTransportOptions } from './smtp-transport.js';
 export { smtpTransport } from './smtp-transport.js';

@@ -1,5 +1,5 @@
-/** How a send that held a place of the gate ended. */
-export type SendResult = 'ok' | 'failed' | 'slow-down';
+/** How a send that held a place of the gate ended (`pause`: the account may not send for now). */
+export type SendResult = 'ok' | 'failed' | 'slow-down' | 'pause';
 
 /**
  * Bounds the sends of one worker running at once, and slows them down when the relay asks (421, 454):
@@ -14,6 +14,8 @@ export interface SendGate {
   readonly limit: number;
   /** Sends running now. */
   readonly active: number;
+  /** Milliseconds until sends may start again (0 when not paused). */
+  readonly resumesInMs: number;
 }
 
 /** Options of {@link createSendGate}. */
@@ -22,10 +24,17 @@ export interface SendGateOptions {
   concurrency: number;
   /** Pause after the first slow-down; doubles on each further one in a row, up to 60 s. */
   pauseMs: number;
+  /**
+   * Pause after the first `pause` result (the transport may not send for now); doubles on each further
+   * one in a row, up to 15 minutes. Sends resume one at a time (the first one probes).
+   * @default 60000
+   */
+  transportPauseMs?: number;
   now?: () => number;
 }
 
 const MAX_PAUSE_MS = 60_000;
+const MAX_TRANSPORT_PAUSE_MS = 15 * 60_000;
 
 /** A gate for one worker's sends. */
 export function createSendGate(options: SendGateOptions): SendGate {
@@ -36,6 +45,9 @@ export function createSendGate(options: SendGateOptions): SendGate {
   let successes = 0;
   let pausedUntil = 0;
   let pause = options.pauseMs;
+  const firstTransportPause = options.transportPauseMs ?? 60_000;
+  let transportPause = firstTransportPause;
+  let transportPausedUntil = 0;
   const waiters: Array<() => void> = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
 
@@ -64,8 +76,18 @@ export function createSendGate(options: SendGateOptions): SendGate {
       // Several sends in flight may all hear the same 421: one pause, extended, not stacked.
       pausedUntil = Math.max(pausedUntil, now() + pause);
       pause = Math.min(MAX_PAUSE_MS, pause * 2);
+    } else if (result === 'pause') {
+      limit = 1;
+      successes = 0;
+      // The sends in flight when the account was paused all hear it: one pause, not one each.
+      if (now() >= transportPausedUntil) {
+        transportPausedUntil = now() + transportPause;
+        pausedUntil = Math.max(pausedUntil, transportPausedUntil);
+        transportPause = Math.min(MAX_TRANSPORT_PAUSE_MS, transportPause * 2);
+      }
     } else if (result === 'ok') {
       pause = options.pauseMs;
+      transportPause = firstTransportPause;
       if (limit < max && ++successes >= limit) {
         limit++;
         successes = 0;
@@ -93,6 +115,9 @@ export function createSendGate(options: SendGateOptions): SendGate {
     },
     get active() {
       return active;
+    },
+    get resumesInMs() {
+      return Math.max(0, pausedUntil - now());
     },
   };
 }

@@ -1,10 +1,13 @@
-import type { DeliveryRecord, InboundSignalRecord, MailingView } from '@mailroom/core';
+import { type DeliveryRecord, type InboundSignalRecord, type MailingView, sentVia } from '@mailroom/core';
 import { badge, time } from '../fragments.js';
 import { html, type SafeHtml } from '../html.js';
 import { layout, type PageContext } from '../layout.js';
 import { deliveryPreviewUrl, mailingUrl, sectionOf } from '../urls.js';
 
-/** One delivery: its attempts and last reply, and the message as sent when its content was kept. */
+/**
+ * One delivery: its attempts and last reply, the transport that sent it, and the message as sent when
+ * its content was kept.
+ */
 export function deliveryPage(
   ctx: PageContext,
   view: MailingView,
@@ -13,6 +16,8 @@ export function deliveryPage(
 ): SafeHtml {
   const back = mailingUrl(ctx.root, view.kind, view.ref);
   const content = delivery.content;
+  // Routed and API transports name themselves in the stored reply (`ses: 250 Ok ...`).
+  const via = delivery.status === 'sent' ? sentVia(delivery.lastResponse) : undefined;
   const preview = content
     ? html`<h2>Message</h2><div class="card"><dl class="facts"><dt>Subject</dt><dd>${content.subject}</dd></dl></div>${
         content.html !== null &&
@@ -29,6 +34,6 @@ export function deliveryPage(
     ctx,
     delivery.address,
     sectionOf(view.kind),
-    html`<p class="muted"><a href="${back}">${view.subject || view.ref}</a> /</p><h1>${delivery.address}</h1><div class="card"><dl class="facts"><dt>Name</dt><dd>${delivery.name}</dd><dt>Status</dt><dd>${badge(delivery.status)}</dd><dt>Attempts</dt><dd>${delivery.attempts}</dd><dt>Last reply</dt><dd class="mono">${delivery.lastResponse ?? '—'}</dd><dt>${delivery.status === 'bounced' || delivery.status === 'complained' ? 'Diagnostic' : 'Last error'}</dt><dd class="mono">${delivery.lastError ?? '—'}</dd><dt>Sent</dt><dd>${time(delivery.sentAt)}</dd><dt>Next attempt</dt><dd>${delivery.status === 'queued' ? time(delivery.nextAttemptAt) : '—'}</dd><dt>Message-ID</dt><dd class="mono">${delivery.messageId}</dd></dl></div>${reports}${preview}`,
+    html`<p class="muted"><a href="${back}">${view.subject || view.ref}</a> /</p><h1>${delivery.address}</h1><div class="card"><dl class="facts"><dt>Name</dt><dd>${delivery.name}</dd><dt>Status</dt><dd>${badge(delivery.status)}</dd><dt>Attempts</dt><dd>${delivery.attempts}</dd><dt>Last reply</dt><dd class="mono">${delivery.lastResponse ?? '—'}</dd><dt>${delivery.status === 'bounced' || delivery.status === 'complained' ? 'Diagnostic' : 'Last error'}</dt><dd class="mono">${delivery.lastError ?? '—'}</dd><dt>Sent</dt><dd>${time(delivery.sentAt)}</dd>${via !== undefined && html`<dt>Sent via</dt><dd>${via}</dd>`}<dt>Next attempt</dt><dd>${delivery.status === 'queued' ? time(delivery.nextAttemptAt) : '—'}</dd><dt>Message-ID</dt><dd class="mono">${delivery.messageId}</dd></dl></div>${reports}${preview}`,
   );
 }
