@@ -11,8 +11,13 @@
  * Besides messages/s, each side reports CPU time per message (its own process, and the sink's), and the
  * Mailroom run its main thread's share: figures that the machine's other load disturbs much less.
  *
+ * - Mailroom with a webhook (issue 15): the same run with one webhook endpoint subscribed to `email.sent`, a
+ *   receiver in its own process (`support/webhook-sink.ts`, answers 204): its rate is compared with the
+ *   plain run's of the same round, and every event must have reached the receiver.
+ *
  * Environment: BENCH_RECIPIENTS (100000), BENCH_BASELINE (messages of the baseline, 20000), BENCH_RUNS (3),
  * BENCH_BOUNCE_DOMAIN (unset: with a domain, every message carries a VERP return path at it),
+ * BENCH_WEBHOOK (1: also run with a webhook endpoint; 0: skip),
  * BENCH_THREADS (0: on two cores shared with the sink, a render thread adds about a third more CPU per
  * message for the same rate; see BENCHMARKS.md), BENCH_BATCH (500).
  */
@@ -35,6 +40,7 @@ const BASELINE_N = Number(process.env.BENCH_BASELINE ?? 20_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const THREADS = Number(process.env.BENCH_THREADS ?? 0);
 const BATCH = Number(process.env.BENCH_BATCH ?? 500);
+const WEBHOOK = process.env.BENCH_WEBHOOK !== '0';
 
 interface BaselineResult {
   perSecond: number;
@@ -104,12 +110,18 @@ interface RunResult {
   mainThreadCpuMicrosPerMessage: number;
   /** CPU time of the sink process per message over the whole run (accepting included: it sends nothing). */
   sinkCpuMicrosPerMessage?: number;
+  /** With a webhook endpoint: seconds from the worker's start until every event was delivered. */
+  webhookSeconds?: number;
+  /** With a webhook endpoint: CPU time of the receiver process per message. */
+  receiverCpuMicrosPerMessage?: number;
 }
 
 /** One Mailroom run in its own process (see `support/delivery-run.ts`). */
-async function mailroomRun(sink: SinkProcess): Promise<RunResult> {
+async function mailroomRun(sink: SinkProcess, hooks?: SinkProcess): Promise<RunResult> {
   await sink.reset();
+  await hooks?.reset();
   const sinkCpu0 = await sink.cpuMicros();
+  const hooksCpu0 = (await hooks?.cpuMicros()) ?? 0;
   const child = spawn(
     process.execPath,
     // The live set of a run is small (under 100 MB); without a cap V8 lets garbage grow the heap far past
@@ -124,6 +136,7 @@ async function mailroomRun(sink: SinkProcess): Promise<RunResult> {
       String(N),
       String(THREADS),
       String(BATCH),
+      ...(hooks ? [String(hooks.port)] : []),
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
@@ -136,6 +149,11 @@ async function mailroomRun(sink: SinkProcess): Promise<RunResult> {
   const got = await sink.count();
   if (got !== N) throw new Error(`mailroom: the sink got ${got} of ${N}`);
   const result = JSON.parse(out.trim().split('\n').at(-1) as string) as RunResult;
+  if (hooks) {
+    const events = await hooks.count();
+    if (events !== N) throw new Error(`mailroom: the webhook receiver got ${events} of ${N} events`);
+    result.receiverCpuMicrosPerMessage = Math.round(((await hooks.cpuMicros()) - hooksCpu0) / N);
+  }
   return { ...result, sinkCpuMicrosPerMessage: Math.round(((await sink.cpuMicros()) - sinkCpu0) / N) };
 }
 
@@ -165,17 +183,25 @@ async function renderedSample(): Promise<{ html: string; text: string }> {
 }
 
 const sink = await startSinkProcess();
+const hooks = WEBHOOK ? await startSinkProcess('./webhook-sink.ts') : undefined;
 try {
   const sample = await renderedSample();
   const baselineRuns: BaselineResult[] = [];
   const runs: RunResult[] = [];
+  const hookRuns: RunResult[] = [];
   for (let r = 0; r < RUNS; r++) {
     const base = await baseline(sink, sample.html, sample.text);
     baselineRuns.push(base);
     const run = await mailroomRun(sink);
     runs.push(run);
     console.log(`run ${r + 1}: baseline ${JSON.stringify(base)}; mailroom ${JSON.stringify(run)}`);
+    if (hooks) {
+      const hooked = await mailroomRun(sink, hooks);
+      hookRuns.push(hooked);
+      console.log(`run ${r + 1}: mailroom with a webhook endpoint ${JSON.stringify(hooked)}`);
+    }
   }
+  const hookMedian = hookRuns.length > 0 ? median(hookRuns.map((r) => r.perSecond)) : undefined;
   const baselines = baselineRuns.map((b) => b.perSecond);
   const baseMedian = median(baselines);
   const mrMedian = median(runs.map((r) => r.perSecond));
@@ -205,10 +231,29 @@ try {
       mainThreadCpuMicrosPerMessage: runs.map((r) => r.mainThreadCpuMicrosPerMessage),
       sinkCpuMicrosPerMessage: runs.map((r) => r.sinkCpuMicrosPerMessage),
     },
+    ...(hookMedian === undefined
+      ? {}
+      : {
+          withWebhook: {
+            runs: hookRuns.map((r) => r.perSecond),
+            median: hookMedian,
+            ratioToPlain: +(hookMedian / mrMedian).toFixed(3),
+            ratiosPerRun: hookRuns.map(
+              (r, i) => +(r.perSecond / (runs[i] as RunResult).perSecond).toFixed(3),
+            ),
+            deliverSeconds: hookRuns.map((r) => r.deliverSeconds),
+            allEventsDeliveredSeconds: hookRuns.map((r) => r.webhookSeconds),
+            cpuMicrosPerMessage: hookRuns.map((r) => r.cpuMicrosPerMessage),
+            mainThreadCpuMicrosPerMessage: hookRuns.map((r) => r.mainThreadCpuMicrosPerMessage),
+            receiverCpuMicrosPerMessage: hookRuns.map((r) => r.receiverCpuMicrosPerMessage),
+            peakRssMiB: hookRuns.map((r) => r.peakRssMiB),
+          },
+        }),
     ratioToBaseline: +(mrMedian / baseMedian).toFixed(2),
     ratiosPerRun: runs.map((r, i) => +(r.perSecond / (baselines[i] as number)).toFixed(2)),
     benchProcessPeakRssMiB: peakRssMiB(),
   });
 } finally {
   await sink.close();
+  await hooks?.close();
 }

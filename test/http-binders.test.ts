@@ -255,6 +255,7 @@ describe.each([
       expect(doc.openapi).toBe('3.1.0');
       expect(doc.servers).toEqual([{ url: PREFIX }]);
       expect(Object.keys(doc.paths).sort()).toEqual([
+        '/events',
         '/inbound/mailgun',
         '/inbound/ses',
         '/send/mail',
@@ -263,6 +264,9 @@ describe.each([
         '/send/mail/broadcast/{ref}/cancel',
         '/send/mail/broadcast/{ref}/reschedule',
         '/unsubscribe/{token}',
+        '/webhooks',
+        '/webhooks/{id}',
+        '/webhooks/{id}/rotate-secret',
       ]);
       expect(doc.components.securitySchemes).toEqual({
         bearerAuth: expect.objectContaining({ scheme: 'bearer' }),

@@ -1,7 +1,9 @@
 /**
  * One Mailroom run of `delivery-broadcast`, in a process of its own so that its peak RSS is its own:
- * `delivery-run <smtp-port> <recipients> <render-threads> <batch-size>`. Accepts the broadcast into a
- * fresh SQLite file, delivers it, and prints one JSON line with the figures.
+ * `delivery-run <smtp-port> <recipients> <render-threads> <batch-size> [<webhook-port>]`. Accepts the
+ * broadcast into a fresh SQLite file, delivers it, and prints one JSON line with the figures. With a
+ * webhook port, the project has one endpoint subscribed to `email.sent` at 127.0.0.1:<webhook-port>
+ * (allow-listed), and the run also reports when the last event was delivered to it.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +13,7 @@ import { smtpTransport } from '@mailroom/smtp';
 import { sqlStore } from '@mailroom/sql';
 import { NEWSLETTER_MJML, newsletterVariables } from './newsletter.js';
 
-const [port, recipients, threads, batch] = process.argv.slice(2).map(Number);
+const [port, recipients, threads, batch, webhookPort] = process.argv.slice(2).map(Number);
 if (!port || !recipients || threads === undefined || !batch) {
   throw new Error('usage: delivery-run <smtp-port> <recipients> <render-threads> <batch-size>');
 }
@@ -38,6 +40,8 @@ interface RunResult {
   mainThreadBusy: number;
   /** CPU time of the main thread alone per message while delivering (microseconds; Linux only, else -1). */
   mainThreadCpuMicrosPerMessage: number;
+  /** With a webhook endpoint: seconds from `worker.start()` until every event was delivered to it. */
+  webhookSeconds?: number;
 }
 
 /**
@@ -67,10 +71,21 @@ async function mailroomRun(): Promise<RunResult> {
     worker: { renderThreads: THREADS, batchSize: BATCH, concurrency: 16, flushEvery: 200, flushMs: 200 },
     // BENCH_BOUNCE_DOMAIN: every message with a VERP return path (an HMAC per delivery).
     ...(process.env.BENCH_BOUNCE_DOMAIN ? { bounces: { domain: process.env.BENCH_BOUNCE_DOMAIN } } : {}),
+    ...(webhookPort ? { fetch: { allowHosts: [`127.0.0.1:${webhookPort}`] } } : {}),
+    // BENCH_WEBHOOK_BUSY_RATE: the sender's cap while deliveries are in flight (the engine's default if unset).
+    ...(process.env.BENCH_WEBHOOK_BUSY_RATE
+      ? { webhooks: { busyRatePerSecond: Number(process.env.BENCH_WEBHOOK_BUSY_RATE) } }
+      : {}),
   });
   try {
     const { project, secret } = await mailroom.admin.createProject({ name: 'Bench' });
     await mailroom.admin.addSender(project.id, { address: 'news@acme.test', name: 'Acme News' });
+    if (webhookPort) {
+      await mailroom.webhooks.add(secret, {
+        url: `http://127.0.0.1:${webhookPort}/hook`,
+        events: ['email.sent'],
+      });
+    }
     await mailroom.admin.createTemplate(project.id, {
       ref: 'newsletter',
       format: 'mjml',
@@ -112,6 +127,14 @@ async function mailroomRun(): Promise<RunResult> {
     const cpu = process.cpuUsage(cpu0);
     const main1 = mainThreadCpuMicros();
     const loop = performance.eventLoopUtilization(loop0);
+    let webhookSeconds: number | undefined;
+    if (webhookPort) {
+      // The sender loop runs on with the worker until every event has been delivered.
+      while ((await mailroom.webhooks.queue()).oldestPendingAgeMs !== null) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      webhookSeconds = +((performance.now() - t1) / 1000).toFixed(2);
+    }
     await mailroom.worker.stop();
     const view = await mailroom.getMailing(secret, ref as string);
     if (view.counts.sent !== N) {
@@ -126,6 +149,7 @@ async function mailroomRun(): Promise<RunResult> {
       cpuMicrosPerMessage: Math.round((cpu.user + cpu.system) / N),
       mainThreadBusy: +loop.utilization.toFixed(2),
       mainThreadCpuMicrosPerMessage: main0 < 0 ? -1 : Math.round((main1 - main0) / N),
+      ...(webhookSeconds === undefined ? {} : { webhookSeconds }),
     };
   } finally {
     await mailroom.close();

@@ -13,11 +13,14 @@ export interface SinkProcess {
   close(): Promise<void>;
 }
 
-/** Starts the sink and resolves once it listens. */
-export async function startSinkProcess(): Promise<SinkProcess> {
+/**
+ * Starts the sink and resolves once it listens: the SMTP sink, or with `script` another counting sink of
+ * this folder speaking the same IPC (`webhook-sink.ts`).
+ */
+export async function startSinkProcess(script = './count-sink.ts'): Promise<SinkProcess> {
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--import', 'tsx', fileURLToPath(new URL('./count-sink.ts', import.meta.url))],
+    ['--import', 'tsx', fileURLToPath(new URL(script, import.meta.url))],
     { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] },
   );
   const port = await new Promise<number>((resolve, reject) => {

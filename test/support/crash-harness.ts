@@ -62,7 +62,7 @@ export interface WorkerProcess {
 export async function startWorker(
   url: string,
   smtpPort: number,
-  options: { batchSize: number; leaseMs: number },
+  options: { batchSize: number; leaseMs: number; allowHosts?: string[] },
 ): Promise<WorkerProcess> {
   const child = spawn(
     process.execPath,
@@ -76,7 +76,11 @@ export async function startWorker(
       String(options.batchSize),
       String(options.leaseMs),
     ],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, CRASH_ALLOW_HOSTS: (options.allowHosts ?? []).join(',') },
+    },
   );
   let err = '';
   child.stderr?.on('data', (chunk: Buffer) => {

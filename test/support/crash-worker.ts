@@ -3,7 +3,9 @@
  * `node --import tsx --conditions=mailroom-source test/support/crash-worker.ts <database-url> <smtp-port>
  * <batch-size> <lease-ms>`. Runs the engine's worker against the database, sending through
  * `smtpTransport` to 127.0.0.1:<smtp-port>; prints `started` once running and `completed <ref>` when a
- * mailing completes; SIGTERM stops it cleanly. The tests kill it with SIGKILL, mid-send.
+ * mailing completes; SIGTERM stops it cleanly. The tests kill it with SIGKILL, mid-send. The webhook
+ * sender runs too, with the same lease; `CRASH_ALLOW_HOSTS` (comma-separated `HOST:PORT`) allow-lists a
+ * loopback webhook receiver.
  */
 import { createMailroom } from '@mailroom/core';
 import { smtpTransport } from '@mailroom/smtp';
@@ -18,6 +20,8 @@ const mailroom = createMailroom({
   store: sqlStore({ url, poolSize: 4 }),
   transport: smtpTransport({ host: '127.0.0.1', port: Number(port), maxConnections: 4 }),
   worker: { batchSize: Number(batchSize), leaseMs: Number(leaseMs), concurrency: 8, pollMs: 50 },
+  webhooks: { leaseMs: Number(leaseMs), pollMs: 50 },
+  fetch: { allowHosts: (process.env.CRASH_ALLOW_HOSTS ?? '').split(',').filter((h) => h !== '') },
   logger: {
     debug() {},
     info() {},

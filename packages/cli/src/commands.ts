@@ -6,6 +6,7 @@ import { projectCreateCommand, projectListCommand } from './project-command.js';
 import { senderAddCommand } from './sender-command.js';
 import { serveCommand } from './serve-command.js';
 import { templateAddCommand } from './template-command.js';
+import { webhookAddCommand, webhookListCommand, webhookRemoveCommand } from './webhook-command.js';
 import { workerCommand } from './worker-command.js';
 
 /** Every command, in the order `mailroom --help` lists them. */
@@ -19,6 +20,9 @@ export const COMMANDS: readonly Command[] = [
   templateAddCommand,
   audienceCreateCommand,
   broadcastStatusCommand,
+  webhookAddCommand,
+  webhookListCommand,
+  webhookRemoveCommand,
 ];
 
 /** The command named by the first words of `argv`, with the arguments after them. */

@@ -1,4 +1,4 @@
-import { parseAllowHost, type WorkerOptions } from '@mailroom/core';
+import { parseAllowHost, type WebhookOptions, type WorkerOptions } from '@mailroom/core';
 import type { FlagSpec, ParsedArgs } from './args.js';
 import { UsageError } from './cli-errors.js';
 import type { EngineFlags } from './open-engine.js';
@@ -15,6 +15,8 @@ export const DELIVERY_FLAGS: FlagSpec = {
   rate: { type: 'string' },
   'public-url': { type: 'string' },
   'allow-host': { type: 'string', multiple: true },
+  'no-webhooks': { type: 'boolean' },
+  'webhook-retry-schedule': { type: 'string' },
 };
 
 /** Help lines of {@link DELIVERY_FLAGS}. */
@@ -40,7 +42,12 @@ export const DELIVERY_FLAGS_HELP = `  --database URL     SQLite file, sqlite:FIL
                      it is private or loopback (a MinIO next to the app: minio.internal:9000,
                      127.0.0.1:9000, [::1]:9000); exact host and port, repeatable. Without it
                      such URLs are refused (FETCH_REFUSED). Default: MAILROOM_ALLOW_HOSTS,
-                     comma-separated`;
+                     comma-separated
+  --no-webhooks      do not POST events to the projects' webhook endpoints from this process
+                     (default: the worker also runs the webhook sender)
+  --webhook-retry-schedule MS,MS,...
+                     waits between webhook attempts, in milliseconds (default: Svix's 5 s, 5 min,
+                     30 min, 2 h, 5 h, 10 h, 10 h)`;
 
 /**
  * The public base URL from `--public-url`, else `MAILROOM_PUBLIC_URL`, without a trailing slash; undefined
@@ -130,5 +137,21 @@ export function workerOptionsOf(args: ParsedArgs): WorkerOptions {
   return {
     ...(concurrency === undefined ? {} : { concurrency }),
     ...(rate === undefined ? {} : { ratePerSecond: rate }),
+  };
+}
+
+/** The webhook sender settings given by `--no-webhooks` and `--webhook-retry-schedule`. */
+export function webhookOptionsOf(args: ParsedArgs, command: string): WebhookOptions {
+  const schedule = args.string('webhook-retry-schedule');
+  const waits = schedule?.split(',').map((part) => Number(part.trim()));
+  if (waits?.some((ms) => !Number.isInteger(ms) || ms < 0 || ms > 7 * 86_400_000)) {
+    throw new UsageError(
+      `--webhook-retry-schedule must be milliseconds separated by commas, got '${schedule}'`,
+      command,
+    );
+  }
+  return {
+    ...(args.flag('no-webhooks') ? { send: false } : {}),
+    ...(waits ? { retryScheduleMs: waits } : {}),
   };
 }

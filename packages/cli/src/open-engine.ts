@@ -10,6 +10,7 @@ import {
   type Store,
   type Transport,
   type UnsubscribeOptions,
+  type WebhookOptions,
   type WorkerOptions,
 } from '@mailroom/core';
 import { outboxTransport, smtpTransport } from '@mailroom/smtp';
@@ -212,6 +213,8 @@ export async function openEngine(options: {
   notifications?: NotificationOptions;
   /** The guarded fetcher of CSV sources and attachment URLs (`--allow-host`). */
   fetch?: GuardedFetcherOptions;
+  /** The webhook sender (`--no-webhooks`, `--webhook-retry-schedule`). */
+  webhooks?: WebhookOptions;
 }): Promise<OpenedEngine> {
   const store = await openStore(options.database);
   let transport: Transport;
@@ -230,6 +233,7 @@ export async function openEngine(options: {
     ...(options.bounces ? { bounces: options.bounces } : {}),
     ...(options.notifications ? { notifications: options.notifications } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.webhooks ? { webhooks: options.webhooks } : {}),
   });
   return {
     mailroom,

@@ -11,6 +11,7 @@ import {
   deliveryFlagsOf,
   publicUrlOf,
   unsubscribeSecretOf,
+  webhookOptionsOf,
   workerOptionsOf,
 } from './engine-flags.js';
 import {
@@ -104,6 +105,7 @@ ${NOTIFICATIONS_HELP}`,
     }
     const inbound = inboundPort === undefined ? undefined : inboundListenOf(args, inboundPort, this.name);
     const allowHosts = allowHostsOf(args, io.env, this.name);
+    const webhooks = webhookOptionsOf(args, this.name);
     const logLevel = logLevelOf(args.string('log-level'), io.env.MAILROOM_LOG_LEVEL, this.name);
     const dashboardPrefix = args.string('dashboard-prefix');
     const metricsToken = io.env.MAILROOM_METRICS_TOKEN?.trim() || undefined;
@@ -131,6 +133,7 @@ ${NOTIFICATIONS_HELP}`,
       ...(inbound ? { inbound } : {}),
       ...(notifications ? { notifications } : {}),
       allowHosts,
+      webhooks,
     });
     printBanner(io, server, {
       database: database.label,

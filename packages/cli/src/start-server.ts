@@ -1,5 +1,12 @@
 import type { AddressInfo } from 'node:net';
-import type { BouncesOptions, Logger, Mailroom, NotificationOptions, WorkerOptions } from '@mailroom/core';
+import type {
+  BouncesOptions,
+  Logger,
+  Mailroom,
+  NotificationOptions,
+  WebhookOptions,
+  WorkerOptions,
+} from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
 import type { HttpOptions } from '@mailroom/http';
 import { mailroomPlugin } from '@mailroom/http/fastify';
@@ -45,6 +52,8 @@ export interface ServerOptions {
    * private or loopback (the guarded fetcher's `allowHosts`). @default [] (public hosts only)
    */
   allowHosts?: string[];
+  /** The webhook sender, run with the worker unless `send` is false. */
+  webhooks?: WebhookOptions;
 }
 
 /** A running server. */
@@ -87,6 +96,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     logger: options.logger,
     ...(options.workerOptions ? { worker: options.workerOptions } : {}),
     ...(options.allowHosts?.length ? { fetch: { allowHosts: options.allowHosts } } : {}),
+    ...(options.webhooks ? { webhooks: options.webhooks } : {}),
     unsubscribe: {
       baseUrl: publicUrl,
       ...(options.unsubscribeSecret ? { secret: options.unsubscribeSecret } : {}),

@@ -9,6 +9,7 @@ import {
   deliveryFlagsOf,
   publicUrlOf,
   unsubscribeSecretOf,
+  webhookOptionsOf,
   workerOptionsOf,
 } from './engine-flags.js';
 import { BOUNCE_FLAGS, BOUNCE_FLAGS_HELP, bouncesOf } from './inbound-flags.js';
@@ -42,6 +43,7 @@ ${BOUNCE_FLAGS_HELP}
     const unsubscribeSecret = unsubscribeSecretOf(io.env, this.name);
     const bounces = bouncesOf(args, io.env, this.name);
     const allowHosts = allowHostsOf(args, io.env, this.name);
+    const webhooks = webhookOptionsOf(args, this.name);
     const database = resolveDatabase(args.string('database'), io, this.name);
     const delivery = resolveDelivery(deliveryFlagsOf(args), io, this.name);
     const { mailroom } = await openEngine({
@@ -52,6 +54,7 @@ ${BOUNCE_FLAGS_HELP}
         logLevelOf(args.string('log-level'), io.env.MAILROOM_LOG_LEVEL, this.name),
       ),
       worker: workerOptions,
+      webhooks,
       ...(allowHosts.length > 0 ? { fetch: { allowHosts } } : {}),
       ...(publicUrl
         ? { unsubscribe: { baseUrl: publicUrl, ...(unsubscribeSecret ? { secret: unsubscribeSecret } : {}) } }

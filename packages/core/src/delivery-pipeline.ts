@@ -118,6 +118,10 @@ export function createDeliveryPipeline(
           const delivery = claimed[next++] as ClaimedDelivery;
           try {
             const item = halted ? handBack(delivery) : await deliverOne(delivery, blocked);
+            if (item.mailing) {
+              const outbox = await ctx.outbox.forDelivery(delivery, item.mailing, item.outcome);
+              if (outbox) item.outcome.outbox = outbox;
+            }
             handed++;
             durable.push(buffer.add(item).finally(done));
           } catch (error) {

@@ -2,6 +2,7 @@ import type { EventHub } from './events.js';
 import type { GuardedFetcher } from './fetch/fetch-types.js';
 import type { ReturnPaths } from './inbound/return-path.js';
 import type { Clock, Logger, MailroomLimits } from './mailroom-types.js';
+import type { EventOutbox } from './outbox/event-outbox.js';
 import type { Store } from './store.js';
 import type { Transport } from './transport.js';
 import type { UnsubscribeLinks } from './unsubscribe-links.js';
@@ -21,6 +22,8 @@ export interface EngineContext {
   clock: Clock;
   logger: Logger;
   events: EventHub;
+  /** Builds the events (and webhook messages) written with each change (architecture flow 5). */
+  outbox: EventOutbox;
   limits: MailroomLimits & { attachments: AttachmentLimits };
   strictVariables: boolean;
   storeContentDefault: boolean;

@@ -1,5 +1,6 @@
 export * from './clock.js';
 export * from './errors.js';
+export * from './event-records.js';
 export * from './fetch/index.js';
 export { MAX_INBOUND_BYTES } from './inbound/inbound-receiver.js';
 export type * from './inbound/inbound-report.js';

@@ -34,8 +34,10 @@ import type {
 } from './records.js';
 import type { DeliveryCounts, Store } from './store.js';
 import type { Transport } from './transport.js';
+import type { ListEvents, MailroomWebhooks, WebhookOptions } from './webhooks/webhook-types.js';
 
 export type * from './engine-views.js';
+export type * from './webhooks/webhook-types.js';
 
 /** The project a request acts for, after authentication. */
 export interface AuthContext {
@@ -178,6 +180,11 @@ export interface MailroomOptions {
   idempotency?: IdempotencyOptions;
   /** Retention of kept rendered content (see `storeContent`), swept by the running worker. */
   retention?: RetentionOptions;
+  /**
+   * Webhook delivery of events: the sender loop runs with the worker unless `send` is false; the retry
+   * schedule, timeouts and concurrency. @default see `WebhookOptions`
+   */
+  webhooks?: WebhookOptions;
   /**
    * Least time between two `broadcast:progress` events of one mailing, in milliseconds.
    * @default 1000
@@ -334,6 +341,16 @@ export interface MailroomEvents {
   'source:page': (event: SourcePageEvent) => void;
   /** A mailing became completed. */
   'broadcast:completed': (event: { projectId: string; ref: string; kind: MailingRecord['kind'] }) => void;
+  /** One POST of a webhook message ended (metrics). */
+  'webhook:attempt': (event: {
+    projectId: string;
+    endpointId: string;
+    type: string;
+    /** `retry`: it failed and will be sent again; `failed`: it failed for the last time. */
+    outcome: 'delivered' | 'retry' | 'failed';
+    statusCode: number | null;
+    latencyMs: number;
+  }) => void;
   /** An address unsubscribed through a one-click link (not on repeats of the same click). */
   unsubscribe: (event: { projectId: string; address: string; broadcastRef: string }) => void;
   /** An inbound bounce, complaint or delivery report was applied to a delivery (not on repeats). */
@@ -390,6 +407,14 @@ export interface Mailroom {
   send(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<SendResult>;
   /** Initial broadcast batch, or a later batch when the body carries `broadcastRef`. */
   broadcast(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<BroadcastResult>;
+  /** Webhook endpoints of the project, test events, replays, and what was sent. */
+  readonly webhooks: MailroomWebhooks;
+  /**
+   * The project's events (the outbox), oldest first, filtered by types, mailing ref or address, in pages
+   * (`next` is the cursor). Events of the last moments may still appear behind a cursor already read
+   * (their transactions commit out of order): push through webhooks for completeness.
+   */
+  listEvents: ListEvents;
   /** A broadcast or message of the project, with counts; `NOT_FOUND` otherwise. */
   getMailing(auth: string | AuthContext, ref: string): Promise<MailingView>;
   /** A mailing's deliveries, by address. */

@@ -31,6 +31,7 @@ import type {
   RequestOptions,
   SendResult,
 } from './mailroom-types.js';
+import { createEventOutbox } from './outbox/event-outbox.js';
 import { createProgressReporter, DEFAULT_PROGRESS_INTERVAL_MS } from './progress-reporter.js';
 import type { MailingRecord, MailingStatus } from './records.js';
 import { normalizeAddress, parseBroadcastRequest, parseSendRequest } from './request/index.js';
@@ -46,6 +47,8 @@ import {
 import { hashSecret, isWellFormedSecret } from './secrets.js';
 import type { BatchTarget } from './store.js';
 import { createUnsubscribeLinks } from './unsubscribe.js';
+import { createWebhooks, listEvents } from './webhooks/webhook-endpoints.js';
+import { createWebhookSender } from './webhooks/webhook-sender.js';
 import { createWorker } from './worker.js';
 
 /** Statuses of a broadcast that still take a batch. */
@@ -69,6 +72,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     clock: options.clock ?? systemClock,
     logger,
     events: new EventHub(logger),
+    outbox: createEventOutbox(options.store),
     limits: {
       recipientsPerMessage: options.limits?.recipientsPerMessage ?? 10,
       recipientsPerBatch: options.limits?.recipientsPerBatch ?? 250,
@@ -87,6 +91,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   if (options.unsubscribe) ctx.unsubscribe = createUnsubscribeLinks(ctx, options.unsubscribe);
   if (options.bounces) ctx.bounces = createReturnPaths(ctx, options.bounces);
   const worker = createWorker(ctx, options.worker);
+  const webhookSender = createWebhookSender(ctx, options.webhooks, () => worker.outstanding > 0);
   const retention = createRetention(ctx, options.retention);
   const progress = createProgressReporter(ctx, options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS);
   const idempotencyTtlMs = options.idempotency?.ttlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
@@ -277,12 +282,12 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     admin: createAdmin(ctx),
     inbound: createInbound(ctx, options.notifications),
     worker: {
-      ...worker,
       start() {
         ready().then(
           () => {
             worker.start();
             retention.start();
+            webhookSender.start();
           },
           (error: unknown) => logger.error({ err: error }, 'store init failed; worker not started'),
         );
@@ -290,6 +295,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       async stop() {
         await retention.stop();
         await worker.stop();
+        await webhookSender.stop();
       },
       async drain() {
         await ready();
@@ -301,6 +307,8 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       },
     },
     authenticate,
+    webhooks: createWebhooks(ctx, resolveAuth, webhookSender),
+    listEvents: async (auth, eventOptions) => listEvents(ctx, await resolveAuth(auth), eventOptions),
 
     async send(authOrSecret, body, requestOptions) {
       const auth = await resolveAuth(authOrSecret);
@@ -376,6 +384,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       progress.stop();
       await retention.stop();
       await worker.stop();
+      await webhookSender.stop();
       await options.transport.close?.();
       await ctx.fetcher.close();
       await store.close();

@@ -3,6 +3,7 @@
  * and derives nothing (architecture invariant 9). All addresses are normalized by the core before they
  * reach a store (see `normalizeAddress`): the local part as given, the domain lower-cased.
  */
+import type { OutboxWrite } from './event-records.js';
 
 /** A JSON value: what variables, traits and configs are made of. */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
@@ -344,6 +345,8 @@ export interface DeliveryOutcome {
   content?: RenderedContent | null;
   /** When the outcome was written. */
   now: Date;
+  /** Events of the outcome, written in the same transaction as it, and only if it is written. */
+  outbox?: OutboxWrite;
 }
 
 /** Kinds of source a broadcast can expand. */

@@ -23,7 +23,8 @@ export const CANCELLED_REASON = 'broadcast cancelled';
  */
 export async function cancelBroadcast(ctx: EngineContext, mailing: MailingRecord): Promise<void> {
   const now = ctx.clock.now();
-  const changed = await ctx.store.setMailingStatus(mailing.id, CANCELLABLE, 'cancelled', now);
+  const outbox = await ctx.outbox.forMailing('broadcast.cancelled', mailing, now);
+  const changed = await ctx.store.setMailingStatus(mailing.id, CANCELLABLE, 'cancelled', now, outbox);
   if (!changed) {
     const current = await ctx.store.getMailingById(mailing.id);
     if (current?.status !== 'cancelled') {

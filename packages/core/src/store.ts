@@ -1,6 +1,7 @@
 import type { AccountStore } from './store/account-store.js';
 import type { AudienceStore } from './store/audience-store.js';
 import type { DeliveryQueue } from './store/delivery-queue.js';
+import type { EventStore } from './store/event-store.js';
 import type { IdempotencyStore } from './store/idempotency-store.js';
 import type { InboundSignalStore } from './store/inbound-signal-store.js';
 import type { MailingStore } from './store/mailing-store.js';
@@ -11,6 +12,7 @@ import type { StoreLifecycle } from './store/store-lifecycle.js';
 export type { AccountStore } from './store/account-store.js';
 export type { AudienceStore } from './store/audience-store.js';
 export type { ClaimOptions, DeliveryQueue } from './store/delivery-queue.js';
+export type { EventStore } from './store/event-store.js';
 export type { IdempotencyStore } from './store/idempotency-store.js';
 export type {
   InboundSignalResult,
@@ -43,6 +45,7 @@ export type { StoreCapabilities, StoreLifecycle } from './store/store-lifecycle.
  * - {@link IdempotencyStore}: idempotency keys.
  * - {@link RetentionStore}: the sweeps of expired keys and old content.
  * - {@link InboundSignalStore}: bounces, complaints and delivery reports applied to deliveries.
+ * - {@link EventStore}: the event outbox, webhook endpoints and the webhook queue.
  *
  * Rules for every method:
  * - Records go in and come out as the types in `records.ts`; dates as `Date`, JSON fields as values.
@@ -62,7 +65,8 @@ export interface Store
     SourceJobStore,
     IdempotencyStore,
     RetentionStore,
-    InboundSignalStore {}
+    InboundSignalStore,
+    EventStore {}
 
 /** The names of the roles, as `storeTestSuite`'s `roles` option takes them. */
 export type StoreRole =
@@ -73,4 +77,5 @@ export type StoreRole =
   | 'SourceJobStore'
   | 'IdempotencyStore'
   | 'RetentionStore'
-  | 'InboundSignalStore';
+  | 'InboundSignalStore'
+  | 'EventStore';

@@ -92,7 +92,15 @@ export function createUnsubscribeLinks(ctx: EngineContext, options: UnsubscribeO
       const profile = await store.getProfile(target.projectId, target.address);
       // Already unsubscribed (a repeated click, a mail client retrying): nothing to write or announce.
       if (profile?.status === 'unsubscribed') return target;
-      await store.setProfileStatus(target.projectId, target.address, 'unsubscribed', clock.now());
+      const now = clock.now();
+      const outbox = await ctx.outbox.event(
+        target.projectId,
+        'contact.unsubscribed',
+        now,
+        { mailingRef: target.broadcastRef, deliveryId: null, address: target.address },
+        { address: target.address, broadcast_ref: target.broadcastRef },
+      );
+      await store.setProfileStatus(target.projectId, target.address, 'unsubscribed', now, outbox);
       logger.info(
         { projectId: target.projectId, broadcastRef: target.broadcastRef },
         'one-click unsubscribe',

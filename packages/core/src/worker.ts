@@ -52,7 +52,12 @@ const SOURCE_SLICE_MS = 250;
  * claims again as soon as half of that room is free, so sending never waits for a whole batch to end.
  * A crash can therefore resend at most `batchSize` deliveries per worker, each with its Message-ID.
  */
-export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): MailroomWorker {
+export function createWorker(
+  ctx: EngineContext,
+  options: WorkerOptions = {},
+): MailroomWorker & {
+  /** Deliveries claimed whose outcome is not durable yet. */ readonly outstanding: number;
+} {
   const opts: ResolvedWorkerOptions = { ...WORKER_DEFAULTS, ...options };
   const { clock, logger, events } = ctx;
   const store: DeliveryQueue & SourceJobStore & MailingStore = ctx.store;
@@ -182,8 +187,14 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): M
   }
 
   async function settle(mailingId: string): Promise<void> {
-    if (await store.completeMailingIfSettled(mailingId, clock.now())) {
-      const entry = await cache.get(mailingId);
+    const now = clock.now();
+    const entry = await cache.get(mailingId);
+    // A broadcast's completion is an event for the app, written with it; a single message's is not.
+    const outbox =
+      entry?.mailing.kind === 'broadcast'
+        ? await ctx.outbox.forMailing('broadcast.completed', entry.mailing, now)
+        : undefined;
+    if (await store.completeMailingIfSettled(mailingId, now, outbox)) {
       if (entry) {
         const { projectId, ref, kind } = entry.mailing;
         events.emit('broadcast:completed', { projectId, ref, kind });
@@ -314,5 +325,8 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): M
       }
     },
     runOnce,
+    get outstanding() {
+      return pipeline.outstanding;
+    },
   };
 }

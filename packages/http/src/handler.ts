@@ -3,6 +3,7 @@ import type { AuthContext, Logger, Mailroom, RequestOptions } from '@mailroom/co
 import { isMailroomError, MailroomError } from '@mailroom/core';
 import { createDashboard } from './dashboard/dashboard.js';
 import { resolveDashboardOptions } from './dashboard/dashboard-options.js';
+import { EVENT_ROUTES, serveEventRoute } from './event-routes.js';
 import { malformedJson, payloadTooLarge, routeNotFound, unsupportedMediaType } from './http-errors.js';
 import { createHttpMetrics } from './metrics.js';
 import { buildOpenApiDocument } from './openapi.js';
@@ -123,6 +124,14 @@ export function createHandler(mailroom: Mailroom, options: HttpOptions = {}): Ma
       return jsonResponse(200, requestId, {
         outcome: receipt.outcome,
         ...(receipt.reason ? { reason: receipt.reason } : {}),
+      });
+    }
+    if (EVENT_ROUTES.has(route)) {
+      const auth = await authenticate(req.headers.authorization);
+      limiter?.take(auth.project.id);
+      return serveEventRoute(mailroom, auth, match, req, requestId, () => {
+        checkContentType(req.headers['content-type']);
+        return parseJson(req.body);
       });
     }
     if (route === 'cancel') {

@@ -115,6 +115,31 @@ export function createHttpMetrics(mailroom: Mailroom, options: MetricsOptions): 
     },
   });
 
+  const webhookAttempts = new Counter({
+    name: 'mailroom_webhook_attempts_total',
+    help: 'Webhook POSTs made by this process, by outcome (retry: failed, to be sent again; failed: the last one failed).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const webhookSeconds = new Histogram({
+    name: 'mailroom_webhook_duration_seconds',
+    help: 'Time a webhook endpoint took to answer one POST.',
+    buckets: SEND_BUCKETS,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'mailroom_webhook_oldest_pending_age_seconds',
+    help: 'Age of the oldest event not yet delivered to (nor given up on by) a webhook endpoint (0 when none).',
+    registers: [registry],
+    async collect() {
+      this.set(((await mailroom.webhooks.queue()).oldestPendingAgeMs ?? 0) / 1000);
+    },
+  });
+  mailroom.on('webhook:attempt', (event) => {
+    webhookAttempts.inc({ outcome: event.outcome });
+    webhookSeconds.observe(event.latencyMs / 1000);
+  });
+
   mailroom.on('delivery', (event) => {
     deliveries.inc({ kind: event.kind, outcome: event.status === 'queued' ? 'retry' : event.status });
     if (event.latencyMs === null) return;

@@ -6,6 +6,7 @@ import {
   type MailingStatus,
   sendRequestSchema,
 } from '@mailroom/core';
+import { eventPaths, eventSchemas } from './openapi-events.js';
 
 /** A JSON object of the generated document. */
 type JsonObject = { [key: string]: unknown };
@@ -36,7 +37,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
   addSchema(schemas, 'SendRequest', sendRequestSchema);
   addSchema(schemas, 'BroadcastRequest', broadcastRequestSchema);
   addSchema(schemas, 'BatchRequest', batchRequestSchema);
-  Object.assign(schemas, envelopeSchemas());
+  Object.assign(schemas, envelopeSchemas(), eventSchemas());
 
   const broadcastOperation = (operationId: string, deprecated: boolean): JsonObject => ({
     operationId,
@@ -71,6 +72,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
     servers: [{ url: base === '' ? '/' : base }],
     security: [{ bearerAuth: [] }],
     paths: {
+      ...eventPaths(responses),
       '/send/mail': {
         post: {
           operationId: 'sendMail',

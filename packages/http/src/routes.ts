@@ -7,7 +7,11 @@ export type RouteName =
   | 'cancel'
   | 'reschedule'
   | 'inbound-ses'
-  | 'inbound-mailgun';
+  | 'inbound-mailgun'
+  | 'events'
+  | 'webhooks'
+  | 'webhook'
+  | 'webhook-rotate';
 
 /** A matched route and the methods it takes. */
 export interface RouteMatch {
@@ -23,6 +27,7 @@ const READ_ONLY = ['GET', 'HEAD'] as const;
 const UNSUBSCRIBE_METHODS = ['GET', 'HEAD', 'POST'] as const;
 
 const UNSUBSCRIBE_PATH = /^\/unsubscribe\/([^/]+)$/;
+const WEBHOOK_PATH = /^\/webhooks\/([^/]+)(\/rotate-secret)?$/;
 // Both spellings of the broadcast path, as for the batch calls.
 const BROADCAST_ACTION_PATH = /^\/send\/mail\/broadc?ast\/([^/]+)\/(cancel|reschedule)$/;
 
@@ -36,6 +41,8 @@ const ROUTES: ReadonlyMap<string, RouteMatch> = new Map<string, RouteMatch>([
   // Provider notifications of bounces and complaints: signed by the provider, no project secret.
   ['/inbound/ses', { name: 'inbound-ses', allow: POST_ONLY }],
   ['/inbound/mailgun', { name: 'inbound-mailgun', allow: POST_ONLY }],
+  ['/events', { name: 'events', allow: READ_ONLY }],
+  ['/webhooks', { name: 'webhooks', allow: ['GET', 'HEAD', 'POST'] }],
 ]);
 
 /** The route at `path`, or `undefined`; `/openapi.json` exists only when the document is served. */
@@ -48,6 +55,14 @@ export function matchRoute(path: string, openapi: boolean): RouteMatch | undefin
     return token === undefined
       ? undefined
       : { name: 'unsubscribe', allow: UNSUBSCRIBE_METHODS, params: { token } };
+  }
+  const webhook = WEBHOOK_PATH.exec(path);
+  if (webhook) {
+    const id = decode(webhook[1] as string);
+    if (id === undefined) return undefined;
+    return webhook[2]
+      ? { name: 'webhook-rotate', allow: POST_ONLY, params: { id } }
+      : { name: 'webhook', allow: ['DELETE'], params: { id } };
   }
   const action = BROADCAST_ACTION_PATH.exec(path);
   if (action) {

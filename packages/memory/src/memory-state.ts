@@ -14,6 +14,7 @@ import type {
   TemplateRecord,
 } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
+import { type EventState, emptyEventState } from './roles/event-store.js';
 
 /** The store's name, and the `source` of its errors. */
 export const DRIVER_NAME = 'memory';
@@ -47,6 +48,8 @@ export interface State {
   inboundSignals: Map<string, InboundSignalRecord>;
   /** key(projectId, address) -> soft bounces in a row. */
   softBounces: Map<string, number>;
+  /** Events and the webhook queue (roles/event-store.ts). */
+  outbox: EventState;
 }
 
 /** A store with nothing in it. */
@@ -72,6 +75,7 @@ export function emptyState(): State {
     settings: new Map(),
     inboundSignals: new Map(),
     softBounces: new Map(),
+    outbox: emptyEventState(),
   };
 }
 

@@ -4,6 +4,7 @@ import { DRIVER_NAME, emptyState, fail } from './memory-state.js';
 import { memoryAccountStore } from './roles/account-store.js';
 import { memoryAudienceStore } from './roles/audience-store.js';
 import { memoryDeliveryQueue } from './roles/delivery-queue.js';
+import { memoryEventStore } from './roles/event-store.js';
 import { memoryIdempotencyStore } from './roles/idempotency-store.js';
 import { memoryInboundSignalStore } from './roles/inbound-signal-store.js';
 import { memoryMailingStore } from './roles/mailing-store.js';
@@ -50,5 +51,6 @@ export function memoryStore(): Store {
     ...memoryIdempotencyStore(db),
     ...memoryRetentionStore(db),
     ...memoryInboundSignalStore(db),
+    ...memoryEventStore(() => db().outbox),
   };
 }

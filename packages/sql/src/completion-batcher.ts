@@ -1,4 +1,4 @@
-import type { DeliveryOutcome } from '@mailroom/core';
+import type { DeliveryOutcome, OutboxWrite } from '@mailroom/core';
 import type { Codec } from './codec.js';
 import type { Db } from './connect.js';
 import { writePostgres } from './dialects/postgres/postgres-completions.js';
@@ -78,6 +78,13 @@ export function createCompletionBatcher(
   runner: SqlRunner,
   claims: SqlClaims,
   codec: Codec,
+  /** Writes the outboxes of the written outcomes, in their transaction (`roles/event-store.ts`). */
+  writeOutbox: (
+    runner: SqlRunner,
+    codec: Codec,
+    tx: Db,
+    outboxes: ReadonlyArray<OutboxWrite | undefined>,
+  ) => Promise<void>,
 ): CompletionBatcher {
   let queue: Pending[] = [];
   let flushing: Promise<void> | undefined;
@@ -86,27 +93,51 @@ export function createCompletionBatcher(
   const one = async (item: Pending): Promise<void> => {
     try {
       const [text, params] = claims.outcome(item.outcome);
-      const written = await runner.retrying(() =>
-        runner.run(db, text, [...params, item.id, item.leaseToken]),
-      );
-      resolve(item, written.affected > 0);
+      const { outbox } = item.outcome;
+      const run = (on: Db) => runner.run(on, text, [...params, item.id, item.leaseToken]);
+      const written = await runner.retrying(async () => {
+        if (!outbox) return (await run(db)).affected > 0;
+        // The outcome's events commit with it, and only if its fenced update wrote.
+        return runner.transaction(db, async (tx) => {
+          if ((await run(tx)).affected === 0) return false;
+          await writeOutbox(runner, codec, tx, [outbox]);
+          return true;
+        });
+      });
+      resolve(item, written);
     } catch (error) {
       reject(item, error);
     }
   };
 
+  /** The group's outcomes, then the outboxes of those written, in one transaction. */
   const writeGroup = async (group: Pending[]): Promise<boolean[]> => {
-    if (runner.kind === 'postgres') return writePostgres(db, runner, codec, group);
+    const outboxes = group.some((item) => item.outcome.outbox !== undefined);
+    if (runner.kind === 'postgres' && !outboxes) return writePostgres(db, runner, codec, group);
     return runner.transaction(db, async (tx) => {
-      if (runner.direct) return writeSqliteFile(tx, runner, claims, group);
-      if (runner.kind === 'sqlite') return writeSqlite(tx, runner, codec, group);
-      const written: boolean[] = [];
-      for (const item of group) {
-        const [text, params] = claims.outcome(item.outcome);
-        written.push((await runner.run(tx, text, [...params, item.id, item.leaseToken])).affected > 0);
+      const written = await writeOutcomes(tx, group);
+      if (outboxes) {
+        await writeOutbox(
+          runner,
+          codec,
+          tx,
+          group.map((item, i) => (written[i] ? item.outcome.outbox : undefined)),
+        );
       }
       return written;
     });
+  };
+
+  const writeOutcomes = async (tx: Db, group: Pending[]): Promise<boolean[]> => {
+    if (runner.kind === 'postgres') return writePostgres(tx, runner, codec, group);
+    if (runner.direct) return writeSqliteFile(tx, runner, claims, group);
+    if (runner.kind === 'sqlite') return writeSqlite(tx, runner, codec, group);
+    const written: boolean[] = [];
+    for (const item of group) {
+      const [text, params] = claims.outcome(item.outcome);
+      written.push((await runner.run(tx, text, [...params, item.id, item.leaseToken])).affected > 0);
+    }
+    return written;
   };
 
   const flushAll = async (): Promise<void> => {

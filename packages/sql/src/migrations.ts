@@ -2,6 +2,7 @@ import type { CreateTableBuilder, Expression, Kysely, Migration, MigrationProvid
 import { Migrator, sql } from 'kysely';
 import type { Db } from './connect.js';
 import { inboundSignalsMigration } from './migration-inbound.js';
+import { eventsAndWebhooks } from './migrations-events.js';
 import type { SqlKind } from './options.js';
 
 /** Name of the table that records applied migrations. */
@@ -382,7 +383,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
   return {
     '001_initial': initialSchema(kind),
     '002_settings_retention': settingsAndRetention(kind),
-    // 003 is the event outbox (issue 15), numbered first so either order of merging keeps one sequence.
+    '003_events_webhooks': eventsAndWebhooks(kind, columnTypes(kind), tableOptions),
     '004_inbound_signals': inboundSignalsMigration(kind, columnTypes(kind), tableOptions),
   };
 }

@@ -10,6 +10,7 @@ import type { SqlStoreOptions } from './options.js';
 import { sqlAccountStore } from './roles/account-store.js';
 import { sqlAudienceStore } from './roles/audience-store.js';
 import { sqlDeliveryQueue } from './roles/delivery-queue.js';
+import { sqlEventStore, writeOutbox } from './roles/event-store.js';
 import { sqlIdempotencyStore } from './roles/idempotency-store.js';
 import { sqlInboundSignalStore } from './roles/inbound-signal-store.js';
 import { sqlMailingStore } from './roles/mailing-store.js';
@@ -37,7 +38,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
   const c = createCodec(kind);
   const bulk = createBulkWrites(r, c);
   const claims = createSqlClaims(r, c);
-  const completions = createCompletionBatcher(db, r, claims, c);
+  const completions = createCompletionBatcher(db, r, claims, c, writeOutbox);
   let migrated: Promise<void> | undefined;
   let closed = false;
 
@@ -92,5 +93,6 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     ...sqlIdempotencyStore(ctx),
     ...sqlRetentionStore(ctx),
     ...sqlInboundSignalStore(ctx),
+    ...sqlEventStore(ctx),
   };
 }

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createCodec } from '../src/codec.js';
 import { createCompletionBatcher } from '../src/completion-batcher.js';
 import { connect } from '../src/connect.js';
+import { writeOutbox } from '../src/roles/event-store.js';
 import { createSqlClaims } from '../src/sql-claims.js';
 import { createSqlRunner } from '../src/sql-runner.js';
 import { storeOn, testDatabases } from './support/databases.js';
@@ -39,7 +40,13 @@ for (const kind of ['sqlite', 'postgres', 'mysql'] as const) {
         },
       };
       const codec = createCodec(kind);
-      const batcher = createCompletionBatcher(db, counting, createSqlClaims(counting, codec), codec);
+      const batcher = createCompletionBatcher(
+        db,
+        counting,
+        createSqlClaims(counting, codec),
+        codec,
+        writeOutbox,
+      );
 
       const [first, second] = claimed;
       if (!first || !second) throw new Error('expected claims');

@@ -86,6 +86,7 @@ describe('sqlStore options', () => {
     expect(applied).toEqual([
       { name: '001_initial' },
       { name: '002_settings_retention' },
+      { name: '003_events_webhooks' },
       { name: '004_inbound_signals' },
     ]);
   });

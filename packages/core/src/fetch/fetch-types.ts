@@ -60,6 +60,10 @@ export interface GuardedRequest {
   timeoutMs?: number;
   /** @default the fetcher's `maxBytes` */
   maxBytes?: number;
+  /** `POST` sends `body` and follows no redirect (a 3xx is the answer). @default 'GET' */
+  method?: 'GET' | 'POST';
+  /** The request body of a `POST`. */
+  body?: string | Buffer;
 }
 
 /** A response whose headers have arrived; the body is read (or dropped) by the caller. */
@@ -90,6 +94,12 @@ export interface GuardedFetcher {
    * every failure to connect; `retryable` is true only for failures that may pass (timeout, reset).
    */
   fetch(url: string, request?: GuardedRequest): Promise<GuardedResponse>;
+  /**
+   * Check `url` as a fetch would before connecting (scheme, credentials, every resolved address against
+   * the policy and the allow-list), without connecting.
+   * @throws MailroomError `FETCH_REFUSED` when a fetch of it would be refused.
+   */
+  check(url: string): Promise<void>;
   /** The resolved options (defaults applied). */
   readonly options: Readonly<Required<Omit<GuardedFetcherOptions, 'connectHook' | 'resolver'>>>;
   /** Closes the pooled connections. */

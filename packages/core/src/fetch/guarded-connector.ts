@@ -69,7 +69,8 @@ export function parseAllowHost(entry: string): string {
   return hostKey(host, port);
 }
 
-async function checkTarget(
+/** Checks a connection target against the policy, as the connector does before it connects. */
+export async function checkTarget(
   policy: ConnectorPolicy,
   rawHostname: string,
   rawPort: string,

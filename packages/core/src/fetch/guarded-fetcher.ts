@@ -9,7 +9,7 @@ import type {
   GuardedRequest,
   GuardedResponse,
 } from './fetch-types.js';
-import { createGuardedConnector, parseAllowHost } from './guarded-connector.js';
+import { checkTarget, createGuardedConnector, parseAllowHost } from './guarded-connector.js';
 import { FetchCapError, readBody } from './read-body.js';
 
 /** The defaults of {@link GuardedFetcherOptions}. */
@@ -56,13 +56,14 @@ export function createGuardedFetcher(options: GuardedFetcherOptions = {}): Guard
     maxRedirects: options.maxRedirects ?? FETCH_DEFAULTS.maxRedirects,
     rangeBytes: options.rangeBytes ?? FETCH_DEFAULTS.rangeBytes,
   };
+  const policy = {
+    allowHosts: new Set(resolved.allowHosts.map(parseAllowHost)),
+    resolver: options.resolver ?? defaultResolver,
+    connectHook: options.connectHook,
+    connectTimeoutMs: Math.min(10_000, resolved.timeoutMs),
+  };
   const agent = new Agent({
-    connect: createGuardedConnector({
-      allowHosts: new Set(resolved.allowHosts.map(parseAllowHost)),
-      resolver: options.resolver ?? defaultResolver,
-      connectHook: options.connectHook,
-      connectTimeoutMs: Math.min(10_000, resolved.timeoutMs),
-    }),
+    connect: createGuardedConnector(policy),
     headersTimeout: resolved.timeoutMs,
     bodyTimeout: resolved.timeoutMs,
   });
@@ -83,12 +84,13 @@ export function createGuardedFetcher(options: GuardedFetcherOptions = {}): Guard
         const res = await agent.request({
           origin: url.origin,
           path: `${url.pathname}${url.search}`,
-          method: 'GET',
+          method: request.method ?? 'GET',
           headers,
           signal: controller.signal,
+          ...(request.body !== undefined ? { body: request.body } : {}),
         });
         const location = firstHeader(res.headers.location);
-        if (REDIRECTS.has(res.statusCode) && location !== undefined) {
+        if (REDIRECTS.has(res.statusCode) && location !== undefined && request.method !== 'POST') {
           discard(res.body);
           if (hop >= resolved.maxRedirects) {
             throw new MailroomError(
@@ -109,6 +111,10 @@ export function createGuardedFetcher(options: GuardedFetcherOptions = {}): Guard
 
   return {
     fetch: fetchUrl,
+    async check(input) {
+      const url = checkUrl(input);
+      await checkTarget(policy, url.hostname, url.port, url.protocol);
+    },
     options: resolved,
     close: () => agent.close(),
   };

@@ -1,3 +1,4 @@
+import type { OutboxWrite } from '../event-records.js';
 import type {
   AudienceGroupRecord,
   ProfileRecord,
@@ -38,7 +39,14 @@ export interface AudienceStore {
   /**
    * Set a profile's subscription status, creating a bare profile if there is none.
    */
-  setProfileStatus(projectId: string, address: string, status: ProfileStatus, now: Date): Promise<void>;
+  setProfileStatus(
+    projectId: string,
+    address: string,
+    status: ProfileStatus,
+    now: Date,
+    /** Events of the change, written in the same transaction (see `EventStore`). */
+    outbox?: OutboxWrite,
+  ): Promise<void>;
   /**
    * Members of a group, ordered by address ascending, strictly after `page.after` (an address).
    * Stable under concurrent inserts: a member present for the whole listing is returned exactly once.

@@ -35,7 +35,8 @@ export interface DeliveryQueue {
   /**
    * Record the outcome of an attempt. Fenced: written only if the delivery is still `sending` with
    * exactly `leaseToken`; otherwise nothing is written and the result is false (the lease was lost).
-   * A `queued` outcome clears the lease and sets `nextAttemptAt`.
+   * A `queued` outcome clears the lease and sets `nextAttemptAt`. When written, the outcome's `outbox`
+   * (events and webhook messages) is inserted in the same transaction (see `EventStore`).
    */
   completeDelivery(id: string, leaseToken: number, outcome: DeliveryOutcome): Promise<boolean>;
   /**

@@ -1,3 +1,4 @@
+import type { OutboxWrite } from '../event-records.js';
 import type {
   BatchRecord,
   DeliveryRecord,
@@ -89,13 +90,20 @@ export interface MailingStore {
     from: readonly MailingStatus[],
     to: MailingStatus,
     now: Date,
+    /** Events of the change, written in the same transaction only if the status changed. */
+    outbox?: OutboxWrite,
   ): Promise<boolean>;
   /**
    * Mark the mailing `completed` if, at the moment of the check, it is `queued` or `sending`, every one of
    * its deliveries is terminal and none of its source jobs is `pending` or `running`. Returns whether it
    * did. Atomic with respect to `commitBatch` on the same mailing.
    */
-  completeMailingIfSettled(id: string, now: Date): Promise<boolean>;
+  completeMailingIfSettled(
+    id: string,
+    now: Date,
+    /** Events of the completion, written in the same transaction only if it completed the mailing. */
+    outbox?: OutboxWrite,
+  ): Promise<boolean>;
 
   // Scheduling
 

@@ -22,6 +22,7 @@ import type { Store, StoreRole } from '../store.js';
 import { describeAccounts } from './store-suite-accounts.js';
 import { describeAudience } from './store-suite-audience.js';
 import { describeDeliveryQueue } from './store-suite-delivery-queue.js';
+import { describeEvents } from './store-suite-events.js';
 import type { StoreSuiteContext } from './store-suite-helpers.js';
 import { describeIdempotency } from './store-suite-idempotency.js';
 import { describeInbound } from './store-suite-inbound.js';
@@ -117,6 +118,8 @@ export function storeTestSuite(
       IdempotencyStore: describeIdempotency,
       RetentionStore: describeRetention,
       InboundSignalStore: describeInbound,
+      // Events lean on the other roles to seed mailings and deliveries; the race of two processes needs `connect`.
+      EventStore: (c) => describeEvents(c, options.connect),
     };
     for (const [role, register] of Object.entries(roles) as Array<[StoreRole, typeof describeAccounts]>) {
       if (!options.roles || options.roles.includes(role)) describe(role, () => register(ctx));

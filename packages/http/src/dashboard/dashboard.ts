@@ -26,6 +26,7 @@ import { mailingPage } from './pages/mailing-page.js';
 import { mailingsPage } from './pages/mailings-page.js';
 import { signInPage } from './pages/sign-in-page.js';
 import { type TemplateSampleForm, templatePage, templatesPage } from './pages/templates-page.js';
+import { webhooksPage } from './pages/webhooks-page.js';
 import { createSessionStore, type DashboardSession, isCsrfToken } from './session-store.js';
 import { mailingUrl } from './urls.js';
 
@@ -129,6 +130,13 @@ export function createDashboard(
           page(call, 200, audiencePage(ctxOf(call), await mailroom.listGroups(auth))),
         );
       }
+    }
+    if (first === 'webhooks') {
+      if (segments.length === 1) return allowed(call, GET, () => webhooks(call, auth));
+      if (segments.length === 3 && action === 'test')
+        return allowed(call, POST, () => webhookTest(call, auth, ref ?? ''));
+      if (segments.length === 4 && ref === 'messages' && segments[3] === 'replay')
+        return allowed(call, POST, () => webhookReplay(call, auth, action ?? ''));
     }
     if (first === 'templates' && ref !== undefined) {
       if (segments.length === 2) return allowed(call, GET, () => template(call, auth, ref));
@@ -240,8 +248,11 @@ export function createDashboard(
   ): Promise<NeutralResponse> {
     const view = await mailingOfKind(auth, kind, ref);
     const found = await deliveryOf(call, auth, ref);
-    const signals = await mailroom.listInboundSignals(auth, ref, found.address);
-    return page(call, 200, deliveryPage(ctxOf(call), view, found, signals));
+    const [events, signals] = await Promise.all([
+      mailroom.listEvents(auth, { mailingRef: ref, address: found.address, limit: 100 }),
+      mailroom.listInboundSignals(auth, ref, found.address),
+    ]);
+    return page(call, 200, deliveryPage(ctxOf(call), view, found, events.items, signals));
   }
 
   async function deliveryPreview(
@@ -264,6 +275,40 @@ export function createDashboard(
       'mailroom dashboard: broadcast cancelled',
     );
     return redirect(call.requestId, mailingUrl(call.root, 'broadcast', ref));
+  }
+
+  async function webhooks(call: Call, auth: AuthContext): Promise<NeutralResponse> {
+    const [endpoints, attempts, failed] = await Promise.all([
+      mailroom.webhooks.list(auth),
+      mailroom.webhooks.attempts(auth, { limit: 50 }),
+      mailroom.webhooks.messages(auth, { status: 'failed', limit: 50 }),
+    ]);
+    const done = queryOf(call.req).get('done');
+    const notice =
+      done === 'test'
+        ? 'Test event queued.'
+        : done === 'replay'
+          ? 'Message queued to be sent again.'
+          : undefined;
+    return page(
+      call,
+      200,
+      webhooksPage(ctxOf(call), { endpoints, attempts, failed, ...(notice ? { notice } : {}) }),
+    );
+  }
+
+  async function webhookTest(call: Call, auth: AuthContext, id: string): Promise<NeutralResponse> {
+    await mailroom.webhooks.sendTest(auth, id);
+    return redirect(call.requestId, `${call.root}/webhooks?done=test`);
+  }
+
+  async function webhookReplay(call: Call, auth: AuthContext, messageId: string): Promise<NeutralResponse> {
+    await mailroom.webhooks.replay(auth, messageId);
+    logger.info(
+      { requestId: call.requestId, projectId: auth.project.id, messageId },
+      'mailroom dashboard: webhook replayed',
+    );
+    return redirect(call.requestId, `${call.root}/webhooks?done=replay`);
   }
 
   async function template(call: Call, auth: AuthContext, ref: string): Promise<NeutralResponse> {

@@ -2,13 +2,14 @@ import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js';
 import { html, raw, type SafeHtml } from './html.js';
 
 /** The sections of the navigation. */
-export type Section = 'broadcasts' | 'messages' | 'templates' | 'audience';
+export type Section = 'broadcasts' | 'messages' | 'templates' | 'audience' | 'webhooks';
 
 const SECTIONS: ReadonlyArray<{ id: Section; label: string }> = [
   { id: 'broadcasts', label: 'Broadcasts' },
   { id: 'messages', label: 'Messages' },
   { id: 'templates', label: 'Templates' },
   { id: 'audience', label: 'Audience' },
+  { id: 'webhooks', label: 'Webhooks' },
 ];
 
 /** What every page of a signed-in user knows. */

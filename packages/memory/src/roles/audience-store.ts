@@ -3,6 +3,7 @@ import { clone, cloneMaybe } from '../memory-copy.js';
 import type { State } from '../memory-state.js';
 import { compare, conflict, key } from '../memory-state.js';
 import { bareProfile, upsertProfiles } from '../memory-writes.js';
+import { writeOutbox } from './event-store.js';
 
 /** `AudienceStore` in memory. Audience groups, profiles and suppressions; every method checks and writes within one synchronous run. */
 export function memoryAudienceStore(db: () => State): AudienceStore {
@@ -40,8 +41,9 @@ export function memoryAudienceStore(db: () => State): AudienceStore {
         return profile ? [clone(profile)] : [];
       });
     },
-    async setProfileStatus(projectId, address, status, now) {
+    async setProfileStatus(projectId, address, status, now, outbox) {
       const s = db();
+      writeOutbox(s.outbox, outbox);
       const k = key(projectId, address);
       const profile = s.profiles.get(k);
       if (profile) {

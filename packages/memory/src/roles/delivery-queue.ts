@@ -8,6 +8,7 @@ import type {
 import { clone } from '../memory-copy.js';
 import type { State } from '../memory-state.js';
 import { compare, fail } from '../memory-state.js';
+import { writeOutbox } from './event-store.js';
 
 /** Mailing statuses whose deliveries are never claimed. */
 const PAUSED: readonly MailingStatus[] = ['cancelled', 'failed'];
@@ -103,6 +104,7 @@ function completeOne(s: State, id: string, leaseToken: number, outcome: Delivery
   if (outcome.sentAt !== undefined) d.sentAt = outcome.sentAt && new Date(outcome.sentAt);
   if (outcome.content !== undefined) d.content = clone(outcome.content);
   d.updatedAt = new Date(outcome.now);
+  writeOutbox(s.outbox, outcome.outbox);
   return true;
 }
 

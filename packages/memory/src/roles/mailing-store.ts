@@ -11,6 +11,7 @@ import { clone, cloneMaybe } from '../memory-copy.js';
 import type { State } from '../memory-state.js';
 import { byCreatedAt, compare, conflict, DRIVER_NAME, key } from '../memory-state.js';
 import { insertDeliveries, upsertProfiles } from '../memory-writes.js';
+import { writeOutbox } from './event-store.js';
 
 /** `MailingStore` in memory. Mailings, batches, their status, and the reads of their deliveries; every method checks and writes within one synchronous run. */
 export function memoryMailingStore(db: () => State): MailingStore {
@@ -53,14 +54,15 @@ export function memoryMailingStore(db: () => State): MailingStore {
       }
       return clone(rows.slice(start, start + page.limit));
     },
-    async setMailingStatus(id, from, to, now) {
+    async setMailingStatus(id, from, to, now, outbox) {
       const mailing = db().mailings.get(id);
       if (!mailing || !from.includes(mailing.status)) return false;
+      writeOutbox(db().outbox, outbox);
       mailing.status = to;
       mailing.updatedAt = new Date(now);
       return true;
     },
-    async completeMailingIfSettled(id, now) {
+    async completeMailingIfSettled(id, now, outbox) {
       const s = db();
       const mailing = s.mailings.get(id);
       if (!mailing || (mailing.status !== 'queued' && mailing.status !== 'sending')) return false;
@@ -70,6 +72,7 @@ export function memoryMailingStore(db: () => State): MailingStore {
       for (const job of s.sourceJobs.values()) {
         if (job.mailingId === id && (job.status === 'pending' || job.status === 'running')) return false;
       }
+      writeOutbox(s.outbox, outbox);
       mailing.status = 'completed';
       mailing.updatedAt = new Date(now);
       return true;

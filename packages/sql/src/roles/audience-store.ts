@@ -1,6 +1,7 @@
 import type { AudienceStore } from '@mailroom/core';
 import type { SqlContext } from '../sql-context.js';
 import { IN_LIST_SIZE } from '../sql-context.js';
+import { writeOutbox } from './event-store.js';
 
 /** `AudienceStore` on SQL. Audience groups, profiles and suppressions. */
 export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
@@ -72,14 +73,19 @@ export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
       });
     },
 
-    setProfileStatus(projectId, address, status, now) {
+    setProfileStatus(projectId, address, status, now, outbox) {
       return guard('setProfileStatus', async () => {
         const head =
           'INSERT INTO mailroom_profiles (project_id, address, name, traits, status, labels, created_at, updated_at) VALUES (?, ?, NULL, ?, ?, ?, ?, ?)';
         const text = mysql
           ? `${head} ON DUPLICATE KEY UPDATE status = VALUES(status), updated_at = VALUES(updated_at)`
           : `${head} ON CONFLICT (project_id, address) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at`;
-        await write(text, [projectId, address, '{}', status, '[]', now.getTime(), now.getTime()]);
+        const params = [projectId, address, '{}', status, '[]', now.getTime(), now.getTime()];
+        if (!outbox) return void (await write(text, params));
+        await r.transaction(db, async (tx) => {
+          await write(text, params, tx);
+          await writeOutbox(r, c, tx, [outbox]);
+        });
       });
     },
 

@@ -13,6 +13,7 @@ import type { Db } from '../connect.js';
 import { pgCommitBatch } from '../dialects/postgres/postgres-statements.js';
 import { JsonMemo } from '../dialects/sqlite/sqlite-writes.js';
 import type { SqlContext } from '../sql-context.js';
+import { writeOutbox } from './event-store.js';
 
 /** `MailingStore` on SQL. Mailings, batches, their status, and the reads of their deliveries. */
 export function sqlMailingStore(ctx: SqlContext): MailingStore {
@@ -176,18 +177,21 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
       });
     },
 
-    setMailingStatus(id, from, to, now) {
+    setMailingStatus(id, from, to, now, outbox) {
       return guard('setMailingStatus', async () => {
         if (from.length === 0) return false;
-        const changed = await write(
-          `UPDATE mailroom_mailings SET status = ?, updated_at = ? WHERE id = ? AND status IN ${r.values(1, from.length)}`,
-          [to, now.getTime(), id, ...from],
-        );
-        return changed > 0;
+        const text = `UPDATE mailroom_mailings SET status = ?, updated_at = ? WHERE id = ? AND status IN ${r.values(1, from.length)}`;
+        const params = [to, now.getTime(), id, ...from];
+        if (!outbox) return (await write(text, params)) > 0;
+        return r.transaction(db, async (tx) => {
+          if ((await write(text, params, tx)) === 0) return false;
+          await writeOutbox(r, c, tx, [outbox]);
+          return true;
+        });
       });
     },
 
-    completeMailingIfSettled(id, now) {
+    completeMailingIfSettled(id, now, outbox) {
       return guard('completeMailingIfSettled', () =>
         r.transaction(db, async (tx) => {
           // Locking the mailing first serializes this check with commitBatch, which locks it too.
@@ -214,6 +218,7 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
             [now.getTime(), id],
             tx,
           );
+          await writeOutbox(r, c, tx, [outbox]);
           return true;
         }),
       );

@@ -1,4 +1,10 @@
-import { type DeliveryRecord, type InboundSignalRecord, type MailingView, sentVia } from '@mailroom/core';
+import {
+  type DeliveryRecord,
+  type EventView,
+  type InboundSignalRecord,
+  type MailingView,
+  sentVia,
+} from '@mailroom/core';
 import { badge, time } from '../fragments.js';
 import { html, type SafeHtml } from '../html.js';
 import { layout, type PageContext } from '../layout.js';
@@ -12,8 +18,16 @@ export function deliveryPage(
   ctx: PageContext,
   view: MailingView,
   delivery: DeliveryRecord,
+  events: EventView[] = [],
   signals: readonly InboundSignalRecord[] = [],
 ): SafeHtml {
+  const eventList =
+    events.length === 0
+      ? html`<h2>Events</h2><p class="card muted">No events yet.</p>`
+      : html`<h2>Events</h2><table class="cards"><thead><tr><th>When</th><th>Event</th><th>Reply or reason</th></tr></thead><tbody>${events.map(
+          (e) =>
+            html`<tr><td>${time(new Date(e.created_at))}</td><td><code>${e.type}</code></td><td class="mono">${e.data.response ?? e.data.error ?? e.data.reason ?? ''}</td></tr>`,
+        )}</tbody></table>`;
   const back = mailingUrl(ctx.root, view.kind, view.ref);
   const content = delivery.content;
   // Routed and API transports name themselves in the stored reply (`ses: 250 Ok ...`).
@@ -34,6 +48,6 @@ export function deliveryPage(
     ctx,
     delivery.address,
     sectionOf(view.kind),
-    html`<p class="muted"><a href="${back}">${view.subject || view.ref}</a> /</p><h1>${delivery.address}</h1><div class="card"><dl class="facts"><dt>Name</dt><dd>${delivery.name}</dd><dt>Status</dt><dd>${badge(delivery.status)}</dd><dt>Attempts</dt><dd>${delivery.attempts}</dd><dt>Last reply</dt><dd class="mono">${delivery.lastResponse ?? '—'}</dd><dt>${delivery.status === 'bounced' || delivery.status === 'complained' ? 'Diagnostic' : 'Last error'}</dt><dd class="mono">${delivery.lastError ?? '—'}</dd><dt>Sent</dt><dd>${time(delivery.sentAt)}</dd>${via !== undefined && html`<dt>Sent via</dt><dd>${via}</dd>`}<dt>Next attempt</dt><dd>${delivery.status === 'queued' ? time(delivery.nextAttemptAt) : '—'}</dd><dt>Message-ID</dt><dd class="mono">${delivery.messageId}</dd></dl></div>${reports}${preview}`,
+    html`<p class="muted"><a href="${back}">${view.subject || view.ref}</a> /</p><h1>${delivery.address}</h1><div class="card"><dl class="facts"><dt>Name</dt><dd>${delivery.name}</dd><dt>Status</dt><dd>${badge(delivery.status)}</dd><dt>Attempts</dt><dd>${delivery.attempts}</dd><dt>Last reply</dt><dd class="mono">${delivery.lastResponse ?? '—'}</dd><dt>${delivery.status === 'bounced' || delivery.status === 'complained' ? 'Diagnostic' : 'Last error'}</dt><dd class="mono">${delivery.lastError ?? '—'}</dd><dt>Sent</dt><dd>${time(delivery.sentAt)}</dd>${via !== undefined && html`<dt>Sent via</dt><dd>${via}</dd>`}<dt>Next attempt</dt><dd>${delivery.status === 'queued' ? time(delivery.nextAttemptAt) : '—'}</dd><dt>Message-ID</dt><dd class="mono">${delivery.messageId}</dd></dl></div>${reports}${eventList}${preview}`,
   );
 }

@@ -1,0 +1,123 @@
+import type { AuthContext } from '@mailroom/core';
+import { requireProject } from './admin-session.js';
+import { DATABASE_FLAG, JSON_FLAG, type ParsedArgs } from './args.js';
+import { EXIT_OK } from './cli-errors.js';
+import type { Command } from './command.js';
+import { allowHostsOf } from './engine-flags.js';
+import { type CliIo, println } from './io.js';
+import { openEngine, resolveDatabase } from './open-engine.js';
+import { printJson } from './output.js';
+
+const PROJECT_FLAG = { project: { type: 'string' } } as const;
+
+/** Opens the engine (with the allow-list of `--allow-host`) and acts for the project of `--project`. */
+async function withProject<T>(
+  args: ParsedArgs,
+  io: CliIo,
+  work: (mailroom: Awaited<ReturnType<typeof openEngine>>['mailroom'], auth: AuthContext) => Promise<T>,
+): Promise<T> {
+  const database = resolveDatabase(args.string('database'), io, args.command);
+  const allowHosts = allowHostsOf(args, io.env, args.command);
+  const { mailroom, store } = await openEngine({
+    database,
+    ...(allowHosts.length > 0 ? { fetch: { allowHosts } } : {}),
+  });
+  try {
+    const project = await requireProject(store, args.required('project'));
+    return await work(mailroom, { project, mode: 'live' });
+  } finally {
+    await mailroom.close();
+  }
+}
+
+/** `mailroom webhook add --project ID --url URL [--events a,b]`: prints the endpoint and its secret once. */
+export const webhookAddCommand: Command = {
+  name: 'webhook add',
+  summary: 'Add a webhook endpoint (events are POSTed to it, signed)',
+  help: `Usage: mailroom webhook add --project ID --url URL [--events TYPE,TYPE] [--allow-host HOST:PORT]...
+                           [--database URL|FILE] [--json]
+
+Adds an endpoint that receives the project's events (email.sent, email.failed, ...)
+as Standard Webhooks requests, and prints its signing secret (whsec_...) once: verify
+every request with it (the standardwebhooks or svix libraries).
+
+Options:
+  --project ID       the project (mailroom project list shows the ids)
+  --url URL          where to POST; a private, loopback or metadata address is refused
+                     unless allow-listed (the sender must allow it too: --allow-host on serve/worker)
+  --events LIST      comma-separated event types it receives (default: all)
+  --allow-host HOST:PORT
+                     let this host through the address checks (repeatable; default: MAILROOM_ALLOW_HOSTS)
+  --database URL     database (default: MAILROOM_DATABASE_URL, else ./mailroom.db)
+  --json             print { webhook, secret } as JSON`,
+  flags: {
+    ...DATABASE_FLAG,
+    ...JSON_FLAG,
+    ...PROJECT_FLAG,
+    url: { type: 'string' },
+    events: { type: 'string' },
+    'allow-host': { type: 'string', multiple: true },
+  },
+  positionals: { min: 0, max: 0, names: '' },
+  async run(args, io) {
+    const url = args.required('url');
+    const events = args
+      .string('events')
+      ?.split(',')
+      .map((t) => t.trim());
+    const added = await withProject(args, io, (mailroom, auth) =>
+      mailroom.webhooks.add(auth, { url, ...(events ? { events } : {}) }),
+    );
+    if (args.flag('json')) {
+      printJson(io, { webhook: added.endpoint, secret: added.secret });
+      return EXIT_OK;
+    }
+    println(io.stdout, `Added webhook ${added.endpoint.id} -> ${added.endpoint.url}`);
+    println(io.stdout, `Events: ${added.endpoint.events?.join(', ') ?? 'all'}`);
+    println(io.stdout, `Signing secret (shown once, keep it): ${added.secret}`);
+    return EXIT_OK;
+  },
+};
+
+/** `mailroom webhook list --project ID`. */
+export const webhookListCommand: Command = {
+  name: 'webhook list',
+  summary: "List a project's webhook endpoints",
+  help: `Usage: mailroom webhook list --project ID [--database URL|FILE] [--json]
+
+Lists the project's webhook endpoints (never their secrets), with whether each is
+enabled and why one was disabled.`,
+  flags: { ...DATABASE_FLAG, ...JSON_FLAG, ...PROJECT_FLAG },
+  positionals: { min: 0, max: 0, names: '' },
+  async run(args, io) {
+    const endpoints = await withProject(args, io, (mailroom, auth) => mailroom.webhooks.list(auth));
+    if (args.flag('json')) {
+      printJson(io, endpoints);
+      return EXIT_OK;
+    }
+    if (endpoints.length === 0) println(io.stdout, 'No webhook endpoints.');
+    for (const e of endpoints) {
+      const state = e.enabled ? 'enabled' : `disabled (${e.disabledReason ?? 'by the user'})`;
+      println(io.stdout, `${e.id}  ${e.url}  ${e.events?.join(',') ?? 'all events'}  ${state}`);
+    }
+    return EXIT_OK;
+  },
+};
+
+/** `mailroom webhook remove --project ID WEBHOOK_ID`. */
+export const webhookRemoveCommand: Command = {
+  name: 'webhook remove',
+  summary: 'Remove a webhook endpoint',
+  help: `Usage: mailroom webhook remove --project ID WEBHOOK_ID [--database URL|FILE] [--json]
+
+Removes the endpoint: nothing more is sent to it.`,
+  flags: { ...DATABASE_FLAG, ...JSON_FLAG, ...PROJECT_FLAG },
+  positionals: { min: 1, max: 1, names: 'the WEBHOOK_ID' },
+  async run(args, io) {
+    const id = args.positionals[0] ?? '';
+    await withProject(args, io, (mailroom, auth) => mailroom.webhooks.remove(auth, id));
+    if (args.flag('json')) printJson(io, { removed: id });
+    else println(io.stdout, `Removed webhook ${id}.`);
+    return EXIT_OK;
+  },
+};

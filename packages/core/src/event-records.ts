@@ -1,0 +1,182 @@
+/**
+ * The records of the event outbox and of webhook delivery (architecture flow 5). Like `records.ts`, a
+ * store persists them as they are and derives nothing.
+ */
+import type { MailingKind } from './records.js';
+
+/** Every event type, by the names Resend uses (so people recognise them). */
+export const EVENT_TYPES = [
+  'email.sent',
+  'email.delivery_delayed',
+  'email.failed',
+  'email.bounced',
+  'email.complained',
+  'email.suppressed',
+  'email.opened',
+  'email.clicked',
+  'contact.unsubscribed',
+  'broadcast.completed',
+  'broadcast.cancelled',
+] as const;
+
+/** One event type. */
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/**
+ * The `data` of an event: what happened, to which mailing and delivery. Never a message body. Optional
+ * members appear only for the types that carry them (a bounce's class, a click's URL...).
+ */
+export interface EventData {
+  /** The event's id (`evt_...`), stable across webhook retries and `GET /events`. */
+  event_id: string;
+  project_id: string;
+  /** The mailing: a single message or a broadcast. */
+  mailing?: { ref: string; kind: MailingKind };
+  /** The delivery (one recipient of the mailing). */
+  delivery?: { id: string; message_id: string; address: string; attempts: number };
+  /** The address concerned (for `contact.unsubscribed`, which has no delivery). */
+  address?: string;
+  /** The relay's or provider's answer, when there is one (SMTP code and text). */
+  response?: string | null;
+  /** Why it failed, was delayed or was not sent. */
+  error?: string | null;
+  /** `email.delivery_delayed`: when the next attempt is due (ISO 8601). */
+  next_attempt_at?: string;
+  /** `email.bounced`: the bounce's class and the diagnostic of the report. */
+  bounce?: { class: 'hard' | 'soft'; diagnostic: string | null };
+  /** `email.clicked`: the link's URL. */
+  url?: string;
+  /** `email.opened` / `email.clicked`: made by a machine (a privacy proxy, a link scanner). */
+  machine?: boolean;
+  /** `broadcast.completed`: the final counts by delivery status. */
+  counts?: Record<string, number>;
+  /** `email.suppressed`: why the address gets no mail (`suppressed` or `unsubscribed`). */
+  reason?: string;
+  /** `contact.unsubscribed`: the broadcast whose link was used. */
+  broadcast_ref?: string;
+  /** A test event sent from the dashboard or the API. */
+  test?: boolean;
+}
+
+/**
+ * One event, written in the same store transaction as the change that caused it (an outbox). Its public
+ * form (`GET /events`, the webhook body) is `{ type, created_at, data }`.
+ */
+export interface EventRecord {
+  /** `evt_` + time-ordered id: listings page by it. */
+  id: string;
+  projectId: string;
+  type: EventType;
+  /** The mailing's ref, when the event concerns one (filter of `listEvents`). */
+  mailingRef: string | null;
+  /** The delivery's id, when the event concerns one (a delivery's events on the dashboard). */
+  deliveryId: string | null;
+  /** The address concerned, when there is one (filter of `listEvents`). */
+  address: string | null;
+  data: EventData;
+  createdAt: Date;
+}
+
+/** Where events of a project are POSTed. Unique by id. */
+export interface WebhookEndpointRecord {
+  /** `wh_...` */
+  id: string;
+  projectId: string;
+  url: string;
+  /** The event types it receives; null for all of them. */
+  events: EventType[] | null;
+  /**
+   * The signing secret, `whsec_` + base64 of 24 random bytes. Kept as is: signing needs it (it is
+   * shown to the user once, never listed again).
+   */
+  secret: string;
+  enabled: boolean;
+  /** Why it was disabled (by the user, or automatically after failing everything for days). */
+  disabledReason: string | null;
+  /** Since when every attempt has failed (null while it is healthy). */
+  failingSince: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** State of a webhook message. `delivered` and `failed` are final until a replay. */
+export type WebhookMessageStatus = 'pending' | 'sending' | 'delivered' | 'failed';
+
+/**
+ * One event to POST to one endpoint (a fan-out row of the outbox). Its id is the `webhook-id` header,
+ * the same on every retry.
+ */
+export interface WebhookMessageRecord {
+  /** `msg_...`: the `webhook-id`. */
+  id: string;
+  projectId: string;
+  endpointId: string;
+  eventId: string;
+  eventType: EventType;
+  /**
+   * The request body, `{ type, created_at, data }` as JSON, fixed when the event is written: every retry
+   * sends the same bytes (and the sender needs no join to find it).
+   */
+  payload: string;
+  status: WebhookMessageStatus;
+  /** Attempts made so far (a claim counts one). */
+  attempts: number;
+  nextAttemptAt: Date;
+  leaseExpiresAt: Date | null;
+  /** Fencing token: incremented on every claim. */
+  leaseToken: number;
+  /** HTTP status of the last attempt (null: no answer, or never attempted). */
+  lastStatusCode: number | null;
+  lastError: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A webhook message handed to a sender by a claim. */
+export interface ClaimedWebhookMessage extends WebhookMessageRecord {
+  status: 'sending';
+  leaseExpiresAt: Date;
+}
+
+/** One POST of a webhook message, as recorded. */
+export interface WebhookAttemptRecord {
+  id: string;
+  projectId: string;
+  endpointId: string;
+  messageId: string;
+  eventType: EventType;
+  /** 1 for the first attempt of the message. */
+  attempt: number;
+  /** The HTTP status answered; null when there was no answer (refused, timed out, blocked). */
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+  createdAt: Date;
+}
+
+/** What a sender records for a claimed webhook message. */
+export interface WebhookOutcome {
+  /** `pending`: retry at `nextAttemptAt`. */
+  status: 'pending' | 'delivered' | 'failed';
+  nextAttemptAt?: Date;
+  statusCode: number | null;
+  error: string | null;
+  now: Date;
+}
+
+/**
+ * Events and their webhook messages, written with the state change that caused them, in one
+ * transaction (see `EventStore`).
+ */
+export interface OutboxWrite {
+  events: EventRecord[];
+  messages: WebhookMessageRecord[];
+}
+
+/** Filters of `EventStore.listEvents`. */
+export interface EventFilter {
+  types?: readonly EventType[];
+  mailingRef?: string;
+  address?: string;
+  deliveryId?: string;
+}

@@ -1,0 +1,115 @@
+import type {
+  ClaimedWebhookMessage,
+  EventFilter,
+  EventRecord,
+  OutboxWrite,
+  WebhookAttemptRecord,
+  WebhookEndpointRecord,
+  WebhookMessageRecord,
+  WebhookMessageStatus,
+  WebhookOutcome,
+} from '../event-records.js';
+import type { PageOptions } from './paging.js';
+
+/**
+ * The event outbox and the webhook queue: the role of a `Store` behind `mailroom.listEvents`, the
+ * webhook endpoints and the webhook sender loop.
+ *
+ * Events are written by the core together with the change that causes them, never on their own after
+ * it: `completeDelivery`/`completeDeliveries` (the outcome's `outbox`), `setMailingStatus` and
+ * `completeMailingIfSettled` (their `outbox` argument), `setProfileStatus` (its `outbox`). Each of those
+ * writes the outbox's events and webhook messages in the SAME transaction as its own change, and only
+ * when that change is written (a fenced-out outcome or a compare-and-set that did not change writes no
+ * event). So a crash can never keep the change and lose its event, or the reverse.
+ *
+ * Webhook messages are claimed with leases like deliveries: a message is in flight in at most one
+ * sender per lease, and after a crash only in-flight messages are sent twice (with the same id, the
+ * `webhook-id`).
+ */
+export interface EventStore {
+  /** Insert events and webhook messages on their own (test events; events with no other change). */
+  insertOutbox(outbox: OutboxWrite): Promise<void>;
+  /**
+   * A project's events matching `filter` (every given filter applies), ordered by id ascending,
+   * strictly after `page.after` (an event id).
+   */
+  listEvents(projectId: string, filter: EventFilter, page: PageOptions): Promise<EventRecord[]>;
+
+  /** Insert a webhook endpoint. `CONFLICT` if its id exists. */
+  addWebhookEndpoint(endpoint: WebhookEndpointRecord): Promise<void>;
+  /** A project's webhook endpoints, oldest first. */
+  listWebhookEndpoints(projectId: string): Promise<WebhookEndpointRecord[]>;
+  /** An endpoint by id (sender use, not scoped: the core checks the project of what it shows). */
+  getWebhookEndpoint(id: string): Promise<WebhookEndpointRecord | undefined>;
+  /**
+   * Change an endpoint of the project: the fields given in `patch`, and `updatedAt` to `now`. Returns
+   * false (nothing written) when the project has no such endpoint.
+   */
+  updateWebhookEndpoint(
+    projectId: string,
+    id: string,
+    patch: Partial<Pick<WebhookEndpointRecord, 'url' | 'events' | 'secret' | 'enabled' | 'disabledReason'>>,
+    now: Date,
+  ): Promise<boolean>;
+  /**
+   * Record an endpoint's health: `failingSince` null clears it (an attempt succeeded); a date sets it only
+   * if it is null (the first failure of a run). Returns the stored value afterwards (undefined: no such
+   * endpoint).
+   *
+   * Race guarantee: of concurrent calls setting a date, the first one's date is kept.
+   */
+  setWebhookEndpointHealth(id: string, failingSince: Date | null): Promise<Date | null | undefined>;
+  /** Remove an endpoint of the project; true if one was removed. Its messages stay, for the record. */
+  removeWebhookEndpoint(projectId: string, id: string): Promise<boolean>;
+
+  /**
+   * Claim up to `limit` due webhook messages: `pending` with `nextAttemptAt <= now`, or `sending` whose
+   * lease expired, oldest `nextAttemptAt` first. Each becomes `sending` with `leaseExpiresAt = now +
+   * leaseMs`, `leaseToken + 1` and `attempts + 1`.
+   *
+   * Race guarantee: a message is returned by at most one call per lease, whatever the number of
+   * concurrent claimers (processes included, when `capabilities.multiProcess`).
+   */
+  claimWebhookMessages(options: {
+    now: Date;
+    limit: number;
+    leaseMs: number;
+  }): Promise<ClaimedWebhookMessage[]>;
+  /**
+   * Record the outcomes of attempts. Each item is fenced: written only if the message is still `sending`
+   * with exactly `leaseToken` (the result says, in input order, whether each was). A written item sets the
+   * message's status, `lastStatusCode`, `lastError`, `updatedAt` (and `nextAttemptAt` for `pending`),
+   * clears the lease, and inserts its `attempt` record, in one transaction with the update.
+   */
+  completeWebhookMessages(
+    items: ReadonlyArray<{
+      id: string;
+      leaseToken: number;
+      outcome: WebhookOutcome;
+      attempt: WebhookAttemptRecord | null;
+    }>,
+  ): Promise<boolean[]>;
+  /** A webhook message by id (not scoped, like `getWebhookEndpoint`). */
+  getWebhookMessage(id: string): Promise<WebhookMessageRecord | undefined>;
+  /**
+   * Replay: a `delivered` or `failed` message of the project becomes `pending`, due at `now`. Returns
+   * whether it changed (a message pending or in flight is left alone).
+   */
+  requeueWebhookMessage(projectId: string, id: string, now: Date): Promise<boolean>;
+  /** A project's webhook messages, newest first (by `updatedAt`), optionally of one endpoint or status. */
+  listWebhookMessages(
+    projectId: string,
+    filter: { endpointId?: string; status?: WebhookMessageStatus; limit: number },
+  ): Promise<WebhookMessageRecord[]>;
+  /** A project's recorded attempts, newest first, optionally of one endpoint or message. */
+  listWebhookAttempts(
+    projectId: string,
+    filter: { endpointId?: string; messageId?: string; limit: number },
+  ): Promise<WebhookAttemptRecord[]>;
+  /**
+   * The state of the webhook queue (every project): the `createdAt` of the oldest message not yet
+   * `delivered` or `failed`, and the earliest `nextAttemptAt` of a `pending` one (leases that will expire
+   * are not counted).
+   */
+  webhookQueueState(): Promise<{ oldestPendingAt: Date | undefined; nextDueAt: Date | undefined }>;
+}

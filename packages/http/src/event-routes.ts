@@ -1,0 +1,77 @@
+import type { AuthContext, EventType, Mailroom } from '@mailroom/core';
+import { MailroomError } from '@mailroom/core';
+import { successResponse } from './responses.js';
+import type { RouteMatch } from './routes.js';
+import type { NeutralRequest, NeutralResponse } from './types.js';
+
+/** The routes this module serves, all with the project secret. */
+export const EVENT_ROUTES: ReadonlySet<string> = new Set(['events', 'webhooks', 'webhook', 'webhook-rotate']);
+
+/**
+ * `GET /events` (the project's events, in pages), `GET/POST /webhooks` (list, add), `DELETE /webhooks/:id`
+ * and `POST /webhooks/:id/rotate-secret`. `readJson` parses the body of a POST (its content type checked).
+ */
+export async function serveEventRoute(
+  mailroom: Mailroom,
+  auth: AuthContext,
+  route: RouteMatch,
+  req: NeutralRequest,
+  requestId: string,
+  readJson: () => unknown,
+): Promise<NeutralResponse> {
+  const id = route.params?.id ?? '';
+  switch (route.name) {
+    case 'events': {
+      const query = new URLSearchParams(req.query ?? '');
+      const limit = query.get('limit');
+      const types = query.get('types');
+      const page = await mailroom.listEvents(auth, {
+        ...(query.get('after') ? { after: query.get('after') as string } : {}),
+        ...(types ? { types: types.split(',').map((t) => t.trim()) as EventType[] } : {}),
+        ...(query.get('mailingRef') ? { mailingRef: query.get('mailingRef') as string } : {}),
+        ...(query.get('address') ? { address: query.get('address') as string } : {}),
+        ...(limit !== null ? { limit: positiveInteger(limit, 'limit') } : {}),
+      });
+      return successResponse(requestId, 'Events', { events: page.items, next: page.next });
+    }
+    case 'webhooks': {
+      if (req.method !== 'POST') {
+        return successResponse(requestId, 'Webhook endpoints', {
+          webhooks: await mailroom.webhooks.list(auth),
+        });
+      }
+      const body = readJson();
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        throw new MailroomError(
+          'VALIDATION_FAILED',
+          'The body must be an object with `url` and optional `events`',
+        );
+      }
+      const { url, events, enabled } = body as { url?: unknown; events?: unknown; enabled?: unknown };
+      const added = await mailroom.webhooks.add(auth, {
+        url: url as string,
+        ...(events !== undefined ? { events: events as string[] } : {}),
+        ...(typeof enabled === 'boolean' ? { enabled } : {}),
+      });
+      return successResponse(requestId, 'Webhook endpoint added; its secret is shown only now', {
+        webhook: added.endpoint,
+        secret: added.secret,
+      });
+    }
+    case 'webhook':
+      await mailroom.webhooks.remove(auth, id);
+      return successResponse(requestId, 'Webhook endpoint removed', { id });
+    default:
+      return successResponse(requestId, 'Webhook secret rotated; the new one is shown only now', {
+        id,
+        secret: (await mailroom.webhooks.rotateSecret(auth, id)).secret,
+      });
+  }
+}
+
+function positiveInteger(value: string, name: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1)
+    throw new MailroomError('VALIDATION_FAILED', `${name} must be a positive integer`);
+  return n;
+}

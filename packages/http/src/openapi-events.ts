@@ -1,0 +1,214 @@
+import { EVENT_TYPES } from '@mailroom/core';
+
+/** A JSON object of the generated document. */
+type JsonObject = { [key: string]: unknown };
+
+const ref = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });
+
+/** The JSON Schema of an event: the body of every webhook request and an item of `GET /events`. */
+export function eventSchemas(): JsonObject {
+  const nullableString = { type: ['string', 'null'] };
+  const success = (data: JsonObject): JsonObject => ({
+    type: 'object',
+    required: ['message', 'statusCode', 'data'],
+    properties: { message: { type: 'string' }, statusCode: { const: 200 }, data },
+  });
+  const endpoint: JsonObject = {
+    type: 'object',
+    required: ['id', 'url', 'events', 'enabled'],
+    properties: {
+      id: { type: 'string', description: '`wh_...`' },
+      url: { type: 'string', format: 'uri' },
+      events: { type: ['array', 'null'], items: { enum: EVENT_TYPES }, description: 'null: every type.' },
+      enabled: { type: 'boolean' },
+      disabledReason: nullableString,
+      failingSince: { type: ['string', 'null'], format: 'date-time' },
+      createdAt: { type: 'string', format: 'date-time' },
+    },
+  };
+  return {
+    Event: {
+      type: 'object',
+      description:
+        'One event. The webhook body is `{ type, created_at, data }`, signed per Standard Webhooks ' +
+        '(`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256>`); `GET /events` adds ' +
+        'the event `id`. Never a message body.',
+      required: ['type', 'created_at', 'data'],
+      properties: {
+        id: { type: 'string', description: '`evt_...` (in `GET /events` only; `data.event_id` in both).' },
+        type: { enum: EVENT_TYPES },
+        created_at: { type: 'string', format: 'date-time' },
+        data: {
+          type: 'object',
+          required: ['event_id', 'project_id'],
+          properties: {
+            event_id: { type: 'string' },
+            project_id: { type: 'string' },
+            mailing: {
+              type: 'object',
+              required: ['ref', 'kind'],
+              properties: { ref: { type: 'string' }, kind: { enum: ['message', 'broadcast'] } },
+            },
+            delivery: {
+              type: 'object',
+              required: ['id', 'message_id', 'address'],
+              properties: {
+                id: { type: 'string' },
+                message_id: {
+                  type: 'string',
+                  description: 'The RFC 5322 Message-ID, the same on every attempt.',
+                },
+                address: { type: 'string' },
+                attempts: { type: 'integer' },
+              },
+            },
+            address: { type: 'string', description: '`contact.unsubscribed`: the address.' },
+            response: {
+              ...nullableString,
+              description: 'The relay or provider answer (SMTP code and text).',
+            },
+            error: { ...nullableString, description: 'Why it failed, was delayed or was not sent.' },
+            next_attempt_at: {
+              type: 'string',
+              format: 'date-time',
+              description: '`email.delivery_delayed`.',
+            },
+            reason: { type: 'string', description: '`email.suppressed`: `suppressed` or `unsubscribed`.' },
+            bounce: {
+              type: 'object',
+              description: '`email.bounced`.',
+              properties: { class: { enum: ['hard', 'soft'] }, diagnostic: nullableString },
+            },
+            url: { type: 'string', description: '`email.clicked`: the link.' },
+            machine: { type: 'boolean', description: '`email.opened` / `email.clicked`: made by a machine.' },
+            broadcast_ref: {
+              type: 'string',
+              description: '`contact.unsubscribed`: the broadcast of the link.',
+            },
+            counts: { type: 'object', additionalProperties: { type: 'integer' } },
+            test: { type: 'boolean', description: 'A test event.' },
+          },
+        },
+      },
+    },
+    WebhookEndpoint: endpoint,
+    EventsResponse: success({
+      type: 'object',
+      required: ['events', 'next'],
+      properties: {
+        events: { type: 'array', items: ref('Event') },
+        next: { ...nullableString, description: 'Pass as `after` for the next page.' },
+      },
+    }),
+    WebhooksResponse: success({
+      type: 'object',
+      required: ['webhooks'],
+      properties: { webhooks: { type: 'array', items: ref('WebhookEndpoint') } },
+    }),
+    WebhookAddedResponse: success({
+      type: 'object',
+      required: ['webhook', 'secret'],
+      properties: {
+        webhook: ref('WebhookEndpoint'),
+        secret: { type: 'string', description: '`whsec_...`: shown only in this answer.' },
+      },
+    }),
+    WebhookSecretResponse: success({
+      type: 'object',
+      required: ['id', 'secret'],
+      properties: { id: { type: 'string' }, secret: { type: 'string' } },
+    }),
+    WebhookRemovedResponse: success({ type: 'object', properties: { id: { type: 'string' } } }),
+  };
+}
+
+/** The paths of events and webhook endpoints; `responses` builds the answers (success schema and errors). */
+export function eventPaths(responses: (schema: string, description: string) => JsonObject): JsonObject {
+  const requestId = { $ref: '#/components/parameters/RequestId' };
+  const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+  const query = (name: string, description: string, schema: JsonObject = { type: 'string' }) => ({
+    name,
+    in: 'query',
+    required: false,
+    description,
+    schema,
+  });
+  return {
+    '/events': {
+      get: {
+        operationId: 'listEvents',
+        summary: "The project's events, oldest first, in pages",
+        description:
+          'Events are written with the change that caused them. Events of the last moments may still appear ' +
+          'behind a cursor already read; webhooks push every one.',
+        tags: ['events'],
+        parameters: [
+          requestId,
+          query('after', 'The `next` of the previous page.'),
+          query('types', 'Comma-separated event types.'),
+          query('mailingRef', 'Only events of this message or broadcast.'),
+          query('address', 'Only events of this address.'),
+          query('limit', 'At most 1000.', { type: 'integer', minimum: 1, default: 100 }),
+        ],
+        responses: responses('EventsResponse', 'A page of events'),
+      },
+    },
+    '/webhooks': {
+      get: {
+        operationId: 'listWebhooks',
+        summary: "The project's webhook endpoints (never their secrets)",
+        tags: ['webhooks'],
+        parameters: [requestId],
+        responses: responses('WebhooksResponse', 'Webhook endpoints'),
+      },
+      post: {
+        operationId: 'addWebhook',
+        summary: 'Add a webhook endpoint; the answer holds its signing secret, shown once',
+        description:
+          'The URL must be http(s) and is checked like every fetch: private, loopback, link-local and metadata ' +
+          'addresses are refused (422 `FETCH_REFUSED`) unless the server allow-lists the host.',
+        tags: ['webhooks'],
+        parameters: [requestId],
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['url'],
+                properties: {
+                  url: { type: 'string', format: 'uri' },
+                  events: {
+                    type: 'array',
+                    items: { enum: EVENT_TYPES },
+                    description: 'Default: every type.',
+                  },
+                  enabled: { type: 'boolean', default: true },
+                },
+              },
+            },
+          },
+        },
+        responses: responses('WebhookAddedResponse', 'Webhook endpoint added'),
+      },
+    },
+    '/webhooks/{id}': {
+      delete: {
+        operationId: 'removeWebhook',
+        summary: 'Remove a webhook endpoint',
+        tags: ['webhooks'],
+        parameters: [idParameter, requestId],
+        responses: responses('WebhookRemovedResponse', 'Webhook endpoint removed'),
+      },
+    },
+    '/webhooks/{id}/rotate-secret': {
+      post: {
+        operationId: 'rotateWebhookSecret',
+        summary: "Replace a webhook endpoint's signing secret; the answer holds the new one, shown once",
+        tags: ['webhooks'],
+        parameters: [idParameter, requestId],
+        responses: responses('WebhookSecretResponse', 'Secret rotated'),
+      },
+    },
+  };
+}

@@ -1,0 +1,508 @@
+import type {
+  ClaimedWebhookMessage,
+  EventRecord,
+  EventStore,
+  EventType,
+  OutboxWrite,
+  WebhookAttemptRecord,
+  WebhookEndpointRecord,
+  WebhookMessageRecord,
+  WebhookMessageStatus,
+} from '@mailroom/core';
+import type Database from 'better-sqlite3';
+import type { Codec, Row } from '../codec.js';
+import { ms } from '../codec.js';
+import type { Db } from '../connect.js';
+import type { SqlClaims } from '../sql-claims.js';
+import type { SqlContext } from '../sql-context.js';
+import type { SqlRunner } from '../sql-runner.js';
+
+const EVENT_COLUMNS = [
+  'id',
+  'project_id',
+  'type',
+  'mailing_ref',
+  'delivery_id',
+  'address',
+  'data',
+  'created_at',
+] as const;
+
+const MESSAGE_COLUMNS = [
+  'id',
+  'project_id',
+  'endpoint_id',
+  'event_id',
+  'event_type',
+  'payload',
+  'status',
+  'attempts',
+  'next_attempt_at',
+  'lease_expires_at',
+  'lease_token',
+  'last_status_code',
+  'last_error',
+  'created_at',
+  'updated_at',
+] as const;
+
+const ENDPOINT_COLUMNS = [
+  'id',
+  'project_id',
+  'url',
+  'events',
+  'secret',
+  'enabled',
+  'disabled_reason',
+  'failing_since',
+  'created_at',
+  'updated_at',
+] as const;
+
+const ATTEMPT_COLUMNS = [
+  'id',
+  'project_id',
+  'endpoint_id',
+  'message_id',
+  'event_type',
+  'attempt',
+  'status_code',
+  'latency_ms',
+  'error',
+  'created_at',
+] as const;
+
+/** What the event members of the SQL store share with the rest of it. */
+export interface SqlEventsDeps {
+  db: Db;
+  runner: SqlRunner;
+  codec: Codec;
+  claims: SqlClaims;
+  /** The store's wrapper of every operation (closed check, contention retries, error mapping). */
+  guard<T>(operation: string, fn: () => Promise<T>, retry?: boolean): Promise<T>;
+}
+
+/**
+ * Insert the events and webhook messages of `outboxes` on `tx`, the transaction of the change they
+ * belong to. On a SQLite file the store opened: one prepared insert per row, run directly (the hot path
+ * of delivery outcomes); elsewhere multi-row inserts.
+ */
+export async function writeOutbox(
+  runner: SqlRunner,
+  codec: Codec,
+  tx: Db,
+  outboxes: ReadonlyArray<OutboxWrite | undefined>,
+): Promise<void> {
+  const events: unknown[][] = [];
+  const messages: unknown[][] = [];
+  for (const outbox of outboxes) {
+    if (!outbox) continue;
+    for (const e of outbox.events) events.push(eventParams(codec, e));
+    for (const m of outbox.messages) messages.push(messageParams(m));
+  }
+  await insertRows(runner, tx, 'mailroom_events', EVENT_COLUMNS, events);
+  await insertRows(runner, tx, 'mailroom_webhook_messages', MESSAGE_COLUMNS, messages);
+}
+
+async function insertRows(
+  runner: SqlRunner,
+  tx: Db,
+  table: string,
+  columns: readonly string[],
+  rows: unknown[][],
+): Promise<void> {
+  if (rows.length === 0) return;
+  const head = `INSERT INTO ${table} (${columns.join(', ')}) VALUES `;
+  if (runner.direct) {
+    const statement = runner.statement(tx, head + runner.values(1, columns.length)) as Database.Statement;
+    for (const row of rows) statement.run(row);
+    return;
+  }
+  for (const chunk of runner.chunk(rows, columns.length)) {
+    await runner.run(tx, head + runner.values(chunk.length, columns.length), chunk.flat());
+  }
+}
+
+function eventParams(codec: Codec, e: EventRecord): unknown[] {
+  return [
+    e.id,
+    e.projectId,
+    e.type,
+    e.mailingRef,
+    e.deliveryId,
+    e.address,
+    codec.json(e.data),
+    e.createdAt.getTime(),
+  ];
+}
+
+function messageParams(m: WebhookMessageRecord): unknown[] {
+  return [
+    m.id,
+    m.projectId,
+    m.endpointId,
+    m.eventId,
+    m.eventType,
+    m.payload,
+    m.status,
+    m.attempts,
+    m.nextAttemptAt.getTime(),
+    ms(m.leaseExpiresAt),
+    m.leaseToken,
+    m.lastStatusCode,
+    m.lastError,
+    m.createdAt.getTime(),
+    m.updatedAt.getTime(),
+  ];
+}
+
+const num = (value: unknown): number => (typeof value === 'number' ? value : Number(value));
+const numOrNull = (value: unknown): number | null =>
+  value === null || value === undefined ? null : num(value);
+const dateOrNull = (value: unknown): Date | null =>
+  value === null || value === undefined ? null : new Date(num(value));
+const strOrNull = (value: unknown): string | null =>
+  value === null || value === undefined ? null : String(value);
+
+/** `EventStore` on SQL: the event outbox, webhook endpoints and the webhook queue. */
+export function sqlEventStore(ctx: SqlContext): EventStore {
+  return createSqlEvents({ db: ctx.db, runner: ctx.r, codec: ctx.c, claims: ctx.claims, guard: ctx.guard });
+}
+
+/** The `EventStore` members of the SQL store. */
+function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDeps): EventStore {
+  const mysql = r.kind === 'mysql';
+  const all = async (text: string, params: unknown[] = [], on: Db = db): Promise<Row[]> =>
+    (await r.run<Row>(on, text, params)).rows;
+  const write = async (text: string, params: unknown[] = [], on: Db = db): Promise<number> =>
+    (await r.run(on, text, params)).affected;
+
+  const event = (row: Row): EventRecord => ({
+    id: String(row.id),
+    projectId: String(row.project_id),
+    type: String(row.type) as EventType,
+    mailingRef: strOrNull(row.mailing_ref),
+    deliveryId: strOrNull(row.delivery_id),
+    address: strOrNull(row.address),
+    data: c.fromJson(row.data),
+    createdAt: new Date(num(row.created_at)),
+  });
+  const endpoint = (row: Row): WebhookEndpointRecord => ({
+    id: String(row.id),
+    projectId: String(row.project_id),
+    url: String(row.url),
+    events: c.fromJson<EventType[] | null>(row.events),
+    secret: String(row.secret),
+    enabled: num(row.enabled) === 1 || row.enabled === true,
+    disabledReason: strOrNull(row.disabled_reason),
+    failingSince: dateOrNull(row.failing_since),
+    createdAt: new Date(num(row.created_at)),
+    updatedAt: new Date(num(row.updated_at)),
+  });
+  const message = (row: Row): WebhookMessageRecord => ({
+    id: String(row.id),
+    projectId: String(row.project_id),
+    endpointId: String(row.endpoint_id),
+    eventId: String(row.event_id),
+    eventType: String(row.event_type) as EventType,
+    payload: String(row.payload),
+    status: String(row.status) as WebhookMessageStatus,
+    attempts: num(row.attempts),
+    nextAttemptAt: new Date(num(row.next_attempt_at)),
+    leaseExpiresAt: dateOrNull(row.lease_expires_at),
+    leaseToken: num(row.lease_token),
+    lastStatusCode: numOrNull(row.last_status_code),
+    lastError: strOrNull(row.last_error),
+    createdAt: new Date(num(row.created_at)),
+    updatedAt: new Date(num(row.updated_at)),
+  });
+  const attempt = (row: Row): WebhookAttemptRecord => ({
+    id: String(row.id),
+    projectId: String(row.project_id),
+    endpointId: String(row.endpoint_id),
+    messageId: String(row.message_id),
+    eventType: String(row.event_type) as EventType,
+    attempt: num(row.attempt),
+    statusCode: numOrNull(row.status_code),
+    latencyMs: num(row.latency_ms),
+    error: strOrNull(row.error),
+    createdAt: new Date(num(row.created_at)),
+  });
+
+  return {
+    insertOutbox(outbox) {
+      return guard('insertOutbox', () => r.transaction(db, (tx) => writeOutbox(r, c, tx, [outbox])));
+    },
+
+    listEvents(projectId, filter, page) {
+      return guard('listEvents', async () => {
+        let where = 'project_id = ?';
+        const params: unknown[] = [projectId];
+        if (page.after !== undefined && page.after !== null) {
+          where += ' AND id > ?';
+          params.push(page.after);
+        }
+        if (filter.types !== undefined) {
+          if (filter.types.length === 0) return [];
+          where += ` AND type IN ${r.values(1, filter.types.length)}`;
+          params.push(...filter.types);
+        }
+        for (const [column, value] of [
+          ['mailing_ref', filter.mailingRef],
+          ['address', filter.address],
+          ['delivery_id', filter.deliveryId],
+        ] as const) {
+          if (value === undefined) continue;
+          where += ` AND ${column} = ?`;
+          params.push(value);
+        }
+        params.push(page.limit);
+        return (await all(`SELECT * FROM mailroom_events WHERE ${where} ORDER BY id LIMIT ?`, params)).map(
+          event,
+        );
+      });
+    },
+
+    addWebhookEndpoint(e) {
+      return guard('addWebhookEndpoint', async () => {
+        await write(
+          `INSERT INTO mailroom_webhook_endpoints (${ENDPOINT_COLUMNS.join(', ')}) VALUES ${r.values(1, ENDPOINT_COLUMNS.length)}`,
+          [
+            e.id,
+            e.projectId,
+            e.url,
+            c.json(e.events),
+            e.secret,
+            e.enabled ? 1 : 0,
+            e.disabledReason,
+            ms(e.failingSince),
+            e.createdAt.getTime(),
+            e.updatedAt.getTime(),
+          ],
+        );
+      });
+    },
+
+    listWebhookEndpoints(projectId) {
+      return guard('listWebhookEndpoints', async () =>
+        (
+          await all('SELECT * FROM mailroom_webhook_endpoints WHERE project_id = ? ORDER BY created_at, id', [
+            projectId,
+          ])
+        ).map(endpoint),
+      );
+    },
+
+    getWebhookEndpoint(id) {
+      return guard('getWebhookEndpoint', async () => {
+        const [row] = await all('SELECT * FROM mailroom_webhook_endpoints WHERE id = ?', [id]);
+        return row && endpoint(row);
+      });
+    },
+
+    updateWebhookEndpoint(projectId, id, patch, now) {
+      return guard('updateWebhookEndpoint', async () => {
+        const sets = ['updated_at = ?'];
+        const params: unknown[] = [now.getTime()];
+        const given: Array<[string, unknown]> = [
+          ['url', patch.url],
+          ['events', patch.events === undefined ? undefined : c.json(patch.events)],
+          ['secret', patch.secret],
+          ['enabled', patch.enabled === undefined ? undefined : patch.enabled ? 1 : 0],
+          ['disabled_reason', patch.disabledReason],
+        ];
+        for (const [column, value] of given) {
+          if (value === undefined) continue;
+          sets.push(`${column} = ?`);
+          params.push(value);
+        }
+        return (
+          (await write(
+            `UPDATE mailroom_webhook_endpoints SET ${sets.join(', ')} WHERE id = ? AND project_id = ?`,
+            [...params, id, projectId],
+          )) > 0
+        );
+      });
+    },
+
+    setWebhookEndpointHealth(id, failingSince) {
+      return guard('setWebhookEndpointHealth', async () => {
+        if (failingSince === null) {
+          await write('UPDATE mailroom_webhook_endpoints SET failing_since = NULL WHERE id = ?', [id]);
+        } else {
+          // One statement: of racing first failures, the first to write keeps its date.
+          await write(
+            'UPDATE mailroom_webhook_endpoints SET failing_since = ? WHERE id = ? AND failing_since IS NULL',
+            [failingSince.getTime(), id],
+          );
+        }
+        const [row] = await all('SELECT failing_since FROM mailroom_webhook_endpoints WHERE id = ?', [id]);
+        return row ? dateOrNull(row.failing_since) : undefined;
+      });
+    },
+
+    removeWebhookEndpoint(projectId, id) {
+      return guard(
+        'removeWebhookEndpoint',
+        async () =>
+          (await write('DELETE FROM mailroom_webhook_endpoints WHERE id = ? AND project_id = ?', [
+            id,
+            projectId,
+          ])) > 0,
+      );
+    },
+
+    claimWebhookMessages(options) {
+      return guard('claimWebhookMessages', async () => {
+        if (options.limit <= 0) return [];
+        const now = options.now.getTime();
+        const due = mysql
+          ? `d.open_at <= ? AND (d.status = 'pending' OR d.lease_expires_at <= ?) ORDER BY d.open_at`
+          : `d.status IN ('pending', 'sending') AND d.next_attempt_at <= ? AND (d.status = 'pending' OR d.lease_expires_at <= ?) ORDER BY d.next_attempt_at`;
+        const claimed = await claims.claim(db, {
+          table: 'mailroom_webhook_messages',
+          due,
+          dueParams: [now, now],
+          limit: options.limit,
+          mysqlIndex: 'mailroom_webhook_messages_due',
+          set: "status = 'sending', lease_expires_at = ?, lease_token = lease_token + 1, attempts = attempts + 1, updated_at = ?",
+          setParams: [now + options.leaseMs, now],
+          columns: MESSAGE_COLUMNS,
+          decode: message,
+        });
+        return (claimed as ClaimedWebhookMessage[]).sort(
+          (a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() || (a.id < b.id ? -1 : 1),
+        );
+      });
+    },
+
+    completeWebhookMessages(items) {
+      return guard(
+        'completeWebhookMessages',
+        () =>
+          r.transaction(db, async (tx) => {
+            const written: boolean[] = [];
+            const attempts: unknown[][] = [];
+            for (const { id, leaseToken, outcome, attempt: a } of items) {
+              const next =
+                outcome.status === 'pending' ? (outcome.nextAttemptAt ?? outcome.now).getTime() : null;
+              const changed = await write(
+                `UPDATE mailroom_webhook_messages SET status = ?, lease_expires_at = NULL,
+                   next_attempt_at = COALESCE(?, next_attempt_at),
+                   last_status_code = ?, last_error = ?, updated_at = ?
+                 WHERE id = ? AND lease_token = ? AND status = 'sending'`,
+                [
+                  outcome.status,
+                  next,
+                  outcome.statusCode,
+                  outcome.error,
+                  outcome.now.getTime(),
+                  id,
+                  leaseToken,
+                ],
+                tx,
+              );
+              written.push(changed > 0);
+              if (changed > 0 && a) {
+                attempts.push([
+                  a.id,
+                  a.projectId,
+                  a.endpointId,
+                  a.messageId,
+                  a.eventType,
+                  a.attempt,
+                  a.statusCode,
+                  Math.round(a.latencyMs),
+                  a.error,
+                  a.createdAt.getTime(),
+                ]);
+              }
+            }
+            await insertRows(r, tx, 'mailroom_webhook_attempts', ATTEMPT_COLUMNS, attempts);
+            return written;
+          }),
+        false,
+      );
+    },
+
+    getWebhookMessage(id) {
+      return guard('getWebhookMessage', async () => {
+        const [row] = await all('SELECT * FROM mailroom_webhook_messages WHERE id = ?', [id]);
+        return row && message(row);
+      });
+    },
+
+    requeueWebhookMessage(projectId, id, now) {
+      return guard('requeueWebhookMessage', async () => {
+        const changed = await write(
+          `UPDATE mailroom_webhook_messages SET status = 'pending', next_attempt_at = ?, updated_at = ?
+           WHERE id = ? AND project_id = ? AND status IN ('delivered', 'failed')`,
+          [now.getTime(), now.getTime(), id, projectId],
+        );
+        return changed > 0;
+      });
+    },
+
+    listWebhookMessages(projectId, filter) {
+      return guard('listWebhookMessages', async () => {
+        let where = 'project_id = ?';
+        const params: unknown[] = [projectId];
+        if (filter.endpointId !== undefined) {
+          where += ' AND endpoint_id = ?';
+          params.push(filter.endpointId);
+        }
+        if (filter.status !== undefined) {
+          where += ' AND status = ?';
+          params.push(filter.status);
+        }
+        params.push(filter.limit);
+        return (
+          await all(
+            `SELECT * FROM mailroom_webhook_messages WHERE ${where} ORDER BY updated_at DESC, id DESC LIMIT ?`,
+            params,
+          )
+        ).map(message);
+      });
+    },
+
+    listWebhookAttempts(projectId, filter) {
+      return guard('listWebhookAttempts', async () => {
+        let where = 'project_id = ?';
+        const params: unknown[] = [projectId];
+        if (filter.endpointId !== undefined) {
+          where += ' AND endpoint_id = ?';
+          params.push(filter.endpointId);
+        }
+        if (filter.messageId !== undefined) {
+          where += ' AND message_id = ?';
+          params.push(filter.messageId);
+        }
+        params.push(filter.limit);
+        return (
+          await all(
+            `SELECT * FROM mailroom_webhook_attempts WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ?`,
+            params,
+          )
+        ).map(attempt);
+      });
+    },
+
+    webhookQueueState() {
+      return guard('webhookQueueState', async () => {
+        const open = mysql ? 'open_at IS NOT NULL' : "status IN ('pending', 'sending')";
+        const [oldest] = await all(
+          `SELECT MIN(created_at) AS at FROM mailroom_webhook_messages WHERE ${open}`,
+        );
+        const [due] = await all(
+          mysql
+            ? "SELECT MIN(open_at) AS at FROM mailroom_webhook_messages WHERE open_at IS NOT NULL AND status = 'pending'"
+            : "SELECT MIN(next_attempt_at) AS at FROM mailroom_webhook_messages WHERE status = 'pending'",
+        );
+        return {
+          oldestPendingAt: dateOrNull(oldest?.at) ?? undefined,
+          nextDueAt: dateOrNull(due?.at) ?? undefined,
+        };
+      });
+    },
+  };
+}
