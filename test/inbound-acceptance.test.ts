@@ -5,6 +5,7 @@ import { smtpTransport } from '@mailroom/smtp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type BouncingRelay, startBouncingRelay } from './support/bouncing-relay.js';
 import { type RunningCli, startCli, waitForOutput } from './support/cli-harness.js';
+import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
 /**
  * Acceptance, as the README runs it: `mailroom serve --bounce-domain bounces.acme.test --inbound-port P`
@@ -22,9 +23,11 @@ describe('bounces and complaints end to end (mailroom serve, loopback relay)', (
   let secret = '';
   let projectId = '';
   let sender = '';
+  let receiver: WebhookReceiver;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'mailroom-bounces-'));
+    receiver = await startWebhookReceiver();
     relay = await startBouncingRelay({
       'hard@example.org': { fixture: 'dsn-postfix-hard' },
       'gone@example.org': { fixture: 'text-exim' },
@@ -50,6 +53,8 @@ describe('bounces and complaints end to end (mailroom serve, loopback relay)', (
       '0',
       '--inbound-host',
       '127.0.0.1',
+      '--allow-host',
+      receiver.host,
       '--log-level',
       'warn',
     ]);
@@ -65,12 +70,30 @@ describe('bounces and complaints end to end (mailroom serve, loopback relay)', (
     ];
     [secret = ''] = (await waitForOutput(cli, /sk_live_[\w-]+/)) as unknown as string[];
     [, sender] = (await waitForOutput(cli, /with the sender (\S+)/)) as unknown as [string, string];
+    const add = startCli(dir, [
+      'webhook',
+      'add',
+      '--project',
+      projectId,
+      '--url',
+      receiver.url,
+      '--events',
+      'email.bounced,email.complained',
+      '--allow-host',
+      receiver.host,
+      '--database',
+      join(dir, 'mailroom.db'),
+      '--json',
+    ]);
+    expect(await add.done).toBe(0);
+    receiver.secret = (JSON.parse(add.out) as { secret: string }).secret;
   });
 
   afterAll(async () => {
     cli?.stop();
     await cli?.done;
     await relay?.close();
+    await receiver?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -129,6 +152,18 @@ describe('bounces and complaints end to end (mailroom serve, loopback relay)', (
         interval: 100,
       },
     );
+
+    // The app hears of it through its webhook, verified with standardwebhooks.
+    await receiver.waitFor((r) => r.length >= 3, 20_000);
+    expect(receiver.received.every((r) => r.verified)).toBe(true);
+    const heard = receiver.received.map(
+      (r) => `${r.payload.type} ${(r.payload.data.delivery as { address: string }).address}`,
+    );
+    expect(heard.sort()).toEqual([
+      'email.bounced gone@example.org',
+      'email.bounced hard@example.org',
+      'email.complained angry@example.org',
+    ]);
 
     // A later broadcast to them: the bounced and complaining addresses are suppressed, the others sent.
     const later = await broadcast(everyone);

@@ -1,4 +1,4 @@
-import { createMailroom, type Mailroom, type OutgoingMessage } from '@mailroom/core';
+import { createMailroom, type Mailroom, MailroomError, type OutgoingMessage } from '@mailroom/core';
 import { type MemoryTransport, memoryTransport } from '@mailroom/memory';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { inboundFixture } from '../packages/core/test/inbound-fixtures.js';
@@ -120,6 +120,8 @@ for (const storeCase of storeCases()) {
         envelopeTo: [second.message.envelopeFrom as string],
       });
       expect(r2.effects[0]).toMatchObject({ signal: 'soft-bounce', suppressed: true });
+      const events = (await mailroom.listEvents(secret, { types: ['email.bounced'], limit: 10 })).items;
+      expect(events.map((e) => (e.data.bounce as { class: string }).class)).toEqual(['soft', 'soft']);
       expect((await mailroom.store.findSuppressed(project.id, ['full@example.org']))[0]?.reason).toBe(
         'soft-bounce',
       );
@@ -148,6 +150,38 @@ for (const storeCase of storeCases()) {
         'applied',
       );
       expect((await mailroom.getDelivery(secret, b.ref, 'bob@example.org')).status).toBe('complained');
+      const events = (await mailroom.listEvents(secret, { types: ['email.complained'], limit: 10 })).items;
+      expect(events.map((e) => e.data.delivery?.address)).toEqual(['ann@example.org', 'bob@example.org']);
+    });
+
+    it('a synchronous 5.1.1 refusal suppresses and emits email.bounced with email.failed', async () => {
+      transport = memoryTransport({
+        failWith: (m) =>
+          m.to.address === 'nobody@example.org'
+            ? new MailroomError('TRANSPORT_PERMANENT', '550 5.1.1 no such user', {
+                response: '550 5.1.1 no such user',
+                responseCode: 550,
+                command: 'RCPT TO',
+              })
+            : undefined,
+      });
+      mailroom = createMailroom({ store: await storeCase.make(), transport, bounces: { domain: DOMAIN } });
+      const { project, secret } = await mailroom.admin.createProject({ name: 'Acme' });
+      await mailroom.admin.addSender(project.id, { address: SENDER });
+      await mailroom.send(secret, {
+        subject: 'Hi',
+        sender: SENDER,
+        message: 'x',
+        recipients: 'nobody@example.org',
+      });
+      await mailroom.worker.drain();
+      const types = (await mailroom.listEvents(secret, { limit: 10 })).items.map((e) => e.type).sort();
+      expect(types).toEqual(['email.bounced', 'email.failed']);
+      const bounced = (await mailroom.listEvents(secret, { types: ['email.bounced'], limit: 10 })).items[0];
+      expect(bounced?.data.bounce).toEqual({ class: 'hard', diagnostic: '550 5.1.1 no such user' });
+      expect((await mailroom.store.findSuppressed(project.id, ['nobody@example.org']))[0]?.reason).toBe(
+        'hard-bounce',
+      );
     });
 
     it('auto-replies, forged tokens and reports naming another delivery change nothing', async () => {

@@ -88,6 +88,35 @@ export function createDeliveryPipeline(
     },
   });
 
+  /** Failed outcomes of a synchronous "no such user" refusal, with the reply: they emit `email.bounced` too. */
+  const refusals = new WeakMap<DeliveryOutcome, string>();
+
+  /** The `email.bounced` event of a synchronous hard refusal (written with the failed outcome). */
+  function refusedEvent(
+    delivery: ClaimedDelivery,
+    mailing: MailingRecord,
+    outcome: DeliveryOutcome,
+    reply: string,
+  ) {
+    return ctx.outbox.event(
+      delivery.projectId,
+      'email.bounced',
+      outcome.now,
+      { mailingRef: mailing.ref, deliveryId: delivery.id, address: delivery.address },
+      {
+        mailing: { ref: mailing.ref, kind: mailing.kind },
+        delivery: {
+          id: delivery.id,
+          message_id: delivery.messageId,
+          address: delivery.address,
+          attempts: delivery.attempts,
+        },
+        response: reply,
+        bounce: { class: 'hard', diagnostic: reply },
+      },
+    );
+  }
+
   function projectLimiter(projectId: string): RateLimiter | undefined {
     const rate = opts.projectRatePerSecond;
     const perSecond = typeof rate === 'function' ? rate(projectId) : rate;
@@ -121,6 +150,14 @@ export function createDeliveryPipeline(
             if (item.mailing) {
               const outbox = await ctx.outbox.forDelivery(delivery, item.mailing, item.outcome);
               if (outbox) item.outcome.outbox = outbox;
+              const refusal = refusals.get(item.outcome);
+              if (refusal !== undefined) {
+                const bounced = await refusedEvent(delivery, item.mailing, item.outcome, refusal);
+                item.outcome.outbox = {
+                  events: [...(outbox?.events ?? []), ...bounced.events],
+                  messages: [...(outbox?.messages ?? []), ...bounced.messages],
+                };
+              }
             }
             handed++;
             durable.push(buffer.add(item).finally(done));
@@ -316,6 +353,7 @@ export function createDeliveryPipeline(
         return pausedOutcome(error, gate.resumesInMs, clock.now());
       }
       if (pressure === 'slow-down') result = 'slow-down';
+      const outcome = failureOutcome(delivery, error, opts, since, clock.now());
       if (isMailroomError(error, 'TRANSPORT_PERMANENT') && isNoSuchUser(error)) {
         await store.addSuppression({
           projectId: delivery.projectId,
@@ -324,8 +362,9 @@ export function createDeliveryPipeline(
           detail: error.response ?? error.message,
           createdAt: clock.now(),
         });
+        refusals.set(outcome, error.response ?? error.message);
       }
-      return failureOutcome(delivery, error, opts, since, clock.now());
+      return outcome;
     } finally {
       release(result);
       rateDone();

@@ -4,10 +4,19 @@
  */
 import type { EngineContext } from '../engine-context.js';
 import { MailroomError } from '../errors.js';
+import type { EventType } from '../event-records.js';
 import { newId } from '../ids.js';
 import type { DeliveryRecord, InboundSignalKind, InboundSignalSource } from '../records.js';
 import type { InboundSignalWrite } from '../store/inbound-signal-store.js';
 import type { InboundEffect } from './inbound-types.js';
+
+/** The event each kind of signal emits (a delivery report emits none). */
+const EVENT_OF: Record<InboundSignalKind, EventType | undefined> = {
+  'hard-bounce': 'email.bounced',
+  'soft-bounce': 'email.bounced',
+  complaint: 'email.complained',
+  delivered: undefined,
+};
 
 /** One signal about one delivery, as the core read it. */
 export interface SignalFacts {
@@ -15,8 +24,6 @@ export interface SignalFacts {
   source: InboundSignalSource;
   status: string | null;
   diagnostic: string | null;
-  /** Narrows the dedupe key (a provider's event id); by default one signal of a kind per delivery. */
-  dedupeSuffix?: string;
 }
 
 /**
@@ -35,11 +42,37 @@ export async function applySignal(
     throw new MailroomError('INBOUND_DEFERRED', `Delivery ${delivery.id} has no recorded outcome yet`);
   }
   const now = ctx.clock.now();
-  const write = signalWrite(delivery, facts, ctx.bounces?.softBounceLimit ?? 3, now);
-  // Seam for the event outbox (issue "Delivery events and signed webhooks"): the email.bounced /
-  // email.complained event row goes into `write` here, so that it commits with the change.
-  const result = await ctx.store.applyInboundSignal(write);
   const mailing = await ctx.store.getMailingById(delivery.mailingId);
+  const write = signalWrite(delivery, facts, ctx.bounces?.softBounceLimit ?? 3, now);
+  const type = EVENT_OF[facts.kind];
+  if (type) {
+    // The event commits with the change, or not at all (a repeated signal writes neither).
+    write.outbox = await ctx.outbox.event(
+      delivery.projectId,
+      type,
+      now,
+      { mailingRef: mailing?.ref ?? null, deliveryId: delivery.id, address: delivery.address },
+      {
+        ...(mailing ? { mailing: { ref: mailing.ref, kind: mailing.kind } } : {}),
+        delivery: {
+          id: delivery.id,
+          message_id: delivery.messageId,
+          address: delivery.address,
+          attempts: delivery.attempts,
+        },
+        response: facts.diagnostic,
+        ...(facts.kind === 'complaint'
+          ? {}
+          : {
+              bounce: {
+                class: facts.kind === 'hard-bounce' ? ('hard' as const) : ('soft' as const),
+                diagnostic: [facts.status, facts.diagnostic].filter(Boolean).join(' ') || null,
+              },
+            }),
+      },
+    );
+  }
+  const result = await ctx.store.applyInboundSignal(write);
   const effect: InboundEffect = {
     projectId: delivery.projectId,
     mailingRef: mailing?.ref ?? '',
@@ -86,7 +119,7 @@ export function signalWrite(
     source: facts.source,
     status: facts.status,
     diagnostic: facts.diagnostic,
-    dedupeKey: `${facts.kind}:${delivery.id}${facts.dedupeSuffix ? `:${facts.dedupeSuffix}` : ''}`,
+    dedupeKey: `${facts.kind}:${delivery.id}`,
     createdAt: now,
   };
   const words = [facts.status, facts.diagnostic].filter(Boolean).join(' ');

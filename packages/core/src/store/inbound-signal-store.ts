@@ -1,3 +1,4 @@
+import type { OutboxWrite } from '../event-records.js';
 import type { DeliveryStatus, InboundSignalRecord, SuppressionRecord } from '../records.js';
 
 /**
@@ -27,6 +28,11 @@ export interface InboundSignalWrite {
   resetSoftBounces?: boolean;
   /** Set the profile of the address `unsubscribed`, creating a bare profile if there is none. */
   unsubscribe?: boolean;
+  /**
+   * The signal's events (`email.bounced`, `email.complained`) and their webhook messages, inserted in the
+   * same transaction, and only when the signal is applied (see `EventStore`).
+   */
+  outbox?: OutboxWrite;
   /** When the write happens: `updatedAt` of every changed row. */
   now: Date;
 }
@@ -51,9 +57,9 @@ export interface InboundSignalResult {
 export interface InboundSignalStore {
   /**
    * Apply one inbound signal in ONE transaction: insert `signal`, then (in this order) the delivery's
-   * status change, the soft-bounce streak, the suppression and the profile's unsubscribe, as
+   * status change, the soft-bounce streak, the suppression, the profile's unsubscribe and the `outbox`, as
    * {@link InboundSignalWrite} states. If a signal with the same `dedupeKey` exists, nothing at all is
-   * written and `applied` is false.
+   * written (no event either) and `applied` is false.
    *
    * Race guarantee: of concurrent calls with one `dedupeKey` (processes included, when
    * `capabilities.multiProcess`), exactly one applies; concurrent soft bounces of one address each count

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { DeliveryRecord, InboundSignalKind, ProjectRecord, SuppressionRecord } from '../records.js';
 import type { InboundSignalWrite } from '../store/inbound-signal-store.js';
 import { makeSuppression, testId, testTime } from './store-fixtures.js';
+import { makeEndpoint, makeEvent, makeWebhookMessage } from './store-suite-events.js';
 import { type StoreSuiteContext, seedMailing, seedProject } from './store-suite-helpers.js';
 
 /** Registers the inbound-signal tests. */
@@ -175,6 +176,27 @@ export function describeInbound(ctx: StoreSuiteContext): void {
       }
       expect((await ctx.store.getProfile(ann.projectId, ann.address))?.name).toBe('Ann');
       expect((await ctx.store.countDeliveries(ann.mailingId)).complained).toBe(2);
+    });
+
+    it('writes its outbox (events and webhook messages) with the signal, and none for a repeat', async () => {
+      const { deliveries } = await sentDelivery();
+      const d = deliveries[0] as DeliveryRecord;
+      const endpoint = makeEndpoint(d.projectId);
+      await ctx.store.addWebhookEndpoint(endpoint);
+      const event = makeEvent(d.projectId, { type: 'email.bounced', deliveryId: d.id, address: d.address });
+      const outbox = { events: [event], messages: [makeWebhookMessage(event, endpoint.id)] };
+      await ctx.store.applyInboundSignal({ ...hardBounce(d), outbox });
+      const again = makeEvent(d.projectId, { type: 'email.bounced', deliveryId: d.id, address: d.address });
+      const repeat = { events: [again], messages: [makeWebhookMessage(again, endpoint.id)] };
+      expect((await ctx.store.applyInboundSignal({ ...hardBounce(d), outbox: repeat })).applied).toBe(false);
+      const events = await ctx.store.listEvents(d.projectId, {}, { after: null, limit: 10 });
+      expect(events).toEqual([event]);
+      const claimed = await ctx.store.claimWebhookMessages({
+        now: testTime(5000),
+        limit: 10,
+        leaseMs: 60_000,
+      });
+      expect(claimed.map((m) => m.eventId)).toEqual([event.id]);
     });
 
     it('race: of concurrent signals with one key exactly one applies', async () => {

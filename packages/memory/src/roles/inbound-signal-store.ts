@@ -6,6 +6,7 @@ import type {
 } from '@mailroom/core';
 import type { State } from '../memory-state.js';
 import { key } from '../memory-state.js';
+import { writeOutbox } from './event-store.js';
 
 /** `InboundSignalStore` in memory; each call checks and writes within one synchronous run. */
 export function memoryInboundSignalStore(state: () => State): InboundSignalStore {
@@ -65,6 +66,7 @@ export function memoryInboundSignalStore(state: () => State): InboundSignalStore
           });
         }
       }
+      writeOutbox(s.outbox, write.outbox);
       return result;
     },
 

@@ -10,6 +10,7 @@ import type {
 import type { Row } from '../codec.js';
 import type { Db } from '../connect.js';
 import type { SqlContext } from '../sql-context.js';
+import { writeOutbox } from './event-store.js';
 
 const SIGNAL_COLUMNS = [
   'id',
@@ -31,7 +32,7 @@ const SIGNAL_COLUMNS = [
  * conditional statements, so no value is read and written back.
  */
 export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
-  const { db, r, guard, mysql } = ctx;
+  const { db, r, c, guard, mysql } = ctx;
   const write = async (tx: Db, text: string, params: unknown[]): Promise<number> =>
     (await r.run(tx, text, params)).affected;
   const insertIgnore = (table: string, columns: readonly string[], key: string): string =>
@@ -135,6 +136,7 @@ export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
               [...addressKey, at, at],
             );
           }
+          await writeOutbox(r, c, tx, [input.outbox]);
           return result;
         }),
       );
