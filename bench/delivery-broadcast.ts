@@ -22,18 +22,12 @@
  * message for the same rate; see BENCHMARKS.md), BENCH_BATCH (500).
  */
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { createMailroom } from '@mailroom/core';
-import type Nodemailer from 'nodemailer';
 import { median, peakRssMiB, report } from './support/measure.js';
 import { NEWSLETTER_MJML, newsletterVariables } from './support/newsletter.js';
+import { type LoopResult, nodemailerLoop } from './support/nodemailer-loop.js';
 import { type SinkProcess, startSinkProcess } from './support/sink-process.js';
-
-// nodemailer is a dependency of @mailroom/smtp, not of the workspace root: load the same copy the transport uses.
-const nodemailer = createRequire(new URL('../packages/smtp/package.json', import.meta.url))(
-  'nodemailer',
-) as typeof Nodemailer;
 
 const N = Number(process.env.BENCH_RECIPIENTS ?? 100_000);
 const BASELINE_N = Number(process.env.BENCH_BASELINE ?? 20_000);
@@ -42,59 +36,16 @@ const THREADS = Number(process.env.BENCH_THREADS ?? 0);
 const BATCH = Number(process.env.BENCH_BATCH ?? 500);
 const WEBHOOK = process.env.BENCH_WEBHOOK !== '0';
 
-interface BaselineResult {
-  perSecond: number;
-  /** CPU time of this process per message (microseconds). */
-  cpuMicrosPerMessage: number;
-  /** CPU time of the sink process per message (microseconds). */
-  sinkCpuMicrosPerMessage: number;
-}
+type BaselineResult = Omit<LoopResult, 'seconds'>;
 
 /** Messages per second of the baseline, and its CPU time per message. */
 async function baseline(sink: SinkProcess, html: string, text: string): Promise<BaselineResult> {
-  const transporter = nodemailer.createTransport({
-    host: '127.0.0.1',
-    port: sink.port,
-    pool: true,
-    maxConnections: 5,
-    ignoreTLS: true,
-  });
-  const mail = {
-    from: 'Acme News <news@acme.test>',
-    to: 'Reader <reader@example.test>',
-    subject: 'Your March update, Ada',
-    html,
-    text,
-    textEncoding: 'base64' as const,
-  };
-  await sink.reset();
-  const sinkCpu0 = await sink.cpuMicros();
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  let next = 0;
-  // A plain loop with enough sends queued to keep the pool's five connections busy.
-  await Promise.all(
-    Array.from({ length: 50 }, async () => {
-      while (next < BASELINE_N) {
-        const i = next++;
-        await transporter.sendMail({
-          ...mail,
-          envelope: { from: 'news@acme.test', to: [`r${i}@example.test`] },
-        });
-      }
-    }),
+  const { seconds: _, ...result } = await nodemailerLoop(
+    sink,
+    { from: 'Acme News <news@acme.test>', subject: 'Your March update, Ada', html, text },
+    BASELINE_N,
   );
-  const seconds = (performance.now() - t0) / 1000;
-  const cpu = process.cpuUsage(cpu0);
-  const sinkCpu = (await sink.cpuMicros()) - sinkCpu0;
-  transporter.close();
-  const got = await sink.count();
-  if (got !== BASELINE_N) throw new Error(`baseline: sink got ${got} of ${BASELINE_N}`);
-  return {
-    perSecond: Math.round(BASELINE_N / seconds),
-    cpuMicrosPerMessage: Math.round((cpu.user + cpu.system) / BASELINE_N),
-    sinkCpuMicrosPerMessage: Math.round(sinkCpu / BASELINE_N),
-  };
+  return result;
 }
 
 interface RunResult {

@@ -1,9 +1,7 @@
 import { MailroomError } from '@mailroom/core';
 import { describe, expect, it } from 'vitest';
-import { deriveTextSource, withDerivedText } from '../packages/core/src/delivery/derived-text.js';
 import { createSendGate } from '../packages/core/src/delivery/send-gate.js';
 import { createRateLimiter } from '../packages/core/src/rate-limiter.js';
-import { htmlToText, prepareContent, renderDelivery } from '../packages/core/src/render/index.js';
 import { failureOutcome, isSlowDown, retryDelay } from '../packages/core/src/retry-policy.js';
 import { maxInWindow } from './support/crash-sink.js';
 
@@ -136,41 +134,5 @@ describe('retry policy', () => {
       status: 'failed',
       lastResponse: '550 no',
     });
-  });
-});
-
-describe('text part derived once per mailing', () => {
-  const content = (html: string) => ({
-    subject: 's',
-    preheader: null,
-    html,
-    text: null,
-    variables: {},
-    templateRef: null,
-    templateVersion: null,
-  });
-  const recipient = {
-    address: 'ann@example.test',
-    name: 'Ann Lee',
-    variables: { code: 'A&B <1>' },
-    traits: {},
-  };
-
-  it('renders the same words as deriving from each recipient’s HTML', () => {
-    const html =
-      '<h1>News</h1><p>Hi {{ recipient.firstName }}, your code is {{ code }}.</p><a href="https://x.test/?c={{ code }}">Go</a>';
-    const once = renderDelivery(prepareContent(withDerivedText(content(html))), recipient);
-    const each = renderDelivery(prepareContent(content(html)), recipient);
-    expect(once.text).toBe(each.text);
-    expect(once.text).toContain('Hi Ann, your code is A&B <1>.');
-    expect(htmlToText(each.html ?? '')).toBe(each.text);
-  });
-
-  it('declines what it cannot derive safely: tags, raw outputs, outputs the conversion drops', () => {
-    expect(deriveTextSource('<p>{% if vip %}VIP{% endif %} {{ name }}</p>')).toBeNull();
-    expect(deriveTextSource('<p>{{ body | raw }}</p>')).toBeNull();
-    expect(deriveTextSource('<p>Hi</p><img alt="{{ name }}" src="x.png">')).toBeNull();
-    expect(deriveTextSource('<p>{{- name -}}</p>')).toBeNull();
-    expect(deriveTextSource('<p>Hi {{ name }}</p>')).toBe('Hi {{ name }}');
   });
 });

@@ -7,6 +7,8 @@ export interface SinkProcess {
   readonly port: number;
   /** Messages accepted since the last reset. */
   count(): Promise<number>;
+  /** Messages since the last reset whose Message-ID the sink had already seen. */
+  duplicates(): Promise<number>;
   /** CPU time (user + system, microseconds) the sink process has used since it started. */
   cpuMicros(): Promise<number>;
   reset(): Promise<void>;
@@ -33,13 +35,16 @@ export async function startSinkProcess(script = './count-sink.ts'): Promise<Sink
     child.once('exit', (code) => reject(new Error(`sink exited with ${code}`)));
   });
   const ask = (message: string) =>
-    new Promise<{ count: number; cpuMicros: number }>((resolve) => {
-      child.once('message', (reply) => resolve(reply as { count: number; cpuMicros: number }));
+    new Promise<{ count: number; duplicates: number; cpuMicros: number }>((resolve) => {
+      child.once('message', (reply) =>
+        resolve(reply as { count: number; duplicates: number; cpuMicros: number }),
+      );
       child.send(message);
     });
   return {
     port,
     count: async () => (await ask('count')).count,
+    duplicates: async () => (await ask('count')).duplicates,
     cpuMicros: async () => (await ask('count')).cpuMicros,
     reset: async () => {
       await ask('reset');

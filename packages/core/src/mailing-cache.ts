@@ -1,8 +1,8 @@
 import { decodeAttachments, dkimFor, type MailingParts } from './compose-message.js';
-import { withDerivedText } from './delivery/derived-text.js';
+import { prepareWithDerivedText } from './delivery/prepare-derived-text.js';
 import type { EngineContext } from './engine-context.js';
 import type { MailingRecord } from './records.js';
-import { type PreparedContent, prepareContent } from './render/index.js';
+import type { PreparedContent } from './render/index.js';
 
 /** What a worker keeps per mailing: the record, its content parsed once, its per-mailing message parts. */
 export interface MailingEntry {
@@ -47,9 +47,7 @@ export class MailingCache {
     return {
       mailing,
       // Text derived once per mailing where that is safe: per recipient it costs more than the render.
-      prepared: prepareContent(withDerivedText(mailing.content), {
-        strictVariables: this.ctx.strictVariables,
-      }),
+      prepared: prepareWithDerivedText(mailing.content, { strictVariables: this.ctx.strictVariables }),
       parts: { attachments: decodeAttachments(mailing), dkim: dkimFor(mailing.sender.address, sender?.dkim) },
     };
   }

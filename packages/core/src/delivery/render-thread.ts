@@ -7,10 +7,10 @@ import { composeMessage, type MailingParts } from '../compose-message.js';
 import { isMailroomError } from '../errors.js';
 import type { DeliveryRecord, MailingRecord } from '../records.js';
 // The render modules themselves, not the render index: that one also loads the MJML compiler.
-import { type PreparedContent, prepareContent } from '../render/prepare-content.js';
+import type { PreparedContent } from '../render/prepare-content.js';
 import { renderDelivery } from '../render/render-delivery.js';
 import type { CreateComposer, OutgoingMessage } from '../transport.js';
-import { withDerivedText } from './derived-text.js';
+import { prepareWithDerivedText } from './prepare-derived-text.js';
 import type { RenderFailure, RenderReply, RenderRequest } from './render-protocol.js';
 
 type Mailing = { record: MailingRecord; prepared: PreparedContent; parts: MailingParts } | { error: unknown };
@@ -73,7 +73,7 @@ port.on('message', (request: RenderRequest) => {
       try {
         mailings.set(request.mailing.id, {
           record: request.mailing,
-          prepared: prepareContent(withDerivedText(request.mailing.content), { strictVariables }),
+          prepared: prepareWithDerivedText(request.mailing.content, { strictVariables }),
           parts: request.parts,
         });
       } catch (error) {

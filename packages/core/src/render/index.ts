@@ -13,6 +13,7 @@ export {
   type PreparedContent,
   type PreparedRenderOptions,
   prepareContent,
+  type TextVariants,
 } from './prepare-content.js';
 export { renderDelivery } from './render-delivery.js';
 export { singleLine } from './single-line.js';

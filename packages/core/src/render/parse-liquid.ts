@@ -1,4 +1,4 @@
-import type { Template } from 'liquidjs';
+import type { Liquid, Template } from 'liquidjs';
 import { type LiquidEngineKind, liquidEngines } from './liquid-engine.js';
 import { liquidFailure } from './liquid-error.js';
 
@@ -10,8 +10,17 @@ import { liquidFailure } from './liquid-error.js';
  * @throws MailroomError `TEMPLATE_INVALID` naming the part, the problem and its line.
  */
 export function parseLiquid(kind: LiquidEngineKind, source: string, part: string): Template[] {
+  return parseLiquidWith(liquidEngines[kind], source, part);
+}
+
+/**
+ * Parses a Liquid source with a given engine (one made by `createLiquidEngine`).
+ *
+ * @throws MailroomError `TEMPLATE_INVALID` naming the part, the problem and its line.
+ */
+export function parseLiquidWith(engine: Liquid, source: string, part: string): Template[] {
   try {
-    return liquidEngines[kind].parse(source);
+    return engine.parse(source);
   } catch (error) {
     throw liquidFailure('TEMPLATE_INVALID', part, error);
   }

@@ -28,6 +28,19 @@ export interface PreparedRenderOptions {
 }
 
 /**
+ * The text part of a content whose markup depends on a few outputs (a colour or `display` value in a
+ * `style` attribute): a text template per distinct rendered value of them, derived on first use.
+ */
+export interface TextVariants {
+  /** The outputs the text depends on, parsed with the HTML engine (each renders alone). */
+  readonly pins: readonly Template[][];
+  /**
+   * The text template for these rendered values of `pins`, or null: convert the recipient's HTML.
+   */
+  variant(values: readonly string[]): Template[] | null;
+}
+
+/**
  * A mailing's content parsed once, to be rendered for each recipient by `renderDelivery`. Treat it as
  * opaque: it holds liquidjs parse trees, valid only with the engines that made them.
  */
@@ -40,6 +53,8 @@ export interface PreparedContent {
   readonly html: Template[] | null;
   /** Null when the text part is to be derived from the rendered HTML. */
   readonly text: Template[] | null;
+  /** Without `text`: the text derived per value of a few outputs, if the content allows (else converted). */
+  readonly textVariants?: TextVariants;
   /** The global variables, fallback of every recipient's own. */
   readonly variables: Variables;
   /** Options of every render of this content. */

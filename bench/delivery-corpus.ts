@@ -1,0 +1,398 @@
+/**
+ * Issue 18: the corpus templates (bench/templates/) delivered as users run Mailroom, against the stack
+ * they would build instead, on one loopback SMTP sink in its own process, in the same run:
+ *
+ * - **Mailroom:** `mailroom serve` with its default flags but the database file and the relay (`--database
+ *   FILE --smtp smtp://127.0.0.1:PORT`), fed over HTTP: `POST /send/mail/broadcast` with the template ref
+ *   and 250 recipients with their variables, then the later batches by `broadcastRef`, one request at a
+ *   time. Timed from the first POST until the sink has every message.
+ * - **Scale-out** (`BENCH_SCALEOUT=1`): the same against PostgreSQL (a fresh schema per run), `mailroom serve
+ *   --no-worker` plus two `mailroom worker` processes; the sink counts Message-IDs seen twice.
+ * - **BullMQ:** a queue on the local Redis, the same recipients added as jobs in bulk (250 per call) by this
+ *   process, and a worker process (`support/bullmq-worker.ts`: liquidjs parsed once, MJML compiled once,
+ *   nodemailer pool of 5). Timed from the first add until the sink has every message.
+ * - **Loop:** the plain nodemailer loop of `delivery-broadcast` (one pre-rendered message, pool of 5).
+ *
+ * Figures per stack: messages/s, CPU per message of its processes (and the sink's), peak RSS.
+ * Environment: BENCH_RECIPIENTS (100000), BENCH_RUNS (3), BENCH_TEMPLATES (all, or a comma list of refs),
+ * BENCH_LOOP (messages of the loop, at most 20000), BENCH_SCALEOUT (0), BENCH_BULLMQ_TEXT (none | convert),
+ * BENCH_CPU_PROF (a directory: CPU profiles of the Mailroom processes),
+ * BENCH_STACKS (mailroom,bullmq,loop).
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createMailroom } from '@mailroom/core';
+import { memoryTransport } from '@mailroom/memory';
+import { sqlStore } from '@mailroom/sql';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import {
+  compileTemplate,
+  contentFromTemplate,
+  prepareContent,
+  renderDelivery,
+} from '../packages/core/src/render/index.js';
+import { type CliProcess, processCpuMicros, startCli } from './support/cli-process.js';
+import { median, report } from './support/measure.js';
+import { nodemailerLoop } from './support/nodemailer-loop.js';
+import { type SinkProcess, startSinkProcess } from './support/sink-process.js';
+import { CORPUS, type CorpusTemplate, corpusTemplate } from './templates/index.js';
+
+const N = Number(process.env.BENCH_RECIPIENTS ?? 100_000);
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const LOOP_N = Math.min(N, Number(process.env.BENCH_LOOP ?? 20_000));
+const SCALEOUT = process.env.BENCH_SCALEOUT === '1';
+const BULLMQ_TEXT = process.env.BENCH_BULLMQ_TEXT === 'convert' ? 'convert' : 'none';
+const STACKS = new Set((process.env.BENCH_STACKS ?? 'mailroom,bullmq,loop').split(','));
+const TEMPLATES = process.env.BENCH_TEMPLATES
+  ? process.env.BENCH_TEMPLATES.split(',').map(corpusTemplate)
+  : CORPUS;
+const PG_URL = process.env.MAILROOM_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const SENDER = 'news@example.com';
+const BATCH = 250;
+
+interface StackResult {
+  perSecond: number;
+  seconds: number;
+  /** CPU of the stack's own processes per message, microseconds (Mailroom: serve and workers; BullMQ: worker, producer, Redis). */
+  cpuMicrosPerMessage: number;
+  sinkCpuMicrosPerMessage: number;
+  /** Peak RSS of the stack's largest process (MiB). */
+  peakRssMiB?: number;
+  duplicates?: number;
+}
+
+/** Waits until the sink has `n` messages; throws past `timeoutMs` without progress. */
+async function untilSinkHas(sink: SinkProcess, n: number, stallMs = 60_000): Promise<void> {
+  let last = -1;
+  let lastChange = performance.now();
+  for (;;) {
+    const got = await sink.count();
+    if (got >= n) return;
+    if (got !== last) {
+      last = got;
+      lastChange = performance.now();
+    } else if (performance.now() - lastChange > stallMs) {
+      throw new Error(`the sink stalled at ${got} of ${n}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function recipients(template: CorpusTemplate, from: number): Array<ReturnType<CorpusTemplate['recipient']>> {
+  return Array.from({ length: Math.min(BATCH, N - from) }, (_, j) => template.recipient(from + j));
+}
+
+// ---------------------------------------------------------------------------------------------- Mailroom
+
+interface Database {
+  url: string;
+  drop(): Promise<void>;
+}
+
+async function sqliteDatabase(): Promise<Database> {
+  const dir = mkdtempSync(join(tmpdir(), 'mailroom-bench-corpus-'));
+  return { url: join(dir, 'mailroom.db'), drop: async () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+async function postgresDatabase(): Promise<Database> {
+  const schema = `bench_corpus_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const url = new URL(PG_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      await client.query(`drop schema ${schema} cascade`);
+      await client.end();
+    },
+  };
+}
+
+/** The project, sender and template, created before the server starts (not timed); returns the secret. */
+async function seedProject(url: string, template: CorpusTemplate): Promise<string> {
+  const mailroom = createMailroom({ store: sqlStore({ url }), transport: memoryTransport() });
+  try {
+    const { project, secret } = await mailroom.admin.createProject({ name: 'Bench' });
+    await mailroom.admin.addSender(project.id, { address: SENDER, name: 'Example' });
+    await mailroom.admin.createTemplate(project.id, {
+      ref: template.ref,
+      format: template.format,
+      subject: template.subject,
+      source: template.source,
+    });
+    return secret;
+  } finally {
+    await mailroom.close();
+  }
+}
+
+async function post(url: string, secret: string, body: unknown): Promise<{ broadcastRef: string }> {
+  const response = await fetch(`${url}/send/mail/broadcast`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const json = (await response.json()) as { data?: { broadcastRef: string } };
+  if (!response.ok || !json.data) throw new Error(`POST ${response.status}: ${JSON.stringify(json)}`);
+  return json.data;
+}
+
+async function mailroomRun(
+  sink: SinkProcess,
+  template: CorpusTemplate,
+  scaleOut: boolean,
+): Promise<StackResult> {
+  const db = scaleOut ? await postgresDatabase() : await sqliteDatabase();
+  const processes: CliProcess[] = [];
+  try {
+    const secret = await seedProject(db.url, template);
+    const smtp = `smtp://127.0.0.1:${sink.port}`;
+    const common = ['--database', db.url, '--smtp', smtp];
+    const serve = await startCli(['serve', '--port', '0', ...common, ...(scaleOut ? ['--no-worker'] : [])]);
+    processes.push(serve);
+    if (scaleOut) {
+      processes.push(
+        ...(await Promise.all([startCli(['worker', ...common]), startCli(['worker', ...common])])),
+      );
+    }
+    await sink.reset();
+    const sinkCpu0 = await sink.cpuMicros();
+    const cpu0 = processes.map((p) => p.cpuMicros());
+    const t0 = performance.now();
+    const { broadcastRef } = await post(serve.url, secret, {
+      subject: template.subject,
+      sender: SENDER,
+      template: { ref: template.ref, variables: template.globals },
+      recipients: recipients(template, 0),
+    });
+    for (let i = BATCH; i < N; i += BATCH) {
+      await post(serve.url, secret, { broadcastRef, recipients: recipients(template, i) });
+    }
+    await untilSinkHas(sink, N);
+    const seconds = (performance.now() - t0) / 1000;
+    const cpu = processes.reduce((sum, p, i) => sum + p.cpuMicros() - (cpu0[i] as number), 0);
+    return {
+      perSecond: Math.round(N / seconds),
+      seconds: +seconds.toFixed(2),
+      cpuMicrosPerMessage: Math.round(cpu / N),
+      sinkCpuMicrosPerMessage: Math.round(((await sink.cpuMicros()) - sinkCpu0) / N),
+      peakRssMiB: Math.max(...processes.map((p) => p.peakRssMiB())),
+      duplicates: await sink.duplicates(),
+    };
+  } finally {
+    for (const p of processes) await p.stop();
+    await db.drop();
+  }
+}
+
+// ------------------------------------------------------------------------------------------------ BullMQ
+
+/** Starts Redis on loopback if it does not answer (as `.ci/run` does). */
+async function ensureRedis(): Promise<void> {
+  const redis = new Redis({ host: '127.0.0.1', port: 6379, lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    await redis.ping();
+    return;
+  } catch {
+    execFileSync('redis-server', [
+      '--daemonize',
+      'yes',
+      '--bind',
+      '127.0.0.1',
+      '-::1',
+      '--port',
+      '6379',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      '/var/lib/redis',
+      '--logfile',
+      '/var/log/redis/ci.log',
+    ]);
+    await new Promise((r) => setTimeout(r, 500));
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function redisCpuMicros(redis: Redis): Promise<number> {
+  const pid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
+  return processCpuMicros(pid);
+}
+
+async function bullmqRun(sink: SinkProcess, template: CorpusTemplate): Promise<StackResult> {
+  const queueName = `bench-corpus-${Date.now().toString(36)}`;
+  const connection = { host: '127.0.0.1', port: 6379 };
+  const queue = new Queue(queueName, { connection });
+  const redis = new Redis(connection);
+  const worker = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      fileURLToPath(new URL('./support/bullmq-worker.ts', import.meta.url)),
+      queueName,
+      template.ref,
+      String(sink.port),
+      BULLMQ_TEXT,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  try {
+    await new Promise<void>((resolve, reject) => {
+      worker.stdout.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('ready')) resolve();
+      });
+      worker.once('exit', (code) => reject(new Error(`bullmq worker exited with ${code}`)));
+    });
+    await sink.reset();
+    const pid = worker.pid as number;
+    const sinkCpu0 = await sink.cpuMicros();
+    const cpu0 = process.cpuUsage();
+    const workerCpu0 = processCpuMicros(pid);
+    const redisCpu0 = await redisCpuMicros(redis);
+    const t0 = performance.now();
+    for (let i = 0; i < N; i += BATCH) {
+      await queue.addBulk(
+        recipients(template, i).map((data) => ({
+          name: 'send',
+          data,
+          opts: { removeOnComplete: true, removeOnFail: 1000 },
+        })),
+      );
+    }
+    await untilSinkHas(sink, N);
+    const seconds = (performance.now() - t0) / 1000;
+    const producer = process.cpuUsage(cpu0);
+    const cpu =
+      processCpuMicros(pid) -
+      workerCpu0 +
+      producer.user +
+      producer.system +
+      ((await redisCpuMicros(redis)) - redisCpu0);
+    const status = await import('node:fs').then((fs) => fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return {
+      perSecond: Math.round(N / seconds),
+      seconds: +seconds.toFixed(2),
+      cpuMicrosPerMessage: Math.round(cpu / N),
+      sinkCpuMicrosPerMessage: Math.round(((await sink.cpuMicros()) - sinkCpu0) / N),
+      peakRssMiB: Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024),
+      duplicates: await sink.duplicates(),
+    };
+  } finally {
+    const exited = new Promise((r) => worker.once('exit', r));
+    worker.kill('SIGTERM');
+    await exited;
+    await queue.obliterate({ force: true }).catch(() => {});
+    await queue.close();
+    redis.disconnect();
+  }
+}
+
+// -------------------------------------------------------------------------------------------------- Loop
+
+/** Recipient 0's message as Mailroom renders it: the loop sends it to everyone. */
+async function sample(
+  template: CorpusTemplate,
+): Promise<{ subject: string; html: string | null; text: string }> {
+  const { compiled } = await compileTemplate(template.format, template.source);
+  const bodies = contentFromTemplate({ format: template.format, compiled });
+  const prepared = prepareContent({
+    subject: template.subject,
+    preheader: null,
+    ...bodies,
+    variables: template.globals,
+    templateRef: template.ref,
+    templateVersion: 1,
+  });
+  const r = template.recipient(0);
+  return renderDelivery(prepared, { ...r, traits: {} });
+}
+
+async function loopRun(sink: SinkProcess, template: CorpusTemplate): Promise<StackResult> {
+  const message = await sample(template);
+  return nodemailerLoop(sink, { from: `Example <${SENDER}>`, ...message }, LOOP_N);
+}
+
+// -------------------------------------------------------------------------------------------------- Main
+
+type Stack = 'mailroom' | 'scaleout' | 'bullmq' | 'loop';
+
+function summary(runs: StackResult[]) {
+  return {
+    median: median(runs.map((r) => r.perSecond)),
+    runs: runs.map((r) => r.perSecond),
+    cpuMicrosPerMessage: median(runs.map((r) => r.cpuMicrosPerMessage)),
+    sinkCpuMicrosPerMessage: median(runs.map((r) => r.sinkCpuMicrosPerMessage)),
+    ...(runs[0]?.peakRssMiB === undefined
+      ? {}
+      : { peakRssMiB: Math.max(...runs.map((r) => r.peakRssMiB ?? 0)) }),
+    ...(runs[0]?.duplicates === undefined ? {} : { duplicates: runs.map((r) => r.duplicates) }),
+  };
+}
+
+if (STACKS.has('bullmq')) await ensureRedis();
+const sink = await startSinkProcess();
+const loadBefore = loadavg()[0];
+try {
+  for (const template of TEMPLATES) {
+    const results: Partial<Record<Stack, StackResult[]>> = {};
+    const add = (stack: Stack, result: StackResult) => {
+      const runs = results[stack] ?? [];
+      runs.push(result);
+      results[stack] = runs;
+      console.log(`${template.ref} run ${runs.length} ${stack}: ${JSON.stringify(result)}`);
+    };
+    for (let r = 0; r < RUNS; r++) {
+      if (STACKS.has('loop')) add('loop', await loopRun(sink, template));
+      if (STACKS.has('bullmq')) add('bullmq', await bullmqRun(sink, template));
+      if (STACKS.has('mailroom')) add('mailroom', await mailroomRun(sink, template, false));
+      if (SCALEOUT) add('scaleout', await mailroomRun(sink, template, true));
+    }
+    const figures = Object.fromEntries(
+      Object.entries(results).map(([stack, runs]) => [stack, summary(runs as StackResult[])]),
+    );
+    const mailroom = results.mailroom;
+    const ratio = (other: StackResult[] | undefined) =>
+      mailroom && other
+        ? {
+            ofMedians: +(
+              median(mailroom.map((r) => r.perSecond)) / median(other.map((r) => r.perSecond))
+            ).toFixed(2),
+            perRun: mailroom.map((m, i) => +(m.perSecond / (other[i]?.perSecond ?? Number.NaN)).toFixed(2)),
+          }
+        : undefined;
+    report('delivery-corpus', {
+      template: template.ref,
+      unit: 'messages/s',
+      recipients: N,
+      loopMessages: LOOP_N,
+      bullmqText: BULLMQ_TEXT,
+      ...figures,
+      mailroomToBullmq: ratio(results.bullmq),
+      mailroomToLoop: ratio(results.loop),
+      scaleoutToMailroom:
+        mailroom && results.scaleout
+          ? +(
+              median(results.scaleout.map((r) => r.perSecond)) / median(mailroom.map((r) => r.perSecond))
+            ).toFixed(2)
+          : undefined,
+      loadAverage: [loadBefore, loadavg()[0]].map((l) => +(l ?? 0).toFixed(2)),
+    });
+  }
+} finally {
+  await sink.close();
+}
