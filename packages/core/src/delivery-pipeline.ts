@@ -6,6 +6,7 @@ import type { EngineContext } from './engine-context.js';
 import { isMailroomError, type MailroomError } from './errors.js';
 import type { MailingCache } from './mailing-cache.js';
 import type { WorkerOptions } from './mailroom-types.js';
+import { deliveryEventData } from './outbox/event-outbox.js';
 import { createRateLimiter, type RateLimiter } from './rate-limiter.js';
 import type { ClaimedDelivery, DeliveryOutcome, MailingRecord } from './records.js';
 import { renderDelivery } from './render/index.js';
@@ -104,13 +105,7 @@ export function createDeliveryPipeline(
       outcome.now,
       { mailingRef: mailing.ref, deliveryId: delivery.id, address: delivery.address },
       {
-        mailing: { ref: mailing.ref, kind: mailing.kind },
-        delivery: {
-          id: delivery.id,
-          message_id: delivery.messageId,
-          address: delivery.address,
-          attempts: delivery.attempts,
-        },
+        ...deliveryEventData(delivery, mailing),
         response: reply,
         bounce: { class: 'hard', diagnostic: reply },
       },

@@ -6,6 +6,7 @@ import type { EngineContext } from '../engine-context.js';
 import { MailroomError } from '../errors.js';
 import type { EventType } from '../event-records.js';
 import { newId } from '../ids.js';
+import { deliveryEventData } from '../outbox/event-outbox.js';
 import type { DeliveryRecord, InboundSignalKind, InboundSignalSource } from '../records.js';
 import type { InboundSignalWrite } from '../store/inbound-signal-store.js';
 import type { InboundEffect } from './inbound-types.js';
@@ -53,13 +54,7 @@ export async function applySignal(
       now,
       { mailingRef: mailing?.ref ?? null, deliveryId: delivery.id, address: delivery.address },
       {
-        ...(mailing ? { mailing: { ref: mailing.ref, kind: mailing.kind } } : {}),
-        delivery: {
-          id: delivery.id,
-          message_id: delivery.messageId,
-          address: delivery.address,
-          attempts: delivery.attempts,
-        },
+        ...deliveryEventData(delivery, mailing),
         response: facts.diagnostic,
         ...(facts.kind === 'complaint'
           ? {}
