@@ -16,6 +16,7 @@
  *   plain run's of the same round, and every event must have reached the receiver.
  *
  * Environment: BENCH_RECIPIENTS (100000), BENCH_BASELINE (messages of the baseline, 20000), BENCH_RUNS (3),
+ * BENCH_BOUNCE_DOMAIN (unset: with a domain, every message carries a VERP return path at it),
  * BENCH_WEBHOOK (1: also run with a webhook endpoint; 0: skip),
  * BENCH_THREADS (0: on two cores shared with the sink, a render thread adds about a third more CPU per
  * message for the same rate; see BENCHMARKS.md), BENCH_BATCH (500).
@@ -161,6 +162,7 @@ try {
     baselineMessages: BASELINE_N,
     renderThreads: THREADS,
     batchSize: BATCH,
+    bounceDomain: process.env.BENCH_BOUNCE_DOMAIN ?? null,
     htmlBytes: Buffer.byteLength(sample.html),
     textBytes: Buffer.byteLength(sample.text),
     baseline: {

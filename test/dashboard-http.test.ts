@@ -309,7 +309,16 @@ describe('dashboard over HTTP', () => {
     expect(await progress.json()).toEqual({
       ref: world.ref,
       status: 'completed',
-      counts: { queued: 0, sending: 0, sent: 119, failed: 1, suppressed: 0, skipped: 0 },
+      counts: {
+        queued: 0,
+        sending: 0,
+        sent: 119,
+        failed: 1,
+        suppressed: 0,
+        skipped: 0,
+        bounced: 0,
+        complained: 0,
+      },
       total: 120,
       done: 120,
       percent: 100,

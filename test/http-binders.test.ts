@@ -256,6 +256,8 @@ describe.each([
       expect(doc.servers).toEqual([{ url: PREFIX }]);
       expect(Object.keys(doc.paths).sort()).toEqual([
         '/events',
+        '/inbound/mailgun',
+        '/inbound/ses',
         '/send/mail',
         '/send/mail/broadast',
         '/send/mail/broadcast',

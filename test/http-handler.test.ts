@@ -34,6 +34,8 @@ function stubEngine(behaviour: { send?: (body: unknown) => Promise<SendResult> }
     transport: new Proxy({}, { get: unused }) as Mailroom['transport'],
     admin: new Proxy({}, { get: unused }) as Mailroom['admin'],
     worker: new Proxy({}, { get: unused }) as Mailroom['worker'],
+    inbound: new Proxy({}, { get: unused }) as Mailroom['inbound'],
+    listInboundSignals: unused,
     webhooks: new Proxy({}, { get: unused }) as Mailroom['webhooks'],
     listEvents: unused,
     async authenticate(secret) {

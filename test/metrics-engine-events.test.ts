@@ -96,7 +96,16 @@ describe('engine events', () => {
       status: 'completed',
       total: 100,
       done: 100,
-      counts: { sent: 100, queued: 0, sending: 0, failed: 0, suppressed: 0, skipped: 0 },
+      counts: {
+        sent: 100,
+        queued: 0,
+        sending: 0,
+        failed: 0,
+        suppressed: 0,
+        skipped: 0,
+        bounced: 0,
+        complained: 0,
+      },
     });
     // Nothing more once it is over.
     const count = seen.length;

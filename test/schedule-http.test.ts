@@ -86,7 +86,16 @@ describe('scheduled broadcasts over HTTP', () => {
         ref,
         status: 'scheduled',
         scheduleFor: later,
-        counts: { queued: 2, sending: 0, sent: 0, failed: 0, suppressed: 0, skipped: 0 },
+        counts: {
+          queued: 2,
+          sending: 0,
+          sent: 0,
+          failed: 0,
+          suppressed: 0,
+          skipped: 0,
+          bounced: 0,
+          complained: 0,
+        },
       },
       broadcastRef: ref,
     });

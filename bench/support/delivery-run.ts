@@ -71,6 +71,8 @@ async function mailroomRun(): Promise<RunResult> {
     store: sqlStore({ url: join(dir, 'bench.db'), sqliteCacheMiB: SQLITE_CACHE_MIB }),
     transport,
     worker: { renderThreads: THREADS, batchSize: BATCH, concurrency: 16, flushEvery: 200, flushMs: 200 },
+    // BENCH_BOUNCE_DOMAIN: every message with a VERP return path (an HMAC per delivery).
+    ...(process.env.BENCH_BOUNCE_DOMAIN ? { bounces: { domain: process.env.BENCH_BOUNCE_DOMAIN } } : {}),
     ...(webhookPort ? { fetch: { allowHosts: [`127.0.0.1:${webhookPort}`] } } : {}),
     // BENCH_WEBHOOK_BUSY_RATE: the sender's cap while deliveries are in flight (the engine's default if unset).
     ...(process.env.BENCH_WEBHOOK_BUSY_RATE

@@ -166,7 +166,15 @@ export async function startSesEmulator(): Promise<SesEmulator> {
     store,
     async received() {
       const kept = new Set((await store()).map((e) => e.messageId));
-      return sent.filter((s) => kept.has(s.sesMessageId)).map((s) => toReceivedMessage(s.parsed));
+      return sent
+        .filter((s) => kept.has(s.sesMessageId))
+        .map((s) => {
+          const received = toReceivedMessage(s.parsed);
+          // Where SES forwards bounce and complaint mail: the request's feedback address, else From.
+          const feedback = (s.request as { FeedbackForwardingEmailAddress?: string })
+            .FeedbackForwardingEmailAddress;
+          return { ...received, envelopeFrom: feedback ?? received.from.address };
+        });
     },
     waitFor(count, timeoutMs = 10_000) {
       return new Promise((resolve, reject) => {

@@ -133,7 +133,7 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
       return connections;
     },
     async received() {
-      return messages.map((m) => toReceivedMessage(m.parsed));
+      return messages.map((m) => ({ ...toReceivedMessage(m.parsed), envelopeFrom: m.envelope.mailFrom }));
     },
     waitFor(count, timeoutMs = 5000) {
       return new Promise((resolve, reject) => {
@@ -182,6 +182,9 @@ export function toReceivedMessage(parsed: ParsedMail): ReceivedMessage {
   };
   const replyTo = parsed.replyTo?.value[0]?.address;
   if (replyTo) received.replyTo = replyTo;
+  // A stored message (an outbox file) carries its envelope sender as Return-Path: <address>.
+  const returnPath = /^<([^>]*)>$/.exec(headers['return-path'] ?? '')?.[1];
+  if (returnPath !== undefined) received.envelopeFrom = returnPath;
   if (parsed.text !== undefined) received.text = parsed.text;
   if (parsed.html !== false) received.html = parsed.html;
   return received;

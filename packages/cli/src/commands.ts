@@ -1,6 +1,7 @@
 import { audienceCreateCommand } from './audience-command.js';
 import { broadcastStatusCommand } from './broadcast-command.js';
 import type { Command } from './command.js';
+import { inboundCommand } from './inbound-command.js';
 import { projectCreateCommand, projectListCommand } from './project-command.js';
 import { senderAddCommand } from './sender-command.js';
 import { serveCommand } from './serve-command.js';
@@ -12,6 +13,7 @@ import { workerCommand } from './worker-command.js';
 export const COMMANDS: readonly Command[] = [
   serveCommand,
   workerCommand,
+  inboundCommand,
   projectCreateCommand,
   projectListCommand,
   senderAddCommand,

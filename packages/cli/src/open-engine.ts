@@ -1,10 +1,12 @@
 import { isAbsolute, resolve } from 'node:path';
 import {
+  type BouncesOptions,
   createMailroom,
   type GuardedFetcherOptions,
   type Logger,
   type Mailroom,
   MailroomError,
+  type NotificationOptions,
   type Store,
   type TrackingOptions,
   type Transport,
@@ -211,6 +213,10 @@ export async function openEngine(options: {
   unsubscribe?: UnsubscribeOptions;
   /** Open and click tracking (`--track-opens`, `--track-clicks`). */
   tracking?: TrackingOptions;
+  /** VERP return paths and bounce handling. */
+  bounces?: BouncesOptions;
+  /** Provider notifications (SES, Mailgun). */
+  notifications?: NotificationOptions;
   /** The guarded fetcher of CSV sources and attachment URLs (`--allow-host`). */
   fetch?: GuardedFetcherOptions;
   /** The webhook sender (`--no-webhooks`, `--webhook-retry-schedule`). */
@@ -231,6 +237,8 @@ export async function openEngine(options: {
     ...(options.worker ? { worker: options.worker } : {}),
     ...(options.unsubscribe ? { unsubscribe: options.unsubscribe } : {}),
     ...(options.tracking ? { tracking: options.tracking } : {}),
+    ...(options.bounces ? { bounces: options.bounces } : {}),
+    ...(options.notifications ? { notifications: options.notifications } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.webhooks ? { webhooks: options.webhooks } : {}),
   });

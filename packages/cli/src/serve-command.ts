@@ -1,6 +1,6 @@
 import { WORKER_DEFAULTS } from '@mailroom/core';
 import { parseBoundedInt } from './args.js';
-import { EXIT_OK } from './cli-errors.js';
+import { EXIT_OK, UsageError } from './cli-errors.js';
 import { cliLogger, logLevelOf } from './cli-logger.js';
 import type { Command } from './command.js';
 import { demoCurlLine } from './demo-project.js';
@@ -15,6 +15,16 @@ import {
   webhookOptionsOf,
   workerOptionsOf,
 } from './engine-flags.js';
+import {
+  BOUNCE_FLAGS,
+  BOUNCE_FLAGS_HELP,
+  bouncesOf,
+  INBOUND_FLAGS,
+  INBOUND_FLAGS_HELP,
+  inboundListenOf,
+  NOTIFICATIONS_HELP,
+  notificationsOf,
+} from './inbound-flags.js';
 import { type CliIo, println } from './io.js';
 import { type DeliveryTarget, describeDelivery, resolveDatabase, resolveDelivery } from './open-engine.js';
 import { runUntilShutdown } from './shutdown.js';
@@ -30,6 +40,8 @@ export const serveCommand: Command = {
                       [--track-opens] [--track-clicks]
                       [--no-dashboard | --dashboard-prefix PATH]
                       [--metrics] [--log-level LEVEL]
+                      [--bounce-domain DOMAIN [--inbound-port P] [--inbound-host HOST]
+                       [--tls-key FILE --tls-cert FILE]]
 
 Serves POST /send/mail and POST /send/mail/broadcast (and /openapi.json, and the
 one-click unsubscribe links of broadcasts at /unsubscribe/TOKEN) and delivers
@@ -41,6 +53,11 @@ Options:
   --port N           port to listen on, 0 for any free port (default: PORT, else 3000)
   --host HOST        interface to listen on (default: 127.0.0.1; 0.0.0.0 for all)
 ${DELIVERY_FLAGS_HELP}
+${BOUNCE_FLAGS_HELP}
+  --inbound-port P   also run the inbound SMTP listener on port P: it takes the bounces (DSNs),
+                     complaints (ARF) and replies mailed to the bounce domain, and refuses
+                     every other recipient (needs --bounce-domain; point the domain's MX here)
+${INBOUND_FLAGS_HELP}
   --no-worker        do not deliver in this process (run mailroom worker instead)
   --no-dashboard     do not serve the project dashboard (default: served at /dashboard,
                      signed in with a project secret)
@@ -49,9 +66,14 @@ ${DELIVERY_FLAGS_HELP}
   --metrics          serve Prometheus metrics at GET /metrics; with MAILROOM_METRICS_TOKEN set
                      (which also turns them on) a scrape needs "Authorization: Bearer TOKEN"
   --log-level LEVEL  debug, info, warn, error or silent (default: MAILROOM_LOG_LEVEL, else
-                     info); JSON lines on stderr, debug adds one line per request`,
+                     info); JSON lines on stderr, debug adds one line per request
+
+${NOTIFICATIONS_HELP}`,
   flags: {
     ...DELIVERY_FLAGS,
+    ...BOUNCE_FLAGS,
+    ...INBOUND_FLAGS,
+    'inbound-port': { type: 'string' },
     port: { type: 'string' },
     host: { type: 'string' },
     'no-worker': { type: 'boolean' },
@@ -77,6 +99,13 @@ ${DELIVERY_FLAGS_HELP}
     const workerOptions = workerOptionsOf(args);
     const publicUrl = publicUrlOf(args, io.env, this.name);
     const unsubscribeSecret = unsubscribeSecretOf(io.env, this.name);
+    const bounces = bouncesOf(args, io.env, this.name);
+    const notifications = notificationsOf(io.env);
+    const inboundPort = args.int('inbound-port', { min: 0, max: 65535 });
+    if (inboundPort !== undefined && !bounces) {
+      throw new UsageError('--inbound-port needs --bounce-domain (the domain it takes mail for)', this.name);
+    }
+    const inbound = inboundPort === undefined ? undefined : inboundListenOf(args, inboundPort, this.name);
     const allowHosts = allowHostsOf(args, io.env, this.name);
     const webhooks = webhookOptionsOf(args, this.name);
     const logLevel = logLevelOf(args.string('log-level'), io.env.MAILROOM_LOG_LEVEL, this.name);
@@ -103,6 +132,9 @@ ${DELIVERY_FLAGS_HELP}
       ...(publicUrl ? { publicUrl } : {}),
       ...(unsubscribeSecret ? { unsubscribeSecret } : {}),
       tracking: trackingFlagsOf(args),
+      ...(bounces ? { bounces } : {}),
+      ...(inbound ? { inbound } : {}),
+      ...(notifications ? { notifications } : {}),
       allowHosts,
       webhooks,
     });
@@ -112,6 +144,7 @@ ${DELIVERY_FLAGS_HELP}
       delivery,
       worker,
       concurrency: workerOptions.concurrency,
+      bounceDomain: bounces?.domain,
     });
     await runUntilShutdown(io, async () => {
       println(io.stderr, 'mailroom: stopping (finishing requests and sends in flight)...');
@@ -130,6 +163,7 @@ function printBanner(
     delivery: DeliveryTarget;
     worker: boolean;
     concurrency: number | undefined;
+    bounceDomain: string | undefined;
     allowHosts: string[];
   },
 ): void {
@@ -143,6 +177,12 @@ function printBanner(
   println(out, `  database  ${setup.database}`);
   println(out, `  delivery  ${where}`);
   println(out, `  links     ${server.publicUrl}/unsubscribe/... (one-click unsubscribe in broadcasts)`);
+  if (setup.bounceDomain) {
+    const listener = server.inbound
+      ? `inbound SMTP on ${hostForUrl(server.inbound.host)}:${server.inbound.port}`
+      : 'no inbound listener here (mailroom inbound)';
+    println(out, `  bounces   b+TOKEN@${setup.bounceDomain.toLowerCase()} (${listener})`);
+  }
   if (server.dashboardUrl) println(out, `  dashboard ${server.dashboardUrl} (sign in with a project secret)`);
   if (server.metricsUrl) println(out, `  metrics   ${server.metricsUrl} (Prometheus)`);
   if (setup.allowHosts.length > 0) {

@@ -1,10 +1,19 @@
 import type { AddressInfo } from 'node:net';
-import type { Logger, Mailroom, WebhookOptions, WorkerOptions } from '@mailroom/core';
+import type {
+  BouncesOptions,
+  Logger,
+  Mailroom,
+  NotificationOptions,
+  WebhookOptions,
+  WorkerOptions,
+} from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
 import type { HttpOptions } from '@mailroom/http';
 import { mailroomPlugin } from '@mailroom/http/fastify';
+import type { InboundServer } from '@mailroom/smtp';
 import Fastify from 'fastify';
 import { type DemoProject, ensureDemoProject } from './demo-project.js';
+import { type InboundListen, startInbound } from './inbound-flags.js';
 import { type DatabaseTarget, type DeliveryTarget, openEngine } from './open-engine.js';
 
 /** Options of {@link startServer}. */
@@ -34,6 +43,12 @@ export interface ServerOptions {
   unsubscribeSecret?: string;
   /** Open and click tracking, on `publicUrl`. @default both off */
   tracking?: { opens: boolean; clicks: boolean };
+  /** VERP return paths (`--bounce-domain`). */
+  bounces?: BouncesOptions;
+  /** Run the inbound SMTP listener for the bounce domain (`--inbound-port`); needs `bounces`. */
+  inbound?: InboundListen;
+  /** Provider notifications served at `/inbound/ses` and `/inbound/mailgun`. */
+  notifications?: NotificationOptions;
   /**
    * `HOST:PORT` entries CSV sources and attachment URLs may be fetched from although their address is
    * private or loopback (the guarded fetcher's `allowHosts`). @default [] (public hosts only)
@@ -59,6 +74,8 @@ export interface RunningServer {
   mailroom: Mailroom;
   /** The demo project, when this start created it (its secret is here, once). */
   demo: DemoProject | undefined;
+  /** The inbound SMTP listener, when it runs. */
+  inbound: { host: string; port: number } | undefined;
   /**
    * Graceful shutdown: stops taking requests (in-flight ones are answered), lets the worker finish the
    * sends it started, then closes the transport and the store. Idempotent.
@@ -89,8 +106,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     ...(options.tracking?.opens || options.tracking?.clicks
       ? { tracking: { baseUrl: publicUrl, ...options.tracking } }
       : {}),
+    ...(options.bounces ? { bounces: options.bounces } : {}),
+    ...(options.notifications ? { notifications: options.notifications } : {}),
   });
   const app = Fastify({ logger: false });
+  let inbound: InboundServer | undefined;
   try {
     const demo = await ensureDemoProject(mailroom, store);
     app.get('/health', async () => ({ status: 'ok' }));
@@ -102,6 +122,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     });
     const bound = app.server.address() as AddressInfo;
     listeningUrl = `http://${reachableHost(bound.address)}:${bound.port}`;
+    if (options.inbound) inbound = await startInbound(mailroom.inbound, options.inbound, options.logger);
     if (options.worker) mailroom.worker.start();
 
     let stopping: Promise<void> | undefined;
@@ -118,8 +139,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         : undefined,
       mailroom,
       demo,
+      inbound: inbound ? { host: inbound.host, port: inbound.port } : undefined,
       stop() {
         stopping ??= (async () => {
+          await inbound?.close();
           await app.close();
           await mailroom.worker.stop();
           await mailroom.close();
@@ -128,6 +151,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       },
     };
   } catch (error) {
+    await inbound?.close().catch(() => {});
     await app.close().catch(() => {});
     await mailroom.close().catch(() => {});
     throw error;

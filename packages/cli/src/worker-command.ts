@@ -13,6 +13,7 @@ import {
   webhookOptionsOf,
   workerOptionsOf,
 } from './engine-flags.js';
+import { BOUNCE_FLAGS, BOUNCE_FLAGS_HELP, bouncesOf } from './inbound-flags.js';
 import { println } from './io.js';
 import { describeDelivery, openEngine, resolveDatabase, resolveDelivery } from './open-engine.js';
 import { runUntilShutdown } from './shutdown.js';
@@ -22,7 +23,7 @@ export const workerCommand: Command = {
   name: 'worker',
   summary: 'Run a delivery worker only (run several for scale)',
   help: `Usage: mailroom worker [--database URL|FILE] [--smtp URL | --ses-region REGION | --outbox DIR] [--concurrency N] [--rate N]
-                       [--public-url URL] [--allow-host HOST:PORT]...
+                       [--public-url URL] [--allow-host HOST:PORT]... [--bounce-domain DOMAIN]
 
 Claims due deliveries from the database, renders and sends them. Several workers
 may run against one PostgreSQL or MySQL database (and one SQLite file on one
@@ -31,9 +32,10 @@ finishes the sends in flight and exits.
 
 Options:
 ${DELIVERY_FLAGS_HELP}
+${BOUNCE_FLAGS_HELP}
   --log-level LEVEL  debug, info, warn, error or silent (default: MAILROOM_LOG_LEVEL, else
                      info); JSON lines on stderr`,
-  flags: { ...DELIVERY_FLAGS, 'log-level': { type: 'string' } },
+  flags: { ...DELIVERY_FLAGS, ...BOUNCE_FLAGS, 'log-level': { type: 'string' } },
   positionals: { min: 0, max: 0, names: '' },
   async run(args, io) {
     const workerOptions = workerOptionsOf(args);
@@ -47,6 +49,7 @@ ${DELIVERY_FLAGS_HELP}
         this.name,
       );
     }
+    const bounces = bouncesOf(args, io.env, this.name);
     const allowHosts = allowHostsOf(args, io.env, this.name);
     const webhooks = webhookOptionsOf(args, this.name);
     const database = resolveDatabase(args.string('database'), io, this.name);
@@ -67,6 +70,7 @@ ${DELIVERY_FLAGS_HELP}
       ...(publicUrl && (tracking.opens || tracking.clicks)
         ? { tracking: { baseUrl: publicUrl, ...tracking } }
         : {}),
+      ...(bounces ? { bounces } : {}),
     });
     mailroom.worker.start();
     const where = describeDelivery(delivery);

@@ -6,6 +6,7 @@ import type { EngineContext } from './engine-context.js';
 import { isMailroomError, type MailroomError } from './errors.js';
 import type { MailingCache } from './mailing-cache.js';
 import type { WorkerOptions } from './mailroom-types.js';
+import { deliveryEventData } from './outbox/event-outbox.js';
 import { createRateLimiter, type RateLimiter } from './rate-limiter.js';
 import type { ClaimedDelivery, DeliveryOutcome, MailingRecord } from './records.js';
 import { renderDelivery } from './render/index.js';
@@ -88,6 +89,29 @@ export function createDeliveryPipeline(
     },
   });
 
+  /** Failed outcomes of a synchronous "no such user" refusal, with the reply: they emit `email.bounced` too. */
+  const refusals = new WeakMap<DeliveryOutcome, string>();
+
+  /** The `email.bounced` event of a synchronous hard refusal (written with the failed outcome). */
+  function refusedEvent(
+    delivery: ClaimedDelivery,
+    mailing: MailingRecord,
+    outcome: DeliveryOutcome,
+    reply: string,
+  ) {
+    return ctx.outbox.event(
+      delivery.projectId,
+      'email.bounced',
+      outcome.now,
+      { mailingRef: mailing.ref, deliveryId: delivery.id, address: delivery.address },
+      {
+        ...deliveryEventData(delivery, mailing),
+        response: reply,
+        bounce: { class: 'hard', diagnostic: reply },
+      },
+    );
+  }
+
   function projectLimiter(projectId: string): RateLimiter | undefined {
     const rate = opts.projectRatePerSecond;
     const perSecond = typeof rate === 'function' ? rate(projectId) : rate;
@@ -121,6 +145,14 @@ export function createDeliveryPipeline(
             if (item.mailing) {
               const outbox = await ctx.outbox.forDelivery(delivery, item.mailing, item.outcome);
               if (outbox) item.outcome.outbox = outbox;
+              const refusal = refusals.get(item.outcome);
+              if (refusal !== undefined) {
+                const bounced = await refusedEvent(delivery, item.mailing, item.outcome, refusal);
+                item.outcome.outbox = {
+                  events: [...(outbox?.events ?? []), ...bounced.events],
+                  messages: [...(outbox?.messages ?? []), ...bounced.messages],
+                };
+              }
             }
             handed++;
             durable.push(buffer.add(item).finally(done));
@@ -238,6 +270,7 @@ export function createDeliveryPipeline(
     let send: () => Promise<SendReceipt>;
     let content: DeliveryOutcome['content'] = null;
     const headers = await listUnsubscribeHeaders(ctx, mailing, delivery);
+    const envelopeFrom = ctx.bounces ? await ctx.bounces.address(delivery.id) : mailing.sender.address;
     try {
       if (useThreads) {
         pool ??= createRenderPool({
@@ -250,7 +283,7 @@ export function createDeliveryPipeline(
         content = built.content;
         const raw = {
           messageId: delivery.messageId,
-          envelope: envelopeOf(mailing, delivery),
+          envelope: { from: envelopeFrom, to: [delivery.address] },
           raw: built.raw,
           mailing: { projectId: mailing.projectId, kind: mailing.kind, ref: mailing.ref },
         };
@@ -259,6 +292,7 @@ export function createDeliveryPipeline(
         const rendered = renderDelivery(entry.prepared, delivery, trackingStamp(delivery, clock.now()));
         if (mailing.options.storeContent) content = rendered;
         const message = composeMessage(mailing, delivery, rendered, entry.parts, headers, clock.now());
+        if (ctx.bounces) message.envelopeFrom = envelopeFrom;
         send = () => transport.send(message);
       }
     } catch (error) {
@@ -314,6 +348,7 @@ export function createDeliveryPipeline(
         return pausedOutcome(error, gate.resumesInMs, clock.now());
       }
       if (pressure === 'slow-down') result = 'slow-down';
+      const outcome = failureOutcome(delivery, error, opts, since, clock.now());
       if (isMailroomError(error, 'TRANSPORT_PERMANENT') && isNoSuchUser(error)) {
         await store.addSuppression({
           projectId: delivery.projectId,
@@ -322,8 +357,9 @@ export function createDeliveryPipeline(
           detail: error.response ?? error.message,
           createdAt: clock.now(),
         });
+        refusals.set(outcome, error.response ?? error.message);
       }
-      return failureOutcome(delivery, error, opts, since, clock.now());
+      return outcome;
     } finally {
       release(result);
       rateDone();
@@ -351,10 +387,6 @@ export function createDeliveryPipeline(
 /** What the tracking tokens of one delivery name (used only when its mailing is tracked). */
 function trackingStamp(delivery: ClaimedDelivery, now: Date) {
   return { deliveryId: delivery.id, sentAt: Math.floor(now.getTime() / 1000) };
-}
-
-function envelopeOf(mailing: MailingRecord, delivery: ClaimedDelivery): { from: string; to: string[] } {
-  return { from: mailing.sender.address, to: [delivery.address] };
 }
 
 // RFC 3463 5.1.x to RCPT TO: bad destination mailbox ("no such user"): the address will never work. The same

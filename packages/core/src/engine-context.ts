@@ -1,5 +1,6 @@
 import type { EventHub } from './events.js';
 import type { GuardedFetcher } from './fetch/fetch-types.js';
+import type { ReturnPaths } from './inbound/return-path.js';
 import type { Clock, Logger, MailroomLimits } from './mailroom-types.js';
 import type { EventOutbox } from './outbox/event-outbox.js';
 import type { Store } from './store.js';
@@ -31,6 +32,8 @@ export interface EngineContext {
   fetcher: GuardedFetcher;
   /** Open and click tracking, when the engine has the `tracking` option. */
   tracking?: Tracking;
+  /** VERP return paths, when the engine has the `bounces` option. */
+  bounces?: ReturnPaths;
   /** One-click unsubscribe links, when the engine has the `unsubscribe` option. */
   unsubscribe?: UnsubscribeLinks;
   /** Resolves once the store is initialized (migrations run); every entry point awaits it. */

@@ -106,6 +106,12 @@ export const ERROR_CODES = {
     retryable: false,
     description: 'A worker wrote to a delivery whose lease it no longer holds.',
   },
+  INBOUND_DEFERRED: {
+    status: 503,
+    retryable: true,
+    description:
+      'A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.',
+  },
   STORE_FAILED: { status: 500, retryable: true, description: 'The store failed.' },
   INTERNAL: { status: 500, retryable: false, description: 'An unexpected fault.' },
 } as const satisfies Record<string, ErrorCodeInfo>;

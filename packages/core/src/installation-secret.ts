@@ -2,18 +2,18 @@ import { randomBytes } from 'node:crypto';
 import type { EngineContext } from './engine-context.js';
 
 /**
- * An HMAC key of the installation: `configured` when given, else 32 random bytes generated once and kept
- * in the store's settings under `setting` (`Store.ensureSetting`), so every process on the store signs
- * alike and links survive restarts. Read once per process; a failed read is tried again next time.
+ * A signing key: `given` when configured, else a random one generated once and kept in the store's
+ * settings under `setting` (so every process on the store signs alike, and signatures survive restarts).
+ * Read once per engine; a failed read is tried again on the next call.
  */
 export function installationSecret(
   ctx: EngineContext,
   setting: string,
-  configured: string | undefined,
+  given: string | undefined,
 ): () => Promise<string> {
   let secret: Promise<string> | undefined;
   return () => {
-    if (configured !== undefined) return Promise.resolve(configured);
+    if (given !== undefined) return Promise.resolve(given);
     secret ??= ctx
       .ready()
       .then(() => ctx.store.ensureSetting(setting, randomBytes(32).toString('base64url'), ctx.clock.now()))

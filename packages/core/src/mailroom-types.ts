@@ -11,11 +11,15 @@ import type {
   TemplateView,
 } from './engine-views.js';
 import type { GuardedFetcherOptions } from './fetch/fetch-types.js';
+import type { InboundEffect, MailroomInbound } from './inbound/inbound-types.js';
+import type { NotificationOptions } from './inbound/provider-notifications.js';
 import type {
   AudienceGroupRecord,
   DeliveryRecord,
   DeliveryStatus,
   DkimConfig,
+  InboundSignalRecord,
+  InboundSignalSource,
   MailingKind,
   MailingRecord,
   MailingStatus,
@@ -163,6 +167,21 @@ export interface MailroomOptions {
    * @example { baseUrl: 'https://mail.example.com/api', opens: true, clicks: true }
    */
   tracking?: TrackingOptions;
+  /**
+   * Bounce and complaint handling (VERP): every message's envelope sender (`MAIL FROM`, so `Return-Path`)
+   * becomes `b+<token>@<domain>`, where the token names the delivery and carries an HMAC; DSNs and ARF
+   * reports mailed there (see `mailroom.inbound.receive` and the inbound SMTP listener) mark deliveries
+   * `bounced` or `complained` and suppress the address. Without it the envelope sender is the From address.
+   * @example { domain: 'bounces.acme.test' }
+   */
+  bounces?: BouncesOptions;
+  /**
+   * Bounce and complaint notifications of providers, taken by `mailroom.inbound.notification` (and the HTTP
+   * adapter's `POST /inbound/ses` and `POST /inbound/mailgun`): Amazon SES through SNS (signatures checked
+   * against Amazon's signing certificate) and Mailgun (webhook signing key).
+   * @example { ses: { topicArns: ['arn:aws:sns:eu-west-1:123456789012:ses-feedback'] }, mailgun: { signingKey } }
+   */
+  notifications?: NotificationOptions;
   /** Idempotency keys of `send` and `broadcast`. */
   idempotency?: IdempotencyOptions;
   /** Retention of kept rendered content (see `storeContent`), swept by the running worker. */
@@ -235,6 +254,25 @@ export interface TrackingView {
   clickTotals: { human: number; machine: number };
   /** Links by the deliveries that clicked them, people first: most clicked first, at most `limit`. */
   topLinks: Array<{ index: number; url: string; human: number; machine: number }>;
+}
+
+/** Options of bounce and complaint handling. */
+export interface BouncesOptions {
+  /** The domain whose mail the inbound listener receives (its MX points at it): return paths are `b+<token>@<domain>`. */
+  domain: string;
+  /**
+   * The HMAC key of the return-path tokens (at least 16 characters). Every process that sends or receives
+   * bounces needs the same one.
+   * @default a random secret generated once and kept in the store (`Store.ensureSetting`), shared by every
+   * process on that store
+   */
+  secret?: string;
+  /**
+   * Soft bounces in a row (on distinct deliveries, with no delivery report in between) after which an
+   * address is suppressed.
+   * @default 3
+   */
+  softBounceLimit?: number;
 }
 
 /** Options of idempotency keys. */
@@ -385,6 +423,8 @@ export interface MailroomEvents {
   }) => void;
   /** An address unsubscribed through a one-click link (not on repeats of the same click). */
   unsubscribe: (event: { projectId: string; address: string; broadcastRef: string }) => void;
+  /** An inbound bounce, complaint or delivery report was applied to a delivery (not on repeats). */
+  inbound: (event: InboundEffect & { source: InboundSignalSource }) => void;
 }
 
 /** The delivery loop. Several may run against one store. */
@@ -429,6 +469,8 @@ export interface Mailroom {
   readonly transport: Transport;
   readonly admin: MailroomAdmin;
   readonly worker: MailroomWorker;
+  /** Bounces and complaints: inbound DSN/ARF messages and provider notifications. */
+  readonly inbound: MailroomInbound;
   /** Resolve a project secret; throws `UNAUTHORIZED` (one message for missing, malformed and unknown). */
   authenticate(secret: string | null | undefined): Promise<AuthContext>;
   /** Send one message (`POST /send/mail`). `auth` is a secret or an `AuthContext`. */
@@ -456,6 +498,15 @@ export interface Mailroom {
    * `NOT_FOUND` when the mailing has none for that address.
    */
   getDelivery(auth: string | AuthContext, ref: string, address: string): Promise<DeliveryRecord>;
+  /**
+   * The bounces, complaints and delivery reports received about one delivery (DSNs, ARF reports, provider
+   * notifications), oldest first. `NOT_FOUND` as for `getDelivery`.
+   */
+  listInboundSignals(
+    auth: string | AuthContext,
+    ref: string,
+    address: string,
+  ): Promise<InboundSignalRecord[]>;
   /**
    * Cancel a broadcast that is scheduled, queued or sending: its status becomes `cancelled`, it takes no more
    * batches (`BROADCAST_CLOSED`), its waiting deliveries become `skipped` and no worker claims any of them

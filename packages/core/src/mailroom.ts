@@ -19,6 +19,8 @@ import {
   type IdempotentOperation,
   runIdempotent,
 } from './idempotency.js';
+import { createInbound } from './inbound/inbound-receiver.js';
+import { createReturnPaths } from './inbound/return-path.js';
 import { silentLogger } from './logger.js';
 import type {
   AuthContext,
@@ -90,6 +92,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   const { store, clock, ready } = ctx;
   if (options.unsubscribe) ctx.unsubscribe = createUnsubscribeLinks(ctx, options.unsubscribe);
   if (options.tracking) ctx.tracking = createTracking(ctx, options.tracking);
+  if (options.bounces) ctx.bounces = createReturnPaths(ctx, options.bounces);
   const worker = createWorker(ctx, options.worker);
   const webhookSender = createWebhookSender(ctx, options.webhooks, () => worker.outstanding > 0);
   const retention = createRetention(ctx, options.retention);
@@ -281,6 +284,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     store,
     transport: options.transport,
     admin: createAdmin(ctx),
+    inbound: createInbound(ctx, options.notifications),
     worker: {
       start() {
         ready().then(
@@ -343,6 +347,13 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       const delivery = await store.findDelivery(mailing.id, normalizeAddress(address));
       if (!delivery) throw new MailroomError('NOT_FOUND', `${ref} has no delivery to ${address}`);
       return delivery;
+    },
+
+    async listInboundSignals(auth, ref, address) {
+      const mailing = await findMailing(auth, ref);
+      const delivery = await store.findDelivery(mailing.id, normalizeAddress(address));
+      if (!delivery) throw new MailroomError('NOT_FOUND', `${ref} has no delivery to ${address}`);
+      return store.listInboundSignals(delivery.id);
     },
 
     async cancel(auth, ref) {

@@ -129,7 +129,11 @@ export interface AudienceGroupRecord {
 }
 
 /** Why an address is suppressed. */
-export type SuppressionReason = 'hard-bounce' | 'complaint' | 'manual' | 'unsubscribe';
+/**
+ * Why an address is suppressed. `soft-bounce`: `softBounceLimit` soft bounces in a row (see the `bounces`
+ * option).
+ */
+export type SuppressionReason = 'hard-bounce' | 'soft-bounce' | 'complaint' | 'manual' | 'unsubscribe';
 
 /** A suppressed address: it gets no broadcast mail, ever. Unique per (projectId, address). */
 export interface SuppressionRecord {
@@ -255,10 +259,20 @@ export interface BatchRecord {
 }
 
 /**
- * Status of one delivery. Terminal: `sent`, `failed`, `suppressed`, `skipped`.
- * A retry keeps `queued` with a later `nextAttemptAt`.
+ * Status of one delivery. Terminal: `sent`, `failed`, `suppressed`, `skipped`, `bounced`, `complained`.
+ * A retry keeps `queued` with a later `nextAttemptAt`. `bounced` (a hard bounce came back after the relay
+ * accepted the message) and `complained` (the recipient reported it as spam) are set only on a `sent`
+ * delivery, by an inbound signal (see `Store.applyInboundSignal`).
  */
-export type DeliveryStatus = 'queued' | 'sending' | 'sent' | 'failed' | 'suppressed' | 'skipped';
+export type DeliveryStatus =
+  | 'queued'
+  | 'sending'
+  | 'sent'
+  | 'failed'
+  | 'suppressed'
+  | 'skipped'
+  | 'bounced'
+  | 'complained';
 
 /** The terminal delivery statuses. */
 export const TERMINAL_DELIVERY_STATUSES: readonly DeliveryStatus[] = [
@@ -266,6 +280,20 @@ export const TERMINAL_DELIVERY_STATUSES: readonly DeliveryStatus[] = [
   'failed',
   'suppressed',
   'skipped',
+  'bounced',
+  'complained',
+];
+
+/** Every delivery status, in the order views list them. */
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = [
+  'queued',
+  'sending',
+  'sent',
+  'failed',
+  'suppressed',
+  'skipped',
+  'bounced',
+  'complained',
 ];
 
 /** Rendered content kept for a delivery when the mailing's `storeContent` is on. */
@@ -376,4 +404,38 @@ export interface IdempotencyRecord {
   response: Json | null;
   createdAt: Date;
   expiresAt: Date;
+}
+
+/**
+ * What an inbound signal (a DSN, an ARF report, a provider notification) says about one delivery.
+ * - `hard-bounce`: the address will not work (a `failed` DSN with a 5.x.x status, a provider's permanent bounce).
+ * - `soft-bounce`: it did not work this time (4.x.x, `delayed`, a provider's transient bounce).
+ * - `complaint`: the recipient reported the message as spam.
+ * - `delivered`: a positive report (a `delivered` DSN, a provider's delivery notice); ends a soft-bounce streak.
+ */
+export type InboundSignalKind = 'hard-bounce' | 'soft-bounce' | 'complaint' | 'delivered';
+
+/** Where an inbound signal came from. */
+export type InboundSignalSource = 'dsn' | 'arf' | 'text-bounce' | 'ses' | 'mailgun';
+
+/**
+ * One inbound signal as it is kept: the log of bounces and complaints, and the key that makes applying
+ * a repeated signal (a resent DSN, a replayed notification) a no-op. Unique per `dedupeKey`.
+ */
+export interface InboundSignalRecord {
+  id: string;
+  projectId: string;
+  /** The delivery the signal is about. */
+  deliveryId: string;
+  /** The delivery's normalized address. */
+  address: string;
+  kind: InboundSignalKind;
+  source: InboundSignalSource;
+  /** RFC 3463 status code (`5.1.1`), when the report gave one. */
+  status: string | null;
+  /** The remote server's words (`smtp; 550 5.1.1 user unknown`), or the provider's, capped in length. */
+  diagnostic: string | null;
+  /** At most one signal per key is ever applied (for example `hard-bounce:<delivery id>`). */
+  dedupeKey: string;
+  createdAt: Date;
 }

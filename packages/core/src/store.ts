@@ -3,6 +3,7 @@ import type { AudienceStore } from './store/audience-store.js';
 import type { DeliveryQueue } from './store/delivery-queue.js';
 import type { EventStore } from './store/event-store.js';
 import type { IdempotencyStore } from './store/idempotency-store.js';
+import type { InboundSignalStore } from './store/inbound-signal-store.js';
 import type { MailingStore } from './store/mailing-store.js';
 import type { RetentionStore } from './store/retention-store.js';
 import type { SourceJobStore } from './store/source-job-store.js';
@@ -14,6 +15,11 @@ export type { AudienceStore } from './store/audience-store.js';
 export type { ClaimOptions, DeliveryQueue } from './store/delivery-queue.js';
 export type { EventStore } from './store/event-store.js';
 export type { IdempotencyStore } from './store/idempotency-store.js';
+export type {
+  InboundSignalResult,
+  InboundSignalStore,
+  InboundSignalWrite,
+} from './store/inbound-signal-store.js';
 export type {
   BatchCommitResult,
   BatchTarget,
@@ -45,6 +51,7 @@ export type {
  * - {@link SourceJobStore}: the jobs that expand a broadcast's source into deliveries.
  * - {@link IdempotencyStore}: idempotency keys.
  * - {@link RetentionStore}: the sweeps of expired keys and old content.
+ * - {@link InboundSignalStore}: bounces, complaints and delivery reports applied to deliveries.
  * - {@link EventStore}: the event outbox, webhook endpoints and the webhook queue.
  * - {@link TrackingStore}: link maps and open and click hits.
  *
@@ -66,6 +73,7 @@ export interface Store
     SourceJobStore,
     IdempotencyStore,
     RetentionStore,
+    InboundSignalStore,
     EventStore,
     TrackingStore {}
 
@@ -78,5 +86,6 @@ export type StoreRole =
   | 'SourceJobStore'
   | 'IdempotencyStore'
   | 'RetentionStore'
+  | 'InboundSignalStore'
   | 'EventStore'
   | 'TrackingStore';

@@ -55,6 +55,13 @@ export interface OutgoingMessage {
   headers: Record<string, string>;
   /** DKIM key for the sender's domain, if configured. */
   dkim?: DkimConfig & { domain: string };
+  /**
+   * The envelope sender: SMTP `MAIL FROM`, which the receiving server records as `Return-Path` and where
+   * bounces go. The engine sets it to the delivery's VERP address (`b+<token>@<bounce domain>`) when it
+   * has the `bounces` option. It never changes the `From` header. Every transport honours it.
+   * @default from.address
+   */
+  envelopeFrom?: string;
   /** The project and mailing it belongs to (see {@link OutgoingMailingContext}); optional. */
   mailing?: OutgoingMailingContext;
 }

@@ -116,6 +116,20 @@ export function createHandler(mailroom: Mailroom, options: HttpOptions = {}): Ma
       return { ...jsonResponse(200, requestId, null, { 'cache-control': 'public, max-age=300' }), body };
     }
     checkBodySize(req, bodyLimit);
+    if (route === 'inbound-ses' || route === 'inbound-mailgun') {
+      // SNS posts JSON as text/plain: the body is read as JSON whatever its type; the signature decides.
+      let body: unknown;
+      try {
+        body = parseJson(req.body);
+      } catch {
+        throw new MailroomError('UNAUTHORIZED', 'Not a signed notification');
+      }
+      const receipt = await mailroom.inbound.notification(route === 'inbound-ses' ? 'ses' : 'mailgun', body);
+      return jsonResponse(200, requestId, {
+        outcome: receipt.outcome,
+        ...(receipt.reason ? { reason: receipt.reason } : {}),
+      });
+    }
     if (EVENT_ROUTES.has(route)) {
       const auth = await authenticate(req.headers.authorization);
       limiter?.take(auth.project.id);

@@ -182,6 +182,14 @@ export function buildOpenApiDocument(base: string): JsonObject {
           },
         },
       },
+      '/inbound/ses': inboundOperation(
+        'inboundSes',
+        'Amazon SES bounce, complaint and delivery notifications delivered by SNS (SNS signature checked; SubscriptionConfirmation confirmed)',
+      ),
+      '/inbound/mailgun': inboundOperation(
+        'inboundMailgun',
+        'Mailgun webhooks (failed, complained, delivered), signed with the webhook signing key',
+      ),
     },
     components: {
       schemas,
@@ -225,6 +233,38 @@ export function buildOpenApiDocument(base: string): JsonObject {
       },
     },
     'x-error-codes': ERROR_CODES,
+  };
+}
+
+/** A provider notification endpoint: no project secret, the provider's signature instead. */
+function inboundOperation(operationId: string, summary: string): JsonObject {
+  return {
+    post: {
+      operationId,
+      summary,
+      tags: ['inbound'],
+      security: [],
+      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+      responses: {
+        '200': {
+          description: 'Taken: `outcome` is `applied`, `duplicate` or `ignored` (with a `reason`)',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                properties: {
+                  outcome: { type: 'string', enum: ['applied', 'duplicate', 'ignored'] },
+                  reason: { type: 'string' },
+                },
+              },
+            },
+          },
+        },
+        '401': { description: 'Unsigned or wrongly signed: nothing changed' },
+        '404': { description: 'This provider is not configured' },
+        '503': { description: 'The delivery named has no recorded send outcome yet: retry later' },
+      },
+    },
   };
 }
 

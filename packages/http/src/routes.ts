@@ -6,6 +6,8 @@ export type RouteName =
   | 'unsubscribe'
   | 'cancel'
   | 'reschedule'
+  | 'inbound-ses'
+  | 'inbound-mailgun'
   | 'events'
   | 'webhooks'
   | 'webhook'
@@ -41,6 +43,9 @@ const ROUTES: ReadonlyMap<string, RouteMatch> = new Map<string, RouteMatch>([
   // The TypeScript SDK's spelling of both broadcast calls.
   ['/send/mail/broadast', { name: 'broadcast', allow: POST_ONLY }],
   ['/openapi.json', { name: 'openapi', allow: READ_ONLY }],
+  // Provider notifications of bounces and complaints: signed by the provider, no project secret.
+  ['/inbound/ses', { name: 'inbound-ses', allow: POST_ONLY }],
+  ['/inbound/mailgun', { name: 'inbound-mailgun', allow: POST_ONLY }],
   ['/events', { name: 'events', allow: READ_ONLY }],
   ['/webhooks', { name: 'webhooks', allow: ['GET', 'HEAD', 'POST'] }],
 ]);

@@ -3,6 +3,7 @@ import type {
   BatchRecord,
   DeliveryRecord,
   IdempotencyRecord,
+  InboundSignalRecord,
   MailingRecord,
   ProfileRecord,
   ProjectRecord,
@@ -44,6 +45,10 @@ export interface State {
   sourceJobs: Map<string, SourceJobRecord>;
   idempotency: Map<string, IdempotencyRecord>;
   settings: Map<string, string>;
+  /** dedupeKey -> inbound signal. */
+  inboundSignals: Map<string, InboundSignalRecord>;
+  /** key(projectId, address) -> soft bounces in a row. */
+  softBounces: Map<string, number>;
   /** Events and the webhook queue (roles/event-store.ts). */
   outbox: EventState;
   /** Tracking (roles/tracking-store.ts): link maps by mailing, opens by delivery and class, clicks. */
@@ -75,6 +80,8 @@ export function emptyState(): State {
     sourceJobs: new Map(),
     idempotency: new Map(),
     settings: new Map(),
+    inboundSignals: new Map(),
+    softBounces: new Map(),
     outbox: emptyEventState(),
     tracking: { linkMaps: new Map(), opens: new Map(), clicks: [] },
   };

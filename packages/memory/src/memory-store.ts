@@ -6,6 +6,7 @@ import { memoryAudienceStore } from './roles/audience-store.js';
 import { memoryDeliveryQueue } from './roles/delivery-queue.js';
 import { memoryEventStore } from './roles/event-store.js';
 import { memoryIdempotencyStore } from './roles/idempotency-store.js';
+import { memoryInboundSignalStore } from './roles/inbound-signal-store.js';
 import { memoryMailingStore } from './roles/mailing-store.js';
 import { memoryRetentionStore } from './roles/retention-store.js';
 import { memorySourceJobStore } from './roles/source-job-store.js';
@@ -50,6 +51,7 @@ export function memoryStore(): Store {
     ...memorySourceJobStore(db),
     ...memoryIdempotencyStore(db),
     ...memoryRetentionStore(db),
+    ...memoryInboundSignalStore(db),
     ...memoryEventStore(() => db().outbox),
     ...memoryTrackingStore(db),
   };

@@ -101,7 +101,7 @@ export interface SimulatorTransport extends MemoryTransport {
  * ```ts
  * const transport = simulatorTransport();
  * const mailroom = createMailroom({ store: memoryStore(), transport });
- * transport.onInbound = (raw) => inbound.receive(raw);   // the engine's inbound path
+ * transport.onInbound = (raw, envelope) => mailroom.inbound.receive(raw, envelope); // the engine's inbound path
  * ```
  */
 export function simulatorTransport(options: SimulatorTransportOptions = {}): SimulatorTransport {
@@ -185,8 +185,7 @@ export function simulatorTransport(options: SimulatorTransportOptions = {}): Sim
  * `envelopeFrom` (a VERP address) on the messages they send; without one it is the From address.
  */
 function returnPathOf(message: OutgoingMessage): string {
-  const { envelopeFrom } = message as OutgoingMessage & { envelopeFrom?: unknown };
-  return typeof envelopeFrom === 'string' && envelopeFrom !== '' ? envelopeFrom : message.from.address;
+  return message.envelopeFrom || message.from.address;
 }
 
 /** The outcome an address asks for, if it is at the simulator's domain. */

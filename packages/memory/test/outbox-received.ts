@@ -13,5 +13,6 @@ export function outboxReceived(outbox: readonly OutgoingMessage[]): ReceivedMess
     ...(m.html === undefined ? {} : { html: m.html }),
     attachments: m.attachments.map((a) => ({ filename: a.filename, content: a.content })),
     headers: m.headers,
+    envelopeFrom: m.envelopeFrom ?? m.from.address,
   }));
 }

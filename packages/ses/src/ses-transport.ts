@@ -88,9 +88,12 @@ export function sesTransport(options: SesTransportOptions): SesTransport {
     try {
       const answer = await client.send(
         new SendEmailCommand({
-          // The From header names the sender; SES uses its own (or the custom MAIL FROM) return path.
+          // The From header names the sender; SES uses its own (or the custom MAIL FROM) return path, and
+          // forwards bounce and complaint mail to the feedback address: the envelope sender, which is the
+          // engine's VERP address with the `bounces` option (its domain must be verified in SES), else From.
           Destination: { ToAddresses: message.envelope.to },
           Content: { Raw: { Data: message.raw } },
+          ...(message.envelope.from ? { FeedbackForwardingEmailAddress: message.envelope.from } : {}),
           ...(options.configurationSetName ? { ConfigurationSetName: options.configurationSetName } : {}),
         }),
       );
@@ -118,7 +121,7 @@ export function sesTransport(options: SesTransportOptions): SesTransport {
       const raw = await compose(message);
       const outgoing: RawOutgoingMessage = {
         messageId: message.messageId,
-        envelope: { from: message.from.address, to: [message.to.address] },
+        envelope: { from: message.envelopeFrom ?? message.from.address, to: [message.to.address] },
         raw,
       };
       if (message.mailing) outgoing.mailing = message.mailing;

@@ -2,6 +2,8 @@ export type { TextEncoding } from './compose-message.js';
 export { DEFAULT_TEXT_ENCODING } from './compose-message.js';
 export type { DkimKey } from './dkim-signer.js';
 export { DKIM_SIGNED_HEADERS } from './dkim-signer.js';
+export type { InboundServer, InboundServerOptions } from './inbound-server.js';
+export { inboundSmtpServer } from './inbound-server.js';
 export type { OutboxTransport, OutboxTransportOptions } from './outbox-transport.js';
 export { outboxTransport } from './outbox-transport.js';
 export { createComposer, rawComposer } from './raw-composer.js';

@@ -48,7 +48,8 @@ export interface OutboxTransportOptions {
 
 /**
  * Creates a transport that writes each message, as full MIME (DKIM-signed when `message.dkim` is
- * set), to `<dir>/<UTC timestamp>-<Message-ID>-<random>.eml`. Files appear atomically: written under
+ * set), to `<dir>/<UTC timestamp>-<Message-ID>-<random>.eml`, headed by `Return-Path: <envelope sender>` as a
+ * final delivery agent writes it. Files appear atomically: written under
  * a dot-prefixed temporary name, then renamed. The receipt's response is `250 written <path>`.
  * File-system failures reject with `TRANSPORT_TRANSIENT`. `sendRaw` writes bytes built by `composer` (on
  * the engine's render threads) the same way.
@@ -80,7 +81,7 @@ export function outboxTransport(options: OutboxTransportOptions): OutboxTranspor
       const raw = composeMessage(message, settings);
       return outbox.sendRaw({
         messageId: message.messageId,
-        envelope: { from: message.from.address, to: [message.to.address] },
+        envelope: { from: message.envelopeFrom ?? message.from.address, to: [message.to.address] },
         raw,
       });
     },
@@ -94,7 +95,8 @@ export function outboxTransport(options: OutboxTransportOptions): OutboxTranspor
         await ensureDir();
         const file = await open(temporary, 'wx');
         try {
-          await file.writeFile(raw);
+          // What a final delivery agent adds: the file shows where a bounce of it would have gone.
+          await file.writev([returnPath(message.envelope.from), raw]);
           if (fsync) await file.datasync();
         } finally {
           await file.close();
@@ -136,6 +138,11 @@ function fileError(message: string, cause: unknown): MailroomError {
       source: TRANSPORT_NAME,
     },
   );
+}
+
+/** The `Return-Path` line of an envelope sender (an address never holds CR or LF; dropped if it did). */
+function returnPath(from: string): Buffer {
+  return Buffer.from(`Return-Path: <${from.replace(/[\r\n<>]/g, '')}>\r\n`, 'utf8');
 }
 
 /** `20260322T101500123Z`: sorts by time, no characters that some file systems refuse. */

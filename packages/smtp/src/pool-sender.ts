@@ -76,7 +76,8 @@ export function poolSender(pool: unknown): PoolSender | undefined {
   };
   return {
     send(raw, envelope, messageId) {
-      const from = normalizeAddress(envelope.from);
+      // The null sender (`MAIL FROM:<>`, what bounces are sent with) stays empty, not a quoted empty string.
+      const from = envelope.from === '' ? '' : normalizeAddress(envelope.from);
       const to = envelope.to.map(normalizeAddress);
       const mail: PoolMail = {
         data: {},

@@ -140,7 +140,7 @@ export function smtpTransport(
       const raw = composeMessage(message, compose);
       return sendRaw({
         messageId: message.messageId,
-        envelope: { from: message.from.address, to: [message.to.address] },
+        envelope: { from: message.envelopeFrom ?? message.from.address, to: [message.to.address] },
         raw,
       });
     },

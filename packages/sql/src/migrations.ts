@@ -1,6 +1,7 @@
 import type { CreateTableBuilder, Expression, Kysely, Migration, MigrationProvider } from 'kysely';
 import { Migrator, sql } from 'kysely';
 import type { Db } from './connect.js';
+import { inboundSignalsMigration } from './migration-inbound.js';
 import { trackingSchema } from './migration-tracking.js';
 import { eventsAndWebhooks } from './migrations-events.js';
 import type { SqlKind } from './options.js';
@@ -384,7 +385,8 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '001_initial': initialSchema(kind),
     '002_settings_retention': settingsAndRetention(kind),
     '003_events_webhooks': eventsAndWebhooks(kind, columnTypes(kind), tableOptions),
-    '004_tracking': trackingSchema(kind),
+    '004_inbound_signals': inboundSignalsMigration(kind, columnTypes(kind), tableOptions),
+    '005_tracking': trackingSchema(kind),
   };
 }
 

@@ -12,6 +12,7 @@ import { sqlAudienceStore } from './roles/audience-store.js';
 import { sqlDeliveryQueue } from './roles/delivery-queue.js';
 import { sqlEventStore, writeOutbox } from './roles/event-store.js';
 import { sqlIdempotencyStore } from './roles/idempotency-store.js';
+import { sqlInboundSignalStore } from './roles/inbound-signal-store.js';
 import { sqlMailingStore } from './roles/mailing-store.js';
 import { sqlRetentionStore } from './roles/retention-store.js';
 import { sqlSourceJobStore } from './roles/source-job-store.js';
@@ -92,6 +93,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     ...sqlSourceJobStore(ctx, createSqliteSourcePages(ctx, writerThreadRows, sqliteFile)),
     ...sqlIdempotencyStore(ctx),
     ...sqlRetentionStore(ctx),
+    ...sqlInboundSignalStore(ctx),
     ...sqlEventStore(ctx),
     ...sqlTrackingStore(ctx),
   };

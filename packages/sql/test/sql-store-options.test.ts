@@ -87,7 +87,8 @@ describe('sqlStore options', () => {
       { name: '001_initial' },
       { name: '002_settings_retention' },
       { name: '003_events_webhooks' },
-      { name: '004_tracking' },
+      { name: '004_inbound_signals' },
+      { name: '005_tracking' },
     ]);
   });
 });

@@ -7,7 +7,7 @@ import type {
   WebhookMessageRecord,
 } from '../event-records.js';
 import { newId } from '../ids.js';
-import type { ClaimedDelivery, DeliveryOutcome, MailingRecord } from '../records.js';
+import type { ClaimedDelivery, DeliveryOutcome, DeliveryRecord, MailingRecord } from '../records.js';
 import type { Store } from '../store.js';
 
 /** How long a process trusts its copy of a project's webhook endpoints. */
@@ -131,13 +131,7 @@ export function createEventOutbox(store: Store, cacheMs = ENDPOINT_CACHE_MS): Ev
       const type = deliveryEventType(outcome);
       if (type === undefined) return undefined;
       const data: Omit<EventData, 'event_id' | 'project_id'> = {
-        mailing: { ref: mailing.ref, kind: mailing.kind },
-        delivery: {
-          id: delivery.id,
-          message_id: delivery.messageId,
-          address: delivery.address,
-          attempts: delivery.attempts,
-        },
+        ...deliveryEventData(delivery, mailing),
         response: outcome.lastResponse ?? null,
         error: outcome.lastError ?? null,
       };
@@ -171,6 +165,22 @@ export function createEventOutbox(store: Store, cacheMs = ENDPOINT_CACHE_MS): Ev
     },
     invalidate(projectId) {
       cache.delete(projectId);
+    },
+  };
+}
+
+/** The `mailing` and `delivery` members of an event about one delivery. */
+export function deliveryEventData(
+  delivery: DeliveryRecord,
+  mailing: Pick<MailingRecord, 'ref' | 'kind'> | undefined,
+): Pick<EventData, 'mailing' | 'delivery'> {
+  return {
+    ...(mailing ? { mailing: { ref: mailing.ref, kind: mailing.kind } } : {}),
+    delivery: {
+      id: delivery.id,
+      message_id: delivery.messageId,
+      address: delivery.address,
+      attempts: delivery.attempts,
     },
   };
 }

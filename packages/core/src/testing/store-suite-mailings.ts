@@ -442,6 +442,8 @@ export function describeMailings(ctx: StoreSuiteContext): void {
         failed: 5,
         suppressed: 0,
         skipped: 4,
+        bounced: 0,
+        complained: 0,
       });
       expect(await ctx.store.countDeliveries('mlg_missing')).toEqual({
         queued: 0,
@@ -450,6 +452,8 @@ export function describeMailings(ctx: StoreSuiteContext): void {
         failed: 0,
         suppressed: 0,
         skipped: 0,
+        bounced: 0,
+        complained: 0,
       });
     });
   });

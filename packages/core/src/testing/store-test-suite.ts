@@ -25,6 +25,7 @@ import { describeDeliveryQueue } from './store-suite-delivery-queue.js';
 import { describeEvents } from './store-suite-events.js';
 import type { StoreSuiteContext } from './store-suite-helpers.js';
 import { describeIdempotency } from './store-suite-idempotency.js';
+import { describeInbound } from './store-suite-inbound.js';
 import { describeMailings } from './store-suite-mailings.js';
 import { describeMultiProcess } from './store-suite-multi-process.js';
 import { describeRetention } from './store-suite-retention.js';
@@ -117,6 +118,7 @@ export function storeTestSuite(
       SourceJobStore: describeSources,
       IdempotencyStore: describeIdempotency,
       RetentionStore: describeRetention,
+      InboundSignalStore: describeInbound,
       // Events lean on the other roles to seed mailings and deliveries; the race of two processes needs `connect`.
       EventStore: (c) => describeEvents(c, options.connect),
       TrackingStore: describeTracking,

@@ -33,6 +33,11 @@ export interface ReceivedMessage {
   attachments: Array<{ filename: string; content: Uint8Array }>;
   /** Header values by name, unfolded; names are compared case-insensitively. */
   headers: Record<string, string>;
+  /**
+   * The envelope sender the far side saw (SMTP `MAIL FROM`, an outbox file's `Return-Path`); required by
+   * the `envelope-sender` case.
+   */
+  envelopeFrom?: string;
 }
 
 /** What the kit needs from a transport under test. */
@@ -55,6 +60,7 @@ export type TransportTestCase =
   | 'attachments'
   | 'headers'
   | 'text-only'
+  | 'envelope-sender'
   | 'concurrent';
 
 /** Toggles of the kit. */
@@ -189,6 +195,21 @@ export function transportTestSuite(
         expect(Array.from(arrived?.content ?? []), sent.filename).toEqual(Array.from(sent.content));
       }
     });
+
+    test(
+      'envelope-sender',
+      'uses envelopeFrom as the envelope sender (else From), header From unchanged',
+      async () => {
+        const envelopeFrom = 'b+dlv_0abc123-0123456789abcdef@bounces.example.net';
+        const verp = baseMessage({ envelopeFrom });
+        const plain = baseMessage();
+        const a = await roundTrip(verp);
+        const b = await roundTrip(plain);
+        expect(a.got.envelopeFrom).toBe(envelopeFrom);
+        expect(a.got.from.address).toBe(verp.from.address);
+        expect(b.got.envelopeFrom).toBe(plain.from.address);
+      },
+    );
 
     test('headers', 'adds the extra headers (List-Unsubscribe and List-Unsubscribe-Post)', async () => {
       const unsubscribe = `<https://example.com/unsubscribe/${'t'.repeat(120)}?p=1>, <mailto:unsubscribe@example.com?subject=unsubscribe>`;

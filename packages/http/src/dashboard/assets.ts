@@ -43,7 +43,7 @@ background:#e8ebee;color:#333;white-space:nowrap}
 .badge.sent,.badge.completed,.badge.done{background:#dcf3e5;color:var(--ok)}
 .badge.sending,.badge.running,.badge.queued,.badge.pending{background:#e3ecfd;color:var(--accent)}
 .badge.scheduled{background:#fff1d6;color:var(--warn)}
-.badge.failed,.badge.cancelled{background:#fbe3e1;color:var(--bad)}
+.badge.failed,.badge.cancelled,.badge.bounced,.badge.complained{background:#fbe3e1;color:var(--bad)}
 .badge.suppressed,.badge.skipped{background:#eceff1;color:var(--muted)}
 .progress{display:flex;align-items:center;gap:.5rem;min-width:9rem}
 .progress progress{flex:1;height:.8rem;accent-color:var(--accent)}

@@ -249,11 +249,12 @@ export function createDashboard(
   ): Promise<NeutralResponse> {
     const view = await mailingOfKind(auth, kind, ref);
     const found = await deliveryOf(call, auth, ref);
-    const [events, tracking] = await Promise.all([
+    const [events, signals, tracking] = await Promise.all([
       mailroom.listEvents(auth, { mailingRef: ref, address: found.address, limit: 100 }),
+      mailroom.listInboundSignals(auth, ref, found.address),
       mailroom.getDeliveryTracking(auth, ref, found.address),
     ]);
-    return page(call, 200, deliveryPage(ctxOf(call), view, found, events.items, tracking));
+    return page(call, 200, deliveryPage(ctxOf(call), view, found, events.items, signals, tracking));
   }
 
   async function deliveryPreview(

@@ -1,4 +1,10 @@
-import type { DeliveryCounts, MailingStatus, MailingView } from '@mailroom/core';
+import {
+  DELIVERY_STATUSES,
+  type DeliveryCounts,
+  type MailingStatus,
+  type MailingView,
+  TERMINAL_DELIVERY_STATUSES,
+} from '@mailroom/core';
 import { html, type SafeHtml } from './html.js';
 
 /** Pieces of markup that several pages share. */
@@ -13,6 +19,8 @@ export const DELIVERY_STATUS_ORDER = [
   'failed',
   'suppressed',
   'skipped',
+  'bounced',
+  'complained',
 ] as const;
 
 /** How far a mailing is, as its progress endpoint reports it. */
@@ -31,8 +39,8 @@ export interface Progress {
 /** The progress of a mailing view. */
 export function progressOf(view: MailingView): Progress {
   const c = view.counts;
-  const total = c.queued + c.sending + c.sent + c.failed + c.suppressed + c.skipped;
-  const done = c.sent + c.failed + c.suppressed + c.skipped;
+  const total = DELIVERY_STATUSES.reduce((sum, s) => sum + c[s], 0);
+  const done = TERMINAL_DELIVERY_STATUSES.reduce((sum, s) => sum + c[s], 0);
   const finished = FINAL_STATUSES.includes(view.status);
   const percent = total === 0 ? (finished ? 100 : 0) : Math.floor((done * 100) / total);
   return { ref: view.ref, status: view.status, counts: c, total, done, percent };

@@ -1,5 +1,6 @@
 import {
   type BatchWrite,
+  DELIVERY_STATUSES,
   type DeliveryCounts,
   type MailingRecord,
   type MailingStore,
@@ -109,7 +110,7 @@ export function memoryMailingStore(db: () => State): MailingStore {
       return clone(rows.sort((a, b) => compare(a.address, b.address)).slice(0, page.limit));
     },
     async countDeliveries(mailingId) {
-      const counts: DeliveryCounts = { queued: 0, sending: 0, sent: 0, failed: 0, suppressed: 0, skipped: 0 };
+      const counts = Object.fromEntries(DELIVERY_STATUSES.map((st) => [st, 0])) as DeliveryCounts;
       for (const d of db().deliveries.values()) if (d.mailingId === mailingId) counts[d.status] += 1;
       return counts;
     },

@@ -6,7 +6,7 @@ import type {
   MailingStore,
   SourceJobRecord,
 } from '@mailroom/core';
-import { MailroomError } from '@mailroom/core';
+import { DELIVERY_STATUSES, MailroomError } from '@mailroom/core';
 import type { Row } from '../codec.js';
 import { MAILING_COLUMNS, SOURCE_JOB_COLUMNS } from '../codec.js';
 import type { Db } from '../connect.js';
@@ -285,14 +285,7 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
 
     countDeliveries(mailingId) {
       return guard('countDeliveries', async () => {
-        const counts: DeliveryCounts = {
-          queued: 0,
-          sending: 0,
-          sent: 0,
-          failed: 0,
-          suppressed: 0,
-          skipped: 0,
-        };
+        const counts = Object.fromEntries(DELIVERY_STATUSES.map((st) => [st, 0])) as DeliveryCounts;
         const rows = await all(
           'SELECT status, COUNT(*) AS n FROM mailroom_deliveries WHERE mailing_id = ? GROUP BY status',
           [mailingId],

@@ -91,7 +91,7 @@ function deliveriesSection(
   const form = html`<form class="search" method="get" action="${self}" role="search"><input type="search" name="q" value="${filter.prefix}" placeholder="Address starts with…" aria-label="Address starts with"><select name="status" aria-label="Status"><option value="">any status</option>${options}</select><button type="submit">Search</button></form>`;
   const rows = page.items.map(
     (d) =>
-      html`<tr><td data-label="Address"><a href="${deliveryUrl(ctx.root, view.kind, view.ref, d.address)}">${d.address}</a><div class="muted">${d.name}</div></td><td data-label="Status">${badge(d.status)}</td><td data-label="Attempts">${d.attempts}</td><td data-label="Last reply" class="mono">${d.lastResponse ?? d.lastError ?? ''}</td><td data-label="Sent">${time(d.sentAt)}</td></tr>`,
+      html`<tr><td data-label="Address"><a href="${deliveryUrl(ctx.root, view.kind, view.ref, d.address)}">${d.address}</a><div class="muted">${d.name}</div></td><td data-label="Status">${badge(d.status)}</td><td data-label="Attempts">${d.attempts}</td><td data-label="Last reply" class="mono">${lastWord(d)}</td><td data-label="Sent">${time(d.sentAt)}</td></tr>`,
   );
   const table =
     page.items.length === 0
@@ -101,4 +101,10 @@ function deliveriesSection(
   const first = filter.after ? `${self}${query(keep)}` : null;
   const next = page.next ? `${self}${query({ ...keep, after: page.next })}` : null;
   return html`<h2>Deliveries</h2>${form}${table}${pager(first, next)}`;
+}
+
+/** What the row shows as the last word on a delivery: a bounce's or complaint's diagnostic outranks the relay's 250. */
+function lastWord(d: { status: string; lastResponse: string | null; lastError: string | null }): string {
+  if (d.status === 'bounced' || d.status === 'complained') return d.lastError ?? d.lastResponse ?? '';
+  return d.lastResponse ?? d.lastError ?? '';
 }

@@ -1,0 +1,114 @@
+import { readFileSync } from 'node:fs';
+import type { BouncesOptions, Logger, MailroomInbound, NotificationOptions } from '@mailroom/core';
+import { type InboundServer, inboundSmtpServer } from '@mailroom/smtp';
+import type { FlagSpec, ParsedArgs } from './args.js';
+import { UsageError } from './cli-errors.js';
+
+/** `--bounce-domain`: the VERP return paths of `serve` and `worker`. */
+export const BOUNCE_FLAGS: FlagSpec = { 'bounce-domain': { type: 'string' } };
+
+/** Help line of {@link BOUNCE_FLAGS}. */
+export const BOUNCE_FLAGS_HELP = `  --bounce-domain DOMAIN
+                     every message's envelope sender (Return-Path) becomes b+TOKEN@DOMAIN, so
+                     bounces and complaints come back to the inbound listener (default:
+                     MAILROOM_BOUNCE_DOMAIN; none: the envelope sender is the From address).
+                     Tokens are signed with MAILROOM_BOUNCE_SECRET, else with a secret generated
+                     once and kept in the database`;
+
+/** Flags of the inbound SMTP listener (`serve --inbound-port`, `inbound`). */
+export const INBOUND_FLAGS: FlagSpec = {
+  'inbound-host': { type: 'string' },
+  'tls-key': { type: 'string' },
+  'tls-cert': { type: 'string' },
+};
+
+/** Help lines of {@link INBOUND_FLAGS}. */
+export const INBOUND_FLAGS_HELP = `  --inbound-host HOST
+                     interface of the inbound SMTP listener (default: 0.0.0.0)
+  --tls-key FILE --tls-cert FILE
+                     PEM key and certificate: the inbound listener offers STARTTLS`;
+
+/** The `bounces` option from `--bounce-domain` (or `MAILROOM_BOUNCE_DOMAIN`) and `MAILROOM_BOUNCE_SECRET`. */
+export function bouncesOf(
+  args: ParsedArgs,
+  env: Readonly<Record<string, string | undefined>>,
+  command: string,
+): BouncesOptions | undefined {
+  const domain = (args.string('bounce-domain') ?? env.MAILROOM_BOUNCE_DOMAIN)?.trim();
+  if (!domain) return undefined;
+  if (!/^[A-Za-z0-9.-]+\.[A-Za-z0-9-]+$/.test(domain)) {
+    throw new UsageError(`--bounce-domain must be a domain name, got '${domain}'`, command);
+  }
+  const secret = env.MAILROOM_BOUNCE_SECRET;
+  if (secret !== undefined && secret !== '' && secret.length < 16) {
+    throw new UsageError('MAILROOM_BOUNCE_SECRET must have at least 16 characters', command);
+  }
+  return { domain, ...(secret ? { secret } : {}) };
+}
+
+/** Where and how the inbound listener listens. */
+export interface InboundListen {
+  port: number;
+  host: string;
+  tls?: { key: string; cert: string };
+}
+
+/** The listener settings from `--inbound-host`, `--tls-key` and `--tls-cert`, for `port`. */
+export function inboundListenOf(args: ParsedArgs, port: number, command: string): InboundListen {
+  const keyFile = args.string('tls-key');
+  const certFile = args.string('tls-cert');
+  if ((keyFile === undefined) !== (certFile === undefined)) {
+    throw new UsageError('--tls-key and --tls-cert go together', command);
+  }
+  const read = (file: string, flag: string) => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch {
+      throw new UsageError(`${flag}: cannot read ${file}`, command);
+    }
+  };
+  return {
+    port,
+    host: args.string('inbound-host') ?? '0.0.0.0',
+    ...(keyFile && certFile
+      ? { tls: { key: read(keyFile, '--tls-key'), cert: read(certFile, '--tls-cert') } }
+      : {}),
+  };
+}
+
+/** Starts the inbound SMTP listener of an engine. */
+export function startInbound(
+  inbound: MailroomInbound,
+  listen: InboundListen,
+  logger: Logger,
+): Promise<InboundServer> {
+  return inboundSmtpServer({
+    inbound,
+    port: listen.port,
+    host: listen.host,
+    logger,
+    ...(listen.tls ? { tls: listen.tls } : {}),
+  });
+}
+
+/** Help lines of the provider notifications' environment variables. */
+export const NOTIFICATIONS_HELP = `Provider notifications of bounces and complaints (POST /inbound/ses, /inbound/mailgun):
+  MAILROOM_SES_TOPIC_ARNS        comma-separated SNS topic ARNs: turns on /inbound/ses
+                                 (SNS signatures are checked; subscriptions confirmed)
+  MAILROOM_MAILGUN_SIGNING_KEY   the Mailgun webhook signing key: turns on /inbound/mailgun`;
+
+/** The `notifications` option from `MAILROOM_SES_TOPIC_ARNS` and `MAILROOM_MAILGUN_SIGNING_KEY`. */
+export function notificationsOf(
+  env: Readonly<Record<string, string | undefined>>,
+): NotificationOptions | undefined {
+  const topics = (env.MAILROOM_SES_TOPIC_ARNS ?? '')
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
+  const signingKey = env.MAILROOM_MAILGUN_SIGNING_KEY?.trim();
+  if (topics.length === 0 && !signingKey) return undefined;
+  return {
+    ...(topics.length > 0 ? { ses: { topicArns: topics } } : {}),
+    ...(signingKey ? { mailgun: { signingKey } } : {}),
+  };
+}

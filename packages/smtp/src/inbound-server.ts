@@ -1,0 +1,192 @@
+/**
+ * The inbound SMTP listener: receives DSNs, ARF reports and replies mailed to the bounce domain and hands
+ * each message to the engine (`mailroom.inbound.receive`), which decides what it changes. I/O only: the
+ * listener refuses every recipient outside the bounce domain at RCPT (never an open relay), caps sizes,
+ * connections and rates, offers STARTTLS when given a key and certificate, and has no AUTH.
+ */
+import type { AddressInfo } from 'node:net';
+import { type Logger, MAX_INBOUND_BYTES, type MailroomInbound, silentLogger } from '@mailroom/core';
+import type { SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
+
+/** Options of {@link inboundSmtpServer}. */
+export interface InboundServerOptions {
+  /** The engine's inbound role: `mailroom.inbound` (it must have the `bounces` option). */
+  inbound: MailroomInbound;
+  /** @default 25 */
+  port?: number;
+  /** @default '0.0.0.0' */
+  host?: string;
+  /** Name in the greeting and EHLO reply. @default the bounce domain */
+  name?: string;
+  /**
+   * Largest message accepted, in bytes (announced with SIZE; a larger one is refused with 552).
+   * @default 10 MiB
+   */
+  maxBytes?: number;
+  /** Connections open at once, from everyone (each may hold up to `maxBytes` while it is read). @default 20 */
+  maxConnections?: number;
+  /** Connections open at once from one IP address. @default 10 */
+  maxConnectionsPerIp?: number;
+  /** Messages one IP address may send per minute; more are deferred with 451. @default 120 */
+  maxMessagesPerMinute?: number;
+  /** Recipients of one message. @default 20 */
+  maxRecipients?: number;
+  /** Milliseconds of client silence before the connection is closed. @default 60000 */
+  socketTimeoutMs?: number;
+  /** PEM key and certificate: STARTTLS is offered only with both. */
+  tls?: { key: string | Buffer; cert: string | Buffer };
+  logger?: Logger;
+}
+
+/** A running listener. */
+export interface InboundServer {
+  readonly host: string;
+  /** The port it listens on (the real one when 0 was asked). */
+  readonly port: number;
+  /** Stops accepting, closes open connections, resolves when closed. */
+  close(): Promise<void>;
+}
+
+const RATE_WINDOW_MS = 60_000;
+
+/**
+ * Starts the inbound SMTP listener.
+ *
+ * @example
+ * const mailroom = createMailroom({ store, transport, bounces: { domain: 'bounces.acme.test' } });
+ * const server = await inboundSmtpServer({ inbound: mailroom.inbound, port: 2525 });
+ */
+export async function inboundSmtpServer(options: InboundServerOptions): Promise<InboundServer> {
+  const { inbound } = options;
+  if (!inbound.enabled || !inbound.domain) {
+    throw new TypeError('inboundSmtpServer: the engine has no bounces option (bounces: { domain })');
+  }
+  const logger = options.logger ?? silentLogger;
+  const maxBytes = options.maxBytes ?? MAX_INBOUND_BYTES;
+  const maxPerIp = options.maxConnectionsPerIp ?? 10;
+  const maxPerMinute = options.maxMessagesPerMinute ?? 120;
+  const maxRecipients = options.maxRecipients ?? 20;
+  const open = new Map<string, number>();
+  const recent = new Map<string, number[]>();
+  const tls = options.tls;
+
+  const fail = (code: number, message: string) => Object.assign(new Error(message), { responseCode: code });
+  const ipOf = (session: SMTPServerSession) => session.remoteAddress ?? 'unknown';
+
+  // Loaded here: most users of this package only send.
+  const { SMTPServer } = await import('smtp-server');
+  const server = new SMTPServer({
+    name: options.name ?? inbound.domain,
+    banner: 'Mailroom bounce processor',
+    size: maxBytes,
+    maxClients: options.maxConnections ?? 20,
+    socketTimeout: options.socketTimeoutMs ?? 60_000,
+    authOptional: true,
+    disabledCommands: tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
+    ...(tls ? { key: tls.key, cert: tls.cert } : {}),
+    logger: false,
+    onConnect(session, callback) {
+      const ip = ipOf(session);
+      const count = (open.get(ip) ?? 0) + 1;
+      if (count > maxPerIp) {
+        logger.warn({ remoteAddress: ip }, 'inbound SMTP: too many connections from one address');
+        return callback(fail(421, 'Too many connections from your address, try again later'));
+      }
+      open.set(ip, count);
+      callback();
+    },
+    onClose(session) {
+      const ip = ipOf(session);
+      const count = (open.get(ip) ?? 1) - 1;
+      if (count <= 0) open.delete(ip);
+      else open.set(ip, count);
+    },
+    onMailFrom(_address, session, callback) {
+      const ip = ipOf(session);
+      const now = Date.now();
+      const times = (recent.get(ip) ?? []).filter((t) => now - t < RATE_WINDOW_MS);
+      if (times.length >= maxPerMinute) {
+        recent.set(ip, times);
+        logger.warn({ remoteAddress: ip }, 'inbound SMTP: rate limit reached');
+        return callback(fail(451, '4.7.1 Too many messages, slow down'));
+      }
+      times.push(now);
+      recent.set(ip, times);
+      if (recent.size > 10_000) pruneRates(recent, now);
+      callback();
+    },
+    onRcptTo(address, session, callback) {
+      if (!inbound.acceptsRecipient(address.address)) {
+        logger.warn(
+          { remoteAddress: ipOf(session), rcptTo: address.address },
+          'inbound SMTP: recipient outside the bounce domain refused',
+        );
+        return callback(
+          fail(550, '5.7.1 Relaying denied: this server takes mail for its bounce domain only'),
+        );
+      }
+      if (session.envelope.rcptTo.length >= maxRecipients)
+        return callback(fail(452, '4.5.3 Too many recipients'));
+      callback();
+    },
+    onData(stream, session, callback) {
+      receive(stream, session).then(
+        (reply) => callback(null, reply),
+        (error: Error) => callback(error),
+      );
+    },
+  });
+
+  async function receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      bytes += chunk.length;
+      // Past the cap the rest is read and dropped (the client is still sending it).
+      if (bytes <= maxBytes) chunks.push(chunk);
+    }
+    const log = { remoteAddress: ipOf(session), bytes };
+    if (stream.sizeExceeded || bytes > maxBytes) {
+      logger.warn(log, 'inbound SMTP: message over the size cap refused');
+      throw fail(552, `5.3.4 Message too big (limit ${maxBytes} bytes)`);
+    }
+    const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+    try {
+      const receipt = await inbound.receive(Buffer.concat(chunks), {
+        envelopeTo: session.envelope.rcptTo.map((r) => r.address),
+        envelopeFrom,
+        remoteAddress: ipOf(session),
+      });
+      // Taken either way: a bounce processor never bounces what it ignores (that would loop).
+      return `Ok: ${receipt.outcome}`;
+    } catch (error) {
+      const deferred = (error as { code?: unknown } | null)?.code === 'INBOUND_DEFERRED';
+      if (deferred) logger.info(log, 'inbound SMTP: report arrived before the send was recorded; deferred');
+      else logger.error({ ...log, err: error }, 'inbound SMTP: message could not be processed; deferred');
+      throw fail(451, '4.3.0 Temporary failure, try again later');
+    }
+  }
+
+  server.on('error', (error: Error) => logger.warn({ err: error }, 'inbound SMTP: connection error'));
+  const host = options.host ?? '0.0.0.0';
+  await new Promise<void>((resolve, reject) => {
+    server.server.once('error', reject);
+    server.listen(options.port ?? 25, host, () => {
+      server.server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.server.address() as AddressInfo).port;
+  logger.info({ host, port, domain: inbound.domain, starttls: tls !== undefined }, 'inbound SMTP listening');
+  return {
+    host,
+    port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+function pruneRates(recent: Map<string, number[]>, now: number): void {
+  for (const [ip, times] of recent) {
+    if (times.every((t) => now - t >= RATE_WINDOW_MS)) recent.delete(ip);
+  }
+}
