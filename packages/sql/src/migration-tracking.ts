@@ -1,18 +1,17 @@
 import type { Kysely, Migration } from 'kysely';
-import { columnTypes, tableOptions } from './migrations.js';
+import type { ColumnTypes, tableOptions } from './migrations.js';
 import type { SqlKind } from './options.js';
 
 /**
- * 003: open and click tracking. Link maps (one JSON text per mailing), opens (one row per delivery and
+ * 005: open and click tracking. Link maps (one JSON text per mailing), opens (one row per delivery and
  * class, the unique key deciding which open is the first) and clicks (one row each), indexed by mailing
  * for the broadcast's figures and by delivery for its page.
  */
-export function trackingSchema(kind: SqlKind): Migration {
-  const t = columnTypes(kind);
+export function trackingSchema(kind: SqlKind, t: ColumnTypes, options: typeof tableOptions): Migration {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       const s = db.schema;
-      await tableOptions(
+      await options(
         kind,
         s
           .createTable('mailroom_tracking_links')
@@ -20,7 +19,7 @@ export function trackingSchema(kind: SqlKind): Migration {
           .addColumn('links', t.text, (c) => c.notNull())
           .addColumn('created_at', t.big, (c) => c.notNull()),
       ).execute();
-      await tableOptions(
+      await options(
         kind,
         s
           .createTable('mailroom_tracking_opens')
@@ -38,7 +37,7 @@ export function trackingSchema(kind: SqlKind): Migration {
         .on('mailroom_tracking_opens')
         .columns(['mailing_id', 'machine'])
         .execute();
-      await tableOptions(
+      await options(
         kind,
         s
           .createTable('mailroom_tracking_clicks')

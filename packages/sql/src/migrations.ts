@@ -1,9 +1,9 @@
 import type { CreateTableBuilder, Expression, Kysely, Migration, MigrationProvider } from 'kysely';
 import { Migrator, sql } from 'kysely';
 import type { Db } from './connect.js';
+import { eventsAndWebhooks } from './migration-events.js';
 import { inboundSignalsMigration } from './migration-inbound.js';
 import { trackingSchema } from './migration-tracking.js';
-import { eventsAndWebhooks } from './migrations-events.js';
 import type { SqlKind } from './options.js';
 
 /** Name of the table that records applied migrations. */
@@ -386,7 +386,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '002_settings_retention': settingsAndRetention(kind),
     '003_events_webhooks': eventsAndWebhooks(kind, columnTypes(kind), tableOptions),
     '004_inbound_signals': inboundSignalsMigration(kind, columnTypes(kind), tableOptions),
-    '005_tracking': trackingSchema(kind),
+    '005_tracking': trackingSchema(kind, columnTypes(kind), tableOptions),
   };
 }
 
