@@ -5,6 +5,7 @@ import { memoryStore, memoryTransport } from '@mailroom/memory';
 import Fastify from 'fastify';
 import { expect, it } from 'vitest';
 import { inboundFixture } from '../packages/core/test/inbound-fixtures.js';
+import { dashboardCookie } from './support/dashboard-session.js';
 
 /** The dashboard shows a bounced delivery's diagnostic (real Fastify server on 127.0.0.1). */
 it('shows bounced and complained counts and the bounce diagnostic', async () => {
@@ -35,13 +36,7 @@ it('shows bounced and complained counts and the bounce diagnostic', async () => 
   await app.listen({ host: '127.0.0.1', port: 0 });
   try {
     const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-    const signIn = await fetch(`${base}/dashboard/sign-in`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ secret }).toString(),
-    });
-    const cookie = signIn.headers.getSetCookie()[0]?.split(';')[0] ?? '';
+    const cookie = await dashboardCookie(base, secret);
     const get = async (path: string) => (await fetch(base + path, { headers: { cookie } })).text();
     const mailingPage = await get(`/dashboard/broadcasts/${ref}`);
     expect(mailingPage).toMatch(/bounced[^0-9]*1/);

@@ -13,6 +13,7 @@ import { memoryStore, memoryTransport } from '@mailroom/memory';
 import { smtpTransport } from '@mailroom/smtp';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
+import { dashboardCookie } from './support/dashboard-session.js';
 import { startSmtpSink } from './support/smtp-sink.js';
 
 transportTestSuite('route', async () => {
@@ -277,13 +278,7 @@ describe('the engine and routed transports', () => {
     await app.register(mailroomPlugin, { mailroom });
     await app.listen({ host: '127.0.0.1', port: 0 });
     const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-    const signIn = await fetch(`${base}/dashboard/sign-in`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ secret }).toString(),
-    });
-    const cookie = signIn.headers.getSetCookie()[0]?.split(';')[0] ?? '';
+    const cookie = await dashboardCookie(base, secret);
     const page = await fetch(
       `${base}/dashboard/broadcasts/${encodeURIComponent(cast.ref)}/delivery?address=bob%40example.org`,
       { headers: { cookie } },
