@@ -20,25 +20,20 @@
  * BENCH_STACKS (mailroom,bullmq,loop).
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { createMailroom } from '@mailroom/core';
-import { memoryTransport } from '@mailroom/memory';
-import { sqlStore } from '@mailroom/sql';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import {
   compileTemplate,
   contentFromTemplate,
   prepareContent,
   renderDelivery,
 } from '../packages/core/src/render/index.js';
-import { type CliProcess, processCpuMicros, startCli } from './support/cli-process.js';
+import { processCpuMicros } from './support/cli-process.js';
 import { median, report } from './support/measure.js';
 import { nodemailerLoop } from './support/nodemailer-loop.js';
+import { BATCH, recipients, SENDER, type StackResult, serveRun, untilSinkHas } from './support/serve-run.js';
 import { type SinkProcess, startSinkProcess } from './support/sink-process.js';
 import { CORPUS, type CorpusTemplate, corpusTemplate } from './templates/index.js';
 
@@ -51,149 +46,6 @@ const STACKS = new Set((process.env.BENCH_STACKS ?? 'mailroom,bullmq,loop').spli
 const TEMPLATES = process.env.BENCH_TEMPLATES
   ? process.env.BENCH_TEMPLATES.split(',').map(corpusTemplate)
   : CORPUS;
-const PG_URL = process.env.MAILROOM_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const SENDER = 'news@example.com';
-const BATCH = 250;
-
-interface StackResult {
-  perSecond: number;
-  seconds: number;
-  /** CPU of the stack's own processes per message, microseconds (Mailroom: serve and workers; BullMQ: worker, producer, Redis). */
-  cpuMicrosPerMessage: number;
-  sinkCpuMicrosPerMessage: number;
-  /** Peak RSS of the stack's largest process (MiB). */
-  peakRssMiB?: number;
-  duplicates?: number;
-}
-
-/** Waits until the sink has `n` messages; throws past `timeoutMs` without progress. */
-async function untilSinkHas(sink: SinkProcess, n: number, stallMs = 60_000): Promise<void> {
-  let last = -1;
-  let lastChange = performance.now();
-  for (;;) {
-    const got = await sink.count();
-    if (got >= n) return;
-    if (got !== last) {
-      last = got;
-      lastChange = performance.now();
-    } else if (performance.now() - lastChange > stallMs) {
-      throw new Error(`the sink stalled at ${got} of ${n}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-function recipients(template: CorpusTemplate, from: number): Array<ReturnType<CorpusTemplate['recipient']>> {
-  return Array.from({ length: Math.min(BATCH, N - from) }, (_, j) => template.recipient(from + j));
-}
-
-// ---------------------------------------------------------------------------------------------- Mailroom
-
-interface Database {
-  url: string;
-  drop(): Promise<void>;
-}
-
-async function sqliteDatabase(): Promise<Database> {
-  const dir = mkdtempSync(join(tmpdir(), 'mailroom-bench-corpus-'));
-  return { url: join(dir, 'mailroom.db'), drop: async () => rmSync(dir, { recursive: true, force: true }) };
-}
-
-async function postgresDatabase(): Promise<Database> {
-  const schema = `bench_corpus_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  await admin.end();
-  const url = new URL(PG_URL);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return {
-    url: url.toString(),
-    async drop() {
-      const client = new pg.Client({ connectionString: PG_URL });
-      await client.connect();
-      await client.query(`drop schema ${schema} cascade`);
-      await client.end();
-    },
-  };
-}
-
-/** The project, sender and template, created before the server starts (not timed); returns the secret. */
-async function seedProject(url: string, template: CorpusTemplate): Promise<string> {
-  const mailroom = createMailroom({ store: sqlStore({ url }), transport: memoryTransport() });
-  try {
-    const { project, secret } = await mailroom.admin.createProject({ name: 'Bench' });
-    await mailroom.admin.addSender(project.id, { address: SENDER, name: 'Example' });
-    await mailroom.admin.createTemplate(project.id, {
-      ref: template.ref,
-      format: template.format,
-      subject: template.subject,
-      source: template.source,
-    });
-    return secret;
-  } finally {
-    await mailroom.close();
-  }
-}
-
-async function post(url: string, secret: string, body: unknown): Promise<{ broadcastRef: string }> {
-  const response = await fetch(`${url}/send/mail/broadcast`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const json = (await response.json()) as { data?: { broadcastRef: string } };
-  if (!response.ok || !json.data) throw new Error(`POST ${response.status}: ${JSON.stringify(json)}`);
-  return json.data;
-}
-
-async function mailroomRun(
-  sink: SinkProcess,
-  template: CorpusTemplate,
-  scaleOut: boolean,
-): Promise<StackResult> {
-  const db = scaleOut ? await postgresDatabase() : await sqliteDatabase();
-  const processes: CliProcess[] = [];
-  try {
-    const secret = await seedProject(db.url, template);
-    const smtp = `smtp://127.0.0.1:${sink.port}`;
-    const common = ['--database', db.url, '--smtp', smtp];
-    const serve = await startCli(['serve', '--port', '0', ...common, ...(scaleOut ? ['--no-worker'] : [])]);
-    processes.push(serve);
-    if (scaleOut) {
-      processes.push(
-        ...(await Promise.all([startCli(['worker', ...common]), startCli(['worker', ...common])])),
-      );
-    }
-    await sink.reset();
-    const sinkCpu0 = await sink.cpuMicros();
-    const cpu0 = processes.map((p) => p.cpuMicros());
-    const t0 = performance.now();
-    const { broadcastRef } = await post(serve.url, secret, {
-      subject: template.subject,
-      sender: SENDER,
-      template: { ref: template.ref, variables: template.globals },
-      recipients: recipients(template, 0),
-    });
-    for (let i = BATCH; i < N; i += BATCH) {
-      await post(serve.url, secret, { broadcastRef, recipients: recipients(template, i) });
-    }
-    await untilSinkHas(sink, N);
-    const seconds = (performance.now() - t0) / 1000;
-    const cpu = processes.reduce((sum, p, i) => sum + p.cpuMicros() - (cpu0[i] as number), 0);
-    return {
-      perSecond: Math.round(N / seconds),
-      seconds: +seconds.toFixed(2),
-      cpuMicrosPerMessage: Math.round(cpu / N),
-      sinkCpuMicrosPerMessage: Math.round(((await sink.cpuMicros()) - sinkCpu0) / N),
-      peakRssMiB: Math.max(...processes.map((p) => p.peakRssMiB())),
-      duplicates: await sink.duplicates(),
-    };
-  } finally {
-    for (const p of processes) await p.stop();
-    await db.drop();
-  }
-}
 
 // ------------------------------------------------------------------------------------------------ BullMQ
 
@@ -267,7 +119,7 @@ async function bullmqRun(sink: SinkProcess, template: CorpusTemplate): Promise<S
     const t0 = performance.now();
     for (let i = 0; i < N; i += BATCH) {
       await queue.addBulk(
-        recipients(template, i).map((data) => ({
+        recipients(template, i, N).map((data) => ({
           name: 'send',
           data,
           opts: { removeOnComplete: true, removeOnFail: 1000 },
@@ -359,8 +211,8 @@ try {
     for (let r = 0; r < RUNS; r++) {
       if (STACKS.has('loop')) add('loop', await loopRun(sink, template));
       if (STACKS.has('bullmq')) add('bullmq', await bullmqRun(sink, template));
-      if (STACKS.has('mailroom')) add('mailroom', await mailroomRun(sink, template, false));
-      if (SCALEOUT) add('scaleout', await mailroomRun(sink, template, true));
+      if (STACKS.has('mailroom')) add('mailroom', await serveRun(sink, template, N));
+      if (SCALEOUT) add('scaleout', await serveRun(sink, template, N, { scaleOut: true }));
     }
     const figures = Object.fromEntries(
       Object.entries(results).map(([stack, runs]) => [stack, summary(runs as StackResult[])]),

@@ -1,0 +1,192 @@
+/**
+ * One delivery as users run Mailroom: `mailroom serve` (the built CLI) with its default flags but the
+ * database and the relay, fed over HTTP (`POST /send/mail/broadcast` with 250 recipients, then the later
+ * batches by `broadcastRef`, one request at a time), timed from the first POST until the sink has every
+ * message. Used by `delivery-corpus` (against the BullMQ stack) and by the benchmarks that compare serve
+ * with and without a feature (`delivery-tracking`, webhooks): they pass the feature's flags and set-up.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createMailroom, type Mailroom } from '@mailroom/core';
+import { memoryTransport } from '@mailroom/memory';
+import { sqlStore } from '@mailroom/sql';
+import pg from 'pg';
+import type { CorpusTemplate } from '../templates/index.js';
+import { type CliProcess, startCli } from './cli-process.js';
+import type { SinkProcess } from './sink-process.js';
+
+const PG_URL = process.env.MAILROOM_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const SENDER = 'news@example.com';
+/** Recipients per HTTP request (the spec's maximum). */
+export const BATCH = 250;
+
+/** What one stack did in one run. */
+export interface StackResult {
+  perSecond: number;
+  seconds: number;
+  /** CPU of the stack's own processes per message, microseconds (Mailroom: serve and workers; BullMQ: worker, producer, Redis). */
+  cpuMicrosPerMessage: number;
+  sinkCpuMicrosPerMessage: number;
+  /** Peak RSS of the stack's largest process (MiB). */
+  peakRssMiB?: number;
+  duplicates?: number;
+}
+
+/** How to run serve for one measurement. */
+export interface ServeRunOptions {
+  /** PostgreSQL, `serve --no-worker` and two `mailroom worker` processes (default: SQLite, serve alone). */
+  scaleOut?: boolean;
+  /** Extra flags for `serve` and the workers (a feature under test). */
+  args?: string[];
+  /** Set-up before the server starts, not timed (webhook endpoints, ...), on the same database. */
+  seed?: (mailroom: Mailroom, projectId: string) => Promise<void>;
+  /** Awaited after the sink has every message, inside the timing (events at a receiver, ...). */
+  settle?: () => Promise<void>;
+}
+
+/** Waits until the sink has `n` messages; throws past `stallMs` without progress. */
+export async function untilSinkHas(sink: SinkProcess, n: number, stallMs = 60_000): Promise<void> {
+  let last = -1;
+  let lastChange = performance.now();
+  for (;;) {
+    const got = await sink.count();
+    if (got >= n) return;
+    if (got !== last) {
+      last = got;
+      lastChange = performance.now();
+    } else if (performance.now() - lastChange > stallMs) {
+      throw new Error(`the sink stalled at ${got} of ${n}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Recipients `from` .. `from + BATCH` (fewer at the end) of `n`. */
+export function recipients(
+  template: CorpusTemplate,
+  from: number,
+  n: number,
+): Array<ReturnType<CorpusTemplate['recipient']>> {
+  return Array.from({ length: Math.min(BATCH, n - from) }, (_, j) => template.recipient(from + j));
+}
+
+interface Database {
+  url: string;
+  drop(): Promise<void>;
+}
+
+async function sqliteDatabase(): Promise<Database> {
+  const dir = mkdtempSync(join(tmpdir(), 'mailroom-bench-corpus-'));
+  return { url: join(dir, 'mailroom.db'), drop: async () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+async function postgresDatabase(): Promise<Database> {
+  const schema = `bench_corpus_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const url = new URL(PG_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      await client.query(`drop schema ${schema} cascade`);
+      await client.end();
+    },
+  };
+}
+
+/** The project, sender and template, created before the server starts (not timed); returns the secret. */
+async function seedProject(
+  url: string,
+  template: CorpusTemplate,
+  seed: ServeRunOptions['seed'],
+): Promise<string> {
+  const mailroom = createMailroom({ store: sqlStore({ url }), transport: memoryTransport() });
+  try {
+    const { project, secret } = await mailroom.admin.createProject({ name: 'Bench' });
+    await mailroom.admin.addSender(project.id, { address: SENDER, name: 'Example' });
+    await mailroom.admin.createTemplate(project.id, {
+      ref: template.ref,
+      format: template.format,
+      subject: template.subject,
+      source: template.source,
+    });
+    await seed?.(mailroom, project.id);
+    return secret;
+  } finally {
+    await mailroom.close();
+  }
+}
+
+async function post(url: string, secret: string, body: unknown): Promise<{ broadcastRef: string }> {
+  const response = await fetch(`${url}/send/mail/broadcast`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const json = (await response.json()) as { data?: { broadcastRef: string } };
+  if (!response.ok || !json.data) throw new Error(`POST ${response.status}: ${JSON.stringify(json)}`);
+  return json.data;
+}
+
+/** Delivers `template` to `n` recipients through `mailroom serve` (see the file's comment). */
+export async function serveRun(
+  sink: SinkProcess,
+  template: CorpusTemplate,
+  n: number,
+  options: ServeRunOptions = {},
+): Promise<StackResult> {
+  const db = options.scaleOut ? await postgresDatabase() : await sqliteDatabase();
+  const processes: CliProcess[] = [];
+  try {
+    const secret = await seedProject(db.url, template, options.seed);
+    const smtp = `smtp://127.0.0.1:${sink.port}`;
+    const common = ['--database', db.url, '--smtp', smtp, ...(options.args ?? [])];
+    const serve = await startCli([
+      'serve',
+      '--port',
+      '0',
+      ...common,
+      ...(options.scaleOut ? ['--no-worker'] : []),
+    ]);
+    processes.push(serve);
+    if (options.scaleOut) {
+      processes.push(
+        ...(await Promise.all([startCli(['worker', ...common]), startCli(['worker', ...common])])),
+      );
+    }
+    await sink.reset();
+    const sinkCpu0 = await sink.cpuMicros();
+    const cpu0 = processes.map((p) => p.cpuMicros());
+    const t0 = performance.now();
+    const { broadcastRef } = await post(serve.url, secret, {
+      subject: template.subject,
+      sender: SENDER,
+      template: { ref: template.ref, variables: template.globals },
+      recipients: recipients(template, 0, n),
+    });
+    for (let i = BATCH; i < n; i += BATCH) {
+      await post(serve.url, secret, { broadcastRef, recipients: recipients(template, i, n) });
+    }
+    await untilSinkHas(sink, n);
+    await options.settle?.();
+    const seconds = (performance.now() - t0) / 1000;
+    const cpu = processes.reduce((sum, p, i) => sum + p.cpuMicros() - (cpu0[i] as number), 0);
+    return {
+      perSecond: Math.round(n / seconds),
+      seconds: +seconds.toFixed(2),
+      cpuMicrosPerMessage: Math.round(cpu / n),
+      sinkCpuMicrosPerMessage: Math.round(((await sink.cpuMicros()) - sinkCpu0) / n),
+      peakRssMiB: Math.max(...processes.map((p) => p.peakRssMiB())),
+      duplicates: await sink.duplicates(),
+    };
+  } finally {
+    for (const p of processes) await p.stop();
+    await db.drop();
+  }
+}
