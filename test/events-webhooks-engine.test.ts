@@ -134,7 +134,9 @@ describe.each(storeCases())('events and webhooks on $name', ({ make }) => {
     const byAddress = await mailroom.listEvents(secret, { address: 'gone@example.test' });
     expect(byAddress.items).toHaveLength(1);
     await mailroom.webhooks.drain();
-    expect(receiver.received.map((r) => [r.payload.type, r.verified])).toEqual([['contact.unsubscribed', true]]);
+    expect(receiver.received.map((r) => [r.payload.type, r.verified])).toEqual([
+      ['contact.unsubscribed', true],
+    ]);
   });
 
   it('emits broadcast.completed and broadcast.cancelled with the change', async () => {

@@ -112,7 +112,9 @@ async function seedProject(
   seed: ServeRunOptions['seed'],
   args: readonly string[],
 ): Promise<string> {
-  const allowHosts = args.flatMap((a, i) => (a === '--allow-host' && args[i + 1] ? [args[i + 1] as string] : []));
+  const allowHosts = args.flatMap((a, i) =>
+    a === '--allow-host' && args[i + 1] ? [args[i + 1] as string] : [],
+  );
   const mailroom = createMailroom({
     store: sqlStore({ url }),
     transport: memoryTransport(),

@@ -103,7 +103,8 @@ export function createAdmin(ctx: EngineContext): MailroomAdmin {
       // An unsubscribe through the admin API is an unsubscribe: it is announced like a link's, in the
       // change's transaction; setting the status it already has announces nothing.
       const announce =
-        status === 'unsubscribed' && (await store.getProfile(projectId, normalized))?.status !== 'unsubscribed';
+        status === 'unsubscribed' &&
+        (await store.getProfile(projectId, normalized))?.status !== 'unsubscribed';
       const outbox = announce
         ? await ctx.outbox.event(
             projectId,

@@ -93,7 +93,12 @@ export function describeRetention(ctx: StoreSuiteContext): void {
         });
       }
       const claimed = await ctx.store.claimWebhookMessages({ now: testTime(0), limit: 10, leaseMs: 60_000 });
-      expect(claimed.map((m) => m.id).sort()).toEqual(messages.slice(0, 3).map((m) => m.id).sort());
+      expect(claimed.map((m) => m.id).sort()).toEqual(
+        messages
+          .slice(0, 3)
+          .map((m) => m.id)
+          .sort(),
+      );
       const byId = new Map(claimed.map((m) => [m.id, m]));
       const [m0, m1, m2, m3] = messages as [
         WebhookMessageRecord,
