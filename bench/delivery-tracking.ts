@@ -20,9 +20,7 @@ import { type CorpusTemplate, corpusTemplate } from './templates/index.js';
 
 const N = Number(process.env.BENCH_RECIPIENTS ?? 20_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
-const TEMPLATES = (
-  process.env.BENCH_TEMPLATES ?? 'newsletter,receipt,plan-message,password-reset,esp-export'
-)
+const TEMPLATES = (process.env.BENCH_TEMPLATES ?? 'newsletter,receipt,plan-message,password-reset,esp-export')
   .split(',')
   .map(corpusTemplate);
 /** The tracking base: loopback, never requested by the benchmark. */
@@ -71,7 +69,9 @@ try {
       for (const tracking of r % 2 === 0 ? [false, true] : [true, false]) {
         const result = await side(sink, template, tracking);
         (tracking ? on : off).push(result);
-        console.log(`${template.ref} run ${r + 1} tracking ${tracking ? 'on' : 'off'}: ${JSON.stringify(result)}`);
+        console.log(
+          `${template.ref} run ${r + 1} tracking ${tracking ? 'on' : 'off'}: ${JSON.stringify(result)}`,
+        );
       }
     }
     const offMedian = median(off.map((r) => r.perSecond));
@@ -91,5 +91,7 @@ try {
   }
 } finally {
   await sink.close();
-  console.log(`load average (1 min): ${loadBefore.toFixed(2)} before, ${(loadavg()[0] ?? 0).toFixed(2)} after`);
+  console.log(
+    `load average (1 min): ${loadBefore.toFixed(2)} before, ${(loadavg()[0] ?? 0).toFixed(2)} after`,
+  );
 }

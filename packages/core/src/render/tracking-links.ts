@@ -206,8 +206,14 @@ export function applyTracking(
   const prefix = `${tracking.baseUrl}/t/c/${signer.head}`;
   // Marked spans: [start, end, href, replacement] with the replacement, for Liquid links, the index and
   // the group of links with the same values, whose suffix is signed once all spans are known.
-  const spans: Array<{ start: number; end: number; href: string; fixed?: string; group?: ValueGroup; at?: string }> =
-    [];
+  const spans: Array<{
+    start: number;
+    end: number;
+    href: string;
+    fixed?: string;
+    group?: ValueGroup;
+    at?: string;
+  }> = [];
   let groups: Map<string, ValueGroup> | undefined;
   for (let at = 0; ; ) {
     const start = rendered.indexOf(open, at);
@@ -227,7 +233,7 @@ export function applyTracking(
       span.fixed = `${prefix}${index36}${signer.fixedSuffix}`;
       continue;
     }
-    const values = trackableValues(shape, href);
+    const values = trackableValues(shape, rendered, mid + 1, end);
     if (values === undefined) continue;
     const key = values.length === 1 ? (values[0] as string) : values.join('\u0000');
     groups ??= new Map();
@@ -240,7 +246,8 @@ export function applyTracking(
     span.group = group;
     span.at = `${prefix}${index36}`;
   }
-  if (groups) for (const group of groups.values()) group.suffix = signer.valuesSuffix(group.values, group.indexes);
+  if (groups)
+    for (const group of groups.values()) group.suffix = signer.valuesSuffix(group.values, group.indexes);
   let html = '';
   let at = 0;
   for (const span of spans) {
@@ -282,22 +289,46 @@ interface ValueGroup {
 export interface LinkShape {
   /** The static parts, attribute-encoded as written; one more than the values. */
   statics: string[];
-  /** The same, decoded. */
-  decoded: string[];
-  /** Whether each static part decodes alone (every `&` starts a complete character reference). */
-  separable: boolean;
+  /**
+   * Whether a recipient's URL can be checked from the static parts and the values alone (no value with
+   * `&`): every `&` of a static part starts a complete character reference, the first part fixes the
+   * scheme (`https://host...`), no part mentions unsubscribe, and the parts between values are long
+   * enough that an `unsubscribe` made with a value lies within the value and its neighbours' ends.
+   */
+  checkable: boolean;
+  /**
+   * For value `i`: the end of the decoded part before it and the start of the one after it that could
+   * make `unsubscribe` with it (the longest that is a start, resp. an end, of the word).
+   */
+  around: Array<[string, string]>;
 }
+
+const UNSUBSCRIBE = 'unsubscribe';
 
 /** The shape of a link map entry: null for a fixed one (see {@link LinkShape}). */
 export function linkShape(source: string): LinkShape | null {
   if (!hasLiquid(source)) return null;
   const statics =
     source.includes('{%') || /\{\{-|-\}\}/.test(source) ? ['', ''] : source.split(/\{\{[\s\S]*?\}\}/);
-  return {
-    statics,
-    decoded: statics.map((s) => (s.includes('&') ? decodeHTMLAttribute(s) : s)),
-    separable: statics.every((s) => !/&(?![A-Za-z0-9#]+;)/.test(s)),
-  };
+  const decoded = statics.map((s) => (s.includes('&') ? decodeHTMLAttribute(s) : s).toLowerCase());
+  const reach = UNSUBSCRIBE.length - 1;
+  const checkable =
+    statics.every((s) => !/&(?![A-Za-z0-9#]+;)/.test(s)) &&
+    /^https?:\/\/[^\s]/.test((decoded[0] as string).trimStart()) &&
+    decoded.every(
+      (d, i) => !d.includes(UNSUBSCRIBE) && (i === 0 || i === decoded.length - 1 || d.length >= reach),
+    );
+  const around = decoded.slice(1).map((after, i): [string, string] => {
+    const before = decoded[i] as string;
+    let left = '';
+    let right = '';
+    for (let k = 1; k <= reach; k++) {
+      if (before.endsWith(UNSUBSCRIBE.slice(0, k))) left = before.slice(-k);
+      if (after.startsWith(UNSUBSCRIBE.slice(-k))) right = after.slice(0, k);
+    }
+    return [left, right];
+  });
+  return { statics, checkable, around };
 }
 
 /**
@@ -305,37 +336,43 @@ export function linkShape(source: string): LinkShape | null {
  * short enough), else undefined (the link stays as rendered). Any split that puts the `href` back together
  * will do: the click rebuilds the same text.
  */
-function trackableValues(shape: LinkShape, href: string): string[] | undefined {
-  if (href.length > MAX_TOKEN_URL_LENGTH) return undefined;
-  const { statics, decoded } = shape;
+function trackableValues(shape: LinkShape, page: string, from: number, to: number): string[] | undefined {
+  // Positions in the flat page rather than a slice of it: `startsWith` on a sliced string is slow.
+  if (to - from > MAX_TOKEN_URL_LENGTH) return undefined;
+  const { statics } = shape;
   const last = statics.length - 1;
   const first = statics[0] as string;
   const end = statics[last] as string;
-  if (!href.startsWith(first) || !href.endsWith(end) || href.length < first.length + end.length) {
+  const valuesEnd = to - end.length;
+  // indexOf at the position rather than startsWith: much faster on a long page in V8 12.
+  if (
+    valuesEnd < from + first.length ||
+    page.indexOf(first, from) !== from ||
+    page.indexOf(end, valuesEnd) !== valuesEnd
+  ) {
     return undefined;
   }
   const values: string[] = [];
-  let pos = first.length;
-  let url = decoded[0] as string;
-  let amp = false;
-  for (let i = 1; i < last; i++) {
-    const next = href.indexOf(statics[i] as string, pos);
-    if (next < 0) return undefined;
-    const value = href.slice(pos, next);
-    values.push(value);
-    url += value + (decoded[i] as string);
-    amp ||= value.includes('&');
+  let pos = from + first.length;
+  for (let i = 1; i <= last; i++) {
+    const next = i < last ? page.indexOf(statics[i] as string, pos) : valuesEnd;
+    if (next < pos || next + (i < last ? (statics[i] as string).length : 0) > valuesEnd) return undefined;
+    values.push(page.slice(pos, next));
     pos = next + (statics[i] as string).length;
   }
-  const value = href.slice(pos, href.length - end.length);
-  if (pos > href.length - end.length) return undefined;
-  values.push(value);
-  url += value + (decoded[last] as string);
-  amp ||= value.includes('&');
+  if (shape.checkable && values.every((v) => !v.includes('&'))) {
+    // Only a value with the text around it can make an unsubscribe link (see `LinkShape`).
+    for (let i = 0; i < values.length; i++) {
+      const [left, right] = shape.around[i] as [string, string];
+      const value = values[i] as string;
+      if (left.length + value.length + right.length < UNSUBSCRIBE.length) continue;
+      if (`${left}${value}${right}`.toLowerCase().includes(UNSUBSCRIBE)) return undefined;
+    }
+    return values;
+  }
   // A value's character reference (or one split across a value and the text around it) is decoded as
   // the browser would, from the whole href.
-  if (amp || !shape.separable) url = decodeHTMLAttribute(href);
-  return isTrackableUrl(url.trim()) ? values : undefined;
+  return isTrackableUrl(decodeHTMLAttribute(page.slice(from, to)).trim()) ? values : undefined;
 }
 
 /**
