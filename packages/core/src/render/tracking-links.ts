@@ -248,11 +248,15 @@ export function applyTracking(
   }
   if (groups)
     for (const group of groups.values()) group.suffix = signer.valuesSuffix(group.values, group.indexes);
-  let html = '';
+  // Joined, not concatenated: the page comes out flat, holding no slice of the rendered one (which
+  // would keep both alive, in-flight messages twice their size, until the message is encoded).
+  const parts: string[] = [];
   let at = 0;
   for (const span of spans) {
-    const replaced = span.fixed ?? (span.group ? `${span.at}${span.group.suffix}` : span.href);
-    html += rendered.slice(at, span.start) + replaced;
+    parts.push(
+      rendered.slice(at, span.start),
+      span.fixed ?? (span.group ? `${span.at}${span.group.suffix}` : span.href),
+    );
     at = span.end;
   }
   const plain = () => {
@@ -265,12 +269,15 @@ export function applyTracking(
     return out + rendered.slice(from);
   };
   const tail = rendered.slice(at);
-  if (!tracking.opens) return { html: html + tail, plain };
-  // The pixel goes before the last `</body>` (after the last link, so within the tail), or at the end.
-  const img = `<img src="${tracking.baseUrl}/t/o/${signer.open}.gif" width="1" height="1" alt="" style="display:block;width:1px;height:1px;border:0" />`;
-  const body = Math.max(tail.lastIndexOf('</body'), tail.lastIndexOf('</BODY'));
-  html += body < 0 ? tail + img : tail.slice(0, body) + img + tail.slice(body);
-  return { html, plain };
+  if (!tracking.opens) parts.push(tail);
+  else {
+    // The pixel goes before the last `</body>` (after the last link, so within the tail), or at the end.
+    const img = `<img src="${tracking.baseUrl}/t/o/${signer.open}.gif" width="1" height="1" alt="" style="display:block;width:1px;height:1px;border:0" />`;
+    const body = Math.max(tail.lastIndexOf('</body'), tail.lastIndexOf('</BODY'));
+    if (body < 0) parts.push(tail, img);
+    else parts.push(tail.slice(0, body), img, tail.slice(body));
+  }
+  return { html: parts.join(''), plain };
 }
 
 /** Liquid links of one message that rendered the same values: one signature for all of them. */
