@@ -156,6 +156,11 @@ export function workerOptionsOf(args: ParsedArgs): WorkerOptions {
   };
 }
 
+/** `1 render thread`, `no render threads`, ... (the start banners). */
+export function threadsLabel(threads: number): string {
+  return `${threads === 0 ? 'no' : threads} render thread${threads === 1 ? '' : 's'}`;
+}
+
 /** The webhook sender settings given by `--no-webhooks` and `--webhook-retry-schedule`. */
 export function webhookOptionsOf(args: ParsedArgs, command: string): WebhookOptions {
   const schedule = args.string('webhook-retry-schedule');
