@@ -19,7 +19,7 @@
  * BENCH_CPU_PROF (a directory: CPU profiles of the Mailroom processes),
  * BENCH_STACKS (mailroom,bullmq,loop; also `alt`: serve again with BENCH_ALT_ARGS, compared in the same run),
  * BENCH_SERVE_ARGS (extra serve flags of the `mailroom` stack, space-separated; none by default),
- * BENCH_ALT_ARGS (extra serve flags of the `alt` stack).
+ * BENCH_ALT_ARGS (extra serve flags of the `alt` stack), BENCH_ALT_SMTP_QUERY (query of its `--smtp` URL).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -48,6 +48,7 @@ const STACKS = new Set((process.env.BENCH_STACKS ?? 'mailroom,bullmq,loop').spli
 const flagsOf = (text: string | undefined) => (text ?? '').split(/\s+/).filter((a) => a !== '');
 const SERVE_ARGS = flagsOf(process.env.BENCH_SERVE_ARGS);
 const ALT_ARGS = flagsOf(process.env.BENCH_ALT_ARGS);
+const ALT_SMTP_QUERY = process.env.BENCH_ALT_SMTP_QUERY;
 const TEMPLATES = process.env.BENCH_TEMPLATES
   ? process.env.BENCH_TEMPLATES.split(',').map(corpusTemplate)
   : CORPUS;
@@ -217,7 +218,8 @@ try {
       if (STACKS.has('loop')) add('loop', await loopRun(sink, template));
       if (STACKS.has('bullmq')) add('bullmq', await bullmqRun(sink, template));
       if (STACKS.has('mailroom')) add('mailroom', await serveRun(sink, template, N, { args: SERVE_ARGS }));
-      if (STACKS.has('alt')) add('alt', await serveRun(sink, template, N, { args: ALT_ARGS }));
+      if (STACKS.has('alt'))
+        add('alt', await serveRun(sink, template, N, { args: ALT_ARGS, smtpQuery: ALT_SMTP_QUERY }));
       if (SCALEOUT) {
         add('scaleout', await serveRun(sink, template, N, { scaleOut: true, args: SERVE_ARGS }));
       }
@@ -229,9 +231,9 @@ try {
     const ratio = (other: StackResult[] | undefined, of = mailroom) =>
       of && other
         ? {
-            ofMedians: +(
-              median(of.map((r) => r.perSecond)) / median(other.map((r) => r.perSecond))
-            ).toFixed(2),
+            ofMedians: +(median(of.map((r) => r.perSecond)) / median(other.map((r) => r.perSecond))).toFixed(
+              2,
+            ),
             perRun: of.map((m, i) => +(m.perSecond / (other[i]?.perSecond ?? Number.NaN)).toFixed(2)),
           }
         : undefined;
@@ -248,6 +250,7 @@ try {
         ? {
             serveArgs: SERVE_ARGS.join(' '),
             altArgs: ALT_ARGS.join(' '),
+            altSmtpQuery: ALT_SMTP_QUERY,
             altToMailroom: ratio(results.mailroom, results.alt),
             altToBullmq: ratio(results.bullmq, results.alt),
           }

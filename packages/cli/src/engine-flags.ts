@@ -34,7 +34,8 @@ export const DELIVERY_FLAGS_HELP = `  --database URL     SQLite file, sqlite:FIL
   --ses-configuration-set NAME
                      send with this SES configuration set (its bounce and complaint events)
   --outbox DIR       write each message as an .eml file into DIR (default: ./.mailroom/outbox)
-  --concurrency N    deliveries sent at once by the worker (default: 8)
+  --concurrency N    deliveries sent at once by the worker, and its SMTP connections unless
+                     the --smtp URL sets maxConnections (default: 8)
   --render-threads N threads that render recipients and build their MIME, 0 for none
                      (default: 1 where the machine has 2 or more cores, else 0)
   --rate N           at most N messages per second from this worker (default: unlimited)
