@@ -17,7 +17,7 @@
  * Environment: BENCH_RECIPIENTS (100000), BENCH_RUNS (3), BENCH_TEMPLATES (all, or a comma list of refs),
  * BENCH_LOOP (messages of the loop, at most 20000), BENCH_SCALEOUT (0), BENCH_BULLMQ_TEXT (none | convert),
  * BENCH_CPU_PROF (a directory: CPU profiles of the Mailroom processes),
- * BENCH_STACKS (mailroom,bullmq,loop; also `alt`: serve again with BENCH_ALT_ARGS, compared in the same run),
+ * BENCH_BULLMQ_CONNECTIONS (5), BENCH_STACKS (mailroom,bullmq,loop; also `alt`: serve again with BENCH_ALT_ARGS, compared in the same run),
  * BENCH_SERVE_ARGS (extra serve flags of the `mailroom` stack, space-separated; none by default),
  * BENCH_ALT_ARGS (extra serve flags of the `alt` stack), BENCH_ALT_SMTP_QUERY (query of its `--smtp` URL).
  */
