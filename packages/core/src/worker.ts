@@ -145,6 +145,9 @@ export function createWorker(
         storing.catch(() => undefined);
         stored = storing;
         const commit = pageCommitted(job, entry.mailing.ref, page.patch, storing);
+        // Awaited later, after the pages before it: a failure (a page before it failed, so this one
+        // does too, at once) must not count as unhandled meanwhile.
+        commit.catch(() => undefined);
         if (finished || sliceOver) {
           // Every commit settles before the job is handed back, in order: a store may reject a page
           // before its `after` has settled (closed, or failing to prepare it), and the failure written
@@ -154,8 +157,6 @@ export function createWorker(
           if (finished) await settle(job.mailingId);
           return 1;
         }
-        // Awaited later; a failure must not count as unhandled meanwhile.
-        commit.catch(() => undefined);
         inFlight.push(commit);
         job = { ...job, ...page.patch, updatedAt: now, leaseExpiresAt: leaseUntil };
       }
