@@ -10,7 +10,9 @@ import type { SourcePage } from './sources/source-expander.js';
 import type { DeliveryQueue, MailingStore, SourceJobStore } from './store.js';
 
 /** Worker settings with their defaults applied (`renderThreads: 'auto'` resolved to a number). */
-export type ResolvedWorkerOptions = Omit<Required<WorkerOptions>, 'renderThreads'> & { renderThreads: number };
+export type ResolvedWorkerOptions = Omit<Required<WorkerOptions>, 'renderThreads'> & {
+  renderThreads: number;
+};
 
 /** The defaults of {@link WorkerOptions}. */
 export const WORKER_DEFAULTS: Required<WorkerOptions> = {
