@@ -76,8 +76,12 @@ describe.each(storeCases())('events and webhooks on $name', ({ make }) => {
     ]);
     await mailroom.worker.drain();
     const all = await mailroom.listEvents(secret, { limit: 1000 });
-    const types = all.items.map((e) => `${e.type} ${e.data.delivery?.address ?? ''}`.trim()).sort();
+    const types = all.items
+      .map((e) => `${e.type} ${e.data.delivery?.address ?? e.data.address ?? ''}`.trim())
+      .sort();
+    // The admin API's unsubscribe is announced like a link's (it is one), with the address.
     expect(types).toEqual([
+      'contact.unsubscribed gone@example.test',
       'email.delivery_delayed later@example.test',
       'email.failed refused@example.test',
       'email.sent a@example.test',
@@ -111,6 +115,28 @@ describe.each(storeCases())('events and webhooks on $name', ({ make }) => {
     });
     const other = await mailroom.admin.createProject({ name: 'Other' });
     expect((await mailroom.listEvents(other.secret)).items).toEqual([]);
+  });
+
+  it('announces an unsubscribe through the admin API once, and no subscribe', async () => {
+    const added = await mailroom.webhooks.add(secret, {
+      url: receiver.url,
+      events: ['contact.unsubscribed'],
+    });
+    receiver.secret = added.secret;
+    await mailroom.admin.setSubscription(projectId, 'gone@Example.TEST', 'unsubscribed');
+    await mailroom.admin.setSubscription(projectId, 'gone@example.test', 'unsubscribed');
+    await mailroom.admin.setSubscription(projectId, 'gone@example.test', 'subscribed');
+    await mailroom.admin.setSubscription(projectId, 'kept@example.test', 'subscribed');
+    const events = await mailroom.listEvents(secret, { limit: 100 });
+    expect(events.items.map((e) => [e.type, e.data.address])).toEqual([
+      ['contact.unsubscribed', 'gone@example.test'],
+    ]);
+    const byAddress = await mailroom.listEvents(secret, { address: 'gone@example.test' });
+    expect(byAddress.items).toHaveLength(1);
+    await mailroom.webhooks.drain();
+    expect(receiver.received.map((r) => [r.payload.type, r.verified])).toEqual([
+      ['contact.unsubscribed', true],
+    ]);
   });
 
   it('emits broadcast.completed and broadcast.cancelled with the change', async () => {

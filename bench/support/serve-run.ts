@@ -25,6 +25,8 @@ export const BATCH = 250;
 export interface StackResult {
   perSecond: number;
   seconds: number;
+  /** Seconds until the sink had every message (before `settle`; equal to `seconds` without one). */
+  deliveredSeconds?: number;
   /** CPU of the stack's own processes per message, microseconds (Mailroom: serve and workers; BullMQ: worker, producer, Redis). */
   cpuMicrosPerMessage: number;
   sinkCpuMicrosPerMessage: number;
@@ -43,8 +45,11 @@ export interface ServeRunOptions {
   args?: string[];
   /** Query parameters of the `--smtp` URL (`maxConnections=10`). */
   smtpQuery?: string;
-  /** Set-up before the server starts, not timed (webhook endpoints, ...), on the same database. */
-  seed?: (mailroom: Mailroom, projectId: string) => Promise<void>;
+  /**
+   * Set-up before the server starts, not timed (webhook endpoints, ...), on the same database, by an
+   * engine with the allow-list of the `--allow-host` flags in `args`.
+   */
+  seed?: (mailroom: Mailroom, projectId: string, secret: string) => Promise<void>;
   /** Awaited after the sink has every message, inside the timing (events at a receiver, ...). */
   settle?: () => Promise<void>;
 }
@@ -109,8 +114,16 @@ async function seedProject(
   url: string,
   template: CorpusTemplate,
   seed: ServeRunOptions['seed'],
+  args: readonly string[],
 ): Promise<string> {
-  const mailroom = createMailroom({ store: sqlStore({ url }), transport: memoryTransport() });
+  const allowHosts = args.flatMap((a, i) =>
+    a === '--allow-host' && args[i + 1] ? [args[i + 1] as string] : [],
+  );
+  const mailroom = createMailroom({
+    store: sqlStore({ url }),
+    transport: memoryTransport(),
+    ...(allowHosts.length > 0 ? { fetch: { allowHosts } } : {}),
+  });
   try {
     const { project, secret } = await mailroom.admin.createProject({ name: 'Bench' });
     await mailroom.admin.addSender(project.id, { address: SENDER, name: 'Example' });
@@ -120,7 +133,7 @@ async function seedProject(
       subject: template.subject,
       source: template.source,
     });
-    await seed?.(mailroom, project.id);
+    await seed?.(mailroom, project.id, secret);
     return secret;
   } finally {
     await mailroom.close();
@@ -148,7 +161,7 @@ export async function serveRun(
   const db = options.scaleOut ? await postgresDatabase() : await sqliteDatabase();
   const processes: CliProcess[] = [];
   try {
-    const secret = await seedProject(db.url, template, options.seed);
+    const secret = await seedProject(db.url, template, options.seed, options.args ?? []);
     const smtp = `smtp://127.0.0.1:${sink.port}${options.smtpQuery ? `?${options.smtpQuery}` : ''}`;
     const common = ['--database', db.url, '--smtp', smtp, ...(options.args ?? [])];
     const serve = await startCli([
@@ -179,12 +192,14 @@ export async function serveRun(
     }
     const fed = performance.now();
     await untilSinkHas(sink, n);
+    const deliveredSeconds = (performance.now() - t0) / 1000;
     await options.settle?.();
     const seconds = (performance.now() - t0) / 1000;
     const cpu = processes.reduce((sum, p, i) => sum + p.cpuMicros() - (cpu0[i] as number), 0);
     return {
       perSecond: Math.round(n / seconds),
       seconds: +seconds.toFixed(2),
+      deliveredSeconds: +deliveredSeconds.toFixed(2),
       cpuMicrosPerMessage: Math.round(cpu / n),
       sinkCpuMicrosPerMessage: Math.round(((await sink.cpuMicros()) - sinkCpu0) / n),
       peakRssMiB: Math.max(...processes.map((p) => p.peakRssMiB())),

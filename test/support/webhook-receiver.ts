@@ -24,6 +24,8 @@ export interface ReceivedWebhook {
   /** The status the receiver answered. */
   status: number;
   at: number;
+  /** The sender's port of the connection it came on (which process sent it, with `/proc`). */
+  remotePort: number;
 }
 
 /** A running receiver. */
@@ -59,7 +61,14 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
         payload = safeJson(body);
       }
       const status = receiver.respond({ id, count: received.length });
-      received.push({ id, payload, verified, status, at: Date.now() });
+      received.push({
+        id,
+        payload,
+        verified,
+        status,
+        at: Date.now(),
+        remotePort: req.socket.remotePort ?? 0,
+      });
       res.writeHead(status, { 'content-type': 'text/plain' });
       res.end(status < 300 ? 'ok' : 'nope');
     });

@@ -98,7 +98,23 @@ export function createAdmin(ctx: EngineContext): MailroomAdmin {
 
     async setSubscription(projectId, address, status) {
       await requireProject(projectId);
-      await store.setProfileStatus(projectId, normalizeAddress(address), status, clock.now());
+      const normalized = normalizeAddress(address);
+      const now = clock.now();
+      // An unsubscribe through the admin API is an unsubscribe: it is announced like a link's, in the
+      // change's transaction; setting the status it already has announces nothing.
+      const announce =
+        status === 'unsubscribed' &&
+        (await store.getProfile(projectId, normalized))?.status !== 'unsubscribed';
+      const outbox = announce
+        ? await ctx.outbox.event(
+            projectId,
+            'contact.unsubscribed',
+            now,
+            { mailingRef: null, deliveryId: null, address: normalized },
+            { address: normalized },
+          )
+        : undefined;
+      await store.setProfileStatus(projectId, normalized, status, now, outbox);
     },
 
     async suppress(projectId, address, reason, detail) {

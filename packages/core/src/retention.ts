@@ -6,6 +6,8 @@ import type { RetentionStore } from './store.js';
 /** Rows changed per store call of a sweep: small enough that no call holds locks for long. */
 const SWEEP_CHUNK = 1_000;
 const DAY_MS = 86_400_000;
+/** The default of `RetentionOptions.eventDays`. */
+export const EVENT_DAYS_DEFAULT = 30;
 
 /** The retention sweeps of an engine. Internal. */
 export interface Retention {
@@ -19,14 +21,21 @@ export interface Retention {
 
 /**
  * Keeps the store from growing without bound: a running worker periodically clears rendered content older
- * than `contentDays` (when set) and deletes expired idempotency keys, a chunk at a time.
+ * than `contentDays` (when set), deletes events and settled webhook messages and attempts older than
+ * `eventDays` (30 by default) and expired idempotency keys, a chunk at a time.
  */
 export function createRetention(ctx: EngineContext, options: RetentionOptions = {}): Retention {
   const { clock, logger } = ctx;
   const store: RetentionStore = ctx.store;
-  const { contentDays } = options;
+  const { contentDays, eventDays = EVENT_DAYS_DEFAULT } = options;
   if (contentDays !== undefined && !(Number.isFinite(contentDays) && contentDays > 0)) {
     throw new MailroomError('VALIDATION_FAILED', 'retention.contentDays must be a positive number of days');
+  }
+  if (!(eventDays > 0)) {
+    throw new MailroomError(
+      'VALIDATION_FAILED',
+      'retention.eventDays must be a positive number of days (Infinity keeps events)',
+    );
   }
   const everyMs = options.sweepEveryMs ?? 3_600_000;
   let timer: NodeJS.Timeout | undefined;
@@ -52,7 +61,13 @@ export function createRetention(ctx: EngineContext, options: RetentionOptions = 
     try {
       const content = contentDays === undefined ? 0 : await pruneContent();
       const keys = await drainInChunks((limit) => store.pruneIdempotent(clock.now(), limit));
-      if (content > 0 || keys > 0) logger.info({ content, idempotencyKeys: keys }, 'retention sweep');
+      const eventsBefore = new Date(clock.now().getTime() - eventDays * DAY_MS);
+      const events = Number.isFinite(eventDays)
+        ? await drainInChunks((limit) => store.pruneEvents(eventsBefore, limit))
+        : 0;
+      if (content > 0 || keys > 0 || events > 0) {
+        logger.info({ content, idempotencyKeys: keys, eventRows: events }, 'retention sweep');
+      }
     } catch (error) {
       logger.warn({ err: error }, 'retention sweep failed; the next one tries again');
     }

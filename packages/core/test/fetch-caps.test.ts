@@ -142,4 +142,33 @@ describe('guarded fetcher: caps', () => {
     const res = await fetcher.fetch(`http://127.0.0.1:${port}/small-gzip`, { maxBytes: 5 });
     await expect(res.bytes()).rejects.toSatisfy(isByteCapError);
   });
+
+  describe('post (status only)', () => {
+    const post = (path: string) =>
+      fetcher.post(`http://127.0.0.1:${port}${path}`, { body: '{"a":1}', maxBytes: 1024 });
+
+    it('answers the status of an endless body once past the cap, dropping the connection', async () => {
+      expect(await post('/endless')).toEqual({ status: 200 });
+      expect(await post('/nothing-here')).toEqual({ status: 404 });
+    });
+
+    it('stops a server that never answers or trickles at the time cap, retryable', async () => {
+      for (const path of ['/silent', '/trickle']) {
+        const started = Date.now();
+        const error = await post(path).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(MailroomError);
+        expect(error).toMatchObject({ code: 'FETCH_REFUSED', retryable: true });
+        expect((error as MailroomError).message).toMatch(/took longer than 1500 ms/);
+        expect(Date.now() - started).toBeLessThan(4_000);
+      }
+    });
+
+    it('refuses what fetch refuses, before connecting', async () => {
+      const before = attempts.length;
+      for (const url of ['file:///etc/passwd', 'http://user:pw@127.0.0.1/', 'http://10.0.0.1/hook']) {
+        await expect(fetcher.post(url, { body: 'x' })).rejects.toMatchObject({ code: 'FETCH_REFUSED' });
+      }
+      expect(attempts.slice(before).every((t) => t.address === '127.0.0.1')).toBe(true);
+    });
+  });
 });

@@ -66,6 +66,17 @@ export interface GuardedRequest {
   body?: string | Buffer;
 }
 
+/** A `GuardedFetcher.post`. */
+export interface GuardedPost {
+  body: string | Buffer;
+  /** Request headers (not the connection's own: `host`, `content-length`...). */
+  headers?: Record<string, string>;
+  /** @default the fetcher's `timeoutMs` (a request's value never exceeds the fetcher's) */
+  timeoutMs?: number;
+  /** @default the fetcher's `maxBytes` */
+  maxBytes?: number;
+}
+
 /** A response whose headers have arrived; the body is read (or dropped) by the caller. */
 export interface GuardedResponse {
   status: number;
@@ -94,6 +105,14 @@ export interface GuardedFetcher {
    * every failure to connect; `retryable` is true only for failures that may pass (timeout, reset).
    */
   fetch(url: string, request?: GuardedRequest): Promise<GuardedResponse>;
+  /**
+   * POST `body` to `url` and answer the status once the whole answer has arrived; its body is read and
+   * dropped (past `maxBytes` the connection is dropped instead, and the status still answered). No
+   * redirect is followed: a 3xx is the answer. For a caller that needs only the status (webhook sending):
+   * no response stream, so about half the CPU of `fetch` for a short answer.
+   * @throws MailroomError `FETCH_REFUSED` as `fetch` (refusals, failures to connect, the time cap).
+   */
+  post(url: string, request: GuardedPost): Promise<{ status: number }>;
   /**
    * Check `url` as a fetch would before connecting (scheme, credentials, every resolved address against
    * the policy and the allow-list), without connecting.

@@ -6,6 +6,7 @@ import type {
   FetchResolver,
   GuardedFetcher,
   GuardedFetcherOptions,
+  GuardedPost,
   GuardedRequest,
   GuardedResponse,
 } from './fetch-types.js';
@@ -109,8 +110,76 @@ export function createGuardedFetcher(options: GuardedFetcherOptions = {}): Guard
     }
   }
 
+  /** See `GuardedFetcher.post`: a dispatch with a handler that keeps the status and counts the body. */
+  function post(input: string, request: GuardedPost): Promise<{ status: number }> {
+    const timeoutMs = Math.min(request.timeoutMs ?? resolved.timeoutMs, resolved.timeoutMs);
+    const maxBytes = Math.min(request.maxBytes ?? resolved.maxBytes, resolved.maxBytes);
+    let url: URL;
+    let headers: Record<string, string>;
+    try {
+      url = checkUrl(input);
+      headers = requestHeaders(request.headers);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return new Promise((resolve, reject) => {
+      let status = 0;
+      let bytes = 0;
+      let settled = false;
+      let abort: ((reason: Error) => void) | undefined;
+      let timedOut: FetchCapError | undefined;
+      const finish = (error?: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (error === undefined) resolve({ status });
+        else reject(fetchFailureOf(timedOut ?? error, url));
+      };
+      const timer = setTimeout(() => {
+        timedOut = new FetchCapError('time', `took longer than ${timeoutMs} ms`);
+        if (abort) abort(timedOut);
+        else finish(timedOut);
+      }, timeoutMs);
+      agent.dispatch(
+        {
+          origin: url.origin,
+          path: `${url.pathname}${url.search}`,
+          method: 'POST',
+          headers,
+          body: request.body,
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+        },
+        {
+          onRequestStart(controller) {
+            abort = (reason) => controller.abort(reason);
+            if (timedOut) controller.abort(timedOut);
+          },
+          onResponseStart(_controller, statusCode) {
+            status = statusCode;
+          },
+          onResponseData(controller, chunk) {
+            bytes += chunk.length;
+            // Past the cap the answer is not worth its bytes: drop the connection, keep the status.
+            if (bytes > maxBytes) {
+              finish();
+              controller.abort(new FetchCapError('bytes', `the answer grew past ${maxBytes} bytes`));
+            }
+          },
+          onResponseEnd() {
+            finish();
+          },
+          onResponseError(_controller, error) {
+            finish(error);
+          },
+        },
+      );
+    });
+  }
+
   return {
     fetch: fetchUrl,
+    post,
     async check(input) {
       const url = checkUrl(input);
       await checkTarget(policy, url.hostname, url.port, url.protocol);
@@ -205,11 +274,19 @@ function firstHeader(value: string | string[] | undefined): string | undefined {
 
 function fetchFailure(error: unknown, url: URL, signal: AbortSignal): MailroomError {
   if (isMailroomError(error)) return error;
-  const cap = signal.aborted && signal.reason instanceof FetchCapError ? signal.reason : error;
-  if (cap instanceof FetchCapError) {
-    return new MailroomError('FETCH_REFUSED', `Fetch of ${redact(url.href)} stopped: ${cap.message}`, {
-      cause: cap,
-      retryable: cap.cap === 'time',
+  return fetchFailureOf(
+    signal.aborted && signal.reason instanceof FetchCapError ? signal.reason : error,
+    url,
+  );
+}
+
+/** The `FETCH_REFUSED` error of a failed fetch of `url`: `error` is what failed, or the cap it hit. */
+function fetchFailureOf(error: unknown, url: URL): MailroomError {
+  if (isMailroomError(error)) return error;
+  if (error instanceof FetchCapError) {
+    return new MailroomError('FETCH_REFUSED', `Fetch of ${redact(url.href)} stopped: ${error.message}`, {
+      cause: error,
+      retryable: error.cap === 'time',
     });
   }
   const message = error instanceof Error ? error.message : String(error);

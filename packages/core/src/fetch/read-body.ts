@@ -39,6 +39,21 @@ export async function readBody(
   let decoded = 0;
   const tooLarge = (what: string) =>
     new FetchCapError('bytes', `the ${what} body grew past the limit of ${maxBytes} bytes`);
+  if (decoders.length === 0) {
+    // Nothing to decode (most answers, every webhook receiver's): read the body as it comes, without a
+    // pipeline, whose set-up and teardown (an AbortController aborted at the end, so a DOMException with
+    // its stack) cost more than a short answer itself. The request's signal aborts the body on a cap.
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      wire += chunk.length;
+      if (wire > maxBytes) {
+        body.destroy();
+        throw tooLarge('response');
+      }
+      chunks.push(chunk);
+    }
+    if (signal.aborted) throw signal.reason;
+    return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, wire);
+  }
   const countWire = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       wire += chunk.length;

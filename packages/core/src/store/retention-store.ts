@@ -15,4 +15,13 @@ export interface RetentionStore {
    * calls again until it gets less than `limit`.
    */
   pruneDeliveryContent(before: Date, limit: number): Promise<number>;
+  /**
+   * Forget old events and webhook traffic, of any project: delete at most `limit` of each of (1) webhook
+   * attempts whose `createdAt` is before `before`, (2) webhook messages that are `delivered` or `failed`
+   * and whose `updatedAt` is before `before` (a `pending` or `sending` message is never deleted, however
+   * old: it has not reached its endpoint yet) and (3) events whose `createdAt` is before `before`. Returns
+   * the sum; a caller that wants them all calls again until it gets less than `limit` (then each kind
+   * had less than `limit` left).
+   */
+  pruneEvents(before: Date, limit: number): Promise<number>;
 }

@@ -39,7 +39,7 @@ export interface WebhookOptions {
    * Mail first: while the delivery worker of this process has deliveries in flight, this process POSTs at
    * most this many webhook messages per second (0: no cap), so that events of a large broadcast do not
    * take the CPU its delivery needs; they catch up at full speed once it is idle. Events are never
-   * dropped, only later. @default 500
+   * dropped, only later. @default 100
    */
   busyRatePerSecond?: number;
 }

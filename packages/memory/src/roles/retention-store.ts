@@ -25,5 +25,35 @@ export function memoryRetentionStore(db: () => State): RetentionStore {
       }
       return cleared;
     },
+    async pruneEvents(before, limit) {
+      if (limit <= 0) return 0;
+      const { outbox } = db();
+      const cutoff = before.getTime();
+      const attempts = outbox.attempts;
+      let removed = 0;
+      const kept = attempts.filter((a) => {
+        if (removed >= limit || a.createdAt.getTime() >= cutoff) return true;
+        removed += 1;
+        return false;
+      });
+      if (kept.length !== attempts.length) outbox.attempts = kept;
+      let messages = 0;
+      for (const [id, m] of outbox.messages) {
+        if (messages >= limit) break;
+        if (m.status !== 'delivered' && m.status !== 'failed') continue;
+        if (m.updatedAt.getTime() >= cutoff) continue;
+        outbox.messages.delete(id);
+        outbox.openMessages.delete(m);
+        messages += 1;
+      }
+      let events = 0;
+      for (const [id, e] of outbox.events) {
+        if (events >= limit) break;
+        if (e.createdAt.getTime() >= cutoff) continue;
+        outbox.events.delete(id);
+        events += 1;
+      }
+      return removed + messages + events;
+    },
   };
 }

@@ -32,5 +32,28 @@ export function sqlRetentionStore(ctx: SqlContext): RetentionStore {
         );
       });
     },
+
+    pruneEvents(before, limit) {
+      return guard('pruneEvents', async () => {
+        if (limit <= 0) return 0;
+        const cutoff = before.getTime();
+        // No index on the times, on purpose (these tables are written with every delivery outcome): the
+        // scan meets the oldest rows first, as they were inserted first, and stops at the limit.
+        const chunk = (table: string, where: string) =>
+          write(
+            mysql
+              ? `DELETE FROM ${table} WHERE ${where} LIMIT ?`
+              : `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE ${where} LIMIT ?)`,
+            [cutoff, limit],
+          );
+        const attempts = await chunk('mailroom_webhook_attempts', 'created_at < ?');
+        const messages = await chunk(
+          'mailroom_webhook_messages',
+          "status IN ('delivered', 'failed') AND updated_at < ?",
+        );
+        const events = await chunk('mailroom_events', 'created_at < ?');
+        return attempts + messages + events;
+      });
+    },
   };
 }
