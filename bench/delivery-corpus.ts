@@ -17,7 +17,9 @@
  * Environment: BENCH_RECIPIENTS (100000), BENCH_RUNS (3), BENCH_TEMPLATES (all, or a comma list of refs),
  * BENCH_LOOP (messages of the loop, at most 20000), BENCH_SCALEOUT (0), BENCH_BULLMQ_TEXT (none | convert),
  * BENCH_CPU_PROF (a directory: CPU profiles of the Mailroom processes),
- * BENCH_STACKS (mailroom,bullmq,loop).
+ * BENCH_BULLMQ_CONNECTIONS (5), BENCH_STACKS (mailroom,bullmq,loop; also `alt`: serve again with BENCH_ALT_ARGS, compared in the same run),
+ * BENCH_SERVE_ARGS (extra serve flags of the `mailroom` stack, space-separated; none by default),
+ * BENCH_ALT_ARGS (extra serve flags of the `alt` stack), BENCH_ALT_SMTP_QUERY (query of its `--smtp` URL).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -43,6 +45,10 @@ const LOOP_N = Math.min(N, Number(process.env.BENCH_LOOP ?? 20_000));
 const SCALEOUT = process.env.BENCH_SCALEOUT === '1';
 const BULLMQ_TEXT = process.env.BENCH_BULLMQ_TEXT === 'convert' ? 'convert' : 'none';
 const STACKS = new Set((process.env.BENCH_STACKS ?? 'mailroom,bullmq,loop').split(','));
+const flagsOf = (text: string | undefined) => (text ?? '').split(/\s+/).filter((a) => a !== '');
+const SERVE_ARGS = flagsOf(process.env.BENCH_SERVE_ARGS);
+const ALT_ARGS = flagsOf(process.env.BENCH_ALT_ARGS);
+const ALT_SMTP_QUERY = process.env.BENCH_ALT_SMTP_QUERY;
 const TEMPLATES = process.env.BENCH_TEMPLATES
   ? process.env.BENCH_TEMPLATES.split(',').map(corpusTemplate)
   : CORPUS;
@@ -181,7 +187,7 @@ async function loopRun(sink: SinkProcess, template: CorpusTemplate): Promise<Sta
 
 // -------------------------------------------------------------------------------------------------- Main
 
-type Stack = 'mailroom' | 'scaleout' | 'bullmq' | 'loop';
+type Stack = 'mailroom' | 'alt' | 'scaleout' | 'bullmq' | 'loop';
 
 function summary(runs: StackResult[]) {
   return {
@@ -211,20 +217,24 @@ try {
     for (let r = 0; r < RUNS; r++) {
       if (STACKS.has('loop')) add('loop', await loopRun(sink, template));
       if (STACKS.has('bullmq')) add('bullmq', await bullmqRun(sink, template));
-      if (STACKS.has('mailroom')) add('mailroom', await serveRun(sink, template, N));
-      if (SCALEOUT) add('scaleout', await serveRun(sink, template, N, { scaleOut: true }));
+      if (STACKS.has('mailroom')) add('mailroom', await serveRun(sink, template, N, { args: SERVE_ARGS }));
+      if (STACKS.has('alt'))
+        add('alt', await serveRun(sink, template, N, { args: ALT_ARGS, smtpQuery: ALT_SMTP_QUERY }));
+      if (SCALEOUT) {
+        add('scaleout', await serveRun(sink, template, N, { scaleOut: true, args: SERVE_ARGS }));
+      }
     }
     const figures = Object.fromEntries(
       Object.entries(results).map(([stack, runs]) => [stack, summary(runs as StackResult[])]),
     );
     const mailroom = results.mailroom;
-    const ratio = (other: StackResult[] | undefined) =>
-      mailroom && other
+    const ratio = (other: StackResult[] | undefined, of = mailroom) =>
+      of && other
         ? {
-            ofMedians: +(
-              median(mailroom.map((r) => r.perSecond)) / median(other.map((r) => r.perSecond))
-            ).toFixed(2),
-            perRun: mailroom.map((m, i) => +(m.perSecond / (other[i]?.perSecond ?? Number.NaN)).toFixed(2)),
+            ofMedians: +(median(of.map((r) => r.perSecond)) / median(other.map((r) => r.perSecond))).toFixed(
+              2,
+            ),
+            perRun: of.map((m, i) => +(m.perSecond / (other[i]?.perSecond ?? Number.NaN)).toFixed(2)),
           }
         : undefined;
     report('delivery-corpus', {
@@ -236,6 +246,15 @@ try {
       ...figures,
       mailroomToBullmq: ratio(results.bullmq),
       mailroomToLoop: ratio(results.loop),
+      ...(results.alt
+        ? {
+            serveArgs: SERVE_ARGS.join(' '),
+            altArgs: ALT_ARGS.join(' '),
+            altSmtpQuery: ALT_SMTP_QUERY,
+            altToMailroom: ratio(results.mailroom, results.alt),
+            altToBullmq: ratio(results.bullmq, results.alt),
+          }
+        : {}),
       scaleoutToMailroom:
         mailroom && results.scaleout
           ? +(

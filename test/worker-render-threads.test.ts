@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { createMailroom, type Mailroom } from '@mailroom/core';
+import { createMailroom, type Mailroom, resolveRenderThreads } from '@mailroom/core';
 import { memoryStore } from '@mailroom/memory';
 import { smtpTransport } from '@mailroom/smtp';
 import { dkimVerify } from 'mailauth';
@@ -82,5 +82,17 @@ describe('render threads: recipients rendered and built off the main thread, sen
     const got = sink.messages.find((m) => m.envelope.rcptTo[0] === 'u7@example.test');
     expect(got?.parsed.subject).toBe('Hello User7 (C7)');
     expect(got?.parsed.text).toContain('Hi User7, your code is C7.');
+  });
+});
+
+describe("renderThreads: 'auto' (the default)", () => {
+  it('is one thread with two cores or more, none on one core; a number is taken as given', () => {
+    expect(resolveRenderThreads(undefined, 1)).toBe(0);
+    expect(resolveRenderThreads('auto', 1)).toBe(0);
+    expect(resolveRenderThreads(undefined, 2)).toBe(1);
+    expect(resolveRenderThreads('auto', 16)).toBe(1);
+    expect(resolveRenderThreads(0, 16)).toBe(0);
+    expect(resolveRenderThreads(3, 1)).toBe(3);
+    expect(resolveRenderThreads(-2, 4)).toBe(0);
   });
 });

@@ -33,6 +33,8 @@ export interface StackResult {
   /** Peak RSS of the stack's largest process (MiB). */
   peakRssMiB?: number;
   duplicates?: number;
+  /** Mailroom: seconds from the first POST until the last one was answered (the HTTP feed). */
+  feedSeconds?: number;
 }
 
 /** How to run serve for one measurement. */
@@ -41,6 +43,8 @@ export interface ServeRunOptions {
   scaleOut?: boolean;
   /** Extra flags for `serve` and the workers (a feature under test). */
   args?: string[];
+  /** Query parameters of the `--smtp` URL (`maxConnections=10`). */
+  smtpQuery?: string;
   /**
    * Set-up before the server starts, not timed (webhook endpoints, ...), on the same database, by an
    * engine with the allow-list of the `--allow-host` flags in `args`.
@@ -158,7 +162,7 @@ export async function serveRun(
   const processes: CliProcess[] = [];
   try {
     const secret = await seedProject(db.url, template, options.seed, options.args ?? []);
-    const smtp = `smtp://127.0.0.1:${sink.port}`;
+    const smtp = `smtp://127.0.0.1:${sink.port}${options.smtpQuery ? `?${options.smtpQuery}` : ''}`;
     const common = ['--database', db.url, '--smtp', smtp, ...(options.args ?? [])];
     const serve = await startCli([
       'serve',
@@ -186,6 +190,7 @@ export async function serveRun(
     for (let i = BATCH; i < n; i += BATCH) {
       await post(serve.url, secret, { broadcastRef, recipients: recipients(template, i, n) });
     }
+    const fed = performance.now();
     await untilSinkHas(sink, n);
     const deliveredSeconds = (performance.now() - t0) / 1000;
     await options.settle?.();
@@ -199,6 +204,7 @@ export async function serveRun(
       sinkCpuMicrosPerMessage: Math.round(((await sink.cpuMicros()) - sinkCpu0) / n),
       peakRssMiB: Math.max(...processes.map((p) => p.peakRssMiB())),
       duplicates: await sink.duplicates(),
+      feedSeconds: +((fed - t0) / 1000).toFixed(2),
     };
   } finally {
     for (const p of processes) await p.stop();

@@ -12,6 +12,7 @@ export const DELIVERY_FLAGS: FlagSpec = {
   'ses-endpoint': { type: 'string' },
   'ses-configuration-set': { type: 'string' },
   concurrency: { type: 'string' },
+  'render-threads': { type: 'string' },
   rate: { type: 'string' },
   'public-url': { type: 'string' },
   'track-opens': { type: 'boolean' },
@@ -33,7 +34,10 @@ export const DELIVERY_FLAGS_HELP = `  --database URL     SQLite file, sqlite:FIL
   --ses-configuration-set NAME
                      send with this SES configuration set (its bounce and complaint events)
   --outbox DIR       write each message as an .eml file into DIR (default: ./.mailroom/outbox)
-  --concurrency N    deliveries sent at once by the worker (default: 8)
+  --concurrency N    deliveries sent at once by the worker, and its SMTP connections unless
+                     the --smtp URL sets maxConnections (default: 8)
+  --render-threads N threads that render recipients and build their MIME, 0 for none
+                     (default: 1 where the machine has 2 or more cores, else 0)
   --rate N           at most N messages per second from this worker (default: unlimited)
   --public-url URL   where recipients reach this server's HTTP API: the base of the one-click
                      unsubscribe links in broadcasts (default: MAILROOM_PUBLIC_URL; serve: the
@@ -141,14 +145,21 @@ export function deliveryFlagsOf(args: ParsedArgs): EngineFlags {
   };
 }
 
-/** The worker settings given by `--concurrency` and `--rate`. */
+/** The worker settings given by `--concurrency`, `--render-threads` and `--rate`. */
 export function workerOptionsOf(args: ParsedArgs): WorkerOptions {
   const concurrency = args.int('concurrency', { min: 1, max: 1000 });
+  const renderThreads = args.int('render-threads', { min: 0, max: 64 });
   const rate = args.int('rate', { min: 1, max: 1_000_000 });
   return {
     ...(concurrency === undefined ? {} : { concurrency }),
+    ...(renderThreads === undefined ? {} : { renderThreads }),
     ...(rate === undefined ? {} : { ratePerSecond: rate }),
   };
+}
+
+/** `1 render thread`, `no render threads`, ... (the start banners). */
+export function threadsLabel(threads: number): string {
+  return `${threads === 0 ? 'no' : threads} render thread${threads === 1 ? '' : 's'}`;
 }
 
 /** The webhook sender settings given by `--no-webhooks` and `--webhook-retry-schedule`. */

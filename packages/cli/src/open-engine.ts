@@ -175,13 +175,13 @@ export async function openStore(database: DatabaseTarget): Promise<Store> {
  * that a wrong host, port or endpoint fails at start rather than as retries of every delivery. SES
  * credentials come from the AWS SDK's default provider chain (`AWS_ACCESS_KEY_ID`, a profile, a role).
  */
-export async function openTransport(delivery: DeliveryTarget): Promise<Transport> {
+export async function openTransport(delivery: DeliveryTarget, concurrency?: number): Promise<Transport> {
   if (delivery.kind === 'outbox') return outboxTransport({ dir: delivery.dir });
   let transport: Transport | undefined;
   try {
     const opened =
       delivery.kind === 'smtp'
-        ? smtpTransport(delivery.url)
+        ? smtpTransport(withConnections(delivery.url, concurrency))
         : // Loaded only when asked for: the AWS SDK adds about a quarter of a second to every start.
           (await import('@mailroom/ses')).sesTransport({
             region: delivery.region,
@@ -197,6 +197,23 @@ export async function openTransport(delivery: DeliveryTarget): Promise<Transport
     throw new MailroomError('TRANSPORT_TRANSIENT', `cannot reach ${what} ${delivery.label}`, {
       cause: error,
     });
+  }
+}
+
+/**
+ * The SMTP URL with `maxConnections` set to the worker's `--concurrency` when the URL names none: as
+ * many connections as sends at once (sends beyond the connections would wait in the pool).
+ */
+function withConnections(url: string, concurrency: number | undefined): string {
+  if (concurrency === undefined) return url;
+  try {
+    const parsed = new URL(url);
+    if (parsed.searchParams.has('maxConnections')) return url;
+    parsed.searchParams.set('maxConnections', String(concurrency));
+    return parsed.toString();
+  } catch {
+    // Not a URL: smtpTransport reports it.
+    return url;
   }
 }
 
@@ -225,7 +242,9 @@ export async function openEngine(options: {
   const store = await openStore(options.database);
   let transport: Transport;
   try {
-    transport = options.delivery ? await openTransport(options.delivery) : adminTransport;
+    transport = options.delivery
+      ? await openTransport(options.delivery, options.worker?.concurrency)
+      : adminTransport;
   } catch (error) {
     await store.close().catch(() => {});
     throw error;

@@ -1,4 +1,4 @@
-import { WORKER_DEFAULTS } from '@mailroom/core';
+import { resolveRenderThreads, WORKER_DEFAULTS } from '@mailroom/core';
 import { parseBoundedInt } from './args.js';
 import { EXIT_OK, UsageError } from './cli-errors.js';
 import { cliLogger, logLevelOf } from './cli-logger.js';
@@ -10,6 +10,7 @@ import {
   DELIVERY_FLAGS_HELP,
   deliveryFlagsOf,
   publicUrlOf,
+  threadsLabel,
   trackingFlagsOf,
   unsubscribeSecretOf,
   webhookOptionsOf,
@@ -35,7 +36,7 @@ export const serveCommand: Command = {
   name: 'serve',
   summary: 'Run the HTTP API with an in-process delivery worker',
   help: `Usage: mailroom serve [--port 3000] [--host 127.0.0.1] [--database URL|FILE]
-                      [--smtp URL | --ses-region REGION | --outbox DIR] [--no-worker] [--concurrency N] [--rate N]
+                      [--smtp URL | --ses-region REGION | --outbox DIR] [--no-worker] [--concurrency N] [--render-threads N] [--rate N]
                       [--public-url URL] [--allow-host HOST:PORT]...
                       [--track-opens] [--track-clicks]
                       [--no-dashboard | --dashboard-prefix PATH]
@@ -144,6 +145,7 @@ ${NOTIFICATIONS_HELP}`,
       delivery,
       worker,
       concurrency: workerOptions.concurrency,
+      renderThreads: resolveRenderThreads(workerOptions.renderThreads),
       bounceDomain: bounces?.domain,
     });
     await runUntilShutdown(io, async () => {
@@ -163,6 +165,7 @@ function printBanner(
     delivery: DeliveryTarget;
     worker: boolean;
     concurrency: number | undefined;
+    renderThreads: number;
     bounceDomain: string | undefined;
     allowHosts: string[];
   },
@@ -190,7 +193,7 @@ function printBanner(
   }
   println(
     out,
-    `  worker    ${setup.worker ? `in-process (concurrency ${setup.concurrency ?? WORKER_DEFAULTS.concurrency})` : 'off: run mailroom worker to deliver'}`,
+    `  worker    ${setup.worker ? `in-process (concurrency ${setup.concurrency ?? WORKER_DEFAULTS.concurrency}, ${threadsLabel(setup.renderThreads)})` : 'off: run mailroom worker to deliver'}`,
   );
   const { demo } = server;
   if (!demo) return;

@@ -1,4 +1,4 @@
-import { WORKER_DEFAULTS } from '@mailroom/core';
+import { resolveRenderThreads, WORKER_DEFAULTS } from '@mailroom/core';
 import { EXIT_OK, UsageError } from './cli-errors.js';
 import { cliLogger, logLevelOf } from './cli-logger.js';
 import type { Command } from './command.js';
@@ -8,6 +8,7 @@ import {
   DELIVERY_FLAGS_HELP,
   deliveryFlagsOf,
   publicUrlOf,
+  threadsLabel,
   trackingFlagsOf,
   unsubscribeSecretOf,
   webhookOptionsOf,
@@ -22,7 +23,7 @@ import { runUntilShutdown } from './shutdown.js';
 export const workerCommand: Command = {
   name: 'worker',
   summary: 'Run a delivery worker only (run several for scale)',
-  help: `Usage: mailroom worker [--database URL|FILE] [--smtp URL | --ses-region REGION | --outbox DIR] [--concurrency N] [--rate N]
+  help: `Usage: mailroom worker [--database URL|FILE] [--smtp URL | --ses-region REGION | --outbox DIR] [--concurrency N] [--render-threads N] [--rate N]
                        [--public-url URL] [--allow-host HOST:PORT]... [--bounce-domain DOMAIN]
 
 Claims due deliveries from the database, renders and sends them. Several workers
@@ -77,7 +78,7 @@ ${BOUNCE_FLAGS_HELP}
     const fetches = allowHosts.length > 0 ? `, fetches also from ${allowHosts.join(', ')}` : '';
     println(
       io.stdout,
-      `Mailroom worker running (database ${database.label}, delivery ${where}, concurrency ${workerOptions.concurrency ?? WORKER_DEFAULTS.concurrency}${fetches})`,
+      `Mailroom worker running (database ${database.label}, delivery ${where}, concurrency ${workerOptions.concurrency ?? WORKER_DEFAULTS.concurrency}, ${threadsLabel(resolveRenderThreads(workerOptions.renderThreads))}${fetches})`,
     );
     await runUntilShutdown(io, async () => {
       println(io.stderr, 'mailroom: stopping the worker (finishing sends in flight)...');

@@ -5,7 +5,6 @@ import { createSendGate, type SendResult } from './delivery/send-gate.js';
 import type { EngineContext } from './engine-context.js';
 import { isMailroomError, type MailroomError } from './errors.js';
 import type { MailingCache } from './mailing-cache.js';
-import type { WorkerOptions } from './mailroom-types.js';
 import { deliveryEventData } from './outbox/event-outbox.js';
 import { createRateLimiter, type RateLimiter } from './rate-limiter.js';
 import type { ClaimedDelivery, DeliveryOutcome, MailingRecord } from './records.js';
@@ -13,6 +12,7 @@ import { renderDelivery } from './render/index.js';
 import { asTransportError, backpressureOf, failureOutcome, pausedOutcome } from './retry-policy.js';
 import { receiptResponse, type SendReceipt, sentVia } from './transport.js';
 import { listUnsubscribeHeaders } from './unsubscribe.js';
+import type { ResolvedWorkerOptions } from './worker.js';
 
 type Block = 'suppressed' | 'unsubscribed';
 
@@ -51,7 +51,7 @@ export interface DeliveryPipeline {
  */
 export function createDeliveryPipeline(
   ctx: EngineContext,
-  opts: Required<WorkerOptions>,
+  opts: ResolvedWorkerOptions,
   cache: MailingCache,
   onDurable: () => void = () => {},
 ): DeliveryPipeline {

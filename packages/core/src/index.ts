@@ -24,4 +24,4 @@ export type { CsvCheckpoint, CsvExpanderOptions } from './sources/csv-source.js'
 export type * from './store.js';
 export type * from './transport.js';
 export { receiptResponse, sentVia } from './transport.js';
-export { WORKER_DEFAULTS } from './worker.js';
+export { resolveRenderThreads, WORKER_DEFAULTS } from './worker.js';

@@ -124,11 +124,13 @@ export interface WorkerOptions {
   /**
    * Worker threads that render recipients and build their MIME, leaving the main thread to the store
    * and the sockets (0 = render on the main thread). Used when the transport has a `composer` and
-   * `sendRaw` (the SMTP and outbox transports do); other transports render on the main thread. They
-   * pay where a core is free: on two cores shared with the relay, a thread cost more CPU for the same
-   * rate (BENCHMARKS.md, Delivery). @default 0
+   * `sendRaw` (the SMTP, outbox and SES transports do); other transports render on the main thread.
+   * `'auto'`: one thread where the process may use two cores or more (`os.availableParallelism()`),
+   * none on one core. A thread costs CPU per message (the hand-over, a second heap) and about 30-50 MiB
+   * of RSS, and pays where a second core is there to run it (BENCHMARKS.md, delivery-corpus).
+   * The thread starts with the first delivery it builds. @default 'auto'
    */
-  renderThreads?: number;
+  renderThreads?: number | 'auto';
 }
 
 /** Options of {@link createMailroom}. */

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { createDeliveryPipeline } from './delivery-pipeline.js';
 import type { EngineContext } from './engine-context.js';
 import { MailroomError } from './errors.js';
@@ -8,11 +9,13 @@ import { SOURCE_EXPANDERS } from './sources/index.js';
 import type { SourcePage } from './sources/source-expander.js';
 import type { DeliveryQueue, MailingStore, SourceJobStore } from './store.js';
 
-/** Worker settings with their defaults applied. */
-export type ResolvedWorkerOptions = Required<WorkerOptions>;
+/** Worker settings with their defaults applied (`renderThreads: 'auto'` resolved to a number). */
+export type ResolvedWorkerOptions = Omit<Required<WorkerOptions>, 'renderThreads'> & {
+  renderThreads: number;
+};
 
 /** The defaults of {@link WorkerOptions}. */
-export const WORKER_DEFAULTS: ResolvedWorkerOptions = {
+export const WORKER_DEFAULTS: Required<WorkerOptions> = {
   concurrency: 8,
   batchSize: 100,
   leaseMs: 60_000,
@@ -27,8 +30,22 @@ export const WORKER_DEFAULTS: ResolvedWorkerOptions = {
   transportPauseMs: 60_000,
   flushEvery: 50,
   flushMs: 200,
-  renderThreads: 0,
+  renderThreads: 'auto',
 };
+
+/**
+ * `renderThreads` as a number: `'auto'` is one thread where the process may use two cores or more,
+ * none on one core (where a thread only adds its messaging and a second heap). One thread, not more:
+ * the main thread still writes every message to its socket and the relay (or a sink on the same
+ * machine) needs CPU too (BENCHMARKS.md, delivery-corpus).
+ */
+export function resolveRenderThreads(
+  setting: WorkerOptions['renderThreads'],
+  cores: number = availableParallelism(),
+): number {
+  if (setting === undefined || setting === 'auto') return cores >= 2 ? 1 : 0;
+  return Math.max(0, Math.floor(setting));
+}
 
 /** Mailing statuses after which nothing more is sent. */
 const STOPPED: readonly MailingStatus[] = ['cancelled', 'failed'];
@@ -58,7 +75,11 @@ export function createWorker(
 ): MailroomWorker & {
   /** Deliveries claimed whose outcome is not durable yet. */ readonly outstanding: number;
 } {
-  const opts: ResolvedWorkerOptions = { ...WORKER_DEFAULTS, ...options };
+  const opts: ResolvedWorkerOptions = {
+    ...WORKER_DEFAULTS,
+    ...options,
+    renderThreads: resolveRenderThreads(options.renderThreads),
+  };
   const { clock, logger, events } = ctx;
   const store: DeliveryQueue & SourceJobStore & MailingStore = ctx.store;
   const cache = new MailingCache(ctx);

@@ -45,8 +45,11 @@ export interface SmtpTransportOptions {
    */
   name?: string;
   /**
-   * Connections kept open at once; more than 5-10 does not help a single process.
-   * @default 5
+   * Connections kept open at once. The default matches the worker's default `concurrency` (8): with
+   * fewer connections than sends at once, the sends beyond them wait in the pool while the relay is
+   * idle between each connection's replies (5 connections were 25-45 % slower to a loopback relay,
+   * BENCHMARKS.md, delivery-corpus). Raise both together; a relay may limit connections per client.
+   * @default 8
    */
   maxConnections?: number;
   /**
@@ -91,7 +94,7 @@ export interface SmtpTransporterSettings {
 /**
  * Creates the SMTP transport on nodemailer's pooled SMTP client.
  *
- * - Options: a pool is created with `maxConnections` (default 5); a message never reads a file or a
+ * - Options: a pool is created with `maxConnections` (default 8, the worker's default concurrency); a message never reads a file or a
  *   URL (`disableFileAccess`, `disableUrlAccess`).
  * - A URL: `smtp://user:pass@host:587` or `smtps://user:pass@host:465` (percent-encode the
  *   credentials); `?maxConnections=10&textEncoding=quoted-printable` are read too.
@@ -161,6 +164,9 @@ export function smtpTransport(
   };
 }
 
+/** Connections of a pool this transport creates: as many as the worker's default concurrency. */
+const DEFAULT_MAX_CONNECTIONS = 8;
+
 function resolve(
   options: SmtpTransportOptions | string | Transporter<SentMessageInfo>,
   settings: SmtpTransporterSettings,
@@ -174,13 +180,14 @@ function resolve(
     const pool = options.options as { maxConnections?: unknown };
     return {
       transporter: options,
+      // nodemailer's own default for a pool it was given without one.
       maxConnections: typeof pool.maxConnections === 'number' ? pool.maxConnections : 5,
       textEncoding: settings.textEncoding ?? DEFAULT_TEXT_ENCODING,
       owned: false,
     };
   }
   const resolved = typeof options === 'string' ? parseSmtpUrl(options) : options;
-  const maxConnections = resolved.maxConnections ?? 5;
+  const maxConnections = resolved.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   const { textEncoding, ...connection } = resolved;
   const transporter = nodemailer.createTransport({
     ...connection,
