@@ -229,7 +229,7 @@ describe('open and click tracking over SMTP and HTTP', () => {
 
   it('answers 404 and records nothing for a tampered token, another project’s, and a link out of range', async () => {
     const ref = await broadcast();
-    const link = trackedLinks(htmlTo('ann@example.test'))[0] as string;
+    const [link, , liquid] = trackedLinks(htmlTo('ann@example.test')) as [string, string, string];
     const pixel = pixelOf(htmlTo('ann@example.test'));
     const token = link.slice(link.lastIndexOf('/') + 1);
     const [tokenProject, mailingId, deliveryId, sentAt] = token.split('.') as [
@@ -245,12 +245,20 @@ describe('open and click tracking over SMTP and HTTP', () => {
     const bad = [
       flip(link, link.length - 5),
       flip(link, link.lastIndexOf('/') + 2),
-      // Another link's index with this link's tag: each tag covers its index.
-      `${base()}/t/c/${token.split('.').slice(0, 4).join('.')}.1.${token.split('.')[5]}`,
+      // A fixed link's tag on the Liquid entry's index, and on an index out of range.
+      `${base()}/t/c/${token.split('.').slice(0, 4).join('.')}.2.${token.split('.')[5]}`,
+      `${base()}/t/c/${token.split('.').slice(0, 4).join('.')}.a.${token.split('.')[5]}`,
+      // The Liquid link's values on another index (a fixed link, one out of range): each set of values
+      // is signed for the indexes that rendered it.
+      liquid.replace(/\.2\.([^.]+\.[^.]+\.[^.]+)$/, '.0.$1'),
+      liquid.replace(/\.2\.([^.]+\.[^.]+\.[^.]+)$/, '.3.$1'),
+      flip(liquid, liquid.lastIndexOf('.') - 4),
+      flip(liquid, liquid.lastIndexOf('.') - 2),
       `${base()}/t/c/${token.replace(tokenProject, other.project.id)}`,
       `${base()}/t/c/${signClickToken(key, { ...fields, projectId: other.project.id, index: 0 })}`,
       `${base()}/t/c/${signClickToken(key, { ...fields, index: 99 })}`,
-      `${base()}/t/c/${signClickToken(key, { ...fields, index: 0, url: 'https://evil.example.test/' })}`,
+      `${base()}/t/c/${signClickToken(key, { ...fields, index: 0, values: ['https://evil.example.test/'] })}`,
+      `${base()}/t/c/${signClickToken('another-installation-key', { ...fields, index: 2, values: ['x'] })}`,
       `${base()}/t/c/${signClickToken('another-installation-key', { ...fields, index: 0 })}`,
       `${base()}/t/c/${signOpenToken(key, fields)}`,
       `${base()}/t/c/https%3A%2F%2Fevil.example.test`,

@@ -3,8 +3,9 @@
  * the sender's): listens on 127.0.0.1 (random port), counts the messages it accepts and discards them.
  * It also counts Message-IDs seen twice (a message delivered twice), from the header of each message.
  * Prints `port <n>` on stdout; over IPC answers `'count'` with the number accepted, the duplicates and
- * the CPU time the sink has used (so a benchmark can tell the sink's share of the machine), and
- * `'reset'` by zeroing them.
+ * the CPU time the sink has used (so a benchmark can tell the sink's share of the machine), `'reset'` by
+ * zeroing them, and `'sample'` with the first message accepted since the last reset, raw (so a benchmark
+ * can check what it measured, e.g. that links were tracked).
  */
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
@@ -14,6 +15,8 @@ const MESSAGE_ID = /^message-id:[ \t]*(\S+)/im;
 let count = 0;
 let duplicates = 0;
 let seen = new Set<string>();
+/** The first message since the last reset, raw (latin1), kept whole up to 1 MiB. */
+let sample: string | null = null;
 const server = new SMTPServer({
   disabledCommands: ['STARTTLS', 'AUTH'],
   authOptional: true,
@@ -21,7 +24,9 @@ const server = new SMTPServer({
   onData(stream, _session, callback) {
     let head = '';
     let headDone = false;
+    const keep: Buffer[] | null = sample === null ? [] : null;
     stream.on('data', (chunk: Buffer) => {
+      keep?.push(chunk);
       if (headDone) return;
       head += chunk.toString('latin1', 0, Math.min(chunk.length, 16_384));
       const end = head.indexOf('\r\n\r\n');
@@ -35,6 +40,7 @@ const server = new SMTPServer({
       }
     });
     stream.on('end', () => {
+      if (keep && sample === null) sample = Buffer.concat(keep).toString('latin1', 0, 1 << 20);
       count++;
       callback(null, 'Ok');
     });
@@ -50,7 +56,9 @@ process.on('message', (message) => {
     count = 0;
     duplicates = 0;
     seen = new Set();
+    sample = null;
   }
+  if (message === 'sample') process.send?.({ sample });
   if (message === 'count' || message === 'reset') {
     process.send?.({ count, duplicates, cpuMicros: user + system });
   }

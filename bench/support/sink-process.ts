@@ -12,6 +12,8 @@ export interface SinkProcess {
   /** CPU time (user + system, microseconds) the sink process has used since it started. */
   cpuMicros(): Promise<number>;
   reset(): Promise<void>;
+  /** The first message the sink accepted since the last reset, raw, or null (see `count-sink.ts`). */
+  sample(): Promise<string | null>;
   close(): Promise<void>;
 }
 
@@ -49,6 +51,11 @@ export async function startSinkProcess(script = './count-sink.ts'): Promise<Sink
     reset: async () => {
       await ask('reset');
     },
+    sample: () =>
+      new Promise<string | null>((resolve) => {
+        child.once('message', (reply) => resolve((reply as { sample: string | null }).sample));
+        child.send('sample');
+      }),
     close: async () => {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.disconnect();

@@ -5,13 +5,7 @@ import { newId } from './ids.js';
 import { installationSecret } from './installation-secret.js';
 import type { TrackingHitMeta, TrackingOptions } from './mailroom-types.js';
 import type { MailingRecord } from './records.js';
-import {
-  fixedLinkUrl,
-  hasLiquid,
-  isTrackableUrl,
-  linkMapOf,
-  type TrackingSetup,
-} from './render/tracking-links.js';
+import { clickDestination, linkMapOf, type TrackingSetup } from './render/tracking-links.js';
 import type { TrackingHit } from './store.js';
 import { createHitRecorder, type HitRecorder } from './tracking-hits.js';
 import { isMachineClick, isMachineOpen } from './tracking-machine.js';
@@ -136,7 +130,7 @@ export function createTracking(ctx: EngineContext, options: TrackingOptions): Tr
   async function verified(kind: 'open' | 'click', token: string) {
     const parsed = parseTrackingToken(kind, token);
     if (!parsed) throw notFound();
-    if (!verifyTrackingToken(await getSecret(), parsed, token)) throw notFound();
+    if (!verifyTrackingToken(await getSecret(), parsed)) throw notFound();
     const info = await infoOf(parsed.mailingId);
     // Signed for another project than the mailing's: never made by this engine.
     if (!info || info.projectId !== parsed.projectId) throw notFound();
@@ -190,12 +184,8 @@ export function createTracking(ctx: EngineContext, options: TrackingOptions): Tr
     async click(token, meta) {
       const { parsed, info } = await verified('click', token);
       const index = parsed.index as number;
-      const source = info.links[index];
-      if (source === undefined) throw notFound();
-      let url: string | undefined;
-      if (hasLiquid(source)) url = parsed.url;
-      else if (parsed.url === undefined) url = fixedLinkUrl(source);
-      if (url === undefined || !isTrackableUrl(url)) throw notFound();
+      const url = clickDestination(info.links, index, parsed.values);
+      if (url === undefined) throw notFound();
       recorder.add({
         hit: hitOf('click', parsed, isMachineClick(meta), { index, url }),
         sentAtMs: parsed.sentAt * 1000,

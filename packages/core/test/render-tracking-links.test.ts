@@ -1,8 +1,15 @@
+import { decodeHTMLAttribute } from 'entities';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { prepareWithDerivedText } from '../src/delivery/prepare-derived-text.js';
 import type { ContentSnapshot } from '../src/records.js';
 import { renderDelivery } from '../src/render/index.js';
-import { linkMapOf, prepareTracked, type TrackingSetup } from '../src/render/tracking-links.js';
+import {
+  clickDestination,
+  linkMapOf,
+  prepareTracked,
+  type TrackingSetup,
+} from '../src/render/tracking-links.js';
 import { parseTrackingToken, verifyTrackingToken } from '../src/tracking-token.js';
 
 const SECRET = 'a-test-secret-of-enough-length';
@@ -56,8 +63,8 @@ function render(
 function destination(link: string, links: string[]): string | undefined {
   const token = link.slice(link.lastIndexOf('/') + 1);
   const parsed = parseTrackingToken('click', token);
-  if (!parsed || !verifyTrackingToken(SECRET, parsed, token)) return undefined;
-  return parsed.url ?? links[parsed.index as number]?.replaceAll('&amp;', '&');
+  if (!parsed || !verifyTrackingToken(SECRET, parsed)) return undefined;
+  return clickDestination(links, parsed.index as number, parsed.values);
 }
 
 describe('the link map of a template', () => {
@@ -93,7 +100,7 @@ describe('tracked rendering', () => {
     const out = render(html, {}, { opens: false });
     const links = [...(out.html ?? '').matchAll(/href="([^"]+)"/g)].map((m) => m[1] as string);
     expect(links[0]).toMatch(
-      /^https:\/\/t\.example\.test\/api\/t\/c\/prj_1\.bcm_1\.dlv_1\.[0-9a-z]+\.0\.[\w-]{11}$/,
+      /^https:\/\/t\.example\.test\/api\/t\/c\/prj_1\.bcm_1\.dlv_1\.[0-9a-z]+\.0\.[\w-]{22}$/,
     );
     expect(destination(links[0] as string, linkMapOf(html))).toBe('https://a.test/?x=1&y=2');
     expect(out.html).toBe(html.replace('https://a.test/?x=1&amp;y=2', links[0] as string));
@@ -106,13 +113,100 @@ describe('tracked rendering', () => {
     const out = render(html, { products: ['x', 'y&z'], user: 'ann', cta: 'mailto:a@b.test' });
     const links = [...(out.html ?? '').matchAll(/href="([^"]+)"/g)].map((m) => m[1] as string);
     expect(links).toHaveLength(3);
-    expect(destination(links[0] as string, [])).toBe('https://shop.test/p/x?u=ann');
-    expect(destination(links[1] as string, [])).toBe('https://shop.test/p/y&z?u=ann');
+    expect(destination(links[0] as string, linkMapOf(html))).toBe('https://shop.test/p/x?u=ann');
+    expect(destination(links[1] as string, linkMapOf(html))).toBe('https://shop.test/p/y&z?u=ann');
     // A Liquid href that renders to something untrackable stays as rendered.
     expect(links[2]).toBe('mailto:a@b.test');
     // The text (derived per recipient here: the template has a loop) keeps the originals.
     expect(out.text).toContain('https://shop.test/p/y&z?u=ann');
     expect(out.text).not.toContain('/t/c/');
+  });
+
+  it('signs the links that rendered the same values once, and each token only for those links', () => {
+    const html = `<a href="https://a.test/1?u={{ u }}&amp;x=1">1</a><a href="https://a.test/2?u={{ u }}">2</a>
+      <a href="https://b.test/?c={{ c }}&amp;u={{ u }}">3</a><a href="https://fixed.test/">4</a>
+      {% for p in ps %}<a href="https://a.test/p/{{ p }}">p</a>{% endfor %}`;
+    const links = linkMapOf(html);
+    const out = render(html, { u: 'ann 1', c: 'c&d', ps: ['x', 'y'] });
+    const hrefs = [...(out.html ?? '').matchAll(/href="([^"]+)"/g)].map((m) => m[1] as string);
+    expect(hrefs.map((h) => destination(h, links))).toEqual([
+      'https://a.test/1?u=ann 1&x=1',
+      'https://a.test/2?u=ann 1',
+      'https://b.test/?c=c&d&u=ann 1',
+      'https://fixed.test/',
+      'https://a.test/p/x',
+      'https://a.test/p/y',
+    ]);
+    const suffix = (h: string) => h.split('.').slice(-3).join('.');
+    // Links 0 and 1 rendered the same value: one signature; the loop's two renders have their own.
+    expect(suffix(hrefs[0] as string)).toBe(suffix(hrefs[1] as string));
+    expect(new Set(hrefs.filter((_, i) => i !== 3).map(suffix)).size).toBe(4);
+    const withIndex = (h: string, i: number) => h.replace(/\.[0-9a-z]+(\.[^.]+\.[^.]+\.[^.]+)$/, `.${i}$1`);
+    // Link 0's values on link 1 (signed for both) go where link 1 went for this recipient; on link 2 or
+    // the fixed link 3 (not signed for them), nowhere.
+    expect(destination(withIndex(hrefs[0] as string, 1), links)).toBe('https://a.test/2?u=ann 1');
+    expect(destination(withIndex(hrefs[0] as string, 2), links)).toBeUndefined();
+    expect(destination(withIndex(hrefs[0] as string, 3), links)).toBeUndefined();
+    // A fixed link's token names any fixed link of the mailing (index outside the MAC), never a Liquid one.
+    const fixed = hrefs[3] as string;
+    expect(destination(fixed.replace(/\.3\.([^.]+)$/, '.0.$1'), links)).toBeUndefined();
+    expect(destination(fixed.replace(/\.3\.([^.]+)$/, '.9.$1'), links)).toBeUndefined();
+  });
+
+  it('redirects a Liquid link exactly where its rendered href points, character references and all', () => {
+    const text = fc.string({
+      unit: fc.constantFrom(
+        'unsub',
+        'scribe',
+        'nsubscribe',
+        '&#117;',
+        '&',
+        'amp;',
+        'amp',
+        '#',
+        '38;',
+        ';',
+        'x',
+        ' ',
+        '/',
+      ),
+    });
+    fc.assert(
+      fc.property(text, text, text, text, (s1, s2, a, b) => {
+        const html = `<a href="https://x.test/${s1}{{ a | raw }}${s2}{{ b | raw }}">x</a>`;
+        const plain = prepare(content(html));
+        const rendered =
+          /href="([^"]*)"/.exec(renderDelivery(plain, recipient({ a, b })).html ?? '')?.[1] ?? '';
+        const expected = decodeHTMLAttribute(rendered).trim();
+        const href = /href="([^"]*)"/.exec(render(html, { a, b }).html ?? '')?.[1] ?? '';
+        // An unsubscribe link stays as rendered (also when a value's character reference spells it).
+        if (/unsubscribe/i.test(expected)) expect(href).toBe(rendered);
+        else expect(destination(href, linkMapOf(html))).toBe(expected);
+      }),
+      {
+        numRuns: 500,
+        // `unsubscribe` in a value, and made of a value with the text before or after it.
+        examples: [
+          ['', '0123456789', 'UnSubscribe', 'x'],
+          ['unsub', '&amp;x=0123456789', 'scribe', ''],
+          ['', 'scribe/0123456789', 'unsub', 'x'],
+          ['', '/0123456789/', 'x', 'un&#115;ubscribe'],
+        ],
+      },
+    );
+  });
+
+  it('carries the whole rendered href of a Liquid href with tags or whitespace control', () => {
+    const html = `<a href="https://a.test/{% if vip %}vip{% else %}std{% endif %}?u={{ u }}">a</a>
+      <a href="https://b.test/ {{- u -}} /x">b</a><a href="{{ url }}">c</a>`;
+    const links = linkMapOf(html);
+    const out = render(html, { vip: true, u: 'ann', url: 'https://c.test/?q=1&r=2' });
+    const hrefs = [...(out.html ?? '').matchAll(/href="([^"]+)"/g)].map((m) => m[1] as string);
+    expect(hrefs.map((h) => destination(h, links))).toEqual([
+      'https://a.test/vip?u=ann',
+      'https://b.test/ann/x',
+      'https://c.test/?q=1&r=2',
+    ]);
   });
 
   it('adds the pixel before </body>, or at the end without one', () => {

@@ -40,10 +40,10 @@ export function renderDelivery(
   const subject = singleLine(renderPart(textEngine, prepared.subject, scope, options, 'subject'));
   let html = prepared.html === null ? null : renderPart(htmlEngine, prepared.html, scope, options, 'html');
   // Tracking (opens, clicks): the text part comes from the untracked HTML unless the mailing opted in.
-  let textHtml = html;
+  let textHtml: string | null | (() => string) = html;
   if (html !== null && prepared.tracking && stamp) {
     const { textLinks } = prepared.tracking;
-    const tracked = applyTracking(prepared.tracking, html, stamp, prepared.text === null && !textLinks);
+    const tracked = applyTracking(prepared.tracking, html, stamp);
     html = tracked.html;
     textHtml = textLinks ? tracked.html : tracked.plain;
   }
@@ -58,8 +58,11 @@ export function renderDelivery(
   return { subject, text, html };
 }
 
-/** The text of a recipient's rendered HTML: from the text variant of its pinned values, else converted. */
-function textOfHtml(prepared: PreparedContent, html: string, scope: object): string {
+/**
+ * The text of a recipient's rendered HTML: from the text variant of its pinned values, else converted
+ * (`html` is built only then, when it is a function: the untracked HTML of a tracked message).
+ */
+function textOfHtml(prepared: PreparedContent, html: string | (() => string), scope: object): string {
   const variants = prepared.textVariants;
   if (variants !== undefined) {
     const options = prepared.renderOptions;
@@ -67,7 +70,7 @@ function textOfHtml(prepared: PreparedContent, html: string, scope: object): str
     const template = variants.variant(values);
     if (template !== null) return renderPart(liquidEngines.text, template, scope, options, 'text');
   }
-  return htmlToText(html);
+  return htmlToText(typeof html === 'string' ? html : html());
 }
 
 function renderPart(
