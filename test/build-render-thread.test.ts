@@ -1,0 +1,89 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type * as Core from '@mailroom/core';
+import { memoryStore } from '@mailroom/memory';
+import { build } from 'tsup';
+import { afterAll, describe, expect, it } from 'vitest';
+import coreConfig from '../packages/core/tsup.config.ts';
+
+const coreDir = fileURLToPath(new URL('../packages/core/', import.meta.url));
+
+/**
+ * Every other test runs the engine from its sources, where the render thread's `.ts` file sits next to
+ * the pool. Users run the build: there the pool starts `render-thread.js` next to `dist/index.js`, which
+ * exists only if the bundle config names it as an entry (it once did not, and a built `mailroom serve`
+ * with a render thread sent nothing). This builds the core package with its own config into a folder
+ * inside the package (so its dependencies resolve as from `dist/`) and delivers through that bundle's
+ * render thread, started by plain Node with no TypeScript loader.
+ */
+describe('the built core package', () => {
+  const outDir = mkdtempSync(join(coreDir, '.build-check-'));
+  afterAll(() => rmSync(outDir, { recursive: true, force: true }));
+
+  it('renders on its render thread: the thread entry is built next to the bundle', async () => {
+    const { entry } = coreConfig as { entry: Record<string, string> };
+    await build({
+      ...(coreConfig as object),
+      entry: Object.fromEntries(Object.entries(entry).map(([name, file]) => [name, join(coreDir, file)])),
+      outDir,
+      dts: false,
+      sourcemap: false,
+      silent: true,
+    });
+    // The composer a transport names for the thread: a module of its own, loaded by URL there.
+    const composer = join(outDir, 'test-composer.mjs');
+    writeFileSync(
+      composer,
+      `export function createComposer(options) {
+         return async (message) => new TextEncoder().encode(
+           [options.tag, message.to.address, message.subject, message.html ?? ''].join('\\n'));
+       }`,
+    );
+    const core = (await import(pathToFileURL(join(outDir, 'index.js')).href)) as typeof Core;
+    const sent: string[] = [];
+    const transport: Core.Transport = {
+      name: 'check',
+      capabilities: { dkim: false, maxConcurrency: 4 },
+      composer: { module: pathToFileURL(composer).href, options: { tag: 'built-thread' } },
+      async send() {
+        throw new Error('the built engine sent on its main thread: no render thread');
+      },
+      async sendRaw(message) {
+        sent.push(new TextDecoder().decode(message.raw));
+        return {
+          messageId: message.messageId,
+          accepted: message.envelope.to,
+          rejected: [],
+          response: '250 ok',
+        };
+      },
+    };
+    const mailroom = core.createMailroom({
+      store: memoryStore(),
+      transport,
+      worker: { renderThreads: 1, flushMs: 10 },
+    });
+    try {
+      const { project, secret } = await mailroom.admin.createProject({ name: 'Acme' });
+      await mailroom.admin.addSender(project.id, { address: 'news@acme.test', name: 'Acme' });
+      await mailroom.broadcast(secret, {
+        subject: 'Hello {{ recipient.firstName }}',
+        sender: 'news@acme.test',
+        message: '<p>Your code is {{ code }}.</p>',
+        recipients: [
+          { address: 'ada@example.test', name: 'Ada Lovelace', variables: { code: 'A1' } },
+          { address: 'alan@example.test', name: 'Alan Turing', variables: { code: 'B2' } },
+        ],
+      });
+      await mailroom.worker.drain();
+    } finally {
+      await mailroom.close();
+    }
+    expect(readFileSync(join(outDir, 'index.js'), 'utf8')).toContain('render-thread');
+    expect(sent.sort()).toEqual([
+      expect.stringMatching(/^built-thread\nada@example\.test\nHello Ada\n<p>Your code is A1\.<\/p>/),
+      expect.stringMatching(/^built-thread\nalan@example\.test\nHello Alan\n<p>Your code is B2\.<\/p>/),
+    ]);
+  }, 120_000);
+});
