@@ -184,7 +184,7 @@ describe('smtpTransport: the message on the wire', () => {
 });
 
 describe('smtpTransport: configuration', () => {
-  it('declares dkim and the pool size (8 connections by default, the worker's concurrency) as its concurrency', () => {
+  it('declares dkim and the pool size (8 connections by default: the worker concurrency) as its concurrency', () => {
     expect(transport.name).toBe('smtp');
     expect(transport.capabilities).toEqual({ dkim: true, maxConcurrency: 8 });
     const small = smtpTransport({ host: '127.0.0.1', port: sink.port, maxConnections: 2 });
