@@ -171,7 +171,10 @@ export function webhookOptionsOf(args: ParsedArgs, command: string): WebhookOpti
   const busyRate = args.string('webhook-busy-rate');
   const busy = busyRate === undefined ? undefined : Number(busyRate);
   if (busy !== undefined && !(Number.isFinite(busy) && busy >= 0)) {
-    throw new UsageError(`--webhook-busy-rate must be a number of POSTs per second, 0 or more, got '${busyRate}'`, command);
+    throw new UsageError(
+      `--webhook-busy-rate must be a number of POSTs per second, 0 or more, got '${busyRate}'`,
+      command,
+    );
   }
   const schedule = args.string('webhook-retry-schedule');
   const waits = schedule?.split(',').map((part) => Number(part.trim()));
