@@ -13,7 +13,8 @@
  *
  * Figures: messages/s, ratios per round and of the medians, CPU µs per message of serve and of the
  * receiver, load average before and after. Environment: BENCH_RECIPIENTS (100000), BENCH_RUNS (3),
- * BENCH_TEMPLATE (newsletter), BENCH_CPU_PROF (a directory: CPU profiles of serve).
+ * BENCH_TEMPLATE (newsletter), BENCH_CPU_PROF (a directory: CPU profiles of serve), BENCH_WEBHOOK_BUSY_RATE
+ * (serve's `--webhook-busy-rate` in the runs with the endpoint; serve's default if unset).
  */
 import { loadavg } from 'node:os';
 import { median, report } from './support/measure.js';
@@ -24,6 +25,7 @@ import { corpusTemplate } from './templates/index.js';
 const N = Number(process.env.BENCH_RECIPIENTS ?? 100_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const TEMPLATE = corpusTemplate(process.env.BENCH_TEMPLATE ?? 'newsletter');
+const BUSY_RATE = process.env.BENCH_WEBHOOK_BUSY_RATE;
 
 interface RunResult extends StackResult {
   /** Messages/s until the SMTP sink had every message. */
@@ -56,7 +58,11 @@ async function run(sink: SinkProcess, hooks: SinkProcess, withEndpoint: boolean)
   }
   let receiverCpu0 = 0;
   const result = await serveRun(sink, TEMPLATE, N, {
-    args: ['--allow-host', `127.0.0.1:${hooks.port}`],
+    args: [
+      '--allow-host',
+      `127.0.0.1:${hooks.port}`,
+      ...(BUSY_RATE !== undefined ? ['--webhook-busy-rate', BUSY_RATE] : []),
+    ],
     async seed(mailroom, _projectId, secret) {
       await mailroom.webhooks.add(secret, {
         url: `http://127.0.0.1:${hooks.port}/hooks`,
@@ -107,6 +113,7 @@ try {
     unit: 'messages/s',
     recipients: N,
     template: TEMPLATE.ref,
+    webhookBusyRate: BUSY_RATE ?? 'default',
     loadBefore,
     loadAfter: load(),
     without: side(without),

@@ -162,4 +162,19 @@ describe('webhooks through mailroom serve', () => {
       await sink.close();
     }
   });
+
+  it('--webhook-busy-rate takes a number of POSTs per second, 0 or more, and --help shows it', async () => {
+    for (const value of ['-1', 'fast']) {
+      const cli = start(dir, ['serve', '--database', db, '--port', '0', `--webhook-busy-rate=${value}`]);
+      expect({ value, code: await cli.done }).toEqual({ value, code: 2 });
+      expect(cli.err).toContain(
+        `--webhook-busy-rate must be a number of POSTs per second, 0 or more, got '${value}'`,
+      );
+    }
+    for (const command of ['serve', 'worker']) {
+      const cli = start(dir, [command, '--help']);
+      expect(await cli.done).toBe(0);
+      expect(cli.out).toContain('--webhook-busy-rate N');
+    }
+  });
 });

@@ -20,6 +20,7 @@ export const DELIVERY_FLAGS: FlagSpec = {
   'allow-host': { type: 'string', multiple: true },
   'no-webhooks': { type: 'boolean' },
   'webhook-retry-schedule': { type: 'string' },
+  'webhook-busy-rate': { type: 'string' },
 };
 
 /** Help lines of {@link DELIVERY_FLAGS}. */
@@ -54,6 +55,9 @@ export const DELIVERY_FLAGS_HELP = `  --database URL     SQLite file, sqlite:FIL
   --webhook-retry-schedule MS,MS,...
                      waits between webhook attempts, in milliseconds (default: Svix's 5 s, 5 min,
                      30 min, 2 h, 5 h, 10 h, 10 h)
+  --webhook-busy-rate N
+                     while this worker has deliveries in flight, POST at most N webhook messages
+                     per second, 0 for no cap; they catch up once it is idle (default: 100)
   --track-opens      add an open pixel (PUBLIC-URL/t/o/TOKEN.gif) to HTML messages (default: off)
   --track-clicks     route the http(s) links of HTML messages through PUBLIC-URL/t/c/TOKEN
                      (default: off); see docs/tracking.md. A mailing can turn either off with
@@ -162,8 +166,16 @@ export function threadsLabel(threads: number): string {
   return `${threads === 0 ? 'no' : threads} render thread${threads === 1 ? '' : 's'}`;
 }
 
-/** The webhook sender settings given by `--no-webhooks` and `--webhook-retry-schedule`. */
+/** The webhook sender settings given by `--no-webhooks`, `--webhook-retry-schedule`, `--webhook-busy-rate`. */
 export function webhookOptionsOf(args: ParsedArgs, command: string): WebhookOptions {
+  const busyRate = args.string('webhook-busy-rate');
+  const busy = busyRate === undefined ? undefined : Number(busyRate);
+  if (busy !== undefined && !(Number.isFinite(busy) && busy >= 0)) {
+    throw new UsageError(
+      `--webhook-busy-rate must be a number of POSTs per second, 0 or more, got '${busyRate}'`,
+      command,
+    );
+  }
   const schedule = args.string('webhook-retry-schedule');
   const waits = schedule?.split(',').map((part) => Number(part.trim()));
   if (waits?.some((ms) => !Number.isInteger(ms) || ms < 0 || ms > 7 * 86_400_000)) {
@@ -175,5 +187,6 @@ export function webhookOptionsOf(args: ParsedArgs, command: string): WebhookOpti
   return {
     ...(args.flag('no-webhooks') ? { send: false } : {}),
     ...(waits ? { retryScheduleMs: waits } : {}),
+    ...(busy !== undefined ? { busyRatePerSecond: busy } : {}),
   };
 }
