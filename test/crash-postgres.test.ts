@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { sqlStore } from '@mailroom/sql';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { missingServerTest, testServer } from '../packages/sql/test/support/servers.js';
 import {
@@ -11,21 +10,11 @@ import {
   type WorkerProcess,
 } from './support/crash-harness.js';
 import { startCountingSink } from './support/crash-sink.js';
+import { pgAdmin } from './support/pg-admin.js';
 
 const SERVER = await testServer('postgres');
 const RECIPIENTS = 10_000;
 const WORKERS = 4;
-
-/** Runs `fn` with an admin connection to the server. */
-async function admin<T>(base: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: base });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
 
 describe('four concurrent worker processes on one PostgreSQL database', () => {
   if (SERVER.problem !== undefined) {
@@ -38,7 +27,7 @@ describe('four concurrent worker processes on one PostgreSQL database', () => {
     timeout: 120_000,
   }, async () => {
     const schema = `mr_crash_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
-    await admin(base, (client) => client.query(`CREATE SCHEMA ${schema}`));
+    await pgAdmin(base, (client) => client.query(`CREATE SCHEMA ${schema}`));
     const url = new URL(base);
     url.searchParams.set('options', `-c search_path=${schema}`);
     const sink = await startCountingSink();
@@ -76,7 +65,7 @@ describe('four concurrent worker processes on one PostgreSQL database', () => {
       for (const w of workers)
         if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
       await sink.close();
-      await admin(base, (client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
+      await pgAdmin(base, (client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
     }
   });
 });

@@ -3,27 +3,16 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createMailroom } from '@mailroom/core';
 import { memoryTransport } from '@mailroom/memory';
 import { sqlStore } from '@mailroom/sql';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { missingServerTest, testServer } from '../packages/sql/test/support/servers.js';
 import { allDeliveries, seedBroadcast, startWorker, type WorkerProcess } from './support/crash-harness.js';
 import { startCountingSink } from './support/crash-sink.js';
+import { pgAdmin } from './support/pg-admin.js';
 import { startWebhookReceiver } from './support/webhook-receiver.js';
 
 const SERVER = await testServer('postgres');
 const RECIPIENTS = 2_000;
 const LEASE_MS = 2_000;
-
-/** Runs `fn` with an admin connection to the server. */
-async function admin<T>(base: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: base });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
 
 /** The local TCP ports of the sockets process `pid` holds open (from /proc: its fds and the TCP table). */
 function localPorts(pid: number): Set<number> {
@@ -65,7 +54,7 @@ describe('two worker processes on PostgreSQL sharing the webhook sender', () => 
     timeout: 120_000,
   }, async () => {
     const schema = `mr_hooks_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
-    await admin(base, (client) => client.query(`CREATE SCHEMA ${schema}`));
+    await pgAdmin(base, (client) => client.query(`CREATE SCHEMA ${schema}`));
     const url = new URL(base);
     url.searchParams.set('options', `-c search_path=${schema}`);
     const receiver = await startWebhookReceiver();
@@ -149,7 +138,7 @@ describe('two worker processes on PostgreSQL sharing the webhook sender', () => 
         if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
       await sink.close();
       await receiver.close();
-      await admin(base, (client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
+      await pgAdmin(base, (client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
     }
   });
 });
