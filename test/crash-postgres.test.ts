@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { sqlStore } from '@mailroom/sql';
 import { describe, expect, it } from 'vitest';
 import { missingServerTest, testServer } from '../packages/sql/test/support/servers.js';
@@ -10,7 +9,7 @@ import {
   type WorkerProcess,
 } from './support/crash-harness.js';
 import { startCountingSink } from './support/crash-sink.js';
-import { pgAdmin } from './support/pg-admin.js';
+import { pgTestSchema } from './support/pg-admin.js';
 
 const SERVER = await testServer('postgres');
 const RECIPIENTS = 10_000;
@@ -26,16 +25,13 @@ describe('four concurrent worker processes on one PostgreSQL database', () => {
   it(`deliver a ${RECIPIENTS}-recipient broadcast exactly once: 0 lost, 0 duplicates`, {
     timeout: 120_000,
   }, async () => {
-    const schema = `mr_crash_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
-    await pgAdmin(base, (client) => client.query(`CREATE SCHEMA ${schema}`));
-    const url = new URL(base);
-    url.searchParams.set('options', `-c search_path=${schema}`);
+    const { url, drop } = await pgTestSchema(base, 'mr_crash');
     const sink = await startCountingSink();
     const workers: WorkerProcess[] = [];
     try {
-      const seeded = await seedBroadcast(sqlStore({ url: url.toString(), poolSize: 2 }), RECIPIENTS);
+      const seeded = await seedBroadcast(sqlStore({ url: url, poolSize: 2 }), RECIPIENTS);
       for (let i = 0; i < WORKERS; i++) {
-        workers.push(await startWorker(url.toString(), sink.port, { batchSize: 50, leaseMs: 30_000 }));
+        workers.push(await startWorker(url, sink.port, { batchSize: 50, leaseMs: 30_000 }));
       }
       await Promise.race([
         Promise.any(workers.map((w) => w.completed)),
@@ -54,7 +50,7 @@ describe('four concurrent worker processes on one PostgreSQL database', () => {
       expect(summary.sharedIds).toBe(0);
       expect(sink.arrivals).toHaveLength(RECIPIENTS);
 
-      const store = sqlStore({ url: url.toString(), poolSize: 2 });
+      const store = sqlStore({ url: url, poolSize: 2 });
       try {
         const deliveries = await allDeliveries(store, seeded.mailingId);
         expect(deliveries.filter((d) => d.status === 'sent' && d.attempts === 1)).toHaveLength(RECIPIENTS);
@@ -65,7 +61,7 @@ describe('four concurrent worker processes on one PostgreSQL database', () => {
       for (const w of workers)
         if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
       await sink.close();
-      await pgAdmin(base, (client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
+      await drop();
     }
   });
 });

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createMailroom } from '@mailroom/core';
 import { memoryTransport } from '@mailroom/memory';
@@ -7,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { missingServerTest, testServer } from '../packages/sql/test/support/servers.js';
 import { allDeliveries, seedBroadcast, startWorker, type WorkerProcess } from './support/crash-harness.js';
 import { startCountingSink } from './support/crash-sink.js';
-import { pgAdmin } from './support/pg-admin.js';
+import { pgTestSchema } from './support/pg-admin.js';
 import { startWebhookReceiver } from './support/webhook-receiver.js';
 
 const SERVER = await testServer('postgres');
@@ -53,17 +52,14 @@ describe('two worker processes on PostgreSQL sharing the webhook sender', () => 
   it(`deliver every email.sent of ${RECIPIENTS} recipients: none lost, repeats with the same webhook-id`, {
     timeout: 120_000,
   }, async () => {
-    const schema = `mr_hooks_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
-    await pgAdmin(base, (client) => client.query(`CREATE SCHEMA ${schema}`));
-    const url = new URL(base);
-    url.searchParams.set('options', `-c search_path=${schema}`);
+    const { url, drop } = await pgTestSchema(base, 'mr_hooks');
     const receiver = await startWebhookReceiver();
     const sink = await startCountingSink();
     const workers: WorkerProcess[] = [];
     try {
-      const seeded = await seedBroadcast(sqlStore({ url: url.toString(), poolSize: 2 }), RECIPIENTS);
+      const seeded = await seedBroadcast(sqlStore({ url: url, poolSize: 2 }), RECIPIENTS);
       const setup = createMailroom({
-        store: sqlStore({ url: url.toString(), poolSize: 2 }),
+        store: sqlStore({ url: url, poolSize: 2 }),
         transport: memoryTransport(),
         fetch: { allowHosts: [receiver.host] },
       });
@@ -77,7 +73,7 @@ describe('two worker processes on PostgreSQL sharing the webhook sender', () => 
       await setup.close();
 
       const start = () =>
-        startWorker(url.toString(), sink.port, {
+        startWorker(url, sink.port, {
           batchSize: 50,
           leaseMs: LEASE_MS,
           allowHosts: [receiver.host],
@@ -122,7 +118,7 @@ describe('two worker processes on PostgreSQL sharing the webhook sender', () => 
       expect(idsByDelivery.size).toBe(RECIPIENTS);
       expect([...idsByDelivery.values()].every((ids) => ids.size === 1)).toBe(true);
 
-      const store = sqlStore({ url: url.toString(), poolSize: 2 });
+      const store = sqlStore({ url: url, poolSize: 2 });
       try {
         const sent = (await allDeliveries(store, seeded.mailingId)).filter((d) => d.status === 'sent');
         expect(sent).toHaveLength(RECIPIENTS);
@@ -138,7 +134,7 @@ describe('two worker processes on PostgreSQL sharing the webhook sender', () => 
         if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
       await sink.close();
       await receiver.close();
-      await pgAdmin(base, (client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
+      await drop();
     }
   });
 });
