@@ -31,7 +31,8 @@ interface RunResult extends StackResult {
   /** Messages/s until the SMTP sink had every message. */
   deliveredPerSecond: number;
   receiverCpuMicrosPerMessage?: number;
-  receiverRequests?: number;
+  /** Distinct events at the receiver when the sink had every message. */
+  eventsAtDelivered?: number;
 }
 
 /** Waits until the receiver has `n` distinct webhook-ids; throws past a minute without progress. */
@@ -57,6 +58,7 @@ async function run(sink: SinkProcess, hooks: SinkProcess, withEndpoint: boolean)
     return { ...result, deliveredPerSecond: Math.round(N / (result.deliveredSeconds ?? result.seconds)) };
   }
   let receiverCpu0 = 0;
+  let eventsAtDelivered = 0;
   const result = await serveRun(sink, TEMPLATE, N, {
     args: [
       '--allow-host',
@@ -71,7 +73,10 @@ async function run(sink: SinkProcess, hooks: SinkProcess, withEndpoint: boolean)
       await hooks.reset();
       receiverCpu0 = await hooks.cpuMicros();
     },
-    settle: () => untilReceiverHas(hooks, N),
+    async settle() {
+      eventsAtDelivered = await hooks.count();
+      await untilReceiverHas(hooks, N);
+    },
   });
   const got = await hooks.count();
   if (got !== N) throw new Error(`the webhook receiver got ${got} distinct events of ${N}`);
@@ -79,6 +84,7 @@ async function run(sink: SinkProcess, hooks: SinkProcess, withEndpoint: boolean)
     ...result,
     deliveredPerSecond: Math.round(N / (result.deliveredSeconds ?? result.seconds)),
     receiverCpuMicrosPerMessage: Math.round(((await hooks.cpuMicros()) - receiverCpu0) / N),
+    eventsAtDelivered,
   };
 }
 
@@ -103,6 +109,7 @@ try {
     deliveredSeconds: runs.map((r) => r.deliveredSeconds),
     seconds: runs.map((r) => r.seconds),
     cpuMicrosPerMessage: runs.map((r) => r.cpuMicrosPerMessage),
+    deliveredCpuMicrosPerMessage: runs.map((r) => r.deliveredCpuMicrosPerMessage),
     sinkCpuMicrosPerMessage: runs.map((r) => r.sinkCpuMicrosPerMessage),
     peakRssMiB: runs.map((r) => r.peakRssMiB),
   });
@@ -120,6 +127,7 @@ try {
     withEndpoint: {
       ...side(withHook),
       receiverCpuMicrosPerMessage: withHook.map((r) => r.receiverCpuMicrosPerMessage),
+      eventsAtDelivered: withHook.map((r) => r.eventsAtDelivered),
     },
     ratiosPerRound: ratios,
     ratioMedianOfRounds: median(ratios),

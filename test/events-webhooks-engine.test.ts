@@ -211,6 +211,57 @@ describe.each(storeCases())('events and webhooks on $name', ({ make }) => {
     expect((await mailroom.webhooks.messages(secret)).every((m) => m.status === 'delivered')).toBe(true);
   });
 
+  it('while mail is in flight, sends events at the busy rate; once the worker is idle, the rest at once', async () => {
+    // A transport that holds the message to slow@ until released: the worker is busy until then.
+    const inner = memoryTransport();
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let slowStarted = () => {};
+    const started = new Promise<void>((resolve) => {
+      slowStarted = resolve;
+    });
+    await engine({
+      transport: {
+        name: 'held',
+        capabilities: inner.capabilities,
+        async send(message) {
+          if (message.to.address.startsWith('slow')) {
+            slowStarted();
+            await held;
+          }
+          return inner.send(message);
+        },
+      },
+      webhooks: { busyRatePerSecond: 10 },
+    });
+    const added = await mailroom.webhooks.add(secret, { url: receiver.url, events: ['email.sent'] });
+    receiver.secret = added.secret;
+    mailroom.worker.start();
+    await mailroom.send(secret, {
+      subject: 'Hold',
+      sender: 'news@acme.test',
+      message: '<p>Hold</p>',
+      recipients: [{ address: 'slow@example.test' }],
+    });
+    await started;
+    const t0 = performance.now();
+    await broadcast(Array.from({ length: 30 }, (_, i) => `r${i}@example.test`));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const whileBusy = receiver.received.length;
+    const seconds = (performance.now() - t0) / 1000;
+    // 10 per second, in bursts: at most 5 per started 500 ms window, however fast the machine. Never all 30.
+    expect(whileBusy).toBeLessThanOrEqual(5 * (Math.floor(seconds * 2) + 1));
+    expect(whileBusy).toBeLessThan(30);
+    expect(whileBusy).toBeGreaterThanOrEqual(1);
+    release();
+    await receiver.waitFor((r) => r.length >= 31);
+    await mailroom.worker.stop();
+    expect(receiver.received.every((r) => r.verified && r.payload.type === 'email.sent')).toBe(true);
+    expect(new Set(receiver.received.map((r) => r.id)).size).toBe(31);
+  });
+
   it('gives up after the last retry, disables an endpoint failing too long, and replays a failed message', async () => {
     await engine({ webhooks: { retryScheduleMs: [10, 10], disableAfterMs: 15 } });
     const added = await mailroom.webhooks.add(secret, { url: receiver.url, events: ['email.sent'] });

@@ -29,6 +29,8 @@ export interface StackResult {
   deliveredSeconds?: number;
   /** CPU of the stack's own processes per message, microseconds (Mailroom: serve and workers; BullMQ: worker, producer, Redis). */
   cpuMicrosPerMessage: number;
+  /** Mailroom: the same, counted only until the sink had every message (before `settle`). */
+  deliveredCpuMicrosPerMessage?: number;
   sinkCpuMicrosPerMessage: number;
   /** Peak RSS of the stack's largest process (MiB). */
   peakRssMiB?: number;
@@ -193,14 +195,17 @@ export async function serveRun(
     const fed = performance.now();
     await untilSinkHas(sink, n);
     const deliveredSeconds = (performance.now() - t0) / 1000;
+    const cpuUsed = () => processes.reduce((sum, p, i) => sum + p.cpuMicros() - (cpu0[i] as number), 0);
+    const deliveredCpu = cpuUsed();
     await options.settle?.();
     const seconds = (performance.now() - t0) / 1000;
-    const cpu = processes.reduce((sum, p, i) => sum + p.cpuMicros() - (cpu0[i] as number), 0);
+    const cpu = cpuUsed();
     return {
       perSecond: Math.round(n / seconds),
       seconds: +seconds.toFixed(2),
       deliveredSeconds: +deliveredSeconds.toFixed(2),
       cpuMicrosPerMessage: Math.round(cpu / n),
+      deliveredCpuMicrosPerMessage: Math.round(deliveredCpu / n),
       sinkCpuMicrosPerMessage: Math.round(((await sink.cpuMicros()) - sinkCpu0) / n),
       peakRssMiB: Math.max(...processes.map((p) => p.peakRssMiB())),
       duplicates: await sink.duplicates(),

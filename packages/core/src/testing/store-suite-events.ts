@@ -439,6 +439,51 @@ export function describeEvents(
       expect(messages).toHaveLength(3);
     });
 
+    it('a group with one message under an expired and a newer lease writes only the newer', async () => {
+      const { project } = await seedMessages(1);
+      const [first] = await ctx.store.claimWebhookMessages({ now: testTime(5), limit: 5, leaseMs: LEASE });
+      const [second] = await ctx.store.claimWebhookMessages({
+        now: testTime(5 + LEASE + 1),
+        limit: 5,
+        leaseMs: LEASE,
+      });
+      if (!first || !second) throw new Error('expected the message claimed twice');
+      expect(second.id).toBe(first.id);
+      const written = await ctx.store.completeWebhookMessages([
+        {
+          id: first.id,
+          leaseToken: first.leaseToken,
+          outcome: { status: 'delivered', statusCode: 204, error: null, now: testTime(LEASE + 10) },
+          attempt: attemptOf(first, 204, testTime(LEASE + 10)),
+        },
+        {
+          id: second.id,
+          leaseToken: second.leaseToken,
+          outcome: { status: 'failed', statusCode: 410, error: 'HTTP 410', now: testTime(LEASE + 11) },
+          attempt: attemptOf(second, 410, testTime(LEASE + 11)),
+        },
+      ]);
+      expect(written).toEqual([false, true]);
+      expect(await ctx.store.getWebhookMessage(first.id)).toMatchObject({
+        status: 'failed',
+        lastStatusCode: 410,
+        attempts: 2,
+      });
+      const attempts = await ctx.store.listWebhookAttempts(project.id, { limit: 10 });
+      expect(attempts.map((x) => x.statusCode)).toEqual([410]);
+      // Completing again under either lease changes nothing.
+      expect(
+        await ctx.store.completeWebhookMessages([
+          {
+            id: second.id,
+            leaseToken: second.leaseToken,
+            outcome: { status: 'delivered', statusCode: 200, error: null, now: testTime(LEASE + 12) },
+            attempt: null,
+          },
+        ]),
+      ).toEqual([false]);
+    });
+
     it('replays a delivered or failed message of the project, never a pending one', async () => {
       const { project, messages } = await seedMessages(2);
       const { project: other } = await seedProject(ctx.store);

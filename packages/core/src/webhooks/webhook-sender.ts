@@ -7,6 +7,7 @@ import type {
   WebhookOutcome,
 } from '../event-records.js';
 import { newId } from '../ids.js';
+import { createBusyPacer } from './busy-pacer.js';
 import { secretKey, signedHeaders } from './webhook-signature.js';
 import type { WebhookOptions } from './webhook-types.js';
 
@@ -30,8 +31,8 @@ export const WEBHOOK_DEFAULTS: Required<WebhookOptions> = {
 
 /** How long a sender trusts its copy of an endpoint (URL, secret, enabled). */
 const ENDPOINT_CACHE_MS = 5_000;
-/** Outcomes recorded per store round trip at most. */
-const FLUSH_EVERY = 200;
+/** Outcomes recorded per store transaction at most (each transaction has a cost of its own). */
+const FLUSH_EVERY = 500;
 /** ... or at the latest this long after the first of them. */
 const FLUSH_MS = 25;
 
@@ -71,21 +72,8 @@ export function createWebhookSender(
   busy: () => boolean = () => false,
 ): WebhookSender {
   const opts: Required<WebhookOptions> = { ...WEBHOOK_DEFAULTS, ...options };
-  // Pacing while busy: the next time a POST may start. Checked in short steps, so that the cap lifts as
-  // soon as the worker is idle (a rate limiter's queue would keep every waiting POST on the slow pace).
-  let nextSlot = 0;
-  const paced = async (): Promise<void> => {
-    const gap = 1000 / opts.busyRatePerSecond;
-    while (running || draining) {
-      if (!(opts.busyRatePerSecond > 0) || !busy()) return;
-      const now = performance.now();
-      if (nextSlot <= now) {
-        nextSlot = Math.max(now, nextSlot) + gap;
-        return;
-      }
-      await new Promise((resolve) => setTimeout(resolve, Math.min(50, nextSlot - now)));
-    }
-  };
+  // Mail first: while this process's worker has deliveries in flight, events go at a capped rate.
+  const pacer = createBusyPacer(opts.busyRatePerSecond, busy, () => running || draining);
   const { store, clock, logger, events, fetcher, outbox } = ctx;
   const endpoints = new Map<
     string,
@@ -276,8 +264,8 @@ export function createWebhookSender(
     runners++;
     try {
       for (let message = queue.shift(); message; message = queue.shift()) {
-        // Mail first: while this process's worker has deliveries in flight, events go at a capped rate.
-        await paced();
+        const wait = pacer.turn();
+        if (wait) await wait;
         await send(message).catch((error: unknown) =>
           logger.error({ err: error, message: message?.id }, 'webhook send failed'),
         );
@@ -303,8 +291,21 @@ export function createWebhookSender(
     return claimed.length;
   }
 
-  /** Messages a sender holds claimed at most: a few rounds of its sending places. */
-  const holdMax = opts.concurrency * 4;
+  /**
+   * Messages a sender holds claimed at most: several rounds of its sending places, and at least 256, so
+   * that claims come in rounds of 128 or more (each claim is a transaction of its own). While the worker
+   * is busy they go out at `busyRatePerSecond`, so a low cap holds fewer: the last must be sent within
+   * half its lease.
+   */
+  const holdMax = Math.max(
+    1,
+    Math.min(
+      Math.max(opts.concurrency * 8, 256),
+      opts.busyRatePerSecond > 0
+        ? Math.floor((opts.busyRatePerSecond * opts.leaseMs) / 2000)
+        : Number.POSITIVE_INFINITY,
+    ),
+  );
 
   async function runLoop(): Promise<void> {
     while (running) {

@@ -37,7 +37,8 @@ export interface WebhookOptions {
   pollMs?: number;
   /**
    * Mail first: while the delivery worker of this process has deliveries in flight, this process POSTs at
-   * most this many webhook messages per second (0: no cap), so that events of a large broadcast do not
+   * most this many webhook messages per second (0: no cap), in one burst every 500 ms (half the rate at
+   * a time: a POST made alone costs several times the CPU), so that events of a large broadcast do not
    * take the CPU its delivery needs; they catch up at full speed once it is idle. Events are never
    * dropped, only later. @default 100
    */

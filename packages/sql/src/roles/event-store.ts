@@ -16,6 +16,7 @@ import type { Db } from '../connect.js';
 import type { SqlClaims } from '../sql-claims.js';
 import type { SqlContext } from '../sql-context.js';
 import type { SqlRunner } from '../sql-runner.js';
+import { writeWebhookCompletions } from '../webhook-completions.js';
 
 const EVENT_COLUMNS = [
   'id',
@@ -369,6 +370,7 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
           setParams: [now + options.leaseMs, now],
           columns: MESSAGE_COLUMNS,
           decode: message,
+          rememberRowids: true,
         });
         return (claimed as ClaimedWebhookMessage[]).sort(
           (a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() || (a.id < b.id ? -1 : 1),
@@ -381,43 +383,23 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
         'completeWebhookMessages',
         () =>
           r.transaction(db, async (tx) => {
-            const written: boolean[] = [];
+            const written = await writeWebhookCompletions(r, claims, tx, items);
             const attempts: unknown[][] = [];
-            for (const { id, leaseToken, outcome, attempt: a } of items) {
-              const next =
-                outcome.status === 'pending' ? (outcome.nextAttemptAt ?? outcome.now).getTime() : null;
-              const changed = await write(
-                `UPDATE mailroom_webhook_messages SET status = ?, lease_expires_at = NULL,
-                   next_attempt_at = COALESCE(?, next_attempt_at),
-                   last_status_code = ?, last_error = ?, updated_at = ?
-                 WHERE id = ? AND lease_token = ? AND status = 'sending'`,
-                [
-                  outcome.status,
-                  next,
-                  outcome.statusCode,
-                  outcome.error,
-                  outcome.now.getTime(),
-                  id,
-                  leaseToken,
-                ],
-                tx,
-              );
-              written.push(changed > 0);
-              if (changed > 0 && a) {
-                attempts.push([
-                  a.id,
-                  a.projectId,
-                  a.endpointId,
-                  a.messageId,
-                  a.eventType,
-                  a.attempt,
-                  a.statusCode,
-                  Math.round(a.latencyMs),
-                  a.error,
-                  a.createdAt.getTime(),
-                ]);
-              }
-            }
+            items.forEach(({ attempt: a }, i) => {
+              if (!a || !written[i]) return;
+              attempts.push([
+                a.id,
+                a.projectId,
+                a.endpointId,
+                a.messageId,
+                a.eventType,
+                a.attempt,
+                a.statusCode,
+                Math.round(a.latencyMs),
+                a.error,
+                a.createdAt.getTime(),
+              ]);
+            });
             await insertRows(r, tx, 'mailroom_webhook_attempts', ATTEMPT_COLUMNS, attempts);
             return written;
           }),

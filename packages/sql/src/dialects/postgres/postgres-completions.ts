@@ -3,6 +3,7 @@ import type { Db } from '../../connect.js';
 import type { OutcomeItem } from '../../outcome-rows.js';
 import { OUTCOME_FIELDS, outcomeRow, outcomeSet } from '../../outcome-rows.js';
 import type { SqlRunner } from '../../sql-runner.js';
+import { type WebhookCompletion, webhookSetValues } from '../../webhook-outcome-rows.js';
 
 /**
  * One statement for the whole group, over one array per field; `RETURNING` names the fences that held.
@@ -29,4 +30,32 @@ export async function writePostgres(
   const { rows } = await runner.run<{ id: string }>(db, text, columns, true);
   const written = new Set(rows.map((r) => r.id));
   return group.map((item) => written.has(item.id));
+}
+
+/**
+ * Webhook outcomes: one `UPDATE ... FROM unnest(...)`. The fence is matched on id and token together, so
+ * a message present twice in a group (sent again under a newer lease) is reported written only for its
+ * token. As for deliveries, the status check is a `CASE`, so that the planner looks each message up by id.
+ */
+export async function writeWebhooksPostgres(
+  runner: SqlRunner,
+  tx: Db,
+  items: readonly WebhookCompletion[],
+): Promise<boolean[]> {
+  const columns: unknown[][] = Array.from({ length: 7 }, () => []);
+  for (const item of items) {
+    [...webhookSetValues(item), item.id, item.leaseToken].forEach((value, i) => {
+      columns[i]?.push(value);
+    });
+  }
+  const text = `UPDATE mailroom_webhook_messages AS m SET status = v.status, lease_expires_at = NULL,
+      next_attempt_at = COALESCE(v.next_attempt_at, m.next_attempt_at), last_status_code = v.status_code,
+      last_error = v.error, updated_at = v.updated_at
+    FROM unnest(?::text[], ?::bigint[], ?::integer[], ?::text[], ?::bigint[], ?::text[], ?::bigint[])
+      AS v(status, next_attempt_at, status_code, error, updated_at, id, lease_token)
+    WHERE m.id = v.id AND CASE WHEN m.status = 'sending' THEN m.lease_token END = v.lease_token
+    RETURNING m.id, m.lease_token`;
+  const { rows } = await runner.run<{ id: string; lease_token: string | number }>(tx, text, columns, true);
+  const held = new Set(rows.map((row) => `${row.id} ${Number(row.lease_token)}`));
+  return items.map((item) => held.has(`${item.id} ${item.leaseToken}`));
 }

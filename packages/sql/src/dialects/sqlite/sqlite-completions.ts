@@ -5,6 +5,12 @@ import type { OutcomeItem } from '../../outcome-rows.js';
 import { OUTCOME_FIELDS, outcomeRow, outcomeSet } from '../../outcome-rows.js';
 import type { SqlClaims } from '../../sql-claims.js';
 import type { SqlRunner } from '../../sql-runner.js';
+import {
+  WEBHOOK_FENCE,
+  WEBHOOK_SET,
+  type WebhookCompletion,
+  webhookSetValues,
+} from '../../webhook-outcome-rows.js';
 
 /**
  * A SQLite file of the store's own: one prepared fenced update per outcome, run directly, which
@@ -59,4 +65,29 @@ export async function writeSqlite(
     for (const row of rows) written.add(row.id);
   }
   return group.map((item) => written.has(item.id));
+}
+
+/**
+ * Webhook outcomes on a SQLite file of the store's own: one prepared fenced update per message, run
+ * directly, by the rowid its claim found when there is one (as for deliveries above), else by id.
+ */
+export function writeWebhooksSqliteFile(
+  runner: SqlRunner,
+  claims: SqlClaims,
+  tx: Db,
+  items: readonly WebhookCompletion[],
+): boolean[] {
+  const update = `UPDATE mailroom_webhook_messages SET ${WEBHOOK_SET}`;
+  const byRowid = runner.statement(
+    tx,
+    `${update} WHERE rowid = ? AND ${WEBHOOK_FENCE}`,
+  ) as Database.Statement;
+  const byId = runner.statement(tx, `${update} WHERE ${WEBHOOK_FENCE}`) as Database.Statement;
+  return items.map((item) => {
+    const values = webhookSetValues(item);
+    const rowid = claims.takeRowid(item.id);
+    let changes = rowid === undefined ? 0 : byRowid.run([...values, rowid, item.id, item.leaseToken]).changes;
+    if (changes === 0) changes = byId.run([...values, item.id, item.leaseToken]).changes;
+    return changes > 0;
+  });
 }

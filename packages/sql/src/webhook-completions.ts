@@ -1,0 +1,35 @@
+import type { Db } from './connect.js';
+import { writeWebhooksPostgres } from './dialects/postgres/postgres-completions.js';
+import { writeWebhooksSqliteFile } from './dialects/sqlite/sqlite-completions.js';
+import type { SqlClaims } from './sql-claims.js';
+import type { SqlRunner } from './sql-runner.js';
+import {
+  WEBHOOK_FENCE,
+  WEBHOOK_SET,
+  type WebhookCompletion,
+  webhookSetValues,
+} from './webhook-outcome-rows.js';
+
+/**
+ * Write the outcomes of `items` on `tx` (a transaction) and say, in input order, which fences held.
+ * PostgreSQL: one statement for the whole group (a round trip per message would dominate a sender's
+ * time). A SQLite file the store opened: one prepared update per message, by the rowid its claim found.
+ * MySQL and a caller's SQLite dialect: one update per message.
+ */
+export async function writeWebhookCompletions(
+  runner: SqlRunner,
+  claims: SqlClaims,
+  tx: Db,
+  items: readonly WebhookCompletion[],
+): Promise<boolean[]> {
+  if (items.length === 0) return [];
+  if (runner.kind === 'postgres') return writeWebhooksPostgres(runner, tx, items);
+  if (runner.direct) return writeWebhooksSqliteFile(runner, claims, tx, items);
+  const written: boolean[] = [];
+  const text = `UPDATE mailroom_webhook_messages SET ${WEBHOOK_SET} WHERE ${WEBHOOK_FENCE}`;
+  for (const item of items) {
+    const { affected } = await runner.run(tx, text, [...webhookSetValues(item), item.id, item.leaseToken]);
+    written.push(affected > 0);
+  }
+  return written;
+}
