@@ -272,6 +272,17 @@ describe('mailroom admin commands', () => {
       expect(res.out).toBe('');
       expect(res.err).toMatch(/^mailroom: [^\n]+\n$/);
     }
+    // A flag without its value says so, whether another flag or nothing follows.
+    for (const argv of [
+      ['sender', 'add', '--project', '--name', 'X', 'a@b.test', '--database', db],
+      ['webhook', 'list', '--database', db, '--project'],
+    ]) {
+      const res = await run(dir, argv);
+      expect(res.code).toBe(2);
+      expect(res.err).toMatch(
+        /^mailroom: option '--project' needs a value \(see mailroom \w+ \w+ --help\)\n$/,
+      );
+    }
     const port = await run(dir, ['serve'], { env: { PORT: '99999' } });
     expect(port.code).toBe(2);
     expect(port.err).toContain('PORT must be an integer from 0 to 65535');

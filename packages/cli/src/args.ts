@@ -109,6 +109,9 @@ export function parseBoundedInt(
 /** `parseArgs` messages run to three sentences of advice; the first one says what is wrong. */
 function parseErrorMessage(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
+  // A flag followed by another flag or by nothing: parseArgs calls it "ambiguous" or "argument missing".
+  const valueless = /^Option '(--[\w-]+)(?: <value>)?' argument (?:is ambiguous|missing)/.exec(text);
+  if (valueless) return `option '${valueless[1]}' needs a value`;
   const first = text.split(/\.\s/, 1)[0] ?? text;
   return first.replace(/\.$/, '').replace(/^./, (c) => c.toLowerCase());
 }
