@@ -251,9 +251,9 @@ describe.each(storeCases())('events and webhooks on $name', ({ make }) => {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const whileBusy = receiver.received.length;
     const seconds = (performance.now() - t0) / 1000;
-    // 10 per second, in bursts: at most 5 per started 500 ms window, however fast the machine. Never all 30.
+    // 10 per second, in bursts: at most 5 per started 500 ms window, however fast the machine (uncapped,
+    // all 30 go at once).
     expect(whileBusy).toBeLessThanOrEqual(5 * (Math.floor(seconds * 2) + 1));
-    expect(whileBusy).toBeLessThan(30);
     expect(whileBusy).toBeGreaterThanOrEqual(1);
     release();
     await receiver.waitFor((r) => r.length >= 31);
