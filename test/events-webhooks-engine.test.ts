@@ -262,6 +262,61 @@ describe.each(storeCases())('events and webhooks on $name', ({ make }) => {
     expect(new Set(receiver.received.map((r) => r.id)).size).toBe(31);
   });
 
+  it('while a broadcast’s events wait behind its mail, sends a single message’s event ahead of them', async () => {
+    // As above: the message to slow@ is held, so the worker stays busy and the sender paced (4 per second).
+    const inner = memoryTransport();
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let slowStarted = () => {};
+    const started = new Promise<void>((resolve) => {
+      slowStarted = resolve;
+    });
+    await engine({
+      transport: {
+        name: 'held',
+        capabilities: inner.capabilities,
+        async send(message) {
+          if (message.to.address.startsWith('slow')) {
+            slowStarted();
+            await held;
+          }
+          return inner.send(message);
+        },
+      },
+      webhooks: { busyRatePerSecond: 4 },
+    });
+    const added = await mailroom.webhooks.add(secret, { url: receiver.url, events: ['email.sent'] });
+    receiver.secret = added.secret;
+    mailroom.worker.start();
+    const single = (address: string) =>
+      mailroom.send(secret, {
+        subject: 'Reset',
+        sender: 'news@acme.test',
+        message: '<p>Reset</p>',
+        recipients: [{ address }],
+      });
+    await single('slow@example.test');
+    await started;
+    const news = Array.from({ length: 20 }, (_, i) => `news${i}@example.test`);
+    await broadcast(news);
+    const address = (r: (typeof receiver.received)[number]) =>
+      (r.payload.data.delivery as { address?: string } | undefined)?.address;
+    // The broadcast's events are queued and going out at the paced rate when the single message is sent.
+    await receiver.waitFor((r) => r.length >= 1);
+    await single('reset@example.test');
+    await receiver.waitFor((r) => r.some((x) => address(x) === 'reset@example.test'));
+    const newsBefore = receiver.received.filter((r) => address(r)?.startsWith('news')).length;
+    // In arrival order it would have waited for all 20 (5 s at this rate).
+    expect(newsBefore).toBeLessThan(news.length);
+    release();
+    await receiver.waitFor((r) => r.length >= news.length + 2);
+    await mailroom.worker.stop();
+    expect(receiver.received.every((r) => r.verified)).toBe(true);
+    expect(new Set(receiver.received.map((r) => r.id)).size).toBe(news.length + 2);
+  });
+
   it('gives up after the last retry, disables an endpoint failing too long, and replays a failed message', async () => {
     await engine({ webhooks: { retryScheduleMs: [10, 10], disableAfterMs: 15 } });
     const added = await mailroom.webhooks.add(secret, { url: receiver.url, events: ['email.sent'] });

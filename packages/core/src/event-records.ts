@@ -118,6 +118,13 @@ export interface WebhookMessageRecord {
    * sends the same bytes (and the sender needs no join to find it).
    */
   payload: string;
+  /**
+   * Claimed in this order (within one, oldest `nextAttemptAt` first): 0, events of single messages and
+   * everything else; 1, events of a broadcast's deliveries. So that while a large broadcast's events wait
+   * behind its delivery ("mail first"), the events of a password reset sent meanwhile do not wait behind
+   * them. The core sets it (`outbox/event-outbox.ts`); stores keep it and claim by it.
+   */
+  priority: WebhookPriority;
   status: WebhookMessageStatus;
   /** Attempts made so far (a claim counts one). */
   attempts: number;
@@ -131,6 +138,12 @@ export interface WebhookMessageRecord {
   createdAt: Date;
   updatedAt: Date;
 }
+
+/** The claim order of a webhook message: see `WebhookMessageRecord.priority`. */
+export type WebhookPriority = 0 | 1;
+
+/** Every {@link WebhookPriority}, in claim order. */
+export const WEBHOOK_PRIORITIES: readonly WebhookPriority[] = [0, 1];
 
 /** A webhook message handed to a sender by a claim. */
 export interface ClaimedWebhookMessage extends WebhookMessageRecord {

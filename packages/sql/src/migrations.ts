@@ -4,6 +4,7 @@ import type { Db } from './connect.js';
 import { eventsAndWebhooks } from './migration-events.js';
 import { inboundSignalsMigration } from './migration-inbound.js';
 import { trackingSchema } from './migration-tracking.js';
+import { webhookPriority } from './migration-webhook-priority.js';
 import type { SqlKind } from './options.js';
 
 /** Name of the table that records applied migrations. */
@@ -387,6 +388,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '003_events_webhooks': eventsAndWebhooks(kind, columnTypes(kind), tableOptions),
     '004_inbound_signals': inboundSignalsMigration(kind, columnTypes(kind), tableOptions),
     '005_tracking': trackingSchema(kind, columnTypes(kind), tableOptions),
+    '006_webhook_priority': webhookPriority(kind, columnTypes(kind)),
   };
 }
 

@@ -89,7 +89,29 @@ describe('sqlStore options', () => {
       { name: '003_events_webhooks' },
       { name: '004_inbound_signals' },
       { name: '005_tracking' },
+      { name: '006_webhook_priority' },
     ]);
+  });
+
+  it('006 gives webhook messages a priority, 0 for rows that had none, and leads the due index with it', async () => {
+    const path = file();
+    await migrate({ url: path });
+    const db = new Database(path);
+    try {
+      // A row written as before 006 (no priority column in the insert) reads as priority 0.
+      db.prepare(
+        `insert into mailroom_webhook_messages (id, project_id, endpoint_id, event_id, event_type, payload,
+           status, attempts, next_attempt_at, lease_token, created_at, updated_at)
+         values ('msg_old', 'prj', 'wh', 'evt', 'email.sent', '{}', 'pending', 0, 1, 0, 1, 1)`,
+      ).run();
+      expect(db.prepare(`select priority from mailroom_webhook_messages`).get()).toEqual({ priority: 0 });
+      const columns = db.prepare(`pragma index_info('mailroom_webhook_messages_due')`).all() as {
+        name: string;
+      }[];
+      expect(columns.map((c) => c.name)).toEqual(['priority', 'next_attempt_at']);
+    } finally {
+      db.close();
+    }
   });
 });
 

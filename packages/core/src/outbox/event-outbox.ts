@@ -5,6 +5,7 @@ import type {
   OutboxWrite,
   WebhookEndpointRecord,
   WebhookMessageRecord,
+  WebhookPriority,
 } from '../event-records.js';
 import { newId } from '../ids.js';
 import type { ClaimedDelivery, DeliveryOutcome, DeliveryRecord, MailingRecord } from '../records.js';
@@ -78,6 +79,7 @@ export function createEventOutbox(store: Store, cacheMs = ENDPOINT_CACHE_MS): Ev
     const messages: WebhookMessageRecord[] = [];
     for (const event of events) {
       let payload: string | undefined;
+      const priority = webhookPriority(event);
       for (const endpoint of endpoints) {
         if (endpoint.events !== null && !endpoint.events.includes(event.type)) continue;
         payload ??= JSON.stringify(eventPayload(event));
@@ -88,6 +90,7 @@ export function createEventOutbox(store: Store, cacheMs = ENDPOINT_CACHE_MS): Ev
           eventId: event.id,
           eventType: event.type,
           payload,
+          priority,
           status: 'pending',
           attempts: 0,
           nextAttemptAt: now,
@@ -204,6 +207,14 @@ export function deliveryEventType(outcome: DeliveryOutcome): EventType | undefin
     default:
       return undefined;
   }
+}
+
+/**
+ * The claim priority of an event's webhook messages: 1 for the events of a broadcast's deliveries, else 0
+ * (single messages, contacts, mailings as a whole, tests), which are claimed first.
+ */
+export function webhookPriority(event: Pick<EventRecord, 'data'>): WebhookPriority {
+  return event.data.mailing?.kind === 'broadcast' && event.data.delivery !== undefined ? 1 : 0;
 }
 
 /** The public form of an event: `GET /events` and the webhook body. */

@@ -8,6 +8,7 @@ import type {
   WebhookAttemptRecord,
   WebhookEndpointRecord,
   WebhookMessageRecord,
+  WebhookPriority,
 } from '../event-records.js';
 import type { ClaimedDelivery } from '../records.js';
 import type { Store } from '../store.js';
@@ -77,6 +78,7 @@ export function makeWebhookMessage(
       created_at: event.createdAt.toISOString(),
       data: event.data,
     }),
+    priority: 0,
     status: 'pending',
     attempts: 0,
     nextAttemptAt: testTime(),
@@ -340,6 +342,38 @@ export function describeEvents(
         oldestPendingAt: testTime(0),
         nextDueAt: undefined,
       });
+    });
+
+    it('claims priority 0 before priority 1, each oldest first, and keeps the priority', async () => {
+      const { project } = await seedProject(ctx.store);
+      const endpoint = makeEndpoint(project.id);
+      await ctx.store.addWebhookEndpoint(endpoint);
+      // Broadcast events (priority 1) due long before two events of single messages (priority 0).
+      const spec: Array<[WebhookPriority, number]> = [
+        [1, -500],
+        [1, -400],
+        [0, -10],
+        [1, -300],
+        [0, -20],
+      ];
+      const events = spec.map(() => makeEvent(project.id));
+      const messages = events.map((e, i) =>
+        makeWebhookMessage(e, endpoint.id, {
+          priority: spec[i]?.[0],
+          nextAttemptAt: testTime(spec[i]?.[1]),
+          createdAt: testTime(spec[i]?.[1]),
+        }),
+      );
+      await ctx.store.insertOutbox({ events, messages });
+      const first = await ctx.store.claimWebhookMessages({ now: testTime(0), limit: 3, leaseMs: LEASE });
+      expect(first.map((m) => [m.id, m.priority])).toEqual([
+        [messages[4]?.id, 0],
+        [messages[2]?.id, 0],
+        [messages[0]?.id, 1],
+      ]);
+      const rest = await ctx.store.claimWebhookMessages({ now: testTime(0), limit: 5, leaseMs: LEASE });
+      expect(rest.map((m) => m.id)).toEqual([messages[1]?.id, messages[3]?.id]);
+      expect((await ctx.store.getWebhookMessage(messages[1]?.id ?? ''))?.priority).toBe(1);
     });
 
     it('concurrent claims never hand one message to two claimers', async () => {

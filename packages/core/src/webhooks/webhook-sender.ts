@@ -255,7 +255,7 @@ export function createWebhookSender(
     );
   }
 
-  /** Claimed messages waiting for a free sending place, oldest first. */
+  /** Claimed messages waiting for a free sending place: priority 0 first, then oldest first. */
   let queue: ClaimedWebhookMessage[] = [];
   let runners = 0;
 
@@ -282,7 +282,15 @@ export function createWebhookSender(
   async function claim(limit: number): Promise<number> {
     const claimed = await store.claimWebhookMessages({ now: clock.now(), limit, leaseMs: opts.leaseMs });
     inFlight += claimed.length;
-    queue = queue.concat(claimed);
+    // Claims come priority 0 first; those go ahead of the broadcast events already waiting here too.
+    const first = claimed.filter((m) => m.priority === 0);
+    queue =
+      first.length === 0
+        ? queue.concat(claimed)
+        : first.concat(
+            queue,
+            claimed.filter((m) => m.priority !== 0),
+          );
     while (runners < opts.concurrency && runners < queue.length) {
       const running = runner();
       sending.add(running);

@@ -115,7 +115,12 @@ export function memoryEventStore(db: () => EventState): EventStore {
           (m.status === 'sending' && m.leaseExpiresAt !== null && m.leaseExpiresAt.getTime() <= t);
         if (isDue) due.push(m);
       }
-      due.sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() || (a.id < b.id ? -1 : 1));
+      due.sort(
+        (a, b) =>
+          a.priority - b.priority ||
+          a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() ||
+          (a.id < b.id ? -1 : 1),
+      );
       return due.slice(0, Math.max(0, limit)).map((m) => {
         m.status = 'sending';
         m.leaseExpiresAt = new Date(t + leaseMs);

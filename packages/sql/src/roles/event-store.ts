@@ -9,6 +9,7 @@ import type {
   WebhookMessageRecord,
   WebhookMessageStatus,
 } from '@mailroom/core';
+import { WEBHOOK_PRIORITIES } from '@mailroom/core';
 import type Database from 'better-sqlite3';
 import type { Codec, Row } from '../codec.js';
 import { ms } from '../codec.js';
@@ -36,6 +37,7 @@ const MESSAGE_COLUMNS = [
   'event_id',
   'event_type',
   'payload',
+  'priority',
   'status',
   'attempts',
   'next_attempt_at',
@@ -145,6 +147,7 @@ function messageParams(m: WebhookMessageRecord): unknown[] {
     m.eventId,
     m.eventType,
     m.payload,
+    m.priority,
     m.status,
     m.attempts,
     m.nextAttemptAt.getTime(),
@@ -207,6 +210,7 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
     eventId: String(row.event_id),
     eventType: String(row.event_type) as EventType,
     payload: String(row.payload),
+    priority: num(row.priority) === 1 ? 1 : 0,
     status: String(row.status) as WebhookMessageStatus,
     attempts: num(row.attempts),
     nextAttemptAt: new Date(num(row.next_attempt_at)),
@@ -355,26 +359,35 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
 
     claimWebhookMessages(options) {
       return guard('claimWebhookMessages', async () => {
-        if (options.limit <= 0) return [];
         const now = options.now.getTime();
-        const due = mysql
-          ? `d.open_at <= ? AND (d.status = 'pending' OR d.lease_expires_at <= ?) ORDER BY d.open_at`
-          : `d.status IN ('pending', 'sending') AND d.next_attempt_at <= ? AND (d.status = 'pending' OR d.lease_expires_at <= ?) ORDER BY d.next_attempt_at`;
-        const claimed = await claims.claim(db, {
-          table: 'mailroom_webhook_messages',
-          due,
-          dueParams: [now, now],
-          limit: options.limit,
-          mysqlIndex: 'mailroom_webhook_messages_due',
-          set: "status = 'sending', lease_expires_at = ?, lease_token = lease_token + 1, attempts = attempts + 1, updated_at = ?",
-          setParams: [now + options.leaseMs, now],
-          columns: MESSAGE_COLUMNS,
-          decode: message,
-          rememberRowids: true,
-        });
-        return (claimed as ClaimedWebhookMessage[]).sort(
-          (a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() || (a.id < b.id ? -1 : 1),
-        );
+        // One claim per priority, the first first: each is an index range (priority, due time) on every
+        // database, where one ORDER BY priority, due time would not be on MySQL (see migration 006).
+        const claimed: WebhookMessageRecord[] = [];
+        for (const priority of WEBHOOK_PRIORITIES) {
+          const limit = options.limit - claimed.length;
+          if (limit <= 0) break;
+          const due = mysql
+            ? `d.priority = ? AND d.open_at <= ? AND (d.status = 'pending' OR d.lease_expires_at <= ?) ORDER BY d.open_at`
+            : `d.status IN ('pending', 'sending') AND d.priority = ? AND d.next_attempt_at <= ? AND (d.status = 'pending' OR d.lease_expires_at <= ?) ORDER BY d.next_attempt_at`;
+          const rows = await claims.claim(db, {
+            table: 'mailroom_webhook_messages',
+            due,
+            dueParams: [priority, now, now],
+            limit,
+            mysqlIndex: 'mailroom_webhook_messages_due',
+            set: "status = 'sending', lease_expires_at = ?, lease_token = lease_token + 1, attempts = attempts + 1, updated_at = ?",
+            setParams: [now + options.leaseMs, now],
+            columns: MESSAGE_COLUMNS,
+            decode: message,
+            rememberRowids: true,
+          });
+          claimed.push(
+            ...(rows as WebhookMessageRecord[]).sort(
+              (a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() || (a.id < b.id ? -1 : 1),
+            ),
+          );
+        }
+        return claimed as ClaimedWebhookMessage[];
       });
     },
 
