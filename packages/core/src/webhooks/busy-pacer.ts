@@ -16,8 +16,10 @@ export interface BusyPacer {
 }
 
 /**
- * A pacer granting `ratePerSecond * BUSY_WINDOW_MS / 1000` turns (at least one) per window while `busy()`
- * holds, and every turn at once as soon as it does not (or `ratePerSecond` is 0). Waiting is checked in
+ * A pacer granting `ratePerSecond * BUSY_WINDOW_MS / 1000` turns per window while `busy()` holds (a
+ * fraction carries to the next window, so that 1/s is one turn every other window; unused turns do not,
+ * and the first window of a busy spell has at least one),
+ * and every turn at once as soon as it does not hold (or `ratePerSecond` is 0). Waiting is checked in
  * steps of at most 50 ms, so that the cap lifts soon after the worker is idle; `active()` false ends
  * every wait (the sender is stopping).
  */
@@ -26,10 +28,10 @@ export function createBusyPacer(
   busy: () => boolean,
   active: () => boolean,
 ): BusyPacer {
-  const perWindow = Math.max(1, Math.round((ratePerSecond * BUSY_WINDOW_MS) / 1000));
+  const perWindow = (ratePerSecond * BUSY_WINDOW_MS) / 1000;
   const uncapped = () => !(ratePerSecond > 0) || !busy();
-  let windowEnds = 0;
-  let left = 0;
+  let windowEnds = Number.NEGATIVE_INFINITY;
+  let budget = 0;
   // One waiter at a time polls the clock; the others queue behind it (32 sending places polling their
   // own timers fired 32 timers for each turn).
   let queue: Promise<void> = Promise.resolve();
@@ -40,11 +42,15 @@ export function createBusyPacer(
       if (uncapped()) return;
       const now = performance.now();
       if (now >= windowEnds) {
+        // After a window that nobody waited through, a new busy spell: its first window has a whole turn.
+        const fresh = now >= windowEnds + BUSY_WINDOW_MS;
         windowEnds = now + BUSY_WINDOW_MS;
-        left = perWindow;
+        budget = fresh
+          ? Math.max(1, perWindow)
+          : Math.min(budget + perWindow, Math.max(1, Math.ceil(perWindow)));
       }
-      if (left > 0) {
-        left--;
+      if (budget >= 1) {
+        budget -= 1;
         return;
       }
       await new Promise((resolve) => setTimeout(resolve, Math.min(50, windowEnds - now)));
