@@ -16,12 +16,11 @@ export interface BusyPacer {
 }
 
 /**
- * A pacer granting `ratePerSecond * BUSY_WINDOW_MS / 1000` turns per window while `busy()` holds (a
- * fraction carries to the next window, so that 1/s is one turn every other window; unused turns do not,
- * and the first window of a busy spell has at least one),
- * and every turn at once as soon as it does not hold (or `ratePerSecond` is 0). Waiting is checked in
- * steps of at most 50 ms, so that the cap lifts soon after the worker is idle; `active()` false ends
- * every wait (the sender is stopping).
+ * A pacer granting `ratePerSecond * BUSY_WINDOW_MS / 1000` turns per window while `busy()` holds, and
+ * every turn at once as soon as it does not (or `ratePerSecond` is 0). A fraction of a turn carries to
+ * the next window (1/s is one turn every other window); unused turns do not, and the first window of a
+ * busy spell has at least one. Waiting is checked in steps of at most 50 ms, so that the cap lifts soon
+ * after the worker is idle; `active()` false ends every wait (the sender is stopping).
  */
 export function createBusyPacer(
   ratePerSecond: number,
