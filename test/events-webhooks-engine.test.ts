@@ -1,4 +1,10 @@
-import { createMailroom, type Mailroom, MailroomError, type MailroomOptions } from '@mailroom/core';
+import {
+  createMailroom,
+  type Mailroom,
+  MailroomError,
+  type MailroomOptions,
+  type Transport,
+} from '@mailroom/core';
 import { memoryTransport } from '@mailroom/memory';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { storeCases } from './support/stores.js';
@@ -212,30 +218,9 @@ describe.each(storeCases())('events and webhooks on $name', ({ make }) => {
   });
 
   it('while mail is in flight, sends events at the busy rate; once the worker is idle, the rest at once', async () => {
-    // A transport that holds the message to slow@ until released: the worker is busy until then.
-    const inner = memoryTransport();
-    let release = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let slowStarted = () => {};
-    const started = new Promise<void>((resolve) => {
-      slowStarted = resolve;
-    });
-    await engine({
-      transport: {
-        name: 'held',
-        capabilities: inner.capabilities,
-        async send(message) {
-          if (message.to.address.startsWith('slow')) {
-            slowStarted();
-            await held;
-          }
-          return inner.send(message);
-        },
-      },
-      webhooks: { busyRatePerSecond: 10 },
-    });
+    // The message to slow@ is held until released: the worker is busy until then.
+    const { transport, started, release } = heldTransport();
+    await engine({ transport, webhooks: { busyRatePerSecond: 10 } });
     const added = await mailroom.webhooks.add(secret, { url: receiver.url, events: ['email.sent'] });
     receiver.secret = added.secret;
     mailroom.worker.start();
@@ -264,29 +249,8 @@ describe.each(storeCases())('events and webhooks on $name', ({ make }) => {
 
   it('while a broadcast’s events wait behind its mail, sends a single message’s event ahead of them', async () => {
     // As above: the message to slow@ is held, so the worker stays busy and the sender paced (4 per second).
-    const inner = memoryTransport();
-    let release = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let slowStarted = () => {};
-    const started = new Promise<void>((resolve) => {
-      slowStarted = resolve;
-    });
-    await engine({
-      transport: {
-        name: 'held',
-        capabilities: inner.capabilities,
-        async send(message) {
-          if (message.to.address.startsWith('slow')) {
-            slowStarted();
-            await held;
-          }
-          return inner.send(message);
-        },
-      },
-      webhooks: { busyRatePerSecond: 4 },
-    });
+    const { transport, started, release } = heldTransport();
+    await engine({ transport, webhooks: { busyRatePerSecond: 4 } });
     const added = await mailroom.webhooks.add(secret, { url: receiver.url, events: ['email.sent'] });
     receiver.secret = added.secret;
     mailroom.worker.start();
@@ -407,3 +371,31 @@ describe.each(storeCases())('events and webhooks on $name', ({ make }) => {
     expect(connected).toEqual([]);
   });
 });
+
+/**
+ * A memory transport that holds the message to an address starting with `slow` until `release()`:
+ * `started` resolves when it is held, and the worker stays busy until then.
+ */
+function heldTransport(): { transport: Transport; started: Promise<void>; release: () => void } {
+  const inner = memoryTransport();
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let slowStarted = () => {};
+  const started = new Promise<void>((resolve) => {
+    slowStarted = resolve;
+  });
+  const transport: Transport = {
+    name: 'held',
+    capabilities: inner.capabilities,
+    async send(message) {
+      if (message.to.address.startsWith('slow')) {
+        slowStarted();
+        await held;
+      }
+      return inner.send(message);
+    },
+  };
+  return { transport, started, release };
+}
