@@ -155,6 +155,30 @@ describe('dashboard: webhooks', () => {
     await mailroom.webhooks.setEnabled(secret, endpointId, true);
   });
 
+  it('disables and enables an endpoint with its button (CSRF-checked, own project only)', async () => {
+    const token = await client.csrf('/dashboard/webhooks');
+    expect((await client.post(`/dashboard/webhooks/${endpointId}/disable`, {})).status).toBe(403);
+    const off = await client.post(`/dashboard/webhooks/${endpointId}/disable`, { _csrf: token });
+    expect(off.status).toBe(303);
+    expect(off.headers.get('location')).toBe('/dashboard/webhooks?done=disable');
+    expect((await mailroom.webhooks.list(secret))[0]?.enabled).toBe(false);
+    const page = await (await client.get('/dashboard/webhooks?done=disable')).text();
+    expect(page).toContain('Endpoint disabled: new events are not sent to it.');
+    expect(page).toContain(`action="/dashboard/webhooks/${endpointId}/enable"`);
+    const other = new Client(client.base);
+    await other.post('/dashboard/sign-in', { secret: otherSecret });
+    const otherToken = await other.csrf('/dashboard/webhooks');
+    expect((await other.post(`/dashboard/webhooks/${endpointId}/enable`, { _csrf: otherToken })).status).toBe(
+      404,
+    );
+    const on = await client.post(`/dashboard/webhooks/${endpointId}/enable`, { _csrf: token });
+    expect(on.headers.get('location')).toBe('/dashboard/webhooks?done=enable');
+    expect((await mailroom.webhooks.list(secret))[0]).toMatchObject({ enabled: true, disabledReason: null });
+    expect(await (await client.get('/dashboard/webhooks')).text()).toContain(
+      `action="/dashboard/webhooks/${endpointId}/disable"`,
+    );
+  });
+
   it("lists a delivery's events on its page", async () => {
     const page = await (
       await client.get(`/dashboard/broadcasts/${ref}/delivery?address=a%40example.test`)

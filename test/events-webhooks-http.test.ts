@@ -9,7 +9,7 @@ import Fastify from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
-/** `GET /events`, `GET/POST /webhooks`, `DELETE /webhooks/:id` over both binders, and the OpenAPI schema. */
+/** `GET /events`, `GET/POST /webhooks`, `PATCH/DELETE /webhooks/:id` over both binders, and the OpenAPI schema. */
 describe.each(['express', 'fastify'] as const)('events and webhooks over HTTP (%s)', (binder) => {
   let mailroom: Mailroom;
   let receiver: WebhookReceiver;
@@ -90,6 +90,38 @@ describe.each(['express', 'fastify'] as const)('events and webhooks over HTTP (%
     expect((rotated.json.data as { secret: string }).secret).toMatch(/^whsec_/);
     expect((await call('DELETE', `/webhooks/${data.webhook.id}`)).status).toBe(200);
     expect((await call('GET', '/webhooks')).json.data).toEqual({ webhooks: [] });
+  });
+
+  it('disables and enables an endpoint with PATCH; while disabled it gets no new events', async () => {
+    const added = await call('POST', '/webhooks', { url: receiver.url, events: ['email.sent'] });
+    const id = (added.json.data as { webhook: { id: string } }).webhook.id;
+    const off = await call('PATCH', `/webhooks/${id}`, { enabled: false });
+    expect(off.status).toBe(200);
+    expect(off.json.data).toMatchObject({
+      webhook: { id, enabled: false, disabledReason: 'disabled by the user' },
+    });
+    // While disabled, a new event is not queued for it.
+    await mailroom.send(secret, {
+      subject: 'Hi',
+      sender: 'news@acme.test',
+      message: '<p>Hi</p>',
+      recipients: [{ address: 'a@example.test' }],
+    });
+    await mailroom.worker.drain();
+    expect(await mailroom.webhooks.messages(secret)).toEqual([]);
+    const on = await call('PATCH', `/webhooks/${id}`, { enabled: true });
+    expect(on.json.data).toMatchObject({
+      webhook: { id, enabled: true, disabledReason: null, failingSince: null },
+    });
+    expect((await call('GET', '/webhooks')).json.data).toMatchObject({ webhooks: [{ id, enabled: true }] });
+    // Bad bodies and other projects' endpoints.
+    for (const body of [{}, { enabled: 'yes' }, []]) {
+      const res = await call('PATCH', `/webhooks/${id}`, body);
+      expect(res.status).toBe(400);
+      expect(res.json).toMatchObject({ code: 'VALIDATION_FAILED' });
+    }
+    expect((await call('PATCH', `/webhooks/${id}`, { enabled: false }, otherSecret)).status).toBe(404);
+    expect((await call('PUT', `/webhooks/${id}`, { enabled: false })).status).toBe(405);
   });
 
   it('refuses bad endpoints: private and metadata addresses, unknown types, no url', async () => {

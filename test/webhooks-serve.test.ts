@@ -163,6 +163,45 @@ describe('webhooks through mailroom serve', () => {
     }
   });
 
+  it('webhook disable and enable switch an endpoint, and say which; an unknown id exits 1', async () => {
+    const { project } = JSON.parse(await run(['project', 'create', 'Acme', '--json'])) as {
+      project: { id: string };
+    };
+    const added = JSON.parse(
+      await run([
+        'webhook',
+        'add',
+        '--project',
+        project.id,
+        '--url',
+        receiver.url,
+        '--allow-host',
+        receiver.host,
+        '--json',
+      ]),
+    ) as { webhook: { id: string } };
+    const id = added.webhook.id;
+    expect(await run(['webhook', 'disable', '--project', project.id, id])).toBe(
+      `Disabled webhook ${id} -> ${receiver.url}.\n`,
+    );
+    expect(await run(['webhook', 'list', '--project', project.id])).toContain(
+      'disabled (disabled by the user)',
+    );
+    const enabled = JSON.parse(await run(['webhook', 'enable', '--project', project.id, id, '--json'])) as {
+      id: string;
+      enabled: boolean;
+    };
+    expect(enabled).toMatchObject({ id, enabled: true });
+    expect(await run(['webhook', 'list', '--project', project.id])).toMatch(/ enabled\n$/);
+    const unknown = start(dir, ['webhook', 'enable', '--project', project.id, 'wh_nope', '--database', db]);
+    expect(await unknown.done).toBe(1);
+    expect(unknown.err).toMatch(/^mailroom: .*not found/i);
+    const help = start(dir, ['--help']);
+    expect(await help.done).toBe(0);
+    expect(help.out).toContain('webhook enable');
+    expect(help.out).toContain('webhook disable');
+  });
+
   it('--webhook-busy-rate takes a number of POSTs per second, 0 or more, and --help shows it', async () => {
     for (const value of ['-1', 'fast']) {
       const cli = start(dir, ['serve', '--database', db, '--port', '0', `--webhook-busy-rate=${value}`]);

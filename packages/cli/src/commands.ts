@@ -6,7 +6,13 @@ import { projectCreateCommand, projectListCommand } from './project-command.js';
 import { senderAddCommand } from './sender-command.js';
 import { serveCommand } from './serve-command.js';
 import { templateAddCommand } from './template-command.js';
-import { webhookAddCommand, webhookListCommand, webhookRemoveCommand } from './webhook-command.js';
+import {
+  webhookAddCommand,
+  webhookDisableCommand,
+  webhookEnableCommand,
+  webhookListCommand,
+  webhookRemoveCommand,
+} from './webhook-command.js';
 import { workerCommand } from './worker-command.js';
 
 /** Every command, in the order `mailroom --help` lists them. */
@@ -23,6 +29,8 @@ export const COMMANDS: readonly Command[] = [
   webhookAddCommand,
   webhookListCommand,
   webhookRemoveCommand,
+  webhookEnableCommand,
+  webhookDisableCommand,
 ];
 
 /** The command named by the first words of `argv`, with the arguments after them. */

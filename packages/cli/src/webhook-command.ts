@@ -121,3 +121,41 @@ Removes the endpoint: nothing more is sent to it.`,
     return EXIT_OK;
   },
 };
+
+/** `mailroom webhook enable|disable --project ID WEBHOOK_ID`: the same command, either way. */
+function webhookSetEnabledCommand(enabled: boolean): Command {
+  const verb = enabled ? 'enable' : 'disable';
+  return {
+    name: `webhook ${verb}`,
+    summary: enabled
+      ? 'Enable a webhook endpoint (also one disabled after failing for days)'
+      : 'Disable a webhook endpoint (its events wait until it is enabled)',
+    help: `Usage: mailroom webhook ${verb} --project ID WEBHOOK_ID [--database URL|FILE] [--json]
+
+${
+  enabled
+    ? `Enables the endpoint. An endpoint the sender disabled after every attempt failed for
+5 days is enabled again the same way, with its failure record cleared. Events written
+while it was disabled are not sent to it (GET /events still lists them), and messages
+that failed stay failed: replay them from the dashboard's Webhooks page.`
+    : `Disables the endpoint: events written from now on are not sent to it, and its
+messages still queued fail as "endpoint disabled".`
+}`,
+    flags: { ...DATABASE_FLAG, ...JSON_FLAG, ...PROJECT_FLAG },
+    positionals: { min: 1, max: 1, names: 'the WEBHOOK_ID' },
+    async run(args, io) {
+      const id = args.positionals[0] ?? '';
+      const view = await withProject(args, io, (mailroom, auth) =>
+        mailroom.webhooks.setEnabled(auth, id, enabled),
+      );
+      if (args.flag('json')) printJson(io, view);
+      else println(io.stdout, `${enabled ? 'Enabled' : 'Disabled'} webhook ${id} -> ${view.url}.`);
+      return EXIT_OK;
+    },
+  };
+}
+
+/** `mailroom webhook enable --project ID WEBHOOK_ID`. */
+export const webhookEnableCommand = webhookSetEnabledCommand(true);
+/** `mailroom webhook disable --project ID WEBHOOK_ID`. */
+export const webhookDisableCommand = webhookSetEnabledCommand(false);

@@ -8,8 +8,8 @@ import type { NeutralRequest, NeutralResponse } from './types.js';
 export const EVENT_ROUTES: ReadonlySet<string> = new Set(['events', 'webhooks', 'webhook', 'webhook-rotate']);
 
 /**
- * `GET /events` (the project's events, in pages), `GET/POST /webhooks` (list, add), `DELETE /webhooks/:id`
- * and `POST /webhooks/:id/rotate-secret`. `readJson` parses the body of a POST (its content type checked).
+ * `GET /events` (the project's events, in pages), `GET/POST /webhooks` (list, add), `PATCH /webhooks/:id`
+ * (`{ enabled }`), `DELETE /webhooks/:id` and `POST /webhooks/:id/rotate-secret`. `readJson` parses the body of a POST (its content type checked).
  */
 export async function serveEventRoute(
   mailroom: Mailroom,
@@ -58,9 +58,25 @@ export async function serveEventRoute(
         secret: added.secret,
       });
     }
-    case 'webhook':
-      await mailroom.webhooks.remove(auth, id);
-      return successResponse(requestId, 'Webhook endpoint removed', { id });
+    case 'webhook': {
+      if (req.method === 'DELETE') {
+        await mailroom.webhooks.remove(auth, id);
+        return successResponse(requestId, 'Webhook endpoint removed', { id });
+      }
+      const body = readJson();
+      const enabled =
+        typeof body === 'object' && body !== null ? (body as { enabled?: unknown }).enabled : undefined;
+      if (typeof enabled !== 'boolean') {
+        throw new MailroomError(
+          'VALIDATION_FAILED',
+          'The body must be an object with `enabled`: true or false',
+        );
+      }
+      const webhook = await mailroom.webhooks.setEnabled(auth, id, enabled);
+      return successResponse(requestId, enabled ? 'Webhook endpoint enabled' : 'Webhook endpoint disabled', {
+        webhook,
+      });
+    }
     default:
       return successResponse(requestId, 'Webhook secret rotated; the new one is shown only now', {
         id,

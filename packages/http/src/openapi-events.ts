@@ -118,6 +118,11 @@ export function eventSchemas(): JsonObject {
       required: ['id', 'secret'],
       properties: { id: { type: 'string' }, secret: { type: 'string' } },
     }),
+    WebhookResponse: success({
+      type: 'object',
+      required: ['webhook'],
+      properties: { webhook: ref('WebhookEndpoint') },
+    }),
     WebhookRemovedResponse: success({ type: 'object', properties: { id: { type: 'string' } } }),
   };
 }
@@ -193,6 +198,24 @@ export function eventPaths(responses: (schema: string, description: string) => J
       },
     },
     '/webhooks/{id}': {
+      patch: {
+        operationId: 'setWebhookEnabled',
+        summary: 'Enable or disable a webhook endpoint',
+        description:
+          'Enabling also clears an automatic disable (every attempt failed for 5 days) and the failure record. ' +
+          'Events written while an endpoint is disabled are not sent to it.',
+        tags: ['webhooks'],
+        parameters: [idParameter, requestId],
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: { type: 'object', required: ['enabled'], properties: { enabled: { type: 'boolean' } } },
+            },
+          },
+        },
+        responses: responses('WebhookResponse', 'Webhook endpoint enabled or disabled'),
+      },
       delete: {
         operationId: 'removeWebhook',
         summary: 'Remove a webhook endpoint',

@@ -67,7 +67,7 @@ export function matchRoute(path: string, openapi: boolean): RouteMatch | undefin
     if (id === undefined) return undefined;
     return webhook[2]
       ? { name: 'webhook-rotate', allow: POST_ONLY, params: { id } }
-      : { name: 'webhook', allow: ['DELETE'], params: { id } };
+      : { name: 'webhook', allow: ['PATCH', 'DELETE'], params: { id } };
   }
   const click = TRACK_CLICK_PATH.exec(path);
   if (click) return { name: 'track-click', allow: READ_ONLY, params: { token: click[1] as string } };

@@ -82,7 +82,12 @@ export function createWebhooks(
       if (enabled) await store.setWebhookEndpointHealth(endpoint.id, null);
       outbox.invalidate(endpoint.projectId);
       sender.forget(endpoint.id);
-      return endpointView({ ...endpoint, enabled, disabledReason: enabled ? null : 'disabled by the user' });
+      return endpointView({
+        ...endpoint,
+        enabled,
+        disabledReason: enabled ? null : 'disabled by the user',
+        failingSince: enabled ? null : endpoint.failingSince,
+      });
     },
     async sendTest(auth, id) {
       const endpoint = await endpointOf(auth, id);

@@ -135,6 +135,8 @@ export function createDashboard(
       if (segments.length === 1) return allowed(call, GET, () => webhooks(call, auth));
       if (segments.length === 3 && action === 'test')
         return allowed(call, POST, () => webhookTest(call, auth, ref ?? ''));
+      if (segments.length === 3 && (action === 'enable' || action === 'disable'))
+        return allowed(call, POST, () => webhookSetEnabled(call, auth, ref ?? '', action === 'enable'));
       if (segments.length === 4 && ref === 'messages' && segments[3] === 'replay')
         return allowed(call, POST, () => webhookReplay(call, auth, action ?? ''));
     }
@@ -291,7 +293,11 @@ export function createDashboard(
         ? 'Test event queued.'
         : done === 'replay'
           ? 'Message queued to be sent again.'
-          : undefined;
+          : done === 'enable'
+            ? 'Endpoint enabled.'
+            : done === 'disable'
+              ? 'Endpoint disabled: new events are not sent to it.'
+              : undefined;
     return page(
       call,
       200,
@@ -302,6 +308,20 @@ export function createDashboard(
   async function webhookTest(call: Call, auth: AuthContext, id: string): Promise<NeutralResponse> {
     await mailroom.webhooks.sendTest(auth, id);
     return redirect(call.requestId, `${call.root}/webhooks?done=test`);
+  }
+
+  async function webhookSetEnabled(
+    call: Call,
+    auth: AuthContext,
+    id: string,
+    enabled: boolean,
+  ): Promise<NeutralResponse> {
+    await mailroom.webhooks.setEnabled(auth, id, enabled);
+    logger.info(
+      { requestId: call.requestId, projectId: auth.project.id, endpoint: id, enabled },
+      'mailroom dashboard: webhook endpoint switched',
+    );
+    return redirect(call.requestId, `${call.root}/webhooks?done=${enabled ? 'enable' : 'disable'}`);
   }
 
   async function webhookReplay(call: Call, auth: AuthContext, messageId: string): Promise<NeutralResponse> {

@@ -14,7 +14,7 @@ export interface WebhooksPageData {
 
 /**
  * The project's webhook endpoints (enabled or why disabled), recent attempts with status code and latency,
- * a "send a test event" button per endpoint and "replay" of failed messages.
+ * "send a test event" and "enable"/"disable" buttons per endpoint, and "replay" of failed messages.
  */
 export function webhooksPage(ctx: PageContext, data: WebhooksPageData): SafeHtml {
   const urlOf = new Map(data.endpoints.map((e) => [e.id, e.url]));
@@ -23,7 +23,7 @@ export function webhooksPage(ctx: PageContext, data: WebhooksPageData): SafeHtml
       ? html`<p class="card muted">No endpoints. Add one with <code>mailroom webhook add --project ID --url URL</code> or <code>POST /webhooks</code>.</p>`
       : html`<table class="cards"><thead><tr><th>URL</th><th>Events</th><th>State</th><th>Failing since</th><th></th></tr></thead><tbody>${data.endpoints.map(
           (e) =>
-            html`<tr><td class="mono">${e.url}<br><span class="muted">${e.id}</span></td><td>${e.events?.join(', ') ?? 'all'}</td><td>${e.enabled ? badge('enabled') : html`${badge('disabled')} <span class="muted">${e.disabledReason ?? ''}</span>`}</td><td>${time(e.failingSince)}</td><td><form method="post" action="${ctx.root}/webhooks/${e.id}/test">${csrfField(ctx)}<button type="submit" class="small">Send a test event</button></form></td></tr>`,
+            html`<tr><td class="mono">${e.url}<br><span class="muted">${e.id}</span></td><td>${e.events?.join(', ') ?? 'all'}</td><td>${e.enabled ? badge('enabled') : html`${badge('disabled')} <span class="muted">${e.disabledReason ?? ''}</span>`}</td><td>${time(e.failingSince)}</td><td><form method="post" action="${ctx.root}/webhooks/${e.id}/test">${csrfField(ctx)}<button type="submit" class="small">Send a test event</button></form><form method="post" action="${ctx.root}/webhooks/${e.id}/${e.enabled ? 'disable' : 'enable'}">${csrfField(ctx)}<button type="submit" class="small">${e.enabled ? 'Disable' : 'Enable'}</button></form></td></tr>`,
         )}</tbody></table>`;
   const attempts =
     data.attempts.length === 0
