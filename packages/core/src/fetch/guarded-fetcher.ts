@@ -102,11 +102,11 @@ export function createGuardedFetcher(options: GuardedFetcherOptions = {}): Guard
           url = checkUrl(location, url);
           continue;
         }
-        return response(res, url, maxBytes, controller.signal, done);
+        return response(res, url, maxBytes, timeoutMs, controller.signal, done);
       }
     } catch (error) {
       done();
-      throw fetchFailure(error, url, controller.signal);
+      throw fetchFailure(error, url, controller.signal, timeoutMs);
     }
   }
 
@@ -133,7 +133,7 @@ export function createGuardedFetcher(options: GuardedFetcherOptions = {}): Guard
         settled = true;
         clearTimeout(timer);
         if (error === undefined) resolve({ status });
-        else reject(fetchFailureOf(timedOut ?? error, url));
+        else reject(fetchFailureOf(timedOut ?? error, url, timeoutMs));
       };
       const timer = setTimeout(() => {
         timedOut = new FetchCapError('time', `took longer than ${timeoutMs} ms`);
@@ -193,6 +193,7 @@ function response(
   res: Dispatcher.ResponseData,
   url: URL,
   maxBytes: number,
+  timeoutMs: number,
   signal: AbortSignal,
   done: () => void,
 ): GuardedResponse {
@@ -220,7 +221,7 @@ function response(
         return await readBody(res.body, headers['content-encoding'], maxBytes, signal);
       } catch (error) {
         discard(res.body);
-        throw fetchFailure(error, url, signal);
+        throw fetchFailure(error, url, signal, timeoutMs);
       } finally {
         done();
       }
@@ -272,17 +273,29 @@ function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-function fetchFailure(error: unknown, url: URL, signal: AbortSignal): MailroomError {
+function fetchFailure(error: unknown, url: URL, signal: AbortSignal, timeoutMs: number): MailroomError {
   if (isMailroomError(error)) return error;
   return fetchFailureOf(
     signal.aborted && signal.reason instanceof FetchCapError ? signal.reason : error,
     url,
+    timeoutMs,
   );
 }
 
-/** The `FETCH_REFUSED` error of a failed fetch of `url`: `error` is what failed, or the cap it hit. */
-function fetchFailureOf(error: unknown, url: URL): MailroomError {
+/** undici's own header and body timeouts (set to the same cap, as a backstop): the time cap too. */
+const UNDICI_TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/**
+ * The `FETCH_REFUSED` error of a failed fetch of `url`: `error` is what failed, or the cap it hit. Which
+ * of our timer and undici's fires first on the same cap is a race (a busy event loop delays ours): both
+ * read as the time cap.
+ */
+function fetchFailureOf(error: unknown, url: URL, timeoutMs: number): MailroomError {
   if (isMailroomError(error)) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && UNDICI_TIMEOUTS.has(code)) {
+    return fetchFailureOf(new FetchCapError('time', `took longer than ${timeoutMs} ms`), url, timeoutMs);
+  }
   if (error instanceof FetchCapError) {
     return new MailroomError('FETCH_REFUSED', `Fetch of ${redact(url.href)} stopped: ${error.message}`, {
       cause: error,
