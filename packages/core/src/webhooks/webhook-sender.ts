@@ -35,6 +35,8 @@ const ENDPOINT_CACHE_MS = 5_000;
 const FLUSH_EVERY = 500;
 /** ... or at the latest this long after the first of them. */
 const FLUSH_MS = 25;
+/** Messages claimed at most by one poll of a sender whose hand is more than half full while paced. */
+const PEEK_LIMIT = 8;
 
 /** The webhook sender loop of one process. */
 export interface WebhookSender {
@@ -263,11 +265,15 @@ export function createWebhookSender(
   async function runner(): Promise<void> {
     runners++;
     try {
-      for (let message = queue.shift(); message; message = queue.shift()) {
+      while (queue.length > 0) {
+        // The turn first, then the message: one claimed meanwhile with priority 0 goes next, not after
+        // the messages of every place waiting for a turn.
         const wait = pacer.turn();
         if (wait) await wait;
+        const message = queue.shift();
+        if (!message) break;
         await send(message).catch((error: unknown) =>
-          logger.error({ err: error, message: message?.id }, 'webhook send failed'),
+          logger.error({ err: error, message: message.id }, 'webhook send failed'),
         );
         inFlight--;
         if (inFlight === Math.floor(holdMax / 2)) wakeUp?.();
@@ -316,11 +322,18 @@ export function createWebhookSender(
   );
 
   async function runLoop(): Promise<void> {
+    let lastPeek = 0;
     while (running) {
       let full = false;
       try {
         const room = holdMax - inFlight;
         if (room >= Math.ceil(holdMax / 2)) full = (await claim(room)) === room;
+        else if (room > 0 && busy() && performance.now() - lastPeek >= opts.pollMs) {
+          // While paced, the hand empties slowly: a small claim at each poll still finds the priority-0
+          // messages (a single message's events) that a full hand of broadcast events would keep waiting.
+          lastPeek = performance.now();
+          await claim(Math.min(room, PEEK_LIMIT));
+        }
       } catch (error) {
         logger.error({ err: error }, 'claiming webhook messages failed');
       }
