@@ -45,6 +45,15 @@ describe('webhooks through mailroom serve', () => {
     return cli.out;
   }
 
+  /** `mailroom webhook add --json` of the receiver (allow-listed), with `extra` flags. */
+  async function addWebhook(
+    projectId: string,
+    extra: string[] = [],
+  ): Promise<{ webhook: { id: string }; secret: string }> {
+    const argv = ['webhook', 'add', '--project', projectId, '--url', receiver.url, ...extra];
+    return JSON.parse(await run([...argv, '--allow-host', receiver.host, '--json']));
+  }
+
   it(`delivers one verified email.sent per recipient of a ${RECIPIENTS}-recipient broadcast, through retries`, {
     timeout: 120_000,
   }, async () => {
@@ -70,21 +79,7 @@ describe('webhooks through mailroom serve', () => {
         expect(await refused.done).toBe(1);
         expect(refused.err).toMatch(/[Rr]efused/);
       }
-      const added = JSON.parse(
-        await run([
-          'webhook',
-          'add',
-          '--project',
-          project.id,
-          '--url',
-          receiver.url,
-          '--events',
-          'email.sent',
-          '--allow-host',
-          receiver.host,
-          '--json',
-        ]),
-      ) as { webhook: { id: string }; secret: string };
+      const added = await addWebhook(project.id, ['--events', 'email.sent']);
       expect(added.secret).toMatch(/^whsec_/);
       receiver.secret = added.secret;
       const listed = await run(['webhook', 'list', '--project', project.id]);
@@ -167,19 +162,7 @@ describe('webhooks through mailroom serve', () => {
     const { project } = JSON.parse(await run(['project', 'create', 'Acme', '--json'])) as {
       project: { id: string };
     };
-    const added = JSON.parse(
-      await run([
-        'webhook',
-        'add',
-        '--project',
-        project.id,
-        '--url',
-        receiver.url,
-        '--allow-host',
-        receiver.host,
-        '--json',
-      ]),
-    ) as { webhook: { id: string } };
+    const added = await addWebhook(project.id);
     const id = added.webhook.id;
     expect(await run(['webhook', 'disable', '--project', project.id, id])).toBe(
       `Disabled webhook ${id} -> ${receiver.url}.\n`,

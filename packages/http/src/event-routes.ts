@@ -9,7 +9,8 @@ export const EVENT_ROUTES: ReadonlySet<string> = new Set(['events', 'webhooks', 
 
 /**
  * `GET /events` (the project's events, in pages), `GET/POST /webhooks` (list, add), `PATCH /webhooks/:id`
- * (`{ enabled }`), `DELETE /webhooks/:id` and `POST /webhooks/:id/rotate-secret`. `readJson` parses the body of a POST (its content type checked).
+ * (`{ enabled }`), `DELETE /webhooks/:id` and `POST /webhooks/:id/rotate-secret`. `readJson` parses the
+ * body of a POST or PATCH (its content type checked).
  */
 export async function serveEventRoute(
   mailroom: Mailroom,

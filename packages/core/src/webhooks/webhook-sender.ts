@@ -76,6 +76,7 @@ export function createWebhookSender(
   const opts: Required<WebhookOptions> = { ...WEBHOOK_DEFAULTS, ...options };
   // Mail first: while this process's worker has deliveries in flight, events go at a capped rate.
   const pacer = createBusyPacer(opts.busyRatePerSecond, busy, () => running || draining);
+  const paced = () => opts.busyRatePerSecond > 0 && busy();
   const { store, clock, logger, events, fetcher, outbox } = ctx;
   const endpoints = new Map<
     string,
@@ -328,7 +329,7 @@ export function createWebhookSender(
       try {
         const room = holdMax - inFlight;
         if (room >= Math.ceil(holdMax / 2)) full = (await claim(room)) === room;
-        else if (room > 0 && busy() && performance.now() - lastPeek >= opts.pollMs) {
+        else if (room > 0 && paced() && performance.now() - lastPeek >= opts.pollMs) {
           // While paced, the hand empties slowly: a small claim at each poll still finds the priority-0
           // messages (a single message's events) that a full hand of broadcast events would keep waiting.
           lastPeek = performance.now();
