@@ -4,9 +4,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { CORPUS, type CorpusTemplate } from '../bench/templates/index.js';
 import { deriveTextSource } from '../packages/core/src/delivery/derived-text.js';
 import { prepareWithDerivedText } from '../packages/core/src/delivery/prepare-derived-text.js';
-import type { ContentSnapshot } from '../packages/core/src/records.js';
 import { compileTemplate } from '../packages/core/src/render/compile-template.js';
 import { htmlToText, prepareContent, renderDelivery } from '../packages/core/src/render/index.js';
+import type { ContentSnapshot } from '../packages/core/src/store/records.js';
 
 const content = (html: string, variables: Variables = {}): ContentSnapshot => ({
   subject: 's',

@@ -1,8 +1,8 @@
 import { MailroomError } from '@mailroom/core';
 import { describe, expect, it } from 'vitest';
+import { failureOutcome, isSlowDown, retryDelay } from '../packages/core/src/delivery/retry-policy.js';
 import { createSendGate } from '../packages/core/src/delivery/send-gate.js';
-import { createRateLimiter } from '../packages/core/src/rate-limiter.js';
-import { failureOutcome, isSlowDown, retryDelay } from '../packages/core/src/retry-policy.js';
+import { createSendRateLimiter } from '../packages/core/src/delivery/send-rate-limiter.js';
 import { maxInWindow } from './support/crash-sink.js';
 
 /** Resolves after the pending microtasks and timers due now. */
@@ -57,7 +57,7 @@ describe('send gate: 421/454 halve the concurrency and pause, successes bring it
 describe('rate limiter', () => {
   it('no one-second window of arrivals holds more than the limit, whatever the send latency', async () => {
     let now = 0;
-    const limiter = createRateLimiter(10, () => now);
+    const limiter = createSendRateLimiter(10, () => now);
     const arrivals: number[] = [];
     let seed = 7;
     const random = () => {
@@ -87,7 +87,7 @@ describe('rate limiter', () => {
   });
 
   it('0 means unlimited', async () => {
-    const limiter = createRateLimiter(0);
+    const limiter = createSendRateLimiter(0);
     const all = await Promise.all(Array.from({ length: 1000 }, () => limiter.acquire()));
     expect(all).toHaveLength(1000);
   });

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MailroomError } from '../src/errors.js';
+import { MailroomError } from '../src/base/errors.js';
 import type { ConnectTarget, GuardedFetcher } from '../src/fetch/index.js';
 import { createGuardedFetcher, isByteCapError } from '../src/fetch/index.js';
 

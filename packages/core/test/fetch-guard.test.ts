@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { MailroomError } from '../src/errors.js';
+import { MailroomError } from '../src/base/errors.js';
 import type { ConnectTarget, GuardedFetcherOptions, ResolvedAddress } from '../src/fetch/index.js';
 import { createGuardedFetcher } from '../src/fetch/index.js';
 

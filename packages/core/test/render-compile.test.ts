@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MailroomError } from '../src/errors.js';
+import { MailroomError } from '../src/base/errors.js';
 import { compileTemplate } from '../src/render/index.js';
 
 const NEWSLETTER = `<mjml>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { TemplateRecord } from '../src/records.js';
 import { contentFromMessage, contentFromTemplate, singleLine, splitName } from '../src/render/index.js';
+import type { TemplateRecord } from '../src/store/records.js';
 
 describe('contentFromMessage', () => {
   it.each([

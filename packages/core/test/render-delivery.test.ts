@@ -1,7 +1,6 @@
 import { Parser } from 'liquidjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MailroomError } from '../src/errors.js';
-import type { ContentSnapshot, Variables } from '../src/records.js';
+import { MailroomError } from '../src/base/errors.js';
 import {
   compileTemplate,
   type PrepareContentOptions,
@@ -9,6 +8,7 @@ import {
   type RenderRecipient,
   renderDelivery,
 } from '../src/render/index.js';
+import type { ContentSnapshot, Variables } from '../src/store/records.js';
 
 function snapshot(parts: Partial<ContentSnapshot>): ContentSnapshot {
   return {

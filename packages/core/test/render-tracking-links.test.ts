@@ -2,15 +2,15 @@ import { decodeHTMLAttribute } from 'entities';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { prepareWithDerivedText } from '../src/delivery/prepare-derived-text.js';
-import type { ContentSnapshot } from '../src/records.js';
 import { renderDelivery } from '../src/render/index.js';
+import type { ContentSnapshot } from '../src/store/records.js';
 import {
   clickDestination,
   linkMapOf,
   prepareTracked,
   type TrackingSetup,
-} from '../src/render/tracking-links.js';
-import { parseTrackingToken, verifyTrackingToken } from '../src/tracking-token.js';
+} from '../src/tracking/tracking-links.js';
+import { parseTrackingToken, verifyTrackingToken } from '../src/tracking/tracking-token.js';
 
 const SECRET = 'a-test-secret-of-enough-length';
 

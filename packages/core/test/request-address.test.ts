@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MailroomError } from '../src/errors.js';
+import { MailroomError } from '../src/base/errors.js';
 import { checkAddress, normalizeAddress, parseAddress } from '../src/request/index.js';
 
 function rejection(run: () => unknown): MailroomError {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { ValidationIssue } from '../src/errors.js';
-import { MailroomError } from '../src/errors.js';
+import type { ValidationIssue } from '../src/base/errors.js';
+import { MailroomError } from '../src/base/errors.js';
 import { parseBroadcastRequest } from '../src/request/index.js';
-import type { BatchRequest, BroadcastRequest } from '../src/request-types.js';
+import type { BatchRequest, BroadcastRequest } from '../src/request/request-types.js';
 
 const content = {
   subject: 'News for {{profile.firstName}}',

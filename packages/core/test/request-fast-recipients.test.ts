@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MailroomError } from '../src/errors.js';
+import { MailroomError } from '../src/base/errors.js';
 import { checkAddress, checkAddressFully } from '../src/request/address.js';
 import { fastRecipients } from '../src/request/fast-recipients.js';
 import { parseBroadcastRequest, parseSendRequest } from '../src/request/index.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { MailroomError } from '../src/errors.js';
+import { MailroomError } from '../src/base/errors.js';
 import {
   batchRequestSchema,
   broadcastRequestSchema,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ValidationIssue } from '../src/errors.js';
-import { MailroomError } from '../src/errors.js';
+import type { ValidationIssue } from '../src/base/errors.js';
+import { MailroomError } from '../src/base/errors.js';
 import { parseSendRequest } from '../src/request/index.js';
 
 const base = {

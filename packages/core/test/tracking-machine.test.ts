@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isMachineClick, isMachineOpen } from '../src/tracking-machine.js';
+import { isMachineClick, isMachineOpen } from '../src/tracking/tracking-machine.js';
 
 const CHROME =
   'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36';

@@ -1,6 +1,7 @@
-import type { Logger } from '../mailroom-types.js';
-import type { ClaimedDelivery, DeliveryOutcome } from '../records.js';
-import type { DeliveryQueue } from '../store.js';
+import type { Logger } from '../base/base-types.js';
+import type { DeliveryOutcome } from '../store/delivery-queue.js';
+import type { ClaimedDelivery } from '../store/records.js';
+import type { DeliveryQueue } from '../store/store.js';
 
 /** One outcome waiting to be written. */
 export interface BufferedOutcome {

@@ -1,5 +1,4 @@
 import type { Template } from 'liquidjs';
-import type { ContentSnapshot } from '../records.js';
 import { createLiquidEngine } from '../render/liquid-engine.js';
 import { parseLiquid, parseLiquidWith } from '../render/parse-liquid.js';
 import {
@@ -9,6 +8,7 @@ import {
   type TextVariants,
 } from '../render/prepare-content.js';
 import { htmlToText } from '../render/text.js';
+import type { ContentSnapshot } from '../store/records.js';
 import { FRAGMENT_FILTER, planTextDerivation, type TextPlan } from './derived-text.js';
 
 /** The text engine plus the fragment filter of `raw` outputs: parses derived text templates only. */

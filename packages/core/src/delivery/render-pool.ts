@@ -1,9 +1,9 @@
 import { Worker } from 'node:worker_threads';
-import { MailroomError } from '../errors.js';
-import type { MailingEntry } from '../mailing-cache.js';
-import type { Logger } from '../mailroom-types.js';
-import type { ClaimedDelivery, RenderedContent } from '../records.js';
-import type { TransportComposer } from '../transport.js';
+import type { Logger } from '../base/base-types.js';
+import { MailroomError } from '../base/errors.js';
+import type { ClaimedDelivery, RenderedContent } from '../store/records.js';
+import type { TransportComposer } from '../transport/transport.js';
+import type { MailingEntry } from './mailing-cache.js';
 import type { RenderReply, RenderRequest } from './render-protocol.js';
 
 /** What a render thread returns for one recipient. */

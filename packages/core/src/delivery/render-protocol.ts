@@ -1,8 +1,8 @@
-import type { MailingParts } from '../compose-message.js';
-import type { ErrorCode } from '../errors.js';
-import type { MailingRecord, RenderedContent, Variables } from '../records.js';
-import type { TrackingSetup } from '../render/tracking-links.js';
-import type { TransportComposer } from '../transport.js';
+import type { ErrorCode } from '../base/errors.js';
+import type { MailingRecord, RenderedContent, Variables } from '../store/records.js';
+import type { TrackingSetup } from '../tracking/tracking-links.js';
+import type { TransportComposer } from '../transport/transport.js';
+import type { MailingParts } from './compose-message.js';
 
 /** The recipient fields a render thread needs (not the whole delivery record). */
 export interface RenderJobRecipient {

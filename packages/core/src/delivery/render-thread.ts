@@ -3,14 +3,14 @@
  * with the transport's composer, and returns the bytes. Started by `createRenderPool`.
  */
 import { parentPort } from 'node:worker_threads';
-import { composeMessage, type MailingParts } from '../compose-message.js';
-import { isMailroomError } from '../errors.js';
-import type { DeliveryRecord, MailingRecord } from '../records.js';
+import { isMailroomError } from '../base/errors.js';
 // The render modules themselves, not the render index: that one also loads the MJML compiler.
 import type { PreparedContent } from '../render/prepare-content.js';
 import { renderDelivery } from '../render/render-delivery.js';
-import { prepareTracked } from '../render/tracking-links.js';
-import type { CreateComposer, OutgoingMessage } from '../transport.js';
+import type { DeliveryRecord, MailingRecord } from '../store/records.js';
+import { prepareTracked } from '../tracking/tracking-links.js';
+import type { CreateComposer, OutgoingMessage } from '../transport/transport.js';
+import { composeMessage, type MailingParts } from './compose-message.js';
 import { prepareWithDerivedText } from './prepare-derived-text.js';
 import type { RenderFailure, RenderReply, RenderRequest } from './render-protocol.js';
 

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { buildConnector } from 'undici';
-import { MailroomError } from '../errors.js';
+import { MailroomError } from '../base/errors.js';
 import type { ConnectTarget, FetchResolver } from './fetch-types.js';
 import { refusalOf } from './ip-policy.js';
 

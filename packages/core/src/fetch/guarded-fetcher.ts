@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
-import { isMailroomError, MailroomError } from '../errors.js';
+import { isMailroomError, MailroomError } from '../base/errors.js';
 import type {
   FetchResolver,
   GuardedFetcher,

@@ -1,7 +1,7 @@
 import { type Readable, Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { MailroomError } from '../errors.js';
+import { MailroomError } from '../base/errors.js';
 
 /** Which cap a fetch hit; carried as the `cause` of the `FETCH_REFUSED` error. */
 export class FetchCapError extends Error {

@@ -2,13 +2,14 @@
  * What an inbound signal changes: the core decides, the store applies it in one transaction
  * (`Store.applyInboundSignal`). Shared by inbound mail (DSN, ARF, text bounces) and provider notifications.
  */
-import type { EngineContext } from '../engine-context.js';
-import { MailroomError } from '../errors.js';
-import type { EventType } from '../event-records.js';
-import { newId } from '../ids.js';
-import { deliveryEventData } from '../outbox/event-outbox.js';
-import type { DeliveryRecord, InboundSignalKind, InboundSignalSource } from '../records.js';
+
+import { MailroomError } from '../base/errors.js';
+import { newId } from '../base/ids.js';
+import type { EngineContext } from '../engine/engine-context.js';
+import { deliveryEventData } from '../events/event-outbox.js';
+import type { EventType } from '../store/event-records.js';
 import type { InboundSignalWrite } from '../store/inbound-signal-store.js';
+import type { DeliveryRecord, InboundSignalKind, InboundSignalSource } from '../store/records.js';
 import type { InboundEffect } from './inbound-types.js';
 
 /** The event each kind of signal emits (a delivery report emits none). */

@@ -4,9 +4,10 @@
  * caller, an unguessable Message-ID for complaints), checks that the report agrees with that delivery, and
  * applies the signal (architecture invariant 11: nothing is trusted by its look).
  */
-import type { EngineContext } from '../engine-context.js';
-import { isMailroomError } from '../errors.js';
-import type { DeliveryRecord, InboundSignalKind, InboundSignalSource } from '../records.js';
+
+import { isMailroomError } from '../base/errors.js';
+import type { EngineContext } from '../engine/engine-context.js';
+import type { DeliveryRecord, InboundSignalKind, InboundSignalSource } from '../store/records.js';
 import { applySignal } from './inbound-effects.js';
 import type { BounceRecipient, InboundReport } from './inbound-report.js';
 import type {

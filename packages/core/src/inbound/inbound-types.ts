@@ -1,4 +1,4 @@
-import type { InboundSignalKind, InboundSignalSource, MailingKind } from '../records.js';
+import type { InboundSignalKind, InboundSignalSource, MailingKind } from '../store/records.js';
 import type { InboundReport } from './inbound-report.js';
 
 /** The envelope of an inbound message, as the SMTP listener (or a simulator) received it. */

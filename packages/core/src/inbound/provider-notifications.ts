@@ -4,9 +4,9 @@
  * signals as inbound DSNs and ARF reports.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { EngineContext } from '../engine-context.js';
-import { MailroomError } from '../errors.js';
-import type { InboundSignalKind } from '../records.js';
+import { MailroomError } from '../base/errors.js';
+import type { BaseContext } from '../engine/base-context.js';
+import type { InboundSignalKind } from '../store/records.js';
 import type { InboundReceipt, ProviderSignal } from './inbound-types.js';
 import { statusCodeIn } from './report-fields.js';
 import { createSnsVerifier, SNS_CERTIFICATE_URL, type SnsMessage } from './sns-message.js';
@@ -43,7 +43,7 @@ const MAILGUN_MAX_AGE_S = 15 * 60;
 
 /** The notification handler of an engine. */
 export function createNotifications(
-  ctx: EngineContext,
+  ctx: BaseContext,
   options: NotificationOptions,
   apply: (signal: ProviderSignal) => Promise<InboundReceipt>,
 ): (provider: NotificationProvider, body: unknown) => Promise<InboundReceipt> {

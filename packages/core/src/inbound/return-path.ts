@@ -1,7 +1,7 @@
-import type { EngineContext } from '../engine-context.js';
-import { MailroomError } from '../errors.js';
-import { installationSecret } from '../installation-secret.js';
-import type { BouncesOptions } from '../mailroom-types.js';
+import { MailroomError } from '../base/errors.js';
+import type { BaseContext } from '../engine/base-context.js';
+import { installationSecret } from '../engine/installation-secret.js';
+import type { BouncesOptions } from './bounces-options.js';
 import { verifyVerpToken, verpAddress, verpTokenOf } from './verp-token.js';
 
 /** The installation setting that holds the generated VERP key when none is configured. */
@@ -26,7 +26,7 @@ export interface ReturnPaths {
 }
 
 /** Return paths signed with `options.secret`, or with a key generated once and kept in the store. */
-export function createReturnPaths(ctx: EngineContext, options: BouncesOptions): ReturnPaths {
+export function createReturnPaths(ctx: BaseContext, options: BouncesOptions): ReturnPaths {
   const domain = options.domain.trim().toLowerCase();
   if (
     !/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/.test(

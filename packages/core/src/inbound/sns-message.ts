@@ -4,7 +4,7 @@
  * `https://sns.<region>.amazonaws.com/` URL through the guarded fetcher, and cached.
  */
 import { createVerify, X509Certificate } from 'node:crypto';
-import { MailroomError } from '../errors.js';
+import { MailroomError } from '../base/errors.js';
 import type { GuardedFetcher } from '../fetch/fetch-types.js';
 
 /** The fields of an SNS message that the engine reads. */

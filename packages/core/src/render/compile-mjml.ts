@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { MailroomError } from '../errors.js';
+import { MailroomError } from '../base/errors.js';
 
 /** One problem mjml's validator reports. */
 interface MjmlIssue {

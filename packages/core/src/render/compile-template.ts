@@ -1,6 +1,6 @@
 import { Tokenizer, TokenKind } from 'liquidjs';
-import { MailroomError } from '../errors.js';
-import type { TemplateFormat } from '../records.js';
+import { MailroomError } from '../base/errors.js';
+import type { TemplateFormat } from '../store/records.js';
 import { compileMjml } from './compile-mjml.js';
 import { parseLiquid } from './parse-liquid.js';
 

@@ -1,4 +1,4 @@
-import type { TemplateRecord } from '../records.js';
+import type { TemplateRecord } from '../store/records.js';
 
 /** The bodies of a mailing before rendering: Liquid sources, either of which may be absent. */
 export interface ContentBodies {

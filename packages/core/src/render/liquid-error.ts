@@ -1,4 +1,4 @@
-import { MailroomError } from '../errors.js';
+import { MailroomError } from '../base/errors.js';
 
 /**
  * Wraps a Liquid (or any) failure in a `MailroomError`, naming the part that failed. liquidjs messages

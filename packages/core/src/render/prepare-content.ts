@@ -1,8 +1,8 @@
 import type { Template } from 'liquidjs';
-import type { ContentSnapshot, Variables } from '../records.js';
+import type { ContentSnapshot, Variables } from '../store/records.js';
+import type { PreparedTracking } from '../tracking/tracking-links.js';
 import { RENDER_LIMIT_DEFAULTS } from './liquid-engine.js';
 import { parseLiquid } from './parse-liquid.js';
-import type { PreparedTracking } from './tracking-links.js';
 
 /** Options of {@link prepareContent}. */
 export interface PrepareContentOptions {

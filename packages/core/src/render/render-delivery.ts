@@ -1,12 +1,12 @@
 import type { Liquid, Template } from 'liquidjs';
-import type { RenderedContent } from '../records.js';
+import type { RenderedContent } from '../store/records.js';
+import { applyTracking, type TrackingStamp } from '../tracking/tracking-links.js';
 import { liquidEngines } from './liquid-engine.js';
 import { liquidFailure } from './liquid-error.js';
 import { insertPreheader } from './preheader.js';
 import type { PreparedContent, PreparedRenderOptions } from './prepare-content.js';
 import { singleLine } from './single-line.js';
 import { htmlToText } from './text.js';
-import { applyTracking, type TrackingStamp } from './tracking-links.js';
 import { buildScope, type RenderRecipient } from './variables.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Json, Variables } from '../records.js';
+import type { Json, Variables } from '../store/records.js';
 
 /** One recipient as the renderer sees it. */
 export interface RenderRecipient {

@@ -1,4 +1,4 @@
-import { MailroomError } from '../errors.js';
+import { MailroomError } from '../base/errors.js';
 import { hasLineBreak, trimBlanks } from './text.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { AttachmentSpec } from '../records.js';
+import type { AttachmentSpec } from '../store/records.js';
 import { hasLineBreak, isBlankText, trimBlanks } from './text.js';
 
 /**

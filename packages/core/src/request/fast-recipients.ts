@@ -1,6 +1,6 @@
-import type { Variables } from '../records.js';
-import type { NormalizedRecipient } from '../request-types.js';
+import type { Variables } from '../store/records.js';
 import { checkAddress, checkMailbox } from './address.js';
+import type { NormalizedRecipient } from './request-types.js';
 import { hasLineBreak, trimBlanks } from './text.js';
 import { copyVariables } from './variables.js';
 

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import type { ValidationIssue } from '../errors.js';
-import { MailroomError } from '../errors.js';
+import type { ValidationIssue } from '../base/errors.js';
+import { MailroomError } from '../base/errors.js';
 
 /**
  * zod's issues become `MailroomError` issues unchanged (`{ code, path, message }`), with one

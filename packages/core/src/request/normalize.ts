@@ -1,6 +1,8 @@
 import type { z } from 'zod';
-import { MailroomError } from '../errors.js';
-import type { InvitationSpec, Variables } from '../records.js';
+import { MailroomError } from '../base/errors.js';
+import type { InvitationSpec, Variables } from '../store/records.js';
+import { checkAddress, checkMailbox } from './address.js';
+import { parseDateTime } from './dates.js';
 import type {
   BatchRequest,
   BroadcastRequest,
@@ -10,9 +12,7 @@ import type {
   NormalizedTemplate,
   SendRequest,
   SourceSpec,
-} from '../request-types.js';
-import { checkAddress, checkMailbox } from './address.js';
-import { parseDateTime } from './dates.js';
+} from './request-types.js';
 import type {
   createBatchRequestSchema,
   createBroadcastRequestSchema,

@@ -1,9 +1,9 @@
 import type { z } from 'zod';
-import { isMailroomError, MailroomError } from '../errors.js';
-import type { ParsedBroadcast, SendRequest } from '../request-types.js';
+import { isMailroomError, MailroomError } from '../base/errors.js';
 import { fastRecipients } from './fast-recipients.js';
 import { toValidationIssues, validationError } from './issues.js';
 import { normalizeBatchRequest, normalizeBroadcastRequest, normalizeSendRequest } from './normalize.js';
+import type { ParsedBroadcast, SendRequest } from './request-types.js';
 import {
   createBatchRequestSchema,
   createBroadcastRequestSchema,

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { MailroomError } from '../errors.js';
-import type { AttachmentSpec } from '../records.js';
-import type { SourceSpec } from '../request-types.js';
+import { MailroomError } from '../base/errors.js';
+import type { AttachmentSpec } from '../store/records.js';
 import { checkAddress, checkMailbox } from './address.js';
 import type { FieldProblem } from './attachments.js';
 import { isHttpUrl, resolveAttachment } from './attachments.js';
 import { DATE_OR_DATE_TIME_RULE, DATE_TIME_RULE, parseDateOrDateTime, parseDateTime } from './dates.js';
+import type { SourceSpec } from './request-types.js';
 import { resolveSource } from './sources.js';
 import { hasLineBreak, isBlankText } from './text.js';
 import { trackSchema } from './track-options.js';

@@ -1,7 +1,7 @@
-import type { ExistingAction } from '../records.js';
-import type { AudienceSourceSpec, CsvSourceSpec, SourceSpec } from '../request-types.js';
+import type { ExistingAction } from '../store/records.js';
 import type { FieldProblem } from './attachments.js';
 import { isHttpUrl } from './attachments.js';
+import type { AudienceSourceSpec, CsvSourceSpec, SourceSpec } from './request-types.js';
 import { isBlankText, trimBlanks } from './text.js';
 
 /**

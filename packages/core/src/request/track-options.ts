@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { MailingTrackOptions } from '../records.js';
+import type { MailingTrackOptions } from '../store/records.js';
 
 /**
  * `options.track`: our extension of the spec's options. Tracking is the engine's (`tracking` option, off by

@@ -1,4 +1,4 @@
-import type { Json, Variables } from '../records.js';
+import type { Json, Variables } from '../store/records.js';
 
 /**
  * Template variables are data supplied by the caller. They are copied into fresh plain objects so

@@ -1,6 +1,6 @@
-import { domainOf, localPart, newDelivery } from '../accept.js';
-import type { EngineContext } from '../engine-context.js';
-import type { ProfileRecord, ProfileUpsert, SourceJobRecord } from '../records.js';
+import { domainOf, localPart, newDelivery } from '../accept/accept.js';
+import type { BaseContext } from '../engine/base-context.js';
+import type { ProfileRecord, ProfileUpsert, SourceJobRecord } from '../store/records.js';
 import type { SourceEnv, SourceExpander, SourcePage } from './source-expander.js';
 
 /** Members read from an audience group per page. */
@@ -100,7 +100,7 @@ async function audiencePage(job: SourceJobRecord, env: SourceEnv, now: Date): Pr
  * name is the address's local part had no name in its row: that default is not incoming data.
  */
 async function incomingFromCsv(
-  ctx: EngineContext,
+  ctx: BaseContext,
   job: SourceJobRecord,
   members: ProfileRecord[],
 ): Promise<ProfileUpsert[]> {

@@ -1,6 +1,6 @@
-import { MailroomError } from '../errors.js';
-import type { Variables } from '../records.js';
+import { MailroomError } from '../base/errors.js';
 import { checkAddress } from '../request/address.js';
+import type { Variables } from '../store/records.js';
 
 /** Which cell of a row feeds which recipient field or trait, decided once from the header row. */
 export interface CsvColumnPlan {

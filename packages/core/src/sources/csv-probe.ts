@@ -1,6 +1,6 @@
-import type { EngineContext } from '../engine-context.js';
-import { MailroomError } from '../errors.js';
-import type { CsvSourceSpec } from '../request-types.js';
+import { MailroomError } from '../base/errors.js';
+import type { BaseContext } from '../engine/base-context.js';
+import type { CsvSourceSpec } from '../request/request-types.js';
 
 /** The config a CSV source job carries: the request's fields plus what the probe learned of the file. */
 export interface CsvSourceConfig {
@@ -30,7 +30,7 @@ export interface ContentRange {
  * @throws MailroomError `UNPROCESSABLE` (no URL, no byte ranges, an HTTP error, an empty file) or
  * `FETCH_REFUSED` (the guard refused the URL, or it could not be fetched).
  */
-export async function probeCsvSource(ctx: EngineContext, source: CsvSourceSpec): Promise<CsvSourceConfig> {
+export async function probeCsvSource(ctx: BaseContext, source: CsvSourceSpec): Promise<CsvSourceConfig> {
   const label = `CSV source ${source.label}`;
   if (source.url === null) {
     throw new MailroomError('UNPROCESSABLE', `${label}: a url to the CSV file is required`);

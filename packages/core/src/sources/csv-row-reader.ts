@@ -1,6 +1,6 @@
 import { TextDecoder } from 'node:util';
 import Papa from 'papaparse';
-import { MailroomError } from '../errors.js';
+import { MailroomError } from '../base/errors.js';
 
 /** Line endings papaparse knows. */
 export type CsvNewline = '\n' | '\r\n' | '\r';

@@ -1,8 +1,13 @@
-import { domainOf, localPart, newDelivery } from '../accept.js';
-import type { EngineContext } from '../engine-context.js';
-import { MailroomError } from '../errors.js';
+import { domainOf, localPart, newDelivery } from '../accept/accept.js';
+import { MailroomError } from '../base/errors.js';
+import type { BaseContext } from '../engine/base-context.js';
 import type { GuardedFetcher } from '../fetch/fetch-types.js';
-import type { DeliveryRecord, ProfileUpsert, ProfileUpsertOptions, SourceJobRecord } from '../records.js';
+import type {
+  DeliveryRecord,
+  ProfileUpsert,
+  ProfileUpsertOptions,
+  SourceJobRecord,
+} from '../store/records.js';
 import type { AudienceSourceConfig } from './audience-source.js';
 import { planColumns, readRecipient } from './csv-columns.js';
 import { type CsvSourceConfig, isEncoded, parseContentRange } from './csv-probe.js';
@@ -266,7 +271,7 @@ export const csvExpander: SourceExpander = createCsvExpander();
  * applies them again harmlessly.
  */
 async function applyAudienceOptions(
-  ctx: EngineContext,
+  ctx: BaseContext,
   job: SourceJobRecord,
   page: SourcePage,
   now: Date,
@@ -321,7 +326,7 @@ async function applyAudienceOptions(
 }
 
 async function fetchRange(
-  ctx: EngineContext,
+  ctx: BaseContext,
   config: CsvSourceConfig,
   first: number,
   last: number,

@@ -1,4 +1,4 @@
-import type { SourceKind } from '../records.js';
+import type { SourceKind } from '../store/records.js';
 import { audienceExpander } from './audience-source.js';
 import { csvExpander } from './csv-source.js';
 import type { SourceExpander } from './source-expander.js';

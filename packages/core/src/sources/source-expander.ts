@@ -1,6 +1,11 @@
-import type { EngineContext } from '../engine-context.js';
-import type { MailingEntry } from '../mailing-cache.js';
-import type { DeliveryRecord, ProfileUpsert, ProfileUpsertOptions, SourceJobRecord } from '../records.js';
+import type { MailingEntry } from '../delivery/mailing-cache.js';
+import type { BaseContext } from '../engine/base-context.js';
+import type {
+  DeliveryRecord,
+  ProfileUpsert,
+  ProfileUpsertOptions,
+  SourceJobRecord,
+} from '../store/records.js';
 
 /** One page of a source, ready to be committed with `Store.commitSourcePage`. */
 export interface SourcePage {
@@ -15,7 +20,7 @@ export interface SourcePage {
 
 /** What an expander may use. */
 export interface SourceEnv {
-  ctx: EngineContext;
+  ctx: BaseContext;
   /** The source's mailing, with its content prepared. */
   entry: MailingEntry;
   now: Date;

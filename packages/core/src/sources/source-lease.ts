@@ -1,4 +1,4 @@
-import type { SourceJobRecord } from '../records.js';
+import type { SourceJobRecord } from '../store/records.js';
 
 /** The lease length when a job does not tell (it always does once claimed). */
 const FALLBACK_LEASE_MS = 60_000;

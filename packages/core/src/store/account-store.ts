@@ -1,4 +1,4 @@
-import type { ProjectRecord, ProjectSecretRecord, SenderRecord, TemplateRecord } from '../records.js';
+import type { ProjectRecord, ProjectSecretRecord, SenderRecord, TemplateRecord } from './records.js';
 
 /**
  * The accounts of an installation: projects and their secrets, sender identities, templates, and the

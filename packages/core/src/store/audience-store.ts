@@ -1,4 +1,5 @@
-import type { OutboxWrite } from '../event-records.js';
+import type { OutboxWrite } from './event-records.js';
+import type { PageOptions } from './paging.js';
 import type {
   AudienceGroupRecord,
   ProfileRecord,
@@ -6,8 +7,7 @@ import type {
   ProfileUpsert,
   ProfileUpsertOptions,
   SuppressionRecord,
-} from '../records.js';
-import type { PageOptions } from './paging.js';
+} from './records.js';
 
 /**
  * A project's audience: groups, the profiles of the people it mails (with their subscription status),

@@ -1,4 +1,21 @@
-import type { ClaimedDelivery, DeliveryOutcome } from '../records.js';
+import type { OutboxWrite } from './event-records.js';
+import type { ClaimedDelivery, RenderedContent } from './records.js';
+
+/** The outcome a worker records for a claimed delivery. */
+export interface DeliveryOutcome {
+  /** `queued` means "retry at `nextAttemptAt`". */
+  status: 'queued' | 'sent' | 'failed' | 'suppressed' | 'skipped';
+  /** Required when `status` is `queued`. */
+  nextAttemptAt?: Date;
+  lastResponse?: string | null;
+  lastError?: string | null;
+  sentAt?: Date | null;
+  content?: RenderedContent | null;
+  /** When the outcome was written. */
+  now: Date;
+  /** Events of the outcome, written in the same transaction as it, and only if it is written. */
+  outbox?: OutboxWrite;
+}
 
 /** Options of {@link DeliveryQueue.claimDeliveries}. */
 export interface ClaimOptions {

@@ -8,7 +8,7 @@ import type {
   WebhookMessageRecord,
   WebhookMessageStatus,
   WebhookOutcome,
-} from '../event-records.js';
+} from './event-records.js';
 import type { PageOptions } from './paging.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { IdempotencyRecord } from '../records.js';
+import type { IdempotencyRecord } from './records.js';
 
 /**
  * Idempotency keys: a request sent again under the same key gets the first one's response instead of

@@ -1,5 +1,5 @@
-import type { OutboxWrite } from '../event-records.js';
-import type { DeliveryStatus, InboundSignalRecord, SuppressionRecord } from '../records.js';
+import type { OutboxWrite } from './event-records.js';
+import type { DeliveryStatus, InboundSignalRecord, SuppressionRecord } from './records.js';
 
 /**
  * Everything one inbound signal (bounce, complaint, delivery report) changes, applied atomically by

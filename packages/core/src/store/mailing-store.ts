@@ -1,4 +1,5 @@
-import type { OutboxWrite } from '../event-records.js';
+import type { OutboxWrite } from './event-records.js';
+import type { PageOptions } from './paging.js';
 import type {
   BatchRecord,
   DeliveryRecord,
@@ -9,8 +10,7 @@ import type {
   ProfileUpsert,
   ProfileUpsertOptions,
   SourceJobRecord,
-} from '../records.js';
-import type { PageOptions } from './paging.js';
+} from './records.js';
 
 /** How a batch attaches to its mailing. */
 export type BatchTarget =

@@ -1,4 +1,4 @@
-import type { DeliveryRecord, ProfileUpsert, ProfileUpsertOptions, SourceJobRecord } from '../records.js';
+import type { DeliveryRecord, ProfileUpsert, ProfileUpsertOptions, SourceJobRecord } from './records.js';
 
 /**
  * The jobs that expand a broadcast's source (a CSV file, an audience group) into deliveries, page by

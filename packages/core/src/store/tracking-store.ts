@@ -1,4 +1,4 @@
-import type { OutboxWrite } from '../event-records.js';
+import type { OutboxWrite } from './event-records.js';
 
 /**
  * The store's role for open and click tracking: each mailing's link map, and the hits the engine has

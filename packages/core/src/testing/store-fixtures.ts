@@ -17,7 +17,7 @@ import type {
   SuppressionRecord,
   TemplateRecord,
   Variables,
-} from '../records.js';
+} from '../store/records.js';
 
 /** The instant test records are dated from: far from the real clock, so no test depends on it. */
 export const TEST_EPOCH: Date = new Date('2030-01-01T00:00:00.000Z');

@@ -1,6 +1,6 @@
 /** Store conformance: the AudienceStore role (audience groups, profiles and suppressions). */
 import { describe, expect, it } from 'vitest';
-import type { ProfileRecord, ProfileUpsertOptions } from '../records.js';
+import type { ProfileRecord, ProfileUpsertOptions } from '../store/records.js';
 import { makeGroup, makeSuppression, richVariables, testTime } from './store-fixtures.js';
 import {
   addresses,

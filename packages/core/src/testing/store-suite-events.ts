@@ -9,9 +9,9 @@ import type {
   WebhookEndpointRecord,
   WebhookMessageRecord,
   WebhookPriority,
-} from '../event-records.js';
-import type { ClaimedDelivery } from '../records.js';
-import type { Store } from '../store.js';
+} from '../store/event-records.js';
+import type { ClaimedDelivery } from '../store/records.js';
+import type { Store } from '../store/store.js';
 import { testId, testTime } from './store-fixtures.js';
 import { addresses, type StoreSuiteContext, seedMailing, seedProject } from './store-suite-helpers.js';
 

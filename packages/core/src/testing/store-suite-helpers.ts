@@ -3,7 +3,7 @@
  * assertion. Internal to the kit; adapters use {@link storeTestSuite} from `store-test-suite.ts`.
  */
 import { expect } from 'vitest';
-import type { ErrorCode } from '../errors.js';
+import type { ErrorCode } from '../base/errors.js';
 import type {
   BatchRecord,
   DeliveryRecord,
@@ -13,8 +13,8 @@ import type {
   ProjectRecord,
   ProjectSecretRecord,
   SourceJobRecord,
-} from '../records.js';
-import type { BatchCommitResult, Store } from '../store.js';
+} from '../store/records.js';
+import type { BatchCommitResult, Store } from '../store/store.js';
 import { makeBatch, makeDelivery, makeMailing, makeProject, makeSecret, testTime } from './store-fixtures.js';
 
 /** What each section of the kit reads: the store of the running test and the suite's options. */

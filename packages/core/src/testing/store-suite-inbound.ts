@@ -1,7 +1,12 @@
 /** Store conformance: applying inbound signals (bounces, complaints, delivery reports). */
 import { describe, expect, it } from 'vitest';
-import type { DeliveryRecord, InboundSignalKind, ProjectRecord, SuppressionRecord } from '../records.js';
 import type { InboundSignalWrite } from '../store/inbound-signal-store.js';
+import type {
+  DeliveryRecord,
+  InboundSignalKind,
+  ProjectRecord,
+  SuppressionRecord,
+} from '../store/records.js';
 import { makeSuppression, testId, testTime } from './store-fixtures.js';
 import { makeEndpoint, makeEvent, makeWebhookMessage } from './store-suite-events.js';
 import { type StoreSuiteContext, seedMailing, seedProject } from './store-suite-helpers.js';

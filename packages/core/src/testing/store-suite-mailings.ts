@@ -1,7 +1,7 @@
 /** Store conformance: the MailingStore role (committing batches, the life of a mailing, its deliveries read). */
 import { describe, expect, it } from 'vitest';
-import type { DeliveryRecord, DeliveryStatus } from '../records.js';
-import type { BatchWrite } from '../store.js';
+import type { DeliveryRecord, DeliveryStatus } from '../store/records.js';
+import type { BatchWrite } from '../store/store.js';
 import {
   makeBatch,
   makeDelivery,

@@ -1,6 +1,6 @@
 /** Store conformance: races between two store instances on one backend, as between two processes. */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Store } from '../store.js';
+import type { Store } from '../store/store.js';
 import { makeBatch, makeDelivery, makeIdempotency, makeSourceJob, testTime } from './store-fixtures.js';
 import {
   addresses,

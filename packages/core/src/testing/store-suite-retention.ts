@@ -5,7 +5,7 @@ import type {
   EventRecord,
   WebhookMessageRecord,
   WebhookOutcome,
-} from '../event-records.js';
+} from '../store/event-records.js';
 import { makeIdempotency, testId, testTime } from './store-fixtures.js';
 import { makeEndpoint, makeEvent, makeWebhookMessage } from './store-suite-events.js';
 import { addresses, type StoreSuiteContext, seedMailing, seedProject } from './store-suite-helpers.js';

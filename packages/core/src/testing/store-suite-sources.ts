@@ -1,6 +1,6 @@
 /** Store conformance: the SourceJobStore role. */
 import { describe, expect, it } from 'vitest';
-import type { SourceJobRecord } from '../records.js';
+import type { SourceJobRecord } from '../store/records.js';
 import { makeDelivery, makeGroup, makeSourceJob, richVariables, testTime } from './store-fixtures.js';
 import {
   addresses,

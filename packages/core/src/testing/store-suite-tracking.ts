@@ -3,7 +3,7 @@
  * and the counts the broadcast views show.
  */
 import { describe, expect, it } from 'vitest';
-import type { TrackingHit } from '../store.js';
+import type { TrackingHit } from '../store/store.js';
 import { testId, testTime } from './store-fixtures.js';
 import { addresses, addressOf, type StoreSuiteContext, seedMailing } from './store-suite-helpers.js';
 

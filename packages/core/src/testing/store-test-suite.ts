@@ -18,7 +18,7 @@
  * factories it uses (`makeProject`, `makeMailing`, `makeDelivery`, ...) for other tests.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Store, StoreRole } from '../store.js';
+import type { Store, StoreRole } from '../store/store.js';
 import { describeAccounts } from './store-suite-accounts.js';
 import { describeAudience } from './store-suite-audience.js';
 import { describeDeliveryQueue } from './store-suite-delivery-queue.js';

@@ -10,8 +10,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Mailbox } from '../records.js';
-import type { OutgoingMessage, SendReceipt, Transport } from '../transport.js';
+import type { Mailbox } from '../store/records.js';
+import type { OutgoingMessage, SendReceipt, Transport } from '../transport/transport.js';
 
 /** A message as the far side of a transport saw it, decoded. */
 export interface ReceivedMessage {

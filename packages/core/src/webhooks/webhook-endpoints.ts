@@ -1,10 +1,10 @@
-import type { EngineContext } from '../engine-context.js';
-import type { Page } from '../engine-views.js';
-import { MailroomError } from '../errors.js';
-import { EVENT_TYPES, type EventType, type WebhookEndpointRecord } from '../event-records.js';
-import { newId } from '../ids.js';
-import type { AuthContext } from '../mailroom-types.js';
-import { eventPayload } from '../outbox/event-outbox.js';
+import type { Page } from '../admin/engine-views.js';
+import { MailroomError } from '../base/errors.js';
+import { newId } from '../base/ids.js';
+import type { AuthContext } from '../engine/auth-context.js';
+import type { BaseContext } from '../engine/base-context.js';
+import { eventPayload } from '../events/event-outbox.js';
+import { EVENT_TYPES, type EventType, type WebhookEndpointRecord } from '../store/event-records.js';
 import type { WebhookSender } from './webhook-sender.js';
 import { newWebhookSecret } from './webhook-signature.js';
 import type { EventView, ListEventsOptions, MailroomWebhooks, WebhookEndpointView } from './webhook-types.js';
@@ -16,7 +16,7 @@ type ResolveAuth = (auth: string | AuthContext) => Promise<AuthContext>;
 
 /** `mailroom.webhooks`: endpoints of a project, test events, replays and the sent messages. */
 export function createWebhooks(
-  ctx: EngineContext,
+  ctx: BaseContext,
   resolveAuth: ResolveAuth,
   sender: WebhookSender,
 ): MailroomWebhooks {
@@ -143,7 +143,7 @@ export function createWebhooks(
 
 /** `mailroom.listEvents`: a project's events, oldest first, in pages. */
 export async function listEvents(
-  ctx: EngineContext,
+  ctx: BaseContext,
   auth: AuthContext,
   options: ListEventsOptions = {},
 ): Promise<Page<EventView>> {
@@ -176,7 +176,7 @@ export function endpointView(e: WebhookEndpointRecord): WebhookEndpointView {
 }
 
 /** The URL of a new endpoint, refused as the guarded fetcher would refuse to POST to it. */
-async function checkEndpointUrl(ctx: EngineContext, url: unknown): Promise<string> {
+async function checkEndpointUrl(ctx: BaseContext, url: unknown): Promise<string> {
   if (typeof url !== 'string' || url.length === 0 || url.length > MAX_URL_LENGTH) {
     throw new MailroomError(
       'VALIDATION_FAILED',

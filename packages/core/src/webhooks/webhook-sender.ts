@@ -1,12 +1,12 @@
-import type { EngineContext } from '../engine-context.js';
-import { isMailroomError } from '../errors.js';
+import { isMailroomError } from '../base/errors.js';
+import { newId } from '../base/ids.js';
+import type { BaseContext } from '../engine/base-context.js';
 import type {
   ClaimedWebhookMessage,
   WebhookAttemptRecord,
   WebhookEndpointRecord,
   WebhookOutcome,
-} from '../event-records.js';
-import { newId } from '../ids.js';
+} from '../store/event-records.js';
 import { createBusyPacer } from './busy-pacer.js';
 import { secretKey, signedHeaders } from './webhook-signature.js';
 import type { WebhookOptions } from './webhook-types.js';
@@ -68,7 +68,7 @@ interface Finished {
  * disabled. Order is not kept: messages are sent concurrently, and a retry goes after newer ones.
  */
 export function createWebhookSender(
-  ctx: EngineContext,
+  ctx: BaseContext,
   options: WebhookOptions = {},
   /** Whether this process's delivery worker has deliveries in flight (see `busyRatePerSecond`). */
   busy: () => boolean = () => false,

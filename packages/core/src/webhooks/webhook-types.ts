@@ -1,4 +1,6 @@
-import type { Page } from '../engine-views.js';
+import type { Page } from '../admin/engine-views.js';
+import type { AuthContext } from '../engine/auth-context.js';
+import type { EventPayload } from '../events/event-outbox.js';
 import type {
   EventRecord,
   EventType,
@@ -6,9 +8,7 @@ import type {
   WebhookEndpointRecord,
   WebhookMessageRecord,
   WebhookMessageStatus,
-} from '../event-records.js';
-import type { AuthContext } from '../mailroom-types.js';
-import type { EventPayload } from '../outbox/event-outbox.js';
+} from '../store/event-records.js';
 
 /** Settings of webhook delivery (`createMailroom({ webhooks })`). */
 export interface WebhookOptions {

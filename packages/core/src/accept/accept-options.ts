@@ -1,0 +1,33 @@
+import type { MailingStatus } from '../store/records.js';
+
+/** Options of idempotency keys. */
+export interface IdempotencyOptions {
+  /** How long a key is remembered after its first request (per project). @default 86_400_000 (24 hours) */
+  ttlMs?: number;
+}
+/** Per-call options of `send` and `broadcast`. */
+export interface RequestOptions {
+  /**
+   * An idempotency key (1 to 256 characters), kept per project for `idempotency.ttlMs`. A repeat of the same
+   * call with the same key and body answers the first result (with `replayed: true`) and sends nothing again;
+   * the same key with another body, or while the first call is still running, is `IDEMPOTENCY_CONFLICT`. A
+   * call that fails does not use up its key.
+   */
+  idempotencyKey?: string;
+}
+/** What `send` answers. */
+export interface SendResult {
+  ref: string;
+  status: MailingStatus;
+  /** True when this is the first call's answer, replayed for a repeated idempotency key. */
+  replayed?: boolean;
+}
+/** What `broadcast` answers, for the initial batch and later ones. */
+export interface BroadcastResult {
+  ref: string;
+  status: MailingStatus;
+  /** The batch just committed. */
+  batch: { seq: number; recipients: number; inserted: number };
+  /** True when this is the first call's answer, replayed for a repeated idempotency key. */
+  replayed?: boolean;
+}

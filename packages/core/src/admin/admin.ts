@@ -1,0 +1,160 @@
+import { createPrivateKey } from 'node:crypto';
+import { MailroomError } from '../base/errors.js';
+import { newId } from '../base/ids.js';
+import { generateSecret, hashSecret } from '../base/secrets.js';
+import type { BaseContext } from '../engine/base-context.js';
+import type { MailroomAdmin } from '../engine/mailroom-types.js';
+import { assertLiquidSyntax, compileTemplate } from '../render/index.js';
+import { normalizeAddress } from '../request/index.js';
+import type { TemplateFormat, TemplateRecord } from '../store/records.js';
+
+const REF_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+const FORMATS: readonly TemplateFormat[] = ['html', 'mjml', 'text'];
+
+/** The admin operations: no project secret involved; the embedding app or the CLI calls them. */
+export function createAdmin(ctx: BaseContext): MailroomAdmin {
+  const { store, clock } = ctx;
+
+  async function requireProject(projectId: string): Promise<void> {
+    await ctx.ready();
+    if (!(await store.getProject(projectId)))
+      throw new MailroomError('NOT_FOUND', `Project ${projectId} not found`);
+  }
+
+  return {
+    async createProject({ name, sandbox }) {
+      await ctx.ready();
+      if (!name?.trim()) throw invalid(['name'], 'A project needs a name');
+      const now = clock.now();
+      const project = { id: newId('prj', now.getTime()), name: name.trim(), createdAt: now };
+      const mode = sandbox ? 'sandbox' : 'live';
+      const secret = generateSecret(mode);
+      await store.createProject(project, {
+        hash: hashSecret(secret),
+        projectId: project.id,
+        mode,
+        createdAt: now,
+      });
+      return { project, secret };
+    },
+
+    async createSecret(projectId, mode = 'live') {
+      await requireProject(projectId);
+      const secret = generateSecret(mode);
+      await store.addProjectSecret({ hash: hashSecret(secret), projectId, mode, createdAt: clock.now() });
+      return secret;
+    },
+
+    async addSender(projectId, { address, name, dkim }) {
+      await requireProject(projectId);
+      if (dkim) checkDkim(dkim);
+      const now = clock.now();
+      const sender = {
+        id: newId('snd', now.getTime()),
+        projectId,
+        address: normalizeAddress(address),
+        name: name?.trim() || null,
+        dkim: dkim ?? null,
+        createdAt: now,
+      };
+      await store.addSender(sender);
+      return sender;
+    },
+
+    async createTemplate(projectId, { ref, format, source, subject }) {
+      await requireProject(projectId);
+      if (!REF_PATTERN.test(ref))
+        throw invalid(['ref'], 'A ref is 1-128 characters of letters, digits and ._:-');
+      if (!FORMATS.includes(format)) throw invalid(['format'], `Format must be one of ${FORMATS.join(', ')}`);
+      const { compiled } = await compileTemplate(format, source);
+      if (subject) assertLiquidSyntax(subject, 'subject');
+      const now = clock.now();
+      const existing = await store.getTemplate(projectId, ref);
+      const template: TemplateRecord = {
+        id: existing?.id ?? newId('tpl', now.getTime()),
+        projectId,
+        ref,
+        format,
+        subject: subject ?? null,
+        source,
+        compiled,
+        version: (existing?.version ?? 0) + 1,
+        createdAt: existing?.createdAt ?? now,
+        updatedAt: now,
+      };
+      await store.putTemplate(template);
+      return template;
+    },
+
+    async createAudienceGroup(projectId, { ref, name }) {
+      await requireProject(projectId);
+      if (!REF_PATTERN.test(ref))
+        throw invalid(['ref'], 'A ref is 1-128 characters of letters, digits and ._:-');
+      const now = clock.now();
+      const group = { id: newId('grp', now.getTime()), projectId, ref, name: name ?? null, createdAt: now };
+      await store.createGroup(group);
+      return group;
+    },
+
+    async setSubscription(projectId, address, status) {
+      await requireProject(projectId);
+      const normalized = normalizeAddress(address);
+      const now = clock.now();
+      // An unsubscribe through the admin API is an unsubscribe: it is announced like a link's, in the
+      // change's transaction; setting the status it already has announces nothing.
+      const announce =
+        status === 'unsubscribed' &&
+        (await store.getProfile(projectId, normalized))?.status !== 'unsubscribed';
+      const outbox = announce
+        ? await ctx.outbox.event(
+            projectId,
+            'contact.unsubscribed',
+            now,
+            { mailingRef: null, deliveryId: null, address: normalized },
+            { address: normalized },
+          )
+        : undefined;
+      await store.setProfileStatus(projectId, normalized, status, now, outbox);
+    },
+
+    async suppress(projectId, address, reason, detail) {
+      await requireProject(projectId);
+      await store.addSuppression({
+        projectId,
+        address: normalizeAddress(address),
+        reason,
+        detail: detail ?? null,
+        createdAt: clock.now(),
+      });
+    },
+
+    async unsuppress(projectId, address) {
+      await ctx.ready();
+      return store.removeSuppression(projectId, normalizeAddress(address));
+    },
+  };
+}
+
+function invalid(path: string[], message: string): MailroomError {
+  return new MailroomError('VALIDATION_FAILED', message, { issues: [{ code: 'custom', path, message }] });
+}
+
+const SELECTOR =
+  /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+// A broken key must fail here, once, not on every delivery later.
+function checkDkim(dkim: { selector: string; privateKey: string }): void {
+  if (!SELECTOR.test(dkim.selector)) throw invalid(['dkim', 'selector'], 'A DKIM selector is a DNS label');
+  let type: string | undefined;
+  try {
+    type = createPrivateKey(dkim.privateKey).asymmetricKeyType;
+  } catch (error) {
+    throw new MailroomError('VALIDATION_FAILED', 'The DKIM private key is not a valid PEM key', {
+      cause: error,
+      issues: [{ code: 'custom', path: ['dkim', 'privateKey'], message: 'Not a valid PEM private key' }],
+    });
+  }
+  if (type !== 'rsa' && type !== 'ed25519') {
+    throw invalid(['dkim', 'privateKey'], `DKIM keys must be RSA or Ed25519, not ${type}`);
+  }
+}

@@ -1,0 +1,290 @@
+import type {
+  BroadcastResult,
+  IdempotencyOptions,
+  RequestOptions,
+  SendResult,
+} from '../accept/accept-options.js';
+import type {
+  AudienceGroupView,
+  DeliverySearch,
+  DeliveryView,
+  Page,
+  QueueDepth,
+  SourceJobView,
+  TemplateSample,
+  TemplateView,
+} from '../admin/engine-views.js';
+import type { MailingView } from '../admin/mailing-view.js';
+import type { Clock, Logger, MailroomLimits } from '../base/base-types.js';
+import type { WorkerOptions } from '../delivery/worker-options.js';
+import type { GuardedFetcherOptions } from '../fetch/fetch-types.js';
+import type { BouncesOptions } from '../inbound/bounces-options.js';
+import type { MailroomInbound } from '../inbound/inbound-types.js';
+import type { NotificationOptions } from '../inbound/provider-notifications.js';
+import type {
+  AudienceGroupRecord,
+  DeliveryRecord,
+  DeliveryStatus,
+  DkimConfig,
+  InboundSignalRecord,
+  MailingKind,
+  ProfileStatus,
+  ProjectRecord,
+  RenderedContent,
+  SecretMode,
+  SenderRecord,
+  SuppressionReason,
+  TemplateFormat,
+  TemplateRecord,
+} from '../store/records.js';
+import type { DeliveryTracking, Store } from '../store/store.js';
+import type { TrackingHitMeta, TrackingOptions, TrackingView } from '../tracking/tracking-options.js';
+import type { Transport } from '../transport/transport.js';
+import type { UnsubscribeOptions, UnsubscribeTarget } from '../unsubscribe/unsubscribe-options.js';
+import type { ListEvents, MailroomWebhooks, WebhookOptions } from '../webhooks/webhook-types.js';
+import type { AuthContext } from './auth-context.js';
+import type { MailroomEvents } from './engine-events.js';
+import type { RetentionOptions } from './retention-options.js';
+
+export type * from '../accept/accept-options.js';
+export type * from '../admin/engine-views.js';
+export type * from '../admin/mailing-view.js';
+export type * from '../base/base-types.js';
+export type * from '../delivery/worker-options.js';
+export type * from '../inbound/bounces-options.js';
+export type * from '../tracking/tracking-options.js';
+export type * from '../unsubscribe/unsubscribe-options.js';
+export type * from '../webhooks/webhook-types.js';
+export type * from './auth-context.js';
+export type * from './engine-events.js';
+export type * from './retention-options.js';
+
+/** Options of {@link createMailroom}. */
+export interface MailroomOptions {
+  store: Store;
+  transport: Transport;
+  clock?: Clock;
+  logger?: Logger;
+  limits?: Partial<MailroomLimits>;
+  worker?: WorkerOptions;
+  /**
+   * A missing variable fails that recipient's delivery with an error naming the variable, instead of
+   * rendering empty. @default false
+   */
+  strictVariables?: boolean;
+  /**
+   * Default of `options.storeContent` when a broadcast does not say, and the setting of single messages.
+   * While it is off, rendered content is never written to the store. @default false
+   */
+  storeContentDefault?: boolean;
+  /**
+   * The guarded fetcher used for attachments by URL and CSV sources (architecture invariant 7): caps,
+   * allow-list (`127.0.0.1:PORT` in tests), injectable DNS, byte-range size of CSV downloads.
+   * @default {} (public http(s) hosts only, 30 s, 25 MiB, 5 redirects, 1 MiB ranges)
+   */
+  fetch?: GuardedFetcherOptions;
+  /**
+   * One-click unsubscribe (RFC 8058): every broadcast message carries `List-Unsubscribe: <baseUrl/unsubscribe/TOKEN>`
+   * and `List-Unsubscribe-Post: List-Unsubscribe=One-Click`. Without it, messages carry no such headers.
+   * @example { baseUrl: 'https://mail.example.com/api' }
+   */
+  unsubscribe?: UnsubscribeOptions;
+  /**
+   * Open and click tracking, off unless configured (each of `opens` and `clicks` too). A mailing can turn
+   * either off with `options.track`. See docs/tracking.md.
+   * @example { baseUrl: 'https://mail.example.com/api', opens: true, clicks: true }
+   */
+  tracking?: TrackingOptions;
+  /**
+   * Bounce and complaint handling (VERP): every message's envelope sender (`MAIL FROM`, so `Return-Path`)
+   * becomes `b+<token>@<domain>`, where the token names the delivery and carries an HMAC; DSNs and ARF
+   * reports mailed there (see `mailroom.inbound.receive` and the inbound SMTP listener) mark deliveries
+   * `bounced` or `complained` and suppress the address. Without it the envelope sender is the From address.
+   * @example { domain: 'bounces.acme.test' }
+   */
+  bounces?: BouncesOptions;
+  /**
+   * Bounce and complaint notifications of providers, taken by `mailroom.inbound.notification` (and the HTTP
+   * adapter's `POST /inbound/ses` and `POST /inbound/mailgun`): Amazon SES through SNS (signatures checked
+   * against Amazon's signing certificate) and Mailgun (webhook signing key).
+   * @example { ses: { topicArns: ['arn:aws:sns:eu-west-1:123456789012:ses-feedback'] }, mailgun: { signingKey } }
+   */
+  notifications?: NotificationOptions;
+  /** Idempotency keys of `send` and `broadcast`. */
+  idempotency?: IdempotencyOptions;
+  /** Retention of kept rendered content (see `storeContent`), swept by the running worker. */
+  retention?: RetentionOptions;
+  /**
+   * Webhook delivery of events: the sender loop runs with the worker unless `send` is false; the retry
+   * schedule, timeouts and concurrency. @default see `WebhookOptions`
+   */
+  webhooks?: WebhookOptions;
+  /**
+   * Least time between two `broadcast:progress` events of one mailing, in milliseconds.
+   * @default 1000
+   */
+  progressIntervalMs?: number;
+}
+
+/** The delivery loop. Several may run against one store. */
+export interface MailroomWorker {
+  /** Start polling in the background. */
+  start(): void;
+  /** Stop claiming; resolves when in-flight sends have finished. */
+  stop(): Promise<void>;
+  /** Run until nothing is due (scheduled deliveries in the future do not count); for tests and scripts. */
+  drain(): Promise<void>;
+  /** Claim and process one round; returns how many deliveries were processed. */
+  runOnce(): Promise<number>;
+}
+
+/** Admin operations (no project secret: the embedding app or the CLI calls them). */
+export interface MailroomAdmin {
+  /** Create a project; the secret is returned once and stored only as a hash. */
+  createProject(input: {
+    name: string;
+    sandbox?: boolean;
+  }): Promise<{ project: ProjectRecord; secret: string }>;
+  /** Issue another secret for a project. */
+  createSecret(projectId: string, mode?: SecretMode): Promise<string>;
+  addSender(
+    projectId: string,
+    input: { address: string; name?: string; dkim?: DkimConfig },
+  ): Promise<SenderRecord>;
+  /** Create a template or a new version of it. MJML is compiled now; invalid MJML or Liquid is refused. */
+  createTemplate(
+    projectId: string,
+    input: { ref: string; format: TemplateFormat; source: string; subject?: string },
+  ): Promise<TemplateRecord>;
+  createAudienceGroup(projectId: string, input: { ref: string; name?: string }): Promise<AudienceGroupRecord>;
+  setSubscription(projectId: string, address: string, status: ProfileStatus): Promise<void>;
+  suppress(projectId: string, address: string, reason: SuppressionReason, detail?: string): Promise<void>;
+  unsuppress(projectId: string, address: string): Promise<boolean>;
+}
+
+/** The engine. */
+export interface Mailroom {
+  readonly store: Store;
+  readonly transport: Transport;
+  readonly admin: MailroomAdmin;
+  readonly worker: MailroomWorker;
+  /** Bounces and complaints: inbound DSN/ARF messages and provider notifications. */
+  readonly inbound: MailroomInbound;
+  /** Resolve a project secret; throws `UNAUTHORIZED` (one message for missing, malformed and unknown). */
+  authenticate(secret: string | null | undefined): Promise<AuthContext>;
+  /** Send one message (`POST /send/mail`). `auth` is a secret or an `AuthContext`. */
+  send(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<SendResult>;
+  /** Initial broadcast batch, or a later batch when the body carries `broadcastRef`. */
+  broadcast(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<BroadcastResult>;
+  /** Webhook endpoints of the project, test events, replays, and what was sent. */
+  readonly webhooks: MailroomWebhooks;
+  /**
+   * The project's events (the outbox), oldest first, filtered by types, mailing ref or address, in pages
+   * (`next` is the cursor). Events of the last moments may still appear behind a cursor already read
+   * (their transactions commit out of order): push through webhooks for completeness.
+   */
+  listEvents: ListEvents;
+  /** A broadcast or message of the project, with counts; `NOT_FOUND` otherwise. */
+  getMailing(auth: string | AuthContext, ref: string): Promise<MailingView>;
+  /** A mailing's deliveries, by address. */
+  listDeliveries(
+    auth: string | AuthContext,
+    ref: string,
+    page?: { after?: string; limit?: number; status?: DeliveryStatus },
+  ): Promise<DeliveryRecord[]>;
+  /**
+   * The delivery of a mailing to one address (with its rendered `content` when the mailing keeps it);
+   * `NOT_FOUND` when the mailing has none for that address.
+   */
+  getDelivery(auth: string | AuthContext, ref: string, address: string): Promise<DeliveryRecord>;
+  /**
+   * The bounces, complaints and delivery reports received about one delivery (DSNs, ARF reports, provider
+   * notifications), oldest first. `NOT_FOUND` as for `getDelivery`.
+   */
+  listInboundSignals(
+    auth: string | AuthContext,
+    ref: string,
+    address: string,
+  ): Promise<InboundSignalRecord[]>;
+  /**
+   * Cancel a broadcast that is scheduled, queued or sending: its status becomes `cancelled`, it takes no more
+   * batches (`BROADCAST_CLOSED`), its waiting deliveries become `skipped` and no worker claims any of them
+   * again. Messages a worker is handing to the relay at that moment may still go out. Cancelling a cancelled
+   * broadcast changes nothing; a completed or failed one is `BROADCAST_CLOSED`.
+   */
+  cancel(auth: string | AuthContext, ref: string): Promise<MailingView>;
+  /**
+   * Move a `scheduled` broadcast to another time (a `Date`, or an ISO-8601 string with `Z` or an offset): its
+   * waiting deliveries and later batches follow. A time in the past sends now. A broadcast no longer
+   * scheduled is `BROADCAST_CLOSED`.
+   */
+  reschedule(auth: string | AuthContext, ref: string, scheduleFor: Date | string): Promise<MailingView>;
+  /**
+   * Clear the rendered content kept by `storeContent` (of every project) written before `before`, or more than
+   * `olderThanDays` days ago, or, with neither, more than `retention.contentDays` days ago. Returns how many
+   * deliveries it cleared.
+   */
+  pruneContent(options?: { before?: Date; olderThanDays?: number }): Promise<number>;
+  /** Who a one-click unsubscribe token stands for, changing nothing; `NOT_FOUND` for a forged or unknown one. */
+  resolveUnsubscribe(token: string): Promise<UnsubscribeTarget>;
+  /**
+   * Carry out a one-click unsubscribe: the token's address gets the profile status `unsubscribed` in its
+   * project, so no broadcast reaches it unless a source says `includeUnsubscribed` (single messages still
+   * do). Idempotent. `NOT_FOUND` for a forged or unknown token.
+   */
+  unsubscribe(token: string): Promise<UnsubscribeTarget>;
+  /**
+   * A click on a tracked link: the URL to redirect to (taken from the mailing, never from the request).
+   * The hit is recorded behind, in batches. `NOT_FOUND` for a forged, altered or unknown token, or when
+   * the engine does not track.
+   */
+  trackClick(token: string, meta?: TrackingHitMeta): Promise<string>;
+  /** A load of the open pixel; recorded behind. `NOT_FOUND` as for `trackClick`. */
+  trackOpen(token: string, meta?: TrackingHitMeta): Promise<void>;
+  /** A mailing's open and click figures (zeros when it is not tracked); `NOT_FOUND` for another project's. */
+  getTracking(auth: string | AuthContext, ref: string, options?: { limit?: number }): Promise<TrackingView>;
+  /**
+   * One delivery's opens (first and last, how many, by class) and clicks (at most 100, oldest first);
+   * `NOT_FOUND` when the mailing has no delivery to that address.
+   */
+  getDeliveryTracking(auth: string | AuthContext, ref: string, address: string): Promise<DeliveryTracking>;
+  /**
+   * The project's mailings of one kind, newest first, each with its counts. `page.after` is the `next`
+   * of the previous page (a ref). @default limit 25, at most 200
+   */
+  listMailings(
+    auth: string | AuthContext,
+    kind: MailingKind,
+    page?: { after?: string; limit?: number },
+  ): Promise<Page<MailingView>>;
+  /**
+   * A mailing's deliveries by address, optionally only those whose address starts with `search.prefix`
+   * or of one status; `next` is the cursor of the next page. `NOT_FOUND` for another project's ref.
+   */
+  searchDeliveries(
+    auth: string | AuthContext,
+    ref: string,
+    search?: DeliverySearch,
+  ): Promise<Page<DeliveryView>>;
+  /** The source jobs of a mailing (audience groups, CSV files) with their progress and row errors. */
+  listSourceJobs(auth: string | AuthContext, ref: string): Promise<SourceJobView[]>;
+  /** The project's templates, by ref. */
+  listTemplates(auth: string | AuthContext): Promise<TemplateView[]>;
+  /** One template of the project; `NOT_FOUND` otherwise. */
+  getTemplate(auth: string | AuthContext, ref: string): Promise<TemplateView>;
+  /**
+   * A template rendered for sample data, as a delivery would be (HTML escaped, text derived, subject on
+   * one line). `TEMPLATE_INVALID` or `RENDER_FAILED` when it cannot be rendered.
+   */
+  previewTemplate(auth: string | AuthContext, ref: string, sample?: TemplateSample): Promise<RenderedContent>;
+  /** The project's audience groups, by ref, with member counts. */
+  listGroups(auth: string | AuthContext): Promise<AudienceGroupView[]>;
+  /**
+   * Deliveries waiting across every project (no secret: for metrics). An estimate bounded in cost, see
+   * {@link QueueDepth}.
+   */
+  queueDepth(): Promise<QueueDepth>;
+  on<E extends keyof MailroomEvents>(event: E, listener: MailroomEvents[E]): () => void;
+  /** Stop the worker and close the transport and the store. */
+  close(): Promise<void>;
+}

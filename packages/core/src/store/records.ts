@@ -1,0 +1,424 @@
+/**
+ * The records the engine keeps. A `Store` persists them as they are; it adds no fields of its own
+ * and derives nothing (architecture invariant 9). All addresses are normalized by the core before they
+ * reach a store (see `normalizeAddress`): the local part as given, the domain lower-cased.
+ */
+
+/** A JSON value: what variables, traits and configs are made of. */
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+
+/** Template variables or profile traits: a flat-or-nested JSON object. */
+export type Variables = Record<string, Json>;
+
+/** A tenant. Every other record belongs to exactly one project. */
+export interface ProjectRecord {
+  id: string;
+  name: string;
+  createdAt: Date;
+}
+
+/** `live` secrets deliver; `sandbox` secrets are accepted and recorded but never delivered. */
+export type SecretMode = 'live' | 'sandbox';
+
+/** A project secret, stored only as the SHA-256 hex digest of the secret. */
+export interface ProjectSecretRecord {
+  /** SHA-256 hex digest of the whole secret (64 characters). Unique across all projects. */
+  hash: string;
+  projectId: string;
+  mode: SecretMode;
+  createdAt: Date;
+}
+
+/** A DKIM key for one sender domain. */
+export interface DkimConfig {
+  /** DNS selector, for example `mail2026`. */
+  selector: string;
+  /** The private key in PEM (RSA or Ed25519). */
+  privateKey: string;
+}
+
+/** A sender identity: an address the project may send from. Unique per (projectId, address). */
+export interface SenderRecord {
+  id: string;
+  projectId: string;
+  address: string;
+  /** Default display name when a request gives none. */
+  name: string | null;
+  /** DKIM signing key for the address's domain, if configured. */
+  dkim: DkimConfig | null;
+  createdAt: Date;
+}
+
+/** The formats a template can be written in; each is a Liquid template. */
+export type TemplateFormat = 'html' | 'mjml' | 'text';
+
+/** A template. Unique per (projectId, ref); a new version replaces the row and bumps `version`. */
+export interface TemplateRecord {
+  id: string;
+  projectId: string;
+  ref: string;
+  format: TemplateFormat;
+  /** Default subject (Liquid) when a request gives none. */
+  subject: string | null;
+  /** The source as written (MJML, HTML or text, with Liquid). */
+  source: string;
+  /** For `mjml`: the HTML compiled once at creation, Liquid still inside. For `html`/`text`: the source. */
+  compiled: string;
+  version: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Subscription status of a profile. */
+export type ProfileStatus = 'subscribed' | 'unsubscribed';
+
+/** A member of a project's audience. Unique per (projectId, address). */
+export interface ProfileRecord {
+  projectId: string;
+  address: string;
+  name: string | null;
+  traits: Variables;
+  status: ProfileStatus;
+  /** Source labels the profile was tagged with (CSV sources). */
+  labels: string[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/**
+ * What to do with a field that an existing profile already has when the incoming data differs.
+ * `preserve` keeps the stored value; `override` replaces it with the incoming one.
+ */
+export type ExistingAction = 'preserve' | 'override';
+
+/**
+ * One profile to upsert. The store applies exactly these rules (no others):
+ * - absent profile: inserted with `name ?? null`, `traits ?? {}`, status `subscribed`, `labels ?? []`.
+ * - `name: null` or absent means "not given".
+ * - existing profile, `name`: replaced when `name` is given and `onExistingProfile` is `override`,
+ *   or when the stored name is null; otherwise kept.
+ * - existing profile, `traits`: merged on top-level keys (a nested value is replaced whole); for a key
+ *   present on both sides the incoming value wins only when `onExistingTrait` is `override`.
+ * - `labels`: union, in insertion order. `status` is never changed by an upsert.
+ */
+export interface ProfileUpsert {
+  address: string;
+  name?: string | null;
+  traits?: Variables;
+  labels?: string[];
+}
+
+/** Options applying to every row of one profile upsert. */
+export interface ProfileUpsertOptions {
+  /** @default 'preserve' */
+  onExistingTrait: ExistingAction;
+  /** @default 'preserve' */
+  onExistingProfile: ExistingAction;
+  /** When set, every upserted profile also becomes a member of this audience group (by id). */
+  groupId?: string | null;
+}
+
+/** An audience group. Unique per (projectId, ref). */
+export interface AudienceGroupRecord {
+  id: string;
+  projectId: string;
+  ref: string;
+  name: string | null;
+  createdAt: Date;
+}
+
+/** Why an address is suppressed. */
+/**
+ * Why an address is suppressed. `soft-bounce`: `softBounceLimit` soft bounces in a row (see the `bounces`
+ * option).
+ */
+export type SuppressionReason = 'hard-bounce' | 'soft-bounce' | 'complaint' | 'manual' | 'unsubscribe';
+
+/** A suppressed address: it gets no broadcast mail, ever. Unique per (projectId, address). */
+export interface SuppressionRecord {
+  projectId: string;
+  /** Normalized address (domain lower-cased). */
+  address: string;
+  reason: SuppressionReason;
+  detail: string | null;
+  createdAt: Date;
+}
+
+/** A single message (`message`) or a broadcast (`broadcast`). */
+export type MailingKind = 'message' | 'broadcast';
+
+/**
+ * Status of a mailing.
+ * - `queued`: accepted, deliveries waiting. `scheduled`: waiting for `scheduleFor`.
+ * - `sending`: at least one delivery was attempted or a source is expanding.
+ * - `completed`: every delivery is terminal and no source job is active.
+ * - `cancelled`: stopped by the user; takes no batch. `failed`: could not proceed at all.
+ */
+export type MailingStatus = 'queued' | 'scheduled' | 'sending' | 'completed' | 'cancelled' | 'failed';
+
+/** A name-and-address pair (sender, recipient). */
+export interface Mailbox {
+  address: string;
+  name: string;
+}
+
+/** An attachment as it is kept: bytes already decoded, or a URL fetched once before sending. */
+export interface AttachmentSpec {
+  /** File name with extension. */
+  filename: string;
+  /** MIME type, from the extension. */
+  contentType: string;
+  /** Base64 of the bytes (decoded from raw base64 or a data URI at accept time). */
+  contentBase64?: string;
+  /** A URL fetched through the guarded fetcher (once per mailing). */
+  url?: string;
+}
+
+/** A calendar invitation (TypeScript client's `invitation`), delivered as a text/calendar part. */
+export interface InvitationSpec {
+  title: string;
+  startDate: string;
+  endDate: string;
+  url?: string;
+  description?: string;
+  location?: string;
+}
+
+/**
+ * The content of a mailing, frozen at accept time: a batch cannot change it. All strings are Liquid
+ * sources, parsed once per mailing by the worker and rendered per recipient.
+ */
+export interface ContentSnapshot {
+  /** Subject (Liquid). */
+  subject: string;
+  /** Preview text (Liquid), placed hidden at the top of the HTML. */
+  preheader: string | null;
+  /** HTML body (Liquid), already MJML-compiled for MJML templates. Null for text-only content. */
+  html: string | null;
+  /** Text body (Liquid). Null when it is to be derived from the HTML. */
+  text: string | null;
+  /** Tracking choices of the mailing (`options.track`); kept with the content because they shape it. */
+  track?: MailingTrackOptions;
+  /** Global variables: the fallback for every recipient's own variables. */
+  variables: Variables;
+  /** Template ref and version the content came from, if any. */
+  templateRef: string | null;
+  templateVersion: number | null;
+}
+
+/** A mailing's tracking choices (`options.track`, our extension); absent keys follow the engine. */
+export interface MailingTrackOptions {
+  /** false: no open pixel. */
+  opens?: boolean;
+  /** false: links are not rewritten. */
+  clicks?: boolean;
+  /** true: the derived text part carries the tracked links. @default false */
+  textLinks?: boolean;
+}
+
+/** Options given with the mailing (spec `options`). */
+export interface MailingOptions {
+  acquiringAudience: string | null;
+  scheduleFor: Date | null;
+  /** Keep the rendered subject, text and HTML of each delivery. */
+  storeContent: boolean;
+}
+
+/** A single message or a broadcast. Unique per (projectId, ref). */
+export interface MailingRecord {
+  id: string;
+  projectId: string;
+  kind: MailingKind;
+  /** Public reference (`msg_...` or `bc_...`). */
+  ref: string;
+  status: MailingStatus;
+  sender: Mailbox;
+  replyTo: string | null;
+  content: ContentSnapshot;
+  attachments: AttachmentSpec[];
+  invitation: InvitationSpec | null;
+  options: MailingOptions;
+  /** Accepted with a sandbox secret: recorded, never delivered. */
+  sandbox: boolean;
+  /** Number of batches committed so far. */
+  batchCount: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** One accepted batch of a mailing (the initial request, or a later batch by `broadcastRef`). */
+export interface BatchRecord {
+  id: string;
+  mailingId: string;
+  /** 1 for the initial batch, then 2, 3, ... */
+  seq: number;
+  /** Recipients given inline in the request (after collapsing duplicates). */
+  recipientCount: number;
+  createdAt: Date;
+}
+
+/**
+ * Status of one delivery. Terminal: `sent`, `failed`, `suppressed`, `skipped`, `bounced`, `complained`.
+ * A retry keeps `queued` with a later `nextAttemptAt`. `bounced` (a hard bounce came back after the relay
+ * accepted the message) and `complained` (the recipient reported it as spam) are set only on a `sent`
+ * delivery, by an inbound signal (see `Store.applyInboundSignal`).
+ */
+export type DeliveryStatus =
+  | 'queued'
+  | 'sending'
+  | 'sent'
+  | 'failed'
+  | 'suppressed'
+  | 'skipped'
+  | 'bounced'
+  | 'complained';
+
+/** The terminal delivery statuses. */
+export const TERMINAL_DELIVERY_STATUSES: readonly DeliveryStatus[] = [
+  'sent',
+  'failed',
+  'suppressed',
+  'skipped',
+  'bounced',
+  'complained',
+];
+
+/** Every delivery status, in the order views list them. */
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = [
+  'queued',
+  'sending',
+  'sent',
+  'failed',
+  'suppressed',
+  'skipped',
+  'bounced',
+  'complained',
+];
+
+/** Rendered content kept for a delivery when the mailing's `storeContent` is on. */
+export interface RenderedContent {
+  subject: string;
+  text: string;
+  html: string | null;
+}
+
+/**
+ * One recipient of one mailing. Unique per (mailingId, address): a second insert of the same pair is
+ * ignored (architecture invariant 2).
+ */
+export interface DeliveryRecord {
+  id: string;
+  projectId: string;
+  mailingId: string;
+  batchId: string;
+  address: string;
+  name: string;
+  /** The recipient's own variables (override the mailing's global ones). */
+  variables: Variables;
+  /** Traits for this recipient (from CSV columns or the profile), exposed as `profile.*`. */
+  traits: Variables;
+  status: DeliveryStatus;
+  attempts: number;
+  /** Earliest time of the next attempt. */
+  nextAttemptAt: Date;
+  /** While `sending`: when the current lease ends. */
+  leaseExpiresAt: Date | null;
+  /** Fencing token: incremented on every claim; outcome writes must present the current one. */
+  leaseToken: number;
+  /** RFC 5322 Message-ID, fixed at creation, the same on every attempt. */
+  messageId: string;
+  /** Last transport reply (SMTP code and text). */
+  lastResponse: string | null;
+  /** Last error message (never a secret). */
+  lastError: string | null;
+  sentAt: Date | null;
+  /** Kept only when the mailing's `storeContent` is on. */
+  content: RenderedContent | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A delivery handed to a worker by a claim, with the lease it holds. */
+export interface ClaimedDelivery extends DeliveryRecord {
+  status: 'sending';
+  leaseExpiresAt: Date;
+}
+
+/** Kinds of source a broadcast can expand. */
+export type SourceKind = 'audience' | 'csv';
+
+/** Status of a source job. */
+export type SourceJobStatus = 'pending' | 'running' | 'done' | 'failed';
+
+/**
+ * A durable job that expands a source (audience group, CSV file) into deliveries page by page,
+ * checkpointing progress so a crash resumes where it stopped.
+ */
+export interface SourceJobRecord {
+  id: string;
+  projectId: string;
+  mailingId: string;
+  batchId: string;
+  kind: SourceKind;
+  /** The normalized source config (ref and options, or label, url and columnMappings). */
+  config: Json;
+  status: SourceJobStatus;
+  /** Opaque progress written by the expander (byte offset, last address, ETag...). */
+  checkpoint: Json | null;
+  rowsDone: number;
+  rowsFailed: number;
+  /** Failed rows, capped (line number and reason). */
+  rowErrors: Array<{ line: number; reason: string }>;
+  error: string | null;
+  leaseExpiresAt: Date | null;
+  leaseToken: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** An idempotency key's record. Unique per (projectId, key). */
+export interface IdempotencyRecord {
+  projectId: string;
+  key: string;
+  /** SHA-256 of the operation and canonical body. */
+  requestHash: string;
+  state: 'running' | 'done';
+  /** The first response, once done. */
+  response: Json | null;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+/**
+ * What an inbound signal (a DSN, an ARF report, a provider notification) says about one delivery.
+ * - `hard-bounce`: the address will not work (a `failed` DSN with a 5.x.x status, a provider's permanent bounce).
+ * - `soft-bounce`: it did not work this time (4.x.x, `delayed`, a provider's transient bounce).
+ * - `complaint`: the recipient reported the message as spam.
+ * - `delivered`: a positive report (a `delivered` DSN, a provider's delivery notice); ends a soft-bounce streak.
+ */
+export type InboundSignalKind = 'hard-bounce' | 'soft-bounce' | 'complaint' | 'delivered';
+
+/** Where an inbound signal came from. */
+export type InboundSignalSource = 'dsn' | 'arf' | 'text-bounce' | 'ses' | 'mailgun';
+
+/**
+ * One inbound signal as it is kept: the log of bounces and complaints, and the key that makes applying
+ * a repeated signal (a resent DSN, a replayed notification) a no-op. Unique per `dedupeKey`.
+ */
+export interface InboundSignalRecord {
+  id: string;
+  projectId: string;
+  /** The delivery the signal is about. */
+  deliveryId: string;
+  /** The delivery's normalized address. */
+  address: string;
+  kind: InboundSignalKind;
+  source: InboundSignalSource;
+  /** RFC 3463 status code (`5.1.1`), when the report gave one. */
+  status: string | null;
+  /** The remote server's words (`smtp; 550 5.1.1 user unknown`), or the provider's, capped in length. */
+  diagnostic: string | null;
+  /** At most one signal per key is ever applied (for example `hard-bounce:<delivery id>`). */
+  dedupeKey: string;
+  createdAt: Date;
+}

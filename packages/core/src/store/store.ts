@@ -1,0 +1,91 @@
+import type { AccountStore } from './account-store.js';
+import type { AudienceStore } from './audience-store.js';
+import type { DeliveryQueue } from './delivery-queue.js';
+import type { EventStore } from './event-store.js';
+import type { IdempotencyStore } from './idempotency-store.js';
+import type { InboundSignalStore } from './inbound-signal-store.js';
+import type { MailingStore } from './mailing-store.js';
+import type { RetentionStore } from './retention-store.js';
+import type { SourceJobStore } from './source-job-store.js';
+import type { StoreLifecycle } from './store-lifecycle.js';
+import type { TrackingStore } from './tracking-store.js';
+
+export type { AccountStore } from './account-store.js';
+export type { AudienceStore } from './audience-store.js';
+export type { ClaimOptions, DeliveryOutcome, DeliveryQueue } from './delivery-queue.js';
+export type { EventStore } from './event-store.js';
+export type { IdempotencyStore } from './idempotency-store.js';
+export type {
+  InboundSignalResult,
+  InboundSignalStore,
+  InboundSignalWrite,
+} from './inbound-signal-store.js';
+export type {
+  BatchCommitResult,
+  BatchTarget,
+  BatchWrite,
+  DeliveryCounts,
+  MailingStore,
+} from './mailing-store.js';
+export type { PageOptions } from './paging.js';
+export type { RetentionStore } from './retention-store.js';
+export type { SourceJobStore } from './source-job-store.js';
+export type { StoreCapabilities, StoreLifecycle } from './store-lifecycle.js';
+export type {
+  DeliveryTracking,
+  TrackingHit,
+  TrackingStore,
+  TrackingSummary,
+} from './tracking-store.js';
+
+/**
+ * Persistence for Mailroom: the composition of small role contracts, one file each under `store/`
+ * (docs/adapters.md walks through them). A store holds no business logic: each method is a primitive whose
+ * behaviour is fully stated in its role, and `storeTestSuite` from `@mailroom/core/testing` checks it, one
+ * role at a time if wanted. Engine code asks for the narrowest role it needs.
+ *
+ * - {@link AccountStore}: projects, secrets, senders, templates, installation settings.
+ * - {@link AudienceStore}: groups, profiles, suppressions.
+ * - {@link MailingStore}: mailings, batches, status, rescheduling, reads of a mailing's deliveries.
+ * - {@link DeliveryQueue}: claim, renew, complete, settle, next due time (the worker's hot path).
+ * - {@link SourceJobStore}: the jobs that expand a broadcast's source into deliveries.
+ * - {@link IdempotencyStore}: idempotency keys.
+ * - {@link RetentionStore}: the sweeps of expired keys and old content.
+ * - {@link InboundSignalStore}: bounces, complaints and delivery reports applied to deliveries.
+ * - {@link EventStore}: the event outbox, webhook endpoints and the webhook queue.
+ * - {@link TrackingStore}: link maps and open and click hits.
+ *
+ * Rules for every method:
+ * - Records go in and come out as the types in `records.ts`; dates as `Date`, JSON fields as values.
+ * - A method that takes `now` sets the `updatedAt` of the rows it changes to `now`.
+ * - Strings compare and sort by their bytes (binary collation): "by address" and "by ref" mean byte order,
+ *   and `A@x.test` and `a@x.test` are different addresses (the core lower-cases only the domain).
+ * - Lookups scoped by `projectId` never return another project's rows.
+ * - A unique-key violation is reported as a `MailroomError` with code `CONFLICT`.
+ * - Any other failure of the backend is a `MailroomError` with code `STORE_FAILED` and the original as `cause`.
+ */
+export interface Store
+  extends StoreLifecycle,
+    AccountStore,
+    AudienceStore,
+    MailingStore,
+    DeliveryQueue,
+    SourceJobStore,
+    IdempotencyStore,
+    RetentionStore,
+    InboundSignalStore,
+    EventStore,
+    TrackingStore {}
+
+/** The names of the roles, as `storeTestSuite`'s `roles` option takes them. */
+export type StoreRole =
+  | 'AccountStore'
+  | 'AudienceStore'
+  | 'MailingStore'
+  | 'DeliveryQueue'
+  | 'SourceJobStore'
+  | 'IdempotencyStore'
+  | 'RetentionStore'
+  | 'InboundSignalStore'
+  | 'EventStore'
+  | 'TrackingStore';

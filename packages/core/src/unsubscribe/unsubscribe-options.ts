@@ -1,0 +1,26 @@
+/** Options of the one-click unsubscribe links. */
+export interface UnsubscribeOptions {
+  /**
+   * Where the HTTP adapter is reachable from the recipients' mail clients, mount point included: links are
+   * `<baseUrl>/unsubscribe/<token>`. A function is read each time a link is made (for a server whose port is
+   * known only once it listens).
+   * @example 'https://mail.example.com/api'
+   */
+  baseUrl: string | (() => string);
+  /**
+   * The HMAC key that signs the tokens (at least 16 characters; 32 random bytes recommended). Every process
+   * that sends or serves links needs the same one.
+   * @default a random secret generated once and kept in the store (`Store.ensureSetting`), shared by every
+   * process on that store
+   */
+  secret?: string;
+}
+/** Who a one-click unsubscribe token stands for. */
+export interface UnsubscribeTarget {
+  projectId: string;
+  projectName: string;
+  /** The normalized address. */
+  address: string;
+  /** The broadcast whose message carried the link. */
+  broadcastRef: string;
+}

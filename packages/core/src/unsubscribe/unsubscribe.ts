@@ -1,0 +1,128 @@
+import { publicBaseUrl } from '../base/base-url.js';
+import { MailroomError } from '../base/errors.js';
+import type { EngineContext } from '../engine/engine-context.js';
+import { installationSecret } from '../engine/installation-secret.js';
+import type { DeliveryRecord, MailingRecord } from '../store/records.js';
+import type { UnsubscribeLinks } from './unsubscribe-links.js';
+import type { UnsubscribeOptions, UnsubscribeTarget } from './unsubscribe-options.js';
+import {
+  MIN_UNSUBSCRIBE_SECRET_LENGTH,
+  parseUnsubscribeToken,
+  signUnsubscribeToken,
+  verifyUnsubscribeToken,
+} from './unsubscribe-token.js';
+
+/** The installation setting that holds the generated secret when none is configured. */
+export const UNSUBSCRIBE_SECRET_SETTING = 'unsubscribe-secret';
+
+/**
+ * The headers that make a broadcast message one-click unsubscribable (RFC 8058 section 3.1), or none: for a
+ * single message (transactional mail is not a list) or when the engine has no `unsubscribe` option.
+ */
+export async function listUnsubscribeHeaders(
+  ctx: EngineContext,
+  mailing: MailingRecord,
+  delivery: DeliveryRecord,
+): Promise<Record<string, string>> {
+  if (!ctx.unsubscribe || mailing.kind !== 'broadcast') return {};
+  const url = await ctx.unsubscribe.link(mailing, delivery);
+  return { 'List-Unsubscribe': `<${url}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
+}
+
+/**
+ * Links signed with `options.secret`, or with a secret generated once and kept in the store (so that every
+ * process on the store signs alike and links survive restarts).
+ */
+export function createUnsubscribeLinks(ctx: EngineContext, options: UnsubscribeOptions): UnsubscribeLinks {
+  const { store, clock, logger, events } = ctx;
+  if (options.secret !== undefined && options.secret.length < MIN_UNSUBSCRIBE_SECRET_LENGTH) {
+    throw invalidOption(
+      'secret',
+      `The unsubscribe secret needs at least ${MIN_UNSUBSCRIBE_SECRET_LENGTH} characters`,
+    );
+  }
+  const fixedBase = typeof options.baseUrl === 'string' ? baseOf(options.baseUrl) : undefined;
+  const getSecret = installationSecret(ctx, UNSUBSCRIBE_SECRET_SETTING, options.secret);
+
+  async function resolve(token: string): Promise<UnsubscribeTarget> {
+    await ctx.ready();
+    // One answer for every way a token can be wrong: nothing to learn from the difference.
+    const notFound = () => new MailroomError('NOT_FOUND', 'Unknown or invalid unsubscribe link');
+    const parsed = parseUnsubscribeToken(token);
+    if (!parsed) throw notFound();
+    const key = await getSecret();
+    const delivery = await store.getDelivery(parsed.deliveryId);
+    if (!delivery) throw notFound();
+    const fields = {
+      projectId: delivery.projectId,
+      mailingId: delivery.mailingId,
+      address: delivery.address,
+      deliveryId: delivery.id,
+    };
+    if (!verifyUnsubscribeToken(key, parsed, fields)) throw notFound();
+    const [mailing, project] = await Promise.all([
+      store.getMailingById(delivery.mailingId),
+      store.getProject(delivery.projectId),
+    ]);
+    if (!mailing || !project) throw notFound();
+    return {
+      projectId: project.id,
+      projectName: project.name,
+      address: delivery.address,
+      broadcastRef: mailing.ref,
+    };
+  }
+
+  return {
+    async link(mailing, delivery) {
+      const token = signUnsubscribeToken(await getSecret(), {
+        projectId: mailing.projectId,
+        mailingId: mailing.id,
+        address: delivery.address,
+        deliveryId: delivery.id,
+      });
+      const base =
+        fixedBase ?? baseOf(typeof options.baseUrl === 'function' ? options.baseUrl() : options.baseUrl);
+      return `${base}/unsubscribe/${token}`;
+    },
+
+    resolve,
+
+    async unsubscribe(token) {
+      const target = await resolve(token);
+      const profile = await store.getProfile(target.projectId, target.address);
+      // Already unsubscribed (a repeated click, a mail client retrying): nothing to write or announce.
+      if (profile?.status === 'unsubscribed') return target;
+      const now = clock.now();
+      const outbox = await ctx.outbox.event(
+        target.projectId,
+        'contact.unsubscribed',
+        now,
+        { mailingRef: target.broadcastRef, deliveryId: null, address: target.address },
+        { address: target.address, broadcast_ref: target.broadcastRef },
+      );
+      await store.setProfileStatus(target.projectId, target.address, 'unsubscribed', now, outbox);
+      logger.info(
+        { projectId: target.projectId, broadcastRef: target.broadcastRef },
+        'one-click unsubscribe',
+      );
+      events.emit('unsubscribe', {
+        projectId: target.projectId,
+        address: target.address,
+        broadcastRef: target.broadcastRef,
+      });
+      return target;
+    },
+  };
+}
+
+/** The base URL without a trailing slash; an absolute http(s) URL or `VALIDATION_FAILED`. */
+function baseOf(baseUrl: string): string {
+  return publicBaseUrl(baseUrl, 'unsubscribe');
+}
+
+function invalidOption(field: string, message: string): MailroomError {
+  return new MailroomError('VALIDATION_FAILED', message, {
+    issues: [{ code: 'custom', path: ['unsubscribe', field], message }],
+  });
+}
