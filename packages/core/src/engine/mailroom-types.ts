@@ -50,7 +50,7 @@ export type * from '../accept/accept-options.js';
 export type * from '../admin/engine-views.js';
 export type * from '../admin/mailing-view.js';
 export type * from '../base/base-types.js';
-export type * from '../delivery/worker-options.js';
+export type { WorkerOptions } from '../delivery/worker-options.js';
 export type * from '../inbound/bounces-options.js';
 export type * from '../tracking/tracking-options.js';
 export type * from '../unsubscribe/unsubscribe-options.js';
