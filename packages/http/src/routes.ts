@@ -31,8 +31,8 @@ const UNSUBSCRIBE_METHODS = ['GET', 'HEAD', 'POST'] as const;
 const UNSUBSCRIBE_PATH = /^\/unsubscribe\/([^/]+)$/;
 const WEBHOOK_PATH = /^\/webhooks\/([^/]+)(\/rotate-secret)?$/;
 // Open and click tracking: tokens are URL-safe as made, so they are taken undecoded.
-const TRACK_CLICK_PATH = /^\/t\/c\/([A-Za-z0-9._-]+)$/;
-const TRACK_OPEN_PATH = /^\/t\/o\/([A-Za-z0-9._-]+)\.gif$/;
+const TRACK_CLICK_PATH = /^\/t\/c\/([A-Za-z0-9._~-]+)$/;
+const TRACK_OPEN_PATH = /^\/t\/o\/([A-Za-z0-9._~-]+)\.gif$/;
 // Both spellings of the broadcast path, as for the batch calls.
 const BROADCAST_ACTION_PATH = /^\/send\/mail\/broadc?ast\/([^/]+)\/(cancel|reschedule)$/;
 
