@@ -7,7 +7,7 @@ import { EVENT_ROUTES, serveEventRoute } from './event-routes.js';
 import { malformedJson, payloadTooLarge, routeNotFound, unsupportedMediaType } from './http-errors.js';
 import { createHttpMetrics } from './metrics.js';
 import { buildOpenApiDocument } from './openapi.js';
-import { createRateLimiter, type RateLimiter } from './rate-limiter.js';
+import { createRequestRateLimiter, type RequestRateLimiter } from './request-rate-limit.js';
 import { pickRequestId } from './request-id.js';
 import { errorResponse, jsonResponse, methodNotAllowedResponse, successResponse } from './responses.js';
 import { matchRoute, type RouteMatch } from './routes.js';
@@ -40,7 +40,9 @@ export function createHandler(mailroom: Mailroom, options: HttpOptions = {}): Ma
   }
   const logger = options.logger ?? silentLogger;
   const generateId = options.requestId ?? randomUUID;
-  const limiter: RateLimiter | null = options.rateLimit ? createRateLimiter(options.rateLimit) : null;
+  const limiter: RequestRateLimiter | null = options.rateLimit
+    ? createRequestRateLimiter(options.rateLimit)
+    : null;
   const serveOpenApi = options.openapi ?? true;
   // Generated on first request per mount point: the zod conversion is not free and often never needed.
   const openApiBodies = new Map<string, string>();
