@@ -1,5 +1,5 @@
-export type { TextEncoding } from './compose-message.js';
-export { DEFAULT_TEXT_ENCODING } from './compose-message.js';
+export type { TextEncoding } from './signed-mime.js';
+export { DEFAULT_TEXT_ENCODING } from './signed-mime.js';
 export type { DkimKey } from './dkim-signer.js';
 export { DKIM_SIGNED_HEADERS } from './dkim-signer.js';
 export type { InboundServer, InboundServerOptions } from './inbound-server.js';
