@@ -13,10 +13,10 @@ import {
   type SendReceipt,
   type Transport,
 } from '@mailroom/core';
-import { buildSignedMime, DEFAULT_TEXT_ENCODING, type TextEncoding } from './signed-mime.js';
 import { createDkimSigner } from './dkim-signer.js';
 import { createMimeBuilder } from './mime-builder.js';
 import { rawComposer } from './raw-composer.js';
+import { buildSignedMime, DEFAULT_TEXT_ENCODING, type TextEncoding } from './signed-mime.js';
 
 const TRANSPORT_NAME = 'outbox';
 

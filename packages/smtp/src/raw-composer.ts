@@ -4,9 +4,9 @@
  * the bytes to `sendRaw`.
  */
 import type { CreateComposer, TransportComposer } from '@mailroom/core';
-import { buildSignedMime, DEFAULT_TEXT_ENCODING, type TextEncoding } from './signed-mime.js';
 import { createDkimSigner } from './dkim-signer.js';
 import { createMimeBuilder } from './mime-builder.js';
+import { buildSignedMime, DEFAULT_TEXT_ENCODING, type TextEncoding } from './signed-mime.js';
 
 /**
  * A composer with its own MIME builder (each thread builds a mailing's shared parts once) and DKIM key

@@ -4,11 +4,11 @@
 import type { ConnectionOptions } from 'node:tls';
 import type { OutgoingMessage, RawOutgoingMessage, SendReceipt, Transport } from '@mailroom/core';
 import nodemailer, { type SentMessageInfo, type Transporter } from 'nodemailer';
-import { buildSignedMime, DEFAULT_TEXT_ENCODING, type TextEncoding } from './signed-mime.js';
 import { createDkimSigner } from './dkim-signer.js';
 import { createMimeBuilder } from './mime-builder.js';
 import { poolSender } from './pool-sender.js';
 import { rawComposer } from './raw-composer.js';
+import { buildSignedMime, DEFAULT_TEXT_ENCODING, type TextEncoding } from './signed-mime.js';
 import { toTransportError } from './smtp-error.js';
 
 const TRANSPORT_NAME = 'smtp';
