@@ -13,10 +13,10 @@ import {
   type SendReceipt,
   type Transport,
 } from '@mailroom/core';
-import { composeMessage, DEFAULT_TEXT_ENCODING, type TextEncoding } from './compose-message.js';
 import { createDkimSigner } from './dkim-signer.js';
 import { createMimeBuilder } from './mime-builder.js';
 import { rawComposer } from './raw-composer.js';
+import { buildSignedMime, DEFAULT_TEXT_ENCODING, type TextEncoding } from './signed-mime.js';
 
 const TRANSPORT_NAME = 'outbox';
 
@@ -78,7 +78,7 @@ export function outboxTransport(options: OutboxTransportOptions): OutboxTranspor
     composer: rawComposer(textEncoding),
 
     async send(message: OutgoingMessage): Promise<SendReceipt> {
-      const raw = composeMessage(message, settings);
+      const raw = buildSignedMime(message, settings);
       return outbox.sendRaw({
         messageId: message.messageId,
         envelope: { from: message.envelopeFrom ?? message.from.address, to: [message.to.address] },

@@ -4,11 +4,11 @@
 import type { ConnectionOptions } from 'node:tls';
 import type { OutgoingMessage, RawOutgoingMessage, SendReceipt, Transport } from '@mailroom/core';
 import nodemailer, { type SentMessageInfo, type Transporter } from 'nodemailer';
-import { composeMessage, DEFAULT_TEXT_ENCODING, type TextEncoding } from './compose-message.js';
 import { createDkimSigner } from './dkim-signer.js';
 import { createMimeBuilder } from './mime-builder.js';
 import { poolSender } from './pool-sender.js';
 import { rawComposer } from './raw-composer.js';
+import { buildSignedMime, DEFAULT_TEXT_ENCODING, type TextEncoding } from './signed-mime.js';
 import { toTransportError } from './smtp-error.js';
 
 const TRANSPORT_NAME = 'smtp';
@@ -140,7 +140,7 @@ export function smtpTransport(
     composer: rawComposer(textEncoding),
 
     async send(message: OutgoingMessage): Promise<SendReceipt> {
-      const raw = composeMessage(message, compose);
+      const raw = buildSignedMime(message, compose);
       return sendRaw({
         messageId: message.messageId,
         envelope: { from: message.envelopeFrom ?? message.from.address, to: [message.to.address] },

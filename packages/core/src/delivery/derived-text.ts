@@ -1,5 +1,5 @@
 import { type TagToken, Tokenizer, TokenKind, type TopLevelToken } from 'liquidjs';
-import { htmlToText } from '../render/text.js';
+import { htmlToText } from '../render/html-to-text.js';
 
 /**
  * The filter a derived text template prints a `raw` output through: the value is markup, converted on its
