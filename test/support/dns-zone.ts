@@ -35,7 +35,9 @@ export interface DnsZoneServer {
 const SERVFAIL = 2;
 const NXDOMAIN = 3;
 
-const TYPE_NAMES = new Map<number, string>(Object.entries(Packet.TYPE).map(([name, code]) => [code as number, name]));
+const TYPE_NAMES = new Map<number, string>(
+  Object.entries(Packet.TYPE).map(([name, code]) => [code as number, name]),
+);
 
 /** Starts a server for `zone` on 127.0.0.1 (a free port, UDP and TCP: long DKIM keys need TCP without EDNS). */
 export async function startDnsZone(zone: Zone): Promise<DnsZoneServer> {
@@ -45,7 +47,10 @@ export async function startDnsZone(zone: Zone): Promise<DnsZoneServer> {
     queries,
   } as { zone: Zone; queries: string[] };
 
-  const handle = (request: InstanceType<typeof Packet>, send: (response: InstanceType<typeof Packet>) => void) => {
+  const handle = (
+    request: InstanceType<typeof Packet>,
+    send: (response: InstanceType<typeof Packet>) => void,
+  ) => {
     const response = Packet.createResponseFromRequest(request);
     response.header.aa = 1;
     for (const question of request.questions) {
@@ -62,7 +67,9 @@ export async function startDnsZone(zone: Zone): Promise<DnsZoneServer> {
         continue;
       }
       const answer = (record: Record<string, unknown>) =>
-        response.answers.push(Packet.createResourceFromQuestion(question, { class: Packet.CLASS.IN, ttl: 1, ...record }));
+        response.answers.push(
+          Packet.createResourceFromQuestion(question, { class: Packet.CLASS.IN, ttl: 1, ...record }),
+        );
       if (type === 'TXT') {
         for (const text of entry.TXT ?? []) answer({ data: typeof text === 'string' ? chunks(text) : text });
       } else if (type === 'MX') {
@@ -104,7 +111,11 @@ export async function startDnsZone(zone: Zone): Promise<DnsZoneServer> {
 }
 
 /** A UDP "DNS server" on loopback that reads every query and never answers. */
-export async function startSilentDns(): Promise<{ address: string; resolver(): Resolver; close(): Promise<void> }> {
+export async function startSilentDns(): Promise<{
+  address: string;
+  resolver(): Resolver;
+  close(): Promise<void>;
+}> {
   const socket: UdpSocket = createSocket('udp4');
   socket.on('message', () => {});
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
@@ -128,4 +139,18 @@ function chunks(text: string): string[] {
   const parts: string[] = [];
   for (let i = 0; i < text.length; i += 255) parts.push(text.slice(i, i + 255));
   return parts.length > 0 ? parts : [''];
+}
+
+/** Adds records as a domain's owner would publish them (the shape of the core's records to publish). */
+export function publish(
+  zone: Zone,
+  records: ReadonlyArray<{ type: 'TXT' | 'MX'; name: string; value: string; priority?: number }>,
+): Zone {
+  for (const record of records) {
+    const entry = zone[record.name] ?? {};
+    zone[record.name] = entry;
+    if (record.type === 'TXT') entry.TXT = [...(entry.TXT ?? []), record.value];
+    else entry.MX = [...(entry.MX ?? []), { exchange: record.value, priority: record.priority ?? 10 }];
+  }
+  return zone;
 }

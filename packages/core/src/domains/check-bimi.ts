@@ -21,10 +21,13 @@ export async function checkBimi(
   if (!actual.some((text) => /^v=BIMI1\s*(?:;|$)/i.test(text.trim()))) {
     return finding(base, 'missing', actual, `No BIMI record at ${name}`);
   }
-  if (dmarc === undefined) return finding(base, 'found', actual, 'Not shown: the domain has no working DMARC record');
+  if (dmarc === undefined)
+    return finding(base, 'found', actual, 'Not shown: the domain has no working DMARC record');
   const { bimi } = await loadMailauth();
-  const result = await bimi({ dmarc, headers: { parsed: [] }, resolver: mailauthResolver(resolver) });
+  const tracked = mailauthResolver(resolver);
+  const result = await bimi({ dmarc, headers: { parsed: [] }, resolver: tracked.resolve });
   const status = result ? result.status : undefined;
+  if (tracked.failures.length > 0) return noAnswer(base, tracked.failures.join(', '), actual);
   if (status?.result === 'pass') return finding(base, 'found', actual);
   if (status?.result === 'temperr') return noAnswer(base, status.comment ?? 'temperror', actual);
   const said = `${status?.result ?? 'no result'}${status?.comment ? ` (${status.comment})` : ''}`;

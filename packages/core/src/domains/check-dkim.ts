@@ -40,11 +40,18 @@ export async function checkDkim(
   const answer = await lookupTxt(resolver, name);
   if (answer.status === 'no-answer') return noAnswer(base, answer.code);
   const actual = answer.status === 'ok' ? answer.records : [];
-  const keys = actual.map(parseTags).filter((tags) => tags !== undefined && ('p' in tags || tags.v === 'DKIM1'));
+  const keys = actual
+    .map(parseTags)
+    .filter((tags) => tags !== undefined && ('p' in tags || tags.v === 'DKIM1'));
   const [tags] = keys;
   if (!tags) return finding(base, 'missing', actual, `No DKIM key is published at ${name}`);
   if (keys.length > 1) {
-    return finding(base, 'wrong', actual, `${keys.length} DKIM records at ${name}: receivers may read either; keep one`);
+    return finding(
+      base,
+      'wrong',
+      actual,
+      `${keys.length} DKIM records at ${name}: receivers may read either; keep one`,
+    );
   }
   if (tags.v !== undefined && tags.v !== 'DKIM1') {
     return finding(base, 'wrong', actual, `The record at ${name} says v=${tags.v}, not v=DKIM1`);
@@ -54,7 +61,12 @@ export async function checkDkim(
   const type = (tags.k ?? 'rsa').toLowerCase();
   if (key.algorithm !== undefined || key.publicKey !== undefined) {
     if (type !== algorithm) {
-      return finding(base, 'wrong', actual, `The record at ${name} says k=${type}, but the key is ${algorithm}`);
+      return finding(
+        base,
+        'wrong',
+        actual,
+        `The record at ${name} says k=${type}, but the key is ${algorithm}`,
+      );
     }
   }
   if (key.publicKey !== undefined && published !== key.publicKey) {
@@ -92,8 +104,10 @@ async function probe(
     const reason = signed.errors[0]?.message ?? 'no signature made';
     return finding(base, 'wrong', actual, `The domain's private key cannot sign (${reason})`);
   }
-  const verified = await dkimVerify(signed.signatures + message, { resolver: mailauthResolver(resolver) });
+  const tracked = mailauthResolver(resolver);
+  const verified = await dkimVerify(signed.signatures + message, { resolver: tracked.resolve });
   const status = verified.results[0]?.status;
+  if (tracked.failures.length > 0) return noAnswer(base, tracked.failures.join(', '), actual);
   const said = `${status?.result ?? 'no result'}${status?.comment ? ` (${status.comment})` : ''}`;
   switch (status?.result) {
     case 'pass':
@@ -101,8 +115,14 @@ async function probe(
     case 'temperror':
       return noAnswer(base, status.comment ?? 'temperror', actual);
     default:
-      if (status?.comment === 'no key') return finding(base, 'missing', actual, `No DKIM key is published at ${base.name}`);
-      return finding(base, 'wrong', actual, `A message signed with the domain's key does not verify: ${said}`);
+      if (status?.comment === 'no key')
+        return finding(base, 'missing', actual, `No DKIM key is published at ${base.name}`);
+      return finding(
+        base,
+        'wrong',
+        actual,
+        `A message signed with the domain's key does not verify: ${said}`,
+      );
   }
 }
 

@@ -37,12 +37,14 @@ export async function checkDmarc(
   }
 
   const { dmarc } = await loadMailauth();
+  const tracked = mailauthResolver(resolver);
   const result = await dmarc({
     headerFrom: domain,
     spfDomains: inputs.spfDomain === undefined ? [] : [inputs.spfDomain],
     dkimDomains: inputs.dkimPasses ? [{ domain, aligned: true }] : [],
-    resolver: mailauthResolver(resolver),
+    resolver: tracked.resolve,
   });
+  if (tracked.failures.length > 0) return { finding: noAnswer(base, tracked.failures.join(', '), actual) };
   if (result === false) return { finding: finding(base, 'missing', actual, `No DMARC record at ${name}`) };
   const status = result.status.result;
   if (status === 'temperror') return { finding: noAnswer(base, result.error ?? 'temperror', actual) };
@@ -59,7 +61,8 @@ export async function checkDmarc(
   // mailauth 4 matches organisational domains even under adkim=s / aspf=s: strict modes are applied here.
   const spfAligned = aligned(result.alignment.spf.result, domain, tags.aspf);
   const dkimAligned = aligned(result.alignment.dkim.result, domain, tags.adkim);
-  if (status === 'pass' && (spfAligned || dkimAligned)) return { finding: finding(base, 'found', used), result };
+  if (status === 'pass' && (spfAligned || dkimAligned))
+    return { finding: finding(base, 'found', used), result };
   const dkim = inputs.dkimPasses ? `DKIM d=${domain} is not aligned` : 'DKIM does not pass';
   const spf =
     inputs.spfDomain === undefined
@@ -70,7 +73,11 @@ export async function checkDmarc(
 }
 
 /** Whether mailauth's aligned domain also aligns in the record's mode (`s` strict: the same domain). */
-function aligned(alignedDomain: string | false | undefined, domain: string, mode: string | undefined): boolean {
+function aligned(
+  alignedDomain: string | false | undefined,
+  domain: string,
+  mode: string | undefined,
+): boolean {
   if (!alignedDomain) return false;
   return mode?.toLowerCase() === 's' ? alignedDomain.toLowerCase() === domain : true;
 }
@@ -94,7 +101,13 @@ export async function checkReportAuthorization(
   reportDomain: string,
 ): Promise<DomainFinding> {
   const name = `${domain}._report._dmarc.${reportDomain}`;
-  const base: FindingBase = { kind: 'dmarc-report-auth', type: 'TXT', name, expected: 'v=DMARC1', optional: true };
+  const base: FindingBase = {
+    kind: 'dmarc-report-auth',
+    type: 'TXT',
+    name,
+    expected: 'v=DMARC1',
+    optional: true,
+  };
   const answer = await lookupTxt(resolver, name);
   if (answer.status === 'no-answer') return noAnswer(base, answer.code);
   const actual = answer.status === 'ok' ? answer.records : [];

@@ -19,7 +19,12 @@ export async function checkReturnPathMx(
     return finding(base, 'missing', actual, `No MX at ${returnDomain}: bounces to it cannot be delivered`);
   }
   if (expectedMx !== undefined && !records.some((mx) => mx.exchange === expectedMx)) {
-    return finding(base, 'wrong', actual, `The MX of ${returnDomain} does not name ${expectedMx}, where bounces are read`);
+    return finding(
+      base,
+      'wrong',
+      actual,
+      `The MX of ${returnDomain} does not name ${expectedMx}, where bounces are read`,
+    );
   }
   return finding(base, 'found', actual);
 }

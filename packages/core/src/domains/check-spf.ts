@@ -32,21 +32,35 @@ export async function checkSpf(
     return finding(merged, 'wrong', actual, problem);
   }
   const addresses = relay?.addresses ?? [];
-  for (const address of addresses.length > 0 ? addresses : [PROBE_ADDRESS]) {
+  // The probe address too: it walks the whole record, where a relay address may stop at its own mechanism.
+  for (const address of [...addresses, PROBE_ADDRESS]) {
     const status = await evaluate(resolver, domain, address);
     const said = `${status.result}${status.comment ? ` (${status.comment})` : ''}`;
-    if (status.result === 'temperror') return noAnswer(merged, status.comment ?? 'temperror', actual);
+    if (status.result === 'temperror' || status.failures.length > 0) {
+      return noAnswer(merged, status.failures.join(', ') || status.comment || 'temperror', actual);
+    }
     if (status.result === 'permerror') {
       return finding(merged, 'wrong', actual, `The SPF record at ${domain} has an error: ${said}`);
     }
-    if (address === PROBE_ADDRESS) {
-      if (status.result === 'pass') {
-        return finding(merged, 'wrong', actual, `The SPF record at ${domain} lets any address send (it passes ${address})`);
-      }
-    } else if (status.result !== 'pass') {
+    if (address !== PROBE_ADDRESS && status.result !== 'pass') {
       const fix =
-        merged.expected === record ? 'the mechanisms it names do not cover it' : 'add the relay to the record';
-      return finding(merged, 'wrong', actual, `SPF at ${domain} gives ${address} "${said}", not pass: ${fix}`);
+        merged.expected === record
+          ? 'the mechanisms it names do not cover it'
+          : 'add the relay to the record';
+      return finding(
+        merged,
+        'wrong',
+        actual,
+        `SPF at ${domain} gives ${address} "${said}", not pass: ${fix}`,
+      );
+    }
+    if (address === PROBE_ADDRESS && status.result === 'pass' && !addresses.includes(PROBE_ADDRESS)) {
+      return finding(
+        merged,
+        'wrong',
+        actual,
+        `The SPF record at ${domain} lets any address send (it passes ${address})`,
+      );
     }
   }
   // Without addresses a pass cannot be shown: the record must at least name the relay's mechanisms.
@@ -60,14 +74,15 @@ async function evaluate(
   resolver: DnsResolver,
   domain: string,
   ip: string,
-): Promise<{ result: string; comment?: string }> {
+): Promise<{ result: string; comment?: string; failures: string[] }> {
   const { spf } = await loadMailauth();
+  const tracked = mailauthResolver(resolver);
   const result = await spf({
     sender: `postmaster@${domain}`,
     ip,
     helo: domain,
     mta: 'mailroom',
-    resolver: mailauthResolver(resolver),
+    resolver: tracked.resolve,
   });
-  return result.status;
+  return { ...result.status, failures: tracked.failures };
 }

@@ -69,10 +69,28 @@ export async function lookupMx(
   };
 }
 
-/** The resolver function `mailauth` takes (`(name, rrtype) => records`), errors passed through unchanged. */
-export function mailauthResolver(resolver: DnsResolver): (name: string, rrtype: string) => Promise<string[][]> {
-  // mailauth reads the records in node's shapes and the error codes node gives; both pass as they are.
-  return (name, rrtype) => resolver.resolve(name, rrtype) as Promise<string[][]>;
+/** A resolver function as `mailauth` takes it (`(name, rrtype) => records`). */
+export type MailauthResolver = (name: string, rrtype: string) => Promise<string[][]>;
+
+/**
+ * The resolver function `mailauth` takes, errors passed through unchanged, and the lookups that got no
+ * answer. mailauth skips an SPF `include` whose server fails with SERVFAIL and may still say `pass` from a
+ * later mechanism, where a receiver would defer (RFC 7208 5.2): a check reads `failures` to say "no answer".
+ */
+export function mailauthResolver(resolver: DnsResolver): { resolve: MailauthResolver; failures: string[] } {
+  const failures: string[] = [];
+  return {
+    failures,
+    // mailauth reads the records in node's shapes and the error codes node gives: both pass as they are.
+    resolve: async (name, rrtype) => {
+      try {
+        return (await resolver.resolve(name, rrtype)) as string[][];
+      } catch (error) {
+        if (!isNoRecord(error)) failures.push(`${name} ${rrtype}: ${codeOf(error) ?? 'EUNKNOWN'}`);
+        throw error;
+      }
+    },
+  };
 }
 
 /** Whether a DNS error means "no such record" rather than "no answer". */

@@ -76,14 +76,19 @@ export interface DomainCheck {
 export async function checkDomain(options: DomainCheckOptions): Promise<DomainCheck> {
   const domain = normalizeDomain(options.domain);
   const resolver = options.resolver ?? createDnsResolver();
-  const given: readonly DkimExpectation[] = Array.isArray(options.dkim) ? options.dkim : [options.dkim as DkimExpectation];
+  const given: readonly DkimExpectation[] = Array.isArray(options.dkim)
+    ? options.dkim
+    : [options.dkim as DkimExpectation];
   if (given.length === 0) {
     const message = 'A domain check needs at least one DKIM key (its selector)';
-    throw new MailroomError('VALIDATION_FAILED', message, { issues: [{ code: 'custom', path: ['dkim'], message }] });
+    throw new MailroomError('VALIDATION_FAILED', message, {
+      issues: [{ code: 'custom', path: ['dkim'], message }],
+    });
   }
   const keys = given.map((key) => ({ ...key, selector: checkSelector(key.selector) }));
   const returnDomain = options.returnPath ? normalizeDomain(options.returnPath.domain) : undefined;
-  const expectedMx = options.returnPath?.mx === undefined ? undefined : normalizeDomain(options.returnPath.mx);
+  const expectedMx =
+    options.returnPath?.mx === undefined ? undefined : normalizeDomain(options.returnPath.mx);
   const reports = options.dmarcReports ?? `dmarc@${domain}`;
   const reportDomain = normalizeDomain(reports.slice(reports.lastIndexOf('@') + 1));
 
@@ -91,7 +96,9 @@ export async function checkDomain(options: DomainCheckOptions): Promise<DomainCh
     Promise.all(keys.map((key) => checkDkim(resolver, domain, key))),
     checkSpf(resolver, 'spf', domain, options.relay),
     returnDomain === undefined ? undefined : checkReturnPathMx(resolver, returnDomain, expectedMx),
-    returnDomain === undefined ? undefined : checkSpf(resolver, 'return-path-spf', returnDomain, options.relay),
+    returnDomain === undefined
+      ? undefined
+      : checkSpf(resolver, 'return-path-spf', returnDomain, options.relay),
   ]);
   const envelopeDomain = returnDomain ?? domain;
   const envelopeSpf = returnSpf ?? spf;

@@ -37,12 +37,16 @@ export function normalizeDomain(input: string): string {
     }
   }
   const ascii = domainToASCII(raw);
-  if (ascii === '') throw invalid(raw, 'is not a valid internationalised domain name');
   // WHATWG host parsing reads `0x7f.1` as 127.0.0.1: an IP address in disguise.
   if (isIP(ascii) !== 0) throw invalid(raw, `is an IP address (${ascii}), not a domain name`);
+  // Such a name fails conversion (read as a malformed IPv4 address) without saying why.
+  if (/(?:^|\.)[0-9]+\.?$/.test(raw))
+    throw invalid(raw, 'ends in an all-numeric label, which no top-level domain is');
+  if (ascii === '') throw invalid(raw, 'is not a valid internationalised domain name');
   const name = ascii.endsWith('.') ? ascii.slice(0, -1) : ascii;
   const labels = name.split('.');
-  if (labels.some((label) => label === '')) throw invalid(raw, 'has an empty label (two dots in a row, or a dot at the start)');
+  if (labels.some((label) => label === ''))
+    throw invalid(raw, 'has an empty label (two dots in a row, or a dot at the start)');
   if (labels.length < 2) throw invalid(raw, 'has no dot: a sending domain looks like example.com');
   for (const label of labels) {
     if (label.length > MAX_LABEL) {
@@ -53,9 +57,6 @@ export function normalizeDomain(input: string): string {
     }
   }
   if (name.length > MAX_NAME) throw invalid(raw, `is longer than ${MAX_NAME} characters`);
-  if (/^[0-9]+$/.test(labels[labels.length - 1] ?? '')) {
-    throw invalid(raw, 'ends in an all-numeric label, which no top-level domain is');
-  }
   return name;
 }
 

@@ -92,7 +92,8 @@ export interface DomainRecordsInput {
 /** The advice when the relay is not known: the domain's web (A) and mail (MX) hosts may send. */
 export const DEFAULT_SPF_MECHANISMS: readonly string[] = ['a', 'mx'];
 
-const MECHANISM = /^[+?~-]?(?:(?:a|mx)(?::[^\s:/]+)?(?:\/\d{1,3}){0,2}|ip4:[0-9.]+(?:\/\d{1,2})?|ip6:[0-9a-f:.]+(?:\/\d{1,3})?|include:[^\s]+|exists:[^\s]+)$/i;
+const MECHANISM =
+  /^[+?~-]?(?:(?:a|mx)(?::[^\s:/]+)?(?:\/\d{1,3}){0,2}|ip4:[0-9.]+(?:\/\d{1,2})?|ip6:[0-9a-f:.]+(?:\/\d{1,3})?|include:[^\s]+|exists:[^\s]+)$/i;
 
 /**
  * Every record the domain needs, in the order to publish them: DKIM, SPF, DMARC (and its report
@@ -104,7 +105,13 @@ export function domainRecords(input: DomainRecordsInput): DnsRecordToPublish[] {
   const records: DnsRecordToPublish[] = input.dkim.map((key) => dkimRecord(domain, key));
   const mechanisms = spfMechanisms(input.relay);
   const note = input.relay ? undefined : SPF_ADVICE;
-  records.push({ kind: 'spf', type: 'TXT', name: domain, value: spfValue(mechanisms), ...(note ? { note } : {}) });
+  records.push({
+    kind: 'spf',
+    type: 'TXT',
+    name: domain,
+    value: spfValue(mechanisms),
+    ...(note ? { note } : {}),
+  });
   const reports = input.dmarcReports ?? `dmarc@${domain}`;
   records.push({
     kind: 'dmarc',
@@ -172,12 +179,16 @@ export function dmarcValue(reports: string): string {
  */
 export function spfMechanisms(relay: SpfRelay | undefined): string[] {
   for (const address of relay?.addresses ?? []) {
-    if (isIP(address) === 0) throw invalidRelay(['relay', 'addresses'], `${JSON.stringify(address)} is not an IP address`);
+    if (isIP(address) === 0)
+      throw invalidRelay(['relay', 'addresses'], `${JSON.stringify(address)} is not an IP address`);
   }
   if (relay?.mechanisms?.length) {
     for (const mechanism of relay.mechanisms) {
       if (!MECHANISM.test(mechanism)) {
-        throw invalidRelay(['relay', 'mechanisms'], `${JSON.stringify(mechanism)} is not an SPF mechanism this check accepts`);
+        throw invalidRelay(
+          ['relay', 'mechanisms'],
+          `${JSON.stringify(mechanism)} is not an SPF mechanism this check accepts`,
+        );
       }
     }
     return [...relay.mechanisms];
@@ -208,7 +219,7 @@ export function mergeSpf(existing: string, mechanisms: readonly string[]): strin
 }
 
 const SPF_ADVICE =
-  'The relay is not known: this lets the domain\'s web (A) and mail (MX) hosts send. Add your relay\'s mechanism (an include: or ip4:) if it sends from elsewhere.';
+  "The relay is not known: this lets the domain's web (A) and mail (MX) hosts send. Add your relay's mechanism (an include: or ip4:) if it sends from elsewhere.";
 
 function invalidRelay(path: string[], message: string): MailroomError {
   return new MailroomError('VALIDATION_FAILED', `SPF relay: ${message}`, {

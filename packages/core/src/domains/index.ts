@@ -19,9 +19,15 @@ export {
   type Lookup,
   lookupMx,
   lookupTxt,
+  type MailauthResolver,
   mailauthResolver,
 } from './dns-lookup.js';
-export { checkDomain, type DomainCheck, type DomainCheckOptions, type DomainCheckState } from './domain-check.js';
+export {
+  checkDomain,
+  type DomainCheck,
+  type DomainCheckOptions,
+  type DomainCheckState,
+} from './domain-check.js';
 export type { DomainFinding, FindingKind, FindingState } from './domain-finding.js';
 export { isWithinDomain, normalizeDomain } from './domain-name.js';
 export {

@@ -42,7 +42,8 @@ export function sealKey(plaintext: string, secret: string, label: string): strin
  */
 export function openKey(sealed: string, secret: string, label: string): string {
   const parts = sealed.split('.');
-  if (parts.length !== 5 || parts[0] !== VERSION) throw unopenable(label, 'is not a sealed key of this version');
+  if (parts.length !== 5 || parts[0] !== VERSION)
+    throw unopenable(label, 'is not a sealed key of this version');
   const [salt, iv, tag, ciphertext] = parts.slice(1).map((part) => Buffer.from(part, 'base64url')) as [
     Buffer,
     Buffer,
@@ -57,7 +58,11 @@ export function openKey(sealed: string, secret: string, label: string): string {
     decipher.setAuthTag(tag);
     return Buffer.concat([decipher.update(ciphertext), decipher.final()]).toString('utf8');
   } catch (cause) {
-    throw unopenable(label, 'does not open with the installation secret (was it changed?) or was altered', cause);
+    throw unopenable(
+      label,
+      'does not open with the installation secret (was it changed?) or was altered',
+      cause,
+    );
   }
 }
 
@@ -72,5 +77,8 @@ function derive(secret: string, salt: Buffer): Buffer {
 }
 
 function unopenable(label: string, problem: string, cause?: unknown): MailroomError {
-  return new MailroomError('INTERNAL', `The sealed DKIM key of ${label} ${problem}`, { cause, source: 'domains' });
+  return new MailroomError('INTERNAL', `The sealed DKIM key of ${label} ${problem}`, {
+    cause,
+    source: 'domains',
+  });
 }
