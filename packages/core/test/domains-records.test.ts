@@ -118,6 +118,15 @@ describe('domainRecords', () => {
     expect(own.some((record) => record.kind === 'dmarc-report-auth')).toBe(false);
   });
 
+  it('refuses a reporting address that is not one', () => {
+    for (const reports of ['dmarc.acme.com', '@acme.com', 'a b@acme.com', 'x@y.com;ruf=mailto:z@w.com']) {
+      expect(
+        () => domainRecords({ domain: 'acme.com', dkim: [KEY], dmarcReports: reports }),
+        reports,
+      ).toThrow(/DMARC reporting address .* is not an address/);
+    }
+  });
+
   it('refuses a malformed relay', () => {
     expect(() => spfMechanisms({ addresses: ['smtp.example.net'] })).toThrow(/is not an IP address/);
     expect(() => spfMechanisms({ mechanisms: ['include:x ~all'] })).toThrow(/is not an SPF mechanism/);

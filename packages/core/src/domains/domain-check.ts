@@ -8,7 +8,7 @@ import { checkSelector } from './dkim-key.js';
 import { createDnsResolver, type DnsResolver } from './dns-lookup.js';
 import type { DomainFinding } from './domain-finding.js';
 import { isWithinDomain, normalizeDomain } from './domain-name.js';
-import type { ReturnPathPlan, SpfRelay } from './domain-records.js';
+import { type ReturnPathPlan, reportDomainOf, type SpfRelay } from './domain-records.js';
 
 /** What {@link checkDomain} checks. */
 export interface DomainCheckOptions {
@@ -90,7 +90,7 @@ export async function checkDomain(options: DomainCheckOptions): Promise<DomainCh
   const expectedMx =
     options.returnPath?.mx === undefined ? undefined : normalizeDomain(options.returnPath.mx);
   const reports = options.dmarcReports ?? `dmarc@${domain}`;
-  const reportDomain = normalizeDomain(reports.slice(reports.lastIndexOf('@') + 1));
+  const reportDomain = reportDomainOf(reports);
 
   const [dkim, spf, returnMx, returnSpf] = await Promise.all([
     Promise.all(keys.map((key) => checkDkim(resolver, domain, key))),

@@ -120,7 +120,7 @@ export function domainRecords(input: DomainRecordsInput): DnsRecordToPublish[] {
     value: dmarcValue(reports),
     note: 'p=none only reports: move to p=quarantine, then p=reject, once the reports show all your mail passes.',
   });
-  const reportDomain = normalizeDomain(reports.slice(reports.lastIndexOf('@') + 1));
+  const reportDomain = reportDomainOf(reports);
   if (!isWithinDomain(reportDomain, domain)) {
     records.push({
       kind: 'dmarc-report-auth',
@@ -165,6 +165,21 @@ export function dkimRecord(domain: string, key: DkimPublication): DnsRecordToPub
 /** The text of a DKIM key record. */
 export function dkimValue(algorithm: DkimAlgorithm, publicKey: string): string {
   return `v=DKIM1; k=${algorithm}; p=${publicKey}`;
+}
+
+/**
+ * The normalised domain of a DMARC reporting address.
+ * @throws MailroomError `VALIDATION_FAILED` (path `['dmarcReports']`) unless it is `local@domain`.
+ */
+export function reportDomainOf(reports: string): string {
+  const at = reports.lastIndexOf('@');
+  if (at <= 0 || /[\s;,!]/.test(reports)) {
+    const message = `The DMARC reporting address ${JSON.stringify(reports)} is not an address`;
+    throw new MailroomError('VALIDATION_FAILED', message, {
+      issues: [{ code: 'custom', path: ['dmarcReports'], message }],
+    });
+  }
+  return normalizeDomain(reports.slice(at + 1));
 }
 
 /** The text of a starting DMARC record: report only, aggregate reports to `reports`. */

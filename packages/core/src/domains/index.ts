@@ -42,6 +42,7 @@ export {
   domainRecords,
   mergeSpf,
   type ReturnPathPlan,
+  reportDomainOf,
   type SpfRelay,
   spfMechanisms,
   spfValue,
