@@ -1,8 +1,8 @@
 import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { isMailroomError } from '../src/base/errors.js';
 import { checkSelector, dkimPublicKeyOf, generateDkimKey, newSelector } from '../src/domains/dkim-key.js';
 import { openKey, sealKey } from '../src/domains/sealed-key.js';
-import { isMailroomError } from '../src/errors.js';
 
 const SECRET = 'an-installation-secret-of-32-chars';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { isMailroomError } from '../src/base/errors.js';
 import { isWithinDomain, normalizeDomain } from '../src/domains/domain-name.js';
-import { isMailroomError } from '../src/errors.js';
 
 function refusal(input: string): string {
   try {

@@ -1,6 +1,6 @@
 import { createPrivateKey, createPublicKey, generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';
-import { MailroomError } from '../errors.js';
+import { MailroomError } from '../base/errors.js';
 
 const generate = promisify(generateKeyPair);
 

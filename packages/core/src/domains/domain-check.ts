@@ -1,4 +1,4 @@
-import { MailroomError } from '../errors.js';
+import { MailroomError } from '../base/errors.js';
 import { checkBimi } from './check-bimi.js';
 import { checkDkim, type DkimExpectation } from './check-dkim.js';
 import { checkDmarc, checkReportAuthorization } from './check-dmarc.js';

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
-import { MailroomError } from '../errors.js';
+import { MailroomError } from '../base/errors.js';
 
 /** Longest domain name in presentation form without the root dot (RFC 1035 2.3.4). */
 const MAX_NAME = 253;

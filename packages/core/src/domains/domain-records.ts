@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { MailroomError } from '../errors.js';
+import { MailroomError } from '../base/errors.js';
 import type { DkimAlgorithm } from './dkim-key.js';
 import { isWithinDomain, normalizeDomain } from './domain-name.js';
 

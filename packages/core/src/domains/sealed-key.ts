@@ -7,7 +7,7 @@
  * domain's row does not open.
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import { MailroomError } from '../errors.js';
+import { MailroomError } from '../base/errors.js';
 
 /** The installation setting that holds the generated sealing secret when none is configured. */
 export const DKIM_SEALING_SECRET_SETTING = 'dkim-sealing-secret';

@@ -5,7 +5,7 @@
  */
 import type { DkimAlgorithm } from '../domains/dkim-key.js';
 import type { DomainFinding } from '../domains/domain-finding.js';
-import type { OutboxWrite } from '../event-records.js';
+import type { OutboxWrite } from './event-records.js';
 
 /**
  * Where a domain stands, from its last conclusive check:
