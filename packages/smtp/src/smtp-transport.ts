@@ -6,7 +6,7 @@ import type { OutgoingMessage, RawOutgoingMessage, SendReceipt, Transport } from
 import nodemailer, { type SentMessageInfo, type Transporter } from 'nodemailer';
 import { createDkimSigner } from './dkim-signer.js';
 import { createMimeBuilder } from './mime-builder.js';
-import { poolSender } from './pool-sender.js';
+import { type PoolSender, poolSender } from './pool-sender.js';
 import { rawComposer } from './raw-composer.js';
 import { buildSignedMime, DEFAULT_TEXT_ENCODING, type TextEncoding } from './signed-mime.js';
 import { toTransportError } from './smtp-error.js';
@@ -134,7 +134,7 @@ export function smtpTransport(
     return toReceipt(message.messageId, info);
   }
 
-  return {
+  const transport: SmtpTransport = {
     name: TRANSPORT_NAME,
     capabilities: { dkim: true, maxConcurrency: maxConnections },
     composer: rawComposer(textEncoding),
@@ -162,6 +162,19 @@ export function smtpTransport(
       transporter.close();
     },
   };
+  if (direct) directSenders.set(transport, direct);
+  return transport;
+}
+
+const directSenders = new WeakMap<SmtpTransport, PoolSender>();
+
+/**
+ * The sender that hands `transport`'s bytes to its pool directly, or undefined when it uses `sendMail`
+ * (an injected transporter, or a pool without the members the sender uses). Not exported by the package:
+ * tests read its `stats` to see that the direct path is taken.
+ */
+export function directSender(transport: SmtpTransport): PoolSender | undefined {
+  return directSenders.get(transport);
 }
 
 /** Connections of a pool this transport creates: as many as the worker's default concurrency. */

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
+import { sqliteModulePath } from '../../drivers.js';
 
 /** WAL pages after which the connection checkpoints inline, while no background thread runs. */
 export const INLINE_AUTOCHECKPOINT_PAGES = 10_000;
@@ -215,7 +215,7 @@ export function sqliteThread(db: Database.Database, options: SqliteThreadOptions
       // thread's plain CommonJS loads, and the thread needs none of them.
       execArgv: [],
       workerData: {
-        module: createRequire(import.meta.url).resolve('better-sqlite3'),
+        module: sqliteModulePath(),
         file: options.file,
         busyTimeoutMs: Math.max(0, Math.floor(options.busyTimeoutMs)),
         pragmas: options.pragmas,
