@@ -18,20 +18,8 @@ module.exports = {
       comment:
         'An adapter package imports @mailroom/core and nothing of another adapter package; only the cli ' +
         'assembles them.',
-      from: { path: '^packages/(memory|sql|smtp|http)/' },
+      from: { path: '^packages/(memory|sql|smtp|ses|http)/' },
       to: { path: '^packages/', pathNot: ['^packages/$1/', '^packages/core/'] },
-    },
-    {
-      // The one declared exception: @mailroom/ses sends the MIME of @mailroom/smtp's composer, byte for byte
-      // what the SMTP transport sends (a dependency in its package.json). It may take that, nothing else.
-      name: 'adapter-imports-only-core',
-      severity: 'error',
-      comment: '@mailroom/ses imports @mailroom/core, and @mailroom/smtp by its name only (the composer).',
-      from: { path: '^packages/ses/' },
-      to: {
-        path: '^packages/',
-        pathNot: ['^packages/ses/', '^packages/core/', '^packages/smtp/src/index\\.ts$'],
-      },
     },
     {
       name: 'no-relative-import-across-packages',

@@ -7,16 +7,18 @@ import { constants } from 'node:fs';
 import { access, mkdir, open, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
+  buildSignedMime,
+  createDkimSigner,
+  createMimeBuilder,
+  DEFAULT_TEXT_ENCODING,
   MailroomError,
   type OutgoingMessage,
   type RawOutgoingMessage,
+  rawComposer,
   type SendReceipt,
+  type TextEncoding,
   type Transport,
 } from '@mailroom/core';
-import { createDkimSigner } from './dkim-signer.js';
-import { createMimeBuilder } from './mime-builder.js';
-import { rawComposer } from './raw-composer.js';
-import { buildSignedMime, DEFAULT_TEXT_ENCODING, type TextEncoding } from './signed-mime.js';
 
 const TRANSPORT_NAME = 'outbox';
 

@@ -15,8 +15,8 @@
  * and a test against a real server fails when the direct path is not taken.
  */
 import type { Socket } from 'node:net';
+import { wireAddress } from '@mailroom/core';
 import type { SentMessageInfo } from 'nodemailer';
-import { normalizeAddress } from './mime-builder.js';
 
 /** Which DATA path a pool's messages took. */
 export interface DataPathStats {
@@ -91,8 +91,8 @@ export function poolSender(pool: unknown): PoolSender | undefined {
     stats,
     send(raw, envelope, messageId) {
       // The null sender (`MAIL FROM:<>`, what bounces are sent with) stays empty, not a quoted empty string.
-      const from = envelope.from === '' ? '' : normalizeAddress(envelope.from);
-      const to = envelope.to.map(normalizeAddress);
+      const from = envelope.from === '' ? '' : wireAddress(envelope.from);
+      const to = envelope.to.map(wireAddress);
       const mail: PoolMail = {
         data: {},
         message: {

@@ -3,12 +3,16 @@
  */
 import type { ConnectionOptions } from 'node:tls';
 import type { OutgoingMessage, RawOutgoingMessage, SendReceipt, Transport } from '@mailroom/core';
+import {
+  buildSignedMime,
+  createDkimSigner,
+  createMimeBuilder,
+  DEFAULT_TEXT_ENCODING,
+  rawComposer,
+  type TextEncoding,
+} from '@mailroom/core';
 import nodemailer, { type SentMessageInfo, type Transporter } from 'nodemailer';
-import { createDkimSigner } from './dkim-signer.js';
-import { createMimeBuilder } from './mime-builder.js';
 import { type PoolSender, poolSender } from './pool-sender.js';
-import { rawComposer } from './raw-composer.js';
-import { buildSignedMime, DEFAULT_TEXT_ENCODING, type TextEncoding } from './signed-mime.js';
 import { toTransportError } from './smtp-error.js';
 
 const TRANSPORT_NAME = 'smtp';

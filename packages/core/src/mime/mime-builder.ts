@@ -10,7 +10,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { domainToASCII, domainToUnicode } from 'node:url';
-import { type Mailbox, MailroomError, type OutgoingAttachment, type OutgoingMessage } from '@mailroom/core';
+import { MailroomError } from '../base/errors.js';
+import type { Mailbox } from '../store/records.js';
+import type { OutgoingAttachment, OutgoingMessage } from '../transport/transport.js';
 
 /**
  * Transfer encoding of text parts that are not plain short-lined ASCII (those stay 7bit), and of
@@ -245,7 +247,7 @@ export function createMimeBuilder(options: MimeBuilderOptions = {}): MimeBuilder
  * punycode (kept in Unicode when the local part is not ASCII, which needs SMTPUTF8 anyway), a local part
  * that is not a dot-atom quoted. The same rules as nodemailer's, for the headers and the envelope alike.
  */
-export function normalizeAddress(address: string): string {
+export function wireAddress(address: string): string {
   const cleaned = address.replace(ADDRESS_NOISE, ' ').trim();
   const at = cleaned.lastIndexOf('@');
   if (at < 0) return localPart(cleaned);
@@ -279,7 +281,7 @@ function permanent(message: string): MailroomError {
 
 /** `Name: display name <address>`, folded, without the final CRLF. */
 function mailboxHeader(name: string, box: Mailbox, mode: 'B' | 'Q'): string {
-  const address = normalizeAddress(box.address);
+  const address = wireAddress(box.address);
   const displayName = box.name;
   if (!displayName) return `${name}: ${PLAIN_ADDRESS.test(address) ? address : `<${address}>`}`;
   let tokens: string[];

@@ -3,7 +3,7 @@
  * `Transport.composer` contract): the core renders and builds messages off the main thread, then hands
  * the bytes to `sendRaw`.
  */
-import type { CreateComposer, TransportComposer } from '@mailroom/core';
+import type { CreateComposer, TransportComposer } from '../transport/transport.js';
 import { createDkimSigner } from './dkim-signer.js';
 import { createMimeBuilder } from './mime-builder.js';
 import { buildSignedMime, DEFAULT_TEXT_ENCODING, type TextEncoding } from './signed-mime.js';

@@ -3,7 +3,8 @@
  * with DKIM when the message carries a key. Shared by the SMTP and the outbox transports, so both put
  * the same bytes on the wire or on disk.
  */
-import { isMailroomError, MailroomError, type OutgoingMessage } from '@mailroom/core';
+import { isMailroomError, MailroomError } from '../base/errors.js';
+import type { OutgoingMessage } from '../transport/transport.js';
 import type { DkimSigner } from './dkim-signer.js';
 import type { MimeBuilder, TextEncoding } from './mime-builder.js';
 
