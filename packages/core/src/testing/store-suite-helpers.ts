@@ -4,8 +4,11 @@
  */
 import { expect } from 'vitest';
 import type { ErrorCode } from '../errors.js';
+import type { WebhookMessageRecord } from '../event-records.js';
 import type {
   BatchRecord,
+  ClaimedDelivery,
+  DeliveryOutcome,
   DeliveryRecord,
   MailingRecord,
   ProfileUpsert,
@@ -118,6 +121,51 @@ export async function seedMailing(store: Store, options: SeedMailingOptions = {}
     now: options.now ?? testTime(),
   });
   return { project, mailing, batch, deliveries, result };
+}
+
+/**
+ * Upserts profiles as the engine does: in the commit of an accepted request that indexes its recipients
+ * (`commitBatch`, here of a new, completed mailing of the project with no deliveries). A store has no
+ * method that writes profiles alone.
+ */
+export async function seedProfiles(
+  store: Store,
+  projectId: string,
+  rows: ProfileUpsert[],
+  options: ProfileUpsertOptions = PRESERVE,
+  now: Date = testTime(),
+): Promise<void> {
+  const mailing = makeMailing(projectId, { status: 'completed', createdAt: now, updatedAt: now });
+  await store.commitBatch({
+    target: { create: mailing },
+    batch: makeBatch(mailing.id, { recipientCount: 0, createdAt: now }),
+    deliveries: [],
+    profiles: rows,
+    profileOptions: options,
+    sourceJobs: [],
+    now,
+  });
+}
+
+/** A project's webhook message by id, read as the dashboard reads them (`listWebhookMessages`). */
+export async function findWebhookMessage(
+  store: Store,
+  projectId: string,
+  id: string,
+): Promise<WebhookMessageRecord | undefined> {
+  return (await store.listWebhookMessages(projectId, { limit: 1_000 })).find((m) => m.id === id);
+}
+
+/** Records one outcome with `completeDeliveries`; whether it was written. */
+export async function completeOne(
+  store: Store,
+  delivery: Pick<ClaimedDelivery, 'id' | 'leaseToken'>,
+  outcome: DeliveryOutcome,
+): Promise<boolean> {
+  const [written] = await store.completeDeliveries([
+    { id: delivery.id, leaseToken: delivery.leaseToken, outcome },
+  ]);
+  return written === true;
 }
 
 /** Sorts strings by code unit, as the kit expects `ordered by address` on its ASCII test addresses. */
