@@ -1,6 +1,7 @@
 /**
  * Shared pieces of the Store conformance kit: the per-test context, seeding helpers and the error
- * assertion. Internal to the kit; adapters use {@link storeTestSuite} from `store-test-suite.ts`.
+ * assertion. Internal to the kit (adapters use `storeTestSuite` from `store-test-suite.ts`), but for
+ * {@link seedProfiles}, which engine tests use too.
  */
 import { expect } from 'vitest';
 import type { ErrorCode } from '../errors.js';
@@ -126,7 +127,7 @@ export async function seedMailing(store: Store, options: SeedMailingOptions = {}
 /**
  * Upserts profiles as the engine does: in the commit of an accepted request that indexes its recipients
  * (`commitBatch`, here of a new, completed mailing of the project with no deliveries). A store has no
- * method that writes profiles alone.
+ * method that writes profiles alone. For tests of stores and of the engine that need stored profiles.
  */
 export async function seedProfiles(
   store: Store,
