@@ -1,3 +1,6 @@
+// For store adapters: the one profile-merge rule every store applies.
+export type { MergedProfile, ProfileFields, ProfileMergeOptions } from './audience/profile-merge.js';
+export { distinctLabels, mergeProfile, newProfile } from './audience/profile-merge.js';
 export * from './base/clock.js';
 export * from './base/errors.js';
 export { silentLogger } from './base/logger.js';

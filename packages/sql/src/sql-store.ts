@@ -2,7 +2,6 @@ import type { Store } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
 import { createBulkWrites } from './bulk-writes.js';
 import { createCodec } from './codec.js';
-import { createCompletionBatcher } from './completion-batcher.js';
 import { connect } from './connect.js';
 import { createSqliteSourcePages } from './dialects/sqlite/sqlite-source-pages.js';
 import { runMigrations } from './migrations.js';
@@ -10,7 +9,7 @@ import type { SqlStoreOptions } from './options.js';
 import { sqlAccountStore } from './roles/account-store.js';
 import { sqlAudienceStore } from './roles/audience-store.js';
 import { sqlDeliveryQueue } from './roles/delivery-queue.js';
-import { sqlEventStore, writeOutbox } from './roles/event-store.js';
+import { sqlEventStore } from './roles/event-store.js';
 import { sqlIdempotencyStore } from './roles/idempotency-store.js';
 import { sqlInboundSignalStore } from './roles/inbound-signal-store.js';
 import { sqlMailingStore } from './roles/mailing-store.js';
@@ -39,7 +38,6 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
   const c = createCodec(kind);
   const bulk = createBulkWrites(r, c);
   const claims = createSqlClaims(r, c);
-  const completions = createCompletionBatcher(db, r, claims, c, writeOutbox);
   let migrated: Promise<void> | undefined;
   let closed = false;
 
@@ -63,7 +61,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
       ? Math.max(1, options.sqliteWriterThreadRows ?? 1024)
       : Number.POSITIVE_INFINITY;
 
-  const ctx = createSqlContext({ name, kind, db, r, c, bulk, claims, completions, guard });
+  const ctx = createSqlContext({ name, kind, db, r, c, bulk, claims, guard });
   // Each role is in its own file (roles/*.ts); a dialect's statements and speed paths are in dialects/*/.
   return {
     name,
@@ -82,7 +80,6 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     async close() {
       if (closed) return;
       closed = true;
-      await completions.drain();
       await release();
     },
 

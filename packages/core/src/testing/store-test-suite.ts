@@ -28,6 +28,7 @@ import { describeIdempotency } from './store-suite-idempotency.js';
 import { describeInbound } from './store-suite-inbound.js';
 import { describeMailings } from './store-suite-mailings.js';
 import { describeMultiProcess } from './store-suite-multi-process.js';
+import { describeProfileMerge } from './store-suite-profile-merge.js';
 import { describeRetention } from './store-suite-retention.js';
 import { describeSources } from './store-suite-sources.js';
 import { describeTracking } from './store-suite-tracking.js';
@@ -126,6 +127,9 @@ export function storeTestSuite(
     for (const [role, register] of Object.entries(roles) as Array<[StoreRole, typeof describeAccounts]>) {
       if (!options.roles || options.roles.includes(role)) describe(role, () => register(ctx));
     }
+    // Profiles are written by the commits of two roles; the merge rule is checked on both together.
+    const merging: StoreRole[] = ['AudienceStore', 'MailingStore', 'SourceJobStore'];
+    if (!options.roles || merging.every((role) => options.roles?.includes(role))) describeProfileMerge(ctx);
     // Races of several store instances across roles (claims, commits): for a complete adapter.
     if (!options.roles) describeMultiProcess(ctx, options.connect, options.skip?.multiProcess);
   });
