@@ -94,8 +94,8 @@ export interface GuardedResponse {
 }
 
 /**
- * The only way Mailroom fetches a URL (architecture invariant 7): http(s) only, every resolved address
- * checked and the socket pinned to it, redirects followed by hand and re-checked, time and byte caps.
+ * The only way Mailroom fetches a URL (docs/architecture.md, invariant 7): http(s) only, every resolved
+ * address checked and the socket pinned to it, redirects followed by hand and re-checked, time and byte caps.
  */
 export interface GuardedFetcher {
   /**

@@ -1,7 +1,7 @@
 /**
  * The records the engine keeps. A `Store` persists them as they are; it adds no fields of its own
- * and derives nothing (architecture invariant 9). All addresses are normalized by the core before they
- * reach a store (see `normalizeAddress`): the local part as given, the domain lower-cased.
+ * and derives nothing (docs/architecture.md, invariant 9). All addresses are normalized by the core
+ * before they reach a store (see `normalizeAddress`): the local part as given, the domain lower-cased.
  */
 
 /** A JSON value: what variables, traits and configs are made of. */
@@ -304,7 +304,7 @@ export interface RenderedContent {
 
 /**
  * One recipient of one mailing. Unique per (mailingId, address): a second insert of the same pair is
- * ignored (architecture invariant 2).
+ * ignored (docs/architecture.md, invariant 2).
  */
 export interface DeliveryRecord {
   id: string;

@@ -14,8 +14,8 @@
  * option, or with vitest's name filter (`vitest run -t "AudienceStore"`); every role's tests set up their
  * rows with `AccountStore.createProject` and `MailingStore.commitBatch`, so those come first.
  *
- * An adapter is correct when the kit passes (architecture invariant 9). The kit also exports the record
- * factories it uses (`makeProject`, `makeMailing`, `makeDelivery`, ...) for other tests.
+ * An adapter is correct when the kit passes (docs/architecture.md, invariant 9). The kit also exports the
+ * record factories it uses (`makeProject`, `makeMailing`, `makeDelivery`, ...) for other tests.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store, StoreRole } from '../store/store.js';
