@@ -51,8 +51,9 @@ export interface SmtpTransportOptions {
   /**
    * Connections kept open at once. The default matches the worker's default `concurrency` (8): with
    * fewer connections than sends at once, the sends beyond them wait in the pool while the relay is
-   * idle between each connection's replies (5 connections were 25-45 % slower to a loopback relay,
-   * BENCHMARKS.md, delivery-corpus). Raise both together; a relay may limit connections per client.
+   * idle between each connection's replies (fewer connections were markedly slower to a loopback relay:
+   * BENCHMARKS.md, delivery-corpus, session 5). Raise both together; a relay may limit connections per
+   * client.
    * @default 8
    */
   maxConnections?: number;
@@ -78,9 +79,9 @@ export interface SmtpTransportOptions {
    */
   socketTimeout?: number;
   /**
-   * Transfer encoding of text and HTML parts that are not short-lined ASCII. For a 32 KB HTML
-   * newsletter `base64` builds in about 60 µs and `quoted-printable` in about 250 µs, which sends
-   * about 20 % fewer bytes.
+   * Transfer encoding of text and HTML parts that are not short-lined ASCII. `base64` is the cheaper to
+   * build; `quoted-printable` costs more CPU per message and sends fewer bytes of mostly-ASCII HTML (see
+   * `TextEncoding`).
    * @default 'base64'
    */
   textEncoding?: TextEncoding;

@@ -16,9 +16,9 @@ import type { OutgoingAttachment, OutgoingMessage } from '../transport/transport
 
 /**
  * Transfer encoding of text parts that are not plain short-lined ASCII (those stay 7bit), and of
- * non-ASCII header words. `base64` is the cheaper to build (Buffer base64 is native: a 32 KB HTML
- * newsletter in about 60 µs against 250 µs); `quoted-printable` keeps the source readable and sends about
- * 20 % fewer bytes of mostly-ASCII HTML.
+ * non-ASCII header words. `base64` is the cheaper to build (Buffer base64 is native, quoted-printable is
+ * written byte by byte); `quoted-printable` keeps the source readable and sends fewer bytes of
+ * mostly-ASCII HTML. Build costs: BENCHMARKS.md, `delivery-broadcast` ("The in-process run").
  */
 export type TextEncoding = 'base64' | 'quoted-printable';
 

@@ -105,7 +105,7 @@ function profileUpsertText(
  *
  * Objects are remembered in the order they were first asked for, and a later pass is expected to ask
  * for them again in that order (a page's profiles after its deliveries, row for row): each lookup then
- * costs one comparison, where a map measured about a microsecond per row. The object asked last is
+ * costs one comparison, where a map lookup measured costlier per row. The object asked last is
  * remembered too (labels shared by every row). Anything else is simply stringified again.
  */
 export class JsonMemo {
@@ -142,8 +142,9 @@ export type Statement = [text: string, params: unknown[]];
  * element of one JSON text parameter, which SQLite walks with `jsonb_each` (`JSON.stringify` of a chunk
  * is native, and so is SQLite's parse). Each statement's changes count the rows it inserted: a delivery
  * whose (mailing, address) exists, in the table or earlier in the chunk, is skipped by the conflict
- * clause. Measured against one run of a prepared single-row statement per row, which it replaces: about
- * a third less CPU per delivery and profile, the B-tree and WAL work that remains being SQLite's own.
+ * clause. Measured against one run of a prepared single-row statement per row, which it replaces: less
+ * CPU per delivery and profile, the B-tree and WAL work that remains being SQLite's own (BENCHMARKS.md,
+ * "CSV sources" and "Store").
  */
 export function deliveryStatements(deliveries: readonly DeliveryRecord[], memo: JsonMemo): Statement[] {
   const statements: Statement[] = [];
