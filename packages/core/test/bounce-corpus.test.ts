@@ -188,7 +188,7 @@ describe('the costly mistakes of the issue are sender-side or soft', () => {
         diagnostic:
           'Error transferring to x.example.org; Maximum hop count exceeded. Message probably in a routing loop.',
       },
-      'systemerror',
+      'networkerror',
     ],
     ['expired in a queue', { status: '4.4.7', action: 'failed', diagnostic: 'Message expired' }, 'expired'],
     ['a text bounce with no code: mailbox full', { diagnostic: "user's mailfolder is full" }, 'mailboxfull'],
@@ -215,5 +215,23 @@ describe('the costly mistakes of the issue are sender-side or soft', () => {
       diagnostic: '550 5.1.1 User unknown',
     });
     expect([v.reason, v.group, v.effect]).toEqual(['userunknown', 'recipient-hard', 'suppress']);
+  });
+});
+
+describe('reading notices stays fast on hostile input', () => {
+  it('a notice with megabytes of unbroken text is read in well under a second', async () => {
+    const { parseInboundMessage } = await import('../src/inbound/parse-inbound.js');
+    const head =
+      'From: Mail Delivery System <MAILER-DAEMON@example.org>\r\nSubject: Undelivered Mail\r\n\r\n';
+    for (const filler of [
+      'a'.repeat(4_000_000),
+      `${'x.'.repeat(2_000_000)}@`,
+      `<${'a-'.repeat(2_000_000)}`,
+    ]) {
+      const started = performance.now();
+      const report = await parseInboundMessage(Buffer.from(`${head}Delivery failed. ${filler}\r\n`));
+      expect(['bounce', 'unrecognised']).toContain(report.type);
+      expect(performance.now() - started).toBeLessThan(3_000);
+    }
   });
 });

@@ -33,7 +33,8 @@ export function splitReturnedCopy(text: string): { own: string; returned: string
   return cut < 0 ? { own: text, returned: '' } : { own: text.slice(0, cut), returned: text.slice(cut) };
 }
 
-const ADDRESS = /[^\s<>"'():;,[\]@=]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/g;
+// Bounded parts: an unbounded local part makes a long line without "@" cost quadratic time.
+const ADDRESS = /[^\s<>"'():;,[\]@=]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})+/g;
 
 /**
  * A line names a recipient when the address opens it (after indentation, `<`, a quote, or a label such as
@@ -71,8 +72,13 @@ export function noticeBlocks(own: string, exclude: readonly string[] = []): Noti
   }
   const byAddress = new Map<string, string>();
   for (const [k, start] of starts.entries()) {
-    const end = starts[k + 1]?.line ?? lines.length;
-    const text = lines.slice(start.line, end).join('\n');
+    // A transcript line that opens with the reply ("554 <ann@example.org>... Host unknown", sendmail)
+    // closes its recipient's part: the exchange that led to it comes before it. Otherwise the words
+    // about a recipient follow its line.
+    const closing = /^\s*[45]\d\d[ -]/.test(lines[start.line] as string);
+    const from = closing ? (starts[k - 1]?.line ?? -1) + 1 : start.line;
+    const end = closing ? start.line + 1 : (starts[k + 1]?.line ?? lines.length);
+    const text = lines.slice(from, end).join('\n');
     const key = start.address.toLowerCase();
     byAddress.set(key, byAddress.has(key) ? `${byAddress.get(key)}\n${text}` : text);
   }

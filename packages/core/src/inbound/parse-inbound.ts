@@ -25,7 +25,10 @@ import {
   statusCodeIn,
 } from './report-fields.js';
 import { readSesMail } from './ses-mail.js';
-import { noticeWords, readTextBounce } from './text-bounce.js';
+import { isDaemonNotice, noticeWords, readTextBounce, type TextNotice } from './text-bounce.js';
+
+/** How much of a message's text is read as a notice: every MTA says what failed long before this. */
+const MAX_NOTICE_CHARS = 256 * 1024;
 
 const RETURNED_HEADERS = [
   'message/rfc822',
@@ -68,7 +71,7 @@ export function classify(mail: ParsedMail, raw: Uint8Array): InboundReport {
   const subject = mail.subject ?? '';
   // A MIME tree mailparser could not read (a boundary folded without indentation) leaves no text: the
   // notice's words are then read from the raw body.
-  const text = mail.text?.trim() ? mail.text : rawBody(raw);
+  const text = (mail.text?.trim() ? mail.text : rawBody(raw)).slice(0, MAX_NOTICE_CHARS);
   const family = () => noticeFamily({ header, from, subject, text });
 
   const feedback = part('message/feedback-report');
@@ -109,7 +112,7 @@ export function classify(mail: ParsedMail, raw: Uint8Array): InboundReport {
   const ses = readSesMail(text);
   if (ses) return ses;
 
-  const textBounce = readTextBounce({
+  const notice: TextNotice = {
     from,
     subject,
     text,
@@ -117,10 +120,13 @@ export function classify(mail: ParsedMail, raw: Uint8Array): InboundReport {
     to: header('to') ?? '',
     failedRecipients: header('x-failed-recipients'),
     returnedTo: returnedHeaders?.get('to') ?? null,
-  });
-  if (textBounce?.type === 'bounce') return { ...textBounce, mta: family() };
-
+  };
   const reason = autoReplyReason({ header, subject, text, from });
+  // A person's automatic reply may mention a failure ("could not deliver"): only an MTA's own template or
+  // a daemon's report makes a bounce of a message that reads as an auto-reply.
+  if (reason && !isDaemonNotice(notice)) return { type: 'auto-reply', reason };
+  const textBounce = readTextBounce(notice);
+  if (textBounce?.type === 'bounce') return { ...textBounce, mta: family() };
   if (reason) return { type: 'auto-reply', reason };
   return {
     type: 'unrecognised',

@@ -41,7 +41,7 @@ export const REASON_PATTERNS: Partial<Record<BounceReason, RegExp>> = {
     /mailbox has moved|moved to a new address|no longer (valid|active|in use)|address no longer accepts mail/,
   ),
   authfailure: p(
-    /\bdmarc\b|\bspf\b.{0,40}(fail|record|check|validat|policy|not (pass|permit|allow))|(fails?|failed) (to pass )?(spf|dkim)/,
+    /\bdmarc\b|\bspf\b.{0,40}(fail|check|validat|policy|not (pass|permit|allow))|bad spf record|(fails?|failed) (to pass )?(spf|dkim)/,
     /\bdkim\b.{0,30}(fail|invalid|bad|missing|verif)|unauthenticated (email|mail|message)/,
     /not allowed to send from .{0,80}spf|sender is unauthenticated|must pass either spf or dkim|authenticate with either spf or dkim/,
     /(multiple )?authentication checks failed|does not have authentication information|sender (domain )?authentication fail/,
@@ -151,13 +151,13 @@ export const REASON_PATTERNS: Partial<Record<BounceReason, RegExp>> = {
     /procmail|mailer error|x-unix|\bexit (status|code)|command (died|failed)|pipe to |program failed|local delivery failed/,
   ),
   systemerror: p(
-    /(internal|local|system|server|temporary) (system |server )?(error|failure)|configuration error|server (is )?(busy|misconfigured)/,
-    /(loop|looping) (detected|alert)|mail loop|routing loop|too many hops|hop count|maximum hop|transaction failed|could not load/,
-    /service (currently )?unavailable|unable to contact (ldap|directory)|directory (server )?failure|try again later/,
+    /(internal|local|system|server) (system |server )?(error|failure)|temporary (system|server) (error|failure)|configuration error|server (is )?(busy|misconfigured)/,
+    /loop alert|transaction failed|could not load/,
+    /service (currently )?unavailable|unable to contact (ldap|directory)|directory (server )?failure/,
     /queue file write error|write error|i\/o error|out of memory/,
   ),
   networkerror: p(
-    /dns (error|failure|lookup failed)|(host ?name|dns) lookup failure|name service error|malformed or unexpected name server reply|lost connection/,
+    /mail loop|routing loop|loop(ing)? detected|too many hops|hop count|maximum hop|dns (error|failure|lookup failed)|(host ?name|dns) lookup failure|name service error|malformed or unexpected name server reply|lost connection/,
     /connection (refused|reset|dropped)|network (error|unreachable)|no route to host|unable to (connect|establish)/,
     /wasn't able to establish an smtp connection|could not connect|host (is )?unreachable|dns type .{0,30}lookup/,
   ),

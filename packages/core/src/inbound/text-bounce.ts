@@ -90,6 +90,16 @@ const DELAY_WORDS =
 
 const FULL_WORDS = /mailbox (is )?full|inbox is full|over quota|quota exceeded|insufficient storage/i;
 
+/** Whether `notice` comes from a mail system: an MTA's template, a daemon sender or failed recipients. */
+export function isDaemonNotice(notice: TextNotice): boolean {
+  const { own } = splitReturnedCopy(notice.text);
+  return (
+    DAEMON_SENDER.test(notice.from) ||
+    Boolean(notice.failedRecipients?.includes('@')) ||
+    MTA_SIGNATURE.some((re) => re.test(own))
+  );
+}
+
 /** Whether `notice` reads as a bounce notice at all (its own words, before any returned copy). */
 export function looksLikeBounceNotice(notice: TextNotice): boolean {
   const { own } = splitReturnedCopy(notice.text);
