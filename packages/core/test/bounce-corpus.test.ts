@@ -8,6 +8,7 @@ import {
   reasonGroup,
 } from '../src/inbound/bounce-reasons.js';
 import { classifyReason } from '../src/inbound/classify-reason.js';
+import type { SmtpCommand } from '../src/inbound/inbound-report.js';
 import { type CorpusFigures, type CorpusRow, groupOf, percent, runCorpus } from './bounce-corpus.js';
 
 let rows: CorpusRow[];
@@ -137,7 +138,7 @@ describe('the effects of reasons', () => {
         fc.constantFrom(null, 'failed', 'delayed', 'delivered'),
         fc.constantFrom(null, 'MAIL', 'RCPT', 'DATA', 'HELO'),
         (s, diagnostic, action, command) => {
-          const v = classifyReason({ status: s, diagnostic, action, command: command as 'RCPT' | null });
+          const v = classifyReason({ status: s, diagnostic, action, command: command as SmtpCommand | null });
           expect(BOUNCE_REASONS[v.reason]).toBeDefined();
           expect(v.effect).toBe(bounceEffect(v.reason, { final: v.final }));
           if (v.effect === 'suppress') {
@@ -199,6 +200,38 @@ describe('the costly mistakes of the issue are sender-side or soft', () => {
       const v = classifyReason(input);
       expect(v.reason).toBe(reason);
       expect(v.effect).not.toBe('suppress');
+    });
+  }
+
+  const replies: Array<[string | null, string, SmtpCommand | null, BounceReason]> = [
+    ['5.1.1', '550 5.1.1 The email account that you tried to reach does not exist.', null, 'userunknown'],
+    ['5.4.1', '550 5.4.1 Recipient address rejected: Access denied. AS(201806281)', 'RCPT', 'userunknown'],
+    ['5.7.1', '550 5.7.1 Requested action not taken: mailbox unavailable', null, 'filtered'],
+    [
+      '5.7.1',
+      '550 5.7.1 Service unavailable, Client host [192.0.2.1] blocked using Spamhaus',
+      null,
+      'blocked',
+    ],
+    [
+      '5.7.1',
+      '550-5.7.1 Gmail has detected that this message is likely unsolicited mail.',
+      null,
+      'spamdetected',
+    ],
+    ['5.7.1', '553 5.7.1 Sender address rejected: not owned by user', null, 'rejected'],
+    ['5.7.1', '554 5.7.1 <ann@example.org>: Relay access denied', null, 'norelaying'],
+    ['4.2.2', '452 4.2.2 The email account that you tried to reach is over quota', null, 'mailboxfull'],
+    ['5.2.1', '550 5.2.1 The email account that you tried to reach is disabled.', null, 'suspend'],
+    [null, '550 Unknown user ann@example.org', 'DATA', 'filtered'],
+    [null, '550 : User unknown', 'RCPT', 'filtered'],
+    ['5.0.0', '550 5.0.0 <ann@example.org>... User unknown', 'RCPT', 'userunknown'],
+    ['5.0.0', '501 5.0.0 Invalid domain name', 'HELO', 'blocked'],
+    ['5.0.0', '550 5.1.7 No such domain example.net', null, 'rejected'],
+  ];
+  for (const [status, diagnostic, command, reason] of replies) {
+    it(`"${diagnostic}"${command ? ` at ${command}` : ''}: ${reason}`, () => {
+      expect(classifyReason({ status, diagnostic, command, action: 'failed' }).reason).toBe(reason);
     });
   }
 

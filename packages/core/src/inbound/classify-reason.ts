@@ -14,7 +14,6 @@ import {
   reasonGroup,
 } from './bounce-reasons.js';
 import type { BounceRecipient, InboundReport, SmtpCommand } from './inbound-report.js';
-import { remoteFamily } from './mta-family.js';
 import { replyCodeIn } from './notice-text.js';
 import { REASON_PATTERNS } from './reason-patterns.js';
 import { statusCodeIn } from './report-fields.js';
@@ -120,34 +119,40 @@ export function classifyReport(report: InboundReport): ReasonVerdict[] {
     case 'bounce':
       return report.recipients.map((r) => classifyRecipient(r, report.mta));
     case 'auto-reply':
-      return [classifyReason({ action: 'vacation' })];
+      return [notABounce('vacation')];
     case 'complaint':
-      return [classifyReason({ action: 'feedback' })];
+      return [notABounce('feedback')];
     default:
       return [];
   }
 }
 
+function notABounce(reason: 'vacation' | 'feedback'): ReasonVerdict {
+  return { reason, group: 'not-a-bounce', effect: bounceEffect(reason), final: true };
+}
+
 function reasonOf(input: ReasonInput): BounceReason {
   const action = input.action?.toLowerCase() ?? '';
-  if (action === 'vacation') return 'vacation';
-  if (action === 'feedback') return 'feedback';
   if (action === 'delivered' || action === 'relayed' || action === 'expanded') return 'delivered';
   const diagnostic = input.diagnostic ?? '';
   const notice = input.notice ?? '';
   const command = input.command ?? null;
-  let byStatus = statusReason(input.status);
-  if (byStatus?.reason === 'delivered') return 'delivered';
-  // The report's status and the remote server's own code disagree: neither decides, the words do.
+  // The remote server's own code is more precise than a reporting MTA's summary (5.0.0); where both
+  // are precise and disagree, neither decides: the words do.
   const quoted = statusCodeIn(diagnostic);
-  if (byStatus?.specific && quoted && quoted !== input.status) byStatus = { ...byStatus, specific: false };
+  const summary = !input.status || /^[45]\.0\.0$/.test(input.status);
+  let byStatus = statusReason(summary && quoted ? quoted : input.status);
+  if (byStatus?.reason === 'delivered') return 'delivered';
+  if (!summary && byStatus?.specific && quoted && quoted !== input.status) {
+    byStatus = { ...byStatus, specific: false };
+  }
   // A local delivery program failed (Postfix and sendmail say "X-Unix; ...").
   if (/^\s*x-unix\s*;/i.test(diagnostic)) return 'mailererror';
 
-  const remote = remoteFamily(`${input.remoteMta ?? ''} ${diagnostic}`);
+  const docomo = /docomo\.ne\.jp/i.test(`${input.remoteMta ?? ''} ${diagnostic}`);
   const familyReason = FAMILY_RULES[input.family ?? '']?.(input);
   if (familyReason) return familyReason;
-  const context: Context = { byStatus, command, remote };
+  const context: Context = { byStatus, command, docomo };
   const specific = byStatus?.specific ? byStatus.reason : undefined;
   // The server's words first, then the notice's; a specific code earlier in the order than what the
   // words say wins; a generic code decides only when no words do.
@@ -180,7 +185,8 @@ function reasonOf(input: ReasonInput): BounceReason {
 interface Context {
   byStatus: ReturnType<typeof statusReason>;
   command: SmtpCommand | null;
-  remote: string | null;
+  /** The refusing server is NTT docomo's. */
+  docomo: boolean;
 }
 
 const rank = (reason: BounceReason) => ORDER.indexOf(reason);
@@ -206,27 +212,27 @@ const RECIPIENT_REASONS = new Set<BounceReason>([
   'filtered',
 ]);
 
-/** docomo answers "Unknown user" for the mail its subscribers' filters refuse. */
-const FILTERING_CARRIERS = new Set(['docomo']);
-
 /** Words that name a missing mailbox whatever the command (providers that refuse after DATA). */
 const ALWAYS_UNKNOWN =
   /doesn't have an? \S+ account|recipient address rejected|invalid recipient|adresse destinataire invalide|recipnotfound|not listed in/i;
 
 /**
- * "User unknown" without a code that says so: the recipient, when said at RCPT; a filter's refusal of
- * this sender when said after DATA (the message was read first) or under a mailbox-status code (5.2.x).
- * au (KDDI) words its filter's refusal "550 : User unknown", naming no address.
+ * "User unknown" without a code that says so: the recipient, when said at RCPT or with no word of the
+ * stage; a filter's refusal of this sender when said after DATA (the message was read first) or under a
+ * mailbox-status code (5.2.x). The Japanese carriers word their subscribers' filters so: au (KDDI) answers
+ * "550 : User unknown", naming no address; docomo "Unknown user" (after DATA, for the sender's domain).
  */
-function unknownUser(words: string, { byStatus, command, remote }: Context): BounceReason {
+function unknownUser(words: string, { byStatus, command, docomo }: Context): BounceReason {
   if (/\b5\d\d[\s:]*:\s*user unknown/i.test(words)) return 'filtered';
-  if (command === 'RCPT' || byStatus?.reason === 'userunknown' || ALWAYS_UNKNOWN.test(words))
+  if (command === 'RCPT' || byStatus?.reason === 'userunknown' || ALWAYS_UNKNOWN.test(words)) {
     return 'userunknown';
+  }
   if (byStatus?.reason === 'filtered' || byStatus?.reason === 'suspend') return 'filtered';
-  // docomo reads the message before refusing a sender its subscriber's filter names.
-  if (remote === 'docomo' && command === 'DATA') return 'rejected';
-  if (command === 'DATA') return 'filtered';
-  if (remote && FILTERING_CARRIERS.has(remote)) return 'filtered';
+  // Under a security or policy code (5.7.x), "mailbox unavailable" not said at RCPT is a refusal of the
+  // message, not proof that the mailbox is missing.
+  if (byStatus && BOUNCE_REASONS[byStatus.reason].group === 'sender-side') return 'filtered';
+  if (docomo && command === 'DATA') return 'rejected';
+  if (command === 'DATA' || docomo) return 'filtered';
   return 'userunknown';
 }
 

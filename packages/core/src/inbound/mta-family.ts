@@ -1,8 +1,8 @@
 /**
- * Which MTA or provider wrote a bounce notice, and which provider's server refused the message: a hint for
- * the reason classifier, whose wording and codes differ by family (a Japanese carrier's "User unknown"
- * after DATA is its recipient's filter; Microsoft's 5.7.6xx are blocked IPs; GoDaddy's IB codes name rate
- * limits under 5.1.1). Read from the notice's headers and words; never trusted for anything but that hint.
+ * Which MTA or provider wrote a bounce notice (`postfix`, `exim`, `gmail`, `googlegroups`, `kddi`...): a
+ * hint for the reason classifier, whose reading of some notices depends on who wrote them (Google Groups
+ * refuses posters in their own language and without a code), and for whoever shows the report. Read
+ * from the notice's headers and words; never trusted for anything but that hint.
  */
 
 /** What a family is told from. */
@@ -29,16 +29,16 @@ const NOTICE_FAMILIES: Array<[string, (t: FamilyTraits) => boolean]> = [
   ['yahoo', (t) => /yahoo/i.test(t.from) || /yahoo! mail|yahoo\.com/i.test(t.header('x-mailer') ?? '')],
   [
     'outlook',
-    (t) =>
-      /@(hotmail|outlook|live|msn)\.com/i.test(t.from) ||
-      /x-message-delivery/i.test(t.header('x-message-delivery') ?? ''),
+    (t) => /@(hotmail|outlook|live|msn)\.com/i.test(t.from) || Boolean(t.header('x-message-delivery')),
   ],
   [
     'exchange',
     (t) =>
       Boolean(t.header('x-ms-exchange-message-is-ndr')) ||
       /internet mail service|microsoft exchange/i.test(t.header('x-mailer') ?? '') ||
-      /MSEXCH:/.test(t.text),
+      /MSEXCH:|diagnostic information for administrators|delivery has failed to these recipients/i.test(
+        t.text,
+      ),
   ],
   [
     'notes',
@@ -73,44 +73,5 @@ const NOTICE_FAMILIES: Array<[string, (t: FamilyTraits) => boolean]> = [
 /** The family of the MTA or provider that wrote the notice, or null. */
 export function noticeFamily(t: FamilyTraits): string | null {
   for (const [family, test] of NOTICE_FAMILIES) if (test(t)) return family;
-  return null;
-}
-
-/** The providers whose servers' replies have their own codes, told from the reply or the remote host. */
-const REMOTE_FAMILIES: Array<[string, RegExp]> = [
-  [
-    'google',
-    /\bgsmtp\b|google\.com|googlemail\.com|gmail(-smtp-in)?\.|aspmx\.l\.google|support\.google\.com/i,
-  ],
-  [
-    'microsoft',
-    /outlook\.com|protection\.outlook|hotmail\.com|live\.com|msn\.com|microsoft\.com|sender\.office\.com|postmaster\.live|\bAS\(\d+\)/i,
-  ],
-  [
-    'yahoo',
-    /yahoo(dns|inc)?\.(com|net|co\.jp)|verizonmedia\.com|yahooinc\.com|\[TS\d\d\]|\bTSS\d\d\b|yahoo-help/i,
-  ],
-  ['aol', /\baol\.com|aol\.mail/i],
-  ['godaddy', /secureserver\.net|x\.co\/(sr|rl)bounce|\bIB\d{3}\b/i],
-  ['tencent', /qq\.com|tencent/i],
-  ['apple', /icloud\.com|\bme\.com|apple\.com|mac\.com/i],
-  ['cox', /cox\.net|cox\.com/i],
-  ['spectrum', /charter\.net|spectrum\.net|rr\.com|twc\.com/i],
-  ['franceptt', /orange\.fr|wanadoo\.fr|laposte\.net|\b(OFR|LPN)\d{3}_\d{3}\b|\bofr_\d+/i],
-  ['kddi', /ezweb\.ne\.jp|au\.com|kddi/i],
-  ['docomo', /docomo\.ne\.jp/i],
-  ['softbank', /softbank\.ne\.jp|i\.softbank\.jp/i],
-  ['mimecast', /mimecast/i],
-  ['messagelabs', /messagelabs/i],
-  ['iua', /\bi\.ua\b/i],
-  ['facebook', /facebook\.com/i],
-  ['zoho', /zoho/i],
-  ['mailru', /mail\.ru/i],
-  ['gmx', /gmx\.(net|com|de)|web\.de|1und1|\bmail\.com\b/i],
-];
-
-/** The provider whose server refused, told from its reply or host name (`remote`), or null. */
-export function remoteFamily(remote: string): string | null {
-  for (const [family, re] of REMOTE_FAMILIES) if (re.test(remote)) return family;
   return null;
 }

@@ -171,17 +171,18 @@ function recipientOf(g: FieldGroup): BounceRecipient {
 }
 
 /**
- * Adds what the human-readable part says about `r` (the block naming its address; the whole part for a
- * lone recipient): MTAs often give the remote reply and the refused command only there.
+ * Adds what the human-readable part says about `r`: the block naming its address, and for a lone
+ * recipient the whole part (the reason is often written above the address). MTAs often give the remote
+ * reply and the refused command only there.
  */
 function withNotice(r: BounceRecipient, own: string, blocks: NoticeBlock[], count: number): void {
   const wanted = [r.address, r.originalAddress].filter(Boolean).map((a) => (a as string).toLowerCase());
   const block = blocks.find((b) => wanted.includes(b.address.toLowerCase()))?.text;
-  const words = block ?? (count === 1 ? own : undefined);
+  const words = count === 1 ? own : block;
   if (!words) return;
   r.notice = noticeWords(words);
-  r.command ??= smtpCommandIn(words);
-  r.replyCode ??= replyCodeIn(words);
+  r.command ??= smtpCommandIn(block ?? words);
+  r.replyCode ??= replyCodeIn(block ?? words);
 }
 
 /** RFC 3464 section 2.3.3 and RFC 3463: `failed` with 5.x.x is hard; 4.x.x and `delayed` soft. */

@@ -79,7 +79,7 @@ export const REASON_PATTERNS: Partial<Record<BounceReason, RegExp>> = {
     /address (is )?(unknown|invalid|not found)|address rejected\.$|bad destination mailbox|unrouteable address|address not found/,
     /the email account that you tried to reach does not exist|doesn't have an? .{1,40} account|this user doesn't have/,
     /mailbox (not found|unavailable|does not exist)|user not listed|not listed in .{0,30}(directory|address book)/,
-    /no one with that email address here|the recipient (address )?does not exist|requested action not taken: no such user/,
+    /no one with that email address here|addressee unknown|the recipient (address )?does not exist|requested action not taken: no such user/,
     /destination (address|user) (does not exist|unknown)|undeliverable address|unknown or illegal alias/,
     /recipient address rejected: access denied|no valid recipients|invalid recipient|adresse destinataire invalide/,
     /please check if (the )?(e-?mail )?address is correct|\(and other recipients in the same domain\)/,
@@ -103,7 +103,7 @@ export const REASON_PATTERNS: Partial<Record<BounceReason, RegExp>> = {
   virusdetected: p(/\bvirus|malware|infected|trojan|worm detected|dangerous attachment/),
   spamdetected: p(
     /spam (detected|message|content|score|filter)|(detected|identified|classified|scored|flagged|marked|considered) as (spam|junk|unsolicited)/,
-    /rejected (due to|as|for) (spam|junk)|spam classification|likely (spam|unsolicited)|looks like spam|\bube\b|- spam\b/,
+    /rejected (due to|as|for) (spam|junk)|unsolicited (mail|e-?mail|message|bulk)|spam classification|likely (spam|unsolicited)|looks like spam|\bube\b|- spam\b/,
     /message content rejected|content (filter|rejected)|blacklisted url|mail rejete\. mail rejected|bulk mail|high probability of spam/,
   ),
   toomanyconn: p(
