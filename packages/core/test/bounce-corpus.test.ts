@@ -8,14 +8,15 @@ import {
   reasonGroup,
 } from '../src/inbound/bounce-reasons.js';
 import { classifyReason } from '../src/inbound/classify-reason.js';
-import type { SmtpCommand } from '../src/inbound/inbound-report.js';
+import type { InboundReport, SmtpCommand } from '../src/inbound/inbound-report.js';
 import { type CorpusFigures, type CorpusRow, groupOf, percent, runCorpus } from './bounce-corpus.js';
 
 let rows: CorpusRow[];
 let figures: CorpusFigures;
+let reports: Map<string, InboundReport>;
 
 beforeAll(async () => {
-  ({ rows, figures } = await runCorpus());
+  ({ rows, figures, reports } = await runCorpus());
   const f = figures;
   // The figures the corpus README states.
   console.log(
@@ -48,6 +49,13 @@ describe('bounce corpus (Sisimai set-of-emails, expected reasons from Sisimai te
     expect(figures.groupAgreement / figures.recipients, disagreements.join('\n')).toBeGreaterThanOrEqual(
       0.95,
     );
+  });
+
+  it('reads a delivery report as delivered, whatever its action says', () => {
+    const report = reports.get('rfc3464-28.eml');
+    expect(report?.type === 'bounce' && report.recipients.map((r) => [r.status, r.class])).toEqual([
+      ['2.1.5', 'delivered'],
+    ]);
   });
 
   it('changes nothing for every delivery report and auto-reply', () => {

@@ -185,9 +185,12 @@ function withNotice(r: BounceRecipient, own: string, blocks: NoticeBlock[], coun
   r.replyCode ??= replyCodeIn(block ?? words);
 }
 
-/** RFC 3464 section 2.3.3 and RFC 3463: `failed` with 5.x.x is hard; 4.x.x and `delayed` soft. */
+/** RFC 3464 section 2.3.3 and RFC 3463: `failed` with 5.x.x is hard; 4.x.x and `delayed` soft; 2.x.x delivered. */
 function dsnClass(action: string, status: string | null): BounceClass {
   if (action === 'delivered' || action === 'relayed' || action === 'expanded') return 'delivered';
+  // A 2.x.x status is a success whatever the action says (Postfix's address-verification reports say
+  // `deliverable`).
+  if (action === 'deliverable' || status?.startsWith('2.')) return 'delivered';
   if (action === 'delayed') return 'soft';
   if (status?.startsWith('4.')) return 'soft';
   // 5.2.2 is "mailbox full": permanent for this message, not for the address.
