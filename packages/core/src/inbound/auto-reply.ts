@@ -5,12 +5,16 @@
  * mark their bounces `Auto-Submitted: auto-replied` too.
  */
 
+import { DAEMON_SENDER } from './text-bounce.js';
+
 /** The headers and words an auto-reply is recognised from. */
 export interface ReplyTraits {
   /** Header values by lower-cased name. */
   header(name: string): string | undefined;
   subject: string;
   text: string;
+  /** The From header's address and name. */
+  from?: string;
 }
 
 const OOO_SUBJECT =
@@ -22,8 +26,13 @@ const CHALLENGE =
 /** Why `m` is an automatic reply (not a bounce), or undefined when it does not look like one. */
 export function autoReplyReason(m: ReplyTraits): string | undefined {
   if (CHALLENGE.test(m.subject) || CHALLENGE.test(m.text)) return 'challenge-response';
+  // MTAs and list servers (Google Groups) mark their rejections `Auto-Submitted` too: that header alone
+  // makes no auto-reply of a message from a mail daemon or one naming failed recipients.
+  const fromDaemon = DAEMON_SENDER.test(m.from ?? '') || Boolean(m.header('x-failed-recipients'));
   const submitted = m.header('auto-submitted');
-  if (submitted && submitted.trim().toLowerCase() !== 'no') return `Auto-Submitted: ${submitted.trim()}`;
+  if (submitted && submitted.trim().toLowerCase() !== 'no' && !fromDaemon) {
+    return `Auto-Submitted: ${submitted.trim()}`;
+  }
   if (m.header('x-autoreply') || m.header('x-autorespond') || m.header('x-autoresponder'))
     return 'X-Autoreply';
   if (/^auto[_-]?reply$/i.test(m.header('precedence')?.trim() ?? '')) return 'Precedence: auto_reply';

@@ -6,6 +6,9 @@
 /** How a recipient of a bounce report fared. */
 export type BounceClass = 'hard' | 'soft' | 'delivered';
 
+/** An SMTP command a remote server may refuse at (`CONN`: the connection or its greeting). */
+export type SmtpCommand = 'CONN' | 'HELO' | 'MAIL' | 'RCPT' | 'DATA';
+
 /** One recipient of a bounce report (an RFC 3464 per-recipient block, or what a plain-text notice names). */
 export interface BounceRecipient {
   /** `Final-Recipient` (or the address a plain-text notice names), lower-cased domain; null if none. */
@@ -19,6 +22,17 @@ export interface BounceRecipient {
   /** `Diagnostic-Code` or the remote server's words, one line. */
   diagnostic: string | null;
   class: BounceClass;
+  /** The remote server's SMTP reply code (`550`), when the report gives one. */
+  replyCode?: string | null;
+  /** The SMTP command the remote server refused (`RCPT`, `DATA`...), when the report says. */
+  command?: SmtpCommand | null;
+  /** `Remote-MTA`, or the host the notice says refused. */
+  remoteMta?: string | null;
+  /**
+   * The notice's human-readable words about this recipient, on one line (up to 2,000 characters): read by
+   * the reason classifier when the diagnostic says too little. Never stored.
+   */
+  notice?: string | null;
 }
 
 /** A parsed inbound message. */
@@ -30,6 +44,8 @@ export type InboundReport =
       recipients: BounceRecipient[];
       /** The bounced message's Message-ID (from the returned message or headers), with brackets. */
       originalMessageId: string | null;
+      /** The MTA or provider family that wrote the notice (`postfix`, `gmail`, `kddi`...), when told. */
+      mta?: string | null;
     }
   | {
       type: 'complaint';

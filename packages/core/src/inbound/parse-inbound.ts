@@ -2,9 +2,18 @@
  * Reads an inbound message (the bytes mailed to the bounce domain) with `mailparser` and says what it is:
  * an RFC 3464 DSN, an RFC 5965 ARF complaint, a plain-text bounce, an auto-reply, or nothing to act on.
  */
-import type { Attachment, ParsedMail } from 'mailparser';
+import type { ParsedMail } from 'mailparser';
 import { autoReplyReason } from './auto-reply.js';
 import type { BounceClass, BounceRecipient, InboundReport } from './inbound-report.js';
+import { noticeFamily } from './mta-family.js';
+import {
+  addressesIn,
+  type NoticeBlock,
+  noticeBlocks,
+  replyCodeIn,
+  smtpCommandIn,
+  splitReturnedCopy,
+} from './notice-text.js';
 import {
   addressField,
   cleanAddress,
@@ -15,7 +24,11 @@ import {
   oneLine,
   statusCodeIn,
 } from './report-fields.js';
-import { readTextBounce } from './text-bounce.js';
+import { readSesMail } from './ses-mail.js';
+import { isDaemonNotice, noticeWords, readTextBounce, type TextNotice } from './text-bounce.js';
+
+/** How much of a message's text is read as a notice: every MTA says what failed long before this. */
+const MAX_NOTICE_CHARS = 256 * 1024;
 
 const RETURNED_HEADERS = [
   'message/rfc822',
@@ -53,6 +66,13 @@ export function classify(mail: ParsedMail, raw: Uint8Array): InboundReport {
   const returnedHeaders = returned
     ? headerBlock(returned.content.toString('utf8'))
     : inlinedReturnedHeaders(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength));
+  const header = (name: string) => headerText(mail, name);
+  const from = mail.from?.text ?? header('from') ?? '';
+  const subject = mail.subject ?? '';
+  // A MIME tree mailparser could not read (a boundary folded without indentation) leaves no text: the
+  // notice's words are then read from the raw body.
+  const text = (mail.text?.trim() ? mail.text : rawBody(raw)).slice(0, MAX_NOTICE_CHARS);
+  const family = () => noticeFamily({ header, from, subject, text });
 
   const feedback = part('message/feedback-report');
   if (reportType === 'feedback-report' || feedback) {
@@ -70,34 +90,43 @@ export function classify(mail: ParsedMail, raw: Uint8Array): InboundReport {
   }
 
   const status = part('message/delivery-status') ?? part('message/global-delivery-status');
-  if (status) {
-    const recipients = dsnRecipients(status);
-    if (recipients.length > 0) {
-      return {
-        type: 'bounce',
-        format: 'dsn',
-        recipients,
-        originalMessageId: messageIdField(returnedHeaders?.get('message-id')),
-      };
-    }
+  // A report whose delivery-status part a broken MIME tree or a forwarder turned into text keeps its
+  // fields: read them from the text, then from the raw bytes.
+  const groups = status
+    ? fieldGroups(status.content.toString('utf8'))
+    : inlineStatusGroups(text, Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength));
+  const recipients = dsnRecipients(groups);
+  if (recipients.length > 0) {
+    const { own } = splitReturnedCopy(text);
+    const blocks = noticeBlocks(own, [...addressesIn(from), ...addressesIn(header('to') ?? '')]);
+    for (const r of recipients) withNotice(r, own, blocks, recipients.length);
+    return {
+      type: 'bounce',
+      format: 'dsn',
+      recipients,
+      originalMessageId: messageIdField(returnedHeaders?.get('message-id')),
+      mta: family(),
+    };
   }
 
-  const from = mail.from?.text ?? '';
-  const subject = mail.subject ?? '';
-  const text = mail.text ?? '';
-  const textBounce = readTextBounce({
+  const ses = readSesMail(text);
+  if (ses) return ses;
+
+  const notice: TextNotice = {
     from,
     subject,
     text,
     returnedMessageId: messageIdField(returnedHeaders?.get('message-id')),
-  });
-  if (textBounce) return textBounce;
-
-  const reason = autoReplyReason({
-    header: (name) => headerText(mail, name),
-    subject,
-    text,
-  });
+    to: header('to') ?? '',
+    failedRecipients: header('x-failed-recipients'),
+    returnedTo: returnedHeaders?.get('to') ?? null,
+  };
+  const reason = autoReplyReason({ header, subject, text, from });
+  // A person's automatic reply may mention a failure ("could not deliver"): only an MTA's own template or
+  // a daemon's report makes a bounce of a message that reads as an auto-reply.
+  if (reason && !isDaemonNotice(notice)) return { type: 'auto-reply', reason };
+  const textBounce = readTextBounce(notice);
+  if (textBounce?.type === 'bounce') return { ...textBounce, mta: family() };
   if (reason) return { type: 'auto-reply', reason };
   return {
     type: 'unrecognised',
@@ -107,28 +136,61 @@ export function classify(mail: ParsedMail, raw: Uint8Array): InboundReport {
   };
 }
 
-function dsnRecipients(part: Attachment): BounceRecipient[] {
-  const groups = fieldGroups(part.content.toString('utf8'));
+function dsnRecipients(groups: FieldGroup[]): BounceRecipient[] {
   // The first group is per-message (Reporting-MTA...); the rest are per recipient.
   return groups.filter((g) => g.has('final-recipient') || g.has('action')).map((g) => recipientOf(g));
 }
 
+/** The delivery-status fields of a report whose status part is not a MIME part of its own. */
+function inlineStatusGroups(text: string, raw: Buffer): FieldGroup[] {
+  for (const source of [text, raw.subarray(0, 256 * 1024).toString('latin1')]) {
+    const groups = fieldGroups(source).filter(
+      (g) => g.has('final-recipient') && (g.has('action') || g.has('status')),
+    );
+    if (groups.length > 0) return groups;
+  }
+  return [];
+}
+
 function recipientOf(g: FieldGroup): BounceRecipient {
   const action = (g.get('action') ?? '').trim().toLowerCase().split(/\s/)[0] ?? '';
-  const status = statusCodeIn(g.get('status') ?? '') ?? statusCodeIn(g.get('diagnostic-code') ?? '');
+  // Without a Diagnostic-Code, the Status field's comment is the reporting MTA's only explanation.
+  const diagnostic = g.get('diagnostic-code') ?? /\((.+)\)/.exec(g.get('status') ?? '')?.[1] ?? '';
+  const status = statusCodeIn(g.get('status') ?? '') ?? statusCodeIn(diagnostic);
   return {
     address: addressField(g.get('final-recipient')),
     originalAddress: addressField(g.get('original-recipient')),
     action,
     status,
-    diagnostic: oneLine(g.get('diagnostic-code') ?? null),
+    diagnostic: oneLine(diagnostic || null),
     class: dsnClass(action, status),
+    replyCode: replyCodeIn(diagnostic.replace(/^\s*[a-z-]+\s*;/i, ' ')),
+    command: diagnostic ? smtpCommandIn(diagnostic) : null,
+    remoteMta: oneLine(g.get('remote-mta')?.replace(/^\s*dns\s*;\s*/i, '') ?? null),
   };
 }
 
-/** RFC 3464 section 2.3.3 and RFC 3463: `failed` with 5.x.x is hard; 4.x.x and `delayed` soft. */
+/**
+ * Adds what the human-readable part says about `r`: the block naming its address, and for a lone
+ * recipient the whole part (the reason is often written above the address). MTAs often give the remote
+ * reply and the refused command only there.
+ */
+function withNotice(r: BounceRecipient, own: string, blocks: NoticeBlock[], count: number): void {
+  const wanted = [r.address, r.originalAddress].filter(Boolean).map((a) => (a as string).toLowerCase());
+  const block = blocks.find((b) => wanted.includes(b.address.toLowerCase()))?.text;
+  const words = count === 1 ? own : block;
+  if (!words) return;
+  r.notice = noticeWords(words);
+  r.command ??= smtpCommandIn(block ?? words);
+  r.replyCode ??= replyCodeIn(block ?? words);
+}
+
+/** RFC 3464 section 2.3.3 and RFC 3463: `failed` with 5.x.x is hard; 4.x.x and `delayed` soft; 2.x.x delivered. */
 function dsnClass(action: string, status: string | null): BounceClass {
   if (action === 'delivered' || action === 'relayed' || action === 'expanded') return 'delivered';
+  // A 2.x.x status is a success whatever the action says (Postfix's address-verification reports say
+  // `deliverable`).
+  if (action === 'deliverable' || status?.startsWith('2.')) return 'delivered';
   if (action === 'delayed') return 'soft';
   if (status?.startsWith('4.')) return 'soft';
   // 5.2.2 is "mailbox full": permanent for this message, not for the address.
@@ -142,6 +204,15 @@ function headerText(mail: ParsedMail, name: string): string | undefined {
   if (typeof value === 'string') return value;
   if (typeof value === 'object' && 'value' in value && typeof value.value === 'string') return value.value;
   return String(value);
+}
+
+/** The body of `raw` as text (after the header block), for a message whose MIME tree is unreadable. */
+function rawBody(raw: Uint8Array): string {
+  const text = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)
+    .subarray(0, 256 * 1024)
+    .toString('utf8');
+  const end = text.search(/\r?\n\r?\n/);
+  return end < 0 ? '' : text.slice(end).replace(/^--.*$|^content-[a-z-]+:.*$/gim, '');
 }
 
 function cleanOrNull(value: string | undefined): string | null {

@@ -1,0 +1,140 @@
+/**
+ * The bounce corpus (`fixtures/bounce-corpus/`, real bounces from Sisimai's set-of-emails with Sisimai's
+ * expected reasons) run through the parser and the reason classifier, with the agreement figures.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { BounceReason, ReasonGroup } from '../src/inbound/bounce-reasons.js';
+import { classifyReport, type ReasonVerdict } from '../src/inbound/classify-reason.js';
+import type { InboundReport } from '../src/inbound/inbound-report.js';
+import { parseInboundMessage } from '../src/inbound/parse-inbound.js';
+
+/** What a message of the corpus is, by Sisimai's reading. */
+export type CorpusKind = 'bounce' | 'delivery-report' | 'auto-reply' | 'complaint' | 'not-a-bounce';
+
+/** One recipient as Sisimai's test tables expect it. */
+export interface ExpectedRecipient {
+  index: number;
+  status: string;
+  replyCode: string;
+  reason: BounceReason;
+  hardBounce: boolean;
+  group: ReasonGroup;
+}
+
+/** One message of the manifest. */
+export interface CorpusMessage {
+  file: string;
+  family: string;
+  kind: CorpusKind;
+  expectedFrom: string;
+  recipients: ExpectedRecipient[];
+}
+
+/** One expected recipient next to what Mailroom made of it. */
+export interface CorpusRow {
+  message: CorpusMessage;
+  expected: ExpectedRecipient;
+  report: InboundReport;
+  /** Mailroom's verdict for the recipient at the same position (or the last one), if any. */
+  verdict: ReasonVerdict | undefined;
+}
+
+/** The figures of a run. */
+export interface CorpusFigures {
+  messages: number;
+  families: number;
+  bounces: number;
+  /** Bounces the parser read as a bounce report. */
+  recognised: number;
+  recipients: number;
+  groupAgreement: number;
+  reasonAgreement: number;
+  /** Delivery reports and auto-replies, and how many of them change nothing. */
+  noChange: { total: number; changedNothing: number };
+}
+
+const dir = (p: string) => fileURLToPath(new URL(`./fixtures/bounce-corpus/${p}`, import.meta.url));
+
+/** The manifest's messages. */
+export function corpusManifest(): CorpusMessage[] {
+  return (JSON.parse(readFileSync(dir('manifest.json'), 'utf8')) as { messages: CorpusMessage[] }).messages;
+}
+
+/** Runs every message of the corpus through `parseInboundMessage` and `classifyReport`. */
+export async function runCorpus(): Promise<{
+  rows: CorpusRow[];
+  figures: CorpusFigures;
+  reports: Map<string, InboundReport>;
+}> {
+  const messages = corpusManifest();
+  const rows: CorpusRow[] = [];
+  const reports = new Map<string, InboundReport>();
+  let recognised = 0;
+  let noChangeTotal = 0;
+  let changedNothing = 0;
+  for (const message of messages) {
+    const report = await parseInboundMessage(readFileSync(dir(`messages/${message.file}`)));
+    reports.set(message.file, report);
+    const verdicts = classifyReport(report);
+    if (message.kind === 'bounce' && report.type === 'bounce' && report.recipients.length > 0) recognised++;
+    if (message.kind === 'delivery-report' || message.kind === 'auto-reply') {
+      noChangeTotal++;
+      if (verdicts.every((v) => v.effect === 'none')) changedNothing++;
+    }
+    for (const [expected, verdict] of pair(message.recipients, verdicts)) {
+      rows.push({ message, expected, report, verdict });
+    }
+  }
+  const agree = (f: (r: CorpusRow) => boolean) => rows.filter(f).length;
+  return {
+    rows,
+    reports,
+    figures: {
+      messages: messages.length,
+      families: new Set(messages.map((m) => m.family)).size,
+      bounces: messages.filter((m) => m.kind === 'bounce').length,
+      recognised,
+      recipients: rows.length,
+      groupAgreement: agree((r) => groupOf(r) === r.expected.group),
+      reasonAgreement: agree((r) => r.verdict?.reason === r.expected.reason),
+      noChange: { total: noChangeTotal, changedNothing },
+    },
+  };
+}
+
+/**
+ * Pairs each expected recipient with one of Mailroom's verdicts for the message. Sisimai's tables give no
+ * addresses, so a message's recipients are compared as a set: same reason first, then same group, then
+ * in order; a report with fewer recipients lends its last verdict.
+ */
+function pair(
+  expected: ExpectedRecipient[],
+  verdicts: ReasonVerdict[],
+): Array<[ExpectedRecipient, ReasonVerdict | undefined]> {
+  const free = [...verdicts.keys()];
+  const chosen = new Map<ExpectedRecipient, ReasonVerdict>();
+  const take = (match: (e: ExpectedRecipient, v: ReasonVerdict) => boolean) => {
+    for (const e of expected) {
+      if (chosen.has(e)) continue;
+      const k = free.findIndex((i) => match(e, verdicts[i] as ReasonVerdict));
+      if (k < 0) continue;
+      chosen.set(e, verdicts[free[k] as number] as ReasonVerdict);
+      free.splice(k, 1);
+    }
+  };
+  take((e, v) => v.reason === e.reason);
+  take((e, v) => v.group === e.group);
+  take(() => true);
+  return expected.map((e) => [e, chosen.get(e) ?? verdicts.at(-1)]);
+}
+
+/** Mailroom's group for a row: an unrecognised message is no bounce. */
+export function groupOf(row: CorpusRow): ReasonGroup {
+  return row.verdict?.group ?? 'not-a-bounce';
+}
+
+/** `n` of `total` as a percentage with one decimal. */
+export function percent(n: number, total: number): string {
+  return `${((100 * n) / total).toFixed(1)} %`;
+}
