@@ -43,7 +43,7 @@ it('shows bounced and complained counts and the bounce diagnostic', async () => 
     expect(mailingPage).toContain('User unknown in virtual mailbox table');
     const deliveryPage = await get(`/dashboard/broadcasts/${ref}/delivery?address=ann%40example.org`);
     expect(deliveryPage).toContain('<dt>Diagnostic</dt>');
-    expect(deliveryPage).toContain('hard bounce: 5.1.1 smtp; 550 5.1.1');
+    expect(deliveryPage).toContain('hard bounce (userunknown): 5.1.1 smtp; 550 5.1.1');
     expect(deliveryPage).toContain('badge bounced');
     expect(deliveryPage).toContain('<h2>Bounces and complaints</h2>');
     expect(deliveryPage).toMatch(

@@ -63,6 +63,7 @@ for (const storeCase of storeCases()) {
       expect(receipt).toMatchObject({ outcome: 'applied', report: 'bounce' });
       expect(receipt.effects[0]).toMatchObject({
         signal: 'hard-bounce',
+        reason: 'userunknown',
         status: '5.1.1',
         deliveryChanged: true,
         suppressed: true,
@@ -127,6 +128,124 @@ for (const storeCase of storeCases()) {
       );
     });
 
+    it('a sender-side DSN (5.7.26 DMARC) marks the delivery bounced and never suppresses', async () => {
+      const { project, secret } = await setup(1);
+      const { ref, message } = await sendTo(secret, 'ann@gmail.test');
+      const receipt = await mailroom.inbound.receive(fixture('dsn-dmarc', message), {
+        envelopeTo: [message.envelopeFrom as string],
+      });
+      expect(receipt.effects[0]).toMatchObject({
+        signal: 'sender-side',
+        reason: 'authfailure',
+        status: '5.7.26',
+        deliveryChanged: true,
+        suppressed: false,
+      });
+      const delivery = await mailroom.getDelivery(secret, ref, 'ann@gmail.test');
+      expect(delivery.status).toBe('bounced');
+      expect(delivery.lastError).toContain('sender-side bounce (authfailure): 5.7.26');
+      // Not even with a soft-bounce limit of 1: a sender-side refusal says nothing of the address.
+      expect(await mailroom.store.findSuppressed(project.id, ['ann@gmail.test'])).toEqual([]);
+      const [event] = (await mailroom.listEvents(secret, { types: ['email.bounced'], limit: 10 })).items;
+      expect(event?.data.bounce).toMatchObject({
+        reason: 'authfailure',
+        class: 'sender-side',
+        status: '5.7.26',
+        source: 'dsn',
+      });
+      expect(event?.data.bounce?.diagnostic).toContain("domain's DMARC policy");
+      expect(
+        await mailroom.store.countInboundSignals({ projectId: project.id, kinds: ['sender-side'] }),
+      ).toEqual([{ kind: 'sender-side', domain: 'gmail.test', reason: 'authfailure', count: 1 }]);
+      // The next send to the address goes out.
+      const again = await sendTo(secret, 'ann@gmail.test');
+      expect((await mailroom.getDelivery(secret, again.ref, 'ann@gmail.test')).status).toBe('sent');
+    });
+
+    it('the return-path token is authoritative: no or a foreign Message-ID, or another recipient, still applies', async () => {
+      const { project, secret } = await setup();
+      // Headers only, no Message-ID (text-postfix returns none).
+      const a = await sendTo(secret, 'ann@example.org');
+      const none = await mailroom.inbound.receive(fixture('text-postfix', a.message), {
+        envelopeTo: [a.message.envelopeFrom as string],
+      });
+      expect(none.outcome).toBe('applied');
+      expect((await mailroom.getDelivery(secret, a.ref, 'ann@example.org')).status).toBe('bounced');
+      // A list or forwarder that re-sent the message under its own Message-ID, to an alias.
+      const b = await sendTo(secret, 'bob@example.org');
+      const forwarded = inboundFixture('dsn-postfix-hard', {
+        returnPath: b.message.envelopeFrom as string,
+        recipient: 'robert@forward.example.net',
+        messageId: '<list-1234@lists.example.net>',
+      });
+      const r = await mailroom.inbound.receive(forwarded, { envelopeTo: [b.message.envelopeFrom as string] });
+      expect(r.effects[0]).toMatchObject({ signal: 'hard-bounce', reason: 'userunknown', suppressed: true });
+      const delivery = await mailroom.getDelivery(secret, b.ref, 'bob@example.org');
+      expect(delivery.status).toBe('bounced');
+      const [signal] = await mailroom.store.listInboundSignals(delivery.id);
+      expect(signal).toMatchObject({
+        address: 'bob@example.org',
+        reportedAddress: 'robert@forward.example.net',
+        reportedMessageId: '<list-1234@lists.example.net>',
+        reason: 'userunknown',
+      });
+      const [event] = (
+        await mailroom.listEvents(secret, {
+          types: ['email.bounced'],
+          address: 'bob@example.org',
+          limit: 10,
+        })
+      ).items;
+      expect(event?.data.bounce).toMatchObject({
+        reported_address: 'robert@forward.example.net',
+        reported_message_id: '<list-1234@lists.example.net>',
+      });
+      expect(await mailroom.store.findSuppressed(project.id, ['robert@forward.example.net'])).toEqual([]);
+    });
+
+    it('a synchronous sender-side refusal (550 5.7.26 at DATA) fails the delivery without suppressing', async () => {
+      transport = memoryTransport({
+        failWith: (m) =>
+          m.to.address.endsWith('@gmail.test')
+            ? new MailroomError('TRANSPORT_PERMANENT', '550 5.7.26 DMARC policy violation', {
+                response:
+                  "550-5.7.26 Unauthenticated email from acme.test is not accepted due to domain's DMARC policy",
+                responseCode: 550,
+                command: 'DATA',
+              })
+            : undefined,
+      });
+      mailroom = createMailroom({ store: await storeCase.make(), transport, bounces: { domain: DOMAIN } });
+      const { project, secret } = await mailroom.admin.createProject({ name: 'Acme' });
+      await mailroom.admin.addSender(project.id, { address: SENDER });
+      const { ref } = await mailroom.broadcast(secret, {
+        subject: 'Hi',
+        sender: SENDER,
+        message: 'x',
+        recipients: ['ann@gmail.test', 'bob@gmail.test'],
+      });
+      await mailroom.worker.drain();
+      expect((await mailroom.getDelivery(secret, ref, 'ann@gmail.test')).status).toBe('failed');
+      expect(await mailroom.store.findSuppressed(project.id, ['ann@gmail.test', 'bob@gmail.test'])).toEqual(
+        [],
+      );
+      const bounced = (await mailroom.listEvents(secret, { types: ['email.bounced'], limit: 10 })).items;
+      expect(
+        bounced.map((e) => [e.data.bounce?.class, e.data.bounce?.reason, e.data.bounce?.source]),
+      ).toEqual([
+        ['sender-side', 'authfailure', 'smtp'],
+        ['sender-side', 'authfailure', 'smtp'],
+      ]);
+      const mailing = await mailroom.store.getMailing(project.id, ref);
+      expect(
+        await mailroom.store.countInboundSignals({
+          projectId: project.id,
+          kinds: ['sender-side'],
+          mailingId: mailing?.id as string,
+        }),
+      ).toEqual([{ kind: 'sender-side', domain: 'gmail.test', reason: 'authfailure', count: 2 }]);
+    });
+
     it('an ARF complaint marks complained, suppresses and unsubscribes, found by token or by Message-ID alone', async () => {
       const { project, secret } = await setup();
       const a = await sendTo(secret, 'ann@example.org');
@@ -178,7 +297,13 @@ for (const storeCase of storeCases()) {
       const types = (await mailroom.listEvents(secret, { limit: 10 })).items.map((e) => e.type).sort();
       expect(types).toEqual(['email.bounced', 'email.failed']);
       const bounced = (await mailroom.listEvents(secret, { types: ['email.bounced'], limit: 10 })).items[0];
-      expect(bounced?.data.bounce).toEqual({ class: 'hard', diagnostic: '550 5.1.1 no such user' });
+      expect(bounced?.data.bounce).toEqual({
+        reason: 'userunknown',
+        class: 'recipient-hard',
+        status: '5.1.1',
+        diagnostic: '550 5.1.1 no such user',
+        source: 'smtp',
+      });
       expect((await mailroom.store.findSuppressed(project.id, ['nobody@example.org']))[0]?.reason).toBe(
         'hard-bounce',
       );
@@ -198,17 +323,27 @@ for (const storeCase of storeCases()) {
       const f = await mailroom.inbound.receive(fixture('dsn-postfix-hard', message), {
         envelopeTo: [forged],
       });
-      expect(f).toMatchObject({ outcome: 'ignored', reason: 'forged or edited return-path token' });
+      expect(f).toMatchObject({
+        outcome: 'ignored',
+        code: 'forged-token',
+        reason: 'forged or edited return-path token',
+      });
       // Another project's delivery named in the report, under this delivery's token.
       const other = await mailroom.admin.createProject({ name: 'Other' });
       await mailroom.admin.addSender(other.project.id, { address: SENDER });
       const theirs = await sendTo(other.secret, 'ann@example.org');
       const crossed = fixture('dsn-postfix-hard', message, theirs.message.messageId);
       const c = await mailroom.inbound.receive(crossed, rcpt);
-      expect(c).toMatchObject({
+      expect(c).toMatchObject({ outcome: 'ignored', code: 'other-project' });
+      // Another delivery of the same project named under this delivery's token: neither is trusted.
+      const mine = await sendTo(secret, 'bob@example.org');
+      const sameProject = fixture('dsn-postfix-hard', message, mine.message.messageId);
+      expect(await mailroom.inbound.receive(sameProject, rcpt)).toMatchObject({
         outcome: 'ignored',
+        code: 'other-delivery',
         reason: 'the report names another message than its return path',
       });
+      expect((await mailroom.getDelivery(secret, mine.ref, 'bob@example.org')).status).toBe('sent');
       expect((await mailroom.getDelivery(secret, ref, 'ann@example.org')).status).toBe('sent');
       expect((await mailroom.getDelivery(other.secret, theirs.ref, 'ann@example.org')).status).toBe('sent');
       expect(await mailroom.store.findSuppressed(project.id, ['ann@example.org'])).toEqual([]);

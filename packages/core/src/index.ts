@@ -9,6 +9,16 @@ export { resolveRenderThreads, WORKER_DEFAULTS } from './delivery/worker-options
 export { createMailroom } from './engine/create-mailroom.js';
 export type * from './engine/mailroom-types.js';
 export * from './fetch/index.js';
+export type { BounceEffect, BounceReason, ReasonGroup, ReasonInfo } from './inbound/bounce-reasons.js';
+export {
+  BOUNCE_REASONS,
+  bounceEffect,
+  isBounceReason,
+  REASON_NAMES,
+  reasonGroup,
+} from './inbound/bounce-reasons.js';
+export type { ReasonInput, ReasonVerdict } from './inbound/classify-reason.js';
+export { classifyReason, classifyRecipient, classifyReport } from './inbound/classify-reason.js';
 export { MAX_INBOUND_BYTES } from './inbound/inbound-receiver.js';
 export type * from './inbound/inbound-report.js';
 export type * from './inbound/inbound-types.js';

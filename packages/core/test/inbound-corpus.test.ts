@@ -1,4 +1,4 @@
-import { parseInboundMessage } from '@mailroom/core';
+import { classifyRecipient, parseInboundMessage } from '@mailroom/core';
 import { describe, expect, it } from 'vitest';
 import { inboundFixture } from './inbound-fixtures.js';
 
@@ -10,16 +10,32 @@ const values = {
 
 /** What each fixture must be read as. */
 const CORPUS: Array<[string, Record<string, unknown>]> = [
-  ['dsn-postfix-hard', { type: 'bounce', format: 'dsn', class: 'hard', status: '5.1.1', id: true }],
-  ['dsn-delayed', { type: 'bounce', format: 'dsn', class: 'soft', status: '4.4.1', id: true }],
-  ['dsn-exchange-multi', { type: 'bounce', format: 'dsn', class: 'hard', status: '5.1.10', id: true }],
-  ['text-postfix', { type: 'bounce', format: 'text-bounce', class: 'hard', status: '5.1.1', id: false }],
-  ['text-exim', { type: 'bounce', format: 'text-bounce', class: 'hard', status: null, id: true }],
-  ['text-exim-delay', { type: 'bounce', format: 'text-bounce', class: 'soft', status: null, id: false }],
-  ['text-qmail', { type: 'bounce', format: 'text-bounce', class: 'hard', status: '5.1.1', id: true }],
-  ['text-exchange', { type: 'bounce', format: 'text-bounce', class: 'hard', status: '5.1.1', id: true }],
-  ['text-gmail', { type: 'bounce', format: 'text-bounce', class: 'hard', status: '5.1.1', id: false }],
-  ['text-gmail-full', { type: 'bounce', format: 'text-bounce', class: 'soft', status: '4.2.2', id: false }],
+  ['dsn-postfix-hard', { type: 'bounce', format: 'dsn', reason: 'userunknown', status: '5.1.1', id: true }],
+  ['dsn-dmarc', { type: 'bounce', format: 'dsn', reason: 'authfailure', status: '5.7.26', id: true }],
+  ['dsn-delayed', { type: 'bounce', format: 'dsn', reason: 'expired', status: '4.4.1', id: true }],
+  [
+    'dsn-exchange-multi',
+    { type: 'bounce', format: 'dsn', reason: 'userunknown', status: '5.1.10', id: true },
+  ],
+  [
+    'text-postfix',
+    { type: 'bounce', format: 'text-bounce', reason: 'userunknown', status: '5.1.1', id: false },
+  ],
+  ['text-exim', { type: 'bounce', format: 'text-bounce', reason: 'userunknown', status: null, id: true }],
+  ['text-exim-delay', { type: 'bounce', format: 'text-bounce', reason: 'expired', status: null, id: false }],
+  ['text-qmail', { type: 'bounce', format: 'text-bounce', reason: 'userunknown', status: '5.1.1', id: true }],
+  [
+    'text-exchange',
+    { type: 'bounce', format: 'text-bounce', reason: 'userunknown', status: '5.1.1', id: true },
+  ],
+  [
+    'text-gmail',
+    { type: 'bounce', format: 'text-bounce', reason: 'userunknown', status: '5.1.1', id: false },
+  ],
+  [
+    'text-gmail-full',
+    { type: 'bounce', format: 'text-bounce', reason: 'mailboxfull', status: '4.2.2', id: false },
+  ],
   ['arf-complaint', { type: 'complaint' }],
   ['auto-ooo', { type: 'auto-reply' }],
   ['auto-vacation', { type: 'auto-reply' }],
@@ -29,14 +45,14 @@ const CORPUS: Array<[string, Record<string, unknown>]> = [
 
 describe('inbound corpus: DSNs, ARF, plain-text bounces of common MTAs, auto-replies', () => {
   for (const [name, want] of CORPUS) {
-    it(`${name} is read as ${want.type}${want.class ? ` (${want.class})` : ''}`, async () => {
+    it(`${name} is read as ${want.type}${want.reason ? ` (${want.reason})` : ''}`, async () => {
       const report = await parseInboundMessage(inboundFixture(name, values));
       expect(report.type).toBe(want.type);
       if (report.type === 'bounce') {
         expect(report.format).toBe(want.format);
         const mine = report.recipients.find((r) => r.address === values.recipient);
         expect(mine, JSON.stringify(report.recipients)).toBeDefined();
-        expect(mine?.class).toBe(want.class);
+        expect(mine && classifyRecipient(mine, report.mta).reason).toBe(want.reason);
         expect(mine?.status).toBe(want.status);
         expect(report.originalMessageId).toBe(want.id ? values.messageId : null);
       }

@@ -4,11 +4,21 @@ import { buildDeliveryStatusNotification, buildFeedbackReport } from './simulato
 
 const DRIVER_NAME = 'simulator';
 
+/** What a receiving server says when the sender's domain fails DMARC (as Gmail words it). */
+const DMARC_TEXT = "Unauthenticated email from the sender's domain is not accepted due to its DMARC policy";
+
 /** The domain whose addresses act out outcomes. */
 export const SIMULATOR_DOMAIN = 'simulator.mailroom.test';
 
 /** The outcomes the simulator acts out, by the local part of the address (before any `+tag`). */
-export type SimulatedOutcome = 'bounce' | 'soft' | 'async-bounce' | 'complaint' | 'slow';
+export type SimulatedOutcome =
+  | 'bounce'
+  | 'soft'
+  | 'async-bounce'
+  | 'dmarc'
+  | 'async-dmarc'
+  | 'complaint'
+  | 'slow';
 
 /** The SMTP envelope a report arrives with, as an inbound listener would see it. */
 export interface SimulatorEnvelope {
@@ -27,7 +37,7 @@ export type InboundHook = (raw: Uint8Array, envelope: SimulatorEnvelope) => void
 /** Options of {@link simulatorTransport}. */
 export interface SimulatorTransportOptions {
   /**
-   * Where the asynchronous outcomes go: the bytes of a DSN (`async-bounce@`) or an ARF complaint
+   * Where the asynchronous outcomes go: the bytes of a DSN (`async-bounce@`, `async-dmarc@`) or an ARF complaint
    * (`complaint@`) and their envelope, addressed to the message's envelope sender (`envelopeFrom` when the
    * engine sets one, else the From address), as an MTA or a feedback loop would mail them back. Wire it
    * to the engine's inbound path (the one the inbound SMTP listener feeds). It can also be set later on
@@ -89,7 +99,9 @@ export interface SimulatorTransport extends MemoryTransport {
  * |---|---|
  * | `bounce@` | refused at once: `550 5.1.1` to `RCPT TO` (a hard bounce; the engine suppresses the address) |
  * | `soft@` | `451 4.3.0` twice for a message, then accepted (the worker's retries) |
+ * | `dmarc@` | refused at once: `550 5.7.26` after `DATA`, a DMARC failure (sender-side: the delivery fails, the address is not suppressed) |
  * | `async-bounce@` | accepted, then a DSN (RFC 3464, `5.1.1`) is mailed back to `onInbound` |
+ * | `async-dmarc@` | accepted, then a DSN (`5.7.26`, a DMARC rejection: sender-side) is mailed back to `onInbound` |
  * | `complaint@` | accepted, then an ARF complaint (RFC 5965) is mailed back to `onInbound` |
  * | `slow@` | accepted after 2 s |
  *
@@ -136,6 +148,7 @@ export function simulatorTransport(options: SimulatorTransportOptions = {}): Sim
     const outcome = outcomeOf(message.to.address);
     if (outcome === 'bounce')
       throw refusal(message, 550, '5.1.1', 'Recipient address rejected: User unknown');
+    if (outcome === 'dmarc') throw refusal(message, 550, '5.7.26', DMARC_TEXT, 'DATA');
     if (outcome === 'soft') {
       const failures = softFailures.get(message.messageId) ?? 0;
       if (failures < 2) {
@@ -154,6 +167,12 @@ export function simulatorTransport(options: SimulatorTransportOptions = {}): Sim
       const raw = buildDeliveryStatusNotification(about, {
         status: '5.1.1',
         diagnostic: `550 5.1.1 <${message.to.address}>: Recipient address rejected: User unknown (simulated)`,
+      });
+      schedule({ ...report, kind: 'dsn', raw, envelope: { envelopeTo: [returnPath], envelopeFrom: '' } });
+    } else if (outcome === 'async-dmarc') {
+      const raw = buildDeliveryStatusNotification(about, {
+        status: '5.7.26',
+        diagnostic: `550 5.7.26 ${DMARC_TEXT} (simulated)`,
       });
       schedule({ ...report, kind: 'dsn', raw, envelope: { envelopeTo: [returnPath], envelopeFrom: '' } });
     } else if (outcome === 'complaint') {
@@ -193,15 +212,29 @@ function outcomeOf(address: string): SimulatedOutcome | undefined {
   const at = address.lastIndexOf('@');
   if (at < 0 || address.slice(at + 1).toLowerCase() !== SIMULATOR_DOMAIN) return undefined;
   const local = address.slice(0, at).split('+')[0]?.toLowerCase();
-  const outcomes: readonly SimulatedOutcome[] = ['bounce', 'soft', 'async-bounce', 'complaint', 'slow'];
+  const outcomes: readonly SimulatedOutcome[] = [
+    'bounce',
+    'soft',
+    'async-bounce',
+    'dmarc',
+    'async-dmarc',
+    'complaint',
+    'slow',
+  ];
   return outcomes.find((o) => o === local);
 }
 
-function refusal(message: OutgoingMessage, code: number, status: string, text: string): MailroomError {
+function refusal(
+  message: OutgoingMessage,
+  code: number,
+  status: string,
+  text: string,
+  command = 'RCPT TO',
+): MailroomError {
   const response = `${code} ${status} <${message.to.address}>: ${text} (simulated)`;
   return new MailroomError(code >= 500 ? 'TRANSPORT_PERMANENT' : 'TRANSPORT_TRANSIENT', response, {
     responseCode: code,
-    command: 'RCPT TO',
+    command,
     response,
     source: DRIVER_NAME,
   });

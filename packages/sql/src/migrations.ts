@@ -4,6 +4,7 @@ import { columnTypes, tableOptions } from './column-types.js';
 import type { Db } from './connect.js';
 import { eventsAndWebhooks } from './migration-events.js';
 import { inboundSignalsMigration } from './migration-inbound.js';
+import { signalReasons } from './migration-signal-reasons.js';
 import { trackingSchema } from './migration-tracking.js';
 import { webhookPriority } from './migration-webhook-priority.js';
 import type { SqlKind } from './options.js';
@@ -316,6 +317,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '004_inbound_signals': inboundSignalsMigration(kind, columnTypes(kind), tableOptions),
     '005_tracking': trackingSchema(kind, columnTypes(kind), tableOptions),
     '006_webhook_priority': webhookPriority(kind, columnTypes(kind)),
+    '007_signal_reasons': signalReasons(kind, columnTypes(kind)),
   };
 }
 

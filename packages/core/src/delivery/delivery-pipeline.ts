@@ -1,6 +1,7 @@
-import { isMailroomError, type MailroomError } from '../base/errors.js';
+import { MailroomError } from '../base/errors.js';
 import type { EngineContext } from '../engine/engine-context.js';
-import { deliveryEventData } from '../events/event-outbox.js';
+import { recordRefusal, refusalEventData, type SignalFacts } from '../inbound/inbound-effects.js';
+import { refusalFacts } from '../inbound/refusal-reason.js';
 import { renderDelivery } from '../render/index.js';
 import type { DeliveryOutcome } from '../store/delivery-queue.js';
 import type { ClaimedDelivery, MailingRecord } from '../store/records.js';
@@ -90,26 +91,22 @@ export function createDeliveryPipeline(
     },
   });
 
-  /** Failed outcomes of a synchronous "no such user" refusal, with the reply: they emit `email.bounced` too. */
-  const refusals = new WeakMap<DeliveryOutcome, string>();
+  /** Failed outcomes of a relay's permanent refusal, with its facts: they emit `email.bounced` too. */
+  const refusals = new WeakMap<DeliveryOutcome, SignalFacts>();
 
-  /** The `email.bounced` event of a synchronous hard refusal (written with the failed outcome). */
+  /** The `email.bounced` event of a refusal at send time (written with the failed outcome). */
   function refusedEvent(
     delivery: ClaimedDelivery,
     mailing: MailingRecord,
     outcome: DeliveryOutcome,
-    reply: string,
+    facts: SignalFacts,
   ) {
     return ctx.outbox.event(
       delivery.projectId,
       'email.bounced',
       outcome.now,
       { mailingRef: mailing.ref, deliveryId: delivery.id, address: delivery.address },
-      {
-        ...deliveryEventData(delivery, mailing),
-        response: reply,
-        bounce: { class: 'hard', diagnostic: reply },
-      },
+      refusalEventData(delivery, mailing, facts),
     );
   }
 
@@ -350,15 +347,12 @@ export function createDeliveryPipeline(
       }
       if (pressure === 'slow-down') result = 'slow-down';
       const outcome = failureOutcome(delivery, error, opts, since, clock.now());
-      if (isMailroomError(error, 'TRANSPORT_PERMANENT') && isNoSuchUser(error)) {
-        await store.addSuppression({
-          projectId: delivery.projectId,
-          address: delivery.address,
-          reason: 'hard-bounce',
-          detail: error.response ?? error.message,
-          createdAt: clock.now(),
-        });
-        refusals.set(outcome, error.response ?? error.message);
+      // A permanent refusal is a bounce with a reason, and has that reason's effect: a recipient-hard
+      // one suppresses the address, a sender-side one (DMARC, a blocklist, a rate) never does.
+      const facts = error instanceof MailroomError ? refusalFacts(error) : undefined;
+      if (facts && outcome.status === 'failed') {
+        await recordRefusal(ctx, delivery, facts);
+        refusals.set(outcome, facts);
       }
       return outcome;
     } finally {
@@ -388,15 +382,4 @@ export function createDeliveryPipeline(
 /** What the tracking tokens of one delivery name (used only when its mailing is tracked). */
 function trackingStamp(delivery: ClaimedDelivery, now: Date) {
   return { deliveryId: delivery.id, sentAt: Math.floor(now.getTime() / 1000) };
-}
-
-// RFC 3463 5.1.x to RCPT TO: bad destination mailbox ("no such user"): the address will never work. The same
-// code after MAIL FROM speaks of the sender, so only a reply to RCPT (or after DATA for one recipient) counts.
-function isNoSuchUser(error: MailroomError): boolean {
-  if (error.command !== undefined && error.command !== 'RCPT TO' && error.command !== 'DATA') return false;
-  const text = error.response ?? error.message;
-  return (
-    /\b5\.1\.[0-9]\b/.test(text) ||
-    (error.responseCode === 550 && /no such user|unknown user|mailbox unavailable/i.test(text))
-  );
 }

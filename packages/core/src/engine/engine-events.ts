@@ -1,5 +1,5 @@
 import type { MailingProgress, SourcePageEvent } from '../admin/engine-views.js';
-import type { InboundEffect } from '../inbound/inbound-types.js';
+import type { InboundEffect, InboundMessageEvent } from '../inbound/inbound-types.js';
 import type { DeliveryStatus, InboundSignalSource, MailingRecord } from '../store/records.js';
 
 /** Events the engine emits. */
@@ -62,4 +62,9 @@ export interface MailroomEvents {
   unsubscribe: (event: { projectId: string; address: string; broadcastRef: string }) => void;
   /** An inbound bounce, complaint or delivery report was applied to a delivery (not on repeats). */
   inbound: (event: InboundEffect & { source: InboundSignalSource }) => void;
+  /**
+   * An inbound message or provider notification was taken (applied, a repeat, ignored, or deferred), or
+   * refused by the listener before it was read: what became of it and why (metrics).
+   */
+  'inbound:message': (event: InboundMessageEvent) => void;
 }

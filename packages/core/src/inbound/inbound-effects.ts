@@ -1,31 +1,81 @@
 /**
  * What an inbound signal changes: the core decides, the store applies it in one transaction
- * (`Store.applyInboundSignal`). Shared by inbound mail (DSN, ARF, text bounces) and provider notifications.
+ * (`Store.applyInboundSignal`). Shared by inbound mail (DSN, ARF, text bounces), provider notifications
+ * and the relay's refusals at send time, so that a bounce's reason has one effect wherever it was learnt
+ * (the table of `bounce-reasons.ts`).
  */
 
 import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
 import type { EngineContext } from '../engine/engine-context.js';
 import { deliveryEventData } from '../events/event-outbox.js';
-import type { EventType } from '../store/event-records.js';
+import type { BounceData, EventType } from '../store/event-records.js';
 import type { InboundSignalWrite } from '../store/inbound-signal-store.js';
-import type { DeliveryRecord, InboundSignalKind, InboundSignalSource } from '../store/records.js';
+import type {
+  DeliveryRecord,
+  InboundSignalKind,
+  InboundSignalSource,
+  MailingRecord,
+} from '../store/records.js';
+import type { BounceReason } from './bounce-reasons.js';
+import type { ReasonVerdict } from './classify-reason.js';
 import type { InboundEffect } from './inbound-types.js';
 
 /** The event each kind of signal emits (a delivery report emits none). */
 const EVENT_OF: Record<InboundSignalKind, EventType | undefined> = {
   'hard-bounce': 'email.bounced',
   'soft-bounce': 'email.bounced',
+  'sender-side': 'email.bounced',
   complaint: 'email.complained',
   delivered: undefined,
+};
+
+/** The class an `email.bounced` event names for each bouncing kind. */
+const CLASS_OF: Partial<Record<InboundSignalKind, BounceData['class']>> = {
+  'hard-bounce': 'recipient-hard',
+  'soft-bounce': 'soft',
+  'sender-side': 'sender-side',
 };
 
 /** One signal about one delivery, as the core read it. */
 export interface SignalFacts {
   kind: InboundSignalKind;
   source: InboundSignalSource;
+  /** The reason of the taxonomy (`feedback` for a complaint, `delivered` for a delivery report). */
+  reason: BounceReason;
   status: string | null;
   diagnostic: string | null;
+  /**
+   * False for a temporary failure (a 4.x.x, a delay notice): a sender-side one leaves the delivery `sent`.
+   * @default true
+   */
+  final?: boolean;
+  /** The recipient the report named, when it is not the delivery's address. */
+  reportedAddress?: string | null;
+  /** The returned copy's Message-ID, when it is not the delivery's. */
+  reportedMessageId?: string | null;
+  /** The key that makes a repeat a no-op. @default `<kind>:<delivery id>` */
+  dedupeKey?: string;
+}
+
+/**
+ * The signal kind of a classified bounce, from its effect: `suppress` is a hard bounce, `count-soft` a
+ * soft one, `record-sender-side` a sender-side one; of the rest only a delivery report is a signal (an
+ * auto-reply or a complaint report read as a bounce is none).
+ */
+export function signalKindOf(
+  verdict: Pick<ReasonVerdict, 'effect' | 'reason'>,
+): InboundSignalKind | undefined {
+  switch (verdict.effect) {
+    case 'suppress':
+      return 'hard-bounce';
+    case 'count-soft':
+      return 'soft-bounce';
+    case 'record-sender-side':
+      return 'sender-side';
+    case 'none':
+      return verdict.reason === 'delivered' ? 'delivered' : undefined;
+  }
 }
 
 /**
@@ -57,14 +107,7 @@ export async function applySignal(
       {
         ...deliveryEventData(delivery, mailing),
         response: facts.diagnostic,
-        ...(facts.kind === 'complaint'
-          ? {}
-          : {
-              bounce: {
-                class: facts.kind === 'hard-bounce' ? ('hard' as const) : ('soft' as const),
-                diagnostic: [facts.status, facts.diagnostic].filter(Boolean).join(' ') || null,
-              },
-            }),
+        ...(facts.kind === 'complaint' ? {} : { bounce: bounceData(facts) }),
       },
     );
   }
@@ -76,6 +119,7 @@ export async function applySignal(
     deliveryId: delivery.id,
     address: delivery.address,
     signal: facts.kind,
+    reason: facts.reason,
     status: facts.status,
     diagnostic: facts.diagnostic,
     applied: result.applied,
@@ -88,6 +132,7 @@ export async function applySignal(
         projectId: delivery.projectId,
         delivery: delivery.id,
         signal: facts.kind,
+        reason: facts.reason,
         source: facts.source,
         status: facts.status,
         suppressed: result.suppressed,
@@ -97,6 +142,56 @@ export async function applySignal(
     ctx.events.emit('inbound', { ...effect, source: facts.source });
   }
   return effect;
+}
+
+/**
+ * Record the relay's refusal of a delivery being sent (a 5xx reply at send time), by the same rules as a
+ * bounce: a recipient-hard reason suppresses the address, a soft one counts towards the streak, a
+ * sender-side one is only recorded. The delivery itself is left to the worker's outcome (`failed`), and
+ * so is the `email.bounced` event ({@link refusalEventData}). Keyed by attempt: a repeat changes nothing.
+ */
+export async function recordRefusal(
+  ctx: EngineContext,
+  delivery: DeliveryRecord,
+  facts: SignalFacts,
+): Promise<{ suppressed: boolean }> {
+  const now = ctx.clock.now();
+  const write = signalWrite(
+    delivery,
+    { ...facts, dedupeKey: facts.dedupeKey ?? `${facts.kind}:${delivery.id}:${delivery.attempts}` },
+    ctx.bounces?.softBounceLimit ?? 3,
+    now,
+  );
+  delete write.delivery;
+  const result = await ctx.store.applyInboundSignal(write);
+  return { suppressed: result.suppressed };
+}
+
+/** The `data` of the `email.bounced` event of a refusal at send time (written with the failed outcome). */
+export function refusalEventData(
+  delivery: DeliveryRecord,
+  mailing: Pick<MailingRecord, 'ref' | 'kind'>,
+  facts: SignalFacts,
+) {
+  return { ...deliveryEventData(delivery, mailing), response: facts.diagnostic, bounce: bounceData(facts) };
+}
+
+/** The `bounce` member of an `email.bounced` event. */
+export function bounceData(facts: SignalFacts): BounceData {
+  return {
+    reason: facts.reason,
+    class: CLASS_OF[facts.kind] ?? 'soft',
+    status: facts.status,
+    diagnostic: facts.diagnostic,
+    source: facts.source,
+    ...(facts.reportedAddress ? { reported_address: facts.reportedAddress } : {}),
+    ...(facts.reportedMessageId ? { reported_message_id: facts.reportedMessageId } : {}),
+  };
+}
+
+/** The destination domain of an address: after its last `@`, lower-cased. */
+export function domainOf(address: string): string {
+  return address.slice(address.lastIndexOf('@') + 1).toLowerCase();
 }
 
 /** The store write of one signal: the rules of the issue, as data. */
@@ -109,28 +204,34 @@ export function signalWrite(
   const signal = {
     id: newId('sig', now.getTime()),
     projectId: delivery.projectId,
+    mailingId: delivery.mailingId,
     deliveryId: delivery.id,
     address: delivery.address,
+    domain: domainOf(delivery.address),
     kind: facts.kind,
     source: facts.source,
+    reason: facts.reason,
     status: facts.status,
     diagnostic: facts.diagnostic,
-    dedupeKey: `${facts.kind}:${delivery.id}`,
+    reportedAddress: facts.reportedAddress ?? null,
+    reportedMessageId: facts.reportedMessageId ?? null,
+    dedupeKey: facts.dedupeKey ?? `${facts.kind}:${delivery.id}`,
     createdAt: now,
   };
   const words = [facts.status, facts.diagnostic].filter(Boolean).join(' ');
+  const said = `(${facts.reason}): ${words || facts.source}`;
   const suppression = (reason: 'hard-bounce' | 'soft-bounce' | 'complaint') => ({
     projectId: delivery.projectId,
     address: delivery.address,
     reason,
-    detail: words === '' ? facts.source : `${facts.source}: ${words}`.slice(0, 500),
+    detail: `${facts.source} ${facts.reason}${words === '' ? '' : `: ${words}`}`.slice(0, 500),
     createdAt: now,
   });
   switch (facts.kind) {
     case 'hard-bounce':
       return {
         signal,
-        delivery: { status: 'bounced', from: ['sent'], lastError: `hard bounce: ${words || facts.source}` },
+        delivery: { status: 'bounced', from: ['sent'], lastError: `hard bounce ${said}` },
         suppress: suppression('hard-bounce'),
         now,
       };
@@ -138,8 +239,19 @@ export function signalWrite(
       return {
         signal,
         // The delivery stays sent (the MTA may still deliver it); the diagnostic is kept for the dashboard.
-        delivery: { status: 'sent', from: ['sent'], lastError: `soft bounce: ${words || facts.source}` },
+        delivery: { status: 'sent', from: ['sent'], lastError: `soft bounce ${said}` },
         softBounce: { suppressAt: softBounceLimit, suppression: suppression('soft-bounce') },
+        now,
+      };
+    case 'sender-side':
+      // The message did not arrive, but the address is not at fault: never suppressed, and the soft
+      // streak is left as it is (the recipient's mailbox said nothing about itself).
+      return {
+        signal,
+        delivery:
+          facts.final === false
+            ? { status: 'sent', from: ['sent'], lastError: `sender-side refusal ${said}` }
+            : { status: 'bounced', from: ['sent'], lastError: `sender-side bounce ${said}` },
         now,
       };
     case 'complaint':

@@ -7,12 +7,16 @@
 
 import { isMailroomError } from '../base/errors.js';
 import type { EngineContext } from '../engine/engine-context.js';
-import type { DeliveryRecord, InboundSignalKind, InboundSignalSource } from '../store/records.js';
-import { applySignal } from './inbound-effects.js';
+import type { DeliveryRecord, InboundSignalSource } from '../store/records.js';
+import { bounceEffect, reasonGroup } from './bounce-reasons.js';
+import { classifyReason, classifyRecipient } from './classify-reason.js';
+import { applySignal, type SignalFacts, signalKindOf } from './inbound-effects.js';
 import type { BounceRecipient, InboundReport } from './inbound-report.js';
 import type {
   InboundEffect,
   InboundEnvelope,
+  InboundIgnoreCode,
+  InboundMessageEvent,
   InboundReceipt,
   MailroomInbound,
   ProviderSignal,
@@ -20,17 +24,35 @@ import type {
 import { parseInboundMessage } from './parse-inbound.js';
 import { createNotifications, type NotificationOptions } from './provider-notifications.js';
 
-/** Largest inbound message read; the SMTP listener refuses larger ones at DATA. */
+/** Largest inbound message read; the SMTP listener refuses larger ones at MAIL FROM or DATA. */
 export const MAX_INBOUND_BYTES = 10 * 1024 * 1024;
+
+/** The delivery a report is about, or why none is. */
+type Found = { delivery: DeliveryRecord } | { code: InboundIgnoreCode; reason: string };
 
 /** The engine's `inbound` member. */
 export function createInbound(ctx: EngineContext, notifications: NotificationOptions = {}): MailroomInbound {
   const { logger } = ctx;
   const domain = ctx.bounces?.domain;
 
-  const ignored = (report: InboundReceipt['report'], reason: string, log: Record<string, unknown>) => {
-    logger.warn({ ...log, report, reason }, 'inbound message ignored');
-    return { outcome: 'ignored', report, reason, effects: [] } satisfies InboundReceipt;
+  const ignored = (
+    report: InboundReceipt['report'],
+    code: InboundIgnoreCode,
+    reason: string,
+    log: Record<string, unknown>,
+  ): InboundReceipt => {
+    logger.warn({ ...log, report, reason, code }, 'inbound message ignored');
+    return { outcome: 'ignored', report, reason, code, effects: [] };
+  };
+
+  const counted = (via: InboundMessageEvent['via'], receipt: InboundReceipt): InboundReceipt => {
+    ctx.events.emit('inbound:message', {
+      via,
+      report: receipt.report,
+      outcome: receipt.outcome,
+      code: receipt.code ?? null,
+    });
+    return receipt;
   };
 
   /** The delivery named by a valid token among `addresses`, or why there is none. */
@@ -62,6 +84,24 @@ export function createInbound(ctx: EngineContext, notifications: NotificationOpt
     return delivery?.messageId === bracketed ? delivery : undefined;
   }
 
+  /**
+   * Whether a report whose token names `delivery` may apply to it, given the Message-ID of its returned
+   * copy: the token is authoritative (a forwarder or a list changes the Message-ID, an MTA may return
+   * no copy), unless that Message-ID names another delivery of this engine: then the two verifiable
+   * names disagree and neither is trusted.
+   */
+  async function agrees(delivery: DeliveryRecord, messageId: string | null): Promise<Found> {
+    if (!messageId || messageId === delivery.messageId) return { delivery };
+    const named = await byMessageId(messageId);
+    if (!named) return { delivery };
+    return named.projectId === delivery.projectId
+      ? { code: 'other-delivery', reason: 'the report names another message than its return path' }
+      : {
+          code: 'other-project',
+          reason: "the report names another project's message than its return path",
+        };
+  }
+
   function isAtDomain(address: string): boolean {
     return domain !== undefined && address.toLowerCase().endsWith(`@${domain}`);
   }
@@ -76,31 +116,39 @@ export function createInbound(ctx: EngineContext, notifications: NotificationOpt
     log: Record<string, unknown>,
   ): Promise<InboundReceipt> {
     const found = await byToken(envelope.envelopeTo);
-    if (found === 'forged') return ignored('bounce', 'forged or edited return-path token', log);
-    if (!found) return ignored('bounce', 'no valid return-path token', log);
-    const delivery = found;
-    if (report.originalMessageId && report.originalMessageId !== delivery.messageId) {
-      // The token names one delivery, the report another (of this project or another): trust neither.
-      return ignored('bounce', 'the report names another message than its return path', {
-        ...log,
-        delivery: delivery.id,
-      });
+    if (found === 'forged')
+      return ignored('bounce', 'forged-token', 'forged or edited return-path token', log);
+    if (!found) return ignored('bounce', 'no-token', 'no valid return-path token', log);
+    const checked = await agrees(found, report.originalMessageId);
+    if (!('delivery' in checked)) {
+      return ignored('bounce', checked.code, checked.reason, { ...log, delivery: found.id });
     }
+    const delivery = checked.delivery;
     const recipient = recipientFor(report.recipients, delivery.address);
-    if (!recipient) {
-      return ignored('bounce', 'the report names other recipients than the delivery', {
+    if (!recipient) return ignored('bounce', 'not-a-bounce', 'the report names no recipient', log);
+    const verdict = classifyRecipient(recipient, report.mta);
+    const kind = signalKindOf(verdict);
+    if (!kind) {
+      return ignored('bounce', 'not-a-bounce', `the report is no bounce (${verdict.reason})`, {
         ...log,
         delivery: delivery.id,
       });
     }
-    const kind: InboundSignalKind =
-      recipient.class === 'hard' ? 'hard-bounce' : recipient.class === 'soft' ? 'soft-bounce' : 'delivered';
+    const reported = recipient.address ?? recipient.originalAddress;
     const source: InboundSignalSource = report.format === 'dsn' ? 'dsn' : 'text-bounce';
     const effect = await applySignal(ctx, delivery, {
       kind,
       source,
+      reason: verdict.reason,
       status: recipient.status,
       diagnostic: recipient.diagnostic,
+      final: verdict.final,
+      reportedAddress:
+        reported && reported.toLowerCase() !== delivery.address.toLowerCase() ? reported : null,
+      reportedMessageId:
+        report.originalMessageId && report.originalMessageId !== delivery.messageId
+          ? report.originalMessageId
+          : null,
     });
     return receipt('bounce', [effect]);
   }
@@ -111,25 +159,25 @@ export function createInbound(ctx: EngineContext, notifications: NotificationOpt
     log: Record<string, unknown>,
   ): Promise<InboundReceipt> {
     const found = await byToken([...envelope.envelopeTo, report.originalMailFrom]);
-    if (found === 'forged') return ignored('complaint', 'forged or edited return-path token', log);
-    const byId = await byMessageId(report.originalMessageId);
-    if (found && byId && found.id !== byId.id) {
-      return ignored('complaint', 'the report names another message than its return path', {
-        ...log,
-        delivery: found.id,
-      });
+    if (found === 'forged') {
+      return ignored('complaint', 'forged-token', 'forged or edited return-path token', log);
     }
-    const delivery = found ?? byId;
-    if (!delivery) return ignored('complaint', 'names no delivery of this engine', log);
-    if (found && report.originalMessageId && report.originalMessageId !== delivery.messageId) {
-      return ignored('complaint', 'the report names another message than its return path', {
-        ...log,
-        delivery: delivery.id,
-      });
+    let delivery: DeliveryRecord | undefined;
+    if (found) {
+      const checked = await agrees(found, report.originalMessageId);
+      if (!('delivery' in checked)) {
+        return ignored('complaint', checked.code, checked.reason, { ...log, delivery: found.id });
+      }
+      delivery = checked.delivery;
+    } else {
+      // Without a token only the unguessable Message-ID, which only the recipient saw, names it.
+      delivery = await byMessageId(report.originalMessageId);
     }
+    if (!delivery) return ignored('complaint', 'no-token', 'names no delivery of this engine', log);
     const effect = await applySignal(ctx, delivery, {
       kind: 'complaint',
       source: 'arf',
+      reason: 'feedback',
       status: null,
       diagnostic: `feedback-type ${report.feedbackType}`,
     });
@@ -140,23 +188,93 @@ export function createInbound(ctx: EngineContext, notifications: NotificationOpt
     await ctx.ready();
     const log = { source: signal.source, messageId: signal.messageId };
     const delivery = await byMessageId(signal.messageId);
-    if (!delivery) return ignored('notification', 'names no delivery of this engine', log);
+    if (!delivery) {
+      return ignored('notification', 'unknown-message', 'names no delivery of this engine', log);
+    }
     if (delivery.address.toLowerCase() !== signal.address.toLowerCase()) {
-      return ignored('notification', 'names another recipient than the delivery', {
+      return ignored('notification', 'other-recipient', 'names another recipient than the delivery', {
         ...log,
         delivery: delivery.id,
       });
     }
-    const effect = await applySignal(ctx, delivery, {
-      kind: signal.kind,
-      source: signal.source,
-      status: signal.status ?? null,
-      diagnostic: signal.diagnostic ?? null,
-    });
+    const facts = providerFacts(signal);
+    if (!facts) {
+      return ignored('notification', 'not-a-bounce', 'names no failure', { ...log, delivery: delivery.id });
+    }
+    const effect = await applySignal(ctx, delivery, facts);
     return receipt('notification', [effect]);
   }
 
-  const notify = createNotifications(ctx, notifications, applyProviderSignal);
+  /** Emits `inbound:message` for a deferral; returns the error to rethrow. */
+  const deferred = (via: InboundMessageEvent['via'], report: InboundReceipt['report'], error: unknown) => {
+    ctx.events.emit('inbound:message', {
+      via,
+      report,
+      outcome: 'deferred',
+      code: isMailroomError(error, 'INBOUND_DEFERRED') ? 'not-sent-yet' : 'store-failed',
+    });
+    return error;
+  };
+
+  async function countedSignal(signal: ProviderSignal): Promise<InboundReceipt> {
+    try {
+      return counted(signal.source, await applyProviderSignal(signal));
+    } catch (error) {
+      throw deferred(signal.source, 'notification', error);
+    }
+  }
+
+  const notify = createNotifications(ctx, notifications, countedSignal);
+
+  async function receive(raw: Uint8Array, envelope: InboundEnvelope): Promise<InboundReceipt> {
+    await ctx.ready();
+    const log = {
+      envelopeTo: envelope.envelopeTo.slice(0, 5),
+      remoteAddress: envelope.remoteAddress,
+      bytes: raw.byteLength,
+    };
+    if (!ctx.bounces) return ignored('unrecognised', 'disabled', 'the engine has no bounces option', log);
+    if (raw.byteLength > MAX_INBOUND_BYTES) {
+      return ignored('unrecognised', 'too-large', 'message too large', log);
+    }
+    let report: InboundReport;
+    try {
+      report = await parseInboundMessage(raw);
+    } catch (error) {
+      logger.warn({ ...log, err: error }, 'inbound message could not be parsed');
+      return {
+        outcome: 'ignored',
+        report: 'unrecognised',
+        reason: 'unreadable MIME',
+        code: 'unreadable',
+        effects: [],
+      };
+    }
+    try {
+      switch (report.type) {
+        case 'bounce':
+          return await onBounce(report, envelope, log);
+        case 'complaint':
+          return await onComplaint(report, envelope, log);
+        case 'auto-reply':
+          logger.info({ ...log, reason: report.reason }, 'inbound auto-reply ignored');
+          return {
+            outcome: 'ignored',
+            report: 'auto-reply',
+            reason: report.reason,
+            code: 'auto-reply',
+            effects: [],
+          };
+        default:
+          return ignored('unrecognised', 'unrecognised', report.reason, log);
+      }
+    } catch (error) {
+      if (!isMailroomError(error, 'INBOUND_DEFERRED')) {
+        logger.error({ ...log, err: error }, 'inbound message could not be applied');
+      }
+      throw deferred('smtp', report.type, error);
+    }
+  }
 
   return {
     enabled: ctx.bounces !== undefined,
@@ -167,53 +285,63 @@ export function createInbound(ctx: EngineContext, notifications: NotificationOpt
     },
 
     async receive(raw, envelope) {
-      await ctx.ready();
-      const log = {
-        envelopeTo: envelope.envelopeTo.slice(0, 5),
-        remoteAddress: envelope.remoteAddress,
-        bytes: raw.byteLength,
-      };
-      if (!ctx.bounces) return ignored('unrecognised', 'the engine has no bounces option', log);
-      if (raw.byteLength > MAX_INBOUND_BYTES) return ignored('unrecognised', 'message too large', log);
-      let report: InboundReport;
-      try {
-        report = await parseInboundMessage(raw);
-      } catch (error) {
-        logger.warn({ ...log, err: error }, 'inbound message could not be parsed');
-        return { outcome: 'ignored', report: 'unrecognised', reason: 'unreadable MIME', effects: [] };
-      }
-      try {
-        switch (report.type) {
-          case 'bounce':
-            return await onBounce(report, envelope, log);
-          case 'complaint':
-            return await onComplaint(report, envelope, log);
-          case 'auto-reply':
-            logger.info({ ...log, reason: report.reason }, 'inbound auto-reply ignored');
-            return { outcome: 'ignored', report: 'auto-reply', reason: report.reason, effects: [] };
-          default:
-            return ignored('unrecognised', report.reason, log);
-        }
-      } catch (error) {
-        if (!isMailroomError(error, 'INBOUND_DEFERRED')) {
-          logger.error({ ...log, err: error }, 'inbound message could not be applied');
-        }
-        throw error;
-      }
+      return counted('smtp', await receive(raw, envelope));
     },
 
-    applyProviderSignal,
+    applyProviderSignal: countedSignal,
 
     async notification(provider, body) {
       await ctx.ready();
-      return notify(provider, body);
+      // Each signal of a notification is counted as it is applied; one that holds none is counted here.
+      const result = await notify(provider, body);
+      if (result.outcome === 'ignored' && result.code === undefined) {
+        return counted(provider, { ...result, code: 'not-a-bounce' });
+      }
+      return result;
+    },
+
+    refused(code, envelope) {
+      logger.warn(
+        { envelopeTo: envelope.envelopeTo?.slice(0, 5), remoteAddress: envelope.remoteAddress, code },
+        code === 'too-large'
+          ? 'inbound message over the size cap refused'
+          : 'inbound message deferred: rate limit',
+      );
+      ctx.events.emit('inbound:message', {
+        via: 'smtp',
+        report: 'unrecognised',
+        outcome: code === 'too-large' ? 'ignored' : 'deferred',
+        code,
+      });
     },
   };
 }
 
+/** The facts of a provider's signal: a bounce is classified as any bounce, the provider's word as a hint. */
+function providerFacts(signal: ProviderSignal): SignalFacts | undefined {
+  const base = {
+    source: signal.source,
+    status: signal.status ?? null,
+    diagnostic: signal.diagnostic ?? null,
+  };
+  if (signal.kind === 'complaint') return { ...base, kind: 'complaint', reason: 'feedback' };
+  if (signal.kind === 'delivered') return { ...base, kind: 'delivered', reason: 'delivered' };
+  const verdict = classifyReason({ status: signal.status ?? null, diagnostic: signal.diagnostic ?? null });
+  const vague = verdict.reason === 'onhold' || verdict.reason === 'undefined';
+  const reason = vague && signal.reason ? signal.reason : verdict.reason;
+  // A provider's transient bounce is not final, whatever the code it quotes.
+  const final = signal.kind === 'soft-bounce' ? false : verdict.final;
+  const kind = signalKindOf({ reason, effect: bounceEffect(reason, { final }) });
+  if (!kind || reasonGroup(reason) === 'not-a-bounce') {
+    return reason === 'delivered' ? { ...base, kind: 'delivered', reason } : undefined;
+  }
+  return { ...base, kind, reason, final };
+}
+
 /**
- * The report's block about `address`: by Final- or Original-Recipient; a single block otherwise (the
- * message was forwarded and bounced under another address). Several blocks, none of them ours: none.
+ * The report's block about `address`: by Final- or Original-Recipient; otherwise the first that failed
+ * (or was delayed), else the first. The return path names one delivery, so a block naming another
+ * address is about it under another name (a forward, an alias): recorded, not a reason to drop.
  */
 function recipientFor(recipients: readonly BounceRecipient[], address: string): BounceRecipient | undefined {
   const wanted = address.toLowerCase();
@@ -221,5 +349,5 @@ function recipientFor(recipients: readonly BounceRecipient[], address: string): 
     (r) => r.address?.toLowerCase() === wanted || r.originalAddress?.toLowerCase() === wanted,
   );
   if (match) return match;
-  return recipients.length === 1 ? recipients[0] : undefined;
+  return recipients.find((r) => r.action === 'failed' || r.action === 'delayed') ?? recipients[0];
 }

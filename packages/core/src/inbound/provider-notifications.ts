@@ -7,6 +7,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { MailroomError } from '../base/errors.js';
 import type { BaseContext } from '../engine/base-context.js';
 import type { InboundSignalKind } from '../store/records.js';
+import type { BounceReason } from './bounce-reasons.js';
 import type { InboundReceipt, ProviderSignal } from './inbound-types.js';
 import { statusCodeIn } from './report-fields.js';
 import { createSnsVerifier, SNS_CERTIFICATE_URL, type SnsMessage } from './sns-message.js';
@@ -136,10 +137,30 @@ interface SesPayload {
   notificationType?: string;
   eventType?: string;
   mail?: { commonHeaders?: { messageId?: string }; headers?: Array<{ name?: string; value?: string }> };
-  bounce?: { bounceType?: string; bouncedRecipients?: SesRecipient[] };
+  bounce?: { bounceType?: string; bounceSubType?: string; bouncedRecipients?: SesRecipient[] };
   complaint?: { complainedRecipients?: SesRecipient[]; complaintFeedbackType?: string };
   delivery?: { recipients?: string[] };
 }
+
+/** SES bounce subtypes, as reasons (as Sisimai reads them); `General` and `Undetermined` say nothing. */
+const SES_SUBTYPES: Record<string, BounceReason> = {
+  NoEmail: 'userunknown',
+  Suppressed: 'suppressed',
+  OnAccountSuppressionList: 'suppressed',
+  MailboxFull: 'mailboxfull',
+  MessageTooLarge: 'mesgtoobig',
+  ContentRejected: 'contenterror',
+  AttachmentRejected: 'securityerror',
+};
+
+/** Mailgun failure reasons that name a cause (`bounce` and `generic` do not). */
+const MAILGUN_REASONS: Record<string, BounceReason> = {
+  'suppress-bounce': 'suppressed',
+  'suppress-complaint': 'suppressed',
+  'suppress-unsubscribe': 'suppressed',
+  old: 'expired',
+  espblock: 'blocked',
+};
 
 /** The signals of one SES notification (one per recipient). */
 export function sesSignals(p: SesPayload): ProviderSignal[] {
@@ -162,11 +183,17 @@ export function sesSignals(p: SesPayload): ProviderSignal[] {
     diagnostic,
   });
   if (type === 'Bounce') {
-    // Permanent is a hard bounce; Transient and Undetermined are soft.
+    // Permanent or not (Transient, Undetermined); the reason comes from the words, else the subtype.
     const kind = p.bounce?.bounceType === 'Permanent' ? 'hard-bounce' : 'soft-bounce';
+    const reason = SES_SUBTYPES[p.bounce?.bounceSubType ?? ''] ?? null;
     return (p.bounce?.bouncedRecipients ?? []).flatMap((r) =>
       r.emailAddress
-        ? [make(kind, r.emailAddress, statusCodeIn(r.status ?? '') ?? null, r.diagnosticCode ?? null)]
+        ? [
+            {
+              ...make(kind, r.emailAddress, statusCodeIn(r.status ?? '') ?? null, r.diagnosticCode ?? null),
+              reason,
+            },
+          ]
         : [],
     );
   }
@@ -208,6 +235,7 @@ export function mailgunSignal(e: MailgunEvent): ProviderSignal | undefined {
     return {
       ...base,
       kind: e.severity === 'permanent' ? 'hard-bounce' : 'soft-bounce',
+      reason: MAILGUN_REASONS[e.reason ?? ''] ?? null,
       status: code ?? null,
       diagnostic,
     };
@@ -221,6 +249,13 @@ export function mailgunSignal(e: MailgunEvent): ProviderSignal | undefined {
 function merge(receipts: InboundReceipt[]): InboundReceipt {
   const effects = receipts.flatMap((r) => r.effects);
   const outcome = effects.some((e) => e.applied) ? 'applied' : effects.length > 0 ? 'duplicate' : 'ignored';
-  const reason = receipts.find((r) => r.reason)?.reason;
-  return { outcome, report: 'notification', effects, ...(outcome === 'ignored' && reason ? { reason } : {}) };
+  const first = receipts.find((r) => r.reason);
+  return {
+    outcome,
+    report: 'notification',
+    effects,
+    ...(outcome === 'ignored' && first?.reason ? { reason: first.reason } : {}),
+    // Set: each signal was counted when it was applied (see `MailroomInbound.notification`).
+    ...(outcome === 'ignored' ? { code: first?.code ?? 'not-a-bounce' } : {}),
+  };
 }

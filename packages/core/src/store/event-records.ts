@@ -42,8 +42,8 @@ export interface EventData {
   error?: string | null;
   /** `email.delivery_delayed`: when the next attempt is due (ISO 8601). */
   next_attempt_at?: string;
-  /** `email.bounced`: the bounce's class and the diagnostic of the report. */
-  bounce?: { class: 'hard' | 'soft'; diagnostic: string | null };
+  /** `email.bounced`: why it bounced, the effect's class, and what the report or reply said. */
+  bounce?: BounceData;
   /** `email.clicked`: the link's URL. */
   url?: string;
   /** `email.opened` / `email.clicked`: made by a machine (a privacy proxy, a link scanner). */
@@ -56,6 +56,27 @@ export interface EventData {
   broadcast_ref?: string;
   /** A test event sent from the dashboard or the API. */
   test?: boolean;
+}
+
+/**
+ * The bounce of an `email.bounced` event. `class` says what the bounce does to the address:
+ * `recipient-hard` (the address is bad: suppressed), `soft` (counted; suppressed after N in a row) or
+ * `sender-side` (the sender was refused: the address is never suppressed for it).
+ */
+export interface BounceData {
+  /** The reason, by the taxonomy of the README (Sisimai's names: `userunknown`, `authfailure`...). */
+  reason: string;
+  class: 'recipient-hard' | 'soft' | 'sender-side';
+  /** The RFC 3463 status (`5.7.26`), when known. */
+  status: string | null;
+  /** The remote server's or provider's words (`smtp; 550 5.7.26 ...`), when known. */
+  diagnostic: string | null;
+  /** Where it was learnt: `dsn`, `text-bounce`, `ses`, `mailgun`, or `smtp` (refused at send time). */
+  source: string;
+  /** The recipient the report named, when it is not the delivery's address (a forward, an alias). */
+  reported_address?: string;
+  /** The returned copy's Message-ID, when it is not the delivery's (a forwarder, a list). */
+  reported_message_id?: string;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { OutboxWrite } from './event-records.js';
-import type { DeliveryStatus, InboundSignalRecord, SuppressionRecord } from './records.js';
+import type { DeliveryStatus, InboundSignalKind, InboundSignalRecord, SuppressionRecord } from './records.js';
 
 /**
  * Everything one inbound signal (bounce, complaint, delivery report) changes, applied atomically by
@@ -49,6 +49,27 @@ export interface InboundSignalResult {
   softBounces: number | null;
 }
 
+/** What {@link InboundSignalStore.countInboundSignals} counts: signals of one project, filtered. */
+export interface SignalCountQuery {
+  projectId: string;
+  /** Only signals of these kinds (for the reputation guard: `['sender-side']`). */
+  kinds: readonly InboundSignalKind[];
+  /** Only signals about deliveries of this mailing (a broadcast). */
+  mailingId?: string;
+  /** Only signals about addresses at this destination domain (lower-case). */
+  domain?: string;
+  /** Only signals created at or after this time. */
+  since?: Date;
+}
+
+/** One group of {@link InboundSignalStore.countInboundSignals}: signals of one kind, domain and reason. */
+export interface SignalCount {
+  kind: InboundSignalKind;
+  domain: string;
+  reason: string | null;
+  count: number;
+}
+
 /**
  * The role of a `Store` that applies inbound signals (bounces, complaints, delivery reports) to
  * deliveries, suppressions and profiles. Written by `mailroom.inbound`; every rule of `Store` (store.ts)
@@ -70,4 +91,11 @@ export interface InboundSignalStore {
   applyInboundSignal(write: InboundSignalWrite): Promise<InboundSignalResult>;
   /** The signals kept for a delivery, oldest first. */
   listInboundSignals(deliveryId: string): Promise<InboundSignalRecord[]>;
+  /**
+   * How many signals match `query`, grouped by kind, domain and reason: largest groups first, then by
+   * domain, kind and reason (ascending; a null reason first). Groups with no signal are not listed. Read
+   * by the dashboard (refusals per destination) and the reputation guard (per project, broadcast or
+   * destination).
+   */
+  countInboundSignals(query: SignalCountQuery): Promise<SignalCount[]>;
 }

@@ -393,16 +393,19 @@ export interface IdempotencyRecord {
 }
 
 /**
- * What an inbound signal (a DSN, an ARF report, a provider notification) says about one delivery.
- * - `hard-bounce`: the address will not work (a `failed` DSN with a 5.x.x status, a provider's permanent bounce).
- * - `soft-bounce`: it did not work this time (4.x.x, `delayed`, a provider's transient bounce).
+ * What an inbound signal (a DSN, an ARF report, a provider notification, a refusal at send time) says
+ * about one delivery. The core decides the kind from the bounce's reason (`inbound/bounce-reasons.ts`).
+ * - `hard-bounce`: the address will not work (a reason caused by the address: unknown user or domain, moved).
+ * - `soft-bounce`: it did not work this time (a full mailbox, a down server, a delay notice, a 4.x.x).
+ * - `sender-side`: the sender was refused (its IP, domain, authentication, rate or content); the address
+ *   is fine and is never suppressed for it. Counted for the sender's reputation.
  * - `complaint`: the recipient reported the message as spam.
  * - `delivered`: a positive report (a `delivered` DSN, a provider's delivery notice); ends a soft-bounce streak.
  */
-export type InboundSignalKind = 'hard-bounce' | 'soft-bounce' | 'complaint' | 'delivered';
+export type InboundSignalKind = 'hard-bounce' | 'soft-bounce' | 'sender-side' | 'complaint' | 'delivered';
 
-/** Where an inbound signal came from. */
-export type InboundSignalSource = 'dsn' | 'arf' | 'text-bounce' | 'ses' | 'mailgun';
+/** Where an inbound signal came from (`smtp`: the relay's refusal at send time). */
+export type InboundSignalSource = 'dsn' | 'arf' | 'text-bounce' | 'ses' | 'mailgun' | 'smtp';
 
 /**
  * One inbound signal as it is kept: the log of bounces and complaints, and the key that makes applying
@@ -411,16 +414,29 @@ export type InboundSignalSource = 'dsn' | 'arf' | 'text-bounce' | 'ses' | 'mailg
 export interface InboundSignalRecord {
   id: string;
   projectId: string;
+  /** The mailing of the delivery (counts per broadcast). */
+  mailingId: string;
   /** The delivery the signal is about. */
   deliveryId: string;
   /** The delivery's normalized address. */
   address: string;
+  /** The destination domain: the part of `address` after its last `@`, lower-cased (counts per destination). */
+  domain: string;
   kind: InboundSignalKind;
   source: InboundSignalSource;
+  /**
+   * The reason of the bounce, by the core's taxonomy (`userunknown`, `authfailure`, `mailboxfull`...;
+   * `feedback` for a complaint, `delivered` for a delivery report); null for signals kept before reasons.
+   */
+  reason: string | null;
   /** RFC 3463 status code (`5.1.1`), when the report gave one. */
   status: string | null;
   /** The remote server's words (`smtp; 550 5.1.1 user unknown`), or the provider's, capped in length. */
   diagnostic: string | null;
+  /** The recipient the report named, when it differs from `address` (a forward, an alias). */
+  reportedAddress: string | null;
+  /** The Message-ID of the returned copy, when it differs from the delivery's (a forwarder, a list). */
+  reportedMessageId: string | null;
   /** At most one signal per key is ever applied (for example `hard-bounce:<delivery id>`). */
   dedupeKey: string;
   createdAt: Date;

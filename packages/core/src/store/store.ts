@@ -19,6 +19,8 @@ export type {
   InboundSignalResult,
   InboundSignalStore,
   InboundSignalWrite,
+  SignalCount,
+  SignalCountQuery,
 } from './inbound-signal-store.js';
 export type {
   BatchCommitResult,

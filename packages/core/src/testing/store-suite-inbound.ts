@@ -11,6 +11,15 @@ import { makeSuppression, testId, testTime } from './store-fixtures.js';
 import { makeEndpoint, makeEvent, makeWebhookMessage } from './store-suite-events.js';
 import { type StoreSuiteContext, seedMailing, seedProfiles, seedProject } from './store-suite-helpers.js';
 
+/** A reason of each kind, as the core would write it. */
+const REASON_OF: Record<InboundSignalKind, string> = {
+  'hard-bounce': 'userunknown',
+  'soft-bounce': 'mailboxfull',
+  'sender-side': 'authfailure',
+  complaint: 'feedback',
+  delivered: 'delivered',
+};
+
 /** Registers the inbound-signal tests. */
 export function describeInbound(ctx: StoreSuiteContext): void {
   describe('inbound signals', () => {
@@ -33,12 +42,17 @@ export function describeInbound(ctx: StoreSuiteContext): void {
       return {
         id: testId('sig'),
         projectId: d.projectId,
+        mailingId: d.mailingId,
         deliveryId: d.id,
         address: d.address,
+        domain: d.address.slice(d.address.lastIndexOf('@') + 1),
         kind,
         source: 'dsn',
+        reason: REASON_OF[kind],
         status: kind === 'hard-bounce' ? '5.1.1' : kind === 'soft-bounce' ? '4.2.2' : null,
         diagnostic: kind === 'complaint' ? null : 'smtp; 550 5.1.1 no such user',
+        reportedAddress: null,
+        reportedMessageId: null,
         dedupeKey,
         createdAt: testTime(1000),
       };
@@ -203,6 +217,92 @@ export function describeInbound(ctx: StoreSuiteContext): void {
         leaseMs: 60_000,
       });
       expect(claimed.map((m) => m.eventId)).toEqual([event.id]);
+    });
+
+    it('keeps a sender-side signal with what the report named; the address stays unsuppressed', async () => {
+      const { deliveries } = await sentDelivery();
+      const d = deliveries[0] as DeliveryRecord;
+      const write: InboundSignalWrite = {
+        signal: {
+          ...signal(d, 'sender-side'),
+          status: '5.7.26',
+          diagnostic: 'smtp; 550 5.7.26 DMARC policy',
+          reportedAddress: 'alias@example.net',
+          reportedMessageId: '<other@relay.example>',
+        },
+        delivery: { status: 'bounced', from: ['sent'], lastError: 'sender-side bounce: 5.7.26' },
+        now: testTime(1000),
+      };
+      expect(await ctx.store.applyInboundSignal(write)).toEqual({
+        applied: true,
+        deliveryChanged: true,
+        suppressed: false,
+        softBounces: null,
+      });
+      const [kept] = await ctx.store.listInboundSignals(d.id);
+      expect(kept).toEqual({ ...write.signal, id: kept?.id });
+      expect(await ctx.store.findSuppressed(d.projectId, [d.address])).toEqual([]);
+    });
+
+    it('counts signals by kind, domain and reason, filtered by project, mailing, domain and time', async () => {
+      const first = await sentDelivery(['a@gmail.test', 'b@gmail.test', 'c@yahoo.test', 'd@gmail.test']);
+      const [a, b, c, e] = first.deliveries as [
+        DeliveryRecord,
+        DeliveryRecord,
+        DeliveryRecord,
+        DeliveryRecord,
+      ];
+      const second = await seedMailing(ctx.store, {
+        project: first.project,
+        addresses: ['f@gmail.test'],
+        delivery: () => ({ status: 'sent', sentAt: testTime() }),
+      });
+      const f = second.deliveries[0] as DeliveryRecord;
+      const other = await sentDelivery(['g@gmail.test']);
+      const g = other.deliveries[0] as DeliveryRecord;
+      const apply = (d: DeliveryRecord, kind: InboundSignalKind, reason: string | null, at: number) =>
+        ctx.store.applyInboundSignal({
+          signal: { ...signal(d, kind), reason, createdAt: testTime(at) },
+          now: testTime(at),
+        });
+      await apply(a, 'sender-side', 'authfailure', 1000);
+      await apply(b, 'sender-side', 'authfailure', 2000);
+      await apply(c, 'sender-side', 'blocked', 3000);
+      await apply(e, 'hard-bounce', 'userunknown', 4000);
+      await apply(f, 'sender-side', null, 5000);
+      await apply(g, 'sender-side', 'authfailure', 6000);
+      const projectId = first.project.id;
+      expect(await ctx.store.countInboundSignals({ projectId, kinds: ['sender-side'] })).toEqual([
+        { kind: 'sender-side', domain: 'gmail.test', reason: 'authfailure', count: 2 },
+        { kind: 'sender-side', domain: 'gmail.test', reason: null, count: 1 },
+        { kind: 'sender-side', domain: 'yahoo.test', reason: 'blocked', count: 1 },
+      ]);
+      expect(
+        await ctx.store.countInboundSignals({ projectId, kinds: ['sender-side', 'hard-bounce'] }),
+      ).toEqual([
+        { kind: 'sender-side', domain: 'gmail.test', reason: 'authfailure', count: 2 },
+        { kind: 'hard-bounce', domain: 'gmail.test', reason: 'userunknown', count: 1 },
+        { kind: 'sender-side', domain: 'gmail.test', reason: null, count: 1 },
+        { kind: 'sender-side', domain: 'yahoo.test', reason: 'blocked', count: 1 },
+      ]);
+      expect(
+        await ctx.store.countInboundSignals({ projectId, kinds: ['sender-side'], mailingId: a.mailingId }),
+      ).toEqual([
+        { kind: 'sender-side', domain: 'gmail.test', reason: 'authfailure', count: 2 },
+        { kind: 'sender-side', domain: 'yahoo.test', reason: 'blocked', count: 1 },
+      ]);
+      expect(
+        await ctx.store.countInboundSignals({ projectId, kinds: ['sender-side'], domain: 'yahoo.test' }),
+      ).toEqual([{ kind: 'sender-side', domain: 'yahoo.test', reason: 'blocked', count: 1 }]);
+      expect(
+        await ctx.store.countInboundSignals({ projectId, kinds: ['sender-side'], since: testTime(2000) }),
+      ).toEqual([
+        { kind: 'sender-side', domain: 'gmail.test', reason: null, count: 1 },
+        { kind: 'sender-side', domain: 'gmail.test', reason: 'authfailure', count: 1 },
+        { kind: 'sender-side', domain: 'yahoo.test', reason: 'blocked', count: 1 },
+      ]);
+      expect(await ctx.store.countInboundSignals({ projectId, kinds: [] })).toEqual([]);
+      expect(await ctx.store.countInboundSignals({ projectId, kinds: ['complaint'] })).toEqual([]);
     });
 
     it('race: of concurrent signals with one key exactly one applies', async () => {

@@ -1,7 +1,10 @@
 import type {
+  InboundSignalRecord,
   InboundSignalResult,
   InboundSignalStore,
   InboundSignalWrite,
+  SignalCount,
+  SignalCountQuery,
   SuppressionRecord,
 } from '@mailroom/core';
 import type { State } from '../memory-state.js';
@@ -75,5 +78,41 @@ export function memoryInboundSignalStore(state: () => State): InboundSignalStore
       rows.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));
       return structuredClone(rows);
     },
+
+    async countInboundSignals(query) {
+      const groups = new Map<string, SignalCount>();
+      for (const r of state().inboundSignals.values()) {
+        if (!matches(r, query)) continue;
+        const k = `${r.kind}\n${r.domain}\n${r.reason ?? ''}\n${r.reason === null ? 0 : 1}`;
+        const group = groups.get(k);
+        if (group) group.count++;
+        else groups.set(k, { kind: r.kind, domain: r.domain, reason: r.reason, count: 1 });
+      }
+      return [...groups.values()].sort(
+        (a, b) =>
+          b.count - a.count ||
+          compare(a.domain, b.domain) ||
+          compare(a.kind, b.kind) ||
+          compare(a.reason, b.reason),
+      );
+    },
   };
+}
+
+function matches(r: InboundSignalRecord, q: SignalCountQuery): boolean {
+  return (
+    r.projectId === q.projectId &&
+    q.kinds.includes(r.kind) &&
+    (q.mailingId === undefined || r.mailingId === q.mailingId) &&
+    (q.domain === undefined || r.domain === q.domain) &&
+    (q.since === undefined || r.createdAt.getTime() >= q.since.getTime())
+  );
+}
+
+/** Ascending, a null first (as SQL orders nulls first ascending on SQLite and MySQL). */
+function compare(a: string | null, b: string | null): number {
+  if (a === b) return 0;
+  if (a === null) return -1;
+  if (b === null) return 1;
+  return a < b ? -1 : 1;
 }

@@ -5,6 +5,7 @@ import type {
   InboundSignalSource,
   InboundSignalStore,
   InboundSignalWrite,
+  SignalCount,
   SuppressionRecord,
 } from '@mailroom/core';
 import type { Row } from '../codec.js';
@@ -15,12 +16,17 @@ import { writeOutbox } from './event-store.js';
 const SIGNAL_COLUMNS = [
   'id',
   'project_id',
+  'mailing_id',
   'delivery_id',
   'address',
+  'domain',
   'kind',
   'source',
+  'reason',
   'status',
   'diagnostic',
+  'reported_address',
+  'reported_message_id',
   'dedupe_key',
   'created_at',
 ] as const;
@@ -69,12 +75,17 @@ export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
             [
               signal.id,
               signal.projectId,
+              signal.mailingId,
               signal.deliveryId,
               signal.address,
+              signal.domain,
               signal.kind,
               signal.source,
+              signal.reason,
               signal.status,
               signal.diagnostic,
+              signal.reportedAddress,
+              signal.reportedMessageId,
               signal.dedupeKey,
               signal.createdAt.getTime(),
             ],
@@ -152,7 +163,58 @@ export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
         return rows.map(signalOf);
       });
     },
+
+    countInboundSignals(query) {
+      return guard('countInboundSignals', async () => {
+        if (query.kinds.length === 0) return [];
+        const where = ['project_id = ?', `kind IN ${r.values(1, query.kinds.length)}`];
+        const params: unknown[] = [query.projectId, ...query.kinds];
+        if (query.mailingId !== undefined) {
+          where.push('mailing_id = ?');
+          params.push(query.mailingId);
+        }
+        if (query.domain !== undefined) {
+          where.push('domain = ?');
+          params.push(query.domain);
+        }
+        if (query.since !== undefined) {
+          where.push('created_at >= ?');
+          params.push(query.since.getTime());
+        }
+        const { rows } = await r.run<Row>(
+          db,
+          `SELECT kind, domain, reason, COUNT(*) AS n FROM mailroom_inbound_signals
+           WHERE ${where.join(' AND ')} GROUP BY kind, domain, reason`,
+          params,
+        );
+        // Few groups: ordered here, so that every database orders them alike (nulls, collations).
+        return rows
+          .map(
+            (row): SignalCount => ({
+              kind: String(row.kind) as InboundSignalKind,
+              domain: String(row.domain ?? ''),
+              reason: row.reason === null || row.reason === undefined ? null : String(row.reason),
+              count: Number(row.n),
+            }),
+          )
+          .sort(
+            (a, b) =>
+              b.count - a.count ||
+              compare(a.domain, b.domain) ||
+              compare(a.kind, b.kind) ||
+              compare(a.reason, b.reason),
+          );
+      });
+    },
   };
+}
+
+/** Ascending by code unit, a null first (the order the memory store gives). */
+function compare(a: string | null, b: string | null): number {
+  if (a === b) return 0;
+  if (a === null) return -1;
+  if (b === null) return 1;
+  return a < b ? -1 : 1;
 }
 
 function signalOf(row: Row): InboundSignalRecord {
@@ -160,12 +222,17 @@ function signalOf(row: Row): InboundSignalRecord {
   return {
     id: String(row.id),
     projectId: String(row.project_id),
+    mailingId: String(row.mailing_id ?? ''),
     deliveryId: String(row.delivery_id),
     address: String(row.address),
+    domain: String(row.domain ?? ''),
     kind: String(row.kind) as InboundSignalKind,
     source: String(row.source) as InboundSignalSource,
+    reason: text(row.reason),
     status: text(row.status),
     diagnostic: text(row.diagnostic),
+    reportedAddress: text(row.reported_address),
+    reportedMessageId: text(row.reported_message_id),
     dedupeKey: String(row.dedupe_key),
     createdAt: new Date(Number(row.created_at)),
   };
