@@ -1,4 +1,4 @@
-import { createMailroom, type Logger, type Mailroom } from '@mailroom/core';
+import { createMailroom, type InboundMessageEvent, type Logger, type Mailroom } from '@mailroom/core';
 import { memoryStore, memoryTransport } from '@mailroom/memory';
 import {
   type InboundServer,
@@ -55,6 +55,8 @@ describe('inbound SMTP listener', () => {
     mailroom = createMailroom({ store: memoryStore(), transport, logger, bounces: { domain: DOMAIN } });
     const { project, secret } = await mailroom.admin.createProject({ name: 'Acme' });
     await mailroom.admin.addSender(project.id, { address: SENDER });
+    const taken: InboundMessageEvent[] = [];
+    mailroom.on('inbound:message', (e) => taken.push(e));
     server = await inboundSmtpServer({
       inbound: mailroom.inbound,
       host: '127.0.0.1',
@@ -62,7 +64,7 @@ describe('inbound SMTP listener', () => {
       logger,
       ...extra,
     });
-    return { transport, secret, logger, port: server.port };
+    return { transport, secret, logger, port: server.port, taken };
   }
 
   it('applies a DSN mailed to a return path; refuses RCPT outside the bounce domain', async () => {
@@ -93,8 +95,8 @@ describe('inbound SMTP listener', () => {
     expect(logger.lines).toContain('warn: inbound SMTP: recipient outside the bounce domain refused');
   });
 
-  it('refuses a 50 MB message, logs it, and keeps serving', async () => {
-    const { logger, port } = await start();
+  it('refuses a 50 MB message, logs and counts it, and keeps serving', async () => {
+    const { logger, port, taken } = await start();
     const raw = Buffer.concat([Buffer.from('Subject: big\r\n\r\n'), Buffer.alloc(50 * 1024 * 1024, 'a')]);
     // Declared with SIZE (nodemailer does): refused at MAIL FROM.
     await expect(mailTo(port, `b+x@${DOMAIN}`, raw)).rejects.toMatchObject({ responseCode: 552 });
@@ -111,18 +113,23 @@ describe('inbound SMTP listener', () => {
     reply = c.command('.');
     expect(await reply).toMatch(/^552/);
     c.close();
-    expect(logger.lines).toContain('warn: inbound SMTP: message over the size cap refused');
+    expect(logger.lines).toContain('warn: inbound message over the size cap refused');
+    expect(taken).toEqual([
+      { via: 'smtp', report: 'unrecognised', outcome: 'ignored', code: 'too-large' },
+      { via: 'smtp', report: 'unrecognised', outcome: 'ignored', code: 'too-large' },
+    ]);
     expect((await mailTo(port, `b+x@${DOMAIN}`, 'Subject: hi\r\n\r\nhello\r\n')).response).toMatch(
       /^250 .*ignored/,
     );
   });
 
-  it('takes a malformed MIME tree (ignored, logged) and keeps serving', async () => {
-    const { logger, port } = await start();
+  it('takes a malformed MIME tree (ignored, logged, counted) and keeps serving', async () => {
+    const { logger, port, taken } = await start();
     const broken =
       'Content-Type: multipart/report; report-type=delivery-status; boundary="x"\r\n\r\n--x\r\nContent-Type: message/delivery-status\r\n\r\n\u0001junk\r\n--y--\r\n';
     expect((await mailTo(port, `b+nope-0000000000000000@${DOMAIN}`, broken)).response).toMatch(/ignored/);
     expect(logger.lines).toContain('warn: inbound message ignored');
+    expect(taken[0]).toMatchObject({ outcome: 'ignored', code: 'unrecognised' });
     expect((await mailTo(port, `b+x@${DOMAIN}`, 'Subject: hi\r\n\r\nhello\r\n')).response).toMatch(/^250/);
   });
 
@@ -154,17 +161,43 @@ describe('inbound SMTP listener', () => {
     }
   });
 
-  it('limits messages per minute and connections per address', async () => {
-    const { port } = await start({ maxMessagesPerMinute: 2, maxConnectionsPerIp: 1 });
+  it('limits messages per minute and connections per address, and counts what it defers', async () => {
+    const { port, taken } = await start({ maxMessagesPerMinute: 2, maxConnectionsPerIp: 1 });
     const send = () => mailTo(port, `b+x@${DOMAIN}`, 'Subject: r\r\n\r\nx\r\n');
     await send();
     await send();
     await expect(send()).rejects.toMatchObject({ responseCode: 451 });
+    expect(taken.map((t) => `${t.outcome}:${t.code}`)).toEqual([
+      'ignored:unrecognised',
+      'ignored:unrecognised',
+      'deferred:rate-limited',
+    ]);
     const held = await rawSmtpClient(port);
     expect(held.greeting).toMatch(/^220/);
     const second = await rawSmtpClient(port);
     expect(second.greeting).toMatch(/^421/);
     held.close();
     second.close();
+  });
+
+  it('exempts trusted relays from the per-IP limits; refuses a bad network', async () => {
+    const { port } = await start({
+      maxMessagesPerMinute: 1,
+      maxConnectionsPerIp: 1,
+      trustedRelays: ['10.0.0.0/8', '127.0.0.0/8'],
+    });
+    const send = () => mailTo(port, `b+x@${DOMAIN}`, 'Subject: r\r\n\r\nx\r\n');
+    for (let i = 0; i < 5; i++) expect((await send()).response).toMatch(/^250/);
+    const held = await rawSmtpClient(port);
+    const second = await rawSmtpClient(port);
+    expect(held.greeting).toMatch(/^220/);
+    expect(second.greeting).toMatch(/^220/);
+    held.close();
+    second.close();
+    for (const bad of ['10.0.0.0/33', 'example.org', '10.0.0.0/', '::1/129']) {
+      await expect(
+        inboundSmtpServer({ inbound: mailroom.inbound, host: '127.0.0.1', port: 0, trustedRelays: [bad] }),
+      ).rejects.toThrow(/CIDR/);
+    }
   });
 });

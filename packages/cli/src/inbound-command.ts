@@ -17,12 +17,15 @@ export const inboundCommand: Command = {
   name: 'inbound',
   summary: 'Run the inbound SMTP listener for bounces and complaints only',
   help: `Usage: mailroom inbound --port P --bounce-domain DOMAIN [--database URL|FILE]
-                        [--inbound-host HOST] [--tls-key FILE --tls-cert FILE]
+                        [--inbound-host HOST] [--inbound-rate N]
+                        [--inbound-trusted-relay CIDR]... [--tls-key FILE --tls-cert FILE]
 
 Takes the DSNs, ARF complaint reports and replies mailed to b+TOKEN@DOMAIN (the
 envelope sender of every message sent with --bounce-domain DOMAIN) and applies
-them to the database: hard bounces mark the delivery bounced and suppress the
-address, complaints mark it complained and unsubscribe it, auto-replies change
+them to the database, by the bounce's reason: an address that does not exist
+is suppressed, a full mailbox counts towards the soft-bounce limit, a refusal
+of the sender (DMARC, a blocklist, a rate limit) never suppresses; complaints
+mark the delivery complained and unsubscribe the address; auto-replies change
 nothing. Every recipient outside DOMAIN is refused at RCPT. Use the same
 database, bounce domain and MAILROOM_BOUNCE_SECRET (if set) as the senders.
 

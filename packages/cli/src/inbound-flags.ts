@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { BouncesOptions, Logger, MailroomInbound, NotificationOptions } from '@mailroom/core';
-import { type InboundServer, inboundSmtpServer } from '@mailroom/smtp';
+import { type InboundServer, inboundSmtpServer, trustedRelays } from '@mailroom/smtp';
 import type { FlagSpec, ParsedArgs } from './args.js';
 import { UsageError } from './cli-errors.js';
 
@@ -18,6 +18,8 @@ export const BOUNCE_FLAGS_HELP = `  --bounce-domain DOMAIN
 /** Flags of the inbound SMTP listener (`serve --inbound-port`, `inbound`). */
 export const INBOUND_FLAGS: FlagSpec = {
   'inbound-host': { type: 'string' },
+  'inbound-rate': { type: 'string' },
+  'inbound-trusted-relay': { type: 'string', multiple: true },
   'tls-key': { type: 'string' },
   'tls-cert': { type: 'string' },
 };
@@ -25,6 +27,11 @@ export const INBOUND_FLAGS: FlagSpec = {
 /** Help lines of {@link INBOUND_FLAGS}. */
 export const INBOUND_FLAGS_HELP = `  --inbound-host HOST
                      interface of the inbound SMTP listener (default: 0.0.0.0)
+  --inbound-rate N   reports one IP address may return per minute; more are deferred
+                     with 451, and the relay tries again later (default: 6000, 100 a second)
+  --inbound-trusted-relay CIDR
+                     a network (10.0.0.0/8) or address of your own relay, exempt from the
+                     per-IP limits (repeatable)
   --tls-key FILE --tls-cert FILE
                      PEM key and certificate: the inbound listener offers STARTTLS`;
 
@@ -51,10 +58,24 @@ export interface InboundListen {
   port: number;
   host: string;
   tls?: { key: string; cert: string };
+  /** Messages per minute per IP address (`--inbound-rate`). */
+  maxMessagesPerMinute?: number;
+  /** Networks exempt from the per-IP limits (`--inbound-trusted-relay`). */
+  trustedRelays?: string[];
 }
 
-/** The listener settings from `--inbound-host`, `--tls-key` and `--tls-cert`, for `port`. */
+/**
+ * The listener settings from `--inbound-host`, `--inbound-rate`, `--inbound-trusted-relay`, `--tls-key`
+ * and `--tls-cert`, for `port`.
+ */
 export function inboundListenOf(args: ParsedArgs, port: number, command: string): InboundListen {
+  const rate = args.int('inbound-rate', { min: 1, max: 10_000_000 });
+  const relays = args.list('inbound-trusted-relay');
+  try {
+    trustedRelays(relays);
+  } catch (error) {
+    throw new UsageError(`--inbound-trusted-relay: ${(error as Error).message}`, command);
+  }
   const keyFile = args.string('tls-key');
   const certFile = args.string('tls-cert');
   if ((keyFile === undefined) !== (certFile === undefined)) {
@@ -70,6 +91,8 @@ export function inboundListenOf(args: ParsedArgs, port: number, command: string)
   return {
     port,
     host: args.string('inbound-host') ?? '0.0.0.0',
+    ...(rate !== undefined ? { maxMessagesPerMinute: rate } : {}),
+    ...(relays.length > 0 ? { trustedRelays: relays } : {}),
     ...(keyFile && certFile
       ? { tls: { key: read(keyFile, '--tls-key'), cert: read(certFile, '--tls-cert') } }
       : {}),
@@ -88,6 +111,8 @@ export function startInbound(
     host: listen.host,
     logger,
     ...(listen.tls ? { tls: listen.tls } : {}),
+    ...(listen.maxMessagesPerMinute ? { maxMessagesPerMinute: listen.maxMessagesPerMinute } : {}),
+    ...(listen.trustedRelays ? { trustedRelays: listen.trustedRelays } : {}),
   });
 }
 

@@ -42,6 +42,7 @@ export const serveCommand: Command = {
                       [--no-dashboard | --dashboard-prefix PATH]
                       [--metrics] [--log-level LEVEL]
                       [--bounce-domain DOMAIN [--inbound-port P] [--inbound-host HOST]
+                       [--inbound-rate N] [--inbound-trusted-relay CIDR]...
                        [--tls-key FILE --tls-cert FILE]]
 
 Serves POST /send/mail and POST /send/mail/broadcast (and /openapi.json, and the

@@ -146,6 +146,27 @@ export function createHttpMetrics(mailroom: Mailroom, options: MetricsOptions): 
     sendSeconds.observe(event.latencyMs / 1000);
     replies.inc({ class: replyClass(event.response) });
   });
+  const inboundMessages = new Counter({
+    name: 'mailroom_inbound_messages_total',
+    help: 'Inbound messages and provider notifications taken by this process, by way (smtp, ses, mailgun), what they were read as, outcome (applied, duplicate, ignored, deferred) and why one was ignored or deferred (none otherwise).',
+    labelNames: ['via', 'report', 'outcome', 'reason'] as const,
+    registers: [registry],
+  });
+  const signals = new Counter({
+    name: 'mailroom_inbound_signals_total',
+    help: 'Bounces, complaints and delivery reports applied by this process (repeats excepted), by kind (hard-bounce, soft-bounce, sender-side, complaint, delivered) and reason.',
+    labelNames: ['kind', 'reason'] as const,
+    registers: [registry],
+  });
+  mailroom.on('inbound:message', (event) =>
+    inboundMessages.inc({
+      via: event.via,
+      report: event.report,
+      outcome: event.outcome,
+      reason: event.code ?? 'none',
+    }),
+  );
+  mailroom.on('inbound', (event) => signals.inc({ kind: event.signal, reason: event.reason }));
   mailroom.on('broadcast:completed', (event) => completed.inc({ kind: event.kind }));
   mailroom.on('source:page', (event) => {
     sourceRows.inc({ kind: event.kind, result: 'ok' }, event.rows - event.failedRows);

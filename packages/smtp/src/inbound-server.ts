@@ -7,6 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import { type Logger, MAX_INBOUND_BYTES, type MailroomInbound, silentLogger } from '@mailroom/core';
 import type { SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
+import { trustedRelays } from './trusted-relays.js';
 
 /** Options of {@link inboundSmtpServer}. */
 export interface InboundServerOptions {
@@ -23,12 +24,23 @@ export interface InboundServerOptions {
    * @default 10 MiB
    */
   maxBytes?: number;
-  /** Connections open at once, from everyone (each may hold up to `maxBytes` while it is read). @default 20 */
+  /** Connections open at once, from everyone (each may hold up to `maxBytes` while it is read). @default 50 */
   maxConnections?: number;
-  /** Connections open at once from one IP address. @default 10 */
+  /** Connections open at once from one IP address (trusted relays excepted). @default 10 */
   maxConnectionsPerIp?: number;
-  /** Messages one IP address may send per minute; more are deferred with 451. @default 120 */
+  /**
+   * Messages one IP address may send per minute (trusted relays excepted): a bucket of this many that
+   * refills evenly over the minute; past it, messages are deferred with 451 (the relay tries again
+   * later). The default lets one relay return 100 reports a second.
+   * @default 6000
+   */
   maxMessagesPerMinute?: number;
+  /**
+   * Networks in CIDR notation (`10.0.0.0/8`, `2001:db8::/32`, or one address) whose clients are exempt
+   * from the per-IP limits: your own relays, which return every report of a large broadcast.
+   * @default []
+   */
+  trustedRelays?: readonly string[];
   /** Recipients of one message. @default 20 */
   maxRecipients?: number;
   /** Milliseconds of client silence before the connection is closed. @default 60000 */
@@ -49,6 +61,12 @@ export interface InboundServer {
 
 const RATE_WINDOW_MS = 60_000;
 
+/** One IP address's message allowance: `tokens` left at `at` (ms), refilled evenly up to the limit. */
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
 /**
  * Starts the inbound SMTP listener.
  *
@@ -64,11 +82,28 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
   const logger = options.logger ?? silentLogger;
   const maxBytes = options.maxBytes ?? MAX_INBOUND_BYTES;
   const maxPerIp = options.maxConnectionsPerIp ?? 10;
-  const maxPerMinute = options.maxMessagesPerMinute ?? 120;
+  const maxPerMinute = options.maxMessagesPerMinute ?? 6000;
+  if (!(maxPerMinute >= 1)) throw new TypeError('inboundSmtpServer: maxMessagesPerMinute must be at least 1');
+  const isTrusted = trustedRelays(options.trustedRelays ?? []);
   const maxRecipients = options.maxRecipients ?? 20;
   const open = new Map<string, number>();
-  const recent = new Map<string, number[]>();
+  const buckets = new Map<string, Bucket>();
   const tls = options.tls;
+
+  /** Takes one message from the IP's allowance; false when it has none left. */
+  function take(ip: string, now: number): boolean {
+    const bucket = buckets.get(ip) ?? { tokens: maxPerMinute, at: now };
+    bucket.tokens = Math.min(
+      maxPerMinute,
+      bucket.tokens + ((now - bucket.at) * maxPerMinute) / RATE_WINDOW_MS,
+    );
+    bucket.at = now;
+    buckets.set(ip, bucket);
+    if (buckets.size > 10_000) pruneBuckets(buckets, now, maxPerMinute);
+    if (bucket.tokens < 1) return false;
+    bucket.tokens -= 1;
+    return true;
+  }
 
   const fail = (code: number, message: string) => Object.assign(new Error(message), { responseCode: code });
   const ipOf = (session: SMTPServerSession) => session.remoteAddress ?? 'unknown';
@@ -79,7 +114,10 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
     name: options.name ?? inbound.domain,
     banner: 'Mailroom bounce processor',
     size: maxBytes,
-    maxClients: options.maxConnections ?? 20,
+    // SIZE is announced without its value, so that a declared size over the cap reaches onMailFrom
+    // (refused and counted there) instead of being refused unseen by the library.
+    hideSize: true,
+    maxClients: options.maxConnections ?? 50,
     socketTimeout: options.socketTimeoutMs ?? 60_000,
     authOptional: true,
     disabledCommands: tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
@@ -88,7 +126,7 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
     onConnect(session, callback) {
       const ip = ipOf(session);
       const count = (open.get(ip) ?? 0) + 1;
-      if (count > maxPerIp) {
+      if (count > maxPerIp && !isTrusted(session.remoteAddress)) {
         logger.warn({ remoteAddress: ip }, 'inbound SMTP: too many connections from one address');
         return callback(fail(421, 'Too many connections from your address, try again later'));
       }
@@ -101,18 +139,18 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
       if (count <= 0) open.delete(ip);
       else open.set(ip, count);
     },
-    onMailFrom(_address, session, callback) {
+    onMailFrom(address, session, callback) {
       const ip = ipOf(session);
-      const now = Date.now();
-      const times = (recent.get(ip) ?? []).filter((t) => now - t < RATE_WINDOW_MS);
-      if (times.length >= maxPerMinute) {
-        recent.set(ip, times);
-        logger.warn({ remoteAddress: ip }, 'inbound SMTP: rate limit reached');
+      const args = address.args as Record<string, unknown> | false;
+      const declared = Number((args && args.SIZE) ?? 0);
+      if (declared > maxBytes) {
+        inbound.refused('too-large', { remoteAddress: ip });
+        return callback(fail(552, `5.3.4 Message too big (limit ${maxBytes} bytes)`));
+      }
+      if (!isTrusted(session.remoteAddress) && !take(ip, Date.now())) {
+        inbound.refused('rate-limited', { remoteAddress: ip });
         return callback(fail(451, '4.7.1 Too many messages, slow down'));
       }
-      times.push(now);
-      recent.set(ip, times);
-      if (recent.size > 10_000) pruneRates(recent, now);
       callback();
     },
     onRcptTo(address, session, callback) {
@@ -147,7 +185,7 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
     }
     const log = { remoteAddress: ipOf(session), bytes };
     if (stream.sizeExceeded || bytes > maxBytes) {
-      logger.warn(log, 'inbound SMTP: message over the size cap refused');
+      inbound.refused('too-large', { remoteAddress: ipOf(session) });
       throw fail(552, `5.3.4 Message too big (limit ${maxBytes} bytes)`);
     }
     const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
@@ -185,8 +223,9 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
   };
 }
 
-function pruneRates(recent: Map<string, number[]>, now: number): void {
-  for (const [ip, times] of recent) {
-    if (times.every((t) => now - t >= RATE_WINDOW_MS)) recent.delete(ip);
+/** Drops the buckets that have refilled (their addresses are back to a full allowance anyway). */
+function pruneBuckets(buckets: Map<string, Bucket>, now: number, limit: number): void {
+  for (const [ip, b] of buckets) {
+    if (b.tokens + ((now - b.at) * limit) / RATE_WINDOW_MS >= limit) buckets.delete(ip);
   }
 }

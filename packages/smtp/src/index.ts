@@ -8,3 +8,5 @@ export { outboxTransport } from './outbox-transport.js';
 export { toTransportError } from './smtp-error.js';
 export type { SmtpTransport, SmtpTransporterSettings, SmtpTransportOptions } from './smtp-transport.js';
 export { smtpTransport } from './smtp-transport.js';
+export type { RelayMatcher } from './trusted-relays.js';
+export { trustedRelays } from './trusted-relays.js';

@@ -6,10 +6,16 @@ import { fileURLToPath } from 'node:url';
 import { MailroomError } from '@mailroom/core';
 import { makeProject, makeSecret } from '@mailroom/core/testing';
 import Database from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql } from 'kysely';
+import { Kysely, Migrator, SqliteDialect, sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sqlitePathOf } from '../src/dialects/sqlite/sqlite-database.js';
-import { MIGRATION_TABLE, migrate, sqlStore } from '../src/index.js';
+import {
+  MIGRATION_LOCK_TABLE,
+  MIGRATION_TABLE,
+  mailroomMigrations,
+  migrate,
+  sqlStore,
+} from '../src/index.js';
 import { storeOn, testDatabases } from './support/databases.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailroom-sql-options-'));
@@ -90,7 +96,50 @@ describe('sqlStore options', () => {
       { name: '004_inbound_signals' },
       { name: '005_tracking' },
       { name: '006_webhook_priority' },
+      { name: '007_signal_reasons' },
     ]);
+  });
+
+  it('007 fills in the mailing and destination domain of signals kept before it, with no reason', async () => {
+    const path = file();
+    const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new Database(path) }) });
+    const all = mailroomMigrations('sqlite');
+    const before = Object.fromEntries(Object.entries(all).filter(([name]) => name < '007'));
+    const migrator = new Migrator({
+      db,
+      provider: { getMigrations: async () => before },
+      migrationTableName: MIGRATION_TABLE,
+      migrationLockTableName: MIGRATION_LOCK_TABLE,
+    });
+    expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    await sql`insert into mailroom_deliveries (id, project_id, mailing_id, batch_id, address, name, variables,
+        traits, status, attempts, next_attempt_at, lease_token, message_id, created_at, updated_at)
+      values ('dlv_1', 'prj', 'mlg_1', 'bat', 'Ann@Example.ORG', '', '{}', '{}', 'sent', 1, 1, 1, '<dlv_1@x>', 1, 1)`.execute(
+      db,
+    );
+    await sql`insert into mailroom_inbound_signals (id, project_id, delivery_id, address, kind, source, status,
+        diagnostic, dedupe_key, created_at)
+      values ('sig_1', 'prj', 'dlv_1', 'Ann@Example.ORG', 'hard-bounce', 'dsn', '5.1.1', 'x', 'k1', 1),
+             ('sig_2', 'prj', 'dlv_gone', 'bob@mx.example.net', 'soft-bounce', 'dsn', null, null, 'k2', 2)`.execute(
+      db,
+    );
+    await db.destroy();
+    await migrate({ url: path });
+    const store = sqlStore({ url: path });
+    try {
+      const [one] = await store.listInboundSignals('dlv_1');
+      expect(one).toMatchObject({
+        mailingId: 'mlg_1',
+        domain: 'example.org',
+        reason: null,
+        reportedAddress: null,
+        reportedMessageId: null,
+      });
+      const [two] = await store.listInboundSignals('dlv_gone');
+      expect(two).toMatchObject({ mailingId: '', domain: 'mx.example.net', reason: null });
+    } finally {
+      await store.close();
+    }
   });
 
   it('006 gives webhook messages a priority, 0 for rows that had none, and leads the due index with it', async () => {
