@@ -36,6 +36,7 @@ function stubEngine(behaviour: { send?: (body: unknown) => Promise<SendResult> }
     worker: new Proxy({}, { get: unused }) as Mailroom['worker'],
     inbound: new Proxy({}, { get: unused }) as Mailroom['inbound'],
     listInboundSignals: unused,
+    bouncesByDomain: unused,
     webhooks: new Proxy({}, { get: unused }) as Mailroom['webhooks'],
     listEvents: unused,
     async authenticate(secret) {

@@ -244,6 +244,20 @@ for (const storeCase of storeCases()) {
           mailingId: mailing?.id as string,
         }),
       ).toEqual([{ kind: 'sender-side', domain: 'gmail.test', reason: 'authfailure', count: 2 }]);
+      expect(await mailroom.bouncesByDomain(secret, { ref })).toEqual([
+        {
+          domain: 'gmail.test',
+          recipientHard: 0,
+          soft: 0,
+          senderSide: 2,
+          reasons: [{ class: 'sender-side', reason: 'authfailure', count: 2 }],
+        },
+      ]);
+      const other = await mailroom.admin.createProject({ name: 'Other' });
+      await expect(mailroom.bouncesByDomain(other.secret, { ref })).rejects.toMatchObject({
+        code: 'NOT_FOUND',
+      });
+      expect(await mailroom.bouncesByDomain(other.secret)).toEqual([]);
     });
 
     it('an ARF complaint marks complained, suppresses and unsubscribes, found by token or by Message-ID alone', async () => {

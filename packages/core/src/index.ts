@@ -9,6 +9,7 @@ export { resolveRenderThreads, WORKER_DEFAULTS } from './delivery/worker-options
 export { createMailroom } from './engine/create-mailroom.js';
 export type * from './engine/mailroom-types.js';
 export * from './fetch/index.js';
+export type { BounceCountOptions, DomainBounces } from './inbound/bounce-counts.js';
 export type { BounceEffect, BounceReason, ReasonGroup, ReasonInfo } from './inbound/bounce-reasons.js';
 export {
   BOUNCE_REASONS,

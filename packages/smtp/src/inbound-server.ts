@@ -141,8 +141,7 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
     },
     onMailFrom(address, session, callback) {
       const ip = ipOf(session);
-      const args = address.args as Record<string, unknown> | false;
-      const declared = Number((args && args.SIZE) ?? 0);
+      const declared = Number((address.args as { SIZE?: unknown } | undefined)?.SIZE ?? 0);
       if (declared > maxBytes) {
         inbound.refused('too-large', { remoteAddress: ip });
         return callback(fail(552, `5.3.4 Message too big (limit ${maxBytes} bytes)`));

@@ -30,6 +30,7 @@ import {
 import { createWorker } from '../delivery/worker.js';
 import { createEventOutbox } from '../events/event-outbox.js';
 import { createGuardedFetcher } from '../fetch/index.js';
+import { bouncesByDomain } from '../inbound/bounce-counts.js';
 import { createInbound } from '../inbound/inbound-receiver.js';
 import { createReturnPaths } from '../inbound/return-path.js';
 import { normalizeAddress, parseBroadcastRequest, parseSendRequest } from '../request/index.js';
@@ -349,6 +350,13 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       const delivery = await store.findDelivery(mailing.id, normalizeAddress(address));
       if (!delivery) throw new MailroomError('NOT_FOUND', `${ref} has no delivery to ${address}`);
       return store.listInboundSignals(delivery.id);
+    },
+
+    async bouncesByDomain(auth, options = {}) {
+      const { project } = await resolveAuth(auth);
+      const { ref, ...rest } = options;
+      const mailingId = ref === undefined ? undefined : (await findMailing(auth, ref)).id;
+      return bouncesByDomain(store, project.id, { ...rest, ...(mailingId ? { mailingId } : {}) });
     },
 
     async cancel(auth, ref) {

@@ -18,6 +18,7 @@ import type { MailingView } from '../admin/mailing-view.js';
 import type { Clock, Logger, MailroomLimits } from '../base/base-types.js';
 import type { WorkerOptions } from '../delivery/worker-options.js';
 import type { GuardedFetcherOptions } from '../fetch/fetch-types.js';
+import type { BounceCountOptions, DomainBounces } from '../inbound/bounce-counts.js';
 import type { BouncesOptions } from '../inbound/bounces-options.js';
 import type { MailroomInbound } from '../inbound/inbound-types.js';
 import type { NotificationOptions } from '../inbound/provider-notifications.js';
@@ -207,6 +208,14 @@ export interface Mailroom {
     ref: string,
     address: string,
   ): Promise<InboundSignalRecord[]>;
+  /**
+   * The project's bounces by destination domain (of one mailing with `ref`, which is `NOT_FOUND` when
+   * it is not the project's), the domains with the most bounces first: how many were recipient-hard,
+   * soft and sender-side, and their reasons. Bounces read from DSNs and provider notifications and the
+   * relay's refusals at send time all count. A domain with many sender-side refusals refuses the sender
+   * (its DMARC, IP reputation, rate), not the recipients.
+   */
+  bouncesByDomain(auth: string | AuthContext, options?: BounceCountOptions): Promise<DomainBounces[]>;
   /**
    * Cancel a broadcast that is scheduled, queued or sending: its status becomes `cancelled`, it takes no more
    * batches (`BROADCAST_CLOSED`), its waiting deliveries become `skipped` and no worker claims any of them

@@ -50,6 +50,7 @@ background:#e8ebee;color:#333;white-space:nowrap}
 .progress span{font-variant-numeric:tabular-nums;min-width:3.2rem;text-align:right}
 .counts{display:flex;flex-wrap:wrap;gap:.2rem .7rem;font-size:.9em;font-variant-numeric:tabular-nums}
 .counts span b{font-weight:600}
+ul.plain{list-style:none;margin:0;padding:0}
 .ref{display:inline-flex;align-items:center;gap:.35rem;flex-wrap:wrap}
 button,.button{font:inherit;padding:.35rem .8rem;border-radius:6px;border:1px solid var(--line);
 background:#fff;color:var(--fg);cursor:pointer}

@@ -57,6 +57,8 @@ interface Call {
 }
 
 const GET = ['GET', 'HEAD'] as const;
+/** How far back the broadcasts page counts the project's bounces by destination. */
+const RECENT_BOUNCES_MS = 7 * 24 * 3600 * 1000;
 const POST = ['POST'] as const;
 
 const DEFAULT_SAMPLE: TemplateSampleForm = {
@@ -202,8 +204,13 @@ export function createDashboard(
 
   async function mailingList(call: Call, auth: AuthContext, kind: MailingKind): Promise<NeutralResponse> {
     const after = queryOf(call.req).get('after') || undefined;
-    const list = await mailroom.listMailings(auth, kind, after ? { after, limit: 25 } : { limit: 25 });
-    return page(call, 200, mailingsPage(ctxOf(call), kind, list, after !== undefined));
+    const [list, bounces] = await Promise.all([
+      mailroom.listMailings(auth, kind, after ? { after, limit: 25 } : { limit: 25 }),
+      kind === 'broadcast' && !after
+        ? mailroom.bouncesByDomain(auth, { since: new Date(Date.now() - RECENT_BOUNCES_MS), limit: 10 })
+        : Promise.resolve([]),
+    ]);
+    return page(call, 200, mailingsPage(ctxOf(call), kind, list, after !== undefined, bounces));
   }
 
   async function mailingDetail(
@@ -222,7 +229,7 @@ export function createDashboard(
         : undefined,
       after: q.get('after') || undefined,
     };
-    const [sources, deliveries, tracking] = await Promise.all([
+    const [sources, deliveries, tracking, bounces] = await Promise.all([
       kind === 'broadcast' ? mailroom.listSourceJobs(auth, ref) : Promise.resolve([]),
       mailroom.searchDeliveries(auth, ref, {
         prefix: filter.prefix,
@@ -231,8 +238,9 @@ export function createDashboard(
         ...(filter.after ? { after: filter.after } : {}),
       }),
       mailroom.getTracking(auth, ref),
+      mailroom.bouncesByDomain(auth, { ref, limit: 20 }),
     ]);
-    return page(call, 200, mailingPage(ctxOf(call), view, sources, deliveries, filter, tracking));
+    return page(call, 200, mailingPage(ctxOf(call), view, sources, deliveries, filter, tracking, bounces));
   }
 
   async function progress(

@@ -1,8 +1,10 @@
 import {
+  BOUNCE_REASONS,
   type DeliveryRecord,
   type DeliveryTracking,
   type EventView,
   type InboundSignalRecord,
+  isBounceReason,
   type MailingView,
   sentVia,
 } from '@mailroom/core';
@@ -43,9 +45,12 @@ export function deliveryPage(
     : html`<h2>Message</h2><p class="card muted">The content of this message was not kept (the broadcast did not ask for <code>storeContent</code>, it is not sent yet, or it was pruned).</p>`;
   const reports =
     signals.length > 0 &&
-    html`<h2>Bounces and complaints</h2><table><thead><tr><th>Received</th><th>Kind</th><th>Source</th><th>Status</th><th>Diagnostic</th></tr></thead><tbody>${signals.map(
+    html`<h2>Bounces and complaints</h2><table><thead><tr><th>Received</th><th>Kind</th><th>Reason</th><th>Source</th><th>Status</th><th>Diagnostic</th></tr></thead><tbody>${signals.map(
       (s) =>
-        html`<tr><td data-label="Received">${time(s.createdAt)}</td><td data-label="Kind">${s.kind}</td><td data-label="Source">${s.source}</td><td data-label="Status" class="mono">${s.status ?? ''}</td><td data-label="Diagnostic" class="mono">${s.diagnostic ?? ''}</td></tr>`,
+        html`<tr><td data-label="Received">${time(s.createdAt)}</td><td data-label="Kind">${s.kind}</td><td data-label="Reason"><code title="${reasonMeaning(s.reason)}">${s.reason ?? ''}</code></td><td data-label="Source">${s.source}</td><td data-label="Status" class="mono">${s.status ?? ''}</td><td data-label="Diagnostic" class="mono">${s.diagnostic ?? ''}${
+          (s.reportedAddress || s.reportedMessageId) &&
+          html`<div class="muted">reported for ${[s.reportedAddress, s.reportedMessageId].filter(Boolean).join(', ')}</div>`
+        }</td></tr>`,
     )}</tbody></table>`;
   return layout(
     ctx,
@@ -53,4 +58,8 @@ export function deliveryPage(
     sectionOf(view.kind),
     html`<p class="muted"><a href="${back}">${view.subject || view.ref}</a> /</p><h1>${delivery.address}</h1><div class="card"><dl class="facts"><dt>Name</dt><dd>${delivery.name}</dd><dt>Status</dt><dd>${badge(delivery.status)}</dd><dt>Attempts</dt><dd>${delivery.attempts}</dd><dt>Last reply</dt><dd class="mono">${delivery.lastResponse ?? '—'}</dd><dt>${delivery.status === 'bounced' || delivery.status === 'complained' ? 'Diagnostic' : 'Last error'}</dt><dd class="mono">${delivery.lastError ?? '—'}</dd><dt>Sent</dt><dd>${time(delivery.sentAt)}</dd>${via !== undefined && html`<dt>Sent via</dt><dd>${via}</dd>`}<dt>Next attempt</dt><dd>${delivery.status === 'queued' ? time(delivery.nextAttemptAt) : '—'}</dd><dt>Message-ID</dt><dd class="mono">${delivery.messageId}</dd></dl></div>${deliveryTrackingSection(tracking)}${reports}${eventList}${preview}`,
   );
+}
+
+function reasonMeaning(reason: string | null): string {
+  return reason && isBounceReason(reason) ? BOUNCE_REASONS[reason].description : '';
 }

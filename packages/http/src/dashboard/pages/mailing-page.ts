@@ -1,6 +1,7 @@
 import type {
   DeliveryStatus,
   DeliveryView,
+  DomainBounces,
   MailingView,
   Page,
   SourceJobView,
@@ -19,6 +20,7 @@ import {
 import { html, raw, type SafeHtml } from '../html.js';
 import { csrfField, layout, type PageContext } from '../layout.js';
 import { deliveryUrl, mailingUrl, progressUrl, query, sectionOf } from '../urls.js';
+import { bouncesSection } from './bounces-section.js';
 import { trackingSection } from './tracking-section.js';
 
 /** Row errors shown per source; the store keeps a capped list anyway. */
@@ -39,6 +41,7 @@ export function mailingPage(
   deliveries: Page<DeliveryView>,
   filter: DeliveryFilter,
   tracking?: TrackingView,
+  bounces: readonly DomainBounces[] = [],
 ): SafeHtml {
   const progress = progressOf(view);
   const self = mailingUrl(ctx.root, view.kind, view.ref);
@@ -52,7 +55,7 @@ export function mailingPage(
     ctx,
     title,
     sectionOf(view.kind),
-    html`<p class="muted"><a href="${ctx.root}/${sectionOf(view.kind)}">${view.kind === 'broadcast' ? 'Broadcasts' : 'Messages'}</a> /</p><h1>${title}</h1>${facts}${trackingSection(tracking)}${
+    html`<p class="muted"><a href="${ctx.root}/${sectionOf(view.kind)}">${view.kind === 'broadcast' ? 'Broadcasts' : 'Messages'}</a> /</p><h1>${title}</h1>${facts}${trackingSection(tracking)}${bouncesSection(bounces, 'The deliveries of this mailing.')}${
       view.kind === 'broadcast' && sourcesSection(sources)
     }${deliveriesSection(ctx, view, deliveries, filter)}`,
   );

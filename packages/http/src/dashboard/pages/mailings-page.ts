@@ -1,8 +1,9 @@
-import type { MailingKind, MailingView, Page } from '@mailroom/core';
+import type { DomainBounces, MailingKind, MailingView, Page } from '@mailroom/core';
 import { badge, copyableRef, countsLine, pager, progressBar, progressOf, time } from '../fragments.js';
 import { html, type SafeHtml } from '../html.js';
 import { layout, type PageContext } from '../layout.js';
 import { mailingUrl, progressUrl, query, sectionOf } from '../urls.js';
+import { bouncesSection } from './bounces-section.js';
 
 /** The project's broadcasts (or single messages), newest first, each with live counts and progress. */
 export function mailingsPage(
@@ -10,6 +11,7 @@ export function mailingsPage(
   kind: MailingKind,
   page: Page<MailingView>,
   paged: boolean,
+  bounces: readonly DomainBounces[] = [],
 ): SafeHtml {
   const section = sectionOf(kind);
   const title = kind === 'broadcast' ? 'Broadcasts' : 'Messages';
@@ -28,5 +30,12 @@ export function mailingsPage(
       ? html`<p class="card muted">${empty}</p>`
       : html`<table class="cards"><thead><tr><th>Ref</th><th>Subject</th><th>Status</th><th>Created</th><th>Scheduled</th><th>Deliveries</th><th>Progress</th></tr></thead><tbody>${rows}</tbody></table>`;
   const next = page.next ? `${base}${query({ after: page.next })}` : null;
-  return layout(ctx, title, section, html`<h1>${title}</h1>${table}${pager(paged ? base : null, next)}`);
+  const recent =
+    kind === 'broadcast' && !paged ? bouncesSection(bounces, 'The project, last 7 days.') : html``;
+  return layout(
+    ctx,
+    title,
+    section,
+    html`<h1>${title}</h1>${recent}${table}${pager(paged ? base : null, next)}`,
+  );
 }
