@@ -182,5 +182,13 @@ describe.each(['express', 'fastify'] as const)('events and webhooks over HTTP (%
     );
     expect(doc.paths['/webhooks']).toHaveProperty('post');
     expect(doc.components.schemas.Event?.properties?.type?.enum).toContain('email.delivery_delayed');
+    const data = doc.components.schemas.Event?.properties?.data as {
+      properties: { bounce: { required: string[]; properties: Record<string, { enum?: string[] }> } };
+    };
+    const bounce = data.properties.bounce;
+    expect(bounce.properties.class?.enum).toEqual(['recipient-hard', 'soft', 'sender-side']);
+    expect(bounce.properties.reason?.enum).toEqual(expect.arrayContaining(['userunknown', 'authfailure']));
+    expect(bounce.properties.reason?.enum).not.toContain('vacation');
+    expect(bounce.required).toEqual(['reason', 'class', 'status', 'diagnostic', 'source']);
   });
 });

@@ -1,4 +1,4 @@
-import { EVENT_TYPES } from '@mailroom/core';
+import { EVENT_TYPES, REASON_NAMES, reasonGroup } from '@mailroom/core';
 
 /** A JSON object of the generated document. */
 type JsonObject = { [key: string]: unknown };
@@ -76,8 +76,33 @@ export function eventSchemas(): JsonObject {
             reason: { type: 'string', description: '`email.suppressed`: `suppressed` or `unsubscribed`.' },
             bounce: {
               type: 'object',
-              description: '`email.bounced`.',
-              properties: { class: { enum: ['hard', 'soft'] }, diagnostic: nullableString },
+              description:
+                '`email.bounced`: why it bounced and what that does to the address. `class` ' +
+                '`recipient-hard`: the address does not exist (suppressed); `soft`: counted, suppressed ' +
+                'after several in a row; `sender-side`: the destination refused the sender (DMARC, IP ' +
+                'reputation, rate, content), the address is never suppressed for it.',
+              required: ['reason', 'class', 'status', 'diagnostic', 'source'],
+              properties: {
+                reason: {
+                  enum: REASON_NAMES.filter((r) => reasonGroup(r) !== 'not-a-bounce'),
+                  description: "The reason, by Sisimai's names (see the README's bounce section).",
+                },
+                class: { enum: ['recipient-hard', 'soft', 'sender-side'] },
+                status: { ...nullableString, description: 'The RFC 3463 status (`5.7.26`), when known.' },
+                diagnostic: { ...nullableString, description: "The remote server's or provider's words." },
+                source: {
+                  enum: ['dsn', 'text-bounce', 'ses', 'mailgun', 'smtp'],
+                  description: 'Where it was learnt (`smtp`: the relay refused the message at send time).',
+                },
+                reported_address: {
+                  type: 'string',
+                  description: "The recipient the report named, when it is not the delivery's address.",
+                },
+                reported_message_id: {
+                  type: 'string',
+                  description: "The returned copy's Message-ID, when it is not the delivery's.",
+                },
+              },
             },
             url: { type: 'string', description: '`email.clicked`: the link.' },
             machine: { type: 'boolean', description: '`email.opened` / `email.clicked`: made by a machine.' },
