@@ -62,21 +62,36 @@ export async function startBouncingRelay(plans: Record<string, BouncePlan>): Pro
     },
   });
 
+  // One pooled client, as a relay keeps a few connections to a busy destination.
+  let client: ReturnType<typeof smtpTransport> | undefined;
+
   async function mailBack(recipient: string, envelopeFrom: string, messageId: string, plan: BouncePlan) {
     const to = plan.returnPath ? plan.returnPath(envelopeFrom) : envelopeFrom;
     const raw = inboundFixture(plan.fixture, { returnPath: to, recipient, messageId });
-    const client = smtpTransport({ host: '127.0.0.1', port: relay.inboundPort, ignoreTLS: true });
-    try {
-      const receipt = await client.sendRaw({
-        messageId: '<report@relay.test>',
-        envelope: { from: '', to: [to] },
-        raw,
-      });
-      mailedBack.push({ recipient, to, reply: receipt.response });
-    } catch (error) {
-      mailedBack.push({ recipient, to, reply: (error as { response?: string }).response ?? String(error) });
-    } finally {
-      await client.close();
+    client ??= smtpTransport({
+      host: '127.0.0.1',
+      port: relay.inboundPort,
+      ignoreTLS: true,
+      maxConnections: 4,
+    });
+    // As an MTA does, a report deferred with 4xx (it outran the record of the send) is sent again later.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const receipt = await client.sendRaw({
+          messageId: '<report@relay.test>',
+          envelope: { from: '', to: [to] },
+          raw,
+        });
+        mailedBack.push({ recipient, to, reply: receipt.response });
+        return;
+      } catch (error) {
+        const reply = (error as { response?: string }).response ?? String(error);
+        if (!/^4\d\d/.test(reply) || attempt >= 100) {
+          mailedBack.push({ recipient, to, reply });
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
     }
   }
 
@@ -86,6 +101,9 @@ export async function startBouncingRelay(plans: Record<string, BouncePlan>): Pro
     port: (server.server.address() as AddressInfo).port,
     accepted,
     mailedBack,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    async close() {
+      await client?.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   });
 }
