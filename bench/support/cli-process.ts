@@ -15,6 +15,8 @@ export interface CliProcess {
   readonly child: ChildProcess;
   /** `serve`: the base URL it listens on. */
   readonly url: string;
+  /** What it printed on stdout so far (the banner: secrets, ports). */
+  output(): string;
   /** CPU time (user + system, microseconds) the process has used so far, every thread. */
   cpuMicros(): number;
   /** Peak resident set size so far, in MiB (VmHWM). */
@@ -111,6 +113,7 @@ export async function startCli(args: string[]): Promise<CliProcess> {
   return {
     child,
     url,
+    output: () => out,
     cpuMicros: () => processCpuMicros(pid),
     peakRssMiB: () => peakRss(pid),
     async stop() {

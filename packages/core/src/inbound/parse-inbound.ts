@@ -37,10 +37,14 @@ const RETURNED_HEADERS = [
   'message/global',
 ];
 
+/** mailparser, once loaded (an `import()` per message goes through the module loader every time). */
+let mailparser: Promise<typeof import('mailparser')> | undefined;
+
 /** Parses and classifies `raw`. Rejects only when the bytes are not a message mailparser can read at all. */
 export async function parseInboundMessage(raw: Uint8Array): Promise<InboundReport> {
   // Loaded on first use: most processes never receive mail, and render threads must not load it.
-  const { simpleParser } = await import('mailparser');
+  mailparser ??= import('mailparser');
+  const { simpleParser } = await mailparser;
   const mail = await simpleParser(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), {
     keepDeliveryStatus: true,
     skipHtmlToText: false,
