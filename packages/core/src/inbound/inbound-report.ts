@@ -3,7 +3,11 @@
  * bounce or an auto-reply. Produced by `parseInboundMessage`; acted on by the inbound receiver.
  */
 
-/** How a recipient of a bounce report fared. */
+/**
+ * How a recipient of a bounce report fared, as the parser reads it at first glance (a 5.x.x is `hard`).
+ * Effects never follow it: they follow the reason (`classifyRecipient`) and its class in the table of
+ * `bounce-reasons.ts`, where a sender-side 5.x.x never suppresses.
+ */
 export type BounceClass = 'hard' | 'soft' | 'delivered';
 
 /** An SMTP command a remote server may refuse at (`CONN`: the connection or its greeting). */
@@ -21,6 +25,7 @@ export interface BounceRecipient {
   status: string | null;
   /** `Diagnostic-Code` or the remote server's words, one line. */
   diagnostic: string | null;
+  /** The parser's first reading (see {@link BounceClass}); not what the engine acts on. */
   class: BounceClass;
   /** The remote server's SMTP reply code (`550`), when the report gives one. */
   replyCode?: string | null;
