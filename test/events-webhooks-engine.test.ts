@@ -86,8 +86,10 @@ describe.each(storeCases())('events and webhooks on $name', ({ make }) => {
       .map((e) => `${e.type} ${e.data.delivery?.address ?? e.data.address ?? ''}`.trim())
       .sort();
     // The admin API's unsubscribe is announced like a link's (it is one), with the address.
+    // A refusal at send time is a bounce too, with its reason (here one of the sender's: not suppressed).
     expect(types).toEqual([
       'contact.unsubscribed gone@example.test',
+      'email.bounced refused@example.test',
       'email.delivery_delayed later@example.test',
       'email.failed refused@example.test',
       'email.sent a@example.test',
@@ -104,6 +106,8 @@ describe.each(storeCases())('events and webhooks on $name', ({ make }) => {
     expect(JSON.stringify(all.items)).not.toContain('Hello');
     const failed = all.items.find((e) => e.type === 'email.failed');
     expect(failed?.data).toMatchObject({ response: '550 5.7.1 refused' });
+    const bounced = all.items.find((e) => e.type === 'email.bounced');
+    expect(bounced?.data.bounce).toMatchObject({ class: 'sender-side', status: '5.7.1', source: 'smtp' });
 
     const page1 = await mailroom.listEvents(secret, { limit: 4 });
     expect(page1.items).toHaveLength(4);
@@ -111,7 +115,7 @@ describe.each(storeCases())('events and webhooks on $name', ({ make }) => {
     expect(page2.next).toBeNull();
     expect([...page1.items, ...page2.items].map((e) => e.id)).toEqual(all.items.map((e) => e.id));
     const byAddress = await mailroom.listEvents(secret, { address: 'refused@example.test' });
-    expect(byAddress.items.map((e) => e.type)).toEqual(['email.failed']);
+    expect(byAddress.items.map((e) => e.type).sort()).toEqual(['email.bounced', 'email.failed']);
     const byType = await mailroom.listEvents(secret, { types: ['email.sent'], mailingRef: ref });
     expect(byType.items).toHaveLength(2);
     await expect(
