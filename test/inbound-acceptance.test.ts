@@ -185,6 +185,32 @@ describe('mailroom inbound (standalone listener)', () => {
       const missing = startCli(dir, ['inbound', '--port', '0', '--database', db]);
       expect(await missing.done).not.toBe(0);
       expect(missing.err).toContain('--bounce-domain DOMAIN is required');
+      const badRelay = startCli(dir, [
+        'inbound',
+        '--port',
+        '0',
+        '--bounce-domain',
+        DOMAIN,
+        '--database',
+        db,
+        '--inbound-trusted-relay',
+        '10.0.0.0/40',
+      ]);
+      expect(await badRelay.done).toBe(2);
+      expect(badRelay.err).toContain(
+        "--inbound-trusted-relay: not an address or a network in CIDR notation: '10.0.0.0/40'",
+      );
+      const badRate = startCli(dir, [
+        'inbound',
+        '--port',
+        '0',
+        '--bounce-domain',
+        DOMAIN,
+        '--inbound-rate',
+        '0',
+      ]);
+      expect(await badRate.done).toBe(2);
+      expect(badRate.err).toContain('--inbound-rate');
       const cli = startCli(dir, [
         'inbound',
         '--port',
