@@ -2,6 +2,7 @@ import type {
   AudienceGroupRecord,
   BatchRecord,
   DeliveryRecord,
+  DomainRecord,
   IdempotencyRecord,
   InboundSignalRecord,
   MailingRecord,
@@ -51,6 +52,10 @@ export interface State {
   softBounces: Map<string, number>;
   /** Events and the webhook queue (roles/event-store.ts). */
   outbox: EventState;
+  /** Sending domains by id, with their keys. */
+  domains: Map<string, DomainRecord>;
+  /** key(projectId, domain) -> domain id. */
+  domainIdByName: Map<string, string>;
   /** Tracking (roles/tracking-store.ts): link maps by mailing, opens by delivery and class, clicks. */
   tracking: {
     linkMaps: Map<string, string[]>;
@@ -83,6 +88,8 @@ export function emptyState(): State {
     inboundSignals: new Map(),
     softBounces: new Map(),
     outbox: emptyEventState(),
+    domains: new Map(),
+    domainIdByName: new Map(),
     tracking: { linkMaps: new Map(), opens: new Map(), clicks: [] },
   };
 }

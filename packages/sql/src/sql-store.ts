@@ -9,6 +9,7 @@ import type { SqlStoreOptions } from './options.js';
 import { sqlAccountStore } from './roles/account-store.js';
 import { sqlAudienceStore } from './roles/audience-store.js';
 import { sqlDeliveryQueue } from './roles/delivery-queue.js';
+import { sqlDomainStore } from './roles/domain-store.js';
 import { sqlEventStore } from './roles/event-store.js';
 import { sqlIdempotencyStore } from './roles/idempotency-store.js';
 import { sqlInboundSignalStore } from './roles/inbound-signal-store.js';
@@ -93,5 +94,6 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     ...sqlInboundSignalStore(ctx),
     ...sqlEventStore(ctx),
     ...sqlTrackingStore(ctx),
+    ...sqlDomainStore(ctx),
   };
 }

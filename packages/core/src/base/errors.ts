@@ -32,6 +32,12 @@ export const ERROR_CODES = {
     retryable: false,
     description: 'The sender address is not an identity of the project.',
   },
+  DOMAIN_NOT_VERIFIED: {
+    status: 403,
+    retryable: false,
+    description:
+      "The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.",
+  },
   FORBIDDEN: {
     status: 403,
     retryable: false,

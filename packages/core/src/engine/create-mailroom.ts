@@ -28,6 +28,7 @@ import {
   rescheduleBroadcast,
 } from '../broadcasts/broadcast-schedule.js';
 import { createWorker } from '../delivery/worker.js';
+import { createDomains } from '../domains/domains.js';
 import { createEventOutbox } from '../events/event-outbox.js';
 import { createGuardedFetcher } from '../fetch/index.js';
 import { createInbound } from '../inbound/inbound-receiver.js';
@@ -42,6 +43,7 @@ import { createUnsubscribeLinks } from '../unsubscribe/unsubscribe.js';
 import { createWebhooks, listEvents } from '../webhooks/webhook-endpoints.js';
 import { createWebhookSender } from '../webhooks/webhook-sender.js';
 import type { AuthContext } from './auth-context.js';
+import type { BaseContext } from './base-context.js';
 import type { EngineContext } from './engine-context.js';
 import { EventHub } from './event-hub.js';
 import type { Mailroom, MailroomOptions } from './mailroom-types.js';
@@ -63,7 +65,7 @@ const OPEN_STATUSES: readonly MailingStatus[] = ['queued', 'scheduled', 'sending
  */
 export function createMailroom(options: MailroomOptions): Mailroom {
   const logger = options.logger ?? silentLogger;
-  const ctx: EngineContext = {
+  const base: BaseContext = {
     store: options.store,
     transport: options.transport,
     clock: options.clock ?? systemClock,
@@ -84,6 +86,8 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     },
   };
   let initialized: Promise<void> | undefined;
+  const domains = createDomains(base, options.domains);
+  const ctx: EngineContext = Object.assign(base, { domains: domains.signing });
   const { store, clock, ready } = ctx;
   if (options.unsubscribe) ctx.unsubscribe = createUnsubscribeLinks(ctx, options.unsubscribe);
   if (options.tracking) ctx.tracking = createTracking(ctx, options.tracking);
@@ -117,6 +121,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   async function initialBroadcast(auth: AuthContext, req: BroadcastRequest): Promise<BroadcastResult> {
     const now = clock.now();
     const { sender, content } = await resolveContent(ctx, auth, req);
+    await ctx.domains.admit(auth.project.id, sender.address);
     const groupId = await resolveGroup(ctx, auth, req.options.acquiringAudience);
     const mailing = newMailing(
       auth,
@@ -212,6 +217,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     const req = parseSendRequest(body, { recipientsPerMessage: ctx.limits.recipientsPerMessage });
     const now = clock.now();
     const { sender, content } = await resolveContent(ctx, auth, req);
+    await ctx.domains.admit(auth.project.id, sender.address);
     const groupId = await resolveGroup(ctx, auth, req.options.acquiringAudience);
     const mailing = newMailing(
       auth,
@@ -287,12 +293,14 @@ export function createMailroom(options: MailroomOptions): Mailroom {
             worker.start();
             retention.start();
             webhookSender.start();
+            domains.schedule.start();
           },
           (error: unknown) => logger.error({ err: error }, 'store init failed; worker not started'),
         );
       },
       async stop() {
         await retention.stop();
+        await domains.schedule.stop();
         await worker.stop();
         await webhookSender.stop();
       },
@@ -398,12 +406,39 @@ export function createMailroom(options: MailroomOptions): Mailroom {
 
     ...createDashboardQueries(ctx, { resolveAuth, findMailing, view }),
 
+    async addDomain(auth, domain, domainOptions) {
+      return domains.add((await resolveAuth(auth)).project.id, domain, domainOptions);
+    },
+    async listDomains(auth) {
+      return domains.list((await resolveAuth(auth)).project.id);
+    },
+    async getDomain(auth, domain) {
+      return domains.get((await resolveAuth(auth)).project.id, domain);
+    },
+    async verifyDomain(auth, domain) {
+      return domains.verify((await resolveAuth(auth)).project.id, domain);
+    },
+    async rotateDkim(auth, domain, rotateOptions) {
+      return domains.rotate((await resolveAuth(auth)).project.id, domain, rotateOptions);
+    },
+    async removeDomain(auth, domain) {
+      await domains.remove((await resolveAuth(auth)).project.id, domain);
+    },
+    async listDomainWarnings(auth) {
+      return domains.signing.warnings((await resolveAuth(auth)).project.id);
+    },
+    checkDueDomains: async () => {
+      await ready();
+      return domains.schedule.runOnce();
+    },
+
     on: (event, listener) => ctx.events.on(event, listener),
 
     async close() {
       progress.stop();
       await ctx.tracking?.close();
       await retention.stop();
+      await domains.schedule.stop();
       await worker.stop();
       await webhookSender.stop();
       await options.transport.close?.();

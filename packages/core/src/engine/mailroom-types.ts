@@ -17,6 +17,13 @@ import type {
 import type { MailingView } from '../admin/mailing-view.js';
 import type { Clock, Logger, MailroomLimits } from '../base/base-types.js';
 import type { WorkerOptions } from '../delivery/worker-options.js';
+import type {
+  AddDomainOptions,
+  DomainsOptions,
+  DomainView,
+  DomainWarning,
+  RotateDkimOptions,
+} from '../domains/domains-options.js';
 import type { GuardedFetcherOptions } from '../fetch/fetch-types.js';
 import type { BouncesOptions } from '../inbound/bounces-options.js';
 import type { MailroomInbound } from '../inbound/inbound-types.js';
@@ -51,6 +58,7 @@ export type * from '../admin/engine-views.js';
 export type * from '../admin/mailing-view.js';
 export type * from '../base/base-types.js';
 export type { WorkerOptions } from '../delivery/worker-options.js';
+export type * from '../domains/domains-options.js';
 export type * from '../inbound/bounces-options.js';
 export type * from '../tracking/tracking-options.js';
 export type * from '../unsubscribe/unsubscribe-options.js';
@@ -120,6 +128,12 @@ export interface MailroomOptions {
    * schedule, timeouts and concurrency. @default see `WebhookOptions`
    */
   webhooks?: WebhookOptions;
+  /**
+   * Sending domains (docs/domains.md): the policy for mail from domains that are not verified (`warn` by
+   * default, or `enforce`), the relay SPF names, the DNS servers the checks ask, the key sealing secret.
+   * @example { sending: 'enforce', relay: { addresses: ['203.0.113.7'] } }
+   */
+  domains?: DomainsOptions;
   /**
    * Least time between two `broadcast:progress` events of one mailing, in milliseconds.
    * @default 1000
@@ -285,6 +299,39 @@ export interface Mailroom {
    * {@link QueueDepth}.
    */
   queueDepth(): Promise<QueueDepth>;
+  /**
+   * Add a sending domain to the project (`acme.com`; normalised: `Acme.COM.` is `acme.com`, an IDN is
+   * punycode; an IP address, a name without a dot and the like are `VALIDATION_FAILED`). A DKIM key pair is
+   * made (RSA 2048, or Ed25519 with `keyType`) and its private key stored sealed with the installation
+   * secret, never shown. Answers the records to publish; the domain is `pending` until a check finds them.
+   * `CONFLICT` if the project has it already.
+   */
+  addDomain(auth: string | AuthContext, domain: string, options?: AddDomainOptions): Promise<DomainView>;
+  /** The project's sending domains, by name, each with its records and the findings of its last check. */
+  listDomains(auth: string | AuthContext): Promise<DomainView[]>;
+  /** One sending domain of the project; `NOT_FOUND` otherwise. */
+  getDomain(auth: string | AuthContext, domain: string): Promise<DomainView>;
+  /**
+   * Check a domain through DNS now: per record `found`, `missing`, `wrong` (with the exact value expected)
+   * or `no-answer` (never verified on no answer). Writes the outcome as the scheduled check does: a key
+   * whose record is seen is used for signing, and a verified domain that lost a record emits `domain.failed`.
+   */
+  verifyDomain(auth: string | AuthContext, domain: string): Promise<DomainView>;
+  /**
+   * Start a DKIM key rotation: a new key with a new selector, `pending` until its record is seen; then mail
+   * is signed with it and the old key stays valid for the grace period (`domains.graceDays`). Answers the
+   * records, the new key's included. `UNPROCESSABLE` while no key is in use yet or a rotation is under way.
+   */
+  rotateDkim(auth: string | AuthContext, domain: string, options?: RotateDkimOptions): Promise<DomainView>;
+  /** Remove a sending domain and its keys; `NOT_FOUND` when absent. */
+  removeDomain(auth: string | AuthContext, domain: string): Promise<void>;
+  /** Unverified domains this process sent from under the `warn` policy (the dashboard shows them). */
+  listDomainWarnings(auth: string | AuthContext): Promise<DomainWarning[]>;
+  /**
+   * Check the domains (of every project) due a scheduled check now, as the running worker does every
+   * `domains.checkEveryMs`; returns how many were checked.
+   */
+  checkDueDomains(): Promise<number>;
   on<E extends keyof MailroomEvents>(event: E, listener: MailroomEvents[E]): () => void;
   /** Stop the worker and close the transport and the store. */
   close(): Promise<void>;
