@@ -75,7 +75,7 @@ export async function runDomainCheck(
       : {}),
     ...(record.dmarcReports ? { dmarcReports: record.dmarcReports } : {}),
   });
-  const findings = withKeyRoles(result.findings, live);
+  const findings = withRoles(result.findings, live, record.returnPathMx !== null);
   const check = checkVerdict(findings);
   const now = clock.now();
   await moveKeys(ctx, settings, record, live, findings, now);
@@ -100,13 +100,19 @@ export async function runDomainCheck(
 }
 
 /**
- * The DKIM findings (first, one per live key, in order) with the keys not yet or no longer needed marked
- * optional: a rotation's new key until its record is seen, a retiring key. Before any key was active the
- * pending key is the one the domain needs.
+ * The findings with what the domain does not need marked optional: among the DKIM findings (first, one per
+ * live key, in order) a rotation's new key until its record is seen and a retiring key (before any key was
+ * active, the pending key is the one the domain needs); the return path's MX when the host it must name is
+ * not known (the records to publish cannot name it either).
  */
-function withKeyRoles(findings: readonly DomainFinding[], live: readonly DkimKeyRecord[]): DomainFinding[] {
+function withRoles(
+  findings: readonly DomainFinding[],
+  live: readonly DkimKeyRecord[],
+  mxKnown: boolean,
+): DomainFinding[] {
   const anyActive = live.some((key) => key.state === 'active');
   return findings.map((found, i) => {
+    if (found.kind === 'return-path-mx' && !mxKnown) return { ...found, optional: true };
     const key = i < live.length ? live[i] : undefined;
     if (!key || found.kind !== 'dkim') return found;
     const required = key.state === 'active' || (key.state === 'pending' && !anyActive);
