@@ -1,7 +1,19 @@
 import { createMailroom, type Mailroom, MailroomError, type RequestOptions } from '@mailroom/core';
 import { memoryStore, memoryTransport } from '@mailroom/memory';
 import { smtpTransport } from '@mailroom/smtp';
-import { type Kysely, sql, type Transaction } from 'kysely';
+import {
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type QueryResult,
+  sql,
+  type Transaction,
+} from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabases } from '../packages/sql/test/support/databases.js';
@@ -269,7 +281,7 @@ describe('a pg PoolClient inside BEGIN ... COMMIT', () => {
   const databases = testDatabases('postgres');
   if (!databases) return;
 
-  it('commits with the app, rolls back with it, and is refused outside BEGIN', {
+  it('commits with the app, rolls back with it; refused outside BEGIN, and on a handle without row counts', {
     timeout: 60_000,
   }, async () => {
     const url = await databases.create();
@@ -307,6 +319,24 @@ describe('a pg PoolClient inside BEGIN ... COMMIT', () => {
         await client.query('COMMIT');
         expect((await mailroom.getMailing(secret, ref)).status).toBe('queued');
 
+        // A Kysely handle over the client whose driver reports no row counts (as prisma-extension-kysely
+        // runs raw statements): the store decides by those counts, so it is refused before any write.
+        await client.query('BEGIN');
+        const noCounts = new Kysely<unknown>({ dialect: rowsOnlyDialect(client) });
+        const inside = await app.countRows();
+        await expect(
+          mailroom.send(secret, receipt('pc4@example.test', 'p-4'), {
+            transaction: noCounts,
+            idempotencyKey: 'k',
+          }),
+        ).rejects.toMatchObject({
+          code: 'TRANSACTION_REFUSED',
+          message: expect.stringMatching(/row counts|rows a statement changed/),
+        });
+        await client.query('SELECT 1');
+        await client.query('ROLLBACK');
+        expect(await app.countRows()).toEqual(inside);
+
         // Outside BEGIN each statement would commit on its own: refused before anything is written.
         const outside = await app.countRows();
         await expect(
@@ -327,6 +357,33 @@ describe('a pg PoolClient inside BEGIN ... COMMIT', () => {
     }
   });
 });
+
+/** A PostgreSQL dialect over `client` whose statements report their rows and never a row count. */
+function rowsOnlyDialect(client: pg.PoolClient): Dialect {
+  const connection: DatabaseConnection = {
+    async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+      return { rows: (await client.query(query.sql, [...query.parameters])).rows as R[] };
+    },
+    streamQuery() {
+      throw new Error('not supported');
+    },
+  };
+  const driver: Driver = {
+    init: async () => undefined,
+    acquireConnection: async () => connection,
+    beginTransaction: async () => undefined,
+    commitTransaction: async () => undefined,
+    rollbackTransaction: async () => undefined,
+    releaseConnection: async () => undefined,
+    destroy: async () => undefined,
+  };
+  return {
+    createAdapter: () => new PostgresAdapter(),
+    createDriver: () => driver,
+    createIntrospector: (db) => new PostgresIntrospector(db),
+    createQueryCompiler: () => new PostgresQueryCompiler(),
+  };
+}
 
 async function waitUntil(check: () => boolean, timeoutMs: number): Promise<void> {
   const end = Date.now() + timeoutMs;

@@ -117,6 +117,9 @@ export function sqlAppTransactions(parts: AppTransactionParts): Required<AppTran
     if (found !== id) {
       throw refuse("the transaction is on another database than the store's");
     }
+    // A write that changes nothing, so that a handle whose driver reports no row counts is refused now
+    // (the runner refuses such a write), before any row of the request is written.
+    await runner.run(db, 'UPDATE mailroom_settings SET value = value WHERE 1 = 0');
   }
 
   async function runIn<T>(
@@ -216,7 +219,7 @@ export function sqlAppTransactions(parts: AppTransactionParts): Required<AppTran
  * driver access and no scripts (both would run outside the transaction).
  */
 function transactionRunner(kind: SqlKind): SqlRunner {
-  const plain = createSqlRunner(kind);
+  const plain = createSqlRunner(kind, { requireAffected: true });
   return {
     ...plain,
     transaction: (tx, fn) => fn(tx),
