@@ -1,6 +1,7 @@
 import { createMailroom, type Mailroom, MailroomError, type RequestOptions } from '@mailroom/core';
 import { memoryStore, memoryTransport } from '@mailroom/memory';
 import { smtpTransport } from '@mailroom/smtp';
+import { sqlStore } from '@mailroom/sql';
 import {
   type CompiledQuery,
   type DatabaseConnection,
@@ -153,6 +154,59 @@ for (const kind of KINDS) {
       expect(arrivalsFor('idem@example.test')).toHaveLength(1);
     });
 
+    it.skipIf(kind === 'sqlite')(
+      'a key held by another open transaction: the request waits for it, then replays its answer or takes the key',
+      async () => {
+        for (const outcome of ['commit', 'rollback'] as const) {
+          const key = `held-${kind}-${outcome}`;
+          const address = `held-${outcome}@example.test`;
+          let release: () => void = () => undefined;
+          const gate = new Promise<void>((resolve) => {
+            release = resolve;
+          });
+          let held: () => void = () => undefined;
+          const holding = new Promise<void>((resolve) => {
+            held = resolve;
+          });
+          const first = app.db
+            .transaction()
+            .execute(async (tx) => {
+              const result = await mailroom.send(secret, receipt(address, key), {
+                transaction: tx,
+                idempotencyKey: key,
+              });
+              held();
+              await gate;
+              if (outcome === 'rollback') throw new Rollback();
+              return result;
+            })
+            .catch((error: unknown) => {
+              if (error instanceof Rollback) return undefined;
+              throw error;
+            });
+          await holding;
+          let waited = true;
+          const second = app.db
+            .transaction()
+            .execute((tx) =>
+              mailroom.send(secret, receipt(address, key), { transaction: tx, idempotencyKey: key }),
+            )
+            .finally(() => {
+              waited = false;
+            });
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          expect(waited).toBe(true);
+          release();
+          const [a, b] = await Promise.all([first, second]);
+          if (outcome === 'commit') expect(b).toEqual({ ...a, replayed: true });
+          else expect(b.replayed).toBeUndefined();
+        }
+        await mailroom.worker.drain();
+        expect(arrivalsFor('held-commit@example.test')).toHaveLength(1);
+        expect(arrivalsFor('held-rollback@example.test')).toHaveLength(1);
+      },
+    );
+
     it('broadcast batches, initial and later, commit or roll back with the app', async () => {
       const body = {
         subject: 'News',
@@ -226,6 +280,51 @@ for (const kind of KINDS) {
         await mailroom.worker.stop();
       }
     });
+
+    it.skipIf(kind === 'sqlite')(
+      "takes the store opened the other way (on the app's Kysely, or on a pool of its own)",
+      async () => {
+        // PostgreSQL: the store on the app's instance (known by identity); MySQL: on a pool of its own
+        // (the transaction is checked by the database's id). SQLite has only the first way.
+        const url = await databases.create();
+        const other = await openAppDatabase(kind, url, 4);
+        await other.store.close();
+        const store =
+          kind === 'postgres'
+            ? sqlStore({ db: other.db as Kysely<unknown>, dialect: kind })
+            : sqlStore({ url, poolSize: 2 });
+        const engine = createMailroom({
+          store,
+          transport: smtpTransport({ host: sink.host, port: sink.port }),
+        });
+        try {
+          await store.init();
+          const { project, secret: key } = await engine.admin.createProject({ name: 'Other' });
+          await engine.admin.addSender(project.id, { address: 'shop@acme.test' });
+          const before = await other.countRows();
+          for (const outcome of ['rollback', 'commit'] as const) {
+            await other.db
+              .transaction()
+              .execute(async (tx) => {
+                await engine.send(key, receipt(`other-${outcome}@example.test`, outcome), {
+                  transaction: tx,
+                });
+                if (outcome === 'rollback') throw new Rollback();
+              })
+              .catch((error: unknown) => {
+                if (!(error instanceof Rollback)) throw error;
+              });
+            if (outcome === 'rollback') expect(await other.countRows()).toEqual(before);
+          }
+          await engine.worker.drain();
+          expect(arrivalsFor('other-commit@example.test')).toHaveLength(1);
+          expect(arrivalsFor('other-rollback@example.test')).toEqual([]);
+        } finally {
+          await engine.close();
+          await other.db.destroy();
+        }
+      },
+    );
 
     it('refuses a handle that is not an open transaction on the store’s database, before writing', async () => {
       const before = await app.countRows();
