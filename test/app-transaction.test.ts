@@ -100,7 +100,7 @@ for (const kind of KINDS) {
       await placeOrder('o-rollback', 'rollback@example.test', 'rollback', {}, async (tx) => {
         // The request did write, through the app's transaction.
         const { rows } = await sql<{ n: number }>`SELECT COUNT(*) AS n FROM mailroom_deliveries`.execute(tx);
-        expect(Number(rows[0]?.n)).toBe(before.mailroom_deliveries + 1);
+        expect(Number(rows[0]?.n)).toBe((before.mailroom_deliveries ?? Number.NaN) + 1);
       });
       expect(await app.countRows()).toEqual(before);
       expect(await app.orders()).not.toContain('o-rollback');
