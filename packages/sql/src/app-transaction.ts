@@ -173,9 +173,8 @@ export function sqlAppTransactions(parts: AppTransactionParts): Required<AppTran
       r: runner,
       c: ctx.c,
       bulk,
-      // Not used by the bound roles (they belong to the delivery queue and webhooks).
+      // Not used by the bound roles (claims belong to the delivery queue and webhooks).
       claims: ctx.claims,
-      completions: ctx.completions,
       guard: async (operation, fn) => {
         try {
           return await fn();

@@ -4,7 +4,6 @@ import { MailroomError } from '@mailroom/core';
 import { STORE_ID_SETTING, sqlAppTransactions } from './app-transaction.js';
 import { createBulkWrites } from './bulk-writes.js';
 import { createCodec } from './codec.js';
-import { createCompletionBatcher } from './completion-batcher.js';
 import { connect } from './connect.js';
 import { createSqliteSourcePages } from './dialects/sqlite/sqlite-source-pages.js';
 import { runMigrations } from './migrations.js';
@@ -12,7 +11,7 @@ import type { SqlStoreOptions } from './options.js';
 import { sqlAccountStore } from './roles/account-store.js';
 import { sqlAudienceStore } from './roles/audience-store.js';
 import { sqlDeliveryQueue } from './roles/delivery-queue.js';
-import { sqlEventStore, writeOutbox } from './roles/event-store.js';
+import { sqlEventStore } from './roles/event-store.js';
 import { sqlIdempotencyStore } from './roles/idempotency-store.js';
 import { sqlInboundSignalStore } from './roles/inbound-signal-store.js';
 import { sqlMailingStore } from './roles/mailing-store.js';
@@ -41,7 +40,6 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
   const c = createCodec(kind);
   const bulk = createBulkWrites(r, c);
   const claims = createSqlClaims(r, c);
-  const completions = createCompletionBatcher(db, r, claims, c, writeOutbox);
   let migrated: Promise<void> | undefined;
   let storeId: string | undefined;
   let closed = false;
@@ -66,7 +64,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
       ? Math.max(1, options.sqliteWriterThreadRows ?? 1024)
       : Number.POSITIVE_INFINITY;
 
-  const ctx = createSqlContext({ name, kind, db, r, c, bulk, claims, completions, guard });
+  const ctx = createSqlContext({ name, kind, db, r, c, bulk, claims, guard });
   const accounts = sqlAccountStore(ctx);
   const init = () =>
     guard('init', async () => {
@@ -91,7 +89,6 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     async close() {
       if (closed) return;
       closed = true;
-      await completions.drain();
       await release();
     },
 
