@@ -1,7 +1,7 @@
 import { MailroomError } from '../base/errors.js';
 import type { BaseContext } from '../engine/base-context.js';
 import type { DkimKey } from '../mime/dkim-signer.js';
-import type { DomainRecord } from '../store/domain-store.js';
+import type { DomainRecord, DomainStore } from '../store/domain-store.js';
 import type { DomainFinding } from './domain-finding.js';
 import { normalizeDomain } from './domain-name.js';
 import { signingKeyOf } from './domain-view.js';
@@ -27,9 +27,10 @@ export interface DomainSigning {
   /**
    * Applies the sending policy to a sender address: nothing when its domain is verified; otherwise, under
    * `enforce`, throws `DOMAIN_NOT_VERIFIED` naming the missing or wrong record, and under `warn` logs a
-   * warning once per project and domain.
+   * warning once per project and domain. With `store` (the roles bound to the app's transaction) the
+   * domain is read through it, not through the cache.
    */
-  admit(projectId: string, senderAddress: string): Promise<void>;
+  admit(projectId: string, senderAddress: string, store?: Pick<DomainStore, 'getDomain'>): Promise<void>;
   /** The unverified domains this process sent from under `warn`, first seen first. */
   warnings(projectId: string): DomainWarning[];
   /** Forget the cached copy of a domain (after a change made through this engine). */
@@ -92,9 +93,14 @@ export function createDomainSigning(
       return { selector: key.selector, privateKey, domain: record.domain };
     },
 
-    async admit(projectId, senderAddress) {
+    async admit(projectId, senderAddress, store) {
       const domain = senderDomain(senderAddress);
-      const record = domain === undefined ? undefined : await read(projectId, domain);
+      const record =
+        domain === undefined
+          ? undefined
+          : store
+            ? await store.getDomain(projectId, domain)
+            : await read(projectId, domain);
       if (record?.state === 'verified') return;
       const problem = unverified(domain ?? senderAddress, record);
       if (settings.policy === 'enforce') throw new MailroomError('DOMAIN_NOT_VERIFIED', problem);

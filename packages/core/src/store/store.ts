@@ -1,4 +1,5 @@
 import type { AccountStore } from './account-store.js';
+import type { AppTransactionStore } from './app-transaction-store.js';
 import type { AudienceStore } from './audience-store.js';
 import type { DeliveryQueue } from './delivery-queue.js';
 import type { DomainStore } from './domain-store.js';
@@ -12,6 +13,7 @@ import type { StoreLifecycle } from './store-lifecycle.js';
 import type { TrackingStore } from './tracking-store.js';
 
 export type { AccountStore } from './account-store.js';
+export type { AppTransaction, AppTransactionStore, TransactionStore } from './app-transaction-store.js';
 export type { AudienceStore } from './audience-store.js';
 export type { ClaimOptions, DeliveryOutcome, DeliveryQueue } from './delivery-queue.js';
 export type {
@@ -65,6 +67,7 @@ export type {
  * - {@link EventStore}: the event outbox, webhook endpoints and the webhook queue.
  * - {@link TrackingStore}: link maps and open and click hits.
  * - {@link DomainStore}: sending domains, their DKIM keys and DNS checks.
+ * - {@link AppTransactionStore} (optional): writing an accepted request in the app's own transaction.
  *
  * Rules for every method:
  * - Records go in and come out as the types in `records.ts`; dates as `Date`, JSON fields as values.
@@ -87,7 +90,8 @@ export interface Store
     InboundSignalStore,
     EventStore,
     TrackingStore,
-    DomainStore {}
+    DomainStore,
+    AppTransactionStore {}
 
 /** The names of the roles, as `storeTestSuite`'s `roles` option takes them. */
 export type StoreRole =
