@@ -220,7 +220,7 @@ describe('mailroom domain', () => {
         });
         return {
           status: res.status,
-          json: (await res.json()) as { message: string; code?: string; data: any },
+          json: (await res.json()) as { message: string; code?: string; data: { domain: DomainView } },
         };
       };
       const message = {

@@ -5,15 +5,9 @@
 import type { DkimAlgorithm } from '../domains/dkim-key.js';
 import type { DomainFinding } from '../domains/domain-finding.js';
 import type { OutboxWrite } from './event-records.js';
+import type { DomainState } from './records.js';
 
-/**
- * Where a domain stands, from its last conclusive check:
- * - `pending`: added, never verified (a check that got no answer leaves it here);
- * - `verified`: every required record was found;
- * - `failed`: was verified, then a required record went missing or wrong (`domain.failed` was emitted).
- * A check that gets no answer changes nothing: the last conclusive state stands.
- */
-export type DomainState = 'pending' | 'verified' | 'failed';
+export type { DomainState } from './records.js';
 
 /**
  * A DKIM key's place in its rotation:

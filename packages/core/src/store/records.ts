@@ -425,3 +425,12 @@ export interface InboundSignalRecord {
   dedupeKey: string;
   createdAt: Date;
 }
+
+/**
+ * Where a domain stands, from its last conclusive check:
+ * - `pending`: added, never verified (a check that got no answer leaves it here);
+ * - `verified`: every required record was found;
+ * - `failed`: was verified, then a required record went missing or wrong (`domain.failed` was emitted).
+ * A check that gets no answer changes nothing: the last conclusive state stands.
+ */
+export type DomainState = 'pending' | 'verified' | 'failed';
