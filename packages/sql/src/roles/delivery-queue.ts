@@ -66,7 +66,7 @@ export function sqlDeliveryQueue(ctx: SqlContext): DeliveryQueue {
 
     completeDeliveries(items) {
       // Queued together, they are written in one group (a repeated id waits for the next group).
-      return guard('completeDeliveries', () => completions.completeMany(items), false);
+      return guard('completeDeliveries', () => completions.completeMany(items), { retry: false });
     },
 
     settleOpenDeliveries(mailingId, status, reason, now) {
