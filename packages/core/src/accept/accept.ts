@@ -110,15 +110,25 @@ function base64DecodedLength(b64: string): number {
   return Math.floor((b64.length * 3) / 4) - padding;
 }
 
-/** Checks an audience group ref in the project; returns its id. */
+/**
+ * Checks an audience group ref in the project; returns its id. A group is created by the admin (the API
+ * has no route for it), so the 404 says how, with the caller's own project id.
+ */
 export async function resolveGroup(
   ctx: BaseContext,
   auth: AuthContext,
   ref: string | null,
 ): Promise<string | null> {
   if (!ref) return null;
-  const group = await ctx.store.getGroup(auth.project.id, ref);
-  if (!group) throw new MailroomError('NOT_FOUND', `Audience group ${ref} not found`);
+  const projectId = auth.project.id;
+  const group = await ctx.store.getGroup(projectId, ref);
+  if (!group) {
+    throw new MailroomError(
+      'NOT_FOUND',
+      `Audience group ${ref} not found; create it first: mailroom audience create --project ${projectId} ` +
+        `--ref ${ref}, or admin.createAudienceGroup(projectId, { ref: '${ref}' }) when embedded`,
+    );
+  }
   return group.id;
 }
 
