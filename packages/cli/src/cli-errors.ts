@@ -28,9 +28,10 @@ export function exitCodeOf(error: unknown): number {
 
 /**
  * Codes whose message is written for the reader and says it all: their cause (a database's "UNIQUE
- * constraint failed: ..." under a CONFLICT) would only add the store's internals.
+ * constraint failed: ..." under a CONFLICT, mjml's own message under a TEMPLATE_INVALID) would only repeat
+ * it or add internals.
  */
-const COMPLETE_CODES: ReadonlySet<string> = new Set(['CONFLICT', 'NOT_FOUND']);
+const COMPLETE_CODES: ReadonlySet<string> = new Set(['CONFLICT', 'NOT_FOUND', 'TEMPLATE_INVALID']);
 
 /**
  * The failure as one line for stderr. Causes are appended (a store error's driver message is what names

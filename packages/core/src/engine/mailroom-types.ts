@@ -178,10 +178,21 @@ export interface MailroomAdmin {
     projectId: string,
     input: { address: string; name?: string; dkim?: DkimConfig },
   ): Promise<SenderRecord>;
-  /** Create a template or a new version of it. MJML is compiled now; invalid MJML or Liquid is refused. */
+  /**
+   * Create a template or a new version of it. MJML is compiled now; invalid MJML or Liquid is refused
+   * (`TEMPLATE_INVALID` naming `sourceName`, or `template <ref>`, and the line).
+   */
   createTemplate(
     projectId: string,
-    input: { ref: string; format: TemplateFormat; source: string; subject?: string },
+    input: {
+      ref: string;
+      format: TemplateFormat;
+      source: string;
+      /** The default subject (Liquid) of requests that give none. */
+      subject?: string;
+      /** Names the source in error messages, for example the file it was read from. @default `template <ref>` */
+      sourceName?: string;
+    },
   ): Promise<TemplateRecord>;
   createAudienceGroup(projectId: string, input: { ref: string; name?: string }): Promise<AudienceGroupRecord>;
   setSubscription(projectId: string, address: string, status: ProfileStatus): Promise<void>;
