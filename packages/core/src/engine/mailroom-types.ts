@@ -217,9 +217,11 @@ export interface Mailroom {
   /** Webhook endpoints of the project, test events, replays, and what was sent. */
   readonly webhooks: MailroomWebhooks;
   /**
-   * The project's events (the outbox), oldest first, filtered by types, mailing ref or address, in pages
-   * (`next` is the cursor). Events of the last moments may still appear behind a cursor already read
-   * (their transactions commit out of order): push through webhooks for completeness.
+   * The project's events (the outbox), oldest first, filtered by types, mailing ref or address, in pages:
+   * `{ items, next }` like the other paged listings; pass `next` as `after` until it is `null` (HTTP
+   * `GET /events` answers the same page as `data: { events, next }`, with the same cursor). Events of the
+   * last moments may still appear behind a cursor already read (their transactions commit out of order):
+   * push through webhooks for completeness.
    */
   listEvents: ListEvents;
   /** A broadcast or message of the project, with counts; `NOT_FOUND` otherwise. */
