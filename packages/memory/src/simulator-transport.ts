@@ -115,7 +115,7 @@ export interface SimulatorTransport extends MemoryTransport {
  *
  * | address | outcome |
  * |---|---|
- * | `bounce@` | refused at once: `550 5.1.1` to `RCPT TO` (a hard bounce; the engine suppresses the address) |
+ * | `bounce@` | refused at once: `550 5.1.1` to `RCPT TO` (a hard bounce: the delivery ends `bounced`, the address is suppressed) |
  * | `soft@` | `451 4.3.0` twice for a message, then accepted (the worker's retries) |
  * | `async-bounce@` | accepted, then a DSN (RFC 3464, `5.1.1`) is mailed back to `onInbound` |
  * | `complaint@` | accepted, then an ARF complaint (RFC 5965) is mailed back to `onInbound` |

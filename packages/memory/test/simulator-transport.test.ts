@@ -214,7 +214,8 @@ describe('simulatorTransport through the engine (the README example)', () => {
     await mailroom.worker.drain();
     await transport.settled();
     const byAddress = new Map((await mailroom.listDeliveries(secret, ref)).map((d) => [d.address, d]));
-    expect(byAddress.get(at('bounce'))).toMatchObject({ status: 'failed', attempts: 1 });
+    // A refusal at once ends as a DSN does: bounced (and suppressed).
+    expect(byAddress.get(at('bounce'))).toMatchObject({ status: 'bounced', attempts: 1 });
     expect(byAddress.get(at('soft'))).toMatchObject({ status: 'sent', attempts: 3 });
     expect(byAddress.get(at('async-bounce'))?.status).toBe('bounced');
     expect(byAddress.get(at('complaint'))?.status).toBe('complained');

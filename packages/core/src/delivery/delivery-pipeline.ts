@@ -121,10 +121,10 @@ export function createDeliveryPipeline(
     },
   });
 
-  /** Failed outcomes of a synchronous "no such user" refusal, with the reply: they emit `email.bounced` too. */
+  /** `bounced` outcomes of a synchronous "no such user" refusal, with the reply: they emit `email.bounced`. */
   const refusals = new WeakMap<DeliveryOutcome, string>();
 
-  /** The `email.bounced` event of a synchronous hard refusal (written with the failed outcome). */
+  /** The `email.bounced` event of a synchronous hard refusal (written with its `bounced` outcome). */
   function refusedEvent(
     delivery: ClaimedDelivery,
     mailing: MailingRecord,
@@ -380,8 +380,10 @@ export function createDeliveryPipeline(
         return pausedOutcome(error, gate.resumesInMs, clock.now());
       }
       if (pressure === 'slow-down') result = 'slow-down';
-      const outcome = failureOutcome(delivery, error, opts, since, clock.now());
+      let outcome = failureOutcome(delivery, error, opts, since, clock.now());
       if (isMailroomError(error, 'TRANSPORT_PERMANENT') && isNoSuchUser(error)) {
+        // A hard bounce, told at once instead of by a DSN later: the same status, suppression and event.
+        outcome = { ...outcome, status: 'bounced' };
         await store.addSuppression({
           projectId: delivery.projectId,
           address: delivery.address,
