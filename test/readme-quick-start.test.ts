@@ -10,7 +10,8 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
  * The README's quick start, run as written in a fresh copy of the repository (the files a clone would
  * have), so that the README and the code cannot drift apart: the install-and-start line prints a curl line,
  * that curl line sends a message, the message lands in .mailroom/outbox/. The README's test command is not
- * run here (it would run this test again); instead `.ci/run` must run exactly the README's two commands.
+ * run here (it would run this test again); instead `.ci/run` must run exactly the README's two commands,
+ * and the test command must run the typecheck, Biome and the dependency rules before vitest.
  */
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
@@ -71,6 +72,17 @@ describe('the README quick start', () => {
       .split('\n')
       .filter((line) => !line.trim().startsWith('#'));
     expect(code.filter((line) => /MAILROOM_|apt-get|chromium/i.test(line))).toEqual([]);
+  });
+
+  it('the test command checks types, lint and the dependency rules before vitest, as CI runs it', () => {
+    const scripts: Record<string, string> = JSON.parse(
+      readFileSync(join(ROOT, 'package.json'), 'utf8'),
+    ).scripts;
+    const steps = (scripts.test ?? '').split(' && ');
+    expect(steps).toEqual([scripts.typecheck, scripts.lint, scripts.deps, scripts['test:unit']]);
+    expect(scripts['test:unit']).toBe('vitest run');
+    // Inside a script started by `npx pnpm`, a nested `pnpm` may not be on PATH: binaries only.
+    expect(steps.every((step) => !/^(pnpm|npx|npm)\b/.test(step))).toBe(true);
   });
 
   it('install && start, as written, serves the printed curl line and writes the .eml', {

@@ -24,7 +24,7 @@ import { afterEach, describe, expect, it } from 'vitest';
  * Then the retention sweep clears kept content past its age.
  */
 
-// better-sqlite3 is a dependency of @mailroom/sql, not of the workspace root.
+// better-sqlite3 is installed for @mailroom/sql (a dev dependency there), not at the workspace root.
 const require = createRequire(new URL('../packages/sql/package.json', import.meta.url));
 const Database = require('better-sqlite3') as typeof BetterSqlite3;
 

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMailroom, type ExistingAction, type Mailroom, type Store } from '@mailroom/core';
+import { seedProfiles } from '@mailroom/core/testing';
 import { type MemoryTransport, memoryTransport } from '@mailroom/memory';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { storeCases } from './support/stores.js';
@@ -61,7 +62,8 @@ describe.each(storeCases())('audience group sources on $name', ({ make }) => {
     await mailroom.admin.addSender(projectId, { address: 'news@acme.test' });
     const group = await mailroom.admin.createAudienceGroup(projectId, { ref: 'vip' });
     const seed = { onExistingProfile: 'override', onExistingTrait: 'override', groupId: group.id } as const;
-    await store.upsertProfiles(
+    await seedProfiles(
+      store,
       projectId,
       [
         { address: 'ann@example.test', name: 'Ann Stored', traits: { tier: 'gold', city: 'Oslo' } },
@@ -73,7 +75,8 @@ describe.each(storeCases())('audience group sources on $name', ({ make }) => {
       new Date(),
     );
     // Eve has a profile but is not in the group.
-    await store.upsertProfiles(
+    await seedProfiles(
+      store,
       projectId,
       [{ address: 'eve@example.test', name: 'Eve Stored', traits: { tier: 'gold' } }],
       { ...seed, groupId: null },
@@ -134,7 +137,8 @@ describe.each(storeCases())('audience group sources on $name', ({ make }) => {
     const rows = Array.from({ length: 1_234 }, (_, i) => ({
       address: `m${String(i).padStart(5, '0')}@example.test`,
     }));
-    await store.upsertProfiles(
+    await seedProfiles(
+      store,
       projectId,
       rows,
       { onExistingProfile: 'preserve', onExistingTrait: 'preserve', groupId: group.id },

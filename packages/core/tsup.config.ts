@@ -10,5 +10,5 @@ export default defineConfig({
     'testing/index': 'src/testing/index.ts',
     'render-thread': 'src/delivery/render-thread.ts',
   },
-  external: ['vitest'],
+  external: ['vitest', 'fast-check'],
 });

@@ -2,18 +2,17 @@ import { setFlagsFromString } from 'node:v8';
 
 /**
  * The V8 settings of the `mailroom` process (see docs/design-notes.md, "The heap of the mailroom
- * process"). Measured on the 77 KB `esp-export` template, 30,000 recipients: peak RSS 298 → 214 MiB and
- * about 10 % less CPU per message.
+ * process"). Measured on the largest corpus template, they lower both the peak RSS and the CPU per message
+ * (figures: BENCHMARKS.md, "Peak RSS at 100,000 recipients").
  *
  * - `--no-allocation-site-pretenuring`: V8 otherwise starts allocating a hot object literal straight in
  *   the old generation once most of its objects outlive a scavenge (a claimed delivery, a message in
- *   flight). Every young string such an object points to (a recipient's rendered page, 77 KB) is then
- *   promoted at the next scavenge, although it dies a few milliseconds later: the old generation filled
- *   with dead pages at 80 MB/s instead of 14.
+ *   flight). Every young string such an object points to (a recipient's rendered page) is then promoted
+ *   at the next scavenge, although it dies a few milliseconds later: the old generation filled with dead
+ *   pages several times faster than without pretenuring.
  * - `--heap-growing-percent=100`: after a full collection the old generation may grow to twice what
  *   survived, not the up to four times V8 allows on a machine with a large heap limit. What survives in
- *   serve is about 30 MB (modules, caches); four times that is the 100+ MiB that took the process over
- *   300 MB.
+ *   serve is small (modules, caches), but four times it was what took the process over its memory budget.
  */
 export const HEAP_FLAGS: readonly string[] = [
   '--no-allocation-site-pretenuring',

@@ -158,8 +158,9 @@ export async function openStore(database: DatabaseTarget): Promise<Store> {
   let store: Store | undefined;
   try {
     // A 16 MiB SQLite page cache (the SQL package's default is 64, and the file's background thread has
-    // its own): serve and worker stay under 300 MB through a 100,000-recipient broadcast at the same rate
-    // (BENCHMARKS.md, delivery-corpus); only a very large CSV import is slower, by about a tenth.
+    // its own): serve and worker stay within their memory budget through a large broadcast at the same
+    // rate; only a very large CSV import is a little slower (BENCHMARKS.md, delivery-corpus and "CSV
+    // sources").
     const opened = sqlStore({ url: database.url, sqliteCacheMiB: 16 });
     store = opened;
     await opened.init();

@@ -1,3 +1,6 @@
+// For store adapters: the one profile-merge rule every store applies.
+export type { MergedProfile, ProfileFields, ProfileMergeOptions } from './audience/profile-merge.js';
+export { distinctLabels, mergeProfile, newProfile } from './audience/profile-merge.js';
 export * from './base/clock.js';
 export * from './base/errors.js';
 export { silentLogger } from './base/logger.js';
@@ -13,6 +16,7 @@ export { parseInboundMessage } from './inbound/parse-inbound.js';
 export type { NotificationOptions } from './inbound/provider-notifications.js';
 export { SNS_CERTIFICATE_URL, stringToSign as snsStringToSign } from './inbound/sns-message.js';
 export { VERP_PREFIX, verpTokenOf } from './inbound/verp-token.js';
+export * from './mime/index.js';
 export * from './render/index.js';
 export * from './request/index.js';
 export type * from './request/request-types.js';

@@ -3,7 +3,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import { createHandler } from './handler.js';
 import { unreadableBody } from './http-errors.js';
 import { flattenHeaders } from './node-headers.js';
-import { readBody } from './read-body.js';
+import { readRequestBody } from './read-request-body.js';
 import type { HttpOptions, MailroomHttpHandler, NeutralRequest, NeutralResponse } from './types.js';
 
 /**
@@ -58,7 +58,7 @@ async function collectBody(req: Request, limit: number): Promise<Uint8Array | un
   const declared = Number(req.headers['content-length']);
   // Refused on the declared length before a byte is read; the handler answers 413.
   if (Number.isFinite(declared) && declared > limit) return undefined;
-  if (!req.readableEnded) return readBody(req, limit);
+  if (!req.readableEnded) return readRequestBody(req, limit);
   const parsed: unknown = req.body;
   if (parsed === undefined) return undefined;
   if (parsed instanceof Uint8Array) return parsed;

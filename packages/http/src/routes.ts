@@ -1,4 +1,4 @@
-/** What a path does. */
+/** What a path does: each name has exactly one handler in the route table (route-table.ts). */
 export type RouteName =
   | 'send'
   | 'broadcast'
@@ -16,10 +16,13 @@ export type RouteName =
   | 'track-open';
 
 /** A matched route and the methods it takes. */
-export interface RouteMatch {
+export interface MatchedRoute {
   name: RouteName;
   allow: readonly string[];
-  /** The path's parameters: `token` of `unsubscribe` and tracking, `ref` of `cancel` and `reschedule`. */
+  /**
+   * The path's parameters: `token` of `unsubscribe` and tracking, `ref` of `cancel` and `reschedule`, `id` of
+   * a webhook endpoint.
+   */
   params?: Readonly<Record<string, string>>;
 }
 
@@ -31,13 +34,13 @@ const UNSUBSCRIBE_METHODS = ['GET', 'HEAD', 'POST'] as const;
 const UNSUBSCRIBE_PATH = /^\/unsubscribe\/([^/]+)$/;
 const WEBHOOK_PATH = /^\/webhooks\/([^/]+)(\/rotate-secret)?$/;
 // Open and click tracking: tokens are URL-safe as made, so they are taken undecoded.
-const TRACK_CLICK_PATH = /^\/t\/c\/([A-Za-z0-9._-]+)$/;
-const TRACK_OPEN_PATH = /^\/t\/o\/([A-Za-z0-9._-]+)\.gif$/;
+const TRACK_CLICK_PATH = /^\/t\/c\/([A-Za-z0-9._~-]+)$/;
+const TRACK_OPEN_PATH = /^\/t\/o\/([A-Za-z0-9._~-]+)\.gif$/;
 // Both spellings of the broadcast path, as for the batch calls.
 const BROADCAST_ACTION_PATH = /^\/send\/mail\/broadc?ast\/([^/]+)\/(cancel|reschedule)$/;
 
 /** The routes of wire-compat.md, relative to the mount point. */
-const ROUTES: ReadonlyMap<string, RouteMatch> = new Map<string, RouteMatch>([
+const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>([
   ['/send/mail', { name: 'send', allow: POST_ONLY }],
   ['/send/mail/broadcast', { name: 'broadcast', allow: POST_ONLY }],
   // The TypeScript SDK's spelling of both broadcast calls.
@@ -51,7 +54,7 @@ const ROUTES: ReadonlyMap<string, RouteMatch> = new Map<string, RouteMatch>([
 ]);
 
 /** The route at `path`, or `undefined`; `/openapi.json` exists only when the document is served. */
-export function matchRoute(path: string, openapi: boolean): RouteMatch | undefined {
+export function matchRoute(path: string, openapi: boolean): MatchedRoute | undefined {
   const route = ROUTES.get(path);
   if (route) return route.name === 'openapi' && !openapi ? undefined : route;
   const unsubscribe = UNSUBSCRIBE_PATH.exec(path);

@@ -28,7 +28,9 @@ export function trackClickResponse(
     return {
       status: 302,
       headers: {
-        location: url,
+        // As the browser would have navigated to the untracked link: non-ASCII percent-encoded (a header
+        // carries bytes, and an emoji would not even fit one).
+        location: new URL(url).href,
         'cache-control': NO_STORE,
         'referrer-policy': 'no-referrer',
         'content-type': 'text/plain; charset=utf-8',

@@ -1,4 +1,5 @@
 import type { DeliveryRecord, ProfileRecord, ProfileUpsert, ProfileUpsertOptions } from '@mailroom/core';
+import { mergeProfile, newProfile } from '@mailroom/core';
 import { clone } from './memory-copy.js';
 import type { State } from './memory-state.js';
 import { key } from './memory-state.js';
@@ -18,7 +19,11 @@ export function insertDeliveries(s: State, deliveries: readonly DeliveryRecord[]
   return inserted;
 }
 
-/** Applies the rules of `ProfileUpsert` (records.ts) to each row, and the group membership. */
+/**
+ * Upserts each row by the core's profile-merge rule (`newProfile`, `mergeProfile`), in order, and adds
+ * it to `options.groupId` when set. A profile is written (and its `updatedAt` moved) only when the rule
+ * changed it.
+ */
 export function upsertProfiles(
   s: State,
   projectId: string,
@@ -31,22 +36,22 @@ export function upsertProfiles(
     const k = key(projectId, row.address);
     const existing = s.profiles.get(k);
     if (!existing) {
+      const fields = newProfile(row);
       s.profiles.set(k, {
         ...bareProfile(projectId, row.address, now, 'subscribed'),
-        name: row.name ?? null,
-        traits: clone(row.traits ?? {}),
-        labels: [...new Set(row.labels ?? [])],
+        name: fields.name,
+        traits: clone(fields.traits),
+        labels: [...fields.labels],
       });
     } else {
-      const given = row.name !== undefined && row.name !== null;
-      if (given && (options.onExistingProfile === 'override' || existing.name === null))
-        existing.name = row.name ?? null;
-      for (const [trait, value] of Object.entries(row.traits ?? {})) {
-        if (!(trait in existing.traits) || options.onExistingTrait === 'override')
-          existing.traits[trait] = clone(value);
+      const next = mergeProfile(existing, row, options);
+      if (next.changed) {
+        existing.name = next.name;
+        // The merged traits share the row's values: the store keeps its own copy.
+        if (next.traits !== existing.traits) existing.traits = clone(next.traits);
+        existing.labels = next.labels;
+        existing.updatedAt = new Date(now);
       }
-      existing.labels = [...new Set([...existing.labels, ...(row.labels ?? [])])];
-      existing.updatedAt = new Date(now);
     }
     members?.add(row.address);
   }

@@ -9,7 +9,7 @@ import {
   SendEmailCommand,
 } from '@aws-sdk/client-sesv2';
 import type { OutgoingMessage, RawOutgoingMessage, SendReceipt, Transport } from '@mailroom/core';
-import { createComposer, DEFAULT_TEXT_ENCODING, rawComposer, type TextEncoding } from '@mailroom/smtp';
+import { createComposer, DEFAULT_TEXT_ENCODING, rawComposer, type TextEncoding } from '@mailroom/core';
 import { toSesError } from './ses-error.js';
 
 const TRANSPORT_NAME = 'ses';
@@ -63,7 +63,7 @@ export interface SesTransportOptions {
 /**
  * Creates the SES transport on `@aws-sdk/client-sesv2`.
  *
- * Each message is built by `@mailroom/smtp`'s composer (the bytes the SMTP transport would send,
+ * Each message is built by the core's MIME composer (the bytes the SMTP transport would send,
  * DKIM-signed when the sender has a key and `dkim` is on) and sent with `SendEmail` as raw content to its
  * one recipient. The receipt's `providerMessageId` is SES's `MessageId`, the id its bounce and complaint
  * notifications name; its `response` reads `250 Ok <MessageId>`, as SES's SMTP interface answers.

@@ -7,16 +7,18 @@ import { constants } from 'node:fs';
 import { access, mkdir, open, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
+  buildSignedMime,
+  createDkimSigner,
+  createMimeBuilder,
+  DEFAULT_TEXT_ENCODING,
   MailroomError,
   type OutgoingMessage,
   type RawOutgoingMessage,
+  rawComposer,
   type SendReceipt,
+  type TextEncoding,
   type Transport,
 } from '@mailroom/core';
-import { composeMessage, DEFAULT_TEXT_ENCODING, type TextEncoding } from './compose-message.js';
-import { createDkimSigner } from './dkim-signer.js';
-import { createMimeBuilder } from './mime-builder.js';
-import { rawComposer } from './raw-composer.js';
 
 const TRANSPORT_NAME = 'outbox';
 
@@ -78,7 +80,7 @@ export function outboxTransport(options: OutboxTransportOptions): OutboxTranspor
     composer: rawComposer(textEncoding),
 
     async send(message: OutgoingMessage): Promise<SendReceipt> {
-      const raw = composeMessage(message, settings);
+      const raw = buildSignedMime(message, settings);
       return outbox.sendRaw({
         messageId: message.messageId,
         envelope: { from: message.envelopeFrom ?? message.from.address, to: [message.to.address] },

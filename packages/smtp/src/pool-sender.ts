@@ -10,14 +10,26 @@
  *
  * It relies on a few members of nodemailer's SMTPPool, PoolResource and SMTPConnection that are not part
  * of its documented API; each is checked before use and, when one is missing, the stock path (the
- * connection's own data stream) is used instead, which is slower but sends the same bytes.
+ * connection's own data stream) is used instead, which is slower but sends the same bytes. `stats` says
+ * which path was taken; `nodemailer` is held to the minor these members were read from (package.json),
+ * and a test against a real server fails when the direct path is not taken.
  */
 import type { Socket } from 'node:net';
+import { wireAddress } from '@mailroom/core';
 import type { SentMessageInfo } from 'nodemailer';
-import { normalizeAddress } from './mime-builder.js';
+
+/** Which DATA path a pool's messages took. */
+export interface DataPathStats {
+  /** Messages whose DATA the direct writer wrote. */
+  direct: number;
+  /** Why a connection used nodemailer's own data stream instead, when one did (the latest reason). */
+  fallback?: string;
+}
 
 /** Sends raw messages through one pool. */
 export interface PoolSender {
+  /** Which DATA path the messages took: a test's window on the members of nodemailer this relies on. */
+  readonly stats: DataPathStats;
   /** Sends `raw` (CRLF line ends) to the envelope's recipients; rejects with nodemailer's error. */
   send(
     raw: Buffer,
@@ -63,22 +75,24 @@ interface SmtpConnectionInternals {
  */
 export function poolSender(pool: unknown): PoolSender | undefined {
   if (!isPool(pool)) return undefined;
+  const stats: DataPathStats = { direct: 0 };
   const createConnection = pool._createConnection;
   pool._createConnection = function (this: SmtpPoolInternals) {
     const resource = createConnection.call(this);
     const send = resource.send;
     // A resource connects on its first send and then calls send again: by then it has its connection.
     resource.send = function (this: PoolResourceInternals, mail, callback) {
-      if (this.connection) leanData(this.connection);
+      if (this.connection) leanData(this.connection, stats);
       return send.call(this, mail, callback);
     };
     return resource;
   };
   return {
+    stats,
     send(raw, envelope, messageId) {
       // The null sender (`MAIL FROM:<>`, what bounces are sent with) stays empty, not a quoted empty string.
-      const from = envelope.from === '' ? '' : normalizeAddress(envelope.from);
-      const to = envelope.to.map(normalizeAddress);
+      const from = envelope.from === '' ? '' : wireAddress(envelope.from);
+      const to = envelope.to.map(wireAddress);
       const mail: PoolMail = {
         data: {},
         message: {
@@ -104,25 +118,35 @@ function isPool(value: unknown): value is SmtpPoolInternals {
 const leaned = new WeakSet<object>();
 
 /** Gives a connection the direct DATA writer, once, when it has what the writer uses. */
-function leanData(connection: SmtpConnectionInternals): void {
+function leanData(connection: SmtpConnectionInternals, stats: DataPathStats): void {
   if (leaned.has(connection)) return;
   leaned.add(connection);
-  if (
-    typeof connection._createSendStream !== 'function' ||
-    typeof connection._actionSMTPStream !== 'function' ||
-    !Array.isArray(connection._responseActions) ||
-    connection.options.lmtp ||
-    connection.options.debug
-  ) {
+  const fallback = stockReason(connection);
+  if (fallback) {
+    stats.fallback = fallback;
     return;
   }
   const stock = connection._createSendStream;
   connection._createSendStream = function (this: SmtpConnectionInternals, callback) {
     const socket = this._socket;
-    if (!socket || !Array.isArray(this._responseActions)) return stock.call(this, callback);
+    if (!socket || !Array.isArray(this._responseActions)) {
+      stats.fallback = 'the connection has no socket or _responseActions';
+      return stock.call(this, callback);
+    }
     this._responseActions.push((reply) => this._actionSMTPStream(reply, callback));
+    stats.direct++;
     return new SocketData(socket);
   };
+}
+
+/** Why `connection` must keep its own data stream, or undefined when the direct writer can take over. */
+function stockReason(connection: SmtpConnectionInternals): string | undefined {
+  if (typeof connection._createSendStream !== 'function') return 'SMTPConnection has no _createSendStream';
+  if (typeof connection._actionSMTPStream !== 'function') return 'SMTPConnection has no _actionSMTPStream';
+  if (!Array.isArray(connection._responseActions)) return 'SMTPConnection has no _responseActions';
+  if (connection.options.lmtp) return 'LMTP';
+  if (connection.options.debug) return 'debug logging';
+  return undefined;
 }
 
 /**

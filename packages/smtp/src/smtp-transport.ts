@@ -3,12 +3,16 @@
  */
 import type { ConnectionOptions } from 'node:tls';
 import type { OutgoingMessage, RawOutgoingMessage, SendReceipt, Transport } from '@mailroom/core';
+import {
+  buildSignedMime,
+  createDkimSigner,
+  createMimeBuilder,
+  DEFAULT_TEXT_ENCODING,
+  rawComposer,
+  type TextEncoding,
+} from '@mailroom/core';
 import nodemailer, { type SentMessageInfo, type Transporter } from 'nodemailer';
-import { composeMessage, DEFAULT_TEXT_ENCODING, type TextEncoding } from './compose-message.js';
-import { createDkimSigner } from './dkim-signer.js';
-import { createMimeBuilder } from './mime-builder.js';
-import { poolSender } from './pool-sender.js';
-import { rawComposer } from './raw-composer.js';
+import { type PoolSender, poolSender } from './pool-sender.js';
 import { toTransportError } from './smtp-error.js';
 
 const TRANSPORT_NAME = 'smtp';
@@ -47,8 +51,9 @@ export interface SmtpTransportOptions {
   /**
    * Connections kept open at once. The default matches the worker's default `concurrency` (8): with
    * fewer connections than sends at once, the sends beyond them wait in the pool while the relay is
-   * idle between each connection's replies (5 connections were 25-45 % slower to a loopback relay,
-   * BENCHMARKS.md, delivery-corpus). Raise both together; a relay may limit connections per client.
+   * idle between each connection's replies (fewer connections were markedly slower to a loopback relay:
+   * BENCHMARKS.md, delivery-corpus, session 5). Raise both together; a relay may limit connections per
+   * client.
    * @default 8
    */
   maxConnections?: number;
@@ -74,9 +79,9 @@ export interface SmtpTransportOptions {
    */
   socketTimeout?: number;
   /**
-   * Transfer encoding of text and HTML parts that are not short-lined ASCII. For a 32 KB HTML
-   * newsletter `base64` builds in about 60 µs and `quoted-printable` in about 250 µs, which sends
-   * about 20 % fewer bytes.
+   * Transfer encoding of text and HTML parts that are not short-lined ASCII. `base64` is the cheaper to
+   * build; `quoted-printable` costs more CPU per message and sends fewer bytes of mostly-ASCII HTML (see
+   * `TextEncoding`).
    * @default 'base64'
    */
   textEncoding?: TextEncoding;
@@ -134,13 +139,13 @@ export function smtpTransport(
     return toReceipt(message.messageId, info);
   }
 
-  return {
+  const transport: SmtpTransport = {
     name: TRANSPORT_NAME,
     capabilities: { dkim: true, maxConcurrency: maxConnections },
     composer: rawComposer(textEncoding),
 
     async send(message: OutgoingMessage): Promise<SendReceipt> {
-      const raw = composeMessage(message, compose);
+      const raw = buildSignedMime(message, compose);
       return sendRaw({
         messageId: message.messageId,
         envelope: { from: message.envelopeFrom ?? message.from.address, to: [message.to.address] },
@@ -162,6 +167,19 @@ export function smtpTransport(
       transporter.close();
     },
   };
+  if (direct) directSenders.set(transport, direct);
+  return transport;
+}
+
+const directSenders = new WeakMap<SmtpTransport, PoolSender>();
+
+/**
+ * The sender that hands `transport`'s bytes to its pool directly, or undefined when it uses `sendMail`
+ * (an injected transporter, or a pool without the members the sender uses). Not exported by the package:
+ * tests read its `stats` to see that the direct path is taken.
+ */
+export function directSender(transport: SmtpTransport): PoolSender | undefined {
+  return directSenders.get(transport);
 }
 
 /** Connections of a pool this transport creates: as many as the worker's default concurrency. */

@@ -7,7 +7,7 @@ import MimeNode from 'nodemailer/lib/mime-node';
 import DataStream from 'nodemailer/lib/smtp-connection/data-stream';
 import { describe, expect, it, vi } from 'vitest';
 import { startSmtpSink } from '../../../test/support/smtp-sink.js';
-import { createMimeBuilder, normalizeAddress, quotedPrintable } from '../src/mime-builder.js';
+import { createMimeBuilder, quotedPrintable, wireAddress } from '../../core/src/mime/mime-builder.js';
 import { smtpData } from '../src/pool-sender.js';
 import { makeMessage } from './fixtures.js';
 
@@ -137,11 +137,11 @@ describe('mime builder: headers', () => {
     ];
     for (const address of addresses) {
       const expected = node.setEnvelope({ from: address, to: [] }).getEnvelope().from;
-      expect(normalizeAddress(address), address).toBe(expected);
+      expect(wireAddress(address), address).toBe(expected);
     }
     // Not an address list: a local part that is no dot-atom is quoted, angle brackets are dropped.
-    expect(normalizeAddress('odd local@example.com')).toBe('"odd local"@example.com');
-    expect(normalizeAddress(' a<b>@Example.com\r\n')).toBe('"a b "@example.com');
+    expect(wireAddress('odd local@example.com')).toBe('"odd local"@example.com');
+    expect(wireAddress(' a<b>@Example.com\r\n')).toBe('"a b "@example.com');
   });
 });
 

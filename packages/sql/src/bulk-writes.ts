@@ -1,4 +1,5 @@
-import type { DeliveryRecord, ProfileUpsert, ProfileUpsertOptions } from '@mailroom/core';
+import type { DeliveryRecord, ProfileFields, ProfileUpsert, ProfileUpsertOptions } from '@mailroom/core';
+import { mergeProfile, newProfile } from '@mailroom/core';
 import type { Codec, Row } from './codec.js';
 import { DELIVERY_COLUMNS, DELIVERY_PG_TYPES } from './codec.js';
 import type { Db } from './connect.js';
@@ -6,8 +7,6 @@ import { pgAddMembers, pgUpsertProfiles } from './dialects/postgres/postgres-sta
 import { JsonMemo, sqliteWriter } from './dialects/sqlite/sqlite-writes.js';
 import type { InsertTarget } from './insert-many.js';
 import { insertMany } from './insert-many.js';
-import type { MergeableProfile } from './profile-merge.js';
-import { mergeProfile } from './profile-merge.js';
 import type { SqlRunner } from './sql-runner.js';
 
 const DELIVERIES: InsertTarget = {
@@ -43,7 +42,10 @@ export interface BulkWrites {
    * (a CSV row's traits go to its delivery and its profile).
    */
   insertDeliveries(tx: Db, deliveries: readonly DeliveryRecord[], memo?: JsonMemo): Promise<number>;
-  /** Upsert profiles by the rules of `ProfileUpsert`, and add them to `options.groupId` when set. */
+  /**
+   * Upsert profiles by the core's profile-merge rule (`newProfile`, `mergeProfile`), writing only the
+   * profiles it changes, and add them to `options.groupId` when set.
+   */
   upsertProfiles(
     tx: Db,
     projectId: string,
@@ -96,19 +98,22 @@ export function createBulkWrites(runner: SqlRunner, codec: Codec): BulkWrites {
       }
       const sorted = [...rows].sort((a, b) => compare(a.address, b.address));
 
-      // 1. Insert every absent profile as the contract defines it. Profiles that already existed are
-      //    left alone here; once this returns, every address has a row, so step 2 can lock them all.
+      // 1. Insert every absent profile as the rule makes it (`newProfile`). Profiles that already existed
+      //    are left alone here; once this returns, every address has a row, so step 2 can lock them all.
       const inserted = new Set<string>();
-      const absent = sorted.map((row) => [
-        projectId,
-        row.address,
-        row.name ?? null,
-        codec.json(row.traits ?? {}),
-        'subscribed',
-        codec.json(row.labels ?? []),
-        at,
-        at,
-      ]);
+      const absent = sorted.map((row) => {
+        const fields = newProfile(row);
+        return [
+          projectId,
+          row.address,
+          fields.name,
+          codec.json(fields.traits),
+          'subscribed',
+          codec.json(fields.labels),
+          at,
+          at,
+        ];
+      });
       if (mysql) {
         await insertMany(runner, tx, PROFILES, absent);
       } else {
@@ -118,7 +123,7 @@ export function createBulkWrites(runner: SqlRunner, codec: Codec): BulkWrites {
         for (const { address } of result.rows) inserted.add(address);
       }
 
-      // 2. Read back (and lock) the profiles that existed before, and merge in TypeScript. On MySQL,
+      // 2. Read back (and lock) the profiles that existed before, and merge by the rule (`mergeProfile`). On MySQL,
       //    which cannot say which rows it inserted, the fresh rows come back too and merge to no change.
       //    A repeated address (callers deduplicate, but a repeat must not be lost) merges in order.
       const firstSeen = new Set<string>();
@@ -127,7 +132,7 @@ export function createBulkWrites(runner: SqlRunner, codec: Codec): BulkWrites {
         firstSeen.add(row.address);
         return !(first && inserted.has(row.address));
       });
-      const current = new Map<string, MergeableProfile>();
+      const current = new Map<string, ProfileFields>();
       const toRead = [...new Set(toMerge.map((row) => row.address))];
       for (let i = 0; i < toRead.length; i += IN_LIST_SIZE) {
         const slice = toRead.slice(i, i + IN_LIST_SIZE);
@@ -144,7 +149,7 @@ export function createBulkWrites(runner: SqlRunner, codec: Codec): BulkWrites {
           });
         }
       }
-      const merged = new Map<string, MergeableProfile>();
+      const merged = new Map<string, ProfileFields>();
       for (const row of toMerge) {
         const stored = current.get(row.address);
         if (!stored) continue;

@@ -1,18 +1,11 @@
-import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { MailroomError } from '@mailroom/core';
 import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect } from 'kysely';
-import type mysql from 'mysql2';
 import type pg from 'pg';
 import type { SqliteFile } from './dialects/sqlite/sqlite-database.js';
 import { openSqliteFile, sqlitePathOf } from './dialects/sqlite/sqlite-database.js';
+import { loadMysql, loadPg, loadSqlite } from './drivers.js';
 import type { SqlKind, SqlStoreOptions } from './options.js';
-
-// The PostgreSQL and MySQL drivers load when a URL asks for them: together about 20 MiB of RSS that a
-// process on SQLite (the default) would carry for nothing. Both are CommonJS, so `require` stays sync.
-const load = createRequire(import.meta.url);
-const loadPg = (): typeof pg => load('pg') as typeof pg;
-const loadMysql = (): typeof mysql => load('mysql2') as typeof mysql;
 
 /** A database handle the store runs raw SQL through; the table types are the store's own business. */
 export type Db = Kysely<unknown>;
@@ -122,6 +115,8 @@ function connectUrl(url: string, poolSize: number, busyTimeoutMs: number, cacheM
       },
     );
   }
+  // The file opens on first use; a missing driver is said now, where the store is created.
+  loadSqlite();
   const open = () => {
     const entry: { db: Db; file?: SqliteFile; users: number } = {
       db: new Kysely<unknown>({

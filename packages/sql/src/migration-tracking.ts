@@ -1,5 +1,5 @@
 import type { Kysely, Migration } from 'kysely';
-import type { ColumnTypes, tableOptions } from './migrations.js';
+import type { ColumnTypes, tableOptions } from './column-types.js';
 import type { SqlKind } from './options.js';
 
 /**

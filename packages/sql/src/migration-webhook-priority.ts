@@ -1,6 +1,6 @@
 import type { Kysely, Migration } from 'kysely';
 import { sql } from 'kysely';
-import type { ColumnTypes } from './migrations.js';
+import type { ColumnTypes } from './column-types.js';
 import type { SqlKind } from './options.js';
 
 /**

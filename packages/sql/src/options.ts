@@ -27,9 +27,9 @@ export interface SqlUrlOptions {
    * SQLite: the connection's page cache, in MiB (stores of one process share the connection of a file,
    * and the first to open it sets this). A larger cache keeps more of the indexes that a large import
    * writes at random positions in memory: a million profiles and deliveries in random address order went
-   * in about 12 % faster with 64 MiB than with 16 MiB; a smaller cache lowers the process's memory by the
-   * difference. The file's background thread (checkpoints, source pages) has a cache of the same size on
-   * its own connection, filled only as far as it is used.
+   * in faster with 64 MiB than with 16 MiB (BENCHMARKS.md, "CSV sources"); a smaller cache lowers the
+   * process's memory by the difference. The file's background thread (checkpoints, source pages) has a
+   * cache of the same size on its own connection, filled only as far as it is used.
    * @default 64
    */
   sqliteCacheMiB?: number;
@@ -37,9 +37,9 @@ export interface SqlUrlOptions {
    * SQLite: a page of a broadcast source (CSV rows, audience members) with at least this many deliveries
    * and profiles is written by the store's background thread, on a connection of its own, while the
    * event loop goes on (the worker parses the next pages meanwhile): on a file of a million CSV rows,
-   * about 1.3x the rows per second of writing every page on the event loop. `0` sends every page with
-   * rows there; `Infinity` none. Other writes always run on the event loop, where a thread hop would
-   * cost more than it saves.
+   * more rows per second than writing every page on the event loop (BENCHMARKS.md, "CSV sources"). `0`
+   * sends every page with rows there; `Infinity` none. Other writes always run on the event loop, where a
+   * thread hop would cost more than it saves.
    * @default 1024
    */
   sqliteWriterThreadRows?: number;

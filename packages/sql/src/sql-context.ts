@@ -1,6 +1,5 @@
 import type { BulkWrites } from './bulk-writes.js';
 import type { Codec, Row } from './codec.js';
-import type { CompletionBatcher } from './completion-batcher.js';
 import type { Db } from './connect.js';
 import type { SqlKind } from './options.js';
 import type { SqlClaims } from './sql-claims.js';
@@ -27,7 +26,7 @@ export interface GuardOptions {
 
 /**
  * What every role of the SQL store shares: the database, the runner and codec of its dialect, the
- * bulk writes, claims and completion batching built on them, the guard every operation runs in, and a
+ * bulk writes and claims built on them, the guard every operation runs in, and a
  * few statement helpers. Built once by `sqlStore()`; the roles (`roles/*.ts`) read it, never change it.
  */
 export interface SqlContext {
@@ -46,8 +45,6 @@ export interface SqlContext {
   readonly bulk: BulkWrites;
   /** The lease primitives (claim, renew, fenced outcome). */
   readonly claims: SqlClaims;
-  /** Group commit of delivery outcomes. */
-  readonly completions: CompletionBatcher;
   /**
    * Runs one operation: refused once the store is closed, retried when it failed for contention alone,
    * and with any error turned into the store's `MailroomError`. `retry: false` for operations whose parts

@@ -1,8 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import type { Store } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
+import { STORE_ID_SETTING, sqlAppTransactions } from './app-transaction.js';
 import { createBulkWrites } from './bulk-writes.js';
 import { createCodec } from './codec.js';
-import { createCompletionBatcher } from './completion-batcher.js';
 import { connect } from './connect.js';
 import { createSqliteSourcePages } from './dialects/sqlite/sqlite-source-pages.js';
 import { runMigrations } from './migrations.js';
@@ -10,7 +11,7 @@ import type { SqlStoreOptions } from './options.js';
 import { sqlAccountStore } from './roles/account-store.js';
 import { sqlAudienceStore } from './roles/audience-store.js';
 import { sqlDeliveryQueue } from './roles/delivery-queue.js';
-import { sqlEventStore, writeOutbox } from './roles/event-store.js';
+import { sqlEventStore } from './roles/event-store.js';
 import { sqlIdempotencyStore } from './roles/idempotency-store.js';
 import { sqlInboundSignalStore } from './roles/inbound-signal-store.js';
 import { sqlMailingStore } from './roles/mailing-store.js';
@@ -39,8 +40,8 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
   const c = createCodec(kind);
   const bulk = createBulkWrites(r, c);
   const claims = createSqlClaims(r, c);
-  const completions = createCompletionBatcher(db, r, claims, c, writeOutbox);
   let migrated: Promise<void> | undefined;
+  let storeId: string | undefined;
   let closed = false;
 
   /**
@@ -66,30 +67,35 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
       ? Math.max(1, options.sqliteWriterThreadRows ?? 1024)
       : Number.POSITIVE_INFINITY;
 
-  const ctx = createSqlContext({ name, kind, db, r, c, bulk, claims, completions, guard });
-  // Each role is in its own file (roles/*.ts); a dialect's statements and speed paths are in dialects/*/.
-  return {
-    name,
-    capabilities: { multiProcess: true },
-
-    init() {
-      return guard('init', async () => {
-        migrated ??= runMigrations(db, kind).catch((error: unknown) => {
+  const ctx = createSqlContext({ name, kind, db, r, c, bulk, claims, guard });
+  const accounts = sqlAccountStore(ctx);
+  const init = () =>
+    guard('init', async () => {
+      migrated ??= runMigrations(db, kind)
+        .then(async () => {
+          // The database's id, for telling whether an app's transaction is on this database.
+          const id = randomBytes(16).toString('hex');
+          storeId = await accounts.ensureSetting(STORE_ID_SETTING, id, new Date());
+        })
+        .catch((error: unknown) => {
           migrated = undefined;
           throw error;
         });
-        await migrated;
-      });
-    },
+      await migrated;
+    });
+  // Each role is in its own file (roles/*.ts); a dialect's statements and speed paths are in dialects/*/.
+  return {
+    name,
+    capabilities: { multiProcess: true, appTransactions: true },
+    init,
 
     async close() {
       if (closed) return;
       closed = true;
-      await completions.drain();
       await release();
     },
 
-    ...sqlAccountStore(ctx),
+    ...accounts,
     ...sqlAudienceStore(ctx),
     ...sqlMailingStore(ctx),
     ...sqlDeliveryQueue(ctx),
@@ -99,5 +105,6 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     ...sqlInboundSignalStore(ctx),
     ...sqlEventStore(ctx),
     ...sqlTrackingStore(ctx),
+    ...sqlAppTransactions({ ctx, closed: () => closed, storeId: () => storeId, init }),
   };
 }

@@ -17,10 +17,10 @@ async function drain(store: Store, now: Date): Promise<string[]> {
   for (;;) {
     const batch = await store.claimDeliveries({ now, limit: 100, leaseMs: LEASE });
     if (batch.length === 0) return claimed;
-    const written = await Promise.all(
+    const written = await store.completeDeliveries(
       batch.map((d) => {
         claimed.push(d.id);
-        return store.completeDelivery(d.id, d.leaseToken, { status: 'sent', sentAt: now, now });
+        return { id: d.id, leaseToken: d.leaseToken, outcome: { status: 'sent', sentAt: now, now } };
       }),
     );
     expect(written.every(Boolean)).toBe(true);
@@ -97,19 +97,24 @@ for (const kind of ['sqlite', 'postgres', 'mysql'] as const satisfies readonly S
       if (!late) throw new Error('expected a claim');
       expect(await first.renewLeases(leases, testTime(9_000))).toEqual([]);
       expect(
-        await first.completeDelivery(late.id, late.leaseToken, {
-          status: 'failed',
-          lastError: 'late',
-          now: testTime(2_000),
-        }),
-      ).toBe(false);
+        await first.completeDeliveries([
+          {
+            id: late.id,
+            leaseToken: late.leaseToken,
+            outcome: { status: 'failed', lastError: 'late', now: testTime(2_000) },
+          },
+        ]),
+      ).toEqual([false]);
       const winner = taken.find((d) => d.id === late.id);
       expect(
-        await second.completeDelivery(late.id, winner?.leaseToken ?? -1, {
-          status: 'sent',
-          now: testTime(2_001),
-        }),
-      ).toBe(true);
+        await second.completeDeliveries([
+          {
+            id: late.id,
+            leaseToken: winner?.leaseToken ?? -1,
+            outcome: { status: 'sent', now: testTime(2_001) },
+          },
+        ]),
+      ).toEqual([true]);
       expect(await first.getDelivery(late.id)).toMatchObject({
         status: 'sent',
         lastError: null,

@@ -120,12 +120,14 @@ describe('sql:sqlite claims on a file the store opened', () => {
     expect(await store.getDelivery(b.id)).toMatchObject({ status: 'sending', lastResponse: null });
     expect(await store.getDelivery(c.id)).toMatchObject({ status: 'sending', lastResponse: null });
 
-    expect(await store.completeDelivery(b.id, b.leaseToken, { ...done, lastResponse: '250 b' })).toBe(true);
-    expect(await store.completeDelivery(c.id, c.leaseToken, { ...done, lastResponse: '250 c' })).toBe(true);
+    const complete = async (d: { id: string; leaseToken: number }, outcome: typeof done) =>
+      (await store.completeDeliveries([{ id: d.id, leaseToken: d.leaseToken, outcome }]))[0];
+    expect(await complete(b, { ...done, lastResponse: '250 b' })).toBe(true);
+    expect(await complete(c, { ...done, lastResponse: '250 c' })).toBe(true);
     expect(await store.getDelivery(b.id)).toMatchObject({ status: 'sent', lastResponse: '250 b' });
     expect(await store.getDelivery(c.id)).toMatchObject({ status: 'sent', lastResponse: '250 c' });
     // A second outcome for a delivery already completed is refused (its hint is gone, and so is its lease).
-    expect(await store.completeDelivery(a.id, a.leaseToken, { ...done, lastResponse: 'again' })).toBe(false);
+    expect(await complete(a, { ...done, lastResponse: 'again' })).toBe(false);
     expect(await store.getDelivery(a.id)).toMatchObject({ lastResponse: '250 ok' });
   });
 });

@@ -51,9 +51,9 @@ export type DashboardQueries = Pick<
 >;
 
 /**
- * Read methods over the store, every one scoped to the authenticated project (architecture invariant 4):
- * a ref of another project answers `NOT_FOUND`, exactly like a ref that does not exist. Cursors are refs
- * and addresses, never store ids.
+ * Read methods over the store, every one scoped to the authenticated project (docs/architecture.md,
+ * invariant 4): a ref of another project answers `NOT_FOUND`, exactly like a ref that does not exist.
+ * Cursors are refs and addresses, never store ids.
  */
 export function createDashboardQueries(ctx: BaseContext, deps: DashboardQueryDeps): DashboardQueries {
   // The read roles only: the dashboard never writes.

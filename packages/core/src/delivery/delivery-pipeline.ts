@@ -11,7 +11,7 @@ import type { MailingCache } from './mailing-cache.js';
 import { type BufferedOutcome, createOutcomeBuffer } from './outcome-buffer.js';
 import { createRenderPool, type RenderPool } from './render-pool.js';
 import { asTransportError, backpressureOf, failureOutcome, pausedOutcome } from './retry-policy.js';
-import { createSendGate, type SendResult } from './send-gate.js';
+import { createSendGate, type GateSignal } from './send-gate.js';
 import { createSendRateLimiter, type SendRateLimiter } from './send-rate-limiter.js';
 import type { ResolvedWorkerOptions } from './worker-options.js';
 
@@ -358,7 +358,7 @@ export function createDeliveryPipeline(
     const projectDone = forProject ? await forProject.acquire() : undefined;
     const rateDone = await limiter.acquire();
     const release = await gate.acquire();
-    let result: SendResult = 'failed';
+    let result: GateSignal = 'failed';
     try {
       if (halted) return handBack(delivery).outcome;
       const receipt = await send();

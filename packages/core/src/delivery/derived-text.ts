@@ -1,5 +1,5 @@
 import { type TagToken, Tokenizer, TokenKind, type TopLevelToken } from 'liquidjs';
-import { htmlToText } from '../render/text.js';
+import { htmlToText } from '../render/html-to-text.js';
 
 /**
  * The filter a derived text template prints a `raw` output through: the value is markup, converted on its
@@ -79,11 +79,12 @@ export interface TextPlan {
  * or null when one template cannot serve every recipient (see {@link planTextDerivation} for the
  * derivation per value of a few outputs, and the per-recipient conversion as the last resort).
  *
- * Deriving text from a 38 KB page costs about 1.5 ms per recipient; rendering a derived text template
- * costs a few microseconds. The source is converted once with every Liquid output and tag replaced by a
- * marker that the conversion keeps verbatim; the text is then a Liquid template again, the markers put
- * back as the outputs and tags they stand for. Variables are data (the HTML engine escapes them), so
- * they cannot change the markup: the words come out the same as converting each recipient's HTML when
+ * Deriving text from each recipient's page costs far more than rendering a derived text template
+ * (BENCHMARKS.md, delivery-corpus, "The text part"). The source is converted once with every Liquid
+ * output and tag replaced by a marker that the conversion keeps verbatim; the text is then a Liquid
+ * template again, the markers put back as the outputs and tags they stand for. Variables are data (the
+ * HTML engine escapes them), so they cannot change the markup: the words come out the same as converting
+ * each recipient's HTML when
  * - an output sits in text, in a quoted attribute value other than `style` (a link's `href` prints as
  *   `[url]`), or in something the conversion drops (a hidden preheader, an image's `alt`, the head);
  *   an output may print several times (a link's text and its URL) or not at all;

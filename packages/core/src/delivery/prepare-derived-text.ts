@@ -1,4 +1,5 @@
 import type { Template } from 'liquidjs';
+import { htmlToText } from '../render/html-to-text.js';
 import { createLiquidEngine } from '../render/liquid-engine.js';
 import { parseLiquid, parseLiquidWith } from '../render/parse-liquid.js';
 import {
@@ -7,7 +8,6 @@ import {
   prepareContent,
   type TextVariants,
 } from '../render/prepare-content.js';
-import { htmlToText } from '../render/text.js';
 import type { ContentSnapshot } from '../store/records.js';
 import { FRAGMENT_FILTER, planTextDerivation, type TextPlan } from './derived-text.js';
 

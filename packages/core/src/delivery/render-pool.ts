@@ -60,8 +60,8 @@ interface Thread {
 
 /**
  * A render thread's garbage dies young (a recipient's render and MIME), so a small young generation costs
- * a few more, cheap, scavenges and saves about 20 MB of RSS per thread (a 20,000-recipient run: 312 → 292
- * MiB with one thread).
+ * a few more, cheap, scavenges and saves RSS on every thread (BENCHMARKS.md, `delivery-broadcast`, render
+ * threads).
  */
 const RENDER_THREAD_LIMITS = { maxYoungGenerationSizeMb: 12 };
 

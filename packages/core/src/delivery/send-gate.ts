@@ -1,5 +1,5 @@
-/** How a send that held a place of the gate ended (`pause`: the account may not send for now). */
-export type SendResult = 'ok' | 'failed' | 'slow-down' | 'pause';
+/** What the gate hears when a send that held a place settles (`pause`: the account may not send for now). */
+export type GateSignal = 'ok' | 'failed' | 'slow-down' | 'pause';
 
 /**
  * Bounds the sends of one worker running at once, and slows them down when the relay asks (421, 454):
@@ -9,7 +9,7 @@ export type SendResult = 'ok' | 'failed' | 'slow-down' | 'pause';
  */
 export interface SendGate {
   /** Resolves when a send may start; pass its result to the returned function once it settled. */
-  acquire(): Promise<(result: SendResult) => void>;
+  acquire(): Promise<(result: GateSignal) => void>;
   /** Sends allowed at once now. */
   readonly limit: number;
   /** Sends running now. */
@@ -68,7 +68,7 @@ export function createSendGate(options: SendGateOptions): SendGate {
     }
   };
 
-  const settle = (result: SendResult): void => {
+  const settle = (result: GateSignal): void => {
     active--;
     if (result === 'slow-down') {
       limit = Math.max(1, Math.floor(limit / 2));

@@ -58,8 +58,8 @@ export interface WorkerOptions {
    * and the sockets (0 = render on the main thread). Used when the transport has a `composer` and
    * `sendRaw` (the SMTP, outbox and SES transports do); other transports render on the main thread.
    * `'auto'`: one thread where the process may use two cores or more (`os.availableParallelism()`),
-   * none on one core. A thread costs CPU per message (the hand-over, a second heap) and about 30-50 MiB
-   * of RSS, and pays where a second core is there to run it (BENCHMARKS.md, delivery-corpus).
+   * none on one core. A thread costs CPU per message (the hand-over, a second heap) and RSS, and pays
+   * where a second core is there to run it (figures: BENCHMARKS.md, delivery-corpus).
    * The thread starts with the first delivery it builds. @default 'auto'
    */
   renderThreads?: number | 'auto';

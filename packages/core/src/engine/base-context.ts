@@ -23,7 +23,7 @@ export interface BaseContext {
   clock: Clock;
   logger: Logger;
   events: EventHub;
-  /** Builds the events (and webhook messages) written with each change (architecture flow 5). */
+  /** Builds the events (and webhook messages) written with each change (docs/architecture.md, flow 5). */
   outbox: EventOutbox;
   limits: MailroomLimits & { attachments: AttachmentLimits };
   strictVariables: boolean;

@@ -78,8 +78,9 @@ export interface MailroomOptions {
    */
   storeContentDefault?: boolean;
   /**
-   * The guarded fetcher used for attachments by URL and CSV sources (architecture invariant 7): caps,
-   * allow-list (`127.0.0.1:PORT` in tests), injectable DNS, byte-range size of CSV downloads.
+   * The guarded fetcher used for attachments by URL, CSV sources, webhooks and SNS (docs/architecture.md,
+   * invariant 7): caps, allow-list (`127.0.0.1:PORT` in tests), injectable DNS, byte-range size of CSV
+   * downloads.
    * @default {} (public http(s) hosts only, 30 s, 25 MiB, 5 redirects, 1 MiB ranges)
    */
   fetch?: GuardedFetcherOptions;

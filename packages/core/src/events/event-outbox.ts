@@ -18,7 +18,7 @@ export const ENDPOINT_CACHE_MS = 5_000;
 /**
  * Builds the outbox rows of a change: its events and, for each, one webhook message per enabled
  * endpoint of the project subscribed to the event's type (the fan-out). The core passes them to the
- * store with the change itself, so both commit together (architecture invariant 10).
+ * store with the change itself, so both commit together (docs/architecture.md, invariant 10).
  *
  * Endpoints are read from the store at most every {@link ENDPOINT_CACHE_MS} per project (and at once
  * after a change made through this engine): an endpoint added from another process receives the events

@@ -94,8 +94,8 @@ export interface GuardedResponse {
 }
 
 /**
- * The only way Mailroom fetches a URL (architecture invariant 7): http(s) only, every resolved address
- * checked and the socket pinned to it, redirects followed by hand and re-checked, time and byte caps.
+ * The only way Mailroom fetches a URL (docs/architecture.md, invariant 7): http(s) only, every resolved
+ * address checked and the socket pinned to it, redirects followed by hand and re-checked, time and byte caps.
  */
 export interface GuardedFetcher {
   /**
@@ -107,9 +107,9 @@ export interface GuardedFetcher {
   fetch(url: string, request?: GuardedRequest): Promise<GuardedResponse>;
   /**
    * POST `body` to `url` and answer the status once the whole answer has arrived; its body is read and
-   * dropped (past `maxBytes` the connection is dropped instead, and the status still answered). No
-   * redirect is followed: a 3xx is the answer. For a caller that needs only the status (webhook sending):
-   * no response stream, so about half the CPU of `fetch` for a short answer.
+   * dropped (past `maxBytes` the connection is dropped instead, and the status still answered). No redirect
+   * is followed: a 3xx is the answer. For a caller that needs only the status (webhook sending): no response
+   * stream, so much less CPU than `fetch` for a short answer (BENCHMARKS.md, `delivery-webhooks`).
    * @throws MailroomError `FETCH_REFUSED` as `fetch` (refusals, failures to connect, the time cap).
    */
   post(url: string, request: GuardedPost): Promise<{ status: number }>;

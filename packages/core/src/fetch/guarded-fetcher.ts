@@ -39,7 +39,7 @@ const FORBIDDEN_HEADERS = new Set([
 const defaultResolver: FetchResolver = async (hostname) => lookup(hostname, { all: true, verbatim: true });
 
 /**
- * The guarded fetcher (architecture invariant 7), on undici: http(s) only; every address of the DNS
+ * The guarded fetcher (docs/architecture.md, invariant 7), on undici: http(s) only; every address of the DNS
  * answer checked (see `refusalOf`) and the socket pinned to the checked address; redirects followed by
  * hand, at most `maxRedirects`, each hop checked again; total time and byte caps, the byte cap applying
  * to the decoded body too. Every refusal is a `MailroomError` with code `FETCH_REFUSED`.

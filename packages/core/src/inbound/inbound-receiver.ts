@@ -2,7 +2,7 @@
  * `mailroom.inbound`: takes inbound mail and provider notifications, finds the delivery they are about
  * through something the engine can verify (a VERP token's MAC, a provider's signature checked by the
  * caller, an unguessable Message-ID for complaints), checks that the report agrees with that delivery, and
- * applies the signal (architecture invariant 11: nothing is trusted by its look).
+ * applies the signal (docs/architecture.md, invariant 11: nothing is trusted by its look).
  */
 
 import { isMailroomError } from '../base/errors.js';

@@ -26,8 +26,9 @@ function loadMjml(): Mjml2Html {
 const MJ_INCLUDE = /<mj-include[\s/>]/i;
 
 /**
- * Compiles MJML to HTML, once per template version (it costs 20-35 ms). Validation is strict, includes
- * are refused, and neither minify nor beautify runs: minify costs 40 % more and could mangle Liquid.
+ * Compiles MJML to HTML, once per template version (it is far too slow to run per mailing, let alone per
+ * recipient). Validation is strict, includes are refused, and neither minify nor beautify runs: minify
+ * adds to that cost and could mangle Liquid.
  * Liquid tags inside components come out unchanged (see `compileTemplate` for the ones MJML drops).
  *
  * @param name Names the source in the message (a file name, `template welcome`). mjml's own message,

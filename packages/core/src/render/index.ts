@@ -5,6 +5,7 @@ export {
   contentFromTemplate,
   looksLikeHtml,
 } from './content-source.js';
+export { htmlToText } from './html-to-text.js';
 export { PARSE_LIMIT, RENDER_LIMIT_DEFAULTS } from './liquid-engine.js';
 export { assertLiquidSyntax } from './parse-liquid.js';
 export { escapeHtml, insertPreheader } from './preheader.js';
@@ -15,7 +16,6 @@ export {
   prepareContent,
   type TextVariants,
 } from './prepare-content.js';
+export { type RecipientTraits, type RenderRecipient, recipientTraits, splitName } from './recipient-scope.js';
 export { renderDelivery } from './render-delivery.js';
 export { singleLine } from './single-line.js';
-export { htmlToText } from './text.js';
-export { type RecipientTraits, type RenderRecipient, recipientTraits, splitName } from './variables.js';

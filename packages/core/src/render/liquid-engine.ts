@@ -2,7 +2,7 @@ import { Liquid, type LiquidOptions } from 'liquidjs';
 
 /**
  * Defaults of the per-render limits. They bound what one hostile or careless template can cost a worker;
- * a normal email renders in well under a millisecond and allocates a few hundred kilobytes at most.
+ * a normal email stays far below both (render times: BENCHMARKS.md, `delivery-corpus`).
  */
 export const RENDER_LIMIT_DEFAULTS = {
   /**

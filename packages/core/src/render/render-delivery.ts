@@ -1,13 +1,13 @@
 import type { Liquid, Template } from 'liquidjs';
 import type { RenderedContent } from '../store/records.js';
 import { applyTracking, type TrackingStamp } from '../tracking/tracking-links.js';
+import { htmlToText } from './html-to-text.js';
 import { liquidEngines } from './liquid-engine.js';
 import { liquidFailure } from './liquid-error.js';
 import { insertPreheader } from './preheader.js';
 import type { PreparedContent, PreparedRenderOptions } from './prepare-content.js';
+import { buildScope, type RenderRecipient } from './recipient-scope.js';
 import { singleLine } from './single-line.js';
-import { htmlToText } from './text.js';
-import { buildScope, type RenderRecipient } from './variables.js';
 
 /**
  * Renders a prepared content for one recipient, synchronously (no parsing happens here).

@@ -1,5 +1,5 @@
 import { MailroomError } from '../base/errors.js';
-import { hasLineBreak, trimBlanks } from './text.js';
+import { hasLineBreak, trimBlanks } from './text-checks.js';
 
 /**
  * Email address validation by a hand-written scanner: every check is one pass over at most

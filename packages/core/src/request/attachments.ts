@@ -1,5 +1,5 @@
 import type { AttachmentSpec } from '../store/records.js';
-import { hasLineBreak, isBlankText, trimBlanks } from './text.js';
+import { hasLineBreak, isBlankText, trimBlanks } from './text-checks.js';
 
 /**
  * Attachments as the clients send them: `{ name?, url }` or `{ name?, content }`, where `content` is

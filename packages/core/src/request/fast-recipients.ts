@@ -1,8 +1,8 @@
 import type { Variables } from '../store/records.js';
 import { checkAddress, checkMailbox } from './address.js';
+import { copyVariables } from './copy-variables.js';
 import type { NormalizedRecipient } from './request-types.js';
-import { hasLineBreak, trimBlanks } from './text.js';
-import { copyVariables } from './variables.js';
+import { hasLineBreak, trimBlanks } from './text-checks.js';
 
 /**
  * The recipients list checked and normalized in one pass, without zod: the hot part of accepting a

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { MailroomError } from '../base/errors.js';
 import type { InvitationSpec, Variables } from '../store/records.js';
 import { checkAddress, checkMailbox } from './address.js';
+import { copyVariables } from './copy-variables.js';
 import { parseDateTime } from './dates.js';
 import type {
   BatchRequest,
@@ -25,9 +26,8 @@ import type {
 } from './schemas.js';
 import { attachmentSpecOf, sourceSpecOf } from './schemas.js';
 import { audienceSource } from './sources.js';
-import { hasLineBreak, isBlankText, trimBlanks } from './text.js';
+import { hasLineBreak, isBlankText, trimBlanks } from './text-checks.js';
 import { trackOptionsOf } from './track-options.js';
-import { copyVariables } from './variables.js';
 
 /**
  * Turns a body that the schemas accepted into the one normalized shape (request-types.ts). Every

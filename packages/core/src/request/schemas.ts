@@ -4,12 +4,12 @@ import type { AttachmentSpec } from '../store/records.js';
 import { checkAddress, checkMailbox } from './address.js';
 import type { FieldProblem } from './attachments.js';
 import { isHttpUrl, resolveAttachment } from './attachments.js';
+import { copyVariables } from './copy-variables.js';
 import { DATE_OR_DATE_TIME_RULE, DATE_TIME_RULE, parseDateOrDateTime, parseDateTime } from './dates.js';
 import type { SourceSpec } from './request-types.js';
 import { resolveSource } from './sources.js';
-import { hasLineBreak, isBlankText } from './text.js';
+import { hasLineBreak, isBlankText } from './text-checks.js';
 import { trackSchema } from './track-options.js';
-import { copyVariables } from './variables.js';
 
 /**
  * The zod schemas of the request bodies. They describe the wire shapes every public client sends

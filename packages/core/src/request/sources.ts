@@ -2,7 +2,7 @@ import type { ExistingAction } from '../store/records.js';
 import type { FieldProblem } from './attachments.js';
 import { isHttpUrl } from './attachments.js';
 import type { AudienceSourceSpec, CsvSourceSpec, SourceSpec } from './request-types.js';
-import { isBlankText, trimBlanks } from './text.js';
+import { isBlankText, trimBlanks } from './text-checks.js';
 
 /**
  * Broadcast sources in every shape the clients send: the Dart SDK's `{ type: "CSV", config: {...} }`

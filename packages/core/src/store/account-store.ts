@@ -28,8 +28,6 @@ export interface AccountStore {
   addSender(sender: SenderRecord): Promise<void>;
   /** The sender identity with exactly this normalized address in the project. */
   findSender(projectId: string, address: string): Promise<SenderRecord | undefined>;
-  /** The project's sender identities, by address. */
-  listSenders(projectId: string): Promise<SenderRecord[]>;
 
   // Templates
 

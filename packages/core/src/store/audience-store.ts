@@ -1,17 +1,14 @@
 import type { OutboxWrite } from './event-records.js';
 import type { PageOptions } from './paging.js';
-import type {
-  AudienceGroupRecord,
-  ProfileRecord,
-  ProfileStatus,
-  ProfileUpsert,
-  ProfileUpsertOptions,
-  SuppressionRecord,
-} from './records.js';
+import type { AudienceGroupRecord, ProfileRecord, ProfileStatus, SuppressionRecord } from './records.js';
 
 /**
  * A project's audience: groups, the profiles of the people it mails (with their subscription status),
  * and its suppression list. Every rule of `Store` (store.ts) applies; addresses are exact, already normalized.
+ *
+ * Profiles are written with the writes that name their addresses (`MailingStore.commitBatch`,
+ * `SourceJobStore.commitSourcePage`), by the core's profile-merge rule (`mergeProfile`), and by
+ * {@link AudienceStore.setProfileStatus}.
  */
 export interface AudienceStore {
   // Groups and profiles
@@ -25,16 +22,6 @@ export interface AudienceStore {
   getGroup(projectId: string, ref: string): Promise<AudienceGroupRecord | undefined>;
   /** The project's audience groups, by ref, each with its member count. */
   listGroups(projectId: string): Promise<Array<AudienceGroupRecord & { members: number }>>;
-  /**
-   * Upsert profiles by the rules of {@link ProfileUpsert}, and add them to `options.groupId` if set.
-   * Atomic: all rows or none. Rows are already deduplicated by the caller.
-   */
-  upsertProfiles(
-    projectId: string,
-    rows: ProfileUpsert[],
-    options: ProfileUpsertOptions,
-    now: Date,
-  ): Promise<void>;
   /** A profile by address in the project. */
   getProfile(projectId: string, address: string): Promise<ProfileRecord | undefined>;
   /** The profiles of `addresses` that exist in the project (any order; absent ones are left out). */

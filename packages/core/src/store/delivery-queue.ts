@@ -53,16 +53,13 @@ export interface DeliveryQueue {
    */
   renewLeases(leases: ReadonlyArray<{ id: string; leaseToken: number }>, until: Date): Promise<string[]>;
   /**
-   * Record the outcome of an attempt. Fenced: written only if the delivery is still `sending` with
-   * exactly `leaseToken`; otherwise nothing is written and the result is false (the lease was lost).
-   * A `queued` outcome clears the lease and sets `nextAttemptAt`. When written, the outcome's `outbox`
-   * (events and webhook messages) is inserted in the same transaction (see `EventStore`).
-   */
-  completeDelivery(id: string, leaseToken: number, outcome: DeliveryOutcome): Promise<boolean>;
-  /**
-   * Record the outcomes of several attempts in one round trip (a worker flushes a claimed batch's
-   * outcomes together). Each item is fenced exactly like {@link DeliveryQueue.completeDelivery} and
-   * written or not on its own; the result says, in input order, whether each was written.
+   * Record the outcomes of attempts, many per round trip (a worker flushes its outcomes together). Each
+   * item is fenced on its own: written only if its delivery is still `sending` with exactly `leaseToken`;
+   * otherwise nothing of it is written (the lease was lost). The result says, in input order, whether
+   * each was written. Items apply in order: an id repeated in one call finds what the earlier item
+   * left (a written outcome ends the lease, so a later item of the same lease is not written).
+   * A `queued` outcome clears the lease and sets `nextAttemptAt`. A written outcome's `outbox` (events
+   * and webhook messages) is inserted in the same transaction as the outcome (see `EventStore`).
    */
   completeDeliveries(
     items: ReadonlyArray<{ id: string; leaseToken: number; outcome: DeliveryOutcome }>,

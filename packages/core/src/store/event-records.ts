@@ -1,6 +1,6 @@
 /**
- * The records of the event outbox and of webhook delivery (architecture flow 5). Like `records.ts`, a
- * store persists them as they are and derives nothing.
+ * The records of the event outbox and of webhook delivery (docs/architecture.md, flow 5). Like
+ * `records.ts`, a store persists them as they are and derives nothing.
  */
 import type { MailingKind } from './records.js';
 

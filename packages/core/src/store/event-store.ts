@@ -16,7 +16,7 @@ import type { PageOptions } from './paging.js';
  * webhook endpoints and the webhook sender loop.
  *
  * Events are written by the core together with the change that causes them, never on their own after
- * it: `completeDelivery`/`completeDeliveries` (the outcome's `outbox`), `setMailingStatus` and
+ * it: `completeDeliveries` (each outcome's `outbox`), `setMailingStatus` and
  * `completeMailingIfSettled` (their `outbox` argument), `setProfileStatus` (its `outbox`). Each of those
  * writes the outbox's events and webhook messages in the SAME transaction as its own change, and only
  * when that change is written (a fenced-out outcome or a compare-and-set that did not change writes no
@@ -89,8 +89,6 @@ export interface EventStore {
       attempt: WebhookAttemptRecord | null;
     }>,
   ): Promise<boolean[]>;
-  /** A webhook message by id (not scoped, like `getWebhookEndpoint`). */
-  getWebhookMessage(id: string): Promise<WebhookMessageRecord | undefined>;
   /**
    * Replay: a `delivered` or `failed` message of the project becomes `pending`, due at `now`. Returns
    * whether it changed (a message pending or in flight is left alone).

@@ -36,7 +36,12 @@ export interface BatchWrite {
   batch: BatchRecord;
   /** New deliveries. One whose (mailingId, address) already exists is skipped, not an error. */
   deliveries: DeliveryRecord[];
-  /** Recipients to index into the project's audience. */
+  /**
+   * Recipients to index into the project's audience, each by the core's profile-merge rule
+   * (`newProfile` for an absent profile, `mergeProfile` onto an existing one; a profile is written,
+   * `updatedAt = now`, only when the rule changed it), then added to `profileOptions.groupId` when set.
+   * Rows apply in order: a repeated address merges onto what its earlier row left.
+   */
   profiles: ProfileUpsert[];
   profileOptions: ProfileUpsertOptions;
   /** Source jobs to start (broadcast sources). */

@@ -1,7 +1,7 @@
 /**
  * The records the engine keeps. A `Store` persists them as they are; it adds no fields of its own
- * and derives nothing (architecture invariant 9). All addresses are normalized by the core before they
- * reach a store (see `normalizeAddress`): the local part as given, the domain lower-cased.
+ * and derives nothing (docs/architecture.md, invariant 9). All addresses are normalized by the core
+ * before they reach a store (see `normalizeAddress`): the local part as given, the domain lower-cased.
  */
 
 /** A JSON value: what variables, traits and configs are made of. */
@@ -92,14 +92,17 @@ export interface ProfileRecord {
 export type ExistingAction = 'preserve' | 'override';
 
 /**
- * One profile to upsert. The store applies exactly these rules (no others):
- * - absent profile: inserted with `name ?? null`, `traits ?? {}`, status `subscribed`, `labels ?? []`.
+ * One profile to upsert. Every store applies exactly the rule of `audience/profile-merge.ts` (`newProfile`,
+ * `mergeProfile`; the kit compares each store with it):
+ * - absent profile: inserted with `name ?? null`, `traits ?? {}`, status `subscribed`, its labels once each.
  * - `name: null` or absent means "not given".
  * - existing profile, `name`: replaced when `name` is given and `onExistingProfile` is `override`,
  *   or when the stored name is null; otherwise kept.
- * - existing profile, `traits`: merged on top-level keys (a nested value is replaced whole); for a key
- *   present on both sides the incoming value wins only when `onExistingTrait` is `override`.
- * - `labels`: union, in insertion order. `status` is never changed by an upsert.
+ * - existing profile, `traits`: merged on top-level keys (a nested value is replaced whole); a key is present
+ *   only as the object's own key (`constructor` is a trait like any other); for a key present on both sides
+ *   the incoming value wins only when `onExistingTrait` is `override`.
+ * - `labels`: union, each label once, in first-occurrence order. `status` is never changed by an upsert.
+ * - `updatedAt` moves only when the name, traits or labels actually change.
  */
 export interface ProfileUpsert {
   address: string;
@@ -305,7 +308,7 @@ export interface RenderedContent {
 
 /**
  * One recipient of one mailing. Unique per (mailingId, address): a second insert of the same pair is
- * ignored (architecture invariant 2).
+ * ignored (docs/architecture.md, invariant 2).
  */
 export interface DeliveryRecord {
   id: string;

@@ -13,8 +13,9 @@ export interface SourceJobStore {
   /**
    * Append deliveries expanded from a source and checkpoint its progress, atomically and fenced by
    * `leaseToken`: returns `undefined` (nothing written) if the job's token changed. Deliveries whose
-   * (mailingId, address) exists are skipped. `patch` may set `status` (`done`/`failed`), `checkpoint`,
-   * counters, `rowErrors` and `error`; the lease is extended to `leaseUntil`.
+   * (mailingId, address) exists are skipped; profiles are upserted as `BatchWrite.profiles` says (into
+   * the job's project). `patch` may set `status` (`done`/`failed`), `checkpoint`, counters, `rowErrors`
+   * and `error`; the lease is extended to `leaseUntil`.
    *
    * `options.after`: the commit of the job's previous page, still in flight. This page is written only
    * once that one has settled, and not at all if it rejected (this call then rejects with its error).

@@ -1,4 +1,5 @@
 /** Token signing, for tests of the tracking routes that need a validly signed but wrong token. */
 export { signClickToken, signOpenToken } from '../tracking/tracking-token.js';
+export { seedProfiles } from './store-suite-helpers.js';
 export * from './store-test-suite.js';
 export * from './transport-test-suite.js';

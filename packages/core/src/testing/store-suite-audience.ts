@@ -1,12 +1,13 @@
 /** Store conformance: the AudienceStore role (audience groups, profiles and suppressions). */
 import { describe, expect, it } from 'vitest';
-import type { ProfileRecord, ProfileUpsertOptions } from '../store/records.js';
+import type { ProfileRecord, ProfileUpsertOptions, Variables } from '../store/records.js';
 import { makeGroup, makeSuppression, richVariables, testTime } from './store-fixtures.js';
 import {
   addresses,
   expectStoreError,
   PRESERVE,
   type StoreSuiteContext,
+  seedProfiles,
   seedProject,
   sorted,
 } from './store-suite-helpers.js';
@@ -35,7 +36,8 @@ export function describeAudience(ctx: StoreSuiteContext): void {
       const a = makeGroup(project.id, 'a');
       const foreign = makeGroup(other.id, 'a');
       for (const g of [b, a, foreign]) await ctx.store.createGroup(g);
-      await ctx.store.upsertProfiles(
+      await seedProfiles(
+        ctx.store,
         project.id,
         addresses(3).map((address) => ({ address })),
         { ...PRESERVE, groupId: b.id },
@@ -54,7 +56,8 @@ export function describeAudience(ctx: StoreSuiteContext): void {
     it('an absent profile is inserted with the defaults', async () => {
       const { project } = await seedProject(ctx.store);
       const now = testTime(42);
-      await ctx.store.upsertProfiles(
+      await seedProfiles(
+        ctx.store,
         project.id,
         [
           { address: 'bare@example.com' },
@@ -82,13 +85,15 @@ export function describeAudience(ctx: StoreSuiteContext): void {
 
     it('preserve keeps a stored name and stored traits, adding new trait keys', async () => {
       const { project } = await seedProject(ctx.store);
-      await ctx.store.upsertProfiles(
+      await seedProfiles(
+        ctx.store,
         project.id,
         [{ address: 'a@example.com', name: 'Old', traits: { plan: 'free', nested: { x: 1 } } }],
         PRESERVE,
         testTime(),
       );
-      await ctx.store.upsertProfiles(
+      await seedProfiles(
+        ctx.store,
         project.id,
         [
           {
@@ -108,13 +113,15 @@ export function describeAudience(ctx: StoreSuiteContext): void {
 
     it('override replaces the name and, key by key, the traits', async () => {
       const { project } = await seedProject(ctx.store);
-      await ctx.store.upsertProfiles(
+      await seedProfiles(
+        ctx.store,
         project.id,
         [{ address: 'a@example.com', name: 'Old', traits: { plan: 'free', keep: 1, nested: { x: 1 } } }],
         PRESERVE,
         testTime(),
       );
-      await ctx.store.upsertProfiles(
+      await seedProfiles(
+        ctx.store,
         project.id,
         [{ address: 'a@example.com', name: 'New', traits: { plan: 'pro', nested: { y: 2 } } }],
         OVERRIDE,
@@ -127,13 +134,15 @@ export function describeAudience(ctx: StoreSuiteContext): void {
 
     it('name and traits follow their own action independently', async () => {
       const { project } = await seedProject(ctx.store);
-      await ctx.store.upsertProfiles(
+      await seedProfiles(
+        ctx.store,
         project.id,
         [{ address: 'a@example.com', name: 'Old', traits: { plan: 'free' } }],
         PRESERVE,
         testTime(),
       );
-      await ctx.store.upsertProfiles(
+      await seedProfiles(
+        ctx.store,
         project.id,
         [{ address: 'a@example.com', name: 'New', traits: { plan: 'pro' } }],
         { onExistingTrait: 'override', onExistingProfile: 'preserve' },
@@ -141,7 +150,8 @@ export function describeAudience(ctx: StoreSuiteContext): void {
       );
       let profile = await ctx.store.getProfile(project.id, 'a@example.com');
       expect([profile?.name, profile?.traits]).toEqual(['Old', { plan: 'pro' }]);
-      await ctx.store.upsertProfiles(
+      await seedProfiles(
+        ctx.store,
         project.id,
         [{ address: 'a@example.com', name: 'Newer', traits: { plan: 'team' } }],
         { onExistingTrait: 'preserve', onExistingProfile: 'override' },
@@ -153,28 +163,31 @@ export function describeAudience(ctx: StoreSuiteContext): void {
 
     it('a stored null name is replaced even under preserve; an absent name never erases one', async () => {
       const { project } = await seedProject(ctx.store);
-      await ctx.store.upsertProfiles(project.id, [{ address: 'a@example.com' }], PRESERVE, testTime());
-      await ctx.store.upsertProfiles(
+      await seedProfiles(ctx.store, project.id, [{ address: 'a@example.com' }], PRESERVE, testTime());
+      await seedProfiles(
+        ctx.store,
         project.id,
         [{ address: 'a@example.com', name: 'Ann' }],
         PRESERVE,
         testTime(1),
       );
       expect((await ctx.store.getProfile(project.id, 'a@example.com'))?.name).toBe('Ann');
-      await ctx.store.upsertProfiles(project.id, [{ address: 'a@example.com' }], OVERRIDE, testTime(2));
+      await seedProfiles(ctx.store, project.id, [{ address: 'a@example.com' }], OVERRIDE, testTime(2));
       expect((await ctx.store.getProfile(project.id, 'a@example.com'))?.name).toBe('Ann');
     });
 
     it('labels are a union in insertion order; status is never changed by an upsert', async () => {
       const { project } = await seedProject(ctx.store);
-      await ctx.store.upsertProfiles(
+      await seedProfiles(
+        ctx.store,
         project.id,
         [{ address: 'a@example.com', labels: ['x', 'y'] }],
         PRESERVE,
         testTime(),
       );
       await ctx.store.setProfileStatus(project.id, 'a@example.com', 'unsubscribed', testTime(1));
-      await ctx.store.upsertProfiles(
+      await seedProfiles(
+        ctx.store,
         project.id,
         [{ address: 'a@example.com', labels: ['y', 'z', 'ä'] }],
         OVERRIDE,
@@ -185,17 +198,167 @@ export function describeAudience(ctx: StoreSuiteContext): void {
       expect(profile?.status).toBe('unsubscribed');
     });
 
+    it('a trait is present when the profile has it as its own key: `constructor` and `__proto__` too', async () => {
+      const { project } = await seedProject(ctx.store);
+      // Keys that every object inherits, or that an assignment would not create: traits like any other.
+      const odd = JSON.parse('{"constructor": "c1", "toString": "t1", "__proto__": "p1"}') as Variables;
+      await seedProfiles(ctx.store, project.id, [{ address: 'a@example.com', traits: { plan: 'free' } }]);
+      await seedProfiles(
+        ctx.store,
+        project.id,
+        [{ address: 'a@example.com', traits: odd }],
+        PRESERVE,
+        testTime(1),
+      );
+      const stored = await ctx.store.getProfile(project.id, 'a@example.com');
+      expect(Object.entries(stored?.traits ?? {}).sort()).toEqual(
+        Object.entries({ ...odd, plan: 'free' }).sort(),
+      );
+      expect(stored?.updatedAt).toEqual(testTime(1));
+      const other = JSON.parse('{"constructor": "c2", "toString": "t2", "__proto__": "p2"}') as Variables;
+      await seedProfiles(
+        ctx.store,
+        project.id,
+        [{ address: 'a@example.com', traits: other }],
+        PRESERVE,
+        testTime(2),
+      );
+      const kept = await ctx.store.getProfile(project.id, 'a@example.com');
+      expect(Object.entries(kept?.traits ?? {}).sort()).toEqual(
+        Object.entries({ ...odd, plan: 'free' }).sort(),
+      );
+      expect(kept?.updatedAt).toEqual(testTime(1));
+      await seedProfiles(
+        ctx.store,
+        project.id,
+        [{ address: 'a@example.com', traits: other }],
+        OVERRIDE,
+        testTime(3),
+      );
+      const replaced = await ctx.store.getProfile(project.id, 'a@example.com');
+      expect(Object.entries(replaced?.traits ?? {}).sort()).toEqual(
+        Object.entries({ ...other, plan: 'free' }).sort(),
+      );
+      // A new profile takes them as given, too.
+      await seedProfiles(ctx.store, project.id, [{ address: 'b@example.com', traits: odd }]);
+      const fresh = await ctx.store.getProfile(project.id, 'b@example.com');
+      expect(Object.entries(fresh?.traits ?? {}).sort()).toEqual(Object.entries(odd).sort());
+    });
+
+    it('updatedAt moves only when an upsert changed the profile', async () => {
+      const { project } = await seedProject(ctx.store);
+      const row = { address: 'a@example.com', name: 'Ann', traits: { plan: 'free', n: 1 }, labels: ['x'] };
+      const updatedAt = async () => (await ctx.store.getProfile(project.id, row.address))?.updatedAt;
+      await seedProfiles(ctx.store, project.id, [row], PRESERVE, testTime());
+      // The same data again, under either action, and traits equal to the stored ones: no change.
+      await seedProfiles(ctx.store, project.id, [row], PRESERVE, testTime(1));
+      await seedProfiles(
+        ctx.store,
+        project.id,
+        [{ ...row, traits: { n: 1, plan: 'free' } }],
+        OVERRIDE,
+        testTime(2),
+      );
+      await seedProfiles(
+        ctx.store,
+        project.id,
+        [{ address: row.address, name: null, labels: [] }],
+        OVERRIDE,
+        testTime(3),
+      );
+      // A differing name or trait that the action keeps, and a label already there: no change either.
+      await seedProfiles(
+        ctx.store,
+        project.id,
+        [{ ...row, name: 'Other', traits: { plan: 'pro' } }],
+        PRESERVE,
+        testTime(4),
+      );
+      expect(await updatedAt()).toEqual(testTime());
+      expect(await ctx.store.getProfile(project.id, row.address)).toMatchObject({
+        name: 'Ann',
+        traits: { plan: 'free', n: 1 },
+        labels: ['x'],
+        createdAt: testTime(),
+      });
+      await seedProfiles(
+        ctx.store,
+        project.id,
+        [{ address: row.address, labels: ['x', 'y'] }],
+        PRESERVE,
+        testTime(5),
+      );
+      expect(await updatedAt()).toEqual(testTime(5));
+      await seedProfiles(
+        ctx.store,
+        project.id,
+        [{ address: row.address, traits: { n: 2 } }],
+        OVERRIDE,
+        testTime(6),
+      );
+      expect(await updatedAt()).toEqual(testTime(6));
+      await seedProfiles(
+        ctx.store,
+        project.id,
+        [{ address: row.address, name: 'Anna' }],
+        OVERRIDE,
+        testTime(7),
+      );
+      expect(await updatedAt()).toEqual(testTime(7));
+      expect(await ctx.store.getProfile(project.id, row.address)).toMatchObject({
+        name: 'Anna',
+        traits: { plan: 'free', n: 2 },
+        labels: ['x', 'y'],
+      });
+    });
+
+    it('labels are kept once, in the order of their first occurrence', async () => {
+      const { project } = await seedProject(ctx.store);
+      await seedProfiles(ctx.store, project.id, [{ address: 'a@example.com', labels: ['x', 'y', 'x', 'y'] }]);
+      expect((await ctx.store.getProfile(project.id, 'a@example.com'))?.labels).toEqual(['x', 'y']);
+      await seedProfiles(
+        ctx.store,
+        project.id,
+        [{ address: 'a@example.com', labels: ['z', 'y', 'z', 'w', 'x'] }],
+        PRESERVE,
+        testTime(1),
+      );
+      expect((await ctx.store.getProfile(project.id, 'a@example.com'))?.labels).toEqual(['x', 'y', 'z', 'w']);
+      // Two rows for one address in one write apply in order.
+      await seedProfiles(
+        ctx.store,
+        project.id,
+        [
+          { address: 'a@example.com', labels: ['v', 'w'] },
+          { address: 'b@example.com', labels: ['q', 'q'] },
+          { address: 'a@example.com', labels: ['u', 'v'] },
+        ],
+        PRESERVE,
+        testTime(2),
+      );
+      expect((await ctx.store.getProfile(project.id, 'a@example.com'))?.labels).toEqual([
+        'x',
+        'y',
+        'z',
+        'w',
+        'v',
+        'u',
+      ]);
+      expect((await ctx.store.getProfile(project.id, 'b@example.com'))?.labels).toEqual(['q']);
+    });
+
     it('findProfiles returns the existing profiles of the addresses, in bulk', async () => {
       const { project } = await seedProject(ctx.store);
       const { project: other } = await seedProject(ctx.store);
       const many = addresses(1_500);
-      await ctx.store.upsertProfiles(
+      await seedProfiles(
+        ctx.store,
         project.id,
         [{ address: many[7] ?? '', name: 'Seven', traits: richVariables() }, { address: many[1_400] ?? '' }],
         PRESERVE,
         testTime(3),
       );
-      await ctx.store.upsertProfiles(other.id, [{ address: many[8] ?? '' }], PRESERVE, testTime());
+      await seedProfiles(ctx.store, other.id, [{ address: many[8] ?? '' }], PRESERVE, testTime());
       const found = await ctx.store.findProfiles(project.id, many);
       const expected = [
         await ctx.store.getProfile(project.id, many[7] ?? ''),
@@ -209,13 +372,15 @@ export function describeAudience(ctx: StoreSuiteContext): void {
     it('profiles are scoped by project', async () => {
       const { project } = await seedProject(ctx.store);
       const { project: other } = await seedProject(ctx.store);
-      await ctx.store.upsertProfiles(
+      await seedProfiles(
+        ctx.store,
         project.id,
         [{ address: 'a@example.com', name: 'Mine' }],
         PRESERVE,
         testTime(),
       );
-      await ctx.store.upsertProfiles(
+      await seedProfiles(
+        ctx.store,
         other.id,
         [{ address: 'a@example.com', name: 'Theirs' }],
         OVERRIDE,
@@ -228,7 +393,8 @@ export function describeAudience(ctx: StoreSuiteContext): void {
 
     it('addresses are compared exactly: the local part keeps its case', async () => {
       const { project } = await seedProject(ctx.store);
-      await ctx.store.upsertProfiles(
+      await seedProfiles(
+        ctx.store,
         project.id,
         [
           { address: 'Ann@example.com', name: 'Upper' },
@@ -248,13 +414,15 @@ export function describeAudience(ctx: StoreSuiteContext): void {
       await ctx.store.createGroup(group);
       const many = addresses(1_200);
       const options = { ...PRESERVE, groupId: group.id };
-      await ctx.store.upsertProfiles(
+      await seedProfiles(
+        ctx.store,
         project.id,
         many.map((address, i) => ({ address, name: `N${i}`, traits: { i }, labels: ['bulk'] })),
         options,
         testTime(),
       );
-      await ctx.store.upsertProfiles(
+      await seedProfiles(
+        ctx.store,
         project.id,
         many.slice(0, 10).map((address) => ({ address })),
         options,
@@ -277,7 +445,8 @@ export function describeAudience(ctx: StoreSuiteContext): void {
         createdAt: testTime(7),
         updatedAt: testTime(7),
       });
-      await ctx.store.upsertProfiles(
+      await seedProfiles(
+        ctx.store,
         project.id,
         [{ address: 'old@example.com', name: 'Old', traits: { a: 1 }, labels: ['l'] }],
         PRESERVE,
@@ -299,20 +468,23 @@ export function describeAudience(ctx: StoreSuiteContext): void {
       await ctx.store.createGroup(group);
       await ctx.store.createGroup(otherGroup);
       const members = addresses(25).reverse();
-      await ctx.store.upsertProfiles(
+      await seedProfiles(
+        ctx.store,
         project.id,
         members.map((address) => ({ address })),
         { ...PRESERVE, groupId: group.id },
         testTime(),
       );
-      await ctx.store.upsertProfiles(
+      await seedProfiles(
+        ctx.store,
         project.id,
         addresses(5, 100).map((address) => ({ address })),
         { ...PRESERVE, groupId: otherGroup.id },
         testTime(),
       );
       // The same addresses in another project, which must not leak into the listing.
-      await ctx.store.upsertProfiles(
+      await seedProfiles(
+        ctx.store,
         other.id,
         members.map((address) => ({ address })),
         PRESERVE,

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { testTime } from './store-fixtures.js';
 import {
   addresses,
+  completeOne,
   type StoreSuiteContext,
   seedMailing,
   sorted,
@@ -110,12 +111,12 @@ export function describeDeliveryQueue(ctx: StoreSuiteContext): void {
     });
   });
 
-  describe('renewLeases and completeDelivery', () => {
+  describe('renewLeases and completeDeliveries', () => {
     it('renewLeases extends only the leases still held with that token', async () => {
       await seedMailing(ctx.store, { addresses: addresses(3) });
       const [a, b, c] = await ctx.store.claimDeliveries({ now: testTime(0), limit: 3, leaseMs: LEASE });
       if (!a || !b || !c) throw new Error('expected three claims');
-      await ctx.store.completeDelivery(c.id, c.leaseToken, { status: 'sent', now: testTime(1) });
+      await completeOne(ctx.store, c, { status: 'sent', now: testTime(1) });
       const until = testTime(5 * LEASE + 7);
       const renewed = await ctx.store.renewLeases(
         [
@@ -131,12 +132,12 @@ export function describeDeliveryQueue(ctx: StoreSuiteContext): void {
       expect(await ctx.store.renewLeases([], until)).toEqual([]);
     });
 
-    it('completeDelivery writes the outcome under the current token', async () => {
+    it('completeDeliveries writes an outcome under the current token', async () => {
       await seedMailing(ctx.store, { addresses: addresses(1) });
       const [claimed] = await ctx.store.claimDeliveries({ now: testTime(0), limit: 1, leaseMs: LEASE });
       if (!claimed) throw new Error('expected a claim');
       const content = { subject: 'Grüße 👋', text: 'Text — ✓', html: '<p>Ω</p>' };
-      const ok = await ctx.store.completeDelivery(claimed.id, claimed.leaseToken, {
+      const ok = await completeOne(ctx.store, claimed, {
         status: 'sent',
         lastResponse: '250 2.0.0 Ok: queued as ABC',
         lastError: null,
@@ -157,7 +158,7 @@ export function describeDeliveryQueue(ctx: StoreSuiteContext): void {
         updatedAt: testTime(10_002),
       });
       expect(
-        await ctx.store.completeDelivery(claimed.id, claimed.leaseToken, {
+        await completeOne(ctx.store, claimed, {
           status: 'failed',
           now: testTime(3),
         }),
@@ -171,16 +172,20 @@ export function describeDeliveryQueue(ctx: StoreSuiteContext): void {
       const [second] = await ctx.store.claimDeliveries({ now: testTime(LEASE), limit: 1, leaseMs: LEASE });
       if (!first || !second) throw new Error('expected two claims');
       const before = await ctx.store.getDelivery(first.id);
-      const stale = await ctx.store.completeDelivery(first.id, first.leaseToken, {
+      const stale = await completeOne(ctx.store, first, {
         status: 'failed',
         lastError: 'late',
         now: testTime(LEASE + 1),
       });
       expect(stale).toBe(false);
       expect(await ctx.store.getDelivery(first.id)).toEqual(before);
-      expect(await ctx.store.completeDelivery('dlv_missing', 1, { status: 'sent', now: testTime(1) })).toBe(
-        false,
-      );
+      expect(
+        await completeOne(
+          ctx.store,
+          { id: 'dlv_missing', leaseToken: 1 },
+          { status: 'sent', now: testTime(1) },
+        ),
+      ).toBe(false);
     });
 
     it('completeDeliveries writes each outcome fenced on its own and reports which were written', async () => {
@@ -256,12 +261,35 @@ export function describeDeliveryQueue(ctx: StoreSuiteContext): void {
       expect(await ctx.store.completeMailingIfSettled(mailing.id, testTime(6))).toBe(true);
     });
 
+    it('an id repeated in one completeDeliveries call applies in order: the later item finds the lease ended', async () => {
+      await seedMailing(ctx.store, { addresses: addresses(2) });
+      const [a, b] = await ctx.store.claimDeliveries({ now: testTime(0), limit: 2, leaseMs: LEASE });
+      if (!a || !b) throw new Error('expected two claims');
+      const sent = { status: 'sent', lastResponse: '250 first', now: testTime(1) } as const;
+      const written = await ctx.store.completeDeliveries([
+        { id: a.id, leaseToken: a.leaseToken, outcome: sent },
+        { id: b.id, leaseToken: b.leaseToken, outcome: sent },
+        {
+          id: a.id,
+          leaseToken: a.leaseToken,
+          outcome: { status: 'failed', lastError: 'again', now: testTime(2) },
+        },
+      ]);
+      expect(written).toEqual([true, true, false]);
+      expect(await ctx.store.getDelivery(a.id)).toMatchObject({
+        status: 'sent',
+        lastResponse: '250 first',
+        lastError: null,
+        updatedAt: testTime(1),
+      });
+    });
+
     it('a queued outcome clears the lease and makes the delivery due again at nextAttemptAt', async () => {
       await seedMailing(ctx.store, { addresses: addresses(1) });
       const [claimed] = await ctx.store.claimDeliveries({ now: testTime(0), limit: 1, leaseMs: LEASE });
       if (!claimed) throw new Error('expected a claim');
       const retryAt = testTime(30_000);
-      const ok = await ctx.store.completeDelivery(claimed.id, claimed.leaseToken, {
+      const ok = await completeOne(ctx.store, claimed, {
         status: 'queued',
         nextAttemptAt: retryAt,
         lastResponse: '421 4.7.0 Try again later',

@@ -13,7 +13,14 @@ import type {
 import type { ClaimedDelivery } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { testId, testTime } from './store-fixtures.js';
-import { addresses, type StoreSuiteContext, seedMailing, seedProject } from './store-suite-helpers.js';
+import {
+  addresses,
+  completeOne,
+  findWebhookMessage,
+  type StoreSuiteContext,
+  seedMailing,
+  seedProject,
+} from './store-suite-helpers.js';
 
 const LEASE = 60_000;
 
@@ -147,7 +154,7 @@ export function describeEvents(
         { id: b.id, leaseToken: b.leaseToken + 1, outcome: outcome(1) },
       ]);
       expect(written).toEqual([true, false]);
-      expect(await ctx.store.completeDelivery(c.id, c.leaseToken, outcome(2))).toBe(true);
+      expect(await completeOne(ctx.store, c, outcome(2))).toBe(true);
       const stored = await allEvents(ctx.store, project.id);
       expect(stored.map((e) => e.id)).toEqual([events[0]?.id, events[2]?.id]);
       expect(stored[0]).toEqual(events[0]);
@@ -189,7 +196,7 @@ export function describeEvents(
       );
       const [d] = await ctx.store.claimDeliveries({ now: testTime(), limit: 1, leaseMs: LEASE });
       if (!d) throw new Error('expected a claim');
-      await ctx.store.completeDelivery(d.id, d.leaseToken, { status: 'sent', now: testTime(2) });
+      await completeOne(ctx.store, d, { status: 'sent', now: testTime(2) });
       const done = makeEvent(project.id, { type: 'broadcast.completed', mailingRef: mailing.ref });
       expect(await ctx.store.completeMailingIfSettled(mailing.id, testTime(3), outboxOf(done, []))).toBe(
         true,
@@ -373,7 +380,7 @@ export function describeEvents(
       ]);
       const rest = await ctx.store.claimWebhookMessages({ now: testTime(0), limit: 5, leaseMs: LEASE });
       expect(rest.map((m) => m.id)).toEqual([messages[1]?.id, messages[3]?.id]);
-      expect((await ctx.store.getWebhookMessage(messages[1]?.id ?? ''))?.priority).toBe(1);
+      expect((await findWebhookMessage(ctx.store, project.id, messages[1]?.id ?? ''))?.priority).toBe(1);
     });
 
     it('concurrent claims never hand one message to two claimers', async () => {
@@ -444,13 +451,13 @@ export function describeEvents(
         },
       ]);
       expect(written).toEqual([true, true, false]);
-      expect(await ctx.store.getWebhookMessage(a.id)).toMatchObject({
+      expect(await findWebhookMessage(ctx.store, project.id, a.id)).toMatchObject({
         status: 'delivered',
         lastStatusCode: 204,
         leaseExpiresAt: null,
         updatedAt: testTime(5),
       });
-      expect(await ctx.store.getWebhookMessage(b.id)).toMatchObject({
+      expect(await findWebhookMessage(ctx.store, project.id, b.id)).toMatchObject({
         status: 'pending',
         nextAttemptAt: testTime(5_000),
         lastStatusCode: 500,
@@ -498,7 +505,7 @@ export function describeEvents(
         },
       ]);
       expect(written).toEqual([false, true]);
-      expect(await ctx.store.getWebhookMessage(first.id)).toMatchObject({
+      expect(await findWebhookMessage(ctx.store, project.id, first.id)).toMatchObject({
         status: 'failed',
         lastStatusCode: 410,
         attempts: 2,

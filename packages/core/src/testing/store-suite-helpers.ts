@@ -1,11 +1,15 @@
 /**
  * Shared pieces of the Store conformance kit: the per-test context, seeding helpers and the error
- * assertion. Internal to the kit; adapters use {@link storeTestSuite} from `store-test-suite.ts`.
+ * assertion. Internal to the kit (adapters use `storeTestSuite` from `store-test-suite.ts`), but for
+ * {@link seedProfiles}, which engine tests use too.
  */
 import { expect } from 'vitest';
 import type { ErrorCode } from '../base/errors.js';
+import type { DeliveryOutcome } from '../store/delivery-queue.js';
+import type { WebhookMessageRecord } from '../store/event-records.js';
 import type {
   BatchRecord,
+  ClaimedDelivery,
   DeliveryRecord,
   MailingRecord,
   ProfileUpsert,
@@ -126,6 +130,51 @@ export async function seedMailing(store: Store, options: SeedMailingOptions = {}
     now: options.now ?? testTime(),
   });
   return { project, mailing, batch, deliveries, result };
+}
+
+/**
+ * Upserts profiles as the engine does: in the commit of an accepted request that indexes its recipients
+ * (`commitBatch`, here of a new, completed mailing of the project with no deliveries). A store has no
+ * method that writes profiles alone. For tests of stores and of the engine that need stored profiles.
+ */
+export async function seedProfiles(
+  store: Store,
+  projectId: string,
+  rows: ProfileUpsert[],
+  options: ProfileUpsertOptions = PRESERVE,
+  now: Date = testTime(),
+): Promise<void> {
+  const mailing = makeMailing(projectId, { status: 'completed', createdAt: now, updatedAt: now });
+  await store.commitBatch({
+    target: { create: mailing },
+    batch: makeBatch(mailing.id, { recipientCount: 0, createdAt: now }),
+    deliveries: [],
+    profiles: rows,
+    profileOptions: options,
+    sourceJobs: [],
+    now,
+  });
+}
+
+/** A project's webhook message by id, read as the dashboard reads them (`listWebhookMessages`). */
+export async function findWebhookMessage(
+  store: Store,
+  projectId: string,
+  id: string,
+): Promise<WebhookMessageRecord | undefined> {
+  return (await store.listWebhookMessages(projectId, { limit: 1_000 })).find((m) => m.id === id);
+}
+
+/** Records one outcome with `completeDeliveries`; whether it was written. */
+export async function completeOne(
+  store: Store,
+  delivery: Pick<ClaimedDelivery, 'id' | 'leaseToken'>,
+  outcome: DeliveryOutcome,
+): Promise<boolean> {
+  const [written] = await store.completeDeliveries([
+    { id: delivery.id, leaseToken: delivery.leaseToken, outcome },
+  ]);
+  return written === true;
 }
 
 /** Sorts strings by code unit, as the kit expects `ordered by address` on its ASCII test addresses. */

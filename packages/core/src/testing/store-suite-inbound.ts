@@ -9,7 +9,7 @@ import type {
 } from '../store/records.js';
 import { makeSuppression, testId, testTime } from './store-fixtures.js';
 import { makeEndpoint, makeEvent, makeWebhookMessage } from './store-suite-events.js';
-import { type StoreSuiteContext, seedMailing, seedProject } from './store-suite-helpers.js';
+import { type StoreSuiteContext, seedMailing, seedProfiles, seedProject } from './store-suite-helpers.js';
 
 /** Registers the inbound-signal tests. */
 export function describeInbound(ctx: StoreSuiteContext): void {
@@ -155,7 +155,8 @@ export function describeInbound(ctx: StoreSuiteContext): void {
     it('applies a complaint: complained, suppressed and the profile unsubscribed (created when absent)', async () => {
       const { deliveries } = await sentDelivery(['ann@example.com', 'bob@example.com']);
       const [ann, bob] = deliveries as [DeliveryRecord, DeliveryRecord];
-      await ctx.store.upsertProfiles(
+      await seedProfiles(
+        ctx.store,
         ann.projectId,
         [{ address: ann.address, name: 'Ann' }],
         {

@@ -13,6 +13,7 @@ import {
 } from './store-fixtures.js';
 import {
   addresses,
+  completeOne,
   expectStoreError,
   PRESERVE,
   type SeededMailing,
@@ -320,7 +321,7 @@ export function describeMailings(ctx: StoreSuiteContext): void {
       if (!claimed) return;
       expect(await ctx.store.completeMailingIfSettled(seeded.mailing.id, testTime(11))).toBe(false);
       expect(await ctx.store.getMailingById(seeded.mailing.id)).toMatchObject({ status: 'sending' });
-      await ctx.store.completeDelivery(claimed.id, claimed.leaseToken, { status: 'sent', now: testTime(12) });
+      await completeOne(ctx.store, claimed, { status: 'sent', now: testTime(12) });
       expect(await ctx.store.completeMailingIfSettled(seeded.mailing.id, testTime(13))).toBe(true);
       expect(await ctx.store.getMailingById(seeded.mailing.id)).toEqual({
         ...seeded.result.mailing,

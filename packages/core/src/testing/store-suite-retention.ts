@@ -8,7 +8,13 @@ import type {
 } from '../store/event-records.js';
 import { makeIdempotency, testId, testTime } from './store-fixtures.js';
 import { makeEndpoint, makeEvent, makeWebhookMessage } from './store-suite-events.js';
-import { addresses, type StoreSuiteContext, seedMailing, seedProject } from './store-suite-helpers.js';
+import {
+  addresses,
+  findWebhookMessage,
+  type StoreSuiteContext,
+  seedMailing,
+  seedProject,
+} from './store-suite-helpers.js';
 
 const CONTENT = { subject: 'Kept subject', text: 'Kept text', html: '<p>Kept html</p>' };
 
@@ -151,10 +157,10 @@ export function describeRetention(ctx: StoreSuiteContext): void {
       const left = await ctx.store.listEvents(project.id, {}, { limit: 100 });
       expect(left.map((e) => e.id)).toEqual([events[3]?.id]);
       expect(await ctx.store.listEvents(other.id, {}, { limit: 100 })).toEqual([]);
-      expect(await ctx.store.getWebhookMessage(m0.id)).toBeUndefined();
-      expect(await ctx.store.getWebhookMessage(m1.id)).toBeUndefined();
-      expect((await ctx.store.getWebhookMessage(m2.id))?.status).toBe('pending');
-      expect((await ctx.store.getWebhookMessage(m3.id))?.status).toBe('pending');
+      expect(await findWebhookMessage(ctx.store, project.id, m0.id)).toBeUndefined();
+      expect(await findWebhookMessage(ctx.store, project.id, m1.id)).toBeUndefined();
+      expect((await findWebhookMessage(ctx.store, other.id, m2.id))?.status).toBe('pending');
+      expect((await findWebhookMessage(ctx.store, project.id, m3.id))?.status).toBe('pending');
       expect(await ctx.store.listWebhookAttempts(project.id, { limit: 100 })).toEqual([]);
       expect(await ctx.store.listWebhookAttempts(other.id, { limit: 100 })).toEqual([]);
       // The open message is still sent: claimed when due, without its (pruned) event.

@@ -14,8 +14,8 @@
  * option, or with vitest's name filter (`vitest run -t "AudienceStore"`); every role's tests set up their
  * rows with `AccountStore.createProject` and `MailingStore.commitBatch`, so those come first.
  *
- * An adapter is correct when the kit passes (architecture invariant 9). The kit also exports the record
- * factories it uses (`makeProject`, `makeMailing`, `makeDelivery`, ...) for other tests.
+ * An adapter is correct when the kit passes (docs/architecture.md, invariant 9). The kit also exports the
+ * record factories it uses (`makeProject`, `makeMailing`, `makeDelivery`, ...) for other tests.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store, StoreRole } from '../store/store.js';
@@ -28,6 +28,7 @@ import { describeIdempotency } from './store-suite-idempotency.js';
 import { describeInbound } from './store-suite-inbound.js';
 import { describeMailings } from './store-suite-mailings.js';
 import { describeMultiProcess } from './store-suite-multi-process.js';
+import { describeProfileMerge } from './store-suite-profile-merge.js';
 import { describeRetention } from './store-suite-retention.js';
 import { describeSources } from './store-suite-sources.js';
 import { describeTracking } from './store-suite-tracking.js';
@@ -126,6 +127,9 @@ export function storeTestSuite(
     for (const [role, register] of Object.entries(roles) as Array<[StoreRole, typeof describeAccounts]>) {
       if (!options.roles || options.roles.includes(role)) describe(role, () => register(ctx));
     }
+    // Profiles are written by the commits of two roles; the merge rule is checked on both together.
+    const merging: StoreRole[] = ['AudienceStore', 'MailingStore', 'SourceJobStore'];
+    if (!options.roles || merging.every((role) => options.roles?.includes(role))) describeProfileMerge(ctx);
     // Races of several store instances across roles (claims, commits): for a complete adapter.
     if (!options.roles) describeMultiProcess(ctx, options.connect, options.skip?.multiProcess);
   });

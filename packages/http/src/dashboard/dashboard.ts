@@ -67,8 +67,9 @@ const DEFAULT_SAMPLE: TemplateSampleForm = {
 
 /**
  * The project dashboard: server-rendered pages over the engine's read methods, each scoped to the project
- * whose secret signed in (architecture invariant 4). The session cookie holds a random id only; every form
- * that changes something carries the session's CSRF token and must come from the dashboard's own origin.
+ * whose secret signed in (docs/architecture.md, invariant 4). The session cookie holds a random id only;
+ * every form that changes something carries the session's CSRF token and must come from the dashboard's
+ * own origin.
  */
 export function createDashboard(
   mailroom: Mailroom,

@@ -39,10 +39,6 @@ export function memoryAccountStore(db: () => State): AccountStore {
     async findSender(projectId, address) {
       return cloneMaybe(db().senders.get(key(projectId, address)));
     },
-    async listSenders(projectId) {
-      const rows = [...db().senders.values()].filter((r) => r.projectId === projectId);
-      return clone(rows.sort((a, b) => compare(a.address, b.address)));
-    },
     async putTemplate(template) {
       db().templates.set(key(template.projectId, template.ref), clone(template));
     },

@@ -2,7 +2,7 @@ import type { AudienceStore } from '@mailroom/core';
 import { clone, cloneMaybe } from '../memory-copy.js';
 import type { State } from '../memory-state.js';
 import { compare, exists, key } from '../memory-state.js';
-import { bareProfile, upsertProfiles } from '../memory-writes.js';
+import { bareProfile } from '../memory-writes.js';
 import { writeOutbox } from './event-store.js';
 
 /** `AudienceStore` in memory. Audience groups, profiles and suppressions; every method checks and writes within one synchronous run. */
@@ -27,9 +27,6 @@ export function memoryAudienceStore(db: () => State): AudienceStore {
       return rows
         .sort((a, b) => compare(a.ref, b.ref))
         .map((g) => ({ ...clone(g), members: s.members.get(g.id)?.size ?? 0 }));
-    },
-    async upsertProfiles(projectId, rows, options, now) {
-      upsertProfiles(db(), projectId, rows, options, now);
     },
     async getProfile(projectId, address) {
       return cloneMaybe(db().profiles.get(key(projectId, address)));

@@ -59,9 +59,6 @@ export function memoryDeliveryQueue(db: () => State): DeliveryQueue {
         written.push(completeOne(db(), id, leaseToken, outcome));
       return written;
     },
-    async completeDelivery(id, leaseToken, outcome) {
-      return completeOne(db(), id, leaseToken, outcome);
-    },
     async settleOpenDeliveries(mailingId, status, reason, now) {
       let changed = 0;
       for (const d of db().deliveries.values()) {

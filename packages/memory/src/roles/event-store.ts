@@ -145,10 +145,6 @@ export function memoryEventStore(db: () => EventState): EventStore {
         return true;
       });
     },
-    async getWebhookMessage(id) {
-      const found = db().messages.get(id);
-      return found && structuredClone(found);
-    },
     async requeueWebhookMessage(projectId, id, now) {
       const s = db();
       const m = s.messages.get(id);

@@ -99,14 +99,6 @@ export function sqlAccountStore(ctx: SqlContext): AccountStore {
       });
     },
 
-    listSenders(projectId) {
-      return guard('listSenders', async () =>
-        (await all('SELECT * FROM mailroom_senders WHERE project_id = ? ORDER BY address', [projectId])).map(
-          c.sender,
-        ),
-      );
-    },
-
     // Templates
 
     putTemplate(template) {

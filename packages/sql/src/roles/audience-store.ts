@@ -5,7 +5,7 @@ import { writeOutbox } from './event-store.js';
 
 /** `AudienceStore` on SQL. Audience groups, profiles and suppressions. */
 export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
-  const { mysql, db, r, c, bulk, guard, all, first, write, upsertAll, pageAfter } = ctx;
+  const { mysql, db, r, c, guard, all, first, write, upsertAll, pageAfter } = ctx;
 
   return {
     // Groups and profiles
@@ -41,13 +41,6 @@ export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
           [projectId],
         );
         return rows.map((row) => ({ ...c.group(row), members: Number(row.members) }));
-      });
-    },
-
-    upsertProfiles(projectId, rows, options, now) {
-      return guard('upsertProfiles', async () => {
-        if (rows.length === 0 && !options.groupId) return;
-        await r.transaction(db, (tx) => bulk.upsertProfiles(tx, projectId, rows, options, now));
       });
     },
 

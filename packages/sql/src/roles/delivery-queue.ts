@@ -1,9 +1,11 @@
 import type { ClaimedDelivery, DeliveryQueue } from '@mailroom/core';
 import type { Row } from '../codec.js';
 import { DELIVERY_COLUMNS, DELIVERY_JSON_COLUMNS } from '../codec.js';
+import { completeDeliveries } from '../delivery-completions.js';
 import type { SqlKind } from '../options.js';
 import type { SqlContext } from '../sql-context.js';
 import { IN_LIST_SIZE } from '../sql-context.js';
+import { writeOutbox } from './event-store.js';
 
 /** Mailing statuses whose deliveries are never claimed (a scheduled mailing's are due by time alone). */
 const BLOCKED_MAILINGS = `('cancelled', 'failed')`;
@@ -20,7 +22,7 @@ const notBlocked = (kind: SqlKind): string =>
 
 /** `DeliveryQueue` on SQL. The worker's hot path: claims, leases and outcomes. The dialects' claim statements are in the dialect folders. */
 export function sqlDeliveryQueue(ctx: SqlContext): DeliveryQueue {
-  const { kind, mysql, db, c, claims, completions, guard, write } = ctx;
+  const { kind, mysql, db, r, c, claims, guard, write } = ctx;
   const notBlockedSql = notBlocked(kind);
 
   return {
@@ -60,13 +62,11 @@ export function sqlDeliveryQueue(ctx: SqlContext): DeliveryQueue {
       });
     },
 
-    completeDelivery(id, leaseToken, outcome) {
-      return guard('completeDelivery', () => completions.complete(id, leaseToken, outcome));
-    },
-
     completeDeliveries(items) {
-      // Queued together, they are written in one group (a repeated id waits for the next group).
-      return guard('completeDeliveries', () => completions.completeMany(items), { retry: false });
+      // Retried group by group inside (a group commits on its own), not as a whole.
+      return guard('completeDeliveries', () => completeDeliveries(db, r, claims, c, writeOutbox, items), {
+        retry: false,
+      });
     },
 
     settleOpenDeliveries(mailingId, status, reason, now) {

@@ -420,13 +420,6 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
       );
     },
 
-    getWebhookMessage(id) {
-      return guard('getWebhookMessage', async () => {
-        const [row] = await all('SELECT * FROM mailroom_webhook_messages WHERE id = ?', [id]);
-        return row && message(row);
-      });
-    },
-
     requeueWebhookMessage(projectId, id, now) {
       return guard('requeueWebhookMessage', async () => {
         const changed = await write(

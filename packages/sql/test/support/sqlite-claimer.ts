@@ -22,15 +22,18 @@ const claimed: string[] = [];
 for (;;) {
   const batch = await store.claimDeliveries({ now, limit: 50, leaseMs: 600_000 });
   if (batch.length === 0) break;
-  for (const delivery of batch) {
-    claimed.push(delivery.id);
-    const ok = await store.completeDelivery(delivery.id, delivery.leaseToken, {
-      status: 'sent',
-      sentAt: now,
-      now,
-    });
-    if (!ok) throw new Error(`lost the lease of ${delivery.id}`);
-  }
+  const written = await store.completeDeliveries(
+    batch.map((delivery) => {
+      claimed.push(delivery.id);
+      return {
+        id: delivery.id,
+        leaseToken: delivery.leaseToken,
+        outcome: { status: 'sent', sentAt: now, now },
+      };
+    }),
+  );
+  const lost = batch.find((_, i) => written[i] !== true);
+  if (lost) throw new Error(`lost the lease of ${lost.id}`);
 }
 await store.close();
 process.stdout.write(`${JSON.stringify(claimed)}\n`);

@@ -1,4 +1,5 @@
 import type { BatchWrite, ProfileUpsert, ProfileUpsertOptions } from '@mailroom/core';
+import { newProfile } from '@mailroom/core';
 import type { Codec } from '../../codec.js';
 import { DELIVERY_COLUMNS, DELIVERY_PG_TYPES, MAILING_COLUMNS, SOURCE_JOB_COLUMNS } from '../../codec.js';
 import { pgInsert } from '../../insert-many.js';
@@ -35,11 +36,13 @@ const SOURCE_JOB_PG_TYPES = [
 const FROM_MAILING = { project: 'm.project_id', from: 'm, ' };
 
 /**
- * PostgreSQL: upsert profiles by the contract's rules (records.ts) in one statement, the merge written in
- * SQL: `INSERT ... ON CONFLICT DO UPDATE` takes each existing row's lock and merges onto its latest
- * version, and its `WHERE` leaves unchanged rows (and their `updated_at`) alone. Traits merge on top-level
- * keys with jsonb `||` (the right side wins a shared key), labels append the incoming ones not yet present,
- * in order. Undefined when an address repeats in `rows` (one statement cannot change a row twice); the
+ * PostgreSQL: upsert profiles by the core's profile-merge rule in one statement: an absent profile is
+ * inserted with the fields `newProfile` gives, an existing one merged in SQL as `mergeProfile` does (the
+ * conformance kit checks this statement against it). `INSERT ... ON CONFLICT DO UPDATE` takes each
+ * existing row's lock and merges onto its latest version, and its `WHERE` leaves unchanged rows (and
+ * their `updated_at`) alone. Traits merge on top-level keys with jsonb `||` (the right side wins a shared
+ * key; a jsonb key is a key, whatever its name), labels append the incoming ones not yet present, in
+ * order. Undefined when an address repeats in `rows` (one statement cannot change a row twice); the
  * caller then takes the statement-per-step path. `rows` must be sorted by address (lock order).
  *
  * @param projectId the project, or `m` inside {@link pgCommitBatch} (the project of the mailing written).
@@ -63,13 +66,14 @@ export function pgUpsertProfiles(
     const row = rows[i] as ProfileUpsert;
     if (seen.has(row.address)) return undefined;
     seen.add(row.address);
+    const fields = newProfile(row);
     addresses[i] = row.address;
-    names[i] = row.name ?? null;
-    anyName ||= row.name !== undefined && row.name !== null;
-    traits[i] = codec.json(row.traits ?? {}) as string;
-    anyTraits ||= row.traits !== undefined && Object.keys(row.traits).length > 0;
-    labels[i] = codec.json(row.labels ?? []) as string;
-    anyLabels ||= row.labels !== undefined && row.labels.length > 0;
+    names[i] = fields.name;
+    anyName ||= fields.name !== null;
+    traits[i] = codec.json(fields.traits) as string;
+    anyTraits ||= Object.keys(fields.traits).length > 0;
+    labels[i] = codec.json(fields.labels) as string;
+    anyLabels ||= fields.labels.length > 0;
   }
   const override = (action: string) => action === 'override';
   // Each merged field, as an expression over the stored row `t` and the incoming one `excluded`.

@@ -26,10 +26,10 @@ export function createSqliteClaims(runner: SqlRunner): SqliteClaims {
    * A claim on a SQLite file the store opened: in one `BEGIN IMMEDIATE` transaction (the write lock is
    * taken before reading, so no other process picks the same rows), pick the due rowids, update them,
    * and read them back as written. Measured at the raw driver against the single `UPDATE ... RETURNING`
-   * every column: about 25 % less time per claimed row, because SQLite buffers a RETURNING statement's
-   * rows in a temporary table before handing out the first one. With `decodeValues`, each row comes
-   * back as one JSON array (the JSON columns embedded as JSON, not as text to parse again), which halved
-   * the cost of reading 100 rows of 20 columns against the driver building a value per column.
+   * every column: less time per claimed row, because SQLite buffers a RETURNING statement's rows in a
+   * temporary table before handing out the first one. With `decodeValues`, each row comes back as one
+   * JSON array (the JSON columns embedded as JSON, not as text to parse again), far cheaper to read than
+   * the driver building a value per column and parsing the JSON columns again (BENCHMARKS.md, "Store").
    */
   const claimSqliteFile = async <T>(db: Db, spec: ClaimSpec<T>): Promise<T[]> => {
     const { table, due, dueParams, limit, set, setParams, columns, decodeValues } = spec;

@@ -13,12 +13,11 @@ import {
 } from '../../webhook-outcome-rows.js';
 
 /**
- * A SQLite file of the store's own: one prepared fenced update per outcome, run directly, which
- * measured about twice as fast as one UPDATE ... FROM over a VALUES list (and faster than one
- * UPDATE ... FROM json_each of the group). Where the claim left the row's rowid, the update finds
- * the row by it rather than through the id's index (15-20 % less time per outcome), still fenced
- * by id and token; when that matches nothing (a lost lease, or a row moved since, as by VACUUM),
- * the update by id decides.
+ * A SQLite file of the store's own: one prepared fenced update per outcome, run directly, which measured
+ * faster than one UPDATE ... FROM over a VALUES list or over json_each of the group (BENCHMARKS.md, "Store").
+ * Where the claim left the row's rowid, the update finds the row by it rather than through the id's index
+ * (less time per outcome), still fenced by id and token; when that matches nothing (a lost lease, or a row
+ * moved since, as by VACUUM), the update by id decides.
  */
 export function writeSqliteFile(
   tx: Db,

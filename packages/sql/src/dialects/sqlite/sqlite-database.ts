@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { SqliteDatabase } from 'kysely';
+import { loadSqlite } from '../../drivers.js';
 import { type SqliteThread, sqliteThread } from './sqlite-thread.js';
 
 /** Prepared statements kept per connection; the store issues a few dozen distinct shapes. */
@@ -33,17 +34,17 @@ export interface SqliteFile {
  */
 export function openSqliteFile(path: string, busyTimeoutMs: number, cacheMiB = 64): SqliteFile {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path, { timeout: busyTimeoutMs });
+  const db = new (loadSqlite())(path, { timeout: busyTimeoutMs });
   // The busy timeout must be in place before switching to WAL: another process may hold the lock.
   db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
   // 8 KiB pages (a new file only; an existing one keeps its own): a bulk write dirties and logs half as
-  // many pages. Measured on a million-row CSV import: 4 KiB 88-92k rows/s, 8 KiB 103-106k, 16 KiB
-  // 101-106k; but 16 KiB made each small commit log more, and `mailroom serve` answered fewer batches
-  // (60-65k recipients/s against 67-86k with 8 KiB) with a higher p99 for single requests.
+  // many pages. On a million-row CSV import 8 KiB beat 4 KiB and matched 16 KiB; but 16 KiB made each
+  // small commit log more, and `mailroom serve` answered fewer batches with a higher p99 for single
+  // requests (BENCHMARKS.md, "CSV sources").
   db.pragma('page_size = 8192');
   if (path !== ':memory:') db.pragma('journal_mode = WAL');
   // Bulk inserts and claims touch many pages; a larger cache and fewer, larger checkpoints (each one
-  // syncs the database file) measured about 1.5x the insert throughput of the defaults.
+  // syncs the database file) measured well above the insert throughput of the defaults.
   const cacheKiB =
     Number.isFinite(cacheMiB) && cacheMiB > 0 ? Math.max(64, Math.round(cacheMiB * 1024)) : 65536;
   // Settings of every connection to the file: this one's and the background thread's.

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
+import { sqliteModulePath } from '../../drivers.js';
 
 /** WAL pages after which the connection checkpoints inline, while no background thread runs. */
 export const INLINE_AUTOCHECKPOINT_PAGES = 10_000;
@@ -15,10 +15,10 @@ const START_AT_WAL_BYTES = 4 * 1024 * 1024;
 /** How often the main thread looks at the WAL's size, until the background thread runs. */
 const WATCH_INTERVAL_MS = 500;
 /**
- * How often the background thread checkpoints. Every second measured about 5 % faster on a CSV import
- * (fewer fsyncs on the thread), but let the WAL and the kernel's dirty pages grow for a second of
- * writes, and under `mailroom serve`'s batch load single requests then waited on the disk (p99 566 ms
- * in one run of three).
+ * How often the background thread checkpoints. Every second made a CSV import a little faster (fewer
+ * fsyncs on the thread), but let the WAL and the kernel's dirty pages grow for a second of writes, and
+ * under `mailroom serve`'s batch load single requests then waited on the disk (BENCHMARKS.md, "CSV
+ * sources").
  */
 const CHECKPOINT_INTERVAL_MS = 200;
 /** How long `stop` waits for the thread to finish its scripts and close before terminating it. */
@@ -172,8 +172,8 @@ export interface SqliteThreadOptions {
  * the event loop (better-sqlite3 is synchronous, so on the main connection it holds the event loop for
  * its whole duration):
  *
- * - WAL checkpoints. A checkpoint copies the WAL into the database file and syncs that file: on these
- *   machines 20-35 ms, which, inline, stalls every request and every send the process is serving (the
+ * - WAL checkpoints. A checkpoint copies the WAL into the database file and syncs that file, a wait on
+ *   the disk (BENCHMARKS.md, "Store") which, inline, stalls every request and send the process serves (the
  *   connection that crosses `wal_autocheckpoint` runs it within its commit). Once the WAL has grown past
  *   a few MiB (small and test databases never start a thread), the thread runs a PASSIVE checkpoint
  *   every 200 ms; readers and writers go on meanwhile, and SQLite serializes checkpointers across
@@ -215,7 +215,7 @@ export function sqliteThread(db: Database.Database, options: SqliteThreadOptions
       // thread's plain CommonJS loads, and the thread needs none of them.
       execArgv: [],
       workerData: {
-        module: createRequire(import.meta.url).resolve('better-sqlite3'),
+        module: sqliteModulePath(),
         file: options.file,
         busyTimeoutMs: Math.max(0, Math.floor(options.busyTimeoutMs)),
         pragmas: options.pragmas,

@@ -1,9 +1,9 @@
 import type { DeliveryRecord, ProfileUpsert, ProfileUpsertOptions } from '@mailroom/core';
+import { mergeProfile, newProfile } from '@mailroom/core';
 import type Database from 'better-sqlite3';
 import type { Row } from '../../codec.js';
 import { DELIVERY_COLUMNS, deliveryParams, jsonObject, ms } from '../../codec.js';
 import type { Db } from '../../connect.js';
-import { mergeProfile } from '../../profile-merge.js';
 import type { SqlRunner } from '../../sql-runner.js';
 
 /**
@@ -47,8 +47,9 @@ const NEW_LABELS = `FROM json_each(excluded.labels) AS i
 
 /**
  * The set-based profile upsert for one pair of merge options: each element of the JSON array is
- * `[address, name, traits, labels]` (traits and labels as JSON text). An absent profile is inserted as
- * given; an existing one is merged in SQL by the contract's rules, as `mergeProfile` states them, and
+ * `[address, name, traits, labels]` (traits and labels as JSON text), the fields of the profile the row
+ * would create (`newProfile`). An absent profile is inserted with them; an existing one is merged in
+ * SQL by the core's rule (`mergeProfile`, which the conformance kit checks this statement against) and
  * written (with `updated_at`) only when something changed. Exact for incoming traits whose values are
  * all strings (see {@link setBased}): then merging a trait is adding or replacing a string under a key,
  * which `json_patch` does exactly (it keeps the stored keys, nulls and nested objects as they are). A
@@ -104,7 +105,7 @@ function profileUpsertText(
  *
  * Objects are remembered in the order they were first asked for, and a later pass is expected to ask
  * for them again in that order (a page's profiles after its deliveries, row for row): each lookup then
- * costs one comparison, where a map measured about a microsecond per row. The object asked last is
+ * costs one comparison, where a map lookup measured costlier per row. The object asked last is
  * remembered too (labels shared by every row). Anything else is simply stringified again.
  */
 export class JsonMemo {
@@ -141,8 +142,9 @@ export type Statement = [text: string, params: unknown[]];
  * element of one JSON text parameter, which SQLite walks with `jsonb_each` (`JSON.stringify` of a chunk
  * is native, and so is SQLite's parse). Each statement's changes count the rows it inserted: a delivery
  * whose (mailing, address) exists, in the table or earlier in the chunk, is skipped by the conflict
- * clause. Measured against one run of a prepared single-row statement per row, which it replaces: about
- * a third less CPU per delivery and profile, the B-tree and WAL work that remains being SQLite's own.
+ * clause. Measured against one run of a prepared single-row statement per row, which it replaces: less
+ * CPU per delivery and profile, the B-tree and WAL work that remains being SQLite's own (BENCHMARKS.md,
+ * "CSV sources" and "Store").
  */
 export function deliveryStatements(deliveries: readonly DeliveryRecord[], memo: JsonMemo): Statement[] {
   const statements: Statement[] = [];
@@ -185,12 +187,12 @@ export function profileStatements(
     const values = new Array(end - start);
     for (let i = start; i < end; i++) {
       const row = rows[i] as ProfileUpsert;
-      // Labels as given (an absent profile takes `labels ?? []`); the merge makes the union.
+      const fields = newProfile(row);
       values[i - start] = [
         row.address,
-        row.name ?? null,
-        memo.text(row.traits, '{}'),
-        memo.text(row.labels, '[]'),
+        fields.name,
+        memo.text(fields.traits, '{}'),
+        memo.text(fields.labels, '[]'),
       ];
     }
     statements.push([upsert, [projectId, at, at, JSON.stringify(values)]]);
@@ -336,8 +338,8 @@ function setBased(rows: readonly ProfileUpsert[]): boolean {
 }
 
 /**
- * Row by row, in order: insert the absent profile; if it existed (or came earlier in `rows`), read it,
- * merge by the contract's rules and write it back when something changed. The transaction sees its own
+ * Row by row, in order: insert the absent profile (`newProfile`); if it existed (or came earlier in
+ * `rows`), read it, merge by the core's rule (`mergeProfile`) and write it back when something changed. The transaction sees its own
  * writes, so a repeated address merges onto the row as its earlier occurrence left it.
  */
 function upsertRowByRow(
@@ -351,11 +353,11 @@ function upsertRowByRow(
   const insert = statement(INSERT_PROFILE);
   const p: unknown[] = [projectId, '', null, '{}', 'subscribed', '[]', at, at];
   for (const row of rows) {
+    const fields = newProfile(row);
     p[1] = row.address;
-    p[2] = row.name ?? null;
-    p[3] = memo.text(row.traits, '{}');
-    // Labels as given (an absent profile takes `labels ?? []`); the merge makes the union.
-    p[5] = memo.text(row.labels, '[]');
+    p[2] = fields.name;
+    p[3] = memo.text(fields.traits, '{}');
+    p[5] = memo.text(fields.labels, '[]');
     if (insert.run(p).changes > 0) continue;
     const found = statement(SELECT_PROFILE).get(projectId, row.address) as Row | undefined;
     if (!found) continue;

@@ -1,8 +1,8 @@
 import { testTime } from '@mailroom/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCodec } from '../src/codec.js';
-import { createCompletionBatcher } from '../src/completion-batcher.js';
 import { connect } from '../src/connect.js';
+import { completeDeliveries } from '../src/delivery-completions.js';
 import { writeOutbox } from '../src/roles/event-store.js';
 import { createSqlClaims } from '../src/sql-claims.js';
 import { createSqlRunner } from '../src/sql-runner.js';
@@ -10,7 +10,7 @@ import { storeOn, testDatabases } from './support/databases.js';
 import { seedDeliveries } from './support/seed.js';
 
 for (const kind of ['sqlite', 'postgres', 'mysql'] as const) {
-  describe(`sql:${kind} completion groups`, () => {
+  describe(`sql:${kind} delivery completions`, () => {
     const databases = testDatabases(kind);
     if (!databases) return;
     const cleanups: Array<() => Promise<void>> = [];
@@ -18,7 +18,7 @@ for (const kind of ['sqlite', 'postgres', 'mysql'] as const) {
       for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
     });
 
-    it('outcomes queued together are written together, each fenced on its own', async () => {
+    it('the outcomes of one call are written together, each fenced on its own', async () => {
       const url = await databases.create();
       const store = storeOn(url);
       cleanups.push(() => store.close());
@@ -27,7 +27,7 @@ for (const kind of ['sqlite', 'postgres', 'mysql'] as const) {
       const claimed = await store.claimDeliveries({ now: testTime(0), limit: 40, leaseMs: 60_000 });
       expect(claimed).toHaveLength(40);
 
-      // The batcher on its own connection, with a runner that counts the statements it sends.
+      // On its own connection, with a runner that counts the statements it sends.
       const { db, release } = connect({ url });
       cleanups.push(release);
       const runner = createSqlRunner(kind);
@@ -40,29 +40,34 @@ for (const kind of ['sqlite', 'postgres', 'mysql'] as const) {
         },
       };
       const codec = createCodec(kind);
-      const batcher = createCompletionBatcher(
+
+      const [first, second] = claimed;
+      if (!first || !second) throw new Error('expected claims');
+      const written = await completeDeliveries(
         db,
         counting,
         createSqlClaims(counting, codec),
         codec,
         writeOutbox,
+        [
+          ...claimed.map((d, i) => ({
+            id: d.id,
+            leaseToken: i === 1 ? d.leaseToken + 1 : d.leaseToken,
+            outcome: {
+              status: i % 2 === 0 ? ('sent' as const) : ('queued' as const),
+              nextAttemptAt: i % 2 === 0 ? undefined : testTime(9_000),
+              lastResponse: `250 ${i}`,
+              now: testTime(10),
+            },
+          })),
+          // The same delivery again in the same call: it goes to the next group and finds it done.
+          {
+            id: first.id,
+            leaseToken: first.leaseToken,
+            outcome: { status: 'failed' as const, now: testTime(11) },
+          },
+        ],
       );
-
-      const [first, second] = claimed;
-      if (!first || !second) throw new Error('expected claims');
-      const written = await Promise.all([
-        ...claimed.map((d, i) =>
-          batcher.complete(d.id, i === 1 ? d.leaseToken + 1 : d.leaseToken, {
-            status: i % 2 === 0 ? 'sent' : 'queued',
-            nextAttemptAt: i % 2 === 0 ? undefined : testTime(9_000),
-            lastResponse: `250 ${i}`,
-            now: testTime(10),
-          }),
-        ),
-        // The same delivery again in the same turn: it waits for the next group and finds it done.
-        batcher.complete(first.id, first.leaseToken, { status: 'failed', now: testTime(11) }),
-      ]);
-      await batcher.drain();
 
       expect(written).toEqual([...claimed.map((_, i) => i !== 1), false]);
       expect(await store.getDelivery(first.id)).toMatchObject({

@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
  * Reads a request stream, stopping once it holds more than `limit` bytes: the caller then has enough to
  * answer 413 without buffering an attacker's gigabytes. Resolves `undefined` for an empty body.
  */
-export function readBody(stream: Readable, limit: number): Promise<Uint8Array | undefined> {
+export function readRequestBody(stream: Readable, limit: number): Promise<Uint8Array | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;

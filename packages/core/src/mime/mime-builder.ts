@@ -10,13 +10,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import { domainToASCII, domainToUnicode } from 'node:url';
-import { type Mailbox, MailroomError, type OutgoingAttachment, type OutgoingMessage } from '@mailroom/core';
+import { MailroomError } from '../base/errors.js';
+import type { Mailbox } from '../store/records.js';
+import type { OutgoingAttachment, OutgoingMessage } from '../transport/transport.js';
 
 /**
  * Transfer encoding of text parts that are not plain short-lined ASCII (those stay 7bit), and of
- * non-ASCII header words. `base64` is the cheaper to build (Buffer base64 is native: a 32 KB HTML
- * newsletter in about 60 µs against 250 µs); `quoted-printable` keeps the source readable and sends about
- * 20 % fewer bytes of mostly-ASCII HTML.
+ * non-ASCII header words. `base64` is the cheaper to build (Buffer base64 is native, quoted-printable is
+ * written byte by byte); `quoted-printable` keeps the source readable and sends fewer bytes of
+ * mostly-ASCII HTML. Build costs: BENCHMARKS.md, `delivery-broadcast` ("The in-process run").
  */
 export type TextEncoding = 'base64' | 'quoted-printable';
 
@@ -245,7 +247,7 @@ export function createMimeBuilder(options: MimeBuilderOptions = {}): MimeBuilder
  * punycode (kept in Unicode when the local part is not ASCII, which needs SMTPUTF8 anyway), a local part
  * that is not a dot-atom quoted. The same rules as nodemailer's, for the headers and the envelope alike.
  */
-export function normalizeAddress(address: string): string {
+export function wireAddress(address: string): string {
   const cleaned = address.replace(ADDRESS_NOISE, ' ').trim();
   const at = cleaned.lastIndexOf('@');
   if (at < 0) return localPart(cleaned);
@@ -279,7 +281,7 @@ function permanent(message: string): MailroomError {
 
 /** `Name: display name <address>`, folded, without the final CRLF. */
 function mailboxHeader(name: string, box: Mailbox, mode: 'B' | 'Q'): string {
-  const address = normalizeAddress(box.address);
+  const address = wireAddress(box.address);
   const displayName = box.name;
   if (!displayName) return `${name}: ${PLAIN_ADDRESS.test(address) ? address : `<${address}>`}`;
   let tokens: string[];

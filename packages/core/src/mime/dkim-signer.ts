@@ -6,7 +6,8 @@
  * (an Ed25519 key, a broken PEM), it swallows the error and sends the message unsigned.
  */
 import { createHash, createPrivateKey, type KeyObject, sign } from 'node:crypto';
-import { type DkimConfig, MailroomError } from '@mailroom/core';
+import { MailroomError } from '../base/errors.js';
+import type { DkimConfig } from '../store/records.js';
 
 /** A DKIM key together with the domain it signs for (`d=`). */
 export type DkimKey = DkimConfig & { domain: string };

@@ -1,8 +1,8 @@
 import { MailroomError } from '@mailroom/core';
 import type { RateLimitOptions } from './types.js';
 
-/** A per-key token bucket. */
-export interface RateLimiter {
+/** The API's request rate limit: a token bucket per key (the project id). Not the core's send cap. */
+export interface RequestRateLimiter {
   /** Take one token for `key`; throws `RATE_LIMITED` with `retryAfter` (seconds) when there is none. */
   take(key: string): void;
 }
@@ -20,10 +20,10 @@ const PRUNE_THRESHOLD = 10_000;
  * An in-memory token bucket per key: `burst` tokens at most, refilled at `perProjectPerSecond`. It is per
  * process, which is what a single embedded server needs; several nodes each enforce their own share.
  */
-export function createRateLimiter(
+export function createRequestRateLimiter(
   options: RateLimitOptions,
   now: () => number = () => performance.now(),
-): RateLimiter {
+): RequestRateLimiter {
   const rate = options.perProjectPerSecond;
   const burst = options.burst ?? rate;
   if (!(Number.isFinite(rate) && rate > 0) || !(Number.isFinite(burst) && burst >= 1)) {

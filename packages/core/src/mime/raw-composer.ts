@@ -3,10 +3,10 @@
  * `Transport.composer` contract): the core renders and builds messages off the main thread, then hands
  * the bytes to `sendRaw`.
  */
-import type { CreateComposer, TransportComposer } from '@mailroom/core';
-import { composeMessage, DEFAULT_TEXT_ENCODING, type TextEncoding } from './compose-message.js';
+import type { CreateComposer, TransportComposer } from '../transport/transport.js';
 import { createDkimSigner } from './dkim-signer.js';
 import { createMimeBuilder } from './mime-builder.js';
+import { buildSignedMime, DEFAULT_TEXT_ENCODING, type TextEncoding } from './signed-mime.js';
 
 /**
  * A composer with its own MIME builder (each thread builds a mailing's shared parts once) and DKIM key
@@ -21,9 +21,9 @@ export const createComposer: CreateComposer = (options) => {
     options.textEncoding === 'quoted-printable' ? 'quoted-printable' : DEFAULT_TEXT_ENCODING;
   const settings = { builder: createMimeBuilder({ textEncoding }), signer: createDkimSigner() };
   if (options.dkim === false) {
-    return async ({ dkim: _unsigned, ...message }) => composeMessage(message, settings);
+    return async ({ dkim: _unsigned, ...message }) => buildSignedMime(message, settings);
   }
-  return async (message) => composeMessage(message, settings);
+  return async (message) => buildSignedMime(message, settings);
 };
 
 /**

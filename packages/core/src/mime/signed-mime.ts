@@ -3,7 +3,8 @@
  * with DKIM when the message carries a key. Shared by the SMTP and the outbox transports, so both put
  * the same bytes on the wire or on disk.
  */
-import { isMailroomError, MailroomError, type OutgoingMessage } from '@mailroom/core';
+import { isMailroomError, MailroomError } from '../base/errors.js';
+import type { OutgoingMessage } from '../transport/transport.js';
 import type { DkimSigner } from './dkim-signer.js';
 import type { MimeBuilder, TextEncoding } from './mime-builder.js';
 
@@ -12,8 +13,8 @@ export type { TextEncoding } from './mime-builder.js';
 /** The default {@link TextEncoding}: sending speed first. */
 export const DEFAULT_TEXT_ENCODING: TextEncoding = 'base64';
 
-/** What composing needs besides the message. */
-export interface ComposeSettings {
+/** What building needs besides the message. */
+export interface SignedMimeSettings {
   builder: MimeBuilder;
   signer: DkimSigner;
 }
@@ -22,7 +23,7 @@ export interface ComposeSettings {
  * Builds the message and signs it when `message.dkim` is set.
  * @throws MailroomError `TRANSPORT_PERMANENT` when the message cannot be built or signed.
  */
-export function composeMessage(message: OutgoingMessage, settings: ComposeSettings): Buffer {
+export function buildSignedMime(message: OutgoingMessage, settings: SignedMimeSettings): Buffer {
   try {
     const raw = settings.builder.build(message);
     return message.dkim ? settings.signer.sign(raw, message.dkim) : raw;
