@@ -3,7 +3,7 @@ import { parseBoundedInt } from './args.js';
 import { EXIT_OK, UsageError } from './cli-errors.js';
 import { cliLogger, logLevelOf } from './cli-logger.js';
 import type { Command } from './command.js';
-import { demoCurlLine } from './demo-project.js';
+import { demoCurlLine, templateAddHint } from './demo-project.js';
 import { DOMAIN_FLAGS, DOMAIN_FLAGS_HELP, domainsOptionsOf, sesRelayOf } from './domain-flags.js';
 import {
   allowHostsOf,
@@ -145,8 +145,13 @@ ${NOTIFICATIONS_HELP}`,
       webhooks,
       domains,
     });
+    const databaseFlag = args.string('database');
     printBanner(io, server, {
       database: database.label,
+      // For the printed commands: the flag as given, except a server URL's password (redacted).
+      ...(databaseFlag
+        ? { databaseFlag: /^\w+:\/\//.test(databaseFlag) ? database.label : databaseFlag }
+        : {}),
       allowHosts,
       delivery,
       worker,
@@ -174,6 +179,8 @@ function printBanner(
     renderThreads: number;
     bounceDomain: string | undefined;
     allowHosts: string[];
+    /** `--database` as the printed commands must repeat it (absent: the default or the environment's). */
+    databaseFlag?: string;
   },
 ): void {
   const { delivery } = setup;
@@ -220,6 +227,9 @@ function printBanner(
       ? `The message lands in ${delivery.dir} as an .eml file.`
       : `The message is delivered through ${describeDelivery(delivery)}.`,
   );
+  println(out);
+  println(out, 'Use your own template (from this directory):');
+  println(out, `  ${templateAddHint(demo.project.id, setup.databaseFlag)}`);
 }
 
 function hostForUrl(address: string): string {

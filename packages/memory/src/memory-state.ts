@@ -114,6 +114,14 @@ export function conflict(message: string): MailroomError {
   return new MailroomError('CONFLICT', message, { source: DRIVER_NAME });
 }
 
+/**
+ * A record the caller named exists: `CONFLICT` in the words of the admin API, without the driver's
+ * prefix (the same message as the SQL store's).
+ */
+export function exists(what: string, projectId: string): MailroomError {
+  return new MailroomError('CONFLICT', `${what} already exists in project ${projectId}`);
+}
+
 /** A failure of the store itself (`STORE_FAILED`), or a caller's bug (`INTERNAL`). */
 export function fail(message: string, code: 'STORE_FAILED' | 'INTERNAL' = 'STORE_FAILED'): MailroomError {
   return new MailroomError(code, message, { source: DRIVER_NAME });

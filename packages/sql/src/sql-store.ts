@@ -20,7 +20,7 @@ import { sqlRetentionStore } from './roles/retention-store.js';
 import { sqlSourceJobStore } from './roles/source-job-store.js';
 import { sqlTrackingStore } from './roles/tracking-store.js';
 import { createSqlClaims } from './sql-claims.js';
-import { createSqlContext } from './sql-context.js';
+import { createSqlContext, type GuardOptions } from './sql-context.js';
 import { toStoreError } from './sql-errors.js';
 import { createSqlRunner } from './sql-runner.js';
 
@@ -47,16 +47,19 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
 
   /**
    * Runs one operation: refused once closed, retried when it failed for contention alone, and with any
-   * error turned into the store's `MailroomError`. `retry: false` for operations whose parts commit on
-   * their own (a retry would report a part written by the first attempt as not written).
+   * error turned into the store's `MailroomError` (see {@link GuardOptions}).
    */
-  const guard = async <T>(operation: string, fn: () => Promise<T>, retry = true): Promise<T> => {
+  const guard = async <T>(
+    operation: string,
+    fn: () => Promise<T>,
+    options: GuardOptions = {},
+  ): Promise<T> => {
     if (closed)
       throw new MailroomError('STORE_FAILED', `${operation}: the store is closed`, { source: name });
     try {
-      return await (retry ? r.retrying(fn) : fn());
+      return await (options.retry === false ? fn() : r.retrying(fn));
     } catch (error) {
-      throw toStoreError(error, name, operation);
+      throw toStoreError(error, name, operation, options.exists);
     }
   };
   /** Rows from which a source page goes to the SQLite writer thread (see `sqliteWriterThreadRows`). */

@@ -2,6 +2,7 @@ import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
 import type { AuthContext } from '../engine/auth-context.js';
 import { contentFromMessage, contentFromTemplate, prepareContent } from '../render/index.js';
+import { validationError } from '../request/issues.js';
 import type { NormalizedContentRequest, NormalizedRecipient, SourceSpec } from '../request/request-types.js';
 import { probeCsvSource } from '../sources/csv-probe.js';
 import type {
@@ -51,12 +52,12 @@ export async function resolveContent(
     variables = req.template.variables;
     templateRef = template.ref;
     templateVersion = template.version;
-    if (!subject && template.subject) subject = template.subject;
+    subject ??= template.subject ?? missingSubject(template.ref);
   } else {
     body = contentFromMessage(req.message ?? '');
   }
   const content: ContentSnapshot = {
-    subject,
+    subject: subject ?? missingSubject(null),
     preheader: req.preheader,
     html: body.html,
     text: body.text,
@@ -69,6 +70,16 @@ export async function resolveContent(
   prepareContent(content, { strictVariables: ctx.strictVariables });
   await checkAttachments(ctx, req.attachments);
   return { sender, content };
+}
+
+/** A request without `subject` whose template has no default subject either: a 400 saying both ways out. */
+function missingSubject(templateRef: string | null): never {
+  const message =
+    templateRef === null
+      ? 'Required'
+      : `Required: template ${templateRef} has no default subject; give subject in the request, or store one ` +
+        `with the template (mailroom template add --subject, or admin.createTemplate({ subject }))`;
+  throw validationError([{ code: 'custom', path: ['subject'], message }]);
 }
 
 /**
@@ -99,15 +110,25 @@ function base64DecodedLength(b64: string): number {
   return Math.floor((b64.length * 3) / 4) - padding;
 }
 
-/** Checks an audience group ref in the project; returns its id. */
+/**
+ * Checks an audience group ref in the project; returns its id. A group is created by the admin (the API
+ * has no route for it), so the 404 says how, with the caller's own project id.
+ */
 export async function resolveGroup(
   ctx: AcceptContext,
   auth: AuthContext,
   ref: string | null,
 ): Promise<string | null> {
   if (!ref) return null;
-  const group = await ctx.store.getGroup(auth.project.id, ref);
-  if (!group) throw new MailroomError('NOT_FOUND', `Audience group ${ref} not found`);
+  const projectId = auth.project.id;
+  const group = await ctx.store.getGroup(projectId, ref);
+  if (!group) {
+    throw new MailroomError(
+      'NOT_FOUND',
+      `Audience group ${ref} not found; create it first: mailroom audience create --project ${projectId} ` +
+        `--ref ${ref}, or admin.createAudienceGroup(projectId, { ref: '${ref}' }) when embedded`,
+    );
+  }
   return group.id;
 }
 

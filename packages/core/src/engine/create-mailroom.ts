@@ -159,9 +159,9 @@ export function createMailroom(options: MailroomOptions): Mailroom {
         await worker.stop();
         await webhookSender.stop();
       },
-      async drain() {
+      async drain(options) {
         await ready();
-        await worker.drain();
+        await worker.drain(options);
       },
       async runOnce() {
         await ready();

@@ -141,14 +141,41 @@ export interface MailroomOptions {
   progressIntervalMs?: number;
 }
 
+/** What {@link MailroomWorker.drain} does about deliveries that failed and wait for a retry. */
+export interface DrainOptions {
+  /**
+   * How long, in all, `drain` waits for the retries of deliveries it tried and that failed transiently
+   * (an unreachable relay, a 4xx). When some still wait after that, it rejects.
+   * @default 30_000
+   */
+  retryWaitMs?: number;
+  /**
+   * `'wait'`: wait for retries (up to `retryWaitMs`), then reject with `TRANSPORT_TRANSIENT` if any still
+   * waits. `'leave'`: resolve as soon as nothing is due now and leave them queued, for a running worker
+   * (tests of the retries themselves).
+   * @default 'wait'
+   */
+  retries?: 'wait' | 'leave';
+}
+
 /** The delivery loop. Several may run against one store. */
 export interface MailroomWorker {
   /** Start polling in the background. */
   start(): void;
   /** Stop claiming; resolves when in-flight sends have finished. */
   stop(): Promise<void>;
-  /** Run until nothing is due (scheduled deliveries in the future do not count); for tests and scripts. */
-  drain(): Promise<void>;
+  /**
+   * Run until nothing is due, for tests and scripts: deliveries scheduled for later (a broadcast's
+   * `scheduleFor`) do not count, and the function resolves once what is due now has an outcome. A delivery
+   * this worker tried that failed transiently is retried as it comes due, for up to `retryWaitMs` in all;
+   * if some still wait for a retry after that, `drain` rejects with a `TRANSPORT_TRANSIENT` error naming
+   * the last error, how many wait and when the next attempt is (they stay queued: a running worker
+   * retries them). So `await send(...); await worker.drain()` never resolves while the message is unsent
+   * for a reason that may pass, and never hangs for the whole retry schedule (about a day).
+   * @throws MailroomError `TRANSPORT_TRANSIENT` (retryable) when deliveries still wait for a retry.
+   * @example await mailroom.worker.drain({ retryWaitMs: 120_000 }); // a relay that restarts slowly
+   */
+  drain(options?: DrainOptions): Promise<void>;
   /** Claim and process one round; returns how many deliveries were processed. */
   runOnce(): Promise<number>;
 }
@@ -166,10 +193,21 @@ export interface MailroomAdmin {
     projectId: string,
     input: { address: string; name?: string; dkim?: DkimConfig },
   ): Promise<SenderRecord>;
-  /** Create a template or a new version of it. MJML is compiled now; invalid MJML or Liquid is refused. */
+  /**
+   * Create a template or a new version of it. MJML is compiled now; invalid MJML or Liquid is refused
+   * (`TEMPLATE_INVALID` naming `sourceName`, or `template <ref>`, and the line).
+   */
   createTemplate(
     projectId: string,
-    input: { ref: string; format: TemplateFormat; source: string; subject?: string },
+    input: {
+      ref: string;
+      format: TemplateFormat;
+      source: string;
+      /** The default subject (Liquid) of requests that give none. */
+      subject?: string;
+      /** Names the source in error messages, for example the file it was read from. @default `template <ref>` */
+      sourceName?: string;
+    },
   ): Promise<TemplateRecord>;
   createAudienceGroup(projectId: string, input: { ref: string; name?: string }): Promise<AudienceGroupRecord>;
   setSubscription(projectId: string, address: string, status: ProfileStatus): Promise<void>;
@@ -194,9 +232,11 @@ export interface Mailroom {
   /** Webhook endpoints of the project, test events, replays, and what was sent. */
   readonly webhooks: MailroomWebhooks;
   /**
-   * The project's events (the outbox), oldest first, filtered by types, mailing ref or address, in pages
-   * (`next` is the cursor). Events of the last moments may still appear behind a cursor already read
-   * (their transactions commit out of order): push through webhooks for completeness.
+   * The project's events (the outbox), oldest first, filtered by types, mailing ref or address, in pages:
+   * `{ items, next }` like the other paged listings; pass `next` as `after` until it is `null` (HTTP
+   * `GET /events` answers the same page as `data: { events, next }`, with the same cursor). Events of the
+   * last moments may still appear behind a cursor already read (their transactions commit out of order):
+   * push through webhooks for completeness.
    */
   listEvents: ListEvents;
   /** A broadcast or message of the project, with counts; `NOT_FOUND` otherwise. */

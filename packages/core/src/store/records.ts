@@ -262,9 +262,10 @@ export interface BatchRecord {
 
 /**
  * Status of one delivery. Terminal: `sent`, `failed`, `suppressed`, `skipped`, `bounced`, `complained`.
- * A retry keeps `queued` with a later `nextAttemptAt`. `bounced` (a hard bounce came back after the relay
- * accepted the message) and `complained` (the recipient reported it as spam) are set only on a `sent`
- * delivery, by an inbound signal (see `Store.applyInboundSignal`).
+ * A retry keeps `queued` with a later `nextAttemptAt`. `bounced` is a hard bounce: one that came back after
+ * the relay accepted the message (an inbound signal on a `sent` delivery, see `Store.applyInboundSignal`),
+ * or a 5.1.x refusal of the recipient at send time (the worker's outcome). `complained` (the recipient
+ * reported it as spam) is set only by an inbound signal, on a `sent` or `bounced` delivery.
  */
 export type DeliveryStatus =
   | 'queued'

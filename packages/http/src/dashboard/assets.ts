@@ -33,7 +33,8 @@ table{width:100%;border-collapse:collapse;background:var(--card);border:1px soli
 border-radius:var(--radius);overflow:hidden}
 th,td{text-align:left;padding:.5rem .6rem;border-bottom:1px solid var(--line);vertical-align:top;
 overflow-wrap:anywhere}
-th{font-size:.8em;text-transform:uppercase;letter-spacing:.04em;color:var(--muted);background:#fafbfc}
+th{font-size:.8em;text-transform:uppercase;letter-spacing:.04em;color:var(--muted);background:#fafbfc;
+overflow-wrap:normal;word-break:keep-all;hyphens:none}
 tr:last-child td{border-bottom:0}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.35rem 1rem;margin:0}
 dl.facts dt{color:var(--muted)}
