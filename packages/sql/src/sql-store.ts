@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import type { Store } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
+import { STORE_ID_SETTING, sqlAppTransactions } from './app-transaction.js';
 import { createBulkWrites } from './bulk-writes.js';
 import { createCodec } from './codec.js';
 import { connect } from './connect.js';
@@ -39,6 +41,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
   const bulk = createBulkWrites(r, c);
   const claims = createSqlClaims(r, c);
   let migrated: Promise<void> | undefined;
+  let storeId: string | undefined;
   let closed = false;
 
   /**
@@ -62,20 +65,26 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
       : Number.POSITIVE_INFINITY;
 
   const ctx = createSqlContext({ name, kind, db, r, c, bulk, claims, guard });
-  // Each role is in its own file (roles/*.ts); a dialect's statements and speed paths are in dialects/*/.
-  return {
-    name,
-    capabilities: { multiProcess: true },
-
-    init() {
-      return guard('init', async () => {
-        migrated ??= runMigrations(db, kind).catch((error: unknown) => {
+  const accounts = sqlAccountStore(ctx);
+  const init = () =>
+    guard('init', async () => {
+      migrated ??= runMigrations(db, kind)
+        .then(async () => {
+          // The database's id, for telling whether an app's transaction is on this database.
+          const id = randomBytes(16).toString('hex');
+          storeId = await accounts.ensureSetting(STORE_ID_SETTING, id, new Date());
+        })
+        .catch((error: unknown) => {
           migrated = undefined;
           throw error;
         });
-        await migrated;
-      });
-    },
+      await migrated;
+    });
+  // Each role is in its own file (roles/*.ts); a dialect's statements and speed paths are in dialects/*/.
+  return {
+    name,
+    capabilities: { multiProcess: true, appTransactions: true },
+    init,
 
     async close() {
       if (closed) return;
@@ -83,7 +92,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
       await release();
     },
 
-    ...sqlAccountStore(ctx),
+    ...accounts,
     ...sqlAudienceStore(ctx),
     ...sqlMailingStore(ctx),
     ...sqlDeliveryQueue(ctx),
@@ -93,5 +102,6 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     ...sqlInboundSignalStore(ctx),
     ...sqlEventStore(ctx),
     ...sqlTrackingStore(ctx),
+    ...sqlAppTransactions({ ctx, closed: () => closed, storeId: () => storeId, init }),
   };
 }

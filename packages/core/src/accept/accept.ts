@@ -1,7 +1,6 @@
 import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
 import type { AuthContext } from '../engine/auth-context.js';
-import type { BaseContext } from '../engine/base-context.js';
 import { contentFromMessage, contentFromTemplate, prepareContent } from '../render/index.js';
 import type { NormalizedContentRequest, NormalizedRecipient, SourceSpec } from '../request/request-types.js';
 import { probeCsvSource } from '../sources/csv-probe.js';
@@ -19,6 +18,7 @@ import type {
   Variables,
 } from '../store/records.js';
 import type { BatchCommitResult, BatchTarget } from '../store/store.js';
+import type { AcceptContext } from './accept-context.js';
 import { fetchUrlAttachments } from './attachments-fetch.js';
 
 /**
@@ -27,7 +27,7 @@ import { fetchUrlAttachments } from './attachments-fetch.js';
  * Liquid (parsed now so a syntax error is a 422 at accept time, not a failure per recipient later).
  */
 export async function resolveContent(
-  ctx: BaseContext,
+  ctx: AcceptContext,
   auth: AuthContext,
   req: NormalizedContentRequest,
 ): Promise<{ sender: SenderRecord; content: ContentSnapshot }> {
@@ -76,7 +76,7 @@ export async function resolveContent(
  * URL (once, now) and fills in their bytes, so the request is refused at accept time if a file cannot be
  * had, and workers never fetch.
  */
-async function checkAttachments(ctx: BaseContext, attachments: AttachmentSpec[]): Promise<void> {
+async function checkAttachments(ctx: AcceptContext, attachments: AttachmentSpec[]): Promise<void> {
   const { maxCount, maxTotalBytes } = ctx.limits.attachments;
   if (attachments.length > maxCount) {
     throw new MailroomError('PAYLOAD_TOO_LARGE', `At most ${maxCount} attachments per request`);
@@ -101,7 +101,7 @@ function base64DecodedLength(b64: string): number {
 
 /** Checks an audience group ref in the project; returns its id. */
 export async function resolveGroup(
-  ctx: BaseContext,
+  ctx: AcceptContext,
   auth: AuthContext,
   ref: string | null,
 ): Promise<string | null> {
@@ -117,7 +117,7 @@ export async function resolveGroup(
  * (probed now, so a host without them is a 422 at accept time, not a failure later).
  */
 export async function resolveSources(
-  ctx: BaseContext,
+  ctx: AcceptContext,
   auth: AuthContext,
   mailingId: string,
   batchId: string,
@@ -269,7 +269,7 @@ export function newDelivery(
 
 /** Commit and, for a mailing with nothing left to do (sandbox, all duplicates), settle it at once. */
 export async function commitAndSettle(
-  ctx: BaseContext,
+  ctx: AcceptContext,
   write: {
     target: BatchTarget;
     batch: BatchRecord;

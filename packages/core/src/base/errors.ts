@@ -112,6 +112,12 @@ export const ERROR_CODES = {
     description:
       'A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.',
   },
+  TRANSACTION_REFUSED: {
+    status: 500,
+    retryable: false,
+    description:
+      "A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.",
+  },
   STORE_FAILED: { status: 500, retryable: true, description: 'The store failed.' },
   INTERNAL: { status: 500, retryable: false, description: 'An unexpected fault.' },
 } as const satisfies Record<string, ErrorCodeInfo>;

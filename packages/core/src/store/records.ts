@@ -92,14 +92,17 @@ export interface ProfileRecord {
 export type ExistingAction = 'preserve' | 'override';
 
 /**
- * One profile to upsert. The store applies exactly these rules (no others):
- * - absent profile: inserted with `name ?? null`, `traits ?? {}`, status `subscribed`, `labels ?? []`.
+ * One profile to upsert. Every store applies exactly the rule of `audience/profile-merge.ts` (`newProfile`,
+ * `mergeProfile`; the kit compares each store with it):
+ * - absent profile: inserted with `name ?? null`, `traits ?? {}`, status `subscribed`, its labels once each.
  * - `name: null` or absent means "not given".
  * - existing profile, `name`: replaced when `name` is given and `onExistingProfile` is `override`,
  *   or when the stored name is null; otherwise kept.
- * - existing profile, `traits`: merged on top-level keys (a nested value is replaced whole); for a key
- *   present on both sides the incoming value wins only when `onExistingTrait` is `override`.
- * - `labels`: union, in insertion order. `status` is never changed by an upsert.
+ * - existing profile, `traits`: merged on top-level keys (a nested value is replaced whole); a key is present
+ *   only as the object's own key (`constructor` is a trait like any other); for a key present on both sides
+ *   the incoming value wins only when `onExistingTrait` is `override`.
+ * - `labels`: union, each label once, in first-occurrence order. `status` is never changed by an upsert.
+ * - `updatedAt` moves only when the name, traits or labels actually change.
  */
 export interface ProfileUpsert {
   address: string;
