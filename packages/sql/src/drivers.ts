@@ -32,7 +32,8 @@ export function sqliteModulePath(): string {
  * `allowScripts`) skip install scripts that were not allowed, so the error names the setting.
  */
 export function sqliteOpenError(error: unknown): unknown {
-  if (!(error instanceof Error) || !error.message.includes('Could not locate the bindings file')) return error;
+  if (!(error instanceof Error) || !error.message.includes('Could not locate the bindings file'))
+    return error;
   return new MailroomError(
     'INTERNAL',
     'better-sqlite3 is installed but its native module was not built: its install script did not run. ' +

@@ -116,7 +116,8 @@ describe('better-sqlite3 installed without its native module', () => {
     root = mkdtempSync(join(tmpdir(), 'mailroom-sql-unbuilt-'));
     const real = realpathSync(join(SQL, 'node_modules/better-sqlite3'));
     const copy = join(root, 'sql/node_modules/better-sqlite3');
-    for (const part of ['lib', 'package.json']) cpSync(join(real, part), join(copy, part), { recursive: true });
+    for (const part of ['lib', 'package.json'])
+      cpSync(join(real, part), join(copy, part), { recursive: true });
     symlinkSync(realpathSync(join(real, '../bindings')), join(root, 'sql/node_modules/bindings'), 'dir');
     symlinkSync(realpathSync(join(SQL, 'node_modules/kysely')), join(root, 'sql/node_modules/kysely'), 'dir');
     mkdirSync(join(root, 'sql/node_modules/@mailroom'));
