@@ -4,7 +4,7 @@ import type { ColumnTypes } from './column-types.js';
 import type { SqlKind } from './options.js';
 
 /**
- * 007: inbound signals keep the bounce's reason, the mailing and destination domain they are counted by
+ * 008: inbound signals keep the bounce's reason, the mailing and destination domain they are counted by
  * (sender-side refusals per project, broadcast and destination), and what the report named when it
  * differs from the delivery (its recipient, its returned copy's Message-ID). Signals written before get
  * their mailing and domain filled in from their delivery and address, and no reason.

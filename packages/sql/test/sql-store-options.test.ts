@@ -34,14 +34,16 @@ describe('sqlStore options', () => {
     expect(sqlitePathOf('postgres://localhost/db')).toBeUndefined();
   });
 
-  it('names itself after the database and declares multiProcess', async () => {
+  it('names itself after the database and declares multiProcess and appTransactions', async () => {
     const stores = [
       sqlStore({ url: ':memory:' }),
       sqlStore({ url: 'postgres://127.0.0.1:1/none' }),
       sqlStore({ url: 'mariadb://127.0.0.1:1/none' }),
     ];
     expect(stores.map((s) => s.name)).toEqual(['sql:sqlite', 'sql:postgres', 'sql:mysql']);
-    expect(stores[0]?.capabilities).toEqual({ multiProcess: true });
+    for (const store of stores)
+      expect(store.capabilities).toEqual({ multiProcess: true, appTransactions: true });
+    expect(stores.every((s) => typeof s.withTransaction === 'function')).toBe(true);
     await Promise.all(stores.map((s) => s.close()));
   });
 
@@ -96,15 +98,16 @@ describe('sqlStore options', () => {
       { name: '004_inbound_signals' },
       { name: '005_tracking' },
       { name: '006_webhook_priority' },
-      { name: '007_signal_reasons' },
+      { name: '007_domains' },
+      { name: '008_signal_reasons' },
     ]);
   });
 
-  it('007 fills in the mailing and destination domain of signals kept before it, with no reason', async () => {
+  it('008 fills in the mailing and destination domain of signals kept before it, with no reason', async () => {
     const path = file();
     const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new Database(path) }) });
     const all = mailroomMigrations('sqlite');
-    const before = Object.fromEntries(Object.entries(all).filter(([name]) => name < '007'));
+    const before = Object.fromEntries(Object.entries(all).filter(([name]) => name < '008'));
     const migrator = new Migrator({
       db,
       provider: { getMigrations: async () => before },

@@ -25,6 +25,18 @@ interface PipelineOutcome extends BufferedOutcome {
   latencyMs?: number;
 }
 
+/** Retries a pipeline remembers for `drain` at most (the oldest is forgotten first). */
+const MAX_RETRIES_KEPT = 4096;
+
+/** A delivery this pipeline tried, that failed transiently and waits for its retry. */
+export interface RetryWait {
+  address: string;
+  mailingRef: string;
+  nextAttemptAt: Date;
+  /** The failure's message (the relay's reply, or the connection error). */
+  error: string;
+}
+
 /** The delivery stage of a worker. */
 export interface DeliveryPipeline {
   /**
@@ -35,6 +47,11 @@ export interface DeliveryPipeline {
   deliverBatch(claimed: ClaimedDelivery[]): Promise<void>;
   /** Deliveries handed to `deliverBatch` whose outcome is not durable yet: what a crash could resend. */
   readonly outstanding: number;
+  /**
+   * By delivery id, the deliveries whose last durable outcome here was a retry (`queued` later, with an
+   * error); an entry goes with the next outcome of the delivery here. For `drain`.
+   */
+  readonly retries: Map<string, RetryWait>;
   /**
    * Stop starting sends: deliveries of the batches in flight that are not being sent yet are handed back
    * (`queued`, due now) for any worker to claim. `deliverBatch` then resolves once the sends under way end.
@@ -70,12 +87,26 @@ export function createDeliveryPipeline(
   let pool: RenderPool | undefined;
   let outstanding = 0;
   let halted = false;
+  const retries = new Map<string, RetryWait>();
 
   const buffer = createOutcomeBuffer<PipelineOutcome>(store, logger, {
     maxItems: opts.flushEvery,
     maxDelayMs: opts.flushMs,
     onWritten({ delivery, mailing, outcome, latencyMs }, written) {
-      if (!written || !mailing || !events.has('delivery')) return;
+      if (!written || !mailing) return;
+      if (outcome.status === 'queued' && outcome.lastError) {
+        // Bounded: a retry another worker settles never comes back here to be deleted.
+        if (retries.size >= MAX_RETRIES_KEPT) retries.delete(retries.keys().next().value as string);
+        retries.set(delivery.id, {
+          address: delivery.address,
+          mailingRef: mailing.ref,
+          nextAttemptAt: outcome.nextAttemptAt ?? outcome.now,
+          error: outcome.lastError,
+        });
+      } else {
+        retries.delete(delivery.id);
+      }
+      if (!events.has('delivery')) return;
       events.emit('delivery', {
         projectId: delivery.projectId,
         mailingRef: mailing.ref,
@@ -91,10 +122,13 @@ export function createDeliveryPipeline(
     },
   });
 
-  /** Failed outcomes of a relay's permanent refusal, with its facts: they emit `email.bounced` too. */
+  /**
+   * Outcomes of a relay's permanent refusal, with its facts: they emit `email.bounced` (a recipient-hard
+   * one ends `bounced`, like a DSN; the others `failed`, with `email.failed` too).
+   */
   const refusals = new WeakMap<DeliveryOutcome, SignalFacts>();
 
-  /** The `email.bounced` event of a refusal at send time (written with the failed outcome). */
+  /** The `email.bounced` event of a refusal at send time (written with its outcome). */
   function refusedEvent(
     delivery: ClaimedDelivery,
     mailing: MailingRecord,
@@ -346,11 +380,13 @@ export function createDeliveryPipeline(
         return pausedOutcome(error, gate.resumesInMs, clock.now());
       }
       if (pressure === 'slow-down') result = 'slow-down';
-      const outcome = failureOutcome(delivery, error, opts, since, clock.now());
+      let outcome = failureOutcome(delivery, error, opts, since, clock.now());
       // A permanent refusal is a bounce with a reason, and has that reason's effect: a recipient-hard
-      // one suppresses the address, a sender-side one (DMARC, a blocklist, a rate) never does.
+      // one suppresses the address and ends the delivery `bounced` (told at once instead of by a DSN
+      // later), a sender-side one (DMARC, a blocklist, a rate) fails it and never suppresses.
       const facts = error instanceof MailroomError ? refusalFacts(error) : undefined;
       if (facts && outcome.status === 'failed') {
+        if (facts.kind === 'hard-bounce') outcome = { ...outcome, status: 'bounced' };
         await recordRefusal(ctx, delivery, facts);
         refusals.set(outcome, facts);
       }
@@ -370,6 +406,7 @@ export function createDeliveryPipeline(
     get outstanding() {
       return outstanding;
     },
+    retries,
     async close() {
       halted = false;
       const closing = pool;

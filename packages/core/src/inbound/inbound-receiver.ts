@@ -233,7 +233,11 @@ export function createInbound(ctx: EngineContext, notifications: NotificationOpt
       remoteAddress: envelope.remoteAddress,
       bytes: raw.byteLength,
     };
-    if (!ctx.bounces) return ignored('unrecognised', 'disabled', 'the engine has no bounces option', log);
+    if (!ctx.bounces) {
+      const reason =
+        "the engine has no bounce domain (createMailroom({ bounces: { domain: 'bounces.example.test' } }))";
+      return ignored('unrecognised', 'disabled', reason, log);
+    }
     if (raw.byteLength > MAX_INBOUND_BYTES) {
       return ignored('unrecognised', 'too-large', 'message too large', log);
     }

@@ -262,9 +262,10 @@ export interface BatchRecord {
 
 /**
  * Status of one delivery. Terminal: `sent`, `failed`, `suppressed`, `skipped`, `bounced`, `complained`.
- * A retry keeps `queued` with a later `nextAttemptAt`. `bounced` (a hard bounce came back after the relay
- * accepted the message) and `complained` (the recipient reported it as spam) are set only on a `sent`
- * delivery, by an inbound signal (see `Store.applyInboundSignal`).
+ * A retry keeps `queued` with a later `nextAttemptAt`. `bounced` is a hard bounce: one that came back after
+ * the relay accepted the message (an inbound signal on a `sent` delivery, see `Store.applyInboundSignal`),
+ * or a 5.1.x refusal of the recipient at send time (the worker's outcome). `complained` (the recipient
+ * reported it as spam) is set only by an inbound signal, on a `sent` or `bounced` delivery.
  */
 export type DeliveryStatus =
   | 'queued'
@@ -441,3 +442,12 @@ export interface InboundSignalRecord {
   dedupeKey: string;
   createdAt: Date;
 }
+
+/**
+ * Where a domain stands, from its last conclusive check:
+ * - `pending`: added, never verified (a check that got no answer leaves it here);
+ * - `verified`: every required record was found;
+ * - `failed`: was verified, then a required record went missing or wrong (`domain.failed` was emitted).
+ * A check that gets no answer changes nothing: the last conclusive state stands.
+ */
+export type DomainState = 'pending' | 'verified' | 'failed';

@@ -35,6 +35,8 @@ const ENDPOINT_CACHE_MS = 5_000;
 const FLUSH_EVERY = 500;
 /** ... or at the latest this long after the first of them. */
 const FLUSH_MS = 25;
+/** An endpoint refused by the address policy is logged at most once in this long. */
+const REFUSAL_LOG_INTERVAL_MS = 10 * MINUTE;
 /** Messages claimed at most by one poll of a sender whose hand is more than half full while paced. */
 const PEEK_LIMIT = 8;
 
@@ -63,8 +65,8 @@ interface Finished {
  * Claims due webhook messages with a lease (like deliveries: several processes may share the queue),
  * POSTs each one signed per Standard Webhooks through the guarded fetcher (SSRF policy and allow-list,
  * `timeoutMs`, `maxResponseBytes`), and records the outcome fenced by the lease: a 2xx is `delivered`;
- * anything else waits the next entry of `retryScheduleMs` and is sent again with the same `webhook-id`,
- * and after the last it is `failed`. An endpoint that has failed every attempt for `disableAfterMs` is
+ * anything else (a refusal by the address policy too, which is logged) waits the next entry of
+ * `retryScheduleMs` and is sent again with the same `webhook-id`, and after the last it is `failed`. An endpoint that has failed every attempt for `disableAfterMs` is
  * disabled. Order is not kept: messages are sent concurrently, and a retry goes after newer ones.
  */
 export function createWebhookSender(
@@ -134,7 +136,7 @@ export function createWebhookSender(
   async function post(
     message: ClaimedWebhookMessage,
     endpoint: WebhookEndpointRecord,
-  ): Promise<{ statusCode: number | null; error: string | null; final: boolean }> {
+  ): Promise<{ statusCode: number | null; error: string | null; refused: boolean }> {
     let key = keys.get(endpoint);
     if (!key) {
       key = secretKey(endpoint.secret);
@@ -154,15 +156,33 @@ export function createWebhookSender(
         maxBytes: opts.maxResponseBytes,
       });
       const ok = status >= 200 && status < 300;
-      return { statusCode: status, error: ok ? null : `HTTP ${status}`, final: false };
+      return { statusCode: status, error: ok ? null : `HTTP ${status}`, refused: false };
     } catch (error) {
-      const refused = isMailroomError(error, 'FETCH_REFUSED') && !error.retryable;
       return {
         statusCode: null,
         error: error instanceof Error ? error.message : String(error),
-        final: refused,
+        refused: isMailroomError(error, 'FETCH_REFUSED') && !error.retryable,
       };
     }
+  }
+
+  /** When each endpoint's policy refusal was last logged, so that a broadcast's events log it once. */
+  const refusalsLogged = new Map<string, number>();
+
+  /**
+   * A refusal by this process's address policy is logged (its message names the allow-list entry that
+   * lets the host through), at most once per endpoint every {@link REFUSAL_LOG_INTERVAL_MS}.
+   */
+  function logRefusal(endpoint: WebhookEndpointRecord, error: string): void {
+    const now = Date.now();
+    const last = refusalsLogged.get(endpoint.id);
+    if (last !== undefined && now - last < REFUSAL_LOG_INTERVAL_MS) return;
+    if (refusalsLogged.size >= 4096) refusalsLogged.clear();
+    refusalsLogged.set(endpoint.id, now);
+    logger.warn(
+      { endpoint: endpoint.id, projectId: endpoint.projectId, url: endpoint.url },
+      `webhook endpoint ${endpoint.id} refused by this process's address policy: ${error} Its messages stay pending and are retried on the schedule.`,
+    );
   }
 
   async function send(message: ClaimedWebhookMessage): Promise<void> {
@@ -187,7 +207,10 @@ export function createWebhookSender(
     const latencyMs = performance.now() - started;
     const now = clock.now();
     const ok = answer.error === null;
-    const wait = ok || answer.final ? undefined : opts.retryScheduleMs[message.attempts - 1];
+    // A refusal follows the schedule like any failure: the policy is this process's (another worker, or
+    // this one restarted with the host allow-listed, may send it), and a refused attempt opens nothing.
+    if (answer.refused && answer.error !== null) logRefusal(endpoint, answer.error);
+    const wait = ok ? undefined : opts.retryScheduleMs[message.attempts - 1];
     const outcome: WebhookOutcome = ok
       ? { status: 'delivered', statusCode: answer.statusCode, error: null, now }
       : wait === undefined
