@@ -48,3 +48,42 @@ for (const storeCase of storeCases()) {
     }
   });
 }
+
+it('the simulator acts out sender-side refusals: dmarc@ fails at once, async-dmarc@ bounces; neither suppresses', async () => {
+  const transport = simulatorTransport({ reportDelayMs: 5 });
+  const mailroom = createMailroom({
+    store: memoryStore(),
+    transport,
+    bounces: { domain: 'bounces.acme.test' },
+  });
+  transport.connect(mailroom);
+  try {
+    const { project, secret } = await mailroom.admin.createProject({ name: 'Acme' });
+    await mailroom.admin.addSender(project.id, { address: 'news@acme.test' });
+    const recipients = ['dmarc@simulator.mailroom.test', 'async-dmarc@simulator.mailroom.test'];
+    const { ref } = await mailroom.broadcast(secret, {
+      subject: 'Hi',
+      sender: 'news@acme.test',
+      message: 'x',
+      recipients,
+    });
+    await mailroom.worker.drain();
+    await transport.settled();
+    expect((await mailroom.getMailing(secret, ref)).counts).toMatchObject({ failed: 1, bounced: 1 });
+    expect(await mailroom.store.findSuppressed(project.id, recipients)).toEqual([]);
+    const events = (await mailroom.listEvents(secret, { types: ['email.bounced'], limit: 10 })).items;
+    expect(
+      events
+        .map(
+          (e) =>
+            `${e.data.delivery?.address} ${e.data.bounce?.class} ${e.data.bounce?.reason} ${e.data.bounce?.source}`,
+        )
+        .sort(),
+    ).toEqual([
+      'async-dmarc@simulator.mailroom.test sender-side authfailure dsn',
+      'dmarc@simulator.mailroom.test sender-side authfailure smtp',
+    ]);
+  } finally {
+    await mailroom.close();
+  }
+});
