@@ -5,6 +5,7 @@ import type { Db } from './connect.js';
 import { eventsAndWebhooks } from './migration-events.js';
 import { inboundSignalsMigration } from './migration-inbound.js';
 import { trackingSchema } from './migration-tracking.js';
+import { webhookCircuit } from './migration-webhook-circuit.js';
 import { webhookPriority } from './migration-webhook-priority.js';
 import type { SqlKind } from './options.js';
 
@@ -316,6 +317,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '004_inbound_signals': inboundSignalsMigration(kind, columnTypes(kind), tableOptions),
     '005_tracking': trackingSchema(kind, columnTypes(kind), tableOptions),
     '006_webhook_priority': webhookPriority(kind, columnTypes(kind)),
+    '007_webhook_circuit': webhookCircuit(columnTypes(kind)),
   };
 }
 

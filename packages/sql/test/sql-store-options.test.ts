@@ -90,6 +90,7 @@ describe('sqlStore options', () => {
       { name: '004_inbound_signals' },
       { name: '005_tracking' },
       { name: '006_webhook_priority' },
+      { name: '007_webhook_circuit' },
     ]);
   });
 
