@@ -8,6 +8,7 @@ import type {
   WebhookMessageRecord,
   WebhookMessageStatus,
   WebhookOutcome,
+  WebhookPriority,
 } from './event-records.js';
 import type { PageOptions } from './paging.js';
 
@@ -73,7 +74,8 @@ export interface EventStore {
 
   /**
    * Claim up to `limit` due webhook messages: `pending` with `nextAttemptAt <= now`, or `sending` whose
-   * lease expired, oldest `nextAttemptAt` first, none of an endpoint in `skipEndpoints`. Each becomes
+   * lease expired, priority 0 first and within it oldest `nextAttemptAt` first, none of an endpoint in
+   * `skipEndpoints` (and only of `priority` when given). Each becomes
    * `sending` with `leaseExpiresAt = now + leaseMs`, `leaseToken + 1` and `attempts + 1`.
    *
    * Race guarantee: a message is returned by at most one call per lease, whatever the number of
@@ -88,6 +90,8 @@ export interface EventStore {
      * with as many messages in hand as they can take). A few ids: a claim may pass over their due rows.
      */
     skipEndpoints?: readonly string[];
+    /** Only messages of this priority (a sender's small claim for the urgent ones). */
+    priority?: WebhookPriority;
   }): Promise<ClaimedWebhookMessage[]>;
   /**
    * Record the outcomes of attempts. Each item is fenced: written only if the message is still `sending`

@@ -384,6 +384,30 @@ export function describeEvents(
       expect((await findWebhookMessage(ctx.store, project.id, messages[1]?.id ?? ''))?.priority).toBe(1);
     });
 
+    it('a claim of one priority takes only messages of that priority', async () => {
+      const { project } = await seedProject(ctx.store);
+      const endpoint = makeEndpoint(project.id);
+      await ctx.store.addWebhookEndpoint(endpoint);
+      const messages = ([1, 0, 1, 0] as const).map((priority, i) =>
+        makeWebhookMessage(makeEvent(project.id), endpoint.id, { priority, nextAttemptAt: testTime(i) }),
+      );
+      await ctx.store.insertOutbox({ events: [], messages });
+      const urgent = await ctx.store.claimWebhookMessages({
+        now: testTime(100),
+        limit: 10,
+        leaseMs: LEASE,
+        priority: 0,
+      });
+      expect(urgent.map((m) => m.id)).toEqual([messages[1]?.id, messages[3]?.id]);
+      const rest = await ctx.store.claimWebhookMessages({
+        now: testTime(100),
+        limit: 10,
+        leaseMs: LEASE,
+        priority: 1,
+      });
+      expect(rest.map((m) => m.id)).toEqual([messages[0]?.id, messages[2]?.id]);
+    });
+
     it('a claim leaves the messages of skipped endpoints where they are', async () => {
       const { project, endpoint, messages } = await seedMessages(3);
       const other = makeEndpoint(project.id);

@@ -47,11 +47,15 @@ export interface ClaimScan {
   /** Endpoints whose messages a claim must leave where they are: circuit open, or hands full. */
   skip: string[];
   /**
-   * Whether a claim round is due: the endpoints not skipped hold half of `holdMax` or less in all, or
-   * one of them that is sending holds half of what it may or less. A lane waits for its own messages
-   * only: a slow endpoint's held messages never keep a fast one from its next claim.
+   * Whether a claim round is due: the hand holds half of `holdMax` or less in all, or an endpoint that
+   * is sending and not skipped holds half of what it may or less (so a slow endpoint's held messages
+   * never keep a fast one from its next claim). Not while every endpoint with messages in hand is
+   * skipped and the hand is fuller than that: such a claim would pass over all their due messages to
+   * find none.
    */
   hungry: boolean;
+  /** Endpoints whose circuit is open: what even a small claim at a poll leaves out. */
+  open: string[];
   /** How many to claim: what the endpoints not skipped leave of `holdMax`, and at least half of it. */
   limit: number;
 }
@@ -204,6 +208,7 @@ export function createLanes(options: LaneOptions): Lanes {
     scan(now) {
       const fair = share();
       const skip: string[] = [];
+      const open: string[] = [];
       let held = 0;
       let all = 0;
       let starving = false;
@@ -211,6 +216,7 @@ export function createLanes(options: LaneOptions): Lanes {
         const holds = waiting(lane) + lane.inFlight;
         all += holds;
         const cap = holdCap(lane, now, fair);
+        if (isOpen(lane, now)) open.push(lane.endpointId);
         if (isOpen(lane, now) || holds >= cap) {
           skip.push(lane.endpointId);
           continue;
@@ -220,8 +226,8 @@ export function createLanes(options: LaneOptions): Lanes {
       }
       const half = Math.ceil(options.holdMax / 2);
       // However the lanes stand, the hand as a whole stays within a few rounds.
-      const hungry = all < HAND_ROUNDS * options.holdMax && (held <= options.holdMax - half || starving);
-      return { skip, hungry, limit: Math.max(half, options.holdMax - held) };
+      const hungry = all < HAND_ROUNDS * options.holdMax && (all <= options.holdMax - half || starving);
+      return { skip, open, hungry, limit: Math.max(half, options.holdMax - held) };
     },
 
     isOpen,

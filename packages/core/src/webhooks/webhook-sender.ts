@@ -6,6 +6,7 @@ import type {
   WebhookAttemptRecord,
   WebhookEndpointRecord,
   WebhookOutcome,
+  WebhookPriority,
 } from '../store/event-records.js';
 import { createBusyPacer } from './busy-pacer.js';
 import { createLanes, type Lane } from './endpoint-lanes.js';
@@ -444,13 +445,17 @@ export function createWebhookSender(
     void running.finally(() => sending.delete(running));
   }
 
-  /** Claims up to `limit` due messages and starts sending them; returns how many it claimed. */
-  async function claim(limit: number, skip: string[]): Promise<number> {
+  /**
+   * Claims up to `limit` due messages (of `priority` only, if given) and starts sending them; returns
+   * how many it claimed.
+   */
+  async function claim(limit: number, skip: string[], priority?: WebhookPriority): Promise<number> {
     const claimed = await store.claimWebhookMessages({
       now: clock.now(),
       limit,
       leaseMs: opts.leaseMs,
       ...(skip.length > 0 ? { skipEndpoints: skip } : {}),
+      ...(priority !== undefined ? { priority } : {}),
     });
     held += claimed.length;
     const now = clock.now().getTime();
@@ -473,13 +478,15 @@ export function createWebhookSender(
     while (running) {
       let full = false;
       try {
-        const { hungry, limit, skip } = lanes.scan(clock.now().getTime());
+        const { hungry, limit, skip, open } = lanes.scan(clock.now().getTime());
         if (hungry) full = (await claim(limit, skip)) === limit;
         else if (paced() && performance.now() - lastPeek >= opts.pollMs) {
           // While paced, the hand empties slowly: a small claim at each poll still finds the priority-0
-          // messages (a single message's events) that a full hand of broadcast events would keep waiting.
+          // messages (a single message's events) that a full hand of broadcast events would keep waiting,
+          // whatever their endpoint's hand holds: a short index range, where passing over the broadcast
+          // events of every full endpoint would not be.
           lastPeek = performance.now();
-          await claim(PEEK_LIMIT, skip);
+          await claim(PEEK_LIMIT, open, 0);
         }
       } catch (error) {
         logger.error({ err: error }, 'claiming webhook messages failed');

@@ -114,7 +114,7 @@ export function memoryEventStore(db: () => EventState): EventStore {
       return s.endpoints.delete(id);
     },
 
-    async claimWebhookMessages({ now, limit, leaseMs, skipEndpoints = [] }) {
+    async claimWebhookMessages({ now, limit, leaseMs, skipEndpoints = [], priority }) {
       const s = db();
       const t = now.getTime();
       const skip = new Set(skipEndpoints);
@@ -124,7 +124,7 @@ export function memoryEventStore(db: () => EventState): EventStore {
           s.openMessages.delete(m);
           continue;
         }
-        if (skip.has(m.endpointId)) continue;
+        if (skip.has(m.endpointId) || (priority !== undefined && m.priority !== priority)) continue;
         const isDue =
           (m.status === 'pending' && m.nextAttemptAt.getTime() <= t) ||
           (m.status === 'sending' && m.leaseExpiresAt !== null && m.leaseExpiresAt.getTime() <= t);

@@ -398,6 +398,7 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
         // database, where one ORDER BY priority, due time would not be on MySQL (see migration 006).
         const claimed: WebhookMessageRecord[] = [];
         for (const priority of WEBHOOK_PRIORITIES) {
+          if (options.priority !== undefined && priority !== options.priority) continue;
           const limit = options.limit - claimed.length;
           if (limit <= 0) break;
           const due = mysql
