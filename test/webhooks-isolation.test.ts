@@ -108,7 +108,14 @@ describe('webhook endpoints are isolated from each other', () => {
       );
     await healthy.waitFor(() => got().size >= RECIPIENTS, 60_000);
     const healthyDone = performance.now();
-    const states = new Map((await engine.webhooks.list(secret)).map((e) => [e.id, e]));
+    // The hanging endpoint's first failures come with its time cap (10 s), maybe after the healthy one
+    // has everything: wait for both failing endpoints' circuits to open.
+    let states = new Map<string, WebhookEndpointView>();
+    for (const until = Date.now() + 60_000; Date.now() < until; ) {
+      states = new Map((await engine.webhooks.list(secret)).map((e) => [e.id, e]));
+      if ([ids.hanging, ids.redirect].every((id) => states.get(id)?.state === 'circuit_open')) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
     await engine.worker.stop();
     const after = await badProcess.stats();
 
