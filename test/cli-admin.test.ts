@@ -317,6 +317,15 @@ describe('mailroom admin commands', () => {
     const dup = await run(dir, [...args, '--json']);
     expect(dup.code).toBe(1);
     expect(JSON.parse(dup.err)).toMatchObject({ error: { code: 'CONFLICT' } });
+    // What exists, in words: never the database's own message (table, columns, constraint).
+    const again = await run(dir, args);
+    expect(again.code).toBe(1);
+    expect(again.err).toBe(`mailroom: audience group vip already exists in project ${project.id}\n`);
+    const sender = ['sender', 'add', '--project', project.id, 'news@acme.test', '--database', db];
+    expect((await run(dir, sender)).code).toBe(0);
+    const twice = await run(dir, sender);
+    expect(twice.code).toBe(1);
+    expect(twice.err).toBe(`mailroom: sender news@acme.test already exists in project ${project.id}\n`);
 
     const unreadable = await run(dir, [
       'template',

@@ -1,10 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { WORKER_DEFAULTS } from '@mailroom/core';
 import { sqlStore } from '@mailroom/sql';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   allDeliveries,
+  duplicatesPerKill,
   seedBroadcast,
   startWorker,
   summarize,
@@ -13,7 +16,11 @@ import {
 import { startCountingSink } from './support/crash-sink.js';
 
 const RECIPIENTS = 10_000;
-const BATCH = 100;
+/**
+ * The default batch size: the most deliveries a worker holds claimed without a durable outcome, and so the
+ * most a crash of it can send twice (the README states this bound).
+ */
+const BATCH = WORKER_DEFAULTS.batchSize;
 const LEASE_MS = 2_000;
 const KILL_AT = [1_000, 5_000, 9_000];
 
@@ -59,8 +66,11 @@ describe('crash safety on SQLite: a worker killed with SIGKILL mid-broadcast, th
       expect(summary.received).toBe(RECIPIENTS);
       expect(summary.mixedIds).toEqual([]);
       expect(summary.sharedIds).toBe(0);
-      // Each kill can resend at most what that worker had claimed and not yet recorded.
-      expect(summary.duplicates).toBeLessThanOrEqual(KILL_AT.length * BATCH);
+      // Each kill can resend at most what that worker had claimed and not yet recorded: its batch.
+      const perKill = duplicatesPerKill(sink.arrivals, killedAfter);
+      expect(perKill).toHaveLength(KILL_AT.length);
+      for (const extra of perKill) expect(extra).toBeLessThanOrEqual(BATCH);
+      expect(perKill.reduce((a, b) => a + b, 0)).toBe(summary.duplicates);
       expect(killedAfter.every((n, i) => n >= (KILL_AT[i] as number))).toBe(true);
 
       const store = sqlStore({ url });
@@ -71,7 +81,7 @@ describe('crash safety on SQLite: a worker killed with SIGKILL mid-broadcast, th
         const ids = new Map(deliveries.map((d) => [d.address, d.messageId]));
         expect(sink.arrivals.filter((a) => ids.get(a.rcpt) !== a.messageId)).toEqual([]);
         console.log(
-          `crash-sqlite: kills after ${killedAfter.join(', ')} arrivals; ${sink.arrivals.length} arrivals, ${summary.duplicates} duplicates`,
+          `crash-sqlite: kills after ${killedAfter.join(', ')} arrivals; ${sink.arrivals.length} arrivals, ${summary.duplicates} duplicates (${perKill.join(', ')} per kill, bound ${BATCH})`,
         );
       } finally {
         await store.close();
@@ -81,5 +91,14 @@ describe('crash safety on SQLite: a worker killed with SIGKILL mid-broadcast, th
         current.child.kill('SIGKILL');
       await sink.close();
     }
+  });
+
+  it('the README states this bound, with the default batch size, and the same Message-ID', () => {
+    const readme = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
+    const section = /### Delivery guarantee\n([\s\S]*?)\n###? /.exec(readme)?.[1] ?? '';
+    expect(section, 'README: a "### Delivery guarantee" section').not.toBe('');
+    expect(section).toContain(`at most ${BATCH} deliveries`);
+    expect(section).toContain('`batchSize`');
+    expect(section).toContain('same Message-ID');
   });
 });

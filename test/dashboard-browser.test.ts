@@ -34,6 +34,46 @@ interface Browser {
   navigator: { clipboard: { readText(): Promise<string> } };
 }
 
+/**
+ * The column headers in which a word is split across lines ("SCHE / DULE / D"): each word of each header's
+ * text is measured as a DOM range; one that covers more than one line box was broken inside.
+ */
+const HEADERS_SPLIT_MID_WORD = () => {
+  interface TextNode {
+    data: string;
+  }
+  interface Range {
+    setStart(node: TextNode, offset: number): void;
+    setEnd(node: TextNode, offset: number): void;
+    getClientRects(): { length: number; [i: number]: { top: number } };
+  }
+  const d = (
+    globalThis as unknown as {
+      document: {
+        querySelectorAll(selector: string): Iterable<{ textContent: string | null }>;
+        createTreeWalker(root: unknown, what: number): { nextNode(): TextNode | null };
+        createRange(): Range;
+      };
+    }
+  ).document;
+  const split: string[] = [];
+  for (const th of d.querySelectorAll('th')) {
+    const walker = d.createTreeWalker(th, 4 /* NodeFilter.SHOW_TEXT */);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const word of node.data.matchAll(/\S+/g)) {
+        const range = d.createRange();
+        range.setStart(node, word.index ?? 0);
+        range.setEnd(node, (word.index ?? 0) + word[0].length);
+        const rects = range.getClientRects();
+        const tops = new Set<number>();
+        for (let i = 0; i < rects.length; i++) tops.add(Math.round(rects[i]?.top ?? 0));
+        if (tops.size > 1) split.push(word[0]);
+      }
+    }
+  }
+  return split;
+};
+
 /** True when nothing on the page is wider than the window (no sideways scrolling on a phone). */
 const FITS_THE_SCREEN = () => {
   const b = globalThis as unknown as Browser;
@@ -50,6 +90,7 @@ describe('dashboard in a browser', () => {
   let context: BrowserContext;
   let page: Page;
   const problems: string[] = [];
+  let broadcastRef = '';
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -143,6 +184,7 @@ describe('dashboard in a browser', () => {
       options: { storeContent: true },
     });
     await api({ broadcastRef: ref, recipients: recipients.slice(250) });
+    broadcastRef = ref;
 
     await page.goto(`${base}/dashboard/broadcasts/${ref}`);
     const bar = page.locator('.progress progress');
@@ -199,6 +241,35 @@ describe('dashboard in a browser', () => {
     expect(await page.evaluate(FITS_THE_SCREEN)).toBe(true);
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-broadcasts-phone.png'), fullPage: true });
     await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it('keeps every column header word whole at 1280 px', async () => {
+    const projectId = (await mailroom.authenticate(secret)).project.id;
+    await mailroom.admin.createTemplate(projectId, {
+      ref: 'monthly-newsletter-with-a-long-reference',
+      format: 'text',
+      source: 'Hello',
+      subject: 'A rather long default subject line for {{ recipient.firstName }}, to squeeze the columns',
+    });
+    await mailroom.admin.createAudienceGroup(projectId, {
+      ref: 'newsletter-subscribers-europe',
+      name: 'Europe',
+    });
+    await mailroom.send(secret, {
+      subject: 'Your receipt for order 2031-000123 of a long product name, with many words in it',
+      sender: SENDER,
+      message: 'Thanks',
+      recipients: 'customer-with-a-long-address@example.test',
+    });
+    await page.setViewportSize({ width: 1280, height: 900 });
+    const pages = ['broadcasts', `broadcasts/${broadcastRef}`, 'messages', 'templates', 'audience'];
+    for (const path of pages) {
+      await page.goto(`${base}/dashboard/${path}`);
+      expect(await page.locator('th').count(), path).toBeGreaterThan(0);
+      expect(await page.evaluate(HEADERS_SPLIT_MID_WORD), path).toEqual([]);
+    }
+    await page.goto(`${base}/dashboard/broadcasts`);
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-broadcasts-1280.png'), fullPage: false });
   });
 
   it("answers another project's broadcast URL with 404", async () => {

@@ -300,7 +300,7 @@ describe('dashboard over HTTP', () => {
     expect(list).toContain(`data-copy="${world.ref}"`);
     expect(list).toContain('<span class="badge completed" data-status-badge>completed</span>');
     expect(list).toContain('sent <b data-count="sent">119</b>');
-    expect(list).toContain('failed <b data-count="failed">1</b>');
+    expect(list).toContain('bounced <b data-count="bounced">1</b>');
     expect(list).toContain('value="100"');
     expect(list).not.toContain('Secret plans of Other');
     expect(list).not.toContain('Receipt 42');
@@ -313,10 +313,10 @@ describe('dashboard over HTTP', () => {
         queued: 0,
         sending: 0,
         sent: 119,
-        failed: 1,
+        failed: 0,
         suppressed: 0,
         skipped: 0,
-        bounced: 0,
+        bounced: 1,
         complained: 0,
       },
       total: 120,
@@ -350,8 +350,8 @@ describe('dashboard over HTTP', () => {
       await client.get(`${page}?q=${encodeURIComponent('BOUNCE@EVIL.TEST'.toLowerCase())}`)
     ).text();
     expect(addresses(exact)).toEqual(['bounce%40evil.test']);
-    const failed = await (await client.get(`${page}?status=failed`)).text();
-    expect(addresses(failed)).toEqual(['bounce%40evil.test']);
+    const bounced = await (await client.get(`${page}?status=bounced`)).text();
+    expect(addresses(bounced)).toEqual(['bounce%40evil.test']);
     const none = await (await client.get(`${page}?q=nobody`)).text();
     expect(none).toContain('No delivery matches.');
   });

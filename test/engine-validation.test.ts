@@ -121,4 +121,17 @@ describe('spec rules through the engine', () => {
       .catch((e: unknown) => e)) as MailroomError;
     expect(err.code).toBe('TEMPLATE_INVALID');
   });
+
+  it('an unknown audience group is a 404 that says how to create it', async () => {
+    const message = { ...ok, options: { acquiringAudience: 'newsletter' } };
+    const broadcast = { ...ok, recipients: undefined, sources: [{ config: { ref: 'newsletter' } }] };
+    for (const call of [() => mailroom.send(secret, message), () => mailroom.broadcast(secret, broadcast)]) {
+      const err = (await call().catch((e: unknown) => e)) as MailroomError;
+      expect(err.code).toBe('NOT_FOUND');
+      expect(err.status).toBe(404);
+      expect(err.message).toContain('Audience group newsletter not found');
+      expect(err.message).toContain(`mailroom audience create --project ${projectId} --ref newsletter`);
+      expect(err.message).toContain("admin.createAudienceGroup(projectId, { ref: 'newsletter' })");
+    }
+  });
 });

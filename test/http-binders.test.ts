@@ -255,6 +255,10 @@ describe.each([
       expect(doc.openapi).toBe('3.1.0');
       expect(doc.servers).toEqual([{ url: PREFIX }]);
       expect(Object.keys(doc.paths).sort()).toEqual([
+        '/domains',
+        '/domains/{name}',
+        '/domains/{name}/rotate-dkim',
+        '/domains/{name}/verify',
         '/events',
         '/inbound/mailgun',
         '/inbound/ses',

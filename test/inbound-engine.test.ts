@@ -154,7 +154,7 @@ for (const storeCase of storeCases()) {
       expect(events.map((e) => e.data.delivery?.address)).toEqual(['ann@example.org', 'bob@example.org']);
     });
 
-    it('a synchronous 5.1.1 refusal suppresses and emits email.bounced with email.failed', async () => {
+    it('a synchronous 5.1.1 refusal marks the delivery bounced, suppresses and emits email.bounced', async () => {
       transport = memoryTransport({
         failWith: (m) =>
           m.to.address === 'nobody@example.org'
@@ -168,7 +168,7 @@ for (const storeCase of storeCases()) {
       mailroom = createMailroom({ store: await storeCase.make(), transport, bounces: { domain: DOMAIN } });
       const { project, secret } = await mailroom.admin.createProject({ name: 'Acme' });
       await mailroom.admin.addSender(project.id, { address: SENDER });
-      await mailroom.send(secret, {
+      const { ref } = await mailroom.send(secret, {
         subject: 'Hi',
         sender: SENDER,
         message: 'x',
@@ -176,7 +176,9 @@ for (const storeCase of storeCases()) {
       });
       await mailroom.worker.drain();
       const types = (await mailroom.listEvents(secret, { limit: 10 })).items.map((e) => e.type).sort();
-      expect(types).toEqual(['email.bounced', 'email.failed']);
+      expect(types).toEqual(['email.bounced']);
+      const [delivery] = await mailroom.listDeliveries(secret, ref);
+      expect(delivery).toMatchObject({ status: 'bounced', attempts: 1 });
       const bounced = (await mailroom.listEvents(secret, { types: ['email.bounced'], limit: 10 })).items[0];
       expect(bounced?.data.bounce).toEqual({ class: 'hard', diagnostic: '550 5.1.1 no such user' });
       expect((await mailroom.store.findSuppressed(project.id, ['nobody@example.org']))[0]?.reason).toBe(

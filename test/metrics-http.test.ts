@@ -198,12 +198,13 @@ describe('GET /metrics', () => {
     expect(requests('metrics', 'GET', '401')).toBe(5);
     expect(sample(text, 'mailroom_http_request_duration_seconds_count', { route: 'broadcast' })).toBe(3);
 
-    // First: 5 sent, HARD failed (550), SOFT retried once then failed (451 twice).
+    // First: 5 sent, HARD bounced (550 5.1.1), SOFT retried once then failed (451 twice).
     // Second: 5 sent, HARD suppressed (never sent), SOFT retried once then failed.
     const outcome = (o: string) =>
       sample(text, 'mailroom_deliveries_total', { kind: 'broadcast', outcome: o });
     expect(outcome('sent')).toBe(10);
-    expect(outcome('failed')).toBe(3);
+    expect(outcome('failed')).toBe(2);
+    expect(outcome('bounced')).toBe(1);
     expect(outcome('retry')).toBe(2);
     expect(outcome('suppressed')).toBe(1);
     expect(sample(text, 'mailroom_smtp_replies_total', { class: '2xx' })).toBe(10);

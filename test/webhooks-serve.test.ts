@@ -86,8 +86,13 @@ describe('webhooks through mailroom serve', () => {
       expect(listed).toContain(added.webhook.id);
       expect(listed).not.toContain(added.secret);
 
-      const downUntil = Date.now() + DOWN_MS;
-      receiver.respond = () => (Date.now() < downUntil ? 500 : 200);
+      // Down for DOWN_MS from the first POST it gets (not from now: on a loaded machine serve may take
+      // longer than that to start and send its first event, and then nothing would ever be retried).
+      let downUntil: number | undefined;
+      receiver.respond = () => {
+        downUntil ??= Date.now() + DOWN_MS;
+        return Date.now() < downUntil ? 500 : 200;
+      };
       const cli = start(dir, [
         'serve',
         '--port',

@@ -143,14 +143,14 @@ describe.each(storeCases())('retries and failures through the engine, on $name',
     expect(server.messages).toHaveLength(1);
   });
 
-  it('550 5.1.1 on RCPT: failed after one attempt, and the address is suppressed', async () => {
+  it('550 5.1.1 on RCPT: bounced after one attempt (a hard bounce, as a DSN says), and the address is suppressed', async () => {
     await setUp({
       RCPT: (line) => (rcptOf(line) === 'gone@example.test' ? '550 5.1.1 No such user' : '250 2.1.5 Ok'),
     });
     const ref = await broadcast(['gone@example.test', 'ok@example.test']);
     const deliveries = await deliver(ref);
     const gone = deliveries.find((d) => d.address === 'gone@example.test');
-    expect(gone).toMatchObject({ status: 'failed', attempts: 1, lastResponse: '550 5.1.1 No such user' });
+    expect(gone).toMatchObject({ status: 'bounced', attempts: 1, lastResponse: '550 5.1.1 No such user' });
     expect(rcptCount('gone@example.test')).toBe(1);
     expect(deliveries.find((d) => d.address === 'ok@example.test')?.status).toBe('sent');
     const suppressed = await mailroom.store.findSuppressed(projectId, [

@@ -154,6 +154,29 @@ export function summarize(arrivals: readonly Arrival[], addresses: readonly stri
   };
 }
 
+/**
+ * The extra copies each killed worker caused: a copy is charged to the worker that sent the copy before it
+ * (which died without recording that send). `killedAfter[k]` is how many arrivals the sink had when
+ * worker `k` was gone; arrivals up to it came from workers `0..k`.
+ */
+export function duplicatesPerKill(arrivals: readonly Arrival[], killedAfter: readonly number[]): number[] {
+  const perKill = killedAfter.map(() => 0);
+  const workerOf = (index: number) => {
+    const k = killedAfter.findIndex((count) => index < count);
+    return k < 0 ? killedAfter.length : k;
+  };
+  const last = new Map<string, number>();
+  arrivals.forEach((arrival, index) => {
+    const previous = last.get(arrival.rcpt);
+    if (previous !== undefined) {
+      const k = workerOf(previous);
+      if (k < perKill.length) perKill[k] = (perKill[k] ?? 0) + 1;
+    }
+    last.set(arrival.rcpt, index);
+  });
+  return perKill;
+}
+
 /** Every delivery of a mailing, read in pages. */
 export async function allDeliveries(store: Store, mailingId: string): Promise<DeliveryRecord[]> {
   const out: DeliveryRecord[] = [];

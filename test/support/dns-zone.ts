@@ -83,19 +83,34 @@ export async function startDnsZone(zone: Zone): Promise<DnsZoneServer> {
     send(response);
   };
 
-  const udp = dns2.createUDPServer(handle);
-  await udp.listen(0, '127.0.0.1');
-  const { port } = udp.address();
-  const tcp = dns2.createTCPServer(handle);
+  // The UDP port is picked first and TCP takes the same number: another process may hold it for TCP, so a
+  // port that fails is given up and another one tried.
   const sockets = new Set<Socket>();
-  tcp.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    tcp.once('error', reject);
-    tcp.listen(port, '127.0.0.1', () => resolve());
-  });
+  let servers:
+    | { udp: ReturnType<typeof dns2.createUDPServer>; tcp: ReturnType<typeof dns2.createTCPServer> }
+    | undefined;
+  let port = 0;
+  for (let attempt = 1; !servers; attempt++) {
+    const udpServer = dns2.createUDPServer(handle);
+    await udpServer.listen(0, '127.0.0.1');
+    port = udpServer.address().port;
+    const tcpServer = dns2.createTCPServer(handle);
+    tcpServer.on('connection', (socket: Socket) => {
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        tcpServer.once('error', reject);
+        tcpServer.listen(port, '127.0.0.1', () => resolve());
+      });
+      servers = { udp: udpServer, tcp: tcpServer };
+    } catch (error) {
+      await new Promise<void>((resolve) => udpServer.close(() => resolve()));
+      if (attempt >= 5) throw error;
+    }
+  }
+  const { udp, tcp } = servers;
   const address = `127.0.0.1:${port}`;
   return Object.assign(server, {
     address,

@@ -1,6 +1,7 @@
 import type { Mailroom, ProjectRecord, Store } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
 import type { ParsedArgs } from './args.js';
+import { domainsOptionsOf } from './domain-flags.js';
 import type { CliIo } from './io.js';
 import { openEngine, resolveDatabase } from './open-engine.js';
 
@@ -22,7 +23,9 @@ export async function withAdminSession<T>(
   work: (session: AdminSession) => Promise<T>,
 ): Promise<T> {
   const database = resolveDatabase(args.string('database'), io, args.command);
-  const { mailroom, store } = await openEngine({ database });
+  // The sealing secret of DKIM keys, so that the admin engine opens them as the server does.
+  const domains = { ...domainsOptionsOf(args, io.env, args.command), checkEveryMs: 0 };
+  const { mailroom, store } = await openEngine({ database, domains });
   try {
     return await work({ mailroom, store });
   } finally {

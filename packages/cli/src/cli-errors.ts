@@ -27,8 +27,16 @@ export function exitCodeOf(error: unknown): number {
 }
 
 /**
+ * Codes whose message is written for the reader and says it all: their cause (a database's "UNIQUE
+ * constraint failed: ..." under a CONFLICT, mjml's own message under a TEMPLATE_INVALID) would only repeat
+ * it or add internals.
+ */
+const COMPLETE_CODES: ReadonlySet<string> = new Set(['CONFLICT', 'NOT_FOUND', 'TEMPLATE_INVALID']);
+
+/**
  * The failure as one line for stderr. Causes are appended (a store error's driver message is what names
- * the real problem: `ECONNREFUSED 127.0.0.1:5432`); line breaks are folded so that scripts can `head -1`.
+ * the real problem: `ECONNREFUSED 127.0.0.1:5432`), except under a code whose message says it all
+ * (`COMPLETE_CODES`); line breaks are folded so that scripts can `head -1`.
  */
 export function describeFailure(error: unknown): string {
   if (error instanceof UsageError) {
@@ -40,6 +48,7 @@ export function describeFailure(error: unknown): string {
   for (let depth = 0; current !== undefined && current !== null && depth < 4; depth++) {
     const text = messageOf(current);
     if (text && !parts.some((p) => p.includes(text))) parts.push(text);
+    if (isMailroomError(current) && COMPLETE_CODES.has(current.code)) break;
     current = current instanceof Error ? current.cause : undefined;
   }
   return oneLine(parts.join(': ') || 'unknown failure');

@@ -1,6 +1,13 @@
 import { audienceCreateCommand } from './audience-command.js';
 import { broadcastStatusCommand } from './broadcast-command.js';
 import type { Command } from './command.js';
+import {
+  domainAddCommand,
+  domainCheckCommand,
+  domainListCommand,
+  domainRotateCommand,
+  domainVerifyCommand,
+} from './domain-command.js';
 import { inboundCommand } from './inbound-command.js';
 import { projectCreateCommand, projectListCommand } from './project-command.js';
 import { senderAddCommand } from './sender-command.js';
@@ -23,6 +30,11 @@ export const COMMANDS: readonly Command[] = [
   projectCreateCommand,
   projectListCommand,
   senderAddCommand,
+  domainAddCommand,
+  domainListCommand,
+  domainVerifyCommand,
+  domainRotateCommand,
+  domainCheckCommand,
   templateAddCommand,
   audienceCreateCommand,
   broadcastStatusCommand,

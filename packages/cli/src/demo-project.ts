@@ -17,10 +17,17 @@ export interface DemoProject {
   templateRef: string;
 }
 
-const WELCOME_MJML = `<mjml>
+/**
+ * The demo's MJML. System fonts only: MJML's default font (Ubuntu) would make every opened mail load a
+ * stylesheet from Google Fonts, a request to a third party that tells it the mail was opened.
+ */
+const welcomeMjml = (projectId: string) => `<mjml>
   <mj-head>
     <mj-title>Welcome to Mailroom</mj-title>
     <mj-preview>Your first message from Mailroom</mj-preview>
+    <mj-attributes>
+      <mj-all font-family="-apple-system, 'Segoe UI', Helvetica, Arial, sans-serif" />
+    </mj-attributes>
   </mj-head>
   <mj-body background-color="#f4f4f5">
     <mj-section background-color="#ffffff" padding="24px">
@@ -28,7 +35,7 @@ const WELCOME_MJML = `<mjml>
         <mj-text font-size="22px" font-weight="bold">Hello {{ recipient.firstName | default: "there" }},</mj-text>
         <mj-text font-size="16px" line-height="24px">
           This message was rendered from the MJML template "welcome" and delivered by Mailroom.
-          Replace it with your own: mailroom template add --ref welcome --file welcome.mjml.
+          Replace it with your own: ${templateAddHint(projectId)}
         </mj-text>
         <mj-text font-size="13px" color="#71717a">Sent to {{ recipient.address }}</mj-text>
       </mj-column>
@@ -49,9 +56,18 @@ export async function ensureDemoProject(mailroom: Mailroom, store: Store): Promi
     ref: DEMO_TEMPLATE_REF,
     format: 'mjml',
     subject: 'Welcome to Mailroom, {{ recipient.firstName | default: "friend" }}',
-    source: WELCOME_MJML,
+    source: welcomeMjml(project.id),
   });
   return { project, secret, sender: DEMO_SENDER, templateRef: DEMO_TEMPLATE_REF };
+}
+
+/**
+ * The command that replaces the demo template, as printed (in the welcome mail and by `serve`); `database`
+ * is the `--database` flag's value, for a database other than the default.
+ */
+export function templateAddHint(projectId: string, database?: string): string {
+  const flag = database === undefined ? '' : ` --database ${database}`;
+  return `mailroom template add --project ${projectId} --ref ${DEMO_TEMPLATE_REF} --file welcome.mjml${flag}`;
 }
 
 /** A ready `curl` line that sends one message from the demo sender with the welcome template. */

@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import {
   type BouncesOptions,
   createMailroom,
+  type DomainsOptions,
   type GuardedFetcherOptions,
   type Logger,
   type Mailroom,
@@ -239,6 +240,8 @@ export async function openEngine(options: {
   fetch?: GuardedFetcherOptions;
   /** The webhook sender (`--no-webhooks`, `--webhook-retry-schedule`). */
   webhooks?: WebhookOptions;
+  /** Sending domains: DNS servers, the relay, the sending policy, the key sealing secret. */
+  domains?: DomainsOptions;
 }): Promise<OpenedEngine> {
   const store = await openStore(options.database);
   let transport: Transport;
@@ -261,6 +264,7 @@ export async function openEngine(options: {
     ...(options.notifications ? { notifications: options.notifications } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.webhooks ? { webhooks: options.webhooks } : {}),
+    ...(options.domains ? { domains: options.domains } : {}),
   });
   return {
     mailroom,

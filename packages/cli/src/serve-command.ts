@@ -3,7 +3,8 @@ import { parseBoundedInt } from './args.js';
 import { EXIT_OK, UsageError } from './cli-errors.js';
 import { cliLogger, logLevelOf } from './cli-logger.js';
 import type { Command } from './command.js';
-import { demoCurlLine } from './demo-project.js';
+import { demoCurlLine, templateAddHint } from './demo-project.js';
+import { DOMAIN_FLAGS, DOMAIN_FLAGS_HELP, domainsOptionsOf, sesRelayOf } from './domain-flags.js';
 import {
   allowHostsOf,
   DELIVERY_FLAGS,
@@ -43,6 +44,7 @@ export const serveCommand: Command = {
                       [--metrics] [--log-level LEVEL]
                       [--bounce-domain DOMAIN [--inbound-port P] [--inbound-host HOST]
                        [--tls-key FILE --tls-cert FILE]]
+                      [--domain-sending warn|enforce] [--dns-server HOST:PORT]... [--relay-ip IP]...
 
 Serves POST /send/mail and POST /send/mail/broadcast (and /openapi.json, and the
 one-click unsubscribe links of broadcasts at /unsubscribe/TOKEN) and delivers
@@ -59,6 +61,7 @@ ${BOUNCE_FLAGS_HELP}
                      complaints (ARF) and replies mailed to the bounce domain, and refuses
                      every other recipient (needs --bounce-domain; point the domain's MX here)
 ${INBOUND_FLAGS_HELP}
+${DOMAIN_FLAGS_HELP}
   --no-worker        do not deliver in this process (run mailroom worker instead)
   --no-dashboard     do not serve the project dashboard (default: served at /dashboard,
                      signed in with a project secret)
@@ -74,6 +77,7 @@ ${NOTIFICATIONS_HELP}`,
     ...DELIVERY_FLAGS,
     ...BOUNCE_FLAGS,
     ...INBOUND_FLAGS,
+    ...DOMAIN_FLAGS,
     'inbound-port': { type: 'string' },
     port: { type: 'string' },
     host: { type: 'string' },
@@ -114,6 +118,7 @@ ${NOTIFICATIONS_HELP}`,
     const metricsToken = io.env.MAILROOM_METRICS_TOKEN?.trim() || undefined;
     const database = resolveDatabase(args.string('database'), io, this.name);
     const delivery = resolveDelivery(deliveryFlagsOf(args), io, this.name);
+    const domains = domainsOptionsOf(args, io.env, this.name, sesRelayOf(delivery.kind));
     const server = await startServer({
       port,
       host,
@@ -138,9 +143,15 @@ ${NOTIFICATIONS_HELP}`,
       ...(notifications ? { notifications } : {}),
       allowHosts,
       webhooks,
+      domains,
     });
+    const databaseFlag = args.string('database');
     printBanner(io, server, {
       database: database.label,
+      // For the printed commands: the flag as given, except a server URL's password (redacted).
+      ...(databaseFlag
+        ? { databaseFlag: /^\w+:\/\//.test(databaseFlag) ? database.label : databaseFlag }
+        : {}),
       allowHosts,
       delivery,
       worker,
@@ -168,6 +179,8 @@ function printBanner(
     renderThreads: number;
     bounceDomain: string | undefined;
     allowHosts: string[];
+    /** `--database` as the printed commands must repeat it (absent: the default or the environment's). */
+    databaseFlag?: string;
   },
 ): void {
   const { delivery } = setup;
@@ -214,6 +227,9 @@ function printBanner(
       ? `The message lands in ${delivery.dir} as an .eml file.`
       : `The message is delivered through ${describeDelivery(delivery)}.`,
   );
+  println(out);
+  println(out, 'Use your own template (from this directory):');
+  println(out, `  ${templateAddHint(demo.project.id, setup.databaseFlag)}`);
 }
 
 function hostForUrl(address: string): string {

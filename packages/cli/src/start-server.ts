@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type {
   BouncesOptions,
+  DomainsOptions,
   Logger,
   Mailroom,
   NotificationOptions,
@@ -56,6 +57,8 @@ export interface ServerOptions {
   allowHosts?: string[];
   /** The webhook sender, run with the worker unless `send` is false. */
   webhooks?: WebhookOptions;
+  /** Sending domains: DNS servers, the relay, the sending policy (`--domain-sending`). */
+  domains?: DomainsOptions;
 }
 
 /** A running server. */
@@ -99,6 +102,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     ...(options.workerOptions ? { worker: options.workerOptions } : {}),
     ...(options.allowHosts?.length ? { fetch: { allowHosts: options.allowHosts } } : {}),
     ...(options.webhooks ? { webhooks: options.webhooks } : {}),
+    ...(options.domains ? { domains: options.domains } : {}),
     unsubscribe: {
       baseUrl: publicUrl,
       ...(options.unsubscribeSecret ? { secret: options.unsubscribeSecret } : {}),

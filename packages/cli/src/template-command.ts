@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
 import type { TemplateFormat } from '@mailroom/core';
-import { MailroomError } from '@mailroom/core';
+import { assertLiquidSyntax, MailroomError } from '@mailroom/core';
 import { requireProject, withAdminSession } from './admin-session.js';
 import { DATABASE_FLAG, JSON_FLAG } from './args.js';
 import { EXIT_OK, UsageError } from './cli-errors.js';
@@ -47,8 +47,11 @@ Options:
   async run(args, io) {
     const projectId = args.required('project');
     const ref = args.required('ref');
-    const file = resolve(io.cwd, args.required('file'));
+    const given = args.required('file');
+    const file = resolve(io.cwd, given);
     const subject = args.string('subject');
+    // Errors name the flag and the file as the user wrote them.
+    if (subject !== undefined) assertLiquidSyntax(subject, '--subject');
     const format = FORMATS[extname(file).toLowerCase()];
     if (!format) {
       throw new UsageError(`cannot tell the format of ${file}: use a .mjml, .html or .txt file`, this.name);
@@ -62,6 +65,7 @@ Options:
         ref,
         format,
         source,
+        sourceName: given,
         ...(subject === undefined ? {} : { subject }),
       });
     });

@@ -75,6 +75,15 @@ Options:
     println(io.stdout, `Added webhook ${added.endpoint.id} -> ${added.endpoint.url}`);
     println(io.stdout, `Events: ${added.endpoint.events?.join(', ') ?? 'all'}`);
     println(io.stdout, `Signing secret (shown once, keep it): ${added.secret}`);
+    const allowHosts = allowHostsOf(args, io.env, args.command);
+    if (allowHosts.length > 0) {
+      // The check here was this process's; the events go out from serve or worker, which check again.
+      const flags = allowHosts.map((host) => `--allow-host ${host}`).join(' ');
+      println(
+        io.stdout,
+        `The process that sends the events must allow it too: mailroom serve ${flags} (or mailroom worker ${flags}, or MAILROOM_ALLOW_HOSTS).`,
+      );
+    }
     return EXIT_OK;
   },
 };

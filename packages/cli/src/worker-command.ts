@@ -2,6 +2,7 @@ import { resolveRenderThreads, WORKER_DEFAULTS } from '@mailroom/core';
 import { EXIT_OK, UsageError } from './cli-errors.js';
 import { cliLogger, logLevelOf } from './cli-logger.js';
 import type { Command } from './command.js';
+import { DOMAIN_FLAGS, DOMAIN_FLAGS_HELP, domainsOptionsOf, sesRelayOf } from './domain-flags.js';
 import {
   allowHostsOf,
   DELIVERY_FLAGS,
@@ -25,6 +26,7 @@ export const workerCommand: Command = {
   summary: 'Run a delivery worker only (run several for scale)',
   help: `Usage: mailroom worker [--database URL|FILE] [--smtp URL | --ses-region REGION | --outbox DIR] [--concurrency N] [--render-threads N] [--rate N]
                        [--public-url URL] [--allow-host HOST:PORT]... [--bounce-domain DOMAIN]
+                       [--domain-sending warn|enforce] [--dns-server HOST:PORT]... [--relay-ip IP]...
 
 Claims due deliveries from the database, renders and sends them. Several workers
 may run against one PostgreSQL or MySQL database (and one SQLite file on one
@@ -34,9 +36,10 @@ finishes the sends in flight and exits.
 Options:
 ${DELIVERY_FLAGS_HELP}
 ${BOUNCE_FLAGS_HELP}
+${DOMAIN_FLAGS_HELP}
   --log-level LEVEL  debug, info, warn, error or silent (default: MAILROOM_LOG_LEVEL, else
                      info); JSON lines on stderr`,
-  flags: { ...DELIVERY_FLAGS, ...BOUNCE_FLAGS, 'log-level': { type: 'string' } },
+  flags: { ...DELIVERY_FLAGS, ...BOUNCE_FLAGS, ...DOMAIN_FLAGS, 'log-level': { type: 'string' } },
   positionals: { min: 0, max: 0, names: '' },
   async run(args, io) {
     const workerOptions = workerOptionsOf(args);
@@ -55,6 +58,7 @@ ${BOUNCE_FLAGS_HELP}
     const webhooks = webhookOptionsOf(args, this.name);
     const database = resolveDatabase(args.string('database'), io, this.name);
     const delivery = resolveDelivery(deliveryFlagsOf(args), io, this.name);
+    const domains = domainsOptionsOf(args, io.env, this.name, sesRelayOf(delivery.kind));
     const { mailroom } = await openEngine({
       database,
       delivery,
@@ -72,6 +76,7 @@ ${BOUNCE_FLAGS_HELP}
         ? { tracking: { baseUrl: publicUrl, ...tracking } }
         : {}),
       ...(bounces ? { bounces } : {}),
+      domains,
     });
     mailroom.worker.start();
     const where = describeDelivery(delivery);

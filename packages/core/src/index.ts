@@ -6,6 +6,26 @@ export * from './base/errors.js';
 export { silentLogger } from './base/logger.js';
 export { generateSecret, hashSecret } from './base/secrets.js';
 export { resolveRenderThreads, WORKER_DEFAULTS } from './delivery/worker-options.js';
+// Sender domains: the CI preflight (`checkDomain`) and the parts an application may want on its own.
+export type { DkimExpectation } from './domains/check-dkim.js';
+export { type DkimAlgorithm, type DkimKeyPair, generateDkimKey } from './domains/dkim-key.js';
+export { createDnsResolver, type DnsResolver, type DnsResolverOptions } from './domains/dns-lookup.js';
+export {
+  checkDomain,
+  type DomainCheck,
+  type DomainCheckOptions,
+  type DomainCheckState,
+} from './domains/domain-check.js';
+export type { DomainFinding, FindingKind, FindingState } from './domains/domain-finding.js';
+export { normalizeDomain } from './domains/domain-name.js';
+export {
+  type DnsRecordToPublish,
+  type DomainRecordKind,
+  type DomainRecordsInput,
+  domainRecords,
+  type ReturnPathPlan,
+  type SpfRelay,
+} from './domains/domain-records.js';
 export { createMailroom } from './engine/create-mailroom.js';
 export type * from './engine/mailroom-types.js';
 export * from './fetch/index.js';

@@ -264,9 +264,12 @@ describe('JSON Schema', () => {
   it('describes the accepted wire shapes', () => {
     const send = z.toJSONSchema(sendRequestSchema, { io: 'input' }) as {
       required?: string[];
-      properties: Record<string, { anyOf?: Array<{ type?: unknown }> }>;
+      properties: Record<string, { anyOf?: Array<{ type?: unknown }>; description?: string }>;
     };
-    expect(send.required).toEqual(expect.arrayContaining(['subject', 'sender', 'recipients']));
+    expect(send.required).toEqual(expect.arrayContaining(['sender', 'recipients']));
+    // Required unless a template gives the default: a rule JSON Schema cannot say, so its description does.
+    expect(send.required).not.toContain('subject');
+    expect(send.properties.subject?.description).toMatch(/Required with message.*default subject/);
     expect(send.properties.sender?.anyOf?.map((branch) => branch.type)).toEqual(['string', 'object']);
     expect(send.properties.recipients?.anyOf?.map((branch) => branch.type)).toEqual([
       'string',

@@ -98,6 +98,17 @@ export function eventSchemas(): JsonObject {
               description: '`contact.unsubscribed`: the broadcast of the link.',
             },
             counts: { type: 'object', additionalProperties: { type: 'integer' } },
+            domain: {
+              type: 'object',
+              description: '`domain.verified` / `domain.failed`: the domain and the findings of the check.',
+              required: ['name', 'state', 'previous_state', 'findings'],
+              properties: {
+                name: { type: 'string' },
+                state: { enum: ['pending', 'verified', 'failed'] },
+                previous_state: { enum: ['pending', 'verified', 'failed'] },
+                findings: { type: 'array', items: ref('DomainFinding') },
+              },
+            },
             test: { type: 'boolean', description: 'A test event.' },
           },
         },

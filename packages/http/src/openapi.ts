@@ -6,6 +6,7 @@ import {
   type MailingStatus,
   sendRequestSchema,
 } from '@mailroom/core';
+import { domainPaths, domainSchemas } from './openapi-domains.js';
 import { eventPaths, eventSchemas } from './openapi-events.js';
 
 /** A JSON object of the generated document. */
@@ -37,7 +38,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
   addSchema(schemas, 'SendRequest', sendRequestSchema);
   addSchema(schemas, 'BroadcastRequest', broadcastRequestSchema);
   addSchema(schemas, 'BatchRequest', batchRequestSchema);
-  Object.assign(schemas, envelopeSchemas(), eventSchemas());
+  Object.assign(schemas, envelopeSchemas(), eventSchemas(), domainSchemas());
 
   const broadcastOperation = (operationId: string, deprecated: boolean): JsonObject => ({
     operationId,
@@ -73,6 +74,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
     security: [{ bearerAuth: [] }],
     paths: {
       ...eventPaths(responses),
+      ...domainPaths(responses),
       '/send/mail': {
         post: {
           operationId: 'sendMail',

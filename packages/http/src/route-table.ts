@@ -1,5 +1,6 @@
 import type { AuthContext, Mailroom, RequestOptions } from '@mailroom/core';
 import { isMailroomError, MailroomError } from '@mailroom/core';
+import { DOMAIN_ROUTES } from './domain-routes.js';
 import { EVENT_ROUTES, type ProjectCall } from './event-routes.js';
 import { malformedJson, payloadTooLarge, unsupportedMediaType } from './http-errors.js';
 import { buildOpenApiDocument } from './openapi.js';
@@ -63,7 +64,7 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     return { auth, payload: parseJson(req.body) };
   };
 
-  /** An event or webhook route: the project's secret; the body is read only by the routes that take one. */
+  /** An event, webhook or domain route: the project's secret; the body is read only by the routes that take one. */
   const projectRoute =
     (serve: (call: ProjectCall) => Promise<NeutralResponse>): RouteHandler =>
     async (req, requestId, route) => {
@@ -171,6 +172,11 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     webhooks: projectRoute(EVENT_ROUTES.webhooks),
     webhook: projectRoute(EVENT_ROUTES.webhook),
     'webhook-rotate': projectRoute(EVENT_ROUTES['webhook-rotate']),
+
+    domains: projectRoute(DOMAIN_ROUTES.domains),
+    domain: projectRoute(DOMAIN_ROUTES.domain),
+    'domain-verify': projectRoute(DOMAIN_ROUTES['domain-verify']),
+    'domain-rotate': projectRoute(DOMAIN_ROUTES['domain-rotate']),
 
     'track-click': (req, requestId, route) =>
       trackClickResponse(mailroom, req, requestId, route.params?.token ?? ''),

@@ -13,7 +13,11 @@ export type RouteName =
   | 'webhook'
   | 'webhook-rotate'
   | 'track-click'
-  | 'track-open';
+  | 'track-open'
+  | 'domains'
+  | 'domain'
+  | 'domain-verify'
+  | 'domain-rotate';
 
 /** A matched route and the methods it takes. */
 export interface MatchedRoute {
@@ -21,7 +25,7 @@ export interface MatchedRoute {
   allow: readonly string[];
   /**
    * The path's parameters: `token` of `unsubscribe` and tracking, `ref` of `cancel` and `reschedule`, `id` of
-   * a webhook endpoint.
+   * a webhook endpoint, `name` of a sending domain.
    */
   params?: Readonly<Record<string, string>>;
 }
@@ -33,6 +37,7 @@ const UNSUBSCRIBE_METHODS = ['GET', 'HEAD', 'POST'] as const;
 
 const UNSUBSCRIBE_PATH = /^\/unsubscribe\/([^/]+)$/;
 const WEBHOOK_PATH = /^\/webhooks\/([^/]+)(\/rotate-secret)?$/;
+const DOMAIN_PATH = /^\/domains\/([^/]+)(?:\/(verify|rotate-dkim))?$/;
 // Open and click tracking: tokens are URL-safe as made, so they are taken undecoded.
 const TRACK_CLICK_PATH = /^\/t\/c\/([A-Za-z0-9._~-]+)$/;
 const TRACK_OPEN_PATH = /^\/t\/o\/([A-Za-z0-9._~-]+)\.gif$/;
@@ -51,6 +56,7 @@ const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>(
   ['/inbound/mailgun', { name: 'inbound-mailgun', allow: POST_ONLY }],
   ['/events', { name: 'events', allow: READ_ONLY }],
   ['/webhooks', { name: 'webhooks', allow: ['GET', 'HEAD', 'POST'] }],
+  ['/domains', { name: 'domains', allow: ['GET', 'HEAD', 'POST'] }],
 ]);
 
 /** The route at `path`, or `undefined`; `/openapi.json` exists only when the document is served. */
@@ -71,6 +77,15 @@ export function matchRoute(path: string, openapi: boolean): MatchedRoute | undef
     return webhook[2]
       ? { name: 'webhook-rotate', allow: POST_ONLY, params: { id } }
       : { name: 'webhook', allow: ['PATCH', 'DELETE'], params: { id } };
+  }
+  const domain = DOMAIN_PATH.exec(path);
+  if (domain) {
+    // The name is checked (and normalised) by the engine, which refuses a malformed one with 400.
+    const name = decode(domain[1] as string);
+    if (name === undefined) return undefined;
+    if (domain[2] === 'verify') return { name: 'domain-verify', allow: POST_ONLY, params: { name } };
+    if (domain[2] === 'rotate-dkim') return { name: 'domain-rotate', allow: POST_ONLY, params: { name } };
+    return { name: 'domain', allow: ['GET', 'HEAD', 'DELETE'], params: { name } };
   }
   const click = TRACK_CLICK_PATH.exec(path);
   if (click) return { name: 'track-click', allow: READ_ONLY, params: { token: click[1] as string } };

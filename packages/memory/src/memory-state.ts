@@ -2,6 +2,7 @@ import type {
   AudienceGroupRecord,
   BatchRecord,
   DeliveryRecord,
+  DomainRecord,
   IdempotencyRecord,
   InboundSignalRecord,
   MailingRecord,
@@ -51,6 +52,10 @@ export interface State {
   softBounces: Map<string, number>;
   /** Events and the webhook queue (roles/event-store.ts). */
   outbox: EventState;
+  /** Sending domains by id, with their keys. */
+  domains: Map<string, DomainRecord>;
+  /** key(projectId, domain) -> domain id. */
+  domainIdByName: Map<string, string>;
   /** Tracking (roles/tracking-store.ts): link maps by mailing, opens by delivery and class, clicks. */
   tracking: {
     linkMaps: Map<string, string[]>;
@@ -83,6 +88,8 @@ export function emptyState(): State {
     inboundSignals: new Map(),
     softBounces: new Map(),
     outbox: emptyEventState(),
+    domains: new Map(),
+    domainIdByName: new Map(),
     tracking: { linkMaps: new Map(), opens: new Map(), clicks: [] },
   };
 }
@@ -105,6 +112,14 @@ export function byCreatedAt<T extends { createdAt: Date; id: string }>(a: T, b: 
 /** A unique key exists: `CONFLICT`. */
 export function conflict(message: string): MailroomError {
   return new MailroomError('CONFLICT', message, { source: DRIVER_NAME });
+}
+
+/**
+ * A record the caller named exists: `CONFLICT` in the words of the admin API, without the driver's
+ * prefix (the same message as the SQL store's).
+ */
+export function exists(what: string, projectId: string): MailroomError {
+  return new MailroomError('CONFLICT', `${what} already exists in project ${projectId}`);
 }
 
 /** A failure of the store itself (`STORE_FAILED`), or a caller's bug (`INTERNAL`). */

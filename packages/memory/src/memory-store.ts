@@ -4,6 +4,7 @@ import { DRIVER_NAME, emptyState, fail } from './memory-state.js';
 import { memoryAccountStore } from './roles/account-store.js';
 import { memoryAudienceStore } from './roles/audience-store.js';
 import { memoryDeliveryQueue } from './roles/delivery-queue.js';
+import { memoryDomainStore } from './roles/domain-store.js';
 import { memoryEventStore } from './roles/event-store.js';
 import { memoryIdempotencyStore } from './roles/idempotency-store.js';
 import { memoryInboundSignalStore } from './roles/inbound-signal-store.js';
@@ -54,5 +55,6 @@ export function memoryStore(): Store {
     ...memoryInboundSignalStore(db),
     ...memoryEventStore(() => db().outbox),
     ...memoryTrackingStore(db),
+    ...memoryDomainStore(db),
   };
 }

@@ -1,8 +1,19 @@
-import { MailroomError, type OutgoingMessage, type SendReceipt } from '@mailroom/core';
+import {
+  isMailroomError,
+  MailroomError,
+  type MailroomInbound,
+  type OutgoingMessage,
+  type SendReceipt,
+} from '@mailroom/core';
 import { type MemoryTransport, memoryTransport } from './memory-transport.js';
 import { buildDeliveryStatusNotification, buildFeedbackReport } from './simulator-reports.js';
 
 const DRIVER_NAME = 'simulator';
+
+/** A report the engine defers (it outran the record of the send) is handed again this often... */
+const DEFERRED_WAIT_MS = 20;
+/** ... this many times at most (5 s). */
+const DEFERRED_TRIES = 250;
 
 /** The domain whose addresses act out outcomes. */
 export const SIMULATOR_DOMAIN = 'simulator.mailroom.test';
@@ -20,9 +31,10 @@ export interface SimulatorEnvelope {
 
 /**
  * Receives a message mailed back to the sender (a DSN or an ARF report): its MIME bytes and its envelope,
- * the two things an inbound SMTP listener hands on.
+ * the two things an inbound SMTP listener hands on. What it returns is kept when it is an inbound receipt
+ * (`mailroom.inbound.receive`'s): an `ignored` one makes the report `ignored`, with the reason.
  */
-export type InboundHook = (raw: Uint8Array, envelope: SimulatorEnvelope) => void | Promise<void>;
+export type InboundHook = (raw: Uint8Array, envelope: SimulatorEnvelope) => unknown;
 
 /** Options of {@link simulatorTransport}. */
 export interface SimulatorTransportOptions {
@@ -63,16 +75,32 @@ export interface SimulatorReport {
   raw: Uint8Array;
   /** Its envelope. */
   envelope: SimulatorEnvelope;
-  /** Whether `onInbound` took it: `pending` until it is due, `skipped` without a hook. */
-  state: 'pending' | 'delivered' | 'failed' | 'skipped';
+  /**
+   * Whether `onInbound` took it: `pending` until it is due, `skipped` without a hook, `ignored` when the
+   * hook answered with an ignored receipt (see `reason`).
+   */
+  state: 'pending' | 'delivered' | 'ignored' | 'failed' | 'skipped';
   /** What `onInbound` threw, when it failed. */
   error?: unknown;
+  /** Why the engine ignored it, when it did (`the engine has no bounce domain ...`). */
+  reason?: string;
 }
 
 /** The transport {@link simulatorTransport} returns. */
 export interface SimulatorTransport extends MemoryTransport {
   /** Where DSNs and complaints go (see {@link SimulatorTransportOptions.onInbound}); assignable. */
   onInbound: InboundHook | undefined;
+  /**
+   * Sends the DSNs and complaints to `mailroom.inbound.receive`, the path the inbound SMTP listener feeds,
+   * and sends a report again (every 20 ms, for up to 5 s) while the engine defers it because it outran
+   * the record of the send, as an MTA would. The engine needs a bounce domain (any: nothing is mailed
+   * there), since reports are matched by the VERP return path it puts on each message.
+   * @throws MailroomError `VALIDATION_FAILED` when the engine has no bounce domain.
+   * @example
+   * const mailroom = createMailroom({ store, transport, bounces: { domain: 'bounces.example.test' } });
+   * transport.connect(mailroom);
+   */
+  connect(mailroom: { readonly inbound: Pick<MailroomInbound, 'enabled' | 'receive'> }): void;
   /** Every report generated so far, in order. */
   readonly reports: SimulatorReport[];
   /** Resolves once every report generated so far was handed to `onInbound` (or skipped). */
@@ -87,7 +115,7 @@ export interface SimulatorTransport extends MemoryTransport {
  *
  * | address | outcome |
  * |---|---|
- * | `bounce@` | refused at once: `550 5.1.1` to `RCPT TO` (a hard bounce; the engine suppresses the address) |
+ * | `bounce@` | refused at once: `550 5.1.1` to `RCPT TO` (a hard bounce: the delivery ends `bounced`, the address is suppressed) |
  * | `soft@` | `451 4.3.0` twice for a message, then accepted (the worker's retries) |
  * | `async-bounce@` | accepted, then a DSN (RFC 3464, `5.1.1`) is mailed back to `onInbound` |
  * | `complaint@` | accepted, then an ARF complaint (RFC 5965) is mailed back to `onInbound` |
@@ -100,8 +128,8 @@ export interface SimulatorTransport extends MemoryTransport {
  * @example
  * ```ts
  * const transport = simulatorTransport();
- * const mailroom = createMailroom({ store: memoryStore(), transport });
- * transport.onInbound = (raw, envelope) => mailroom.inbound.receive(raw, envelope); // the engine's inbound path
+ * const mailroom = createMailroom({ store: memoryStore(), transport, bounces: { domain: 'bounces.example.test' } });
+ * transport.connect(mailroom); // reports go to the engine's inbound path
  * ```
  */
 export function simulatorTransport(options: SimulatorTransportOptions = {}): SimulatorTransport {
@@ -121,8 +149,13 @@ export function simulatorTransport(options: SimulatorTransportOptions = {}): Sim
         return;
       }
       try {
-        await hook(report.raw, report.envelope);
-        report.state = 'delivered';
+        const answer = await hook(report.raw, report.envelope);
+        const ignored = ignoredReason(answer);
+        if (ignored === undefined) report.state = 'delivered';
+        else {
+          report.state = 'ignored';
+          report.reason = ignored;
+        }
       } catch (error) {
         report.state = 'failed';
         report.error = error;
@@ -173,11 +206,39 @@ export function simulatorTransport(options: SimulatorTransportOptions = {}): Sim
     async settled() {
       while (inFlight.size > 0) await Promise.all([...inFlight]);
     },
+    connect(mailroom) {
+      if (!mailroom.inbound.enabled) {
+        throw new MailroomError(
+          'VALIDATION_FAILED',
+          "simulatorTransport.connect: the engine has no bounce domain, so it would ignore the simulator's " +
+            "DSNs and complaints: create it with createMailroom({ bounces: { domain: 'bounces.example.test' } }) " +
+            '(any domain: nothing is mailed there)',
+          { source: DRIVER_NAME },
+        );
+      }
+      transport.onInbound = async (raw, envelope) => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await mailroom.inbound.receive(raw, envelope);
+          } catch (error) {
+            if (!isMailroomError(error, 'INBOUND_DEFERRED') || attempt >= DEFERRED_TRIES) throw error;
+            await new Promise((resolve) => setTimeout(resolve, DEFERRED_WAIT_MS));
+          }
+        }
+      };
+    },
     async close() {
       await transport.settled();
     },
   };
   return transport;
+}
+
+/** The reason of an ignored inbound receipt (`{ outcome: 'ignored', reason }`), if `answer` is one. */
+function ignoredReason(answer: unknown): string | undefined {
+  if (typeof answer !== 'object' || answer === null) return undefined;
+  const { outcome, reason } = answer as { outcome?: unknown; reason?: unknown };
+  return outcome === 'ignored' ? String(reason ?? 'ignored') : undefined;
 }
 
 /**

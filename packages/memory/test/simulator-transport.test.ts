@@ -194,14 +194,15 @@ describe('simulatorTransport: the outcomes', () => {
 });
 
 describe('simulatorTransport through the engine (the README example)', () => {
-  it('bounces, retries, and mails DSNs and complaints back', async () => {
-    const inbound: Uint8Array[] = [];
-    const transport = simulatorTransport({ onInbound: (raw) => void inbound.push(raw), reportDelayMs: 10 });
+  it('bounces, retries, and mails DSNs and complaints back to the engine', async () => {
+    const transport = simulatorTransport({ reportDelayMs: 10 });
     const mailroom = createMailroom({
       store: memoryStore(),
       transport,
+      bounces: { domain: 'bounces.acme.test' }, // any domain: the simulator's reports carry its VERP tokens
       worker: { retryBaseMs: 10, retryMaxMs: 20 },
     });
+    transport.connect(mailroom); // DSNs and complaints go to mailroom.inbound.receive
     const { secret, project } = await mailroom.admin.createProject({ name: 'Acme' });
     await mailroom.admin.addSender(project.id, { address: 'news@acme.test' });
     const { ref } = await mailroom.broadcast(secret, {
@@ -210,24 +211,45 @@ describe('simulatorTransport through the engine (the README example)', () => {
       message: 'Hello',
       recipients: [at('bounce'), at('soft'), at('async-bounce'), at('complaint'), 'ann@example.org'],
     });
-    for (let i = 0; i < 50 && (await mailroom.getMailing(secret, ref)).status !== 'completed'; i++) {
-      await mailroom.worker.drain();
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    const byAddress = new Map((await mailroom.listDeliveries(secret, ref)).map((d) => [d.address, d]));
-    expect(byAddress.get(at('bounce'))).toMatchObject({ status: 'failed', attempts: 1 });
-    expect(byAddress.get(at('soft'))).toMatchObject({ status: 'sent', attempts: 3 });
-    expect(byAddress.get(at('async-bounce'))?.status).toBe('sent');
-    expect(byAddress.get(at('complaint'))?.status).toBe('sent');
+    await mailroom.worker.drain();
     await transport.settled();
-    const reports = await Promise.all(inbound.map((raw) => simpleParser(Buffer.from(raw))));
-    expect(
-      reports
-        .map(
-          (r) => (r.headers.get('content-type') as { params: Record<string, string> }).params['report-type'],
-        )
-        .sort(),
-    ).toEqual(['delivery-status', 'feedback-report']);
+    const byAddress = new Map((await mailroom.listDeliveries(secret, ref)).map((d) => [d.address, d]));
+    // A refusal at once ends as a DSN does: bounced (and suppressed).
+    expect(byAddress.get(at('bounce'))).toMatchObject({ status: 'bounced', attempts: 1 });
+    expect(byAddress.get(at('soft'))).toMatchObject({ status: 'sent', attempts: 3 });
+    expect(byAddress.get(at('async-bounce'))?.status).toBe('bounced');
+    expect(byAddress.get(at('complaint'))?.status).toBe('complained');
+    expect(byAddress.get('ann@example.org')?.status).toBe('sent');
+    expect(transport.reports.map((r) => [r.kind, r.state])).toEqual([
+      ['dsn', 'delivered'],
+      ['arf', 'delivered'],
+    ]);
+    await mailroom.close();
+  });
+
+  it('connect refuses an engine without a bounce domain, naming the option', async () => {
+    const transport = simulatorTransport();
+    const mailroom = createMailroom({ store: memoryStore(), transport });
+    expect(() => transport.connect(mailroom)).toThrow(/createMailroom\(\{ bounces: \{ domain: /);
+    await mailroom.close();
+  });
+
+  it('a hook wired by hand to an engine without a bounce domain records why the report was ignored', async () => {
+    const transport = simulatorTransport({ reportDelayMs: 1 });
+    const mailroom = createMailroom({ store: memoryStore(), transport });
+    transport.onInbound = (raw, envelope) => mailroom.inbound.receive(raw, envelope);
+    const { secret, project } = await mailroom.admin.createProject({ name: 'Acme' });
+    await mailroom.admin.addSender(project.id, { address: 'news@acme.test' });
+    await mailroom.send(secret, {
+      sender: 'news@acme.test',
+      subject: 'S',
+      message: 'm',
+      recipients: at('async-bounce'),
+    });
+    await mailroom.worker.drain();
+    await transport.settled();
+    expect(transport.reports[0]).toMatchObject({ state: 'ignored' });
+    expect(String(transport.reports[0]?.reason)).toContain('bounces: { domain');
     await mailroom.close();
   });
 });

@@ -26,6 +26,24 @@ export function sqliteModulePath(): string {
   return load.resolve('better-sqlite3');
 }
 
+/**
+ * What opening a SQLite file failed of: better-sqlite3 installed without its native module says only
+ * "Could not locate the bindings file". Its install script builds that module, and pnpm (and npm with
+ * `allowScripts`) skip install scripts that were not allowed, so the error names the setting.
+ */
+export function sqliteOpenError(error: unknown): unknown {
+  if (!(error instanceof Error) || !error.message.includes('Could not locate the bindings file'))
+    return error;
+  return new MailroomError(
+    'INTERNAL',
+    'better-sqlite3 is installed but its native module was not built: its install script did not run. ' +
+      'With pnpm, list it in `pnpm.onlyBuiltDependencies` in package.json (or run `pnpm approve-builds`), ' +
+      'then `pnpm rebuild better-sqlite3`; with npm, `npm install-scripts approve better-sqlite3`, then ' +
+      '`npm rebuild better-sqlite3`',
+    { source: 'sql', cause: error },
+  );
+}
+
 function loadDriver<T>(name: string, dialect: string): T {
   try {
     return load(name) as T;

@@ -2,7 +2,7 @@ import type { Kysely, Migration } from 'kysely';
 import type { ColumnTypes } from './column-types.js';
 
 /**
- * 007: webhook endpoints get a circuit (`WebhookEndpointRecord.circuitOpenUntil`, epoch milliseconds,
+ * 008: webhook endpoints get a circuit (`WebhookEndpointRecord.circuitOpenUntil`, epoch milliseconds,
  * null while closed). Endpoints written before have it closed.
  */
 export function webhookCircuit(t: ColumnTypes): Migration {

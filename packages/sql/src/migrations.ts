@@ -2,6 +2,7 @@ import type { Kysely, Migration, MigrationProvider } from 'kysely';
 import { Migrator, sql } from 'kysely';
 import { columnTypes, tableOptions } from './column-types.js';
 import type { Db } from './connect.js';
+import { domainsSchema } from './migration-domains.js';
 import { eventsAndWebhooks } from './migration-events.js';
 import { inboundSignalsMigration } from './migration-inbound.js';
 import { trackingSchema } from './migration-tracking.js';
@@ -317,7 +318,8 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '004_inbound_signals': inboundSignalsMigration(kind, columnTypes(kind), tableOptions),
     '005_tracking': trackingSchema(kind, columnTypes(kind), tableOptions),
     '006_webhook_priority': webhookPriority(kind, columnTypes(kind)),
-    '007_webhook_circuit': webhookCircuit(columnTypes(kind)),
+    '007_domains': domainsSchema(kind, columnTypes(kind), tableOptions),
+    '008_webhook_circuit': webhookCircuit(columnTypes(kind)),
   };
 }
 

@@ -8,6 +8,22 @@ import type { SqlRunner } from './sql-runner.js';
 /** Keys per `IN (...)` list. */
 export const IN_LIST_SIZE = 500;
 
+/** How {@link SqlContext.guard} runs one operation. */
+export interface GuardOptions {
+  /**
+   * Retry the operation from the start when it failed for contention alone. `false` for operations whose
+   * parts commit on their own (a retry would report a part written by the first attempt as not written).
+   * @default true
+   */
+  retry?: boolean;
+  /**
+   * The record a unique violation means already exists, in words (`audience group vip`, with the
+   * project), so that the `CONFLICT` names it rather than a table and its columns.
+   * @example { exists: { what: `sender ${sender.address}`, projectId: sender.projectId } }
+   */
+  exists?: { what: string; projectId: string };
+}
+
 /**
  * What every role of the SQL store shares: the database, the runner and codec of its dialect, the
  * bulk writes and claims built on them, the guard every operation runs in, and a
@@ -32,9 +48,10 @@ export interface SqlContext {
   /**
    * Runs one operation: refused once the store is closed, retried when it failed for contention alone,
    * and with any error turned into the store's `MailroomError`. `retry: false` for operations whose parts
-   * commit on their own.
+   * commit on their own; `exists` names the record a unique violation means exists (see
+   * {@link GuardOptions}).
    */
-  readonly guard: <T>(operation: string, fn: () => Promise<T>, retry?: boolean) => Promise<T>;
+  readonly guard: <T>(operation: string, fn: () => Promise<T>, options?: GuardOptions) => Promise<T>;
   /** The rows of a query, on `db` or `on`. */
   readonly all: (text: string, params?: unknown[], on?: Db) => Promise<Row[]>;
   /** The first row of a query, on `db` or `on`. */

@@ -36,11 +36,23 @@ export function isTransient(error: unknown): boolean {
 
 /**
  * The store's error for `error`: a `MailroomError` passes through, a unique violation becomes
- * `CONFLICT`, anything else `STORE_FAILED` with the driver's error as `cause`.
+ * `CONFLICT`, anything else `STORE_FAILED` with the driver's error as `cause`. A conflict on a record
+ * the caller named (`exists`) says which exists, in the words of the admin API and without the driver's
+ * prefix: it is about the caller's data, and a CLI prints it as it is.
  */
-export function toStoreError(error: unknown, source: string, operation: string): MailroomError {
+export function toStoreError(
+  error: unknown,
+  source: string,
+  operation: string,
+  exists?: { what: string; projectId: string },
+): MailroomError {
   if (error instanceof MailroomError) return error;
   if (isUniqueViolation(error)) {
+    if (exists) {
+      return new MailroomError('CONFLICT', `${exists.what} already exists in project ${exists.projectId}`, {
+        cause: error,
+      });
+    }
     return new MailroomError('CONFLICT', `${operation}: the record already exists`, { cause: error, source });
   }
   const detail = error instanceof Error ? error.message : String(error);

@@ -1,3 +1,4 @@
+import { MailroomError } from '@mailroom/core';
 import type Database from 'better-sqlite3';
 import { CompiledQuery } from 'kysely';
 import type pg from 'pg';
@@ -83,15 +84,25 @@ export interface SqlRunner {
 
 /** What the store can reach beyond Kysely, when it opened the database itself. */
 export interface RunnerAccess {
-  /** The store's Kysely instance: statements on it take Kysely's connection first. */
-  root: Db;
+  /** The store's Kysely instance: statements on it take Kysely's connection first (with `sqliteFile`). */
+  root?: Db;
   /** SQLite: the open file, once Kysely has opened it. */
   sqliteFile?: () => SqliteFile | undefined;
   /** PostgreSQL: mark a text to be executed as a named prepared statement. */
   pgPrepare?: (text: string) => void;
   /** PostgreSQL: the pool, for scripts. */
   pgPool?: pg.Pool;
+  /**
+   * Fail a write statement whose driver reports no count of the rows it changed, instead of reading it
+   * as 0: the store decides by those counts (was the key inserted, how many deliveries were new). Kysely's
+   * own drivers always report it; a handle of the app's may not (see `app-transaction.ts`).
+   */
+  requireAffected?: boolean;
 }
+
+/** A statement whose count of changed rows the store may read. */
+const WRITE = /^\s*(INSERT|UPDATE|DELETE)\b/i;
+const RETURNING = /\bRETURNING\b/i;
 
 /**
  * The runner for `kind`. With `access` to a SQLite file the store opened, statements on a held connection
@@ -155,6 +166,18 @@ export function createSqlRunner(kind: SqlKind, access?: RunnerAccess): SqlRunner
       const sql = kind === 'postgres' ? toPg(text) : text;
       if (prepared) pgPrepare?.(sql);
       const result = await db.executeQuery<R>(CompiledQuery.raw(sql, params));
+      // A write with RETURNING changed the rows it returned (Kysely's SQLite driver counts no others).
+      if (
+        result.numAffectedRows === undefined &&
+        access?.requireAffected &&
+        WRITE.test(text) &&
+        !RETURNING.test(text)
+      ) {
+        throw new MailroomError(
+          'TRANSACTION_REFUSED',
+          'the connection does not report how many rows a statement changed, which the store relies on (a Kysely driver that runs every statement as a query, as over Prisma)',
+        );
+      }
       return { rows: result.rows as R[], affected: Number(result.numAffectedRows ?? 0) };
     },
     transaction: inTransaction,

@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import type { Store } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
+import { STORE_ID_SETTING, sqlAppTransactions } from './app-transaction.js';
 import { createBulkWrites } from './bulk-writes.js';
 import { createCodec } from './codec.js';
 import { connect } from './connect.js';
@@ -9,6 +11,7 @@ import type { SqlStoreOptions } from './options.js';
 import { sqlAccountStore } from './roles/account-store.js';
 import { sqlAudienceStore } from './roles/audience-store.js';
 import { sqlDeliveryQueue } from './roles/delivery-queue.js';
+import { sqlDomainStore } from './roles/domain-store.js';
 import { sqlEventStore } from './roles/event-store.js';
 import { sqlIdempotencyStore } from './roles/idempotency-store.js';
 import { sqlInboundSignalStore } from './roles/inbound-signal-store.js';
@@ -17,7 +20,7 @@ import { sqlRetentionStore } from './roles/retention-store.js';
 import { sqlSourceJobStore } from './roles/source-job-store.js';
 import { sqlTrackingStore } from './roles/tracking-store.js';
 import { createSqlClaims } from './sql-claims.js';
-import { createSqlContext } from './sql-context.js';
+import { createSqlContext, type GuardOptions } from './sql-context.js';
 import { toStoreError } from './sql-errors.js';
 import { createSqlRunner } from './sql-runner.js';
 
@@ -39,20 +42,24 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
   const bulk = createBulkWrites(r, c);
   const claims = createSqlClaims(r, c);
   let migrated: Promise<void> | undefined;
+  let storeId: string | undefined;
   let closed = false;
 
   /**
    * Runs one operation: refused once closed, retried when it failed for contention alone, and with any
-   * error turned into the store's `MailroomError`. `retry: false` for operations whose parts commit on
-   * their own (a retry would report a part written by the first attempt as not written).
+   * error turned into the store's `MailroomError` (see {@link GuardOptions}).
    */
-  const guard = async <T>(operation: string, fn: () => Promise<T>, retry = true): Promise<T> => {
+  const guard = async <T>(
+    operation: string,
+    fn: () => Promise<T>,
+    options: GuardOptions = {},
+  ): Promise<T> => {
     if (closed)
       throw new MailroomError('STORE_FAILED', `${operation}: the store is closed`, { source: name });
     try {
-      return await (retry ? r.retrying(fn) : fn());
+      return await (options.retry === false ? fn() : r.retrying(fn));
     } catch (error) {
-      throw toStoreError(error, name, operation);
+      throw toStoreError(error, name, operation, options.exists);
     }
   };
   /** Rows from which a source page goes to the SQLite writer thread (see `sqliteWriterThreadRows`). */
@@ -62,20 +69,26 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
       : Number.POSITIVE_INFINITY;
 
   const ctx = createSqlContext({ name, kind, db, r, c, bulk, claims, guard });
-  // Each role is in its own file (roles/*.ts); a dialect's statements and speed paths are in dialects/*/.
-  return {
-    name,
-    capabilities: { multiProcess: true },
-
-    init() {
-      return guard('init', async () => {
-        migrated ??= runMigrations(db, kind).catch((error: unknown) => {
+  const accounts = sqlAccountStore(ctx);
+  const init = () =>
+    guard('init', async () => {
+      migrated ??= runMigrations(db, kind)
+        .then(async () => {
+          // The database's id, for telling whether an app's transaction is on this database.
+          const id = randomBytes(16).toString('hex');
+          storeId = await accounts.ensureSetting(STORE_ID_SETTING, id, new Date());
+        })
+        .catch((error: unknown) => {
           migrated = undefined;
           throw error;
         });
-        await migrated;
-      });
-    },
+      await migrated;
+    });
+  // Each role is in its own file (roles/*.ts); a dialect's statements and speed paths are in dialects/*/.
+  return {
+    name,
+    capabilities: { multiProcess: true, appTransactions: true },
+    init,
 
     async close() {
       if (closed) return;
@@ -83,7 +96,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
       await release();
     },
 
-    ...sqlAccountStore(ctx),
+    ...accounts,
     ...sqlAudienceStore(ctx),
     ...sqlMailingStore(ctx),
     ...sqlDeliveryQueue(ctx),
@@ -93,5 +106,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     ...sqlInboundSignalStore(ctx),
     ...sqlEventStore(ctx),
     ...sqlTrackingStore(ctx),
+    ...sqlDomainStore(ctx),
+    ...sqlAppTransactions({ ctx, closed: () => closed, storeId: () => storeId, init }),
   };
 }

@@ -104,6 +104,52 @@ describe('optional database drivers', () => {
   });
 });
 
+describe('better-sqlite3 installed without its native module', () => {
+  let root: string;
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  // What pnpm leaves when better-sqlite3 is not in `onlyBuiltDependencies`: the package's JavaScript, no
+  // `build/` folder. The real package is copied without that folder, so its own `bindings` lookup fails.
+  it('opening a SQLite store names the package manager setting that lets it build', {
+    timeout: 60_000,
+  }, async () => {
+    root = mkdtempSync(join(tmpdir(), 'mailroom-sql-unbuilt-'));
+    const real = realpathSync(join(SQL, 'node_modules/better-sqlite3'));
+    const copy = join(root, 'sql/node_modules/better-sqlite3');
+    for (const part of ['lib', 'package.json'])
+      cpSync(join(real, part), join(copy, part), { recursive: true });
+    symlinkSync(realpathSync(join(real, '../bindings')), join(root, 'sql/node_modules/bindings'), 'dir');
+    symlinkSync(realpathSync(join(SQL, 'node_modules/kysely')), join(root, 'sql/node_modules/kysely'), 'dir');
+    mkdirSync(join(root, 'sql/node_modules/@mailroom'));
+    symlinkSync(CORE, join(root, 'sql/node_modules/@mailroom/core'), 'dir');
+    cpSync(join(SQL, 'src'), join(root, 'sql/src'), { recursive: true });
+    writeFileSync(join(root, 'sql/package.json'), '{"type":"module"}');
+    writeFileSync(
+      join(root, 'sql/main.mjs'),
+      `import { sqlStore } from './src/index.ts';
+       try {
+         await sqlStore({ url: 'sqlite::memory:' }).init();
+         console.log(JSON.stringify('opened'));
+       } catch (error) {
+         console.log(JSON.stringify({ name: error.name, message: error.message, cause: error.cause?.message }));
+       }`,
+    );
+    const tsx = pathToFileURL(fromSql.resolve('tsx')).href;
+    const { stdout } = await run(
+      process.execPath,
+      ['--conditions=mailroom-source', '--import', tsx, 'main.mjs'],
+      { cwd: join(root, 'sql'), env: withoutNodePath(), timeout: 60_000 },
+    );
+    expect(JSON.parse(stdout)).toEqual({
+      name: 'MailroomError',
+      message: expect.stringMatching(
+        /^\[sql\] better-sqlite3 is installed but its native module was not built.*`pnpm\.onlyBuiltDependencies`.*`pnpm rebuild better-sqlite3`/,
+      ),
+      cause: expect.stringContaining('Could not locate the bindings file'),
+    });
+  });
+});
+
 function withoutNodePath(): NodeJS.ProcessEnv {
   const { NODE_PATH: _, ...env } = process.env;
   return env;

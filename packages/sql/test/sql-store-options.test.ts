@@ -28,14 +28,16 @@ describe('sqlStore options', () => {
     expect(sqlitePathOf('postgres://localhost/db')).toBeUndefined();
   });
 
-  it('names itself after the database and declares multiProcess', async () => {
+  it('names itself after the database and declares multiProcess and appTransactions', async () => {
     const stores = [
       sqlStore({ url: ':memory:' }),
       sqlStore({ url: 'postgres://127.0.0.1:1/none' }),
       sqlStore({ url: 'mariadb://127.0.0.1:1/none' }),
     ];
     expect(stores.map((s) => s.name)).toEqual(['sql:sqlite', 'sql:postgres', 'sql:mysql']);
-    expect(stores[0]?.capabilities).toEqual({ multiProcess: true });
+    for (const store of stores)
+      expect(store.capabilities).toEqual({ multiProcess: true, appTransactions: true });
+    expect(stores.every((s) => typeof s.withTransaction === 'function')).toBe(true);
     await Promise.all(stores.map((s) => s.close()));
   });
 
@@ -90,7 +92,8 @@ describe('sqlStore options', () => {
       { name: '004_inbound_signals' },
       { name: '005_tracking' },
       { name: '006_webhook_priority' },
-      { name: '007_webhook_circuit' },
+      { name: '007_domains' },
+      { name: '008_webhook_circuit' },
     ]);
   });
 

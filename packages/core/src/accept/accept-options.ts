@@ -1,3 +1,4 @@
+import type { AppTransaction } from '../store/app-transaction-store.js';
 import type { MailingStatus } from '../store/records.js';
 
 /** Options of idempotency keys. */
@@ -14,6 +15,23 @@ export interface RequestOptions {
    * call that fails does not use up its key.
    */
   idempotencyKey?: string;
+  /**
+   * The app's own open transaction on the store's database: every row of the request (mailing, batch,
+   * deliveries, profiles, the idempotency key) is written through it, so the message is sent once the app
+   * commits, and never if it rolls back (a rolled-back idempotency key can be used again). For
+   * `@mailroom/sql`: a Kysely `Transaction` on the store's database (on SQLite, of the very Kysely instance
+   * given to `sqlStore({ db })`), or on PostgreSQL a `pg` client inside `BEGIN ... COMMIT`. A store that
+   * cannot write in it (the memory store, another database) refuses with `TRANSACTION_REFUSED` before
+   * writing anything; a failed request leaves the transaction as it was. Initialize the store
+   * (`store.init()`) before the first such call on SQLite.
+   *
+   * @example
+   * await db.transaction().execute(async (tx) => {
+   *   await tx.insertInto('orders').values(order).execute();
+   *   await mailroom.send(secret, receipt, { transaction: tx });
+   * });
+   */
+  transaction?: AppTransaction;
 }
 /** What `send` answers. */
 export interface SendResult {

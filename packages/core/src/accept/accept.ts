@@ -1,8 +1,8 @@
 import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
 import type { AuthContext } from '../engine/auth-context.js';
-import type { BaseContext } from '../engine/base-context.js';
 import { contentFromMessage, contentFromTemplate, prepareContent } from '../render/index.js';
+import { validationError } from '../request/issues.js';
 import type { NormalizedContentRequest, NormalizedRecipient, SourceSpec } from '../request/request-types.js';
 import { probeCsvSource } from '../sources/csv-probe.js';
 import type {
@@ -19,6 +19,7 @@ import type {
   Variables,
 } from '../store/records.js';
 import type { BatchCommitResult, BatchTarget } from '../store/store.js';
+import type { AcceptContext } from './accept-context.js';
 import { fetchUrlAttachments } from './attachments-fetch.js';
 
 /**
@@ -27,7 +28,7 @@ import { fetchUrlAttachments } from './attachments-fetch.js';
  * Liquid (parsed now so a syntax error is a 422 at accept time, not a failure per recipient later).
  */
 export async function resolveContent(
-  ctx: BaseContext,
+  ctx: AcceptContext,
   auth: AuthContext,
   req: NormalizedContentRequest,
 ): Promise<{ sender: SenderRecord; content: ContentSnapshot }> {
@@ -51,12 +52,12 @@ export async function resolveContent(
     variables = req.template.variables;
     templateRef = template.ref;
     templateVersion = template.version;
-    if (!subject && template.subject) subject = template.subject;
+    subject ??= template.subject ?? missingSubject(template.ref);
   } else {
     body = contentFromMessage(req.message ?? '');
   }
   const content: ContentSnapshot = {
-    subject,
+    subject: subject ?? missingSubject(null),
     preheader: req.preheader,
     html: body.html,
     text: body.text,
@@ -71,12 +72,22 @@ export async function resolveContent(
   return { sender, content };
 }
 
+/** A request without `subject` whose template has no default subject either: a 400 saying both ways out. */
+function missingSubject(templateRef: string | null): never {
+  const message =
+    templateRef === null
+      ? 'Required'
+      : `Required: template ${templateRef} has no default subject; give subject in the request, or store one ` +
+        `with the template (mailroom template add --subject, or admin.createTemplate({ subject }))`;
+  throw validationError([{ code: 'custom', path: ['subject'], message }]);
+}
+
 /**
  * Checks the count and the total decoded size of a request's attachments, then fetches those given by
  * URL (once, now) and fills in their bytes, so the request is refused at accept time if a file cannot be
  * had, and workers never fetch.
  */
-async function checkAttachments(ctx: BaseContext, attachments: AttachmentSpec[]): Promise<void> {
+async function checkAttachments(ctx: AcceptContext, attachments: AttachmentSpec[]): Promise<void> {
   const { maxCount, maxTotalBytes } = ctx.limits.attachments;
   if (attachments.length > maxCount) {
     throw new MailroomError('PAYLOAD_TOO_LARGE', `At most ${maxCount} attachments per request`);
@@ -99,15 +110,25 @@ function base64DecodedLength(b64: string): number {
   return Math.floor((b64.length * 3) / 4) - padding;
 }
 
-/** Checks an audience group ref in the project; returns its id. */
+/**
+ * Checks an audience group ref in the project; returns its id. A group is created by the admin (the API
+ * has no route for it), so the 404 says how, with the caller's own project id.
+ */
 export async function resolveGroup(
-  ctx: BaseContext,
+  ctx: AcceptContext,
   auth: AuthContext,
   ref: string | null,
 ): Promise<string | null> {
   if (!ref) return null;
-  const group = await ctx.store.getGroup(auth.project.id, ref);
-  if (!group) throw new MailroomError('NOT_FOUND', `Audience group ${ref} not found`);
+  const projectId = auth.project.id;
+  const group = await ctx.store.getGroup(projectId, ref);
+  if (!group) {
+    throw new MailroomError(
+      'NOT_FOUND',
+      `Audience group ${ref} not found; create it first: mailroom audience create --project ${projectId} ` +
+        `--ref ${ref}, or admin.createAudienceGroup(projectId, { ref: '${ref}' }) when embedded`,
+    );
+  }
   return group.id;
 }
 
@@ -117,7 +138,7 @@ export async function resolveGroup(
  * (probed now, so a host without them is a 422 at accept time, not a failure later).
  */
 export async function resolveSources(
-  ctx: BaseContext,
+  ctx: AcceptContext,
   auth: AuthContext,
   mailingId: string,
   batchId: string,
@@ -269,7 +290,7 @@ export function newDelivery(
 
 /** Commit and, for a mailing with nothing left to do (sandbox, all duplicates), settle it at once. */
 export async function commitAndSettle(
-  ctx: BaseContext,
+  ctx: AcceptContext,
   write: {
     target: BatchTarget;
     batch: BatchRecord;

@@ -14,7 +14,7 @@ import type { AttachmentSpec } from '../store/records.js';
  * @returns the decoded bytes fetched in total.
  */
 export async function fetchUrlAttachments(
-  ctx: BaseContext,
+  ctx: Pick<BaseContext, 'fetcher' | 'limits'>,
   attachments: AttachmentSpec[],
   budget: number,
 ): Promise<number> {
@@ -29,7 +29,11 @@ export async function fetchUrlAttachments(
   return total;
 }
 
-async function fetchOne(ctx: BaseContext, attachment: AttachmentSpec, remaining: number): Promise<Buffer> {
+async function fetchOne(
+  ctx: Pick<BaseContext, 'fetcher' | 'limits'>,
+  attachment: AttachmentSpec,
+  remaining: number,
+): Promise<Buffer> {
   const label = `Attachment ${attachment.filename}`;
   const tooLarge = () =>
     new MailroomError(

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { isMailroomError, MailroomError } from '../base/errors.js';
 import type { AuthContext } from '../engine/auth-context.js';
-import type { BaseContext } from '../engine/base-context.js';
 import type { IdempotencyRecord, Json } from '../store/records.js';
+import type { AcceptContext } from './accept-context.js';
 
 /** Longest accepted idempotency key, in characters. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 256;
@@ -52,11 +52,22 @@ export function requestHash(operation: IdempotentOperation, auth: AuthContext, b
  *
  * A process that dies between its commit and remembering the result leaves the key `running` until it
  * expires: repeats are refused rather than risk sending twice.
+ *
+ * `transactional`: `ctx.store` is bound to the app's transaction, so the key is written, finished or
+ * undone with the request itself (the store's savepoint undoes it when `run` throws; the app's rollback
+ * frees it for good). A key held by another app transaction not yet ended makes the database wait for
+ * that one's end: then it is free again (rolled back) or answers its result (committed).
  */
 export async function runIdempotent<T extends object>(
-  ctx: BaseContext,
+  ctx: AcceptContext,
   auth: AuthContext,
-  input: { key: string; operation: IdempotentOperation; body: unknown; ttlMs: number },
+  input: {
+    key: string;
+    operation: IdempotentOperation;
+    body: unknown;
+    ttlMs: number;
+    transactional?: boolean;
+  },
   run: () => Promise<T>,
 ): Promise<T & { replayed?: boolean }> {
   const projectId = auth.project.id;
@@ -89,6 +100,12 @@ export async function runIdempotent<T extends object>(
       );
     }
     return { ...(existing.response as unknown as T), replayed: true };
+  }
+  if (input.transactional) {
+    // One transaction: the result is recorded with the request, or neither is.
+    const result = await run();
+    await ctx.store.finishIdempotent(projectId, input.key, toJson(result));
+    return result;
   }
   let result: T;
   try {

@@ -61,13 +61,13 @@ export function createAdmin(ctx: BaseContext): MailroomAdmin {
       return sender;
     },
 
-    async createTemplate(projectId, { ref, format, source, subject }) {
+    async createTemplate(projectId, { ref, format, source, subject, sourceName }) {
       await requireProject(projectId);
       if (!REF_PATTERN.test(ref))
         throw invalid(['ref'], 'A ref is 1-128 characters of letters, digits and ._:-');
       if (!FORMATS.includes(format)) throw invalid(['format'], `Format must be one of ${FORMATS.join(', ')}`);
-      const { compiled } = await compileTemplate(format, source);
-      if (subject) assertLiquidSyntax(subject, 'subject');
+      const { compiled } = await compileTemplate(format, source, sourceName ?? `template ${ref}`);
+      if (subject) assertLiquidSyntax(subject, sourceName ? 'subject' : `subject of template ${ref}`);
       const now = clock.now();
       const existing = await store.getTemplate(projectId, ref);
       const template: TemplateRecord = {

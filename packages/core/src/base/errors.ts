@@ -32,6 +32,12 @@ export const ERROR_CODES = {
     retryable: false,
     description: 'The sender address is not an identity of the project.',
   },
+  DOMAIN_NOT_VERIFIED: {
+    status: 403,
+    retryable: false,
+    description:
+      "The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.",
+  },
   FORBIDDEN: {
     status: 403,
     retryable: false,
@@ -111,6 +117,12 @@ export const ERROR_CODES = {
     retryable: true,
     description:
       'A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.',
+  },
+  TRANSACTION_REFUSED: {
+    status: 500,
+    retryable: false,
+    description:
+      "A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.",
   },
   STORE_FAILED: { status: 500, retryable: true, description: 'The store failed.' },
   INTERNAL: { status: 500, retryable: false, description: 'An unexpected fault.' },

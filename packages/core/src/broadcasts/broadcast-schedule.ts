@@ -1,6 +1,7 @@
 import { MailroomError } from '../base/errors.js';
 import type { BaseContext } from '../engine/base-context.js';
 import { DATE_TIME_RULE, parseDateTime } from '../request/dates.js';
+import type { MailingStore } from '../store/mailing-store.js';
 import type { MailingRecord, MailingStatus } from '../store/records.js';
 
 /**
@@ -62,7 +63,10 @@ export async function rescheduleBroadcast(
  * After a later batch of a broadcast that was scheduled when the batch read it: if a reschedule landed in
  * between, the batch's deliveries carry the old time; move them to the broadcast's current one.
  */
-export async function realignScheduledBatch(ctx: BaseContext, read: MailingRecord): Promise<void> {
+export async function realignScheduledBatch(
+  ctx: Pick<BaseContext, 'clock'> & { store: Pick<MailingStore, 'getMailingById' | 'rescheduleMailing'> },
+  read: MailingRecord,
+): Promise<void> {
   const current = await ctx.store.getMailingById(read.id);
   const before = read.options.scheduleFor?.getTime();
   const after = current?.options.scheduleFor;

@@ -66,8 +66,8 @@ export function dkimFor(
   return dkim ? { ...dkim, domain: domainOf(senderAddress) } : undefined;
 }
 
-// Not imported from accept.ts: render threads load this file, and accept.ts pulls in MJML and zod.
-function domainOf(address: string): string {
+/** The domain of an address. Not imported from accept.ts: render threads load this file, and accept.ts pulls in MJML and zod. */
+export function domainOf(address: string): string {
   const at = address.lastIndexOf('@');
   return at >= 0 ? address.slice(at + 1) : 'localhost';
 }

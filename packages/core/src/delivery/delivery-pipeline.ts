@@ -24,6 +24,18 @@ interface PipelineOutcome extends BufferedOutcome {
   latencyMs?: number;
 }
 
+/** Retries a pipeline remembers for `drain` at most (the oldest is forgotten first). */
+const MAX_RETRIES_KEPT = 4096;
+
+/** A delivery this pipeline tried, that failed transiently and waits for its retry. */
+export interface RetryWait {
+  address: string;
+  mailingRef: string;
+  nextAttemptAt: Date;
+  /** The failure's message (the relay's reply, or the connection error). */
+  error: string;
+}
+
 /** The delivery stage of a worker. */
 export interface DeliveryPipeline {
   /**
@@ -34,6 +46,11 @@ export interface DeliveryPipeline {
   deliverBatch(claimed: ClaimedDelivery[]): Promise<void>;
   /** Deliveries handed to `deliverBatch` whose outcome is not durable yet: what a crash could resend. */
   readonly outstanding: number;
+  /**
+   * By delivery id, the deliveries whose last durable outcome here was a retry (`queued` later, with an
+   * error); an entry goes with the next outcome of the delivery here. For `drain`.
+   */
+  readonly retries: Map<string, RetryWait>;
   /**
    * Stop starting sends: deliveries of the batches in flight that are not being sent yet are handed back
    * (`queued`, due now) for any worker to claim. `deliverBatch` then resolves once the sends under way end.
@@ -69,12 +86,26 @@ export function createDeliveryPipeline(
   let pool: RenderPool | undefined;
   let outstanding = 0;
   let halted = false;
+  const retries = new Map<string, RetryWait>();
 
   const buffer = createOutcomeBuffer<PipelineOutcome>(store, logger, {
     maxItems: opts.flushEvery,
     maxDelayMs: opts.flushMs,
     onWritten({ delivery, mailing, outcome, latencyMs }, written) {
-      if (!written || !mailing || !events.has('delivery')) return;
+      if (!written || !mailing) return;
+      if (outcome.status === 'queued' && outcome.lastError) {
+        // Bounded: a retry another worker settles never comes back here to be deleted.
+        if (retries.size >= MAX_RETRIES_KEPT) retries.delete(retries.keys().next().value as string);
+        retries.set(delivery.id, {
+          address: delivery.address,
+          mailingRef: mailing.ref,
+          nextAttemptAt: outcome.nextAttemptAt ?? outcome.now,
+          error: outcome.lastError,
+        });
+      } else {
+        retries.delete(delivery.id);
+      }
+      if (!events.has('delivery')) return;
       events.emit('delivery', {
         projectId: delivery.projectId,
         mailingRef: mailing.ref,
@@ -90,10 +121,10 @@ export function createDeliveryPipeline(
     },
   });
 
-  /** Failed outcomes of a synchronous "no such user" refusal, with the reply: they emit `email.bounced` too. */
+  /** `bounced` outcomes of a synchronous "no such user" refusal, with the reply: they emit `email.bounced`. */
   const refusals = new WeakMap<DeliveryOutcome, string>();
 
-  /** The `email.bounced` event of a synchronous hard refusal (written with the failed outcome). */
+  /** The `email.bounced` event of a synchronous hard refusal (written with its `bounced` outcome). */
   function refusedEvent(
     delivery: ClaimedDelivery,
     mailing: MailingRecord,
@@ -349,8 +380,10 @@ export function createDeliveryPipeline(
         return pausedOutcome(error, gate.resumesInMs, clock.now());
       }
       if (pressure === 'slow-down') result = 'slow-down';
-      const outcome = failureOutcome(delivery, error, opts, since, clock.now());
+      let outcome = failureOutcome(delivery, error, opts, since, clock.now());
       if (isMailroomError(error, 'TRANSPORT_PERMANENT') && isNoSuchUser(error)) {
+        // A hard bounce, told at once instead of by a DSN later: the same status, suppression and event.
+        outcome = { ...outcome, status: 'bounced' };
         await store.addSuppression({
           projectId: delivery.projectId,
           address: delivery.address,
@@ -376,6 +409,7 @@ export function createDeliveryPipeline(
     get outstanding() {
       return outstanding;
     },
+    retries,
     async close() {
       halted = false;
       const closing = pool;

@@ -2,7 +2,7 @@ import type { EngineContext } from '../engine/engine-context.js';
 import type { PreparedContent } from '../render/index.js';
 import type { MailingRecord } from '../store/records.js';
 import { prepareTracked, type TrackingSetup } from '../tracking/tracking-links.js';
-import { decodeAttachments, dkimFor, type MailingParts } from './compose-message.js';
+import { decodeAttachments, dkimFor, domainOf, type MailingParts } from './compose-message.js';
 import { prepareWithDerivedText } from './prepare-derived-text.js';
 
 /** What a worker keeps per mailing: the record, its content parsed once, its per-mailing message parts. */
@@ -48,6 +48,11 @@ export class MailingCache {
     if (!mailing) return undefined;
     const sender = await store.findSender(mailing.projectId, mailing.sender.address);
     const tracking = (await this.ctx.tracking?.setupFor(mailing)) ?? null;
+    // The sender identity's own key wins; else the key of the From domain, once its record was seen. A
+    // mailing keeps the key it was loaded with: a rotation's grace period covers its last messages.
+    const dkim =
+      dkimFor(mailing.sender.address, sender?.dkim) ??
+      (await this.ctx.domains.signingKey(mailing.projectId, domainOf(mailing.sender.address)));
     return {
       mailing,
       // Tracking marks the HTML template once; the text is still derived from the untracked one.
@@ -55,7 +60,7 @@ export class MailingCache {
         // Text derived once per mailing where that is safe: per recipient it costs more than the render.
         prepareWithDerivedText(content, { strictVariables: this.ctx.strictVariables }),
       ),
-      parts: { attachments: decodeAttachments(mailing), dkim: dkimFor(mailing.sender.address, sender?.dkim) },
+      parts: { attachments: decodeAttachments(mailing), dkim },
       tracking,
     };
   }

@@ -1,11 +1,11 @@
 import { MailroomError } from '../base/errors.js';
 import type { EngineContext } from '../engine/engine-context.js';
-import type { MailroomWorker } from '../engine/mailroom-types.js';
+import type { DrainOptions, MailroomWorker } from '../engine/mailroom-types.js';
 import { SOURCE_EXPANDERS } from '../sources/index.js';
 import type { SourcePage } from '../sources/source-expander.js';
 import type { ClaimedDelivery, MailingStatus, SourceJobRecord } from '../store/records.js';
 import type { DeliveryQueue, MailingStore, SourceJobStore } from '../store/store.js';
-import { createDeliveryPipeline } from './delivery-pipeline.js';
+import { createDeliveryPipeline, type RetryWait } from './delivery-pipeline.js';
 import { MailingCache } from './mailing-cache.js';
 import {
   type ResolvedWorkerOptions,
@@ -26,6 +26,25 @@ const PAGES_IN_FLIGHT = 3;
 
 /** How long a worker expands one source job before turning to deliveries (and handing the job back). */
 const SOURCE_SLICE_MS = 250;
+
+/** Default of `DrainOptions.retryWaitMs`: a relay's restart, not its outage. */
+const DEFAULT_RETRY_WAIT_MS = 30_000;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** `drain`'s failure: what waits for a retry, the last error, and what the caller can do. */
+function retriesPending(waiting: readonly RetryWait[]): MailroomError {
+  const first = waiting[0] as RetryWait;
+  const count = waiting.length === 1 ? '1 delivery waits' : `${waiting.length} deliveries wait`;
+  const latest = waiting.reduce((a, b) => (b.nextAttemptAt > a.nextAttemptAt ? b : a));
+  return new MailroomError(
+    'TRANSPORT_TRANSIENT',
+    `drain: ${count} for a retry after a transport failure: ${latest.error} ` +
+      `(${first.address} in ${first.mailingRef}, next attempt at ${first.nextAttemptAt.toISOString()}). ` +
+      'They stay queued and a running worker retries them (worker.start()); check the transport, or give ' +
+      'drain({ retryWaitMs }) more time.',
+  );
+}
 
 /**
  * The delivery loop: expand source jobs a page at a time, claim due deliveries with a lease, deliver
@@ -247,6 +266,20 @@ export function createWorker(
     return sources + (batch?.count ?? 0);
   }
 
+  /**
+   * The retries this worker scheduled that still wait, soonest first. One already due while the store
+   * has nothing due now was settled elsewhere (another worker, a cancel): it is forgotten.
+   */
+  function retriesWaiting(due: Date | undefined, now: Date): RetryWait[] {
+    const nothingDue = !due || due > now;
+    for (const [id, wait] of pipeline.retries) {
+      if (nothingDue && wait.nextAttemptAt <= now) pipeline.retries.delete(id);
+    }
+    return [...pipeline.retries.values()].sort(
+      (a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime(),
+    );
+  }
+
   /** Resolves when delivered outcomes free room for a claim, or after `ms`, or on `stop`. */
   function idle(ms: number, onCapacity: boolean): Promise<void> {
     return new Promise<void>((resolve) => {
@@ -299,18 +332,31 @@ export function createWorker(
       while (batches.size > 0) await Promise.all([...batches]);
       await pipeline.close();
     },
-    async drain() {
+    async drain(options: DrainOptions = {}) {
+      const waitUntil = performance.now() + (options.retryWaitMs ?? DEFAULT_RETRY_WAIT_MS);
+      const leave = options.retries === 'leave';
       let idleRounds = 0;
       for (;;) {
         if ((await runOnce()) > 0) {
           idleRounds = 0;
           continue;
         }
+        const now = clock.now();
         const due = await store.nextDueAt();
         // Due work this worker could not claim (another worker holds it): wait a little, then give up
         // rather than spin; drain means "nothing left for this worker to do now".
-        if (!due || due > clock.now() || ++idleRounds > 50) return;
-        await new Promise((r) => setTimeout(r, 10));
+        if (due && due <= now && ++idleRounds <= 50) {
+          await sleep(10);
+          continue;
+        }
+        if (leave) return;
+        const waiting = retriesWaiting(due, now);
+        const first = waiting[0];
+        if (!first) return;
+        const wait = first.nextAttemptAt.getTime() - now.getTime();
+        if (performance.now() + wait > waitUntil) throw retriesPending(waiting);
+        idleRounds = 0;
+        await sleep(Math.max(10, wait));
       }
     },
     runOnce,

@@ -115,10 +115,14 @@ export async function checkDomain(options: DomainCheckOptions): Promise<DomainCh
   if (returnMx) findings.push(returnMx);
   if (returnSpf) findings.push(returnSpf);
   if (options.bimi) findings.push(await checkBimi(resolver, domain, dmarc.result));
-  return { domain, state: verdict(findings), findings };
+  return { domain, state: checkVerdict(findings), findings };
 }
 
-function verdict(findings: readonly DomainFinding[]): DomainCheckState {
+/**
+ * The verdict of findings: `failed` when a required finding is missing or wrong, else `no-answer` when one
+ * got no answer, else `verified`.
+ */
+export function checkVerdict(findings: readonly DomainFinding[]): DomainCheckState {
   const required = findings.filter((found) => !found.optional);
   if (required.some((found) => found.state === 'missing' || found.state === 'wrong')) return 'failed';
   if (required.some((found) => found.state === 'no-answer')) return 'no-answer';

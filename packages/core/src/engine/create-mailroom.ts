@@ -1,55 +1,38 @@
-import {
-  buildBatch,
-  commitAndSettle,
-  newMailing,
-  resolveContent,
-  resolveGroup,
-  resolveSources,
-} from '../accept/accept.js';
-import type { BroadcastResult, RequestOptions, SendResult } from '../accept/accept-options.js';
-import {
-  checkIdempotencyKey,
-  DEFAULT_IDEMPOTENCY_TTL_MS,
-  type IdempotentOperation,
-  runIdempotent,
-} from '../accept/idempotency.js';
+import { createAcceptance } from '../accept/accept-requests.js';
+import { DEFAULT_IDEMPOTENCY_TTL_MS } from '../accept/idempotency.js';
 import { createAdmin } from '../admin/admin.js';
 import { createDashboardQueries } from '../admin/dashboard-queries.js';
 import type { MailingView } from '../admin/mailing-view.js';
 import { systemClock } from '../base/clock.js';
 import { MailroomError } from '../base/errors.js';
 import { silentLogger } from '../base/logger.js';
-import { hashSecret, isWellFormedSecret } from '../base/secrets.js';
 import {
   cancelBroadcast,
   latenessOf,
   parseScheduleTime,
-  realignScheduledBatch,
   rescheduleBroadcast,
 } from '../broadcasts/broadcast-schedule.js';
 import { createWorker } from '../delivery/worker.js';
+import { createDomains } from '../domains/domains.js';
 import { createEventOutbox } from '../events/event-outbox.js';
 import { createGuardedFetcher } from '../fetch/index.js';
 import { createInbound } from '../inbound/inbound-receiver.js';
 import { createReturnPaths } from '../inbound/return-path.js';
-import { normalizeAddress, parseBroadcastRequest, parseSendRequest } from '../request/index.js';
-import type { BatchRequest, BroadcastRequest } from '../request/request-types.js';
-import type { MailingRecord, MailingStatus } from '../store/records.js';
-import type { BatchTarget } from '../store/store.js';
+import { normalizeAddress } from '../request/index.js';
+import type { MailingRecord } from '../store/records.js';
 import { createTracking } from '../tracking/tracking.js';
 import { trackingView } from '../tracking/tracking-view.js';
 import { createUnsubscribeLinks } from '../unsubscribe/unsubscribe.js';
 import { createWebhooks, listEvents } from '../webhooks/webhook-endpoints.js';
 import { createWebhookSender } from '../webhooks/webhook-sender.js';
 import type { AuthContext } from './auth-context.js';
+import { authenticateSecret, isAuthContext } from './authenticate.js';
+import type { BaseContext } from './base-context.js';
 import type { EngineContext } from './engine-context.js';
 import { EventHub } from './event-hub.js';
 import type { Mailroom, MailroomOptions } from './mailroom-types.js';
 import { createProgressReporter, DEFAULT_PROGRESS_INTERVAL_MS } from './progress-reporter.js';
 import { createRetention } from './retention.js';
-
-/** Statuses of a broadcast that still take a batch. */
-const OPEN_STATUSES: readonly MailingStatus[] = ['queued', 'scheduled', 'sending', 'completed'];
 
 /**
  * Create the engine.
@@ -63,7 +46,7 @@ const OPEN_STATUSES: readonly MailingStatus[] = ['queued', 'scheduled', 'sending
  */
 export function createMailroom(options: MailroomOptions): Mailroom {
   const logger = options.logger ?? silentLogger;
-  const ctx: EngineContext = {
+  const base: BaseContext = {
     store: options.store,
     transport: options.transport,
     clock: options.clock ?? systemClock,
@@ -84,7 +67,9 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     },
   };
   let initialized: Promise<void> | undefined;
-  const { store, clock, ready } = ctx;
+  const domains = createDomains(base, options.domains);
+  const ctx: EngineContext = Object.assign(base, { domains: domains.signing });
+  const { store, ready } = ctx;
   if (options.unsubscribe) ctx.unsubscribe = createUnsubscribeLinks(ctx, options.unsubscribe);
   if (options.tracking) ctx.tracking = createTracking(ctx, options.tracking);
   if (options.bounces) ctx.bounces = createReturnPaths(ctx, options.bounces);
@@ -102,142 +87,18 @@ export function createMailroom(options: MailroomOptions): Mailroom {
 
   async function authenticate(secret: string | null | undefined): Promise<AuthContext> {
     await ready();
-    // One answer for missing, malformed and unknown secrets: nothing to learn from the difference.
-    const unauthorized = () => new MailroomError('UNAUTHORIZED', 'Missing or invalid project secret');
-    if (!secret || !isWellFormedSecret(secret)) throw unauthorized();
-    const found = await store.findSecret(hashSecret(secret));
-    if (!found) throw unauthorized();
-    return { project: found.project, mode: found.secret.mode };
+    return authenticateSecret(store, secret);
   }
 
-  // Anything but a real AuthContext (a string, null, undefined from a careless caller) goes through the secret check.
   const resolveAuth = async (auth: string | AuthContext): Promise<AuthContext> =>
-    typeof auth === 'object' && auth !== null && 'project' in auth ? auth : authenticate(auth as string);
-
-  async function initialBroadcast(auth: AuthContext, req: BroadcastRequest): Promise<BroadcastResult> {
-    const now = clock.now();
-    const { sender, content } = await resolveContent(ctx, auth, req);
-    const groupId = await resolveGroup(ctx, auth, req.options.acquiringAudience);
-    const mailing = newMailing(
-      auth,
-      'broadcast',
-      req,
-      sender,
-      content,
-      {
-        acquiringAudience: req.options.acquiringAudience,
-        scheduleFor: req.options.scheduleFor,
-        storeContent: req.options.storeContent ?? ctx.storeContentDefault,
-      },
-      now,
-    );
-    return commitBroadcastBatch(auth, mailing, { create: mailing }, 1, req, groupId, now);
-  }
-
-  /** Write one batch of a broadcast (its inline recipients and sources) and answer with the batch's figures. */
-  async function commitBroadcastBatch(
-    auth: AuthContext,
-    mailing: MailingRecord,
-    target: BatchTarget,
-    seq: number,
-    req: Pick<BatchRequest, 'recipients' | 'sources'>,
-    groupId: string | null,
-    now: Date,
-  ): Promise<BroadcastResult> {
-    const { batch, deliveries, profiles } = buildBatch(mailing, seq, req.recipients, now);
-    const sourceJobs = await resolveSources(ctx, auth, mailing.id, batch.id, req.sources, now);
-    const result = await commitAndSettle(ctx, {
-      target,
-      batch,
-      deliveries,
-      profiles,
-      groupId,
-      sourceJobs,
-      now,
-    });
-    return {
-      ref: result.mailing.ref,
-      status: result.mailing.status,
-      batch: { seq, recipients: req.recipients.length, inserted: result.inserted },
-    };
-  }
-
-  async function laterBatch(auth: AuthContext, req: BatchRequest): Promise<BroadcastResult> {
-    const now = clock.now();
-    const mailing = await store.getMailing(auth.project.id, req.broadcastRef);
-    if (mailing?.kind !== 'broadcast') {
-      throw new MailroomError('NOT_FOUND', `Broadcast ${req.broadcastRef} not found`);
-    }
-    if (!OPEN_STATUSES.includes(mailing.status)) {
-      throw new MailroomError(
-        'BROADCAST_CLOSED',
-        `Broadcast ${mailing.ref} is ${mailing.status}; it takes no batch`,
-      );
-    }
-    // Recipients are indexed into the broadcast's acquiring audience, as on the initial batch.
-    const groupId = await resolveGroup(ctx, auth, mailing.options.acquiringAudience);
-    const target: BatchTarget = {
-      mailingId: mailing.id,
-      allowStatus: OPEN_STATUSES,
-      setStatus: mailing.status === 'scheduled' ? 'scheduled' : 'sending',
-    };
-    const result = await commitBroadcastBatch(
-      auth,
-      mailing,
-      target,
-      mailing.batchCount + 1,
-      req,
-      groupId,
-      now,
-    );
-    if (mailing.status === 'scheduled') await realignScheduledBatch(ctx, mailing);
-    return result;
-  }
-
-  /** Runs a request under its idempotency key, if it has one (see `RequestOptions.idempotencyKey`). */
-  function idempotent<T extends object>(
-    auth: AuthContext,
-    operation: IdempotentOperation,
-    body: unknown,
-    requestOptions: RequestOptions | undefined,
-    run: () => Promise<T>,
-  ): Promise<T> {
-    const given = requestOptions?.idempotencyKey;
-    if (given === undefined || given === null) return run();
-    const key = checkIdempotencyKey(given);
-    return runIdempotent(ctx, auth, { key, operation, body, ttlMs: idempotencyTtlMs }, run);
-  }
-
-  async function acceptMessage(auth: AuthContext, body: unknown): Promise<SendResult> {
-    const req = parseSendRequest(body, { recipientsPerMessage: ctx.limits.recipientsPerMessage });
-    const now = clock.now();
-    const { sender, content } = await resolveContent(ctx, auth, req);
-    const groupId = await resolveGroup(ctx, auth, req.options.acquiringAudience);
-    const mailing = newMailing(
-      auth,
-      'message',
-      req,
-      sender,
-      content,
-      {
-        acquiringAudience: req.options.acquiringAudience,
-        scheduleFor: null,
-        storeContent: ctx.storeContentDefault,
-      },
-      now,
-    );
-    const { batch, deliveries, profiles } = buildBatch(mailing, 1, req.recipients, now);
-    const result = await commitAndSettle(ctx, {
-      target: { create: mailing },
-      batch,
-      deliveries,
-      profiles,
-      groupId,
-      sourceJobs: [],
-      now,
-    });
-    return { ref: result.mailing.ref, status: result.mailing.status };
-  }
+    isAuthContext(auth) ? auth : authenticate(auth as string);
+  const acceptance = createAcceptance(ctx, {
+    idempotencyTtlMs,
+    resolveAuth,
+    // Inside the app's transaction the domain is read through it, never past it.
+    checkSender: (projectId, address, on) =>
+      ctx.domains.admit(projectId, address, on === store ? undefined : on),
+  });
 
   async function view(mailing: MailingRecord): Promise<MailingView> {
     return {
@@ -287,18 +148,20 @@ export function createMailroom(options: MailroomOptions): Mailroom {
             worker.start();
             retention.start();
             webhookSender.start();
+            domains.schedule.start();
           },
           (error: unknown) => logger.error({ err: error }, 'store init failed; worker not started'),
         );
       },
       async stop() {
         await retention.stop();
+        await domains.schedule.stop();
         await worker.stop();
         await webhookSender.stop();
       },
-      async drain() {
+      async drain(options) {
         await ready();
-        await worker.drain();
+        await worker.drain(options);
       },
       async runOnce() {
         await ready();
@@ -309,20 +172,8 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     webhooks: createWebhooks(ctx, resolveAuth, webhookSender),
     listEvents: async (auth, eventOptions) => listEvents(ctx, await resolveAuth(auth), eventOptions),
 
-    async send(authOrSecret, body, requestOptions) {
-      const auth = await resolveAuth(authOrSecret);
-      return idempotent(auth, 'send', body, requestOptions, () => acceptMessage(auth, body));
-    },
-
-    async broadcast(authOrSecret, body, requestOptions) {
-      const auth = await resolveAuth(authOrSecret);
-      return idempotent(auth, 'broadcast', body, requestOptions, async () => {
-        const parsed = parseBroadcastRequest(body, { recipientsPerBatch: ctx.limits.recipientsPerBatch });
-        return parsed.kind === 'initial'
-          ? initialBroadcast(auth, parsed.request)
-          : laterBatch(auth, parsed.request);
-      });
-    },
+    send: acceptance.send,
+    broadcast: acceptance.broadcast,
 
     async getMailing(auth, ref) {
       return view(await findMailing(auth, ref));
@@ -398,12 +249,39 @@ export function createMailroom(options: MailroomOptions): Mailroom {
 
     ...createDashboardQueries(ctx, { resolveAuth, findMailing, view }),
 
+    async addDomain(auth, domain, domainOptions) {
+      return domains.add((await resolveAuth(auth)).project.id, domain, domainOptions);
+    },
+    async listDomains(auth) {
+      return domains.list((await resolveAuth(auth)).project.id);
+    },
+    async getDomain(auth, domain) {
+      return domains.get((await resolveAuth(auth)).project.id, domain);
+    },
+    async verifyDomain(auth, domain) {
+      return domains.verify((await resolveAuth(auth)).project.id, domain);
+    },
+    async rotateDkim(auth, domain, rotateOptions) {
+      return domains.rotate((await resolveAuth(auth)).project.id, domain, rotateOptions);
+    },
+    async removeDomain(auth, domain) {
+      await domains.remove((await resolveAuth(auth)).project.id, domain);
+    },
+    async listDomainWarnings(auth) {
+      return domains.signing.warnings((await resolveAuth(auth)).project.id);
+    },
+    checkDueDomains: async () => {
+      await ready();
+      return domains.schedule.runOnce();
+    },
+
     on: (event, listener) => ctx.events.on(event, listener),
 
     async close() {
       progress.stop();
       await ctx.tracking?.close();
       await retention.stop();
+      await domains.schedule.stop();
       await worker.stop();
       await webhookSender.stop();
       await options.transport.close?.();

@@ -1,3 +1,4 @@
+import type { DomainSigning } from '../domains/domain-signing.js';
 import type { ReturnPaths } from '../inbound/return-path.js';
 import type { Tracking } from '../tracking/tracking.js';
 import type { UnsubscribeLinks } from '../unsubscribe/unsubscribe-links.js';
@@ -11,6 +12,8 @@ export type { AttachmentLimits, BaseContext } from './base-context.js';
  * the context. Internal.
  */
 export interface EngineContext extends BaseContext {
+  /** The project's sending domains as sending reads them: signing keys, the sending policy. */
+  domains: DomainSigning;
   /** Open and click tracking, when the engine has the `tracking` option. */
   tracking?: Tracking;
   /** VERP return paths, when the engine has the `bounces` option. */

@@ -17,6 +17,13 @@ import type {
 import type { MailingView } from '../admin/mailing-view.js';
 import type { Clock, Logger, MailroomLimits } from '../base/base-types.js';
 import type { WorkerOptions } from '../delivery/worker-options.js';
+import type {
+  AddDomainOptions,
+  DomainsOptions,
+  DomainView,
+  DomainWarning,
+  RotateDkimOptions,
+} from '../domains/domains-options.js';
 import type { GuardedFetcherOptions } from '../fetch/fetch-types.js';
 import type { BouncesOptions } from '../inbound/bounces-options.js';
 import type { MailroomInbound } from '../inbound/inbound-types.js';
@@ -51,6 +58,7 @@ export type * from '../admin/engine-views.js';
 export type * from '../admin/mailing-view.js';
 export type * from '../base/base-types.js';
 export type { WorkerOptions } from '../delivery/worker-options.js';
+export type * from '../domains/domains-options.js';
 export type * from '../inbound/bounces-options.js';
 export type * from '../tracking/tracking-options.js';
 export type * from '../unsubscribe/unsubscribe-options.js';
@@ -121,10 +129,33 @@ export interface MailroomOptions {
    */
   webhooks?: WebhookOptions;
   /**
+   * Sending domains (docs/domains.md): the policy for mail from domains that are not verified (`warn` by
+   * default, or `enforce`), the relay SPF names, the DNS servers the checks ask, the key sealing secret.
+   * @example { sending: 'enforce', relay: { addresses: ['203.0.113.7'] } }
+   */
+  domains?: DomainsOptions;
+  /**
    * Least time between two `broadcast:progress` events of one mailing, in milliseconds.
    * @default 1000
    */
   progressIntervalMs?: number;
+}
+
+/** What {@link MailroomWorker.drain} does about deliveries that failed and wait for a retry. */
+export interface DrainOptions {
+  /**
+   * How long, in all, `drain` waits for the retries of deliveries it tried and that failed transiently
+   * (an unreachable relay, a 4xx). When some still wait after that, it rejects.
+   * @default 30_000
+   */
+  retryWaitMs?: number;
+  /**
+   * `'wait'`: wait for retries (up to `retryWaitMs`), then reject with `TRANSPORT_TRANSIENT` if any still
+   * waits. `'leave'`: resolve as soon as nothing is due now and leave them queued, for a running worker
+   * (tests of the retries themselves).
+   * @default 'wait'
+   */
+  retries?: 'wait' | 'leave';
 }
 
 /** The delivery loop. Several may run against one store. */
@@ -133,8 +164,18 @@ export interface MailroomWorker {
   start(): void;
   /** Stop claiming; resolves when in-flight sends have finished. */
   stop(): Promise<void>;
-  /** Run until nothing is due (scheduled deliveries in the future do not count); for tests and scripts. */
-  drain(): Promise<void>;
+  /**
+   * Run until nothing is due, for tests and scripts: deliveries scheduled for later (a broadcast's
+   * `scheduleFor`) do not count, and the function resolves once what is due now has an outcome. A delivery
+   * this worker tried that failed transiently is retried as it comes due, for up to `retryWaitMs` in all;
+   * if some still wait for a retry after that, `drain` rejects with a `TRANSPORT_TRANSIENT` error naming
+   * the last error, how many wait and when the next attempt is (they stay queued: a running worker
+   * retries them). So `await send(...); await worker.drain()` never resolves while the message is unsent
+   * for a reason that may pass, and never hangs for the whole retry schedule (about a day).
+   * @throws MailroomError `TRANSPORT_TRANSIENT` (retryable) when deliveries still wait for a retry.
+   * @example await mailroom.worker.drain({ retryWaitMs: 120_000 }); // a relay that restarts slowly
+   */
+  drain(options?: DrainOptions): Promise<void>;
   /** Claim and process one round; returns how many deliveries were processed. */
   runOnce(): Promise<number>;
 }
@@ -152,10 +193,21 @@ export interface MailroomAdmin {
     projectId: string,
     input: { address: string; name?: string; dkim?: DkimConfig },
   ): Promise<SenderRecord>;
-  /** Create a template or a new version of it. MJML is compiled now; invalid MJML or Liquid is refused. */
+  /**
+   * Create a template or a new version of it. MJML is compiled now; invalid MJML or Liquid is refused
+   * (`TEMPLATE_INVALID` naming `sourceName`, or `template <ref>`, and the line).
+   */
   createTemplate(
     projectId: string,
-    input: { ref: string; format: TemplateFormat; source: string; subject?: string },
+    input: {
+      ref: string;
+      format: TemplateFormat;
+      source: string;
+      /** The default subject (Liquid) of requests that give none. */
+      subject?: string;
+      /** Names the source in error messages, for example the file it was read from. @default `template <ref>` */
+      sourceName?: string;
+    },
   ): Promise<TemplateRecord>;
   createAudienceGroup(projectId: string, input: { ref: string; name?: string }): Promise<AudienceGroupRecord>;
   setSubscription(projectId: string, address: string, status: ProfileStatus): Promise<void>;
@@ -180,9 +232,11 @@ export interface Mailroom {
   /** Webhook endpoints of the project, test events, replays, and what was sent. */
   readonly webhooks: MailroomWebhooks;
   /**
-   * The project's events (the outbox), oldest first, filtered by types, mailing ref or address, in pages
-   * (`next` is the cursor). Events of the last moments may still appear behind a cursor already read
-   * (their transactions commit out of order): push through webhooks for completeness.
+   * The project's events (the outbox), oldest first, filtered by types, mailing ref or address, in pages:
+   * `{ items, next }` like the other paged listings; pass `next` as `after` until it is `null` (HTTP
+   * `GET /events` answers the same page as `data: { events, next }`, with the same cursor). Events of the
+   * last moments may still appear behind a cursor already read (their transactions commit out of order):
+   * push through webhooks for completeness.
    */
   listEvents: ListEvents;
   /** A broadcast or message of the project, with counts; `NOT_FOUND` otherwise. */
@@ -285,6 +339,39 @@ export interface Mailroom {
    * {@link QueueDepth}.
    */
   queueDepth(): Promise<QueueDepth>;
+  /**
+   * Add a sending domain to the project (`acme.com`; normalised: `Acme.COM.` is `acme.com`, an IDN is
+   * punycode; an IP address, a name without a dot and the like are `VALIDATION_FAILED`). A DKIM key pair is
+   * made (RSA 2048, or Ed25519 with `keyType`) and its private key stored sealed with the installation
+   * secret, never shown. Answers the records to publish; the domain is `pending` until a check finds them.
+   * `CONFLICT` if the project has it already.
+   */
+  addDomain(auth: string | AuthContext, domain: string, options?: AddDomainOptions): Promise<DomainView>;
+  /** The project's sending domains, by name, each with its records and the findings of its last check. */
+  listDomains(auth: string | AuthContext): Promise<DomainView[]>;
+  /** One sending domain of the project; `NOT_FOUND` otherwise. */
+  getDomain(auth: string | AuthContext, domain: string): Promise<DomainView>;
+  /**
+   * Check a domain through DNS now: per record `found`, `missing`, `wrong` (with the exact value expected)
+   * or `no-answer` (never verified on no answer). Writes the outcome as the scheduled check does: a key
+   * whose record is seen is used for signing, and a verified domain that lost a record emits `domain.failed`.
+   */
+  verifyDomain(auth: string | AuthContext, domain: string): Promise<DomainView>;
+  /**
+   * Start a DKIM key rotation: a new key with a new selector, `pending` until its record is seen; then mail
+   * is signed with it and the old key stays valid for the grace period (`domains.graceDays`). Answers the
+   * records, the new key's included. `UNPROCESSABLE` while no key is in use yet or a rotation is under way.
+   */
+  rotateDkim(auth: string | AuthContext, domain: string, options?: RotateDkimOptions): Promise<DomainView>;
+  /** Remove a sending domain and its keys; `NOT_FOUND` when absent. */
+  removeDomain(auth: string | AuthContext, domain: string): Promise<void>;
+  /** Unverified domains this process sent from under the `warn` policy (the dashboard shows them). */
+  listDomainWarnings(auth: string | AuthContext): Promise<DomainWarning[]>;
+  /**
+   * Check the domains (of every project) due a scheduled check now, as the running worker does every
+   * `domains.checkEveryMs`; returns how many were checked.
+   */
+  checkDueDomains(): Promise<number>;
   on<E extends keyof MailroomEvents>(event: E, listener: MailroomEvents[E]): () => void;
   /** Stop the worker and close the transport and the store. */
   close(): Promise<void>;

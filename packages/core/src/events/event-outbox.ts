@@ -202,6 +202,9 @@ export function deliveryEventType(outcome: DeliveryOutcome): EventType | undefin
       return 'email.sent';
     case 'failed':
       return 'email.failed';
+    // Its `email.bounced` (with the bounce's class and diagnostic) is added by the pipeline.
+    case 'bounced':
+      return undefined;
     case 'suppressed':
       return 'email.suppressed';
     case 'queued':

@@ -105,12 +105,21 @@ export async function checkTarget(
     // must not get to choose which one is used.
     if (why !== null) {
       throw refused(
-        `Refused to fetch from ${hostname}${answer.length > 1 ? ` (one of ${answer.length} addresses)` : ''}: ${address} is ${why}`,
+        `Refused to fetch from ${hostname}${answer.length > 1 ? ` (one of ${answer.length} addresses)` : ''}: ${address} is ${why}. ${allowHint(hostname, port)}`,
       );
     }
   }
   const chosen = answer[0] as { address: string; family: number };
   return { hostname, address: chosen.address, family: chosen.family, port, protocol, allowListed };
+}
+
+/**
+ * What lets a refused host through, in both the embedding's and the CLI's words: a developer's own
+ * webhook receiver or file server on loopback is the common case, and the way out is an allow-list entry.
+ */
+function allowHint(hostname: string, port: number): string {
+  const entry = isIP(hostname) === 6 ? `[${hostname}]:${port}` : `${hostname}:${port}`;
+  return `To allow this host, add '${entry}' to fetch.allowHosts (CLI: --allow-host ${entry}, or MAILROOM_ALLOW_HOSTS)`;
 }
 
 function endsInNumber(hostname: string): boolean {

@@ -173,7 +173,11 @@ export function createInbound(ctx: EngineContext, notifications: NotificationOpt
         remoteAddress: envelope.remoteAddress,
         bytes: raw.byteLength,
       };
-      if (!ctx.bounces) return ignored('unrecognised', 'the engine has no bounces option', log);
+      if (!ctx.bounces) {
+        const reason =
+          "the engine has no bounce domain (createMailroom({ bounces: { domain: 'bounces.example.test' } }))";
+        return ignored('unrecognised', reason, log);
+      }
       if (raw.byteLength > MAX_INBOUND_BYTES) return ignored('unrecognised', 'message too large', log);
       let report: InboundReport;
       try {

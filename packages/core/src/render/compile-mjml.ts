@@ -31,15 +31,17 @@ const MJ_INCLUDE = /<mj-include[\s/>]/i;
  * adds to that cost and could mangle Liquid.
  * Liquid tags inside components come out unchanged (see `compileTemplate` for the ones MJML drops).
  *
+ * @param name Names the source in the message (a file name, `template welcome`). mjml's own message,
+ *   which names the working directory, is only the `cause`.
  * @throws MailroomError `TEMPLATE_INVALID` listing each problem with its line and tag.
  */
-export async function compileMjml(source: string): Promise<string> {
+export async function compileMjml(source: string, name = 'the template'): Promise<string> {
   const include = MJ_INCLUDE.exec(source);
   if (include !== null) {
     const line = source.slice(0, include.index).split('\n').length;
     throw new MailroomError(
       'TEMPLATE_INVALID',
-      `Invalid MJML: line ${line} <mj-include>: includes are not supported`,
+      `Invalid MJML in ${name}: line ${line} <mj-include>: includes are not supported`,
     );
   }
   try {
@@ -52,7 +54,7 @@ export async function compileMjml(source: string): Promise<string> {
     });
     return html;
   } catch (error) {
-    throw new MailroomError('TEMPLATE_INVALID', `Invalid MJML: ${describeMjmlError(error)}`, {
+    throw new MailroomError('TEMPLATE_INVALID', `Invalid MJML in ${name}: ${describeMjmlError(error)}`, {
       cause: error,
     });
   }

@@ -16,14 +16,19 @@ import { parseLiquid } from './parse-liquid.js';
  *
  * Every format is parsed as Liquid (the source, and for MJML the compiled HTML too).
  *
- * @throws MailroomError `TEMPLATE_INVALID` naming the problem and its line (MJML: also the tag).
+ * @param name Names the source in error messages: the file it was read from, or `template <ref>`.
+ * @throws MailroomError `TEMPLATE_INVALID` naming the source, the problem and its line (MJML: also the tag).
  */
-export async function compileTemplate(format: TemplateFormat, source: string): Promise<{ compiled: string }> {
-  parseLiquid(format === 'text' ? 'text' : 'html', source, format);
+export async function compileTemplate(
+  format: TemplateFormat,
+  source: string,
+  name: string = format,
+): Promise<{ compiled: string }> {
+  parseLiquid(format === 'text' ? 'text' : 'html', source, name);
   if (format !== 'mjml') return { compiled: source };
-  const compiled = await compileMjml(source);
-  assertLiquidKept(source, compiled);
-  parseLiquid('html', compiled, 'compiled MJML');
+  const compiled = await compileMjml(source, name);
+  assertLiquidKept(source, compiled, name);
+  parseLiquid('html', compiled, `${name} (compiled MJML)`);
   return { compiled };
 }
 
@@ -34,7 +39,7 @@ interface LiquidToken {
 }
 
 /** Refuses a compile that lost a Liquid tag or output present in the source. */
-function assertLiquidKept(source: string, compiled: string): void {
+function assertLiquidKept(source: string, compiled: string, name: string): void {
   const available = new Map<string, number>();
   for (const token of liquidTokens(compiled)) available.set(token.text, (available.get(token.text) ?? 0) + 1);
   for (const token of liquidTokens(source)) {
@@ -42,7 +47,7 @@ function assertLiquidKept(source: string, compiled: string): void {
     if (left === 0) {
       throw new MailroomError(
         'TEMPLATE_INVALID',
-        `Invalid MJML: line ${token.line}: Liquid ${token.text} does not survive MJML compilation; Liquid placed between components is dropped: wrap it in <mj-raw>`,
+        `Invalid MJML in ${name}: line ${token.line}: Liquid ${token.text} does not survive MJML compilation; Liquid placed between components is dropped: wrap it in <mj-raw>`,
       );
     }
     available.set(token.text, left - 1);

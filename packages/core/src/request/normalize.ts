@@ -92,7 +92,7 @@ export function normalizeBatchRequest(
 function normalizeContent(body: Rest<ContentBody>): NormalizedContentRequest {
   const preheader = typeof body.preheader === 'string' ? singleLine(body.preheader) : '';
   return {
-    subject: trimBlanks(body.subject),
+    subject: typeof body.subject === 'string' ? trimBlanks(body.subject) : null,
     preheader: preheader.length > 0 ? preheader : null,
     sender: normalizeSender(body.sender),
     message: body.message ?? null,

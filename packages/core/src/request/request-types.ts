@@ -60,7 +60,8 @@ export type SourceSpec = AudienceSourceSpec | CsvSourceSpec;
 
 /** Content fields shared by a single send and an initial broadcast batch. */
 export interface NormalizedContentRequest {
-  subject: string;
+  /** The subject; `null` only with a template, whose default subject then applies. */
+  subject: string | null;
   preheader: string | null;
   sender: NormalizedSender;
   /** Body (plaintext or HTML); exactly one of `message` and `template` is non-null. */

@@ -250,7 +250,10 @@ const scheduleForSchema = z
 
 /** Fields shared by a single message and an initial broadcast batch. */
 const contentShape = {
-  subject: subjectSchema,
+  subject: subjectSchema.nullish().meta({
+    description:
+      "Subject line (Liquid). Required with message; with template, absent uses the template's default subject.",
+  }),
   preheader: z.string().nullish(),
   sender: senderSchema,
   message: messageSchema
@@ -262,9 +265,21 @@ const contentShape = {
   invitation: invitationSchema.nullish(),
 };
 
-function checkBody(value: { message?: unknown; template?: unknown }, ctx: IssueSink): void {
+function checkBody(
+  value: { subject?: unknown; message?: unknown; template?: unknown },
+  ctx: IssueSink,
+): void {
   const hasMessage = value.message != null;
   const hasTemplate = value.template != null;
+  // Without a template there is no default subject to fall back on; with one, the engine checks that the
+  // template has one (it needs the store).
+  if (value.subject == null && !hasTemplate) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['subject'],
+      message: 'Required (or use a template that has a default subject)',
+    });
+  }
   if (hasMessage && hasTemplate) {
     ctx.addIssue({
       code: 'custom',

@@ -30,7 +30,10 @@ export interface ContentRange {
  * @throws MailroomError `UNPROCESSABLE` (no URL, no byte ranges, an HTTP error, an empty file) or
  * `FETCH_REFUSED` (the guard refused the URL, or it could not be fetched).
  */
-export async function probeCsvSource(ctx: BaseContext, source: CsvSourceSpec): Promise<CsvSourceConfig> {
+export async function probeCsvSource(
+  ctx: Pick<BaseContext, 'fetcher'>,
+  source: CsvSourceSpec,
+): Promise<CsvSourceConfig> {
   const label = `CSV source ${source.label}`;
   if (source.url === null) {
     throw new MailroomError('UNPROCESSABLE', `${label}: a url to the CSV file is required`);

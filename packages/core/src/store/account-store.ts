@@ -21,7 +21,10 @@ export interface AccountStore {
 
   // Sender identities
 
-  /** Insert a sender identity. `CONFLICT` if (projectId, address) exists. */
+  /**
+   * Insert a sender identity. `CONFLICT` if (projectId, address) exists, with the message
+   * `sender <address> already exists in project <projectId>`.
+   */
   addSender(sender: SenderRecord): Promise<void>;
   /** The sender identity with exactly this normalized address in the project. */
   findSender(projectId: string, address: string): Promise<SenderRecord | undefined>;

@@ -13,7 +13,10 @@ import type { AudienceGroupRecord, ProfileRecord, ProfileStatus, SuppressionReco
 export interface AudienceStore {
   // Groups and profiles
 
-  /** Insert an audience group. `CONFLICT` if (projectId, ref) exists. */
+  /**
+   * Insert an audience group. `CONFLICT` if (projectId, ref) exists, with the message
+   * `audience group <ref> already exists in project <projectId>`.
+   */
   createGroup(group: AudienceGroupRecord): Promise<void>;
   /** An audience group by ref in the project. */
   getGroup(projectId: string, ref: string): Promise<AudienceGroupRecord | undefined>;

@@ -3,8 +3,11 @@ import type { ClaimedDelivery, RenderedContent } from './records.js';
 
 /** The outcome a worker records for a claimed delivery. */
 export interface DeliveryOutcome {
-  /** `queued` means "retry at `nextAttemptAt`". */
-  status: 'queued' | 'sent' | 'failed' | 'suppressed' | 'skipped';
+  /**
+   * `queued` means "retry at `nextAttemptAt`". `bounced` is a hard bounce at send time (the relay refused
+   * the recipient with 5.1.x, "no such user"): final like `failed`, and the same status a DSN gives.
+   */
+  status: 'queued' | 'sent' | 'failed' | 'suppressed' | 'skipped' | 'bounced';
   /** Required when `status` is `queued`. */
   nextAttemptAt?: Date;
   lastResponse?: string | null;

@@ -1,20 +1,13 @@
 /**
- * SKETCH, not yet part of `Store`: the role a store takes on to keep a project's sending domains, their
- * DKIM keys and the last DNS check (docs/domains.md). Types only; no adapter implements it yet. When it is
- * wired, the record types move to `records.ts` and the role joins the `Store` union and the conformance kit.
+ * The store's role for a project's sending domains: the domains, their DKIM keys and the last DNS check
+ * (docs/domains.md). Part of {@link Store}; the conformance kit (`store-suite-domains.ts`) checks it.
  */
 import type { DkimAlgorithm } from '../domains/dkim-key.js';
 import type { DomainFinding } from '../domains/domain-finding.js';
 import type { OutboxWrite } from './event-records.js';
+import type { DomainState } from './records.js';
 
-/**
- * Where a domain stands, from its last conclusive check:
- * - `pending`: added, never verified (a check that got no answer leaves it here);
- * - `verified`: every required record was found;
- * - `failed`: was verified, then a required record went missing or wrong (`domain.failed` was emitted).
- * A check that gets no answer changes nothing: the last conclusive state stands.
- */
-export type DomainState = 'pending' | 'verified' | 'failed';
+export type { DomainState } from './records.js';
 
 /**
  * A DKIM key's place in its rotation:
@@ -47,18 +40,20 @@ export interface DkimKeyRecord {
   retireAt: Date | null;
 }
 
-/** A sending domain of a project. Unique per (projectId, domain). */
+/** A sending domain of a project. Unique by id, and per (projectId, domain). */
 export interface DomainRecord {
   id: string;
   projectId: string;
   /** The normalised domain (`normalizeDomain`): lower-case ASCII, punycode, no trailing dot. */
   domain: string;
   state: DomainState;
-  /** The VERP return-path domain its mail uses, when bounces are on. */
+  /** The return-path (envelope sender) domain its mail uses, when it is not the domain itself. */
   returnPath: string | null;
+  /** The host the return-path domain's MX must name (the inbound server), when known. */
+  returnPathMx: string | null;
   /** The DMARC reporting address of the advised record; null for `dmarc@<domain>`. */
   dmarcReports: string | null;
-  /** Its keys, oldest first. */
+  /** Its keys, oldest first (by `createdAt`, then selector). */
   keys: DkimKeyRecord[];
   /** The findings of the last check (conclusive or not); null before the first. */
   findings: DomainFinding[] | null;
@@ -75,6 +70,7 @@ export interface DomainCheckWrite {
   /** The new state; the same as before when the check got no answer. */
   state: DomainState;
   findings: DomainFinding[];
+  /** When the check ran: also the row's `updatedAt`. */
   checkedAt: Date;
   nextCheckAt: Date;
   /**
@@ -89,49 +85,55 @@ export interface DkimKeyTransition {
   /** The state the key must be in for the change to happen. */
   from: DkimKeyState;
   to: DkimKeyState;
-  /** The current time: sets `activatedAt` when `to` is `active`, and `updatedAt`. */
+  /** The current time: sets `activatedAt` when `to` is `active`, and the domain's `updatedAt`. */
   now: Date;
-  /** With `to: 'retiring'`: the end of the grace period. */
+  /** With `to: 'retiring'`: the end of the grace period (stored as `retireAt`). */
   retireAt?: Date;
 }
 
 /**
- * The sending domains of the projects. Read when a message is composed (which key signs, whether the
- * sending policy lets it go), written by the admin API, the CLI and the scheduled check. Every rule of
- * `Store` (store.ts) applies.
+ * The sending domains of the projects. Read when a message is accepted (whether the sending policy lets
+ * it go) and composed (which key signs it), written by the admin API, the CLI and the scheduled check.
+ * Every rule of `Store` (store.ts) applies; the domain's `keys` come back with it from every read.
  */
 export interface DomainStore {
-  /** Insert a domain with its first key(s). `CONFLICT` if (projectId, domain) exists. */
+  /** Insert a domain with its keys. `CONFLICT` if its id or (projectId, domain) exists. */
   addDomain(domain: DomainRecord): Promise<void>;
   /** A domain of the project by its normalised name. */
   getDomain(projectId: string, domain: string): Promise<DomainRecord | undefined>;
-  /** The project's domains, by domain. */
+  /** The project's domains, ordered by domain. */
   listDomains(projectId: string): Promise<DomainRecord[]>;
   /** Delete a domain and its keys; false if there was none. */
-  removeDomain(projectId: string, domain: string, now: Date): Promise<boolean>;
+  removeDomain(projectId: string, domain: string): Promise<boolean>;
 
   /**
-   * Claim up to `limit` domains of any project whose `nextCheckAt <= now`, oldest first, setting their
-   * `nextCheckAt` to `now + leaseMs`.
+   * Claim up to `limit` domains of any project whose `nextCheckAt <= now`, earliest `nextCheckAt` first
+   * (then by id), setting their `nextCheckAt` to `now + leaseMs` and `updatedAt` to `now`; returns them
+   * as written, in no particular order.
    *
    * Race guarantee: a domain is returned by at most one call per lease, whatever the number of concurrent
    * claimers (processes included, when `capabilities.multiProcess`).
    */
   claimDomainChecks(options: { now: Date; limit: number; leaseMs: number }): Promise<DomainRecord[]>;
   /**
-   * Write the outcome of a check and return the state it replaced (undefined when the domain is gone,
-   * and then nothing is written, outbox included).
+   * Write the outcome of a check (state, findings, `checkedAt`, `nextCheckAt`, and `write.outbox` in the
+   * same transaction), only if the domain's state is still `from`. Returns whether it wrote; false,
+   * writing nothing (outbox included), when the state moved or the domain is gone.
    *
-   * Race guarantee: the read of the previous state and the write are one atomic step, so of concurrent
-   * writers exactly one sees a given transition (`verified` to `failed`) and emits its event.
+   * Race guarantee: compare-and-set on the state: of concurrent writers from one state exactly one writes,
+   * so a transition (`verified` to `failed`) is written, and its event emitted, once.
    */
-  recordDomainCheck(domainId: string, write: DomainCheckWrite): Promise<DomainState | undefined>;
+  recordDomainCheck(domainId: string, from: DomainState, write: DomainCheckWrite): Promise<boolean>;
 
-  /** Add a key (a rotation's new `pending` key). `CONFLICT` if the domain has that selector. */
-  addDkimKey(domainId: string, key: DkimKeyRecord, now: Date): Promise<void>;
   /**
-   * Move a key from `transition.from` to `transition.to`; `to: 'retired'` also erases its
-   * `sealedPrivateKey`. Returns false, changing nothing, when the key is not in `from`.
+   * Add a key to a domain (a rotation's new `pending` key), setting the domain's `updatedAt` to `now`.
+   * `CONFLICT` if the domain has that selector; false, writing nothing, if the domain is gone.
+   */
+  addDkimKey(domainId: string, key: DkimKeyRecord, now: Date): Promise<boolean>;
+  /**
+   * Move a key from `transition.from` to `transition.to`: `to: 'active'` sets `activatedAt`, `to:
+   * 'retiring'` sets `retireAt`, `to: 'retired'` erases its `sealedPrivateKey`. Returns false, changing
+   * nothing, when the key is not in `from` (or does not exist).
    *
    * Race guarantee: compare-and-set: of concurrent calls for one key and one `from`, at most one returns
    * true, so two processes never both activate a key or retire one twice.

@@ -2,7 +2,8 @@
  * The records of the event outbox and of webhook delivery (docs/architecture.md, flow 5). Like
  * `records.ts`, a store persists them as they are and derives nothing.
  */
-import type { MailingKind } from './records.js';
+import type { DomainFinding } from '../domains/domain-finding.js';
+import type { DomainState, MailingKind } from './records.js';
 
 /** Every event type, by the names Resend uses (so people recognise them). */
 export const EVENT_TYPES = [
@@ -17,6 +18,8 @@ export const EVENT_TYPES = [
   'contact.unsubscribed',
   'broadcast.completed',
   'broadcast.cancelled',
+  'domain.verified',
+  'domain.failed',
 ] as const;
 
 /** One event type. */
@@ -54,6 +57,16 @@ export interface EventData {
   reason?: string;
   /** `contact.unsubscribed`: the broadcast whose link was used. */
   broadcast_ref?: string;
+  /**
+   * `domain.verified` / `domain.failed`: the sending domain, its state before and after, and the findings
+   * of the check (`domain.failed`: the records missing or wrong, each with the value to publish).
+   */
+  domain?: {
+    name: string;
+    state: DomainState;
+    previous_state: DomainState;
+    findings: DomainFinding[];
+  };
   /** A test event sent from the dashboard or the API. */
   test?: boolean;
 }

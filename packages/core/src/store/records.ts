@@ -92,14 +92,17 @@ export interface ProfileRecord {
 export type ExistingAction = 'preserve' | 'override';
 
 /**
- * One profile to upsert. The store applies exactly these rules (no others):
- * - absent profile: inserted with `name ?? null`, `traits ?? {}`, status `subscribed`, `labels ?? []`.
+ * One profile to upsert. Every store applies exactly the rule of `audience/profile-merge.ts` (`newProfile`,
+ * `mergeProfile`; the kit compares each store with it):
+ * - absent profile: inserted with `name ?? null`, `traits ?? {}`, status `subscribed`, its labels once each.
  * - `name: null` or absent means "not given".
  * - existing profile, `name`: replaced when `name` is given and `onExistingProfile` is `override`,
  *   or when the stored name is null; otherwise kept.
- * - existing profile, `traits`: merged on top-level keys (a nested value is replaced whole); for a key
- *   present on both sides the incoming value wins only when `onExistingTrait` is `override`.
- * - `labels`: union, in insertion order. `status` is never changed by an upsert.
+ * - existing profile, `traits`: merged on top-level keys (a nested value is replaced whole); a key is present
+ *   only as the object's own key (`constructor` is a trait like any other); for a key present on both sides
+ *   the incoming value wins only when `onExistingTrait` is `override`.
+ * - `labels`: union, each label once, in first-occurrence order. `status` is never changed by an upsert.
+ * - `updatedAt` moves only when the name, traits or labels actually change.
  */
 export interface ProfileUpsert {
   address: string;
@@ -259,9 +262,10 @@ export interface BatchRecord {
 
 /**
  * Status of one delivery. Terminal: `sent`, `failed`, `suppressed`, `skipped`, `bounced`, `complained`.
- * A retry keeps `queued` with a later `nextAttemptAt`. `bounced` (a hard bounce came back after the relay
- * accepted the message) and `complained` (the recipient reported it as spam) are set only on a `sent`
- * delivery, by an inbound signal (see `Store.applyInboundSignal`).
+ * A retry keeps `queued` with a later `nextAttemptAt`. `bounced` is a hard bounce: one that came back after
+ * the relay accepted the message (an inbound signal on a `sent` delivery, see `Store.applyInboundSignal`),
+ * or a 5.1.x refusal of the recipient at send time (the worker's outcome). `complained` (the recipient
+ * reported it as spam) is set only by an inbound signal, on a `sent` or `bounced` delivery.
  */
 export type DeliveryStatus =
   | 'queued'
@@ -422,3 +426,12 @@ export interface InboundSignalRecord {
   dedupeKey: string;
   createdAt: Date;
 }
+
+/**
+ * Where a domain stands, from its last conclusive check:
+ * - `pending`: added, never verified (a check that got no answer leaves it here);
+ * - `verified`: every required record was found;
+ * - `failed`: was verified, then a required record went missing or wrong (`domain.failed` was emitted).
+ * A check that gets no answer changes nothing: the last conclusive state stands.
+ */
+export type DomainState = 'pending' | 'verified' | 'failed';

@@ -7,6 +7,12 @@ export interface StoreCapabilities {
    * per lease (SQL stores: true; the memory store: false, it lives in one process).
    */
   readonly multiProcess: boolean;
+  /**
+   * The store can write an accepted request in the app's own database transaction
+   * (`AppTransactionStore.withTransaction`): `send(secret, body, { transaction })`. Absent or false: such a
+   * call is refused with `TRANSACTION_REFUSED` (the memory store: its data is not in the app's database).
+   */
+  readonly appTransactions?: boolean;
 }
 
 /** What every store has besides its roles: a name, its capabilities, and its life (open, close). */

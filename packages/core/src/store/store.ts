@@ -1,6 +1,8 @@
 import type { AccountStore } from './account-store.js';
+import type { AppTransactionStore } from './app-transaction-store.js';
 import type { AudienceStore } from './audience-store.js';
 import type { DeliveryQueue } from './delivery-queue.js';
+import type { DomainStore } from './domain-store.js';
 import type { EventStore } from './event-store.js';
 import type { IdempotencyStore } from './idempotency-store.js';
 import type { InboundSignalStore } from './inbound-signal-store.js';
@@ -11,8 +13,18 @@ import type { StoreLifecycle } from './store-lifecycle.js';
 import type { TrackingStore } from './tracking-store.js';
 
 export type { AccountStore } from './account-store.js';
+export type { AppTransaction, AppTransactionStore, TransactionStore } from './app-transaction-store.js';
 export type { AudienceStore } from './audience-store.js';
 export type { ClaimOptions, DeliveryOutcome, DeliveryQueue } from './delivery-queue.js';
+export type {
+  DkimKeyRecord,
+  DkimKeyState,
+  DkimKeyTransition,
+  DomainCheckWrite,
+  DomainRecord,
+  DomainState,
+  DomainStore,
+} from './domain-store.js';
 export type { EventStore } from './event-store.js';
 export type { IdempotencyStore } from './idempotency-store.js';
 export type {
@@ -54,6 +66,8 @@ export type {
  * - {@link InboundSignalStore}: bounces, complaints and delivery reports applied to deliveries.
  * - {@link EventStore}: the event outbox, webhook endpoints and the webhook queue.
  * - {@link TrackingStore}: link maps and open and click hits.
+ * - {@link DomainStore}: sending domains, their DKIM keys and DNS checks.
+ * - {@link AppTransactionStore} (optional): writing an accepted request in the app's own transaction.
  *
  * Rules for every method:
  * - Records go in and come out as the types in `records.ts`; dates as `Date`, JSON fields as values.
@@ -75,7 +89,9 @@ export interface Store
     RetentionStore,
     InboundSignalStore,
     EventStore,
-    TrackingStore {}
+    TrackingStore,
+    DomainStore,
+    AppTransactionStore {}
 
 /** The names of the roles, as `storeTestSuite`'s `roles` option takes them. */
 export type StoreRole =
@@ -88,4 +104,5 @@ export type StoreRole =
   | 'RetentionStore'
   | 'InboundSignalStore'
   | 'EventStore'
-  | 'TrackingStore';
+  | 'TrackingStore'
+  | 'DomainStore';

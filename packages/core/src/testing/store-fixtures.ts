@@ -4,6 +4,7 @@
  * {@link TEST_EPOCH}; pass `overrides` to set any field.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import type { DkimKeyRecord, DomainRecord } from '../store/domain-store.js';
 import type {
   AudienceGroupRecord,
   BatchRecord,
@@ -236,6 +237,41 @@ export function makeIdempotency(
     response: null,
     createdAt: testTime(),
     expiresAt: testTime(86_400_000),
+    ...overrides,
+  };
+}
+
+/** A DKIM key, `pending`, with a stand-in public key and sealed private key (the store keeps them as given). */
+export function makeDkimKey(overrides: Partial<DkimKeyRecord> = {}): DkimKeyRecord {
+  return {
+    selector: `mr${randomUUID().slice(0, 8)}`,
+    algorithm: 'rsa',
+    publicKey: 'MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAtest',
+    sealedPrivateKey: `mrk1.${randomUUID()}.iv.tag.ciphertext`,
+    state: 'pending',
+    createdAt: testTime(),
+    activatedAt: null,
+    retireAt: null,
+    ...overrides,
+  };
+}
+
+/** A sending domain of a project, `pending`, with one key, due a check at {@link TEST_EPOCH}. */
+export function makeDomain(projectId: string, overrides: Partial<DomainRecord> = {}): DomainRecord {
+  return {
+    id: testId('dom'),
+    projectId,
+    domain: `d${randomUUID().slice(0, 12)}.example.com`,
+    state: 'pending',
+    returnPath: null,
+    returnPathMx: null,
+    dmarcReports: null,
+    keys: [makeDkimKey()],
+    findings: null,
+    checkedAt: null,
+    nextCheckAt: testTime(),
+    createdAt: testTime(),
+    updatedAt: testTime(),
     ...overrides,
   };
 }

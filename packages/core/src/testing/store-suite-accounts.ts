@@ -71,11 +71,14 @@ export function describeAccounts(ctx: StoreSuiteContext): void {
       expect(await ctx.store.findSender(project.id, 'other@example.com')).toBeUndefined();
     });
 
-    it('(project, address) is unique: CONFLICT; the same address in another project is fine', async () => {
+    it('(project, address) is unique: CONFLICT naming the address; the same address in another project is fine', async () => {
       const { project } = await seedProject(ctx.store);
       const { project: other } = await seedProject(ctx.store);
       await ctx.store.addSender(makeSender(project.id, 'a@example.com'));
-      await expectStoreError(ctx.store.addSender(makeSender(project.id, 'a@example.com')), 'CONFLICT');
+      await expectStoreError(ctx.store.addSender(makeSender(project.id, 'a@example.com')), 'CONFLICT', [
+        'sender a@example.com already exists',
+        project.id,
+      ]);
       const foreign = makeSender(other.id, 'a@example.com');
       await ctx.store.addSender(foreign);
       expect(await ctx.store.findSender(other.id, 'a@example.com')).toEqual(foreign);

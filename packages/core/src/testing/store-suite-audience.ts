@@ -17,13 +17,16 @@ const OVERRIDE: ProfileUpsertOptions = { onExistingTrait: 'override', onExisting
 /** Registers the tests of groups, profiles and suppressions. */
 export function describeAudience(ctx: StoreSuiteContext): void {
   describe('audience groups', () => {
-    it('createGroup then getGroup round-trips; (project, ref) is unique: CONFLICT', async () => {
+    it('createGroup then getGroup round-trips; (project, ref) is unique: CONFLICT naming the ref', async () => {
       const { project } = await seedProject(ctx.store);
       const group = makeGroup(project.id, 'vip', { name: 'VIP ⭐', createdAt: testTime(321) });
       await ctx.store.createGroup(group);
       expect(await ctx.store.getGroup(project.id, 'vip')).toEqual(group);
       expect(await ctx.store.getGroup(project.id, 'other')).toBeUndefined();
-      await expectStoreError(ctx.store.createGroup(makeGroup(project.id, 'vip')), 'CONFLICT');
+      await expectStoreError(ctx.store.createGroup(makeGroup(project.id, 'vip')), 'CONFLICT', [
+        'audience group vip already exists',
+        project.id,
+      ]);
     });
 
     it('groups are scoped by project; listGroups is by ref with member counts', async () => {

@@ -235,6 +235,32 @@ export function describeDeliveryQueue(ctx: StoreSuiteContext): void {
       expect(await ctx.store.completeDeliveries([])).toEqual([]);
     });
 
+    it('a bounced outcome (a hard bounce at send time) is final and counted as bounced', async () => {
+      const { mailing } = await seedMailing(ctx.store, { addresses: addresses(1) });
+      const [claimed] = await ctx.store.claimDeliveries({ now: testTime(0), limit: 1, leaseMs: LEASE });
+      if (!claimed) throw new Error('expected a claim');
+      const written = await ctx.store.completeDeliveries([
+        {
+          id: claimed.id,
+          leaseToken: claimed.leaseToken,
+          outcome: {
+            status: 'bounced',
+            lastResponse: '550 5.1.1 <r@example.com>: no such user',
+            lastError: '550 5.1.1 no such user',
+            now: testTime(5),
+          },
+        },
+      ]);
+      expect(written).toEqual([true]);
+      expect(await ctx.store.getDelivery(claimed.id)).toMatchObject({
+        status: 'bounced',
+        lastResponse: '550 5.1.1 <r@example.com>: no such user',
+        leaseExpiresAt: null,
+      });
+      expect((await ctx.store.countDeliveries(mailing.id)).bounced).toBe(1);
+      expect(await ctx.store.completeMailingIfSettled(mailing.id, testTime(6))).toBe(true);
+    });
+
     it('an id repeated in one completeDeliveries call applies in order: the later item finds the lease ended', async () => {
       await seedMailing(ctx.store, { addresses: addresses(2) });
       const [a, b] = await ctx.store.claimDeliveries({ now: testTime(0), limit: 2, leaseMs: LEASE });

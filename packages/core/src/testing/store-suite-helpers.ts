@@ -42,8 +42,15 @@ export function addresses(count: number, from = 0): string[] {
   return Array.from({ length: count }, (_, i) => addressOf(from + i));
 }
 
-/** Asserts that `promise` rejects with a `MailroomError` of `code`. */
-export async function expectStoreError(promise: Promise<unknown>, code: ErrorCode): Promise<void> {
+/**
+ * Asserts that `promise` rejects with a `MailroomError` of `code` whose message contains each of `names`
+ * (what a person reading it needs: the ref or address that already exists, never a table or constraint).
+ */
+export async function expectStoreError(
+  promise: Promise<unknown>,
+  code: ErrorCode,
+  names: readonly string[] = [],
+): Promise<void> {
   const outcome = await promise.then(
     (value: unknown) => ({ rejected: false as const, value }),
     (error: unknown) => ({ rejected: true as const, error }),
@@ -56,6 +63,7 @@ export async function expectStoreError(promise: Promise<unknown>, code: ErrorCod
     name: 'MailroomError',
     code,
   });
+  for (const name of names) expect(String(error.message)).toContain(name);
 }
 
 /** Creates a project with one live secret. */

@@ -40,6 +40,8 @@ const ENDPOINT_CACHE_MS = 5_000;
 const FLUSH_EVERY = 500;
 /** ... or at the latest this long after the first of them. */
 const FLUSH_MS = 25;
+/** An endpoint refused by the address policy is logged at most once in this long. */
+const REFUSAL_LOG_INTERVAL_MS = 10 * MINUTE;
 /** Messages claimed at most by one poll of a sender whose hand is more than half full while paced. */
 const PEEK_LIMIT = 8;
 /** A held message is sent only with this much of its lease left beyond the POST's time cap. */
@@ -78,18 +80,18 @@ interface Released {
 interface Answer {
   statusCode: number | null;
   error: string | null;
-  /** Refused by the fetcher's address policy: retrying cannot help. */
-  final: boolean;
+  /** Refused by this process's address policy (logged; retried on the schedule). */
+  refused: boolean;
 }
 
 /**
  * Claims due webhook messages with a lease (like deliveries: several processes may share the queue),
  * POSTs each one signed per Standard Webhooks through the guarded fetcher (SSRF policy and allow-list,
  * `timeoutMs`, `maxResponseBytes`), and records the outcome fenced by the lease: a 2xx is `delivered`;
- * anything else (a 3xx included: redirects are not followed) waits the next entry of `retryScheduleMs`
- * and is sent again with the same `webhook-id`, and after the last it is `failed`. An endpoint that has
- * failed every attempt for `disableAfterMs` is disabled. Order is not kept: messages are sent
- * concurrently, and a retry goes after newer ones.
+ * anything else (a 3xx included: redirects are not followed; a refusal by the address policy too, which
+ * is logged) waits the next entry of `retryScheduleMs` and is sent again with the same `webhook-id`, and
+ * after the last it is `failed`. An endpoint that has failed every attempt for `disableAfterMs` is
+ * disabled. Order is not kept: messages are sent concurrently, and a retry goes after newer ones.
  *
  * Each endpoint is isolated (`endpoint-lanes.ts`): its own share of `concurrency`, as many held
  * messages as it can send within half a lease, and a circuit that `circuitFailures` failures in a row
@@ -231,20 +233,38 @@ export function createWebhookSender(
         timeoutMs: opts.timeoutMs,
         maxBytes: opts.maxResponseBytes,
       });
-      if (status >= 200 && status < 300) return { statusCode: status, error: null, final: false };
+      if (status >= 200 && status < 300) return { statusCode: status, error: null, refused: false };
       const error =
         status >= 300 && status < 400
           ? `HTTP ${status} redirect to ${location === null ? '(no Location)' : shown(location)}, not followed`
           : `HTTP ${status}`;
-      return { statusCode: status, error, final: false };
+      return { statusCode: status, error, refused: false };
     } catch (error) {
-      const refused = isMailroomError(error, 'FETCH_REFUSED') && !error.retryable;
       return {
         statusCode: null,
         error: error instanceof Error ? error.message : String(error),
-        final: refused,
+        refused: isMailroomError(error, 'FETCH_REFUSED') && !error.retryable,
       };
     }
+  }
+
+  /** When each endpoint's policy refusal was last logged, so that a broadcast's events log it once. */
+  const refusalsLogged = new Map<string, number>();
+
+  /**
+   * A refusal by this process's address policy is logged (its message names the allow-list entry that
+   * lets the host through), at most once per endpoint every {@link REFUSAL_LOG_INTERVAL_MS}.
+   */
+  function logRefusal(endpoint: WebhookEndpointRecord, error: string): void {
+    const now = Date.now();
+    const last = refusalsLogged.get(endpoint.id);
+    if (last !== undefined && now - last < REFUSAL_LOG_INTERVAL_MS) return;
+    if (refusalsLogged.size >= 4096) refusalsLogged.clear();
+    refusalsLogged.set(endpoint.id, now);
+    logger.warn(
+      { endpoint: endpoint.id, projectId: endpoint.projectId, url: endpoint.url },
+      `webhook endpoint ${endpoint.id} refused by this process's address policy: ${error} Its messages stay pending and are retried on the schedule.`,
+    );
   }
 
   async function send(lane: Lane, message: ClaimedWebhookMessage, probe: boolean): Promise<void> {
@@ -278,9 +298,14 @@ export function createWebhookSender(
     const latencyMs = performance.now() - started;
     const now = clock.now();
     const ok = answer.error === null;
-    const openUntil = ok ? undefined : lanes.failed(lane, latencyMs, now.getTime(), probe);
+    // A refusal follows the schedule like any failure: the policy is this process's (another worker, or
+    // this one restarted with the host allow-listed, may send it), so it neither opens the circuit, which
+    // every process keeps to, nor closes it.
+    if (answer.refused && answer.error !== null) logRefusal(endpoint, answer.error);
+    const openUntil = ok || answer.refused ? undefined : lanes.failed(lane, latencyMs, now.getTime(), probe);
+    if (answer.refused && probe) lane.probing = false;
     const closed = ok && lanes.succeeded(lane, latencyMs);
-    const wait = ok || answer.final ? undefined : opts.retryScheduleMs[message.attempts - 1];
+    const wait = ok ? undefined : opts.retryScheduleMs[message.attempts - 1];
     // A retry due while the circuit is open waits for it to be tried again.
     const retryAt = wait === undefined ? 0 : Math.max(now.getTime() + wait, lane.openUntil);
     const outcome: WebhookOutcome = ok

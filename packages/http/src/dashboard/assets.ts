@@ -33,18 +33,19 @@ table{width:100%;border-collapse:collapse;background:var(--card);border:1px soli
 border-radius:var(--radius);overflow:hidden}
 th,td{text-align:left;padding:.5rem .6rem;border-bottom:1px solid var(--line);vertical-align:top;
 overflow-wrap:anywhere}
-th{font-size:.8em;text-transform:uppercase;letter-spacing:.04em;color:var(--muted);background:#fafbfc}
+th{font-size:.8em;text-transform:uppercase;letter-spacing:.04em;color:var(--muted);background:#fafbfc;
+overflow-wrap:normal;word-break:keep-all;hyphens:none}
 tr:last-child td{border-bottom:0}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.35rem 1rem;margin:0}
 dl.facts dt{color:var(--muted)}
 dl.facts dd{margin:0;overflow-wrap:anywhere}
 .badge{display:inline-block;padding:.05rem .5rem;border-radius:999px;font-size:.8em;font-weight:600;
 background:#e8ebee;color:#333;white-space:nowrap}
-.badge.sent,.badge.completed,.badge.done,.badge.healthy{background:#dcf3e5;color:var(--ok)}
+.badge.sent,.badge.completed,.badge.done,.badge.verified,.badge.found,.badge.active,.badge.healthy{background:#dcf3e5;color:var(--ok)}
 .badge.sending,.badge.running,.badge.queued,.badge.pending{background:#e3ecfd;color:var(--accent)}
-.badge.scheduled,.badge.circuit_open{background:#fff1d6;color:var(--warn)}
-.badge.failed,.badge.cancelled,.badge.bounced,.badge.complained{background:#fbe3e1;color:var(--bad)}
-.badge.suppressed,.badge.skipped,.badge.disabled{background:#eceff1;color:var(--muted)}
+.badge.scheduled,.badge.no-answer,.badge.retiring,.badge.circuit_open{background:#fff1d6;color:var(--warn)}
+.badge.failed,.badge.cancelled,.badge.bounced,.badge.complained,.badge.missing,.badge.wrong{background:#fbe3e1;color:var(--bad)}
+.badge.suppressed,.badge.skipped,.badge.retired,.badge.disabled{background:#eceff1;color:var(--muted)}
 .progress{display:flex;align-items:center;gap:.5rem;min-width:9rem}
 .progress progress{flex:1;height:.8rem;accent-color:var(--accent)}
 .progress span{font-variant-numeric:tabular-nums;min-width:3.2rem;text-align:right}

@@ -21,6 +21,7 @@ import { escapeHtml, type SafeHtml } from './html.js';
 import type { PageContext } from './layout.js';
 import { audiencePage } from './pages/audience-page.js';
 import { deliveryPage } from './pages/delivery-page.js';
+import { domainsPage } from './pages/domains-page.js';
 import { errorPage } from './pages/error-page.js';
 import { mailingPage } from './pages/mailing-page.js';
 import { mailingsPage } from './pages/mailings-page.js';
@@ -140,6 +141,11 @@ export function createDashboard(
         return allowed(call, POST, () => webhookSetEnabled(call, auth, ref ?? '', action === 'enable'));
       if (segments.length === 4 && ref === 'messages' && segments[3] === 'replay')
         return allowed(call, POST, () => webhookReplay(call, auth, action ?? ''));
+    }
+    if (first === 'domains') {
+      if (segments.length === 1) return allowed(call, GET, () => domains(call, auth));
+      if (segments.length === 3 && action === 'verify')
+        return allowed(call, POST, () => domainVerify(call, auth, ref ?? ''));
     }
     if (first === 'templates' && ref !== undefined) {
       if (segments.length === 2) return allowed(call, GET, () => template(call, auth, ref));
@@ -332,6 +338,25 @@ export function createDashboard(
       'mailroom dashboard: webhook replayed',
     );
     return redirect(call.requestId, `${call.root}/webhooks?done=replay`);
+  }
+
+  async function domains(call: Call, auth: AuthContext): Promise<NeutralResponse> {
+    const [list, warnings] = await Promise.all([
+      mailroom.listDomains(auth),
+      mailroom.listDomainWarnings(auth),
+    ]);
+    const checked = queryOf(call.req).get('checked');
+    const notice = checked ? `Checked ${checked}.` : undefined;
+    return page(
+      call,
+      200,
+      domainsPage(ctxOf(call), { domains: list, warnings, ...(notice ? { notice } : {}) }),
+    );
+  }
+
+  async function domainVerify(call: Call, auth: AuthContext, name: string): Promise<NeutralResponse> {
+    const checked = await mailroom.verifyDomain(auth, name);
+    return redirect(call.requestId, `${call.root}/domains?checked=${encodeURIComponent(checked.domain)}`);
   }
 
   async function template(call: Call, auth: AuthContext, ref: string): Promise<NeutralResponse> {

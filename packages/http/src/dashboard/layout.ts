@@ -2,7 +2,7 @@ import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js';
 import { html, raw, type SafeHtml } from './html.js';
 
 /** The sections of the navigation. */
-export type Section = 'broadcasts' | 'messages' | 'templates' | 'audience' | 'webhooks';
+export type Section = 'broadcasts' | 'messages' | 'templates' | 'audience' | 'webhooks' | 'domains';
 
 const SECTIONS: ReadonlyArray<{ id: Section; label: string }> = [
   { id: 'broadcasts', label: 'Broadcasts' },
@@ -10,6 +10,7 @@ const SECTIONS: ReadonlyArray<{ id: Section; label: string }> = [
   { id: 'templates', label: 'Templates' },
   { id: 'audience', label: 'Audience' },
   { id: 'webhooks', label: 'Webhooks' },
+  { id: 'domains', label: 'Domains' },
 ];
 
 /** What every page of a signed-in user knows. */

@@ -1,7 +1,7 @@
 import type { AccountStore } from '@mailroom/core';
 import { clone, cloneMaybe } from '../memory-copy.js';
 import type { State } from '../memory-state.js';
-import { byCreatedAt, compare, conflict, key } from '../memory-state.js';
+import { byCreatedAt, compare, conflict, exists, key } from '../memory-state.js';
 
 /** `AccountStore` in memory. Projects, secrets, sender identities, templates and settings; every method checks and writes within one synchronous run. */
 export function memoryAccountStore(db: () => State): AccountStore {
@@ -33,7 +33,7 @@ export function memoryAccountStore(db: () => State): AccountStore {
     async addSender(sender) {
       const s = db();
       const k = key(sender.projectId, sender.address);
-      if (s.senders.has(k)) throw conflict(`sender ${sender.address} exists`);
+      if (s.senders.has(k)) throw exists(`sender ${sender.address}`, sender.projectId);
       s.senders.set(k, clone(sender));
     },
     async findSender(projectId, address) {

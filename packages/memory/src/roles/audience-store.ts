@@ -1,7 +1,7 @@
 import type { AudienceStore } from '@mailroom/core';
 import { clone, cloneMaybe } from '../memory-copy.js';
 import type { State } from '../memory-state.js';
-import { compare, conflict, key } from '../memory-state.js';
+import { compare, exists, key } from '../memory-state.js';
 import { bareProfile } from '../memory-writes.js';
 import { writeOutbox } from './event-store.js';
 
@@ -12,7 +12,7 @@ export function memoryAudienceStore(db: () => State): AudienceStore {
       const s = db();
       const k = key(group.projectId, group.ref);
       if (s.groupIdByRef.has(k) || s.groups.has(group.id))
-        throw conflict(`audience group ${group.ref} exists`);
+        throw exists(`audience group ${group.ref}`, group.projectId);
       s.groups.set(group.id, clone(group));
       s.groupIdByRef.set(k, group.id);
     },

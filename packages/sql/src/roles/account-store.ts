@@ -70,19 +70,23 @@ export function sqlAccountStore(ctx: SqlContext): AccountStore {
     // Sender identities
 
     addSender(sender) {
-      return guard('addSender', async () => {
-        await write(
-          'INSERT INTO mailroom_senders (id, project_id, address, name, dkim, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-          [
-            sender.id,
-            sender.projectId,
-            sender.address,
-            sender.name,
-            c.json(sender.dkim),
-            sender.createdAt.getTime(),
-          ],
-        );
-      });
+      return guard(
+        'addSender',
+        async () => {
+          await write(
+            'INSERT INTO mailroom_senders (id, project_id, address, name, dkim, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+            [
+              sender.id,
+              sender.projectId,
+              sender.address,
+              sender.name,
+              c.json(sender.dkim),
+              sender.createdAt.getTime(),
+            ],
+          );
+        },
+        { exists: { what: `sender ${sender.address}`, projectId: sender.projectId } },
+      );
     },
 
     findSender(projectId, address) {

@@ -11,12 +11,16 @@ export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
     // Groups and profiles
 
     createGroup(group) {
-      return guard('createGroup', async () => {
-        await write(
-          'INSERT INTO mailroom_groups (id, project_id, ref, name, created_at) VALUES (?, ?, ?, ?, ?)',
-          [group.id, group.projectId, group.ref, group.name, group.createdAt.getTime()],
-        );
-      });
+      return guard(
+        'createGroup',
+        async () => {
+          await write(
+            'INSERT INTO mailroom_groups (id, project_id, ref, name, created_at) VALUES (?, ?, ?, ?, ?)',
+            [group.id, group.projectId, group.ref, group.name, group.createdAt.getTime()],
+          );
+        },
+        { exists: { what: `audience group ${group.ref}`, projectId: group.projectId } },
+      );
     },
 
     getGroup(projectId, ref) {

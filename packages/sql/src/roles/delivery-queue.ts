@@ -64,11 +64,9 @@ export function sqlDeliveryQueue(ctx: SqlContext): DeliveryQueue {
 
     completeDeliveries(items) {
       // Retried group by group inside (a group commits on its own), not as a whole.
-      return guard(
-        'completeDeliveries',
-        () => completeDeliveries(db, r, claims, c, writeOutbox, items),
-        false,
-      );
+      return guard('completeDeliveries', () => completeDeliveries(db, r, claims, c, writeOutbox, items), {
+        retry: false,
+      });
     },
 
     settleOpenDeliveries(mailingId, status, reason, now) {

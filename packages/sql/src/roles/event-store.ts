@@ -15,7 +15,7 @@ import type { Codec, Row } from '../codec.js';
 import { ms } from '../codec.js';
 import type { Db } from '../connect.js';
 import type { SqlClaims } from '../sql-claims.js';
-import type { SqlContext } from '../sql-context.js';
+import type { GuardOptions, SqlContext } from '../sql-context.js';
 import type { SqlRunner } from '../sql-runner.js';
 import { writeWebhookCompletions } from '../webhook-completions.js';
 import { WEBHOOK_FENCE } from '../webhook-outcome-rows.js';
@@ -84,7 +84,7 @@ export interface SqlEventsDeps {
   codec: Codec;
   claims: SqlClaims;
   /** The store's wrapper of every operation (closed check, contention retries, error mapping). */
-  guard<T>(operation: string, fn: () => Promise<T>, retry?: boolean): Promise<T>;
+  guard<T>(operation: string, fn: () => Promise<T>, options?: GuardOptions): Promise<T>;
 }
 
 /**
@@ -451,7 +451,7 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
             await insertRows(r, tx, 'mailroom_webhook_attempts', ATTEMPT_COLUMNS, attempts);
             return written;
           }),
-        false,
+        { retry: false },
       );
     },
 

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { SqliteDatabase } from 'kysely';
-import { loadSqlite } from '../../drivers.js';
+import { loadSqlite, sqliteOpenError } from '../../drivers.js';
 import { type SqliteThread, sqliteThread } from './sqlite-thread.js';
 
 /** Prepared statements kept per connection; the store issues a few dozen distinct shapes. */
@@ -34,7 +34,13 @@ export interface SqliteFile {
  */
 export function openSqliteFile(path: string, busyTimeoutMs: number, cacheMiB = 64): SqliteFile {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const db = new (loadSqlite())(path, { timeout: busyTimeoutMs });
+  const Sqlite = loadSqlite();
+  let db: Database.Database;
+  try {
+    db = new Sqlite(path, { timeout: busyTimeoutMs });
+  } catch (error) {
+    throw sqliteOpenError(error);
+  }
   // The busy timeout must be in place before switching to WAL: another process may hold the lock.
   db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
   // 8 KiB pages (a new file only; an existing one keeps its own): a bulk write dirties and logs half as
