@@ -15,8 +15,19 @@
  * receiver, load average before and after. Environment: BENCH_RECIPIENTS (100000), BENCH_RUNS (3),
  * BENCH_TEMPLATE (newsletter), BENCH_CPU_PROF (a directory: CPU profiles of serve), BENCH_WEBHOOK_BUSY_RATE
  * (serve's `--webhook-busy-rate` in the runs with the endpoint; serve's default if unset).
+ *
+ * BENCH_WEBHOOK_BAD=1 (issue 30): the runs with the endpoint also have four bad ones subscribed to
+ * `email.sent`, in a process of their own (`test/support/bad-webhook-child.ts`): one that hangs, one that
+ * answers 200 after 9 s, one whose 200 carries a 300 MB body, one that redirects to a loopback port it
+ * may not reach. The healthy receiver must still get every event; the figures add how long after the
+ * last mail it had them all, and what each bad endpoint got.
  */
 import { loadavg } from 'node:os';
+import {
+  type BadEndpointsProcess,
+  type BadEndpointsStats,
+  startBadEndpointsProcess,
+} from '../test/support/bad-webhook-process.js';
 import { median, report } from './support/measure.js';
 import { type StackResult, serveRun } from './support/serve-run.js';
 import { type SinkProcess, startSinkProcess } from './support/sink-process.js';
@@ -26,6 +37,7 @@ const N = Number(process.env.BENCH_RECIPIENTS ?? 100_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const TEMPLATE = corpusTemplate(process.env.BENCH_TEMPLATE ?? 'newsletter');
 const BUSY_RATE = process.env.BENCH_WEBHOOK_BUSY_RATE;
+const BAD = process.env.BENCH_WEBHOOK_BAD === '1';
 
 interface RunResult extends StackResult {
   /** Messages/s until the SMTP sink had every message. */
@@ -33,6 +45,34 @@ interface RunResult extends StackResult {
   receiverCpuMicrosPerMessage?: number;
   /** Distinct events at the receiver when the sink had every message. */
   eventsAtDelivered?: number;
+  /** With the bad endpoints: seconds from the last mail until the receiver had every event. */
+  eventsLagSeconds?: number;
+  /** With the bad endpoints: what each got in this run. */
+  bad?: BadRunStats;
+}
+
+/** What the bad endpoints got in one run. */
+interface BadRunStats {
+  requests: { hanging: number; slow: number; big: number; redirect: number; forbidden: number };
+  /** Most requests open at once at the hanging and the slow endpoint (over the whole bench so far). */
+  maxOpen: { hanging: number; slow: number };
+  /** Bytes of the 300 MB body the server had written when the connection closed: median and max. */
+  bigWritten: { median: number; max: number };
+  cpuMicros: number;
+}
+
+function badDelta(before: BadEndpointsStats, after: BadEndpointsStats): BadRunStats {
+  const names = ['hanging', 'slow', 'big', 'redirect', 'forbidden'] as const;
+  const requests = Object.fromEntries(
+    names.map((name) => [name, after[name].requests - before[name].requests]),
+  ) as BadRunStats['requests'];
+  const written = after.written.slice(before.written.length).sort((a, b) => a - b);
+  return {
+    requests,
+    maxOpen: { hanging: after.hanging.maxOpen, slow: after.slow.maxOpen },
+    bigWritten: { median: written[Math.floor(written.length / 2)] ?? 0, max: written.at(-1) ?? 0 },
+    cpuMicros: after.cpuMicros - before.cpuMicros,
+  };
 }
 
 /** Waits until the receiver has `n` distinct webhook-ids; throws past a minute without progress. */
@@ -52,17 +92,30 @@ async function untilReceiverHas(hooks: SinkProcess, n: number): Promise<void> {
   }
 }
 
-async function run(sink: SinkProcess, hooks: SinkProcess, withEndpoint: boolean): Promise<RunResult> {
+async function run(
+  sink: SinkProcess,
+  hooks: SinkProcess,
+  withEndpoint: boolean,
+  bad: BadEndpointsProcess | undefined,
+): Promise<RunResult> {
   if (!withEndpoint) {
     const result = await serveRun(sink, TEMPLATE, N);
     return { ...result, deliveredPerSecond: Math.round(N / (result.deliveredSeconds ?? result.seconds)) };
   }
   let receiverCpu0 = 0;
   let eventsAtDelivered = 0;
+  let deliveredAt = 0;
+  let eventsLagSeconds: number | undefined;
+  let badBefore: BadEndpointsStats | undefined;
+  const badEndpoints = bad
+    ? [bad.endpoints.hanging, bad.endpoints.slow, bad.endpoints.big, bad.endpoints.redirect]
+    : [];
   const result = await serveRun(sink, TEMPLATE, N, {
     args: [
       '--allow-host',
       `127.0.0.1:${hooks.port}`,
+      // Every bad endpoint but the redirect's target.
+      ...badEndpoints.flatMap((e) => ['--allow-host', e.host]),
       ...(BUSY_RATE !== undefined ? ['--webhook-busy-rate', BUSY_RATE] : []),
     ],
     async seed(mailroom, _projectId, secret) {
@@ -70,12 +123,17 @@ async function run(sink: SinkProcess, hooks: SinkProcess, withEndpoint: boolean)
         url: `http://127.0.0.1:${hooks.port}/hooks`,
         events: ['email.sent'],
       });
+      for (const e of badEndpoints)
+        await mailroom.webhooks.add(secret, { url: e.url, events: ['email.sent'] });
       await hooks.reset();
       receiverCpu0 = await hooks.cpuMicros();
+      badBefore = await bad?.stats();
     },
     async settle() {
+      deliveredAt = performance.now();
       eventsAtDelivered = await hooks.count();
       await untilReceiverHas(hooks, N);
+      if (bad) eventsLagSeconds = +((performance.now() - deliveredAt) / 1000).toFixed(2);
     },
   });
   const got = await hooks.count();
@@ -85,6 +143,8 @@ async function run(sink: SinkProcess, hooks: SinkProcess, withEndpoint: boolean)
     deliveredPerSecond: Math.round(N / (result.deliveredSeconds ?? result.seconds)),
     receiverCpuMicrosPerMessage: Math.round(((await hooks.cpuMicros()) - receiverCpu0) / N),
     eventsAtDelivered,
+    ...(eventsLagSeconds !== undefined ? { eventsLagSeconds } : {}),
+    ...(bad && badBefore ? { bad: badDelta(badBefore, await bad.stats()) } : {}),
   };
 }
 
@@ -92,12 +152,13 @@ const load = () => loadavg().map((l) => +l.toFixed(2));
 const loadBefore = load();
 const sink = await startSinkProcess();
 const hooks = await startSinkProcess('./webhook-sink.ts');
+const bad = BAD ? await startBadEndpointsProcess() : undefined;
 try {
   const without: RunResult[] = [];
   const withHook: RunResult[] = [];
   for (let r = 0; r < RUNS; r++) {
     for (const on of r % 2 === 0 ? [false, true] : [true, false]) {
-      const result = await run(sink, hooks, on);
+      const result = await run(sink, hooks, on, bad);
       (on ? withHook : without).push(result);
       console.log(`run ${r + 1} ${on ? 'with' : 'without'} the endpoint: ${JSON.stringify(result)}`);
     }
@@ -116,7 +177,7 @@ try {
   const ratios = withHook.map(
     (r, i) => +(r.deliveredPerSecond / (without[i] as RunResult).deliveredPerSecond).toFixed(3),
   );
-  report('delivery-webhooks', {
+  report(BAD ? 'delivery-webhooks-bad-endpoints' : 'delivery-webhooks', {
     unit: 'messages/s',
     recipients: N,
     template: TEMPLATE.ref,
@@ -128,6 +189,9 @@ try {
       ...side(withHook),
       receiverCpuMicrosPerMessage: withHook.map((r) => r.receiverCpuMicrosPerMessage),
       eventsAtDelivered: withHook.map((r) => r.eventsAtDelivered),
+      ...(BAD
+        ? { eventsLagSeconds: withHook.map((r) => r.eventsLagSeconds), bad: withHook.map((r) => r.bad) }
+        : {}),
     },
     ratiosPerRound: ratios,
     ratioMedianOfRounds: median(ratios),
@@ -139,6 +203,7 @@ try {
     ).toFixed(3),
   });
 } finally {
+  await bad?.close();
   await hooks.close();
   await sink.close();
 }

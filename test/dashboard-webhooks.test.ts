@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { createMailroom, type Mailroom } from '@mailroom/core';
+import { createMailroom, type Mailroom, type Store } from '@mailroom/core';
 import { mailroomPlugin } from '@mailroom/http/fastify';
 import { memoryStore, memoryTransport } from '@mailroom/memory';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -45,6 +45,7 @@ class Client {
 
 describe('dashboard: webhooks', () => {
   let mailroom: Mailroom;
+  let store: Store;
   let receiver: WebhookReceiver;
   let app: FastifyInstance;
   let client: Client;
@@ -56,8 +57,9 @@ describe('dashboard: webhooks', () => {
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
     receiver.respond = () => 503;
+    store = memoryStore();
     mailroom = createMailroom({
-      store: memoryStore(),
+      store,
       transport: memoryTransport(),
       fetch: { allowHosts: [receiver.host] },
       // No retry: a failure is final at once, so the page has failed messages to replay.
@@ -151,8 +153,30 @@ describe('dashboard: webhooks', () => {
   it('says when an endpoint is disabled, and why', async () => {
     await mailroom.webhooks.setEnabled(secret, endpointId, false);
     const page = await (await client.get('/dashboard/webhooks')).text();
-    expect(page).toContain('disabled by the user');
+    expect(page).toContain(
+      '<span class="badge disabled">disabled</span> <span class="muted">disabled by the user',
+    );
     await mailroom.webhooks.setEnabled(secret, endpointId, true);
+  });
+
+  it('says when an endpoint is healthy, and until when its circuit is open', async () => {
+    expect(await (await client.get('/dashboard/webhooks')).text()).toContain(
+      '<span class="badge healthy">healthy</span>',
+    );
+    const until = new Date(Date.now() + 60_000);
+    await store.setWebhookCircuit(endpointId, until);
+    const page = await (await client.get('/dashboard/webhooks')).text();
+    expect(page).toContain(
+      `<span class="badge circuit_open">circuit_open</span> <span class="muted">until</span> <time datetime="${until.toISOString()}">`,
+    );
+    expect((await mailroom.webhooks.list(secret))[0]).toMatchObject({
+      state: 'circuit_open',
+      circuitOpenUntil: until,
+    });
+    await store.setWebhookCircuit(endpointId, new Date(Date.now() - 1_000));
+    expect(await (await client.get('/dashboard/webhooks')).text()).toContain('probing since');
+    await store.setWebhookCircuit(endpointId, null);
+    expect((await mailroom.webhooks.list(secret))[0]?.state).toBe('healthy');
   });
 
   it('disables and enables an endpoint with its button (CSRF-checked, own project only)', async () => {

@@ -33,7 +33,8 @@ describe.each(storeCases())('events and webhooks on $name', ({ make }) => {
               : undefined,
       }),
       fetch: { allowHosts: [receiver.host] },
-      webhooks: { retryScheduleMs: [20, 20, 20, 20, 20] },
+      // Retries and an endpoint's circuit (open after five failures in a row) at test speed.
+      webhooks: { retryScheduleMs: [20, 20, 20, 20, 20], circuitOpenMs: 20 },
       worker: { retryBaseMs: 60_000 },
       ...options,
     });

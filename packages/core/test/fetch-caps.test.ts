@@ -8,6 +8,9 @@ import { createGuardedFetcher, isByteCapError } from '../src/fetch/index.js';
 
 const MiB = 1024 * 1024;
 
+/** Bytes of `/drip` answers that reached the socket before the client closed, one entry per request. */
+const dripped: number[] = [];
+
 /** A loopback server with bodies that never end, trickle, or inflate without bound. */
 function hostileServer(): Server {
   // 8 MiB of zeros gzip to about 8 KiB; repeated members inflate 1000 to 1.
@@ -38,6 +41,21 @@ function hostileServer(): Server {
         else if (!res.destroyed) res.once('drain', pump);
       };
       pump();
+    } else if (req.url === '/drip') {
+      // 4 KiB every 2 ms: slow enough that the socket buffers never fill, so what the server could write
+      // is what the client read.
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      const at = dripped.push(0) - 1;
+      const chunk = Buffer.alloc(4096, 'd');
+      const timer = setInterval(() => {
+        if (res.destroyed) return;
+        res.write(chunk, (error) => {
+          if (!error) dripped[at] = (dripped[at] ?? 0) + chunk.length;
+        });
+      }, 2);
+      res.on('close', () => clearInterval(timer));
+    } else if (req.url === '/moved') {
+      res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data?token=x' }).end('moved');
     } else if (req.url === '/declared') {
       res.writeHead(200, { 'content-length': String(100 * MiB) });
       res.write('x');
@@ -148,8 +166,31 @@ describe('guarded fetcher: caps', () => {
       fetcher.post(`http://127.0.0.1:${port}${path}`, { body: '{"a":1}', maxBytes: 1024 });
 
     it('answers the status of an endless body once past the cap, dropping the connection', async () => {
-      expect(await post('/endless')).toEqual({ status: 200 });
-      expect(await post('/nothing-here')).toEqual({ status: 404 });
+      expect(await post('/endless')).toEqual({ status: 200, location: null });
+      expect(await post('/nothing-here')).toEqual({ status: 404, location: null });
+    });
+
+    it('reads no more than the cap of a body that keeps coming', async () => {
+      expect(await post('/drip')).toEqual({ status: 200, location: null });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      // The cap (1 KiB) is passed by the first chunk; one more may be on its way when the socket closes.
+      expect(dripped.at(-1)).toBeGreaterThan(0);
+      expect(dripped.at(-1)).toBeLessThanOrEqual(2 * 4096);
+    });
+
+    it('drops a body declared larger than the cap at once, and keeps the status', async () => {
+      const started = Date.now();
+      expect(await post('/declared')).toEqual({ status: 200, location: null });
+      expect(Date.now() - started).toBeLessThan(1_000);
+    });
+
+    it('answers a 3xx with its Location and never follows it', async () => {
+      const before = attempts.length;
+      expect(await post('/moved')).toEqual({
+        status: 302,
+        location: 'http://169.254.169.254/latest/meta-data?token=x',
+      });
+      expect(attempts.slice(before).every((t) => t.address === '127.0.0.1')).toBe(true);
     });
 
     it('stops a server that never answers or trickles at the time cap, retryable', async () => {

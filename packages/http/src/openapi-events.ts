@@ -15,7 +15,7 @@ export function eventSchemas(): JsonObject {
   });
   const endpoint: JsonObject = {
     type: 'object',
-    required: ['id', 'url', 'events', 'enabled'],
+    required: ['id', 'url', 'events', 'enabled', 'state'],
     properties: {
       id: { type: 'string', description: '`wh_...`' },
       url: { type: 'string', format: 'uri' },
@@ -23,6 +23,18 @@ export function eventSchemas(): JsonObject {
       enabled: { type: 'boolean' },
       disabledReason: nullableString,
       failingSince: { type: ['string', 'null'], format: 'date-time' },
+      circuitOpenUntil: {
+        type: ['string', 'null'],
+        format: 'date-time',
+        description:
+          'While the circuit is open (after failed attempts in a row), nothing is sent until this time, then ' +
+          'one probe; its messages wait, no retry is spent. null: closed.',
+      },
+      state: {
+        enum: ['healthy', 'circuit_open', 'disabled'],
+        description:
+          '`circuit_open` while `circuitOpenUntil` is set; `disabled` by the user or after failing for days.',
+      },
       createdAt: { type: 'string', format: 'date-time' },
     },
   };

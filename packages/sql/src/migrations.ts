@@ -7,6 +7,7 @@ import { eventsAndWebhooks } from './migration-events.js';
 import { inboundSignalsMigration } from './migration-inbound.js';
 import { signalReasons } from './migration-signal-reasons.js';
 import { trackingSchema } from './migration-tracking.js';
+import { webhookCircuit } from './migration-webhook-circuit.js';
 import { webhookPriority } from './migration-webhook-priority.js';
 import type { SqlKind } from './options.js';
 
@@ -320,6 +321,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '006_webhook_priority': webhookPriority(kind, columnTypes(kind)),
     '007_domains': domainsSchema(kind, columnTypes(kind), tableOptions),
     '008_signal_reasons': signalReasons(kind, columnTypes(kind)),
+    '009_webhook_circuit': webhookCircuit(columnTypes(kind)),
   };
 }
 

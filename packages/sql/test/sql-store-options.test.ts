@@ -100,6 +100,7 @@ describe('sqlStore options', () => {
       { name: '006_webhook_priority' },
       { name: '007_domains' },
       { name: '008_signal_reasons' },
+      { name: '009_webhook_circuit' },
     ]);
   });
 

@@ -84,6 +84,9 @@ export function createEventOutbox(store: Store, cacheMs = ENDPOINT_CACHE_MS): Ev
       for (const endpoint of endpoints) {
         if (endpoint.events !== null && !endpoint.events.includes(event.type)) continue;
         payload ??= JSON.stringify(eventPayload(event));
+        // An endpoint whose circuit is open gets its new messages due when it may be tried again, so
+        // that no claim meanwhile has to pass over them.
+        const open = endpoint.circuitOpenUntil;
         messages.push({
           id: newId('msg', now.getTime()),
           projectId: event.projectId,
@@ -94,7 +97,7 @@ export function createEventOutbox(store: Store, cacheMs = ENDPOINT_CACHE_MS): Ev
           priority,
           status: 'pending',
           attempts: 0,
-          nextAttemptAt: now,
+          nextAttemptAt: open && open > now ? open : now,
           leaseExpiresAt: null,
           leaseToken: 0,
           lastStatusCode: null,

@@ -77,6 +77,13 @@ export interface GuardedPost {
   maxBytes?: number;
 }
 
+/** What a `GuardedFetcher.post` answers. */
+export interface GuardedPostAnswer {
+  status: number;
+  /** The `Location` header of a 3xx answer (not followed), as sent; null otherwise or without one. */
+  location: string | null;
+}
+
 /** A response whose headers have arrived; the body is read (or dropped) by the caller. */
 export interface GuardedResponse {
   status: number;
@@ -107,12 +114,13 @@ export interface GuardedFetcher {
   fetch(url: string, request?: GuardedRequest): Promise<GuardedResponse>;
   /**
    * POST `body` to `url` and answer the status once the whole answer has arrived; its body is read and
-   * dropped (past `maxBytes` the connection is dropped instead, and the status still answered). No redirect
-   * is followed: a 3xx is the answer. For a caller that needs only the status (webhook sending): no response
-   * stream, so much less CPU than `fetch` for a short answer (BENCHMARKS.md, `delivery-webhooks`).
+   * dropped (past `maxBytes`, or declared larger by its `Content-Length`, the connection is dropped
+   * instead, and the status still answered). No redirect is followed: a 3xx is the answer, with its
+   * `Location`. For a caller that needs only the status (webhook sending): no response stream, so much
+   * less CPU than `fetch` for a short answer (BENCHMARKS.md, `delivery-webhooks`).
    * @throws MailroomError `FETCH_REFUSED` as `fetch` (refusals, failures to connect, the time cap).
    */
-  post(url: string, request: GuardedPost): Promise<{ status: number }>;
+  post(url: string, request: GuardedPost): Promise<GuardedPostAnswer>;
   /**
    * Check `url` as a fetch would before connecting (scheme, credentials, every resolved address against
    * the policy and the allow-list), without connecting.

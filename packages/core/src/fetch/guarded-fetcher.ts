@@ -7,6 +7,7 @@ import type {
   GuardedFetcher,
   GuardedFetcherOptions,
   GuardedPost,
+  GuardedPostAnswer,
   GuardedRequest,
   GuardedResponse,
 } from './fetch-types.js';
@@ -111,7 +112,7 @@ export function createGuardedFetcher(options: GuardedFetcherOptions = {}): Guard
   }
 
   /** See `GuardedFetcher.post`: a dispatch with a handler that keeps the status and counts the body. */
-  function post(input: string, request: GuardedPost): Promise<{ status: number }> {
+  function post(input: string, request: GuardedPost): Promise<GuardedPostAnswer> {
     const timeoutMs = Math.min(request.timeoutMs ?? resolved.timeoutMs, resolved.timeoutMs);
     const maxBytes = Math.min(request.maxBytes ?? resolved.maxBytes, resolved.maxBytes);
     let url: URL;
@@ -124,6 +125,7 @@ export function createGuardedFetcher(options: GuardedFetcherOptions = {}): Guard
     }
     return new Promise((resolve, reject) => {
       let status = 0;
+      let location: string | null = null;
       let bytes = 0;
       let settled = false;
       let abort: ((reason: Error) => void) | undefined;
@@ -132,7 +134,7 @@ export function createGuardedFetcher(options: GuardedFetcherOptions = {}): Guard
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        if (error === undefined) resolve({ status });
+        if (error === undefined) resolve({ status, location });
         else reject(fetchFailureOf(timedOut ?? error, url, timeoutMs));
       };
       const timer = setTimeout(() => {
@@ -155,8 +157,14 @@ export function createGuardedFetcher(options: GuardedFetcherOptions = {}): Guard
             abort = (reason) => controller.abort(reason);
             if (timedOut) controller.abort(timedOut);
           },
-          onResponseStart(_controller, statusCode) {
+          onResponseStart(controller, statusCode, headers) {
             status = statusCode;
+            location = statusCode >= 300 && statusCode < 400 ? (firstHeader(headers.location) ?? null) : null;
+            // A body declared larger than the cap is not worth a byte: drop the connection, keep the status.
+            if (Number(firstHeader(headers['content-length'])) > maxBytes) {
+              finish();
+              controller.abort(new FetchCapError('bytes', `the answer declares more than ${maxBytes} bytes`));
+            }
           },
           onResponseData(controller, chunk) {
             bytes += chunk.length;

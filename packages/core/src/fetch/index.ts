@@ -3,6 +3,7 @@ export type {
   FetchResolver,
   GuardedFetcher,
   GuardedFetcherOptions,
+  GuardedPostAnswer,
   GuardedRequest,
   GuardedResponse,
   ResolvedAddress,

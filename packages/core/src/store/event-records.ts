@@ -129,6 +129,13 @@ export interface WebhookEndpointRecord {
   disabledReason: string | null;
   /** Since when every attempt has failed (null while it is healthy). */
   failingSince: Date | null;
+  /**
+   * Until when its circuit is open (null: closed): after consecutive failures the sender stops POSTing
+   * to it, its pending messages wait until this time (not attempted, so no retry is spent), and a probe
+   * then decides whether it closes or stays open longer. Kept here so that every process and the
+   * dashboard see it.
+   */
+  circuitOpenUntil: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }

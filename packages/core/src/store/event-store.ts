@@ -8,6 +8,7 @@ import type {
   WebhookMessageRecord,
   WebhookMessageStatus,
   WebhookOutcome,
+  WebhookPriority,
 } from './event-records.js';
 import type { PageOptions } from './paging.js';
 
@@ -59,13 +60,23 @@ export interface EventStore {
    * Race guarantee: of concurrent calls setting a date, the first one's date is kept.
    */
   setWebhookEndpointHealth(id: string, failingSince: Date | null): Promise<Date | null | undefined>;
+  /**
+   * Open or close an endpoint's circuit. A date opens it until then: sets `circuitOpenUntil` and, in the
+   * same transaction, moves every `pending` message of the endpoint due before it to that date (their
+   * attempts unchanged), so that no claim hands them out meanwhile. Null closes it (clears the field;
+   * messages keep their times). Returns false when there is no such endpoint.
+   *
+   * Race guarantee: the field and the deferral are written together or not at all.
+   */
+  setWebhookCircuit(id: string, openUntil: Date | null): Promise<boolean>;
   /** Remove an endpoint of the project; true if one was removed. Its messages stay, for the record. */
   removeWebhookEndpoint(projectId: string, id: string): Promise<boolean>;
 
   /**
    * Claim up to `limit` due webhook messages: `pending` with `nextAttemptAt <= now`, or `sending` whose
-   * lease expired, oldest `nextAttemptAt` first. Each becomes `sending` with `leaseExpiresAt = now +
-   * leaseMs`, `leaseToken + 1` and `attempts + 1`.
+   * lease expired, priority 0 first and within it oldest `nextAttemptAt` first, none of an endpoint in
+   * `skipEndpoints` (and only of `priority` when given). Each becomes
+   * `sending` with `leaseExpiresAt = now + leaseMs`, `leaseToken + 1` and `attempts + 1`.
    *
    * Race guarantee: a message is returned by at most one call per lease, whatever the number of
    * concurrent claimers (processes included, when `capabilities.multiProcess`).
@@ -74,6 +85,13 @@ export interface EventStore {
     now: Date;
     limit: number;
     leaseMs: number;
+    /**
+     * Endpoints whose messages are left where they are (the sender's endpoints with an open circuit or
+     * with as many messages in hand as they can take). A few ids: a claim may pass over their due rows.
+     */
+    skipEndpoints?: readonly string[];
+    /** Only messages of this priority (a sender's small claim for the urgent ones). */
+    priority?: WebhookPriority;
   }): Promise<ClaimedWebhookMessage[]>;
   /**
    * Record the outcomes of attempts. Each item is fenced: written only if the message is still `sending`
@@ -88,6 +106,16 @@ export interface EventStore {
       outcome: WebhookOutcome;
       attempt: WebhookAttemptRecord | null;
     }>,
+  ): Promise<boolean[]>;
+  /**
+   * Hand claimed messages back unsent (their endpoint's circuit opened, or the lease would end before a
+   * POST could): each still `sending` with exactly `leaseToken` becomes `pending` at `nextAttemptAt`,
+   * its lease cleared and `attempts - 1` (the claim's attempt was not made); `lastStatusCode`,
+   * `lastError` and `updatedAt` are kept, and no attempt is recorded. Returns, in input order, whether
+   * each fence held.
+   */
+  releaseWebhookMessages(
+    items: ReadonlyArray<{ id: string; leaseToken: number; nextAttemptAt: Date }>,
   ): Promise<boolean[]>;
   /**
    * Replay: a `delivered` or `failed` message of the project becomes `pending`, due at `now`. Returns

@@ -62,6 +62,7 @@ export function makeEndpoint(
     enabled: true,
     disabledReason: null,
     failingSince: null,
+    circuitOpenUntil: null,
     createdAt: testTime(),
     updatedAt: testTime(),
     ...overrides,
@@ -381,6 +382,116 @@ export function describeEvents(
       const rest = await ctx.store.claimWebhookMessages({ now: testTime(0), limit: 5, leaseMs: LEASE });
       expect(rest.map((m) => m.id)).toEqual([messages[1]?.id, messages[3]?.id]);
       expect((await findWebhookMessage(ctx.store, project.id, messages[1]?.id ?? ''))?.priority).toBe(1);
+    });
+
+    it('a claim of one priority takes only messages of that priority', async () => {
+      const { project } = await seedProject(ctx.store);
+      const endpoint = makeEndpoint(project.id);
+      await ctx.store.addWebhookEndpoint(endpoint);
+      const messages = ([1, 0, 1, 0] as const).map((priority, i) =>
+        makeWebhookMessage(makeEvent(project.id), endpoint.id, { priority, nextAttemptAt: testTime(i) }),
+      );
+      await ctx.store.insertOutbox({ events: [], messages });
+      const urgent = await ctx.store.claimWebhookMessages({
+        now: testTime(100),
+        limit: 10,
+        leaseMs: LEASE,
+        priority: 0,
+      });
+      expect(urgent.map((m) => m.id)).toEqual([messages[1]?.id, messages[3]?.id]);
+      const rest = await ctx.store.claimWebhookMessages({
+        now: testTime(100),
+        limit: 10,
+        leaseMs: LEASE,
+        priority: 1,
+      });
+      expect(rest.map((m) => m.id)).toEqual([messages[0]?.id, messages[2]?.id]);
+    });
+
+    it('a claim leaves the messages of skipped endpoints where they are', async () => {
+      const { project, endpoint, messages } = await seedMessages(3);
+      const other = makeEndpoint(project.id);
+      const third = makeEndpoint(project.id);
+      await ctx.store.addWebhookEndpoint(other);
+      await ctx.store.addWebhookEndpoint(third);
+      const elsewhere = [other, third].map((e, i) =>
+        makeWebhookMessage(makeEvent(project.id), e.id, { nextAttemptAt: testTime(10 + i) }),
+      );
+      await ctx.store.insertOutbox({ events: [], messages: elsewhere });
+      const claimed = await ctx.store.claimWebhookMessages({
+        now: testTime(100),
+        limit: 10,
+        leaseMs: LEASE,
+        skipEndpoints: [endpoint.id, third.id],
+      });
+      expect(claimed.map((m) => m.id)).toEqual([elsewhere[0]?.id]);
+      const rest = await ctx.store.claimWebhookMessages({
+        now: testTime(100),
+        limit: 10,
+        leaseMs: LEASE,
+        skipEndpoints: [],
+      });
+      expect(rest.map((m) => m.id)).toEqual([...messages.map((m) => m.id), elsewhere[1]?.id]);
+    });
+
+    it('an open circuit defers the pending messages of its endpoint only; closing keeps their times', async () => {
+      const { project, endpoint, messages } = await seedMessages(4, (i) => testTime([0, 10, 20, 9_000][i]));
+      const other = makeEndpoint(project.id);
+      await ctx.store.addWebhookEndpoint(other);
+      const elsewhere = makeWebhookMessage(makeEvent(project.id), other.id, { nextAttemptAt: testTime(5) });
+      await ctx.store.insertOutbox({ events: [], messages: [elsewhere] });
+      // One of the endpoint's messages is in flight: its lease is not touched.
+      const [inFlight] = await ctx.store.claimWebhookMessages({
+        now: testTime(0),
+        limit: 1,
+        leaseMs: LEASE,
+      });
+      expect(inFlight?.id).toBe(messages[0]?.id);
+      expect(await ctx.store.setWebhookCircuit(endpoint.id, testTime(5_000))).toBe(true);
+      expect(await ctx.store.setWebhookCircuit('wh_missing', testTime(5_000))).toBe(false);
+      expect((await ctx.store.getWebhookEndpoint(endpoint.id))?.circuitOpenUntil).toEqual(testTime(5_000));
+      const due = await ctx.store.claimWebhookMessages({ now: testTime(4_999), limit: 10, leaseMs: LEASE });
+      expect(due.map((m) => m.id)).toEqual([elsewhere.id]);
+      const find = (i: number) => findWebhookMessage(ctx.store, project.id, messages[i]?.id ?? '');
+      expect(await find(0)).toMatchObject({ status: 'sending', nextAttemptAt: testTime(0) });
+      expect(await find(1)).toMatchObject({ status: 'pending', nextAttemptAt: testTime(5_000), attempts: 0 });
+      expect(await find(2)).toMatchObject({ nextAttemptAt: testTime(5_000) });
+      // Due after the circuit's time anyway: left as it was.
+      expect(await find(3)).toMatchObject({ nextAttemptAt: testTime(9_000) });
+      expect(await ctx.store.setWebhookCircuit(endpoint.id, null)).toBe(true);
+      expect((await ctx.store.getWebhookEndpoint(endpoint.id))?.circuitOpenUntil).toBeNull();
+      expect(await find(1)).toMatchObject({ nextAttemptAt: testTime(5_000) });
+      const later = await ctx.store.claimWebhookMessages({ now: testTime(5_000), limit: 10, leaseMs: LEASE });
+      expect(later.map((m) => m.id).sort()).toEqual([messages[1]?.id, messages[2]?.id].sort());
+    });
+
+    it('releases claimed messages unsent, fenced: pending again without the claim’s attempt', async () => {
+      const { project, messages } = await seedMessages(2);
+      const first = await ctx.store.claimWebhookMessages({ now: testTime(5), limit: 5, leaseMs: LEASE });
+      const [a, b] = first as [ClaimedWebhookMessage, ClaimedWebhookMessage];
+      expect(a.attempts).toBe(1);
+      const released = await ctx.store.releaseWebhookMessages([
+        { id: a.id, leaseToken: a.leaseToken, nextAttemptAt: testTime(700) },
+        { id: b.id, leaseToken: b.leaseToken + 1, nextAttemptAt: testTime(700) },
+      ]);
+      expect(released).toEqual([true, false]);
+      expect(await findWebhookMessage(ctx.store, project.id, a.id)).toMatchObject({
+        status: 'pending',
+        attempts: 0,
+        leaseExpiresAt: null,
+        nextAttemptAt: testTime(700),
+        leaseToken: a.leaseToken,
+      });
+      expect(await findWebhookMessage(ctx.store, project.id, b.id)).toMatchObject({ status: 'sending' });
+      expect(await ctx.store.listWebhookAttempts(project.id, { limit: 10 })).toEqual([]);
+      // Released twice: the fence no longer holds.
+      expect(
+        await ctx.store.releaseWebhookMessages([
+          { id: a.id, leaseToken: a.leaseToken, nextAttemptAt: testTime(700) },
+        ]),
+      ).toEqual([false]);
+      const again = await ctx.store.claimWebhookMessages({ now: testTime(700), limit: 5, leaseMs: LEASE });
+      expect(again.map((m) => [m.id, m.attempts])).toEqual([[messages[0]?.id, 1]]);
     });
 
     it('concurrent claims never hand one message to two claimers', async () => {

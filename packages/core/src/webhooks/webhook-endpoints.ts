@@ -46,6 +46,7 @@ export function createWebhooks(
         enabled: input.enabled ?? true,
         disabledReason: input.enabled === false ? 'disabled when added' : null,
         failingSince: null,
+        circuitOpenUntil: null,
         createdAt: now,
         updatedAt: now,
       };
@@ -79,7 +80,11 @@ export function createWebhooks(
         { enabled, disabledReason: enabled ? null : 'disabled by the user' },
         now,
       );
-      if (enabled) await store.setWebhookEndpointHealth(endpoint.id, null);
+      if (enabled) {
+        // Enabling starts afresh: no failure record, circuit closed.
+        await store.setWebhookEndpointHealth(endpoint.id, null);
+        await store.setWebhookCircuit(endpoint.id, null);
+      }
       outbox.invalidate(endpoint.projectId);
       sender.forget(endpoint.id);
       return endpointView({
@@ -87,6 +92,7 @@ export function createWebhooks(
         enabled,
         disabledReason: enabled ? null : 'disabled by the user',
         failingSince: enabled ? null : endpoint.failingSince,
+        circuitOpenUntil: enabled ? null : endpoint.circuitOpenUntil,
       });
     },
     async sendTest(auth, id) {
@@ -171,6 +177,8 @@ export function endpointView(e: WebhookEndpointRecord): WebhookEndpointView {
     enabled: e.enabled,
     disabledReason: e.disabledReason,
     failingSince: e.failingSince,
+    circuitOpenUntil: e.circuitOpenUntil,
+    state: !e.enabled ? 'disabled' : e.circuitOpenUntil !== null ? 'circuit_open' : 'healthy',
     createdAt: e.createdAt,
   };
 }

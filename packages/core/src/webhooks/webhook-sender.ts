@@ -6,8 +6,10 @@ import type {
   WebhookAttemptRecord,
   WebhookEndpointRecord,
   WebhookOutcome,
+  WebhookPriority,
 } from '../store/event-records.js';
 import { createBusyPacer } from './busy-pacer.js';
+import { createLanes, type Lane } from './endpoint-lanes.js';
 import { secretKey, signedHeaders } from './webhook-signature.js';
 import type { WebhookOptions } from './webhook-types.js';
 
@@ -27,9 +29,12 @@ export const WEBHOOK_DEFAULTS: Required<WebhookOptions> = {
   leaseMs: MINUTE,
   pollMs: 250,
   busyRatePerSecond: 100,
+  circuitFailures: 5,
+  circuitOpenMs: 5 * SECOND,
+  circuitMaxOpenMs: 5 * MINUTE,
 };
 
-/** How long a sender trusts its copy of an endpoint (URL, secret, enabled). */
+/** How long a sender trusts its copy of an endpoint (URL, secret, enabled, circuit). */
 const ENDPOINT_CACHE_MS = 5_000;
 /** Outcomes recorded per store transaction at most (each transaction has a cost of its own). */
 const FLUSH_EVERY = 500;
@@ -39,6 +44,10 @@ const FLUSH_MS = 25;
 const REFUSAL_LOG_INTERVAL_MS = 10 * MINUTE;
 /** Messages claimed at most by one poll of a sender whose hand is more than half full while paced. */
 const PEEK_LIMIT = 8;
+/** A held message is sent only with this much of its lease left beyond the POST's time cap. */
+const LEASE_MARGIN_MS = 1_000;
+/** Characters of a redirect's `Location` kept in the attempt's error. */
+const MAX_LOCATION = 300;
 
 /** The webhook sender loop of one process. */
 export interface WebhookSender {
@@ -61,13 +70,34 @@ interface Finished {
   attempt: WebhookAttemptRecord | null;
 }
 
+interface Released {
+  id: string;
+  leaseToken: number;
+  nextAttemptAt: Date;
+}
+
+/** What one POST came to. */
+interface Answer {
+  statusCode: number | null;
+  error: string | null;
+  /** Refused by this process's address policy (logged; retried on the schedule). */
+  refused: boolean;
+}
+
 /**
  * Claims due webhook messages with a lease (like deliveries: several processes may share the queue),
  * POSTs each one signed per Standard Webhooks through the guarded fetcher (SSRF policy and allow-list,
  * `timeoutMs`, `maxResponseBytes`), and records the outcome fenced by the lease: a 2xx is `delivered`;
- * anything else (a refusal by the address policy too, which is logged) waits the next entry of
- * `retryScheduleMs` and is sent again with the same `webhook-id`, and after the last it is `failed`. An endpoint that has failed every attempt for `disableAfterMs` is
+ * anything else (a 3xx included: redirects are not followed; a refusal by the address policy too, which
+ * is logged) waits the next entry of `retryScheduleMs` and is sent again with the same `webhook-id`, and
+ * after the last it is `failed`. An endpoint that has failed every attempt for `disableAfterMs` is
  * disabled. Order is not kept: messages are sent concurrently, and a retry goes after newer ones.
+ *
+ * Each endpoint is isolated (`endpoint-lanes.ts`): its own share of `concurrency`, as many held
+ * messages as it can send within half a lease, and a circuit that `circuitFailures` failures in a row
+ * open. An open circuit is stored (`Store.setWebhookCircuit`, which defers the endpoint's pending
+ * messages), the messages held for it are handed back unsent, and claims skip it; after
+ * `circuitOpenMs` (doubling) one probe decides. A slow or dead endpoint never holds another's share.
  */
 export function createWebhookSender(
   ctx: BaseContext,
@@ -85,15 +115,45 @@ export function createWebhookSender(
     { until: number; endpoint: Promise<WebhookEndpointRecord | undefined> }
   >();
   const keys = new WeakMap<WebhookEndpointRecord, Buffer>();
-  let inFlight = 0;
+  /**
+   * Messages a sender holds claimed at most: several rounds of its sending places, and at least 256, so
+   * that claims come in rounds of 128 or more (each claim is a transaction of its own). While the worker
+   * is busy they go out at `busyRatePerSecond`, so a low cap holds fewer: the last must be sent within
+   * half its lease.
+   */
+  const holdMax = Math.max(
+    1,
+    Math.min(
+      Math.max(opts.concurrency * 8, 256),
+      opts.busyRatePerSecond > 0
+        ? Math.floor((opts.busyRatePerSecond * opts.leaseMs) / 2000)
+        : Number.POSITIVE_INFINITY,
+    ),
+  );
+  const lanes = createLanes({
+    concurrency: opts.concurrency,
+    holdMax,
+    leaseMs: opts.leaseMs,
+    timeoutMs: opts.timeoutMs,
+    circuitFailures: opts.circuitFailures,
+    circuitOpenMs: opts.circuitOpenMs,
+    circuitMaxOpenMs: opts.circuitMaxOpenMs,
+  });
+  const minLeaseLeft = Math.min(opts.timeoutMs + LEASE_MARGIN_MS, opts.leaseMs / 2);
+  /** Messages claimed and not yet recorded or handed back. */
+  let held = 0;
   const sending = new Set<Promise<void>>();
   let finished: Finished[] = [];
+  let released: Released[] = [];
   let flushTimer: ReturnType<typeof setTimeout> | undefined;
   let writes: Promise<void> = Promise.resolve();
   let running = false;
   let draining = false;
   let loop: Promise<void> | undefined;
   let wakeUp: (() => void) | undefined;
+  let dispatching = false;
+  /** Whether a claim round was due when last looked at (the claim loop is woken on the change). */
+  let roomy = true;
 
   function endpointFor(id: string): Promise<WebhookEndpointRecord | undefined> {
     const now = Date.now();
@@ -106,10 +166,24 @@ export function createWebhookSender(
     return endpoint;
   }
 
+  function later(): void {
+    if (finished.length + released.length >= FLUSH_EVERY) void flush();
+    else flushTimer ??= setTimeout(() => void flush(), FLUSH_MS);
+  }
+
   function record(item: Finished): void {
     finished.push(item);
-    if (finished.length >= FLUSH_EVERY) void flush();
-    else flushTimer ??= setTimeout(() => void flush(), FLUSH_MS);
+    later();
+  }
+
+  /**
+   * Hands a held message back unsent, due at `at` (its attempt does not count); `started`: its POST was
+   * counted as started, and its end takes it out of the hand.
+   */
+  function release(message: ClaimedWebhookMessage, at: Date, started = false): void {
+    released.push({ id: message.id, leaseToken: message.leaseToken, nextAttemptAt: at });
+    if (!started) held--;
+    later();
   }
 
   function flush(): Promise<void> {
@@ -117,26 +191,30 @@ export function createWebhookSender(
       clearTimeout(flushTimer);
       flushTimer = undefined;
     }
-    if (finished.length === 0) return writes;
+    if (finished.length === 0 && released.length === 0) return writes;
     const items = finished;
+    const back = released;
     finished = [];
+    released = [];
     writes = writes.then(async () => {
       try {
+        if (back.length > 0) await store.releaseWebhookMessages(back);
+        if (items.length === 0) return;
         const written = await store.completeWebhookMessages(items);
         const lost = written.filter((w) => !w).length;
         if (lost > 0) logger.warn({ messages: lost }, 'webhook lease lost before the outcome was written');
       } catch (error) {
         // Nothing recorded: the messages stay leased and are sent again when their leases expire.
-        logger.error({ err: error, messages: items.length }, 'recording webhook outcomes failed');
+        logger.error(
+          { err: error, messages: items.length + back.length },
+          'recording webhook outcomes failed',
+        );
       }
     });
     return writes;
   }
 
-  async function post(
-    message: ClaimedWebhookMessage,
-    endpoint: WebhookEndpointRecord,
-  ): Promise<{ statusCode: number | null; error: string | null; refused: boolean }> {
+  async function post(message: ClaimedWebhookMessage, endpoint: WebhookEndpointRecord): Promise<Answer> {
     let key = keys.get(endpoint);
     if (!key) {
       key = secretKey(endpoint.secret);
@@ -149,14 +227,18 @@ export function createWebhookSender(
     };
     try {
       // The answer's body is read (capped) and dropped: what it says is not kept.
-      const { status } = await fetcher.post(endpoint.url, {
+      const { status, location } = await fetcher.post(endpoint.url, {
         body,
         headers,
         timeoutMs: opts.timeoutMs,
         maxBytes: opts.maxResponseBytes,
       });
-      const ok = status >= 200 && status < 300;
-      return { statusCode: status, error: ok ? null : `HTTP ${status}`, refused: false };
+      if (status >= 200 && status < 300) return { statusCode: status, error: null, refused: false };
+      const error =
+        status >= 300 && status < 400
+          ? `HTTP ${status} redirect to ${location === null ? '(no Location)' : shown(location)}, not followed`
+          : `HTTP ${status}`;
+      return { statusCode: status, error, refused: false };
     } catch (error) {
       return {
         statusCode: null,
@@ -185,10 +267,11 @@ export function createWebhookSender(
     );
   }
 
-  async function send(message: ClaimedWebhookMessage): Promise<void> {
+  async function send(lane: Lane, message: ClaimedWebhookMessage, probe: boolean): Promise<void> {
     const endpoint = await endpointFor(message.endpointId).catch(() => undefined);
     if (!endpoint?.enabled) {
       const now = clock.now();
+      lanes.reset(lane.endpointId);
       record({
         id: message.id,
         leaseToken: message.leaseToken,
@@ -202,22 +285,36 @@ export function createWebhookSender(
       });
       return;
     }
+    const openElsewhere = endpoint.circuitOpenUntil?.getTime() ?? 0;
+    if (lane.openUntil === 0 && openElsewhere > clock.now().getTime()) {
+      // Another process opened the circuit: keep to it.
+      lane.openUntil = openElsewhere;
+      release(message, laterOf(message.nextAttemptAt, endpoint.circuitOpenUntil as Date), true);
+      handBack(lane);
+      return;
+    }
     const started = performance.now();
     const answer = await post(message, endpoint);
     const latencyMs = performance.now() - started;
     const now = clock.now();
     const ok = answer.error === null;
     // A refusal follows the schedule like any failure: the policy is this process's (another worker, or
-    // this one restarted with the host allow-listed, may send it), and a refused attempt opens nothing.
+    // this one restarted with the host allow-listed, may send it), so it neither opens the circuit, which
+    // every process keeps to, nor closes it.
     if (answer.refused && answer.error !== null) logRefusal(endpoint, answer.error);
+    const openUntil = ok || answer.refused ? undefined : lanes.failed(lane, latencyMs, now.getTime(), probe);
+    if (answer.refused && probe) lane.probing = false;
+    const closed = ok && lanes.succeeded(lane, latencyMs);
     const wait = ok ? undefined : opts.retryScheduleMs[message.attempts - 1];
+    // A retry due while the circuit is open waits for it to be tried again.
+    const retryAt = wait === undefined ? 0 : Math.max(now.getTime() + wait, lane.openUntil);
     const outcome: WebhookOutcome = ok
       ? { status: 'delivered', statusCode: answer.statusCode, error: null, now }
       : wait === undefined
         ? { status: 'failed', statusCode: answer.statusCode, error: answer.error, now }
         : {
             status: 'pending',
-            nextAttemptAt: new Date(now.getTime() + wait),
+            nextAttemptAt: new Date(retryAt),
             statusCode: answer.statusCode,
             error: answer.error,
             now,
@@ -249,9 +346,50 @@ export function createWebhookSender(
         latencyMs,
       });
     }
+    if (openUntil !== undefined) await openCircuit(lane, endpoint, new Date(openUntil), answer.error);
+    else if (closed || (ok && endpoint.circuitOpenUntil !== null)) await closeCircuit(endpoint);
     await health(endpoint, ok, now).catch((err: unknown) =>
       logger.warn({ err, endpoint: endpoint.id }, 'recording webhook endpoint health failed'),
     );
+  }
+
+  /** Hands back everything a lane holds and has not started, due when its circuit lets them go. */
+  function handBack(lane: Lane): void {
+    const at = new Date(lane.openUntil);
+    for (const message of lanes.takeHeld(lane)) release(message, laterOf(message.nextAttemptAt, at));
+  }
+
+  async function openCircuit(
+    lane: Lane,
+    endpoint: WebhookEndpointRecord,
+    until: Date,
+    reason: string | null,
+  ): Promise<void> {
+    handBack(lane);
+    endpoint.circuitOpenUntil = until;
+    try {
+      await store.setWebhookCircuit(endpoint.id, until);
+      // New events for it are written due when it opens again (`events/event-outbox.ts`).
+      outbox.invalidate(endpoint.projectId);
+    } catch (err) {
+      logger.warn({ err, endpoint: endpoint.id }, 'recording a webhook circuit failed');
+    }
+    logger.warn(
+      { endpoint: endpoint.id, projectId: endpoint.projectId, until: until.toISOString(), reason },
+      `webhook endpoint circuit open until ${until.toISOString()} after ${lane.failures} failed attempts in a row`,
+    );
+  }
+
+  async function closeCircuit(endpoint: WebhookEndpointRecord): Promise<void> {
+    if (endpoint.circuitOpenUntil === null) return;
+    endpoint.circuitOpenUntil = null;
+    try {
+      await store.setWebhookCircuit(endpoint.id, null);
+      outbox.invalidate(endpoint.projectId);
+    } catch (err) {
+      logger.warn({ err, endpoint: endpoint.id }, 'recording a webhook circuit failed');
+    }
+    logger.info({ endpoint: endpoint.id, projectId: endpoint.projectId }, 'webhook endpoint circuit closed');
   }
 
   /** A success clears the endpoint's failing run; a failure starts one, and one too long disables it. */
@@ -281,82 +419,99 @@ export function createWebhookSender(
     );
   }
 
-  /** Claimed messages waiting for a free sending place: priority 0 first, then oldest first. */
-  let queue: ClaimedWebhookMessage[] = [];
-  let runners = 0;
-
-  /** One sending place: sends queued messages until none is left. */
-  async function runner(): Promise<void> {
-    runners++;
-    try {
-      while (queue.length > 0) {
-        // The turn first, then the message: one claimed meanwhile with priority 0 goes next, not after
-        // the messages of every place waiting for a turn.
-        const wait = pacer.turn();
-        if (wait) await wait;
-        const message = queue.shift();
-        if (!message) break;
-        await send(message).catch((error: unknown) =>
-          logger.error({ err: error, message: message.id }, 'webhook send failed'),
-        );
-        inFlight--;
-        if (inFlight === Math.floor(holdMax / 2)) wakeUp?.();
-      }
-    } finally {
-      runners--;
-      wakeUp?.();
-    }
-  }
-
-  /** Claims up to `limit` due messages and starts sending them; returns how many it claimed. */
-  async function claim(limit: number): Promise<number> {
-    const claimed = await store.claimWebhookMessages({ now: clock.now(), limit, leaseMs: opts.leaseMs });
-    inFlight += claimed.length;
-    // Claims come priority 0 first; those go ahead of the broadcast events already waiting here too.
-    const first = claimed.filter((m) => m.priority === 0);
-    queue =
-      first.length === 0
-        ? queue.concat(claimed)
-        : first.concat(
-            queue,
-            claimed.filter((m) => m.priority !== 0),
-          );
-    while (runners < opts.concurrency && runners < queue.length) {
-      const running = runner();
-      sending.add(running);
-      void running.finally(() => sending.delete(running));
-    }
-    return claimed.length;
+  /** Wakes the claim loop when a claim round becomes due (see `ClaimScan.hungry`). */
+  function noticeRoom(): void {
+    const { hungry } = lanes.scan(clock.now().getTime());
+    if (hungry && !roomy) wakeUp?.();
+    roomy = hungry;
   }
 
   /**
-   * Messages a sender holds claimed at most: several rounds of its sending places, and at least 256, so
-   * that claims come in rounds of 128 or more (each claim is a transaction of its own). While the worker
-   * is busy they go out at `busyRatePerSecond`, so a low cap holds fewer: the last must be sent within
-   * half its lease.
+   * Starts POSTs while a lane may: each takes a turn of the pacer first, then its message, so that a
+   * priority-0 message claimed meanwhile goes next rather than after the messages already waiting.
    */
-  const holdMax = Math.max(
-    1,
-    Math.min(
-      Math.max(opts.concurrency * 8, 256),
-      opts.busyRatePerSecond > 0
-        ? Math.floor((opts.busyRatePerSecond * opts.leaseMs) / 2000)
-        : Number.POSITIVE_INFINITY,
-    ),
-  );
+  async function dispatch(): Promise<void> {
+    dispatching = true;
+    try {
+      while (lanes.next(clock.now().getTime()) !== undefined) {
+        const wait = pacer.turn();
+        if (wait) await wait;
+        const now = clock.now().getTime();
+        const lane = lanes.next(now);
+        if (!lane) break;
+        const { message, probe } = lanes.start(lane, now);
+        if (message.leaseExpiresAt.getTime() - now < minLeaseLeft) {
+          // Held too long (a claim brought more than its endpoint could take): another claim sends it.
+          lanes.end(lane);
+          release(message, message.nextAttemptAt);
+          if (probe) lane.probing = false;
+          continue;
+        }
+        const posting = send(lane, message, probe)
+          .catch((error: unknown) => logger.error({ err: error, message: message.id }, 'webhook send failed'))
+          .finally(() => {
+            lanes.end(lane);
+            held--;
+            sending.delete(posting);
+            noticeRoom();
+            kick();
+          });
+        sending.add(posting);
+      }
+    } finally {
+      dispatching = false;
+    }
+  }
+
+  function kick(): void {
+    if (dispatching) return;
+    const running = dispatch();
+    sending.add(running);
+    void running.finally(() => sending.delete(running));
+  }
+
+  /**
+   * Claims up to `limit` due messages (of `priority` only, if given) and starts sending them; returns
+   * how many it claimed.
+   */
+  async function claim(limit: number, skip: string[], priority?: WebhookPriority): Promise<number> {
+    const claimed = await store.claimWebhookMessages({
+      now: clock.now(),
+      limit,
+      leaseMs: opts.leaseMs,
+      ...(skip.length > 0 ? { skipEndpoints: skip } : {}),
+      ...(priority !== undefined ? { priority } : {}),
+    });
+    held += claimed.length;
+    const now = clock.now().getTime();
+    for (const message of claimed) {
+      const lane = lanes.of(message.endpointId);
+      if (lanes.isOpen(lane, now)) {
+        release(message, new Date(lane.openUntil));
+        continue;
+      }
+      // Claims come priority 0 first; those go ahead of the broadcast events already waiting here too.
+      (message.priority === 0 ? lane.urgent : lane.queue).push(message);
+    }
+    roomy = lanes.scan(now).hungry;
+    kick();
+    return claimed.length;
+  }
 
   async function runLoop(): Promise<void> {
     let lastPeek = 0;
     while (running) {
       let full = false;
       try {
-        const room = holdMax - inFlight;
-        if (room >= Math.ceil(holdMax / 2)) full = (await claim(room)) === room;
-        else if (room > 0 && paced() && performance.now() - lastPeek >= opts.pollMs) {
+        const { hungry, limit, skip, open } = lanes.scan(clock.now().getTime());
+        if (hungry) full = (await claim(limit, skip)) === limit;
+        else if (paced() && performance.now() - lastPeek >= opts.pollMs) {
           // While paced, the hand empties slowly: a small claim at each poll still finds the priority-0
-          // messages (a single message's events) that a full hand of broadcast events would keep waiting.
+          // messages (a single message's events) that a full hand of broadcast events would keep waiting,
+          // whatever their endpoint's hand holds: a short index range, where passing over the broadcast
+          // events of every full endpoint would not be.
           lastPeek = performance.now();
-          await claim(Math.min(room, PEEK_LIMIT));
+          await claim(PEEK_LIMIT, open, 0);
         }
       } catch (error) {
         logger.error({ err: error }, 'claiming webhook messages failed');
@@ -377,11 +532,11 @@ export function createWebhookSender(
   async function drainAll(): Promise<void> {
     for (;;) {
       // Claims in rounds of at least half the room: a claim has a cost of its own, whatever its size.
-      const room = holdMax - inFlight;
-      const claimed = room >= Math.ceil(holdMax / 2) || inFlight === 0 ? await claim(room) : 0;
-      if (claimed === 0 && inFlight === 0) break;
-      // Less than a full claim: wait for a sending place to finish before claiming again.
-      if ((claimed === 0 || claimed < room) && sending.size > 0) await Promise.race(sending);
+      const { hungry, limit, skip } = lanes.scan(clock.now().getTime());
+      const claimed = hungry || held === 0 ? await claim(limit, skip) : 0;
+      if (claimed === 0 && held === 0) break;
+      // Less than a full claim: wait for a POST to finish before claiming again.
+      if ((claimed === 0 || claimed < limit) && sending.size > 0) await Promise.race(sending);
     }
     await settle();
   }
@@ -402,6 +557,10 @@ export function createWebhookSender(
       wakeUp?.();
       await loop;
       loop = undefined;
+      // What is held and not started goes back at once: stopping waits only for the POSTs in flight.
+      for (const lane of [...lanes.all()]) {
+        for (const message of lanes.takeHeld(lane)) release(message, message.nextAttemptAt);
+      }
       await settle();
     },
     async drain() {
@@ -419,6 +578,18 @@ export function createWebhookSender(
     },
     forget(endpointId) {
       endpoints.delete(endpointId);
+      lanes.reset(endpointId);
     },
   };
+}
+
+function laterOf(a: Date, b: Date): Date {
+  return a > b ? a : b;
+}
+
+/** A redirect's `Location` for an error message: without its query (it may carry a token), capped. */
+function shown(location: string): string {
+  const q = location.search(/[?#]/);
+  const bare = q === -1 ? location : `${location.slice(0, q)}?…`;
+  return bare.length > MAX_LOCATION ? `${bare.slice(0, MAX_LOCATION)}…` : bare;
 }

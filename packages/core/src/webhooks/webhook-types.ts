@@ -25,11 +25,18 @@ export interface WebhookOptions {
   retryScheduleMs?: number[];
   /** An endpoint whose every attempt has failed for this long is disabled. @default 5 days */
   disableAfterMs?: number;
-  /** POSTs in flight at once per process. @default 32 */
+  /**
+   * POSTs in flight at once per process, shared evenly by the endpoints that have messages to send (each
+   * gets `concurrency / endpoints`, at least 1): a slow or hanging endpoint holds only its own share.
+   * @default 32
+   */
   concurrency?: number;
   /** Time of one POST, answer included. @default 10_000 */
   timeoutMs?: number;
-  /** Bytes of an answer read at most (the rest is dropped). @default 65_536 */
+  /**
+   * Bytes of an answer read at most: past them, or when its `Content-Length` says more, the connection
+   * is dropped (the status still counts: a 2xx with a larger body is delivered). @default 65_536
+   */
   maxResponseBytes?: number;
   /** Lease of a claimed message. @default 60_000 */
   leaseMs?: number;
@@ -43,10 +50,29 @@ export interface WebhookOptions {
    * dropped, only later. @default 100
    */
   busyRatePerSecond?: number;
+  /**
+   * Failed attempts in a row (errors, timeouts, any answer but a 2xx) that open an endpoint's circuit:
+   * nothing more is sent to it, its pending messages wait (not attempted: no retry is spent) and claims
+   * pass over them, until one probe succeeds. @default 5
+   */
+  circuitFailures?: number;
+  /** How long a circuit first stays open; each failed probe doubles it. @default 5_000 */
+  circuitOpenMs?: number;
+  /** How long a circuit stays open at most between probes. @default 300_000 */
+  circuitMaxOpenMs?: number;
 }
 
-/** An endpoint as shown: never its secret. */
-export type WebhookEndpointView = Omit<WebhookEndpointRecord, 'secret' | 'projectId' | 'updatedAt'>;
+/**
+ * The state of an endpoint: `healthy` (its circuit closed), `circuit_open` (nothing sent until
+ * `circuitOpenUntil`, then a probe; once that time has passed, the probe is due or on its way) or
+ * `disabled` (by the user, or after failing every attempt for `disableAfterMs`).
+ */
+export type WebhookEndpointState = 'healthy' | 'circuit_open' | 'disabled';
+
+/** An endpoint as shown: never its secret; with its state. */
+export type WebhookEndpointView = Omit<WebhookEndpointRecord, 'secret' | 'projectId' | 'updatedAt'> & {
+  state: WebhookEndpointState;
+};
 
 /** What `webhooks.add` answers: the endpoint, and its signing secret, shown this once. */
 export interface AddedWebhookEndpoint {

@@ -95,21 +95,36 @@ export function memoryEventStore(db: () => EventState): EventStore {
       else found.failingSince ??= new Date(failingSince);
       return found.failingSince && new Date(found.failingSince);
     },
+    async setWebhookCircuit(id, openUntil) {
+      const s = db();
+      const found = s.endpoints.get(id);
+      if (!found) return false;
+      found.circuitOpenUntil = openUntil && new Date(openUntil);
+      if (openUntil === null) return true;
+      for (const m of s.openMessages) {
+        if (m.endpointId === id && m.status === 'pending' && m.nextAttemptAt < openUntil) {
+          m.nextAttemptAt = new Date(openUntil);
+        }
+      }
+      return true;
+    },
     async removeWebhookEndpoint(projectId, id) {
       const s = db();
       if (s.endpoints.get(id)?.projectId !== projectId) return false;
       return s.endpoints.delete(id);
     },
 
-    async claimWebhookMessages({ now, limit, leaseMs }) {
+    async claimWebhookMessages({ now, limit, leaseMs, skipEndpoints = [], priority }) {
       const s = db();
       const t = now.getTime();
+      const skip = new Set(skipEndpoints);
       const due: WebhookMessageRecord[] = [];
       for (const m of s.openMessages) {
         if (m.status !== 'pending' && m.status !== 'sending') {
           s.openMessages.delete(m);
           continue;
         }
+        if (skip.has(m.endpointId) || (priority !== undefined && m.priority !== priority)) continue;
         const isDue =
           (m.status === 'pending' && m.nextAttemptAt.getTime() <= t) ||
           (m.status === 'sending' && m.leaseExpiresAt !== null && m.leaseExpiresAt.getTime() <= t);
@@ -142,6 +157,18 @@ export function memoryEventStore(db: () => EventState): EventStore {
         m.lastError = outcome.error;
         m.updatedAt = new Date(outcome.now);
         if (attempt) s.attempts.push(structuredClone(attempt));
+        return true;
+      });
+    },
+    async releaseWebhookMessages(items) {
+      const s = db();
+      return items.map(({ id, leaseToken, nextAttemptAt }) => {
+        const m = s.messages.get(id);
+        if (m?.status !== 'sending' || m.leaseToken !== leaseToken) return false;
+        m.status = 'pending';
+        m.leaseExpiresAt = null;
+        m.nextAttemptAt = new Date(nextAttemptAt);
+        m.attempts = Math.max(0, m.attempts - 1);
         return true;
       });
     },

@@ -18,6 +18,7 @@ import type { SqlClaims } from '../sql-claims.js';
 import type { GuardOptions, SqlContext } from '../sql-context.js';
 import type { SqlRunner } from '../sql-runner.js';
 import { writeWebhookCompletions } from '../webhook-completions.js';
+import { WEBHOOK_FENCE } from '../webhook-outcome-rows.js';
 
 const EVENT_COLUMNS = [
   'id',
@@ -58,6 +59,7 @@ const ENDPOINT_COLUMNS = [
   'enabled',
   'disabled_reason',
   'failing_since',
+  'circuit_open_until',
   'created_at',
   'updated_at',
 ] as const;
@@ -200,6 +202,7 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
     enabled: num(row.enabled) === 1 || row.enabled === true,
     disabledReason: strOrNull(row.disabled_reason),
     failingSince: dateOrNull(row.failing_since),
+    circuitOpenUntil: dateOrNull(row.circuit_open_until),
     createdAt: new Date(num(row.created_at)),
     updatedAt: new Date(num(row.updated_at)),
   });
@@ -281,6 +284,7 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
             e.enabled ? 1 : 0,
             e.disabledReason,
             ms(e.failingSince),
+            ms(e.circuitOpenUntil),
             e.createdAt.getTime(),
             e.updatedAt.getTime(),
           ],
@@ -346,6 +350,34 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
       });
     },
 
+    setWebhookCircuit(id, openUntil) {
+      return guard('setWebhookCircuit', () =>
+        r.transaction(db, async (tx) => {
+          const found = await write(
+            'UPDATE mailroom_webhook_endpoints SET circuit_open_until = ? WHERE id = ?',
+            [ms(openUntil), id],
+            tx,
+          );
+          if (found === 0 || openUntil === null) return found > 0;
+          const until = openUntil.getTime();
+          // Per priority, over the due index (as a claim walks it), not over every message ever sent.
+          for (const priority of WEBHOOK_PRIORITIES) {
+            await write(
+              mysql
+                ? `UPDATE mailroom_webhook_messages FORCE INDEX (mailroom_webhook_messages_due) SET next_attempt_at = ?
+                   WHERE priority = ? AND open_at < ? AND status = 'pending' AND endpoint_id = ?`
+                : `UPDATE mailroom_webhook_messages SET next_attempt_at = ?
+                   WHERE status IN ('pending', 'sending') AND priority = ? AND next_attempt_at < ?
+                     AND status = 'pending' AND endpoint_id = ?`,
+              [until, priority, until, id],
+              tx,
+            );
+          }
+          return true;
+        }),
+      );
+    },
+
     removeWebhookEndpoint(projectId, id) {
       return guard(
         'removeWebhookEndpoint',
@@ -360,19 +392,22 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
     claimWebhookMessages(options) {
       return guard('claimWebhookMessages', async () => {
         const now = options.now.getTime();
+        const skip = options.skipEndpoints ?? [];
+        const notSkipped = skip.length === 0 ? '' : ` AND d.endpoint_id NOT IN ${r.values(1, skip.length)}`;
         // One claim per priority, the first first: each is an index range (priority, due time) on every
         // database, where one ORDER BY priority, due time would not be on MySQL (see migration 006).
         const claimed: WebhookMessageRecord[] = [];
         for (const priority of WEBHOOK_PRIORITIES) {
+          if (options.priority !== undefined && priority !== options.priority) continue;
           const limit = options.limit - claimed.length;
           if (limit <= 0) break;
           const due = mysql
-            ? `d.priority = ? AND d.open_at <= ? AND (d.status = 'pending' OR d.lease_expires_at <= ?) ORDER BY d.open_at`
-            : `d.status IN ('pending', 'sending') AND d.priority = ? AND d.next_attempt_at <= ? AND (d.status = 'pending' OR d.lease_expires_at <= ?) ORDER BY d.next_attempt_at`;
+            ? `d.priority = ? AND d.open_at <= ? AND (d.status = 'pending' OR d.lease_expires_at <= ?)${notSkipped} ORDER BY d.open_at`
+            : `d.status IN ('pending', 'sending') AND d.priority = ? AND d.next_attempt_at <= ? AND (d.status = 'pending' OR d.lease_expires_at <= ?)${notSkipped} ORDER BY d.next_attempt_at`;
           const rows = await claims.claim(db, {
             table: 'mailroom_webhook_messages',
             due,
-            dueParams: [priority, now, now],
+            dueParams: [priority, now, now, ...skip],
             limit,
             mysqlIndex: 'mailroom_webhook_messages_due',
             set: "status = 'sending', lease_expires_at = ?, lease_token = lease_token + 1, attempts = attempts + 1, updated_at = ?",
@@ -417,6 +452,26 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
             return written;
           }),
         { retry: false },
+      );
+    },
+
+    releaseWebhookMessages(items) {
+      return guard('releaseWebhookMessages', () =>
+        r.transaction(db, async (tx) => {
+          // Rare (a circuit opening, a lease about to end): one fenced update per message.
+          const written: boolean[] = [];
+          for (const item of items) {
+            const changed = await write(
+              `UPDATE mailroom_webhook_messages SET status = 'pending', lease_expires_at = NULL,
+                 next_attempt_at = ?, attempts = attempts - 1
+               WHERE ${WEBHOOK_FENCE}`,
+              [item.nextAttemptAt.getTime(), item.id, item.leaseToken],
+              tx,
+            );
+            written.push(changed > 0);
+          }
+          return written;
+        }),
       );
     },
 

@@ -13,7 +13,7 @@ export interface WebhooksPageData {
 }
 
 /**
- * The project's webhook endpoints (enabled or why disabled), recent attempts with status code and latency,
+ * The project's webhook endpoints with their state (healthy, circuit open until when, or why disabled), recent attempts with status code and latency,
  * "send a test event" and "enable"/"disable" buttons per endpoint, and "replay" of failed messages.
  */
 export function webhooksPage(ctx: PageContext, data: WebhooksPageData): SafeHtml {
@@ -23,7 +23,7 @@ export function webhooksPage(ctx: PageContext, data: WebhooksPageData): SafeHtml
       ? html`<p class="card muted">No endpoints. Add one with <code>mailroom webhook add --project ID --url URL</code> or <code>POST /webhooks</code>.</p>`
       : html`<table class="cards"><thead><tr><th>URL</th><th>Events</th><th>State</th><th>Failing since</th><th></th></tr></thead><tbody>${data.endpoints.map(
           (e) =>
-            html`<tr><td class="mono">${e.url}<br><span class="muted">${e.id}</span></td><td>${e.events?.join(', ') ?? 'all'}</td><td>${e.enabled ? badge('enabled') : html`${badge('disabled')} <span class="muted">${e.disabledReason ?? ''}</span>`}</td><td>${time(e.failingSince)}</td><td><form method="post" action="${ctx.root}/webhooks/${e.id}/test">${csrfField(ctx)}<button type="submit" class="small">Send a test event</button></form><form method="post" action="${ctx.root}/webhooks/${e.id}/${e.enabled ? 'disable' : 'enable'}">${csrfField(ctx)}<button type="submit" class="small">${e.enabled ? 'Disable' : 'Enable'}</button></form></td></tr>`,
+            html`<tr><td class="mono">${e.url}<br><span class="muted">${e.id}</span></td><td>${e.events?.join(', ') ?? 'all'}</td><td>${endpointState(e)}</td><td>${time(e.failingSince)}</td><td><form method="post" action="${ctx.root}/webhooks/${e.id}/test">${csrfField(ctx)}<button type="submit" class="small">Send a test event</button></form><form method="post" action="${ctx.root}/webhooks/${e.id}/${e.enabled ? 'disable' : 'enable'}">${csrfField(ctx)}<button type="submit" class="small">${e.enabled ? 'Disable' : 'Enable'}</button></form></td></tr>`,
         )}</tbody></table>`;
   const attempts =
     data.attempts.length === 0
@@ -45,4 +45,16 @@ export function webhooksPage(ctx: PageContext, data: WebhooksPageData): SafeHtml
     'webhooks',
     html`<h1>Webhooks</h1>${data.notice ? html`<p class="card" role="status">${data.notice}</p>` : ''}<h2>Endpoints</h2>${endpoints}<h2>Recent attempts</h2>${attempts}<h2>Failed messages</h2>${failed}`,
   );
+}
+
+/** An endpoint's state: healthy; circuit open until a time (or its probe due, once that passed); disabled, and why. */
+function endpointState(e: WebhookEndpointView): SafeHtml {
+  if (e.state === 'disabled') {
+    return html`${badge('disabled')} <span class="muted">${e.disabledReason ?? ''}</span>`;
+  }
+  if (e.state === 'circuit_open' && e.circuitOpenUntil) {
+    const waiting = e.circuitOpenUntil.getTime() > Date.now();
+    return html`${badge('circuit_open')} <span class="muted">${waiting ? 'until' : 'probing since'}</span> ${time(e.circuitOpenUntil)}`;
+  }
+  return badge('healthy');
 }
