@@ -18,8 +18,16 @@ import type { MatchedRoute } from '../packages/http/src/routes.js';
 vi.mock(import('../packages/http/src/routes.js'), async (importOriginal) => {
   const real = await importOriginal();
   const unhandled: Record<string, MatchedRoute> = {
-    '/send/mail/retired': { name: 'retired' as MatchedRoute['name'], allow: ['POST'] },
-    '/send/mail/inherited': { name: 'constructor' as MatchedRoute['name'], allow: ['POST'] },
+    '/send/mail/retired': {
+      name: 'retired' as MatchedRoute['name'],
+      allow: ['POST'],
+      access: { POST: 'full' },
+    },
+    '/send/mail/inherited': {
+      name: 'constructor' as MatchedRoute['name'],
+      allow: ['POST'],
+      access: { POST: 'full' },
+    },
   };
   return {
     ...real,

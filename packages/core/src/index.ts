@@ -47,6 +47,7 @@ export { parseInboundMessage } from './inbound/parse-inbound.js';
 export type { NotificationOptions } from './inbound/provider-notifications.js';
 export { SNS_CERTIFICATE_URL, stringToSign as snsStringToSign } from './inbound/sns-message.js';
 export { VERP_PREFIX, verpTokenOf } from './inbound/verp-token.js';
+export * from './keys/key-scope.js';
 export * from './mime/index.js';
 export * from './render/index.js';
 export * from './request/index.js';

@@ -1,3 +1,5 @@
+import type { KeyScope } from '@mailroom/core';
+
 /** What a path does: each name has exactly one handler in the route table (route-table.ts). */
 export type RouteName =
   | 'send'
@@ -19,10 +21,25 @@ export type RouteName =
   | 'domain-verify'
   | 'domain-rotate';
 
+/**
+ * Who may call one method of a route: anyone (`public`: the route authenticates otherwise, or not at
+ * all), or a project key holding at least this scope (`scopeAllows` in `@mailroom/core`).
+ */
+export type RouteAccess = 'public' | KeyScope;
+
+/**
+ * The methods a route takes, each with the least access it needs. The route's `allow` list is its keys;
+ * the scope check reads the method's entry, in one place for every route.
+ */
+export type MethodAccess = Readonly<Partial<Record<string, RouteAccess>>>;
+
 /** A matched route and the methods it takes. */
 export interface MatchedRoute {
   name: RouteName;
+  /** The methods the route takes (the keys of `access`), for 405 answers and their `Allow` header. */
   allow: readonly string[];
+  /** The least access each method needs. */
+  access: MethodAccess;
   /**
    * The path's parameters: `token` of `unsubscribe` and tracking, `ref` of `cancel` and `reschedule`, `id` of
    * a webhook endpoint, `name` of a sending domain.
@@ -30,10 +47,27 @@ export interface MatchedRoute {
   params?: Readonly<Record<string, string>>;
 }
 
-const POST_ONLY = ['POST'] as const;
-const READ_ONLY = ['GET', 'HEAD'] as const;
+/** A route's entry: its name, the access of each method, and its path parameters. */
+function entry(
+  name: RouteName,
+  access: MethodAccess,
+  params?: Readonly<Record<string, string>>,
+): MatchedRoute {
+  return { name, allow: Object.keys(access), access, ...(params ? { params } : {}) };
+}
+
+/** The spec's send endpoints: a `sending` key may call them. */
+const SENDING = { POST: 'sending' } as const;
+/** A management action: a `full` key only. */
+const FULL_POST = { POST: 'full' } as const;
+/** A management collection: read with a `read` key, add with a `full` one. */
+const READ_ADD = { GET: 'read', HEAD: 'read', POST: 'full' } as const;
+/** Public reads (documents, pages, tracking): no key. */
+const PUBLIC_READ = { GET: 'public', HEAD: 'public' } as const;
+/** Signed provider notifications: no project key (the provider's signature is checked). */
+const PUBLIC_POST = { POST: 'public' } as const;
 /** GET shows the confirmation page (never changes anything); POST is the one-click unsubscribe (RFC 8058). */
-const UNSUBSCRIBE_METHODS = ['GET', 'HEAD', 'POST'] as const;
+const UNSUBSCRIBE_ACCESS = { GET: 'public', HEAD: 'public', POST: 'public' } as const;
 
 const UNSUBSCRIBE_PATH = /^\/unsubscribe\/([^/]+)$/;
 const WEBHOOK_PATH = /^\/webhooks\/([^/]+)(\/rotate-secret)?$/;
@@ -46,17 +80,17 @@ const BROADCAST_ACTION_PATH = /^\/send\/mail\/broadc?ast\/([^/]+)\/(cancel|resch
 
 /** The routes of wire-compat.md, relative to the mount point. */
 const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>([
-  ['/send/mail', { name: 'send', allow: POST_ONLY }],
-  ['/send/mail/broadcast', { name: 'broadcast', allow: POST_ONLY }],
+  ['/send/mail', entry('send', SENDING)],
+  ['/send/mail/broadcast', entry('broadcast', SENDING)],
   // The TypeScript SDK's spelling of both broadcast calls.
-  ['/send/mail/broadast', { name: 'broadcast', allow: POST_ONLY }],
-  ['/openapi.json', { name: 'openapi', allow: READ_ONLY }],
+  ['/send/mail/broadast', entry('broadcast', SENDING)],
+  ['/openapi.json', entry('openapi', PUBLIC_READ)],
   // Provider notifications of bounces and complaints: signed by the provider, no project secret.
-  ['/inbound/ses', { name: 'inbound-ses', allow: POST_ONLY }],
-  ['/inbound/mailgun', { name: 'inbound-mailgun', allow: POST_ONLY }],
-  ['/events', { name: 'events', allow: READ_ONLY }],
-  ['/webhooks', { name: 'webhooks', allow: ['GET', 'HEAD', 'POST'] }],
-  ['/domains', { name: 'domains', allow: ['GET', 'HEAD', 'POST'] }],
+  ['/inbound/ses', entry('inbound-ses', PUBLIC_POST)],
+  ['/inbound/mailgun', entry('inbound-mailgun', PUBLIC_POST)],
+  ['/events', entry('events', { GET: 'read', HEAD: 'read' })],
+  ['/webhooks', entry('webhooks', READ_ADD)],
+  ['/domains', entry('domains', READ_ADD)],
 ]);
 
 /** The route at `path`, or `undefined`; `/openapi.json` exists only when the document is served. */
@@ -66,36 +100,34 @@ export function matchRoute(path: string, openapi: boolean): MatchedRoute | undef
   const unsubscribe = UNSUBSCRIBE_PATH.exec(path);
   if (unsubscribe) {
     const token = decode(unsubscribe[1] as string);
-    return token === undefined
-      ? undefined
-      : { name: 'unsubscribe', allow: UNSUBSCRIBE_METHODS, params: { token } };
+    return token === undefined ? undefined : entry('unsubscribe', UNSUBSCRIBE_ACCESS, { token });
   }
   const webhook = WEBHOOK_PATH.exec(path);
   if (webhook) {
     const id = decode(webhook[1] as string);
     if (id === undefined) return undefined;
     return webhook[2]
-      ? { name: 'webhook-rotate', allow: POST_ONLY, params: { id } }
-      : { name: 'webhook', allow: ['PATCH', 'DELETE'], params: { id } };
+      ? entry('webhook-rotate', FULL_POST, { id })
+      : entry('webhook', { PATCH: 'full', DELETE: 'full' }, { id });
   }
   const domain = DOMAIN_PATH.exec(path);
   if (domain) {
     // The name is checked (and normalised) by the engine, which refuses a malformed one with 400.
     const name = decode(domain[1] as string);
     if (name === undefined) return undefined;
-    if (domain[2] === 'verify') return { name: 'domain-verify', allow: POST_ONLY, params: { name } };
-    if (domain[2] === 'rotate-dkim') return { name: 'domain-rotate', allow: POST_ONLY, params: { name } };
-    return { name: 'domain', allow: ['GET', 'HEAD', 'DELETE'], params: { name } };
+    if (domain[2] === 'verify') return entry('domain-verify', FULL_POST, { name });
+    if (domain[2] === 'rotate-dkim') return entry('domain-rotate', FULL_POST, { name });
+    return entry('domain', { GET: 'read', HEAD: 'read', DELETE: 'full' }, { name });
   }
   const click = TRACK_CLICK_PATH.exec(path);
-  if (click) return { name: 'track-click', allow: READ_ONLY, params: { token: click[1] as string } };
+  if (click) return entry('track-click', PUBLIC_READ, { token: click[1] as string });
   const open = TRACK_OPEN_PATH.exec(path);
-  if (open) return { name: 'track-open', allow: READ_ONLY, params: { token: open[1] as string } };
+  if (open) return entry('track-open', PUBLIC_READ, { token: open[1] as string });
   const action = BROADCAST_ACTION_PATH.exec(path);
   if (action) {
     const ref = decode(action[1] as string);
     const name = action[2] === 'cancel' ? 'cancel' : 'reschedule';
-    return ref === undefined ? undefined : { name, allow: POST_ONLY, params: { ref } };
+    return ref === undefined ? undefined : entry(name, FULL_POST, { ref });
   }
   return undefined;
 }

@@ -5,6 +5,7 @@
  * prints the ids it claimed as one JSON array.
  */
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { sqlStore } from '../../src/index.js';
 
 const [url, nowArg] = process.argv.slice(2);
@@ -34,6 +35,9 @@ for (;;) {
   );
   const lost = batch.find((_, i) => written[i] !== true);
   if (lost) throw new Error(`lost the lease of ${lost.id}`);
+  // A real worker spends time sending between claims. Without this pause, one process on a loaded
+  // machine could drain the whole backlog before the other is scheduled (seen in CI at load 15+).
+  await sleep(10);
 }
 await store.close();
 process.stdout.write(`${JSON.stringify(claimed)}\n`);
