@@ -49,6 +49,7 @@ import type { DeliveryTracking, Store } from '../store/store.js';
 import type { TrackingHitMeta, TrackingOptions, TrackingView } from '../tracking/tracking-options.js';
 import type { Transport } from '../transport/transport.js';
 import type { UnsubscribeOptions, UnsubscribeTarget } from '../unsubscribe/unsubscribe-options.js';
+import type { MailroomKeys } from '../keys/key-types.js';
 import type { ListEvents, MailroomWebhooks, WebhookOptions } from '../webhooks/webhook-types.js';
 import type { AuthContext } from './auth-context.js';
 import type { MailroomEvents } from './engine-events.js';
@@ -61,6 +62,7 @@ export type * from '../base/base-types.js';
 export type { WorkerOptions } from '../delivery/worker-options.js';
 export type * from '../domains/domains-options.js';
 export type * from '../inbound/bounces-options.js';
+export type * from '../keys/key-types.js';
 export type * from '../tracking/tracking-options.js';
 export type * from '../unsubscribe/unsubscribe-options.js';
 export type * from '../webhooks/webhook-types.js';
@@ -232,6 +234,8 @@ export interface Mailroom {
   broadcast(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<BroadcastResult>;
   /** Webhook endpoints of the project, test events, replays, and what was sent. */
   readonly webhooks: MailroomWebhooks;
+  /** The project's API keys: create with a scope and sender domains, list, revoke, rotate with a grace period. */
+  readonly keys: MailroomKeys;
   /**
    * The project's events (the outbox), oldest first, filtered by types, mailing ref or address, in pages:
    * `{ items, next }` like the other paged listings; pass `next` as `after` until it is `null` (HTTP

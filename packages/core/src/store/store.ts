@@ -6,6 +6,7 @@ import type { DomainStore } from './domain-store.js';
 import type { EventStore } from './event-store.js';
 import type { IdempotencyStore } from './idempotency-store.js';
 import type { InboundSignalStore } from './inbound-signal-store.js';
+import type { KeyStore } from './key-store.js';
 import type { MailingStore } from './mailing-store.js';
 import type { RetentionStore } from './retention-store.js';
 import type { SourceJobStore } from './source-job-store.js';
@@ -34,6 +35,7 @@ export type {
   SignalCount,
   SignalCountQuery,
 } from './inbound-signal-store.js';
+export type { KeyStore } from './key-store.js';
 export type {
   BatchCommitResult,
   BatchTarget,
@@ -69,6 +71,7 @@ export type {
  * - {@link EventStore}: the event outbox, webhook endpoints and the webhook queue.
  * - {@link TrackingStore}: link maps and open and click hits.
  * - {@link DomainStore}: sending domains, their DKIM keys and DNS checks.
+ * - {@link KeyStore}: a project's API keys: list, revoke, rotate, last use.
  * - {@link AppTransactionStore} (optional): writing an accepted request in the app's own transaction.
  *
  * Rules for every method:
@@ -93,6 +96,7 @@ export interface Store
     EventStore,
     TrackingStore,
     DomainStore,
+    KeyStore,
     AppTransactionStore {}
 
 /** The names of the roles, as `storeTestSuite`'s `roles` option takes them. */
@@ -107,4 +111,5 @@ export type StoreRole =
   | 'InboundSignalStore'
   | 'EventStore'
   | 'TrackingStore'
-  | 'DomainStore';
+  | 'DomainStore'
+  | 'KeyStore';

@@ -27,6 +27,7 @@ import { describeEvents } from './store-suite-events.js';
 import type { StoreSuiteContext } from './store-suite-helpers.js';
 import { describeIdempotency } from './store-suite-idempotency.js';
 import { describeInbound } from './store-suite-inbound.js';
+import { describeKeys } from './store-suite-keys.js';
 import { describeMailings } from './store-suite-mailings.js';
 import { describeMultiProcess } from './store-suite-multi-process.js';
 import { describeProfileMerge } from './store-suite-profile-merge.js';
@@ -125,6 +126,7 @@ export function storeTestSuite(
       EventStore: (c) => describeEvents(c, options.connect),
       TrackingStore: describeTracking,
       DomainStore: (c) => describeDomains(c, options.connect),
+      KeyStore: describeKeys,
     };
     for (const [role, register] of Object.entries(roles) as Array<[StoreRole, typeof describeAccounts]>) {
       if (!options.roles || options.roles.includes(role)) describe(role, () => register(ctx));
