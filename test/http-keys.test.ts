@@ -17,7 +17,12 @@ interface Answer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
-  json: { message: string; code?: string; issues?: Array<{ path: unknown[] }>; data: Record<string, unknown> };
+  json: {
+    message: string;
+    code?: string;
+    issues?: Array<{ path: unknown[] }>;
+    data: Record<string, unknown>;
+  };
 }
 
 let now = Date.parse('2031-05-01T08:00:00.000Z');
@@ -98,7 +103,12 @@ function call(
           text += chunk;
         });
         res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: text ? JSON.parse(text) : {} }),
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            text,
+            json: text ? JSON.parse(text) : {},
+          }),
         );
       },
     );
@@ -172,7 +182,11 @@ describe('keys over HTTP', () => {
     const rotated = await call('POST', `/keys/${id}/rotate`, { body: { graceSeconds: 60 } });
     expect(rotated.status).toBe(200);
     const fresh = rotated.json.data.secret as string;
-    expect(rotated.json.data.previous).toMatchObject({ id, state: 'expiring', replacedBy: expect.any(String) });
+    expect(rotated.json.data.previous).toMatchObject({
+      id,
+      state: 'expiring',
+      replacedBy: expect.any(String),
+    });
     now += 59_000;
     expect((await call('GET', '/keys')).status).toBe(200);
     now += 1_000;

@@ -21,7 +21,15 @@ import { matchRoute, ROUTE_NAMES, type RouteName } from '../packages/http/src/ro
 import { type DnsZoneServer, publish, startDnsZone } from './support/dns-zone.js';
 
 /** Who calls: a key of a scope, a key that no longer works, another project's key, or no key. */
-type Caller = 'full' | 'sending' | 'read' | 'revoked' | 'rotated-in-grace' | 'rotated-after-grace' | 'other' | 'none';
+type Caller =
+  | 'full'
+  | 'sending'
+  | 'read'
+  | 'revoked'
+  | 'rotated-in-grace'
+  | 'rotated-after-grace'
+  | 'other'
+  | 'none';
 const CALLERS: readonly Caller[] = [
   'full',
   'sending',
@@ -170,7 +178,10 @@ const ROWS: readonly Row[] = [
     method: 'POST',
     sample: '/domains',
     ok: 200,
-    prepare: async (env) => ({ path: '/domains', body: { domain: `n${env.n}.acme.test`, keyType: 'ed25519' } }),
+    prepare: async (env) => ({
+      path: '/domains',
+      body: { domain: `n${env.n}.acme.test`, keyType: 'ed25519' },
+    }),
   },
   {
     route: 'domain',

@@ -91,7 +91,7 @@ export function keySchemas(): JsonObject {
       required: ['key', 'secret', 'previous'],
       properties: {
         key: ref('ApiKey'),
-        secret: { type: 'string', description: 'The new key\'s secret, shown in this answer only.' },
+        secret: { type: 'string', description: "The new key's secret, shown in this answer only." },
         previous: ref('ApiKey'),
       },
     }),
@@ -111,18 +111,24 @@ export function keyPaths(responses: (schema: string, description: string) => Jso
     '/keys': {
       get: {
         operationId: 'listKeys',
-        summary: "The project's keys (prefix, scope, domains, created, last used), oldest first; needs `read`",
+        summary:
+          "The project's keys (prefix, scope, domains, created, last used), oldest first; needs `read`",
         tags: ['keys'],
         parameters: [
           requestId,
           { name: 'cursor', in: 'query', schema: { type: 'string' } },
-          { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+          {
+            name: 'limit',
+            in: 'query',
+            schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+          },
         ],
         responses: responses('ApiKeysResponse', 'Keys'),
       },
       post: {
         operationId: 'createKey',
-        summary: 'Make a key with a scope, optionally limited to sender domains; its secret is shown once; needs `full`',
+        summary:
+          'Make a key with a scope, optionally limited to sender domains; its secret is shown once; needs `full`',
         tags: ['keys'],
         parameters: [requestId],
         requestBody: json('ApiKeyCreateRequest', true),

@@ -26,9 +26,10 @@ export function apiKeys(t: ColumnTypes): Migration {
       await s.alterTable(table).addColumn('expires_at', t.big).execute();
       await s.alterTable(table).addColumn('replaced_by', t.id).execute();
       // A few rows per project: one statement each is simpler than a dialect's string functions.
-      const rows = await sql<{ hash: string; mode: string }>`select hash, mode from mailroom_project_secrets`.execute(
-        db,
-      );
+      const rows = await sql<{
+        hash: string;
+        mode: string;
+      }>`select hash, mode from mailroom_project_secrets`.execute(db);
       for (const row of rows.rows) {
         await sql`update mailroom_project_secrets set id = ${`key_${row.hash.slice(0, 24)}`}, prefix = ${`sk_${row.mode}_`} where hash = ${row.hash}`.execute(
           db,

@@ -1,8 +1,8 @@
 import type { Kysely, Migration, MigrationProvider } from 'kysely';
 import { Migrator, sql } from 'kysely';
 import { columnTypes, tableOptions } from './column-types.js';
-import { apiKeys } from './migration-api-keys.js';
 import type { Db } from './connect.js';
+import { apiKeys } from './migration-api-keys.js';
 import { domainsSchema } from './migration-domains.js';
 import { eventsAndWebhooks } from './migration-events.js';
 import { inboundSignalsMigration } from './migration-inbound.js';

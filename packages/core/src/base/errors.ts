@@ -25,7 +25,8 @@ export const ERROR_CODES = {
   UNAUTHORIZED: {
     status: 401,
     retryable: false,
-    description: 'The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace).',
+    description:
+      'The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace).',
   },
   SENDER_NOT_ALLOWED: {
     status: 403,

@@ -29,6 +29,7 @@ import type { BounceCountOptions, DomainBounces } from '../inbound/bounce-counts
 import type { BouncesOptions } from '../inbound/bounces-options.js';
 import type { MailroomInbound } from '../inbound/inbound-types.js';
 import type { NotificationOptions } from '../inbound/provider-notifications.js';
+import type { MailroomKeys } from '../keys/key-types.js';
 import type {
   AudienceGroupRecord,
   DeliveryRecord,
@@ -49,7 +50,6 @@ import type { DeliveryTracking, Store } from '../store/store.js';
 import type { TrackingHitMeta, TrackingOptions, TrackingView } from '../tracking/tracking-options.js';
 import type { Transport } from '../transport/transport.js';
 import type { UnsubscribeOptions, UnsubscribeTarget } from '../unsubscribe/unsubscribe-options.js';
-import type { MailroomKeys } from '../keys/key-types.js';
 import type { ListEvents, MailroomWebhooks, WebhookOptions } from '../webhooks/webhook-types.js';
 import type { AuthContext } from './auth-context.js';
 import type { MailroomEvents } from './engine-events.js';

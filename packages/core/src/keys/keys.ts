@@ -79,7 +79,8 @@ export function createKeys(
 
 /** The scope named, or `VALIDATION_FAILED` naming the field. */
 function checkScope(scope: unknown): KeyScope {
-  if (typeof scope === 'string' && (KEY_SCOPES as readonly string[]).includes(scope)) return scope as KeyScope;
+  if (typeof scope === 'string' && (KEY_SCOPES as readonly string[]).includes(scope))
+    return scope as KeyScope;
   throw invalid(['scope'], `scope must be one of ${KEY_SCOPES.join(', ')}`);
 }
 

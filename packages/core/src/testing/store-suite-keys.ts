@@ -141,7 +141,9 @@ export function describeKeys(ctx: StoreSuiteContext): void {
     it('concurrent touches leave the latest time', async () => {
       const { project, secret } = await seedProject(ctx.store);
       await Promise.all(
-        Array.from({ length: ctx.concurrency }, (_, i) => ctx.store.touchKey(secret.id, testTime(1000 * (i + 1)))),
+        Array.from({ length: ctx.concurrency }, (_, i) =>
+          ctx.store.touchKey(secret.id, testTime(1000 * (i + 1))),
+        ),
       );
       expect((await ctx.store.getKey(project.id, secret.id))?.lastUsedAt).toEqual(
         testTime(1000 * ctx.concurrency),
