@@ -1,4 +1,4 @@
-import type { AuthContext, Mailroom } from '@mailroom/core';
+import type { AuthContext, KeyScope, Mailroom } from '@mailroom/core';
 import { isMailroomError, MailroomError, scopeAllows } from '@mailroom/core';
 import type { AuthFailureLimit } from './auth-failure-limit.js';
 import type { RequestRateLimiter } from './request-rate-limit.js';
@@ -51,16 +51,31 @@ export function createRouteAccess(mailroom: Mailroom, settings: RouteAccessSetti
         throw error;
       }
       if (secret === null) throw new MailroomError('UNAUTHORIZED', 'Missing or malformed project secret');
-      // An AuthContext without a key acts for the project with every right (an in-process caller).
-      const held = auth.key?.scope ?? 'full';
-      if (needed !== 'public' && !scopeAllows(held, needed)) {
-        throw new MailroomError(
-          'FORBIDDEN',
-          `This route needs a key of scope \`${needed}\`; this key's scope is \`${held}\``,
-        );
-      }
+      if (needed !== 'public') requireScope(auth, needed);
       limiter?.take(auth.project.id);
       return auth;
     },
   };
+}
+
+/** The 403 of a scope too small: its message names the scope needed and may be shown as it is. */
+class ScopeRefusal extends MailroomError {}
+
+/** Whether `error` is a scope refusal of {@link requireScope}. */
+export function isScopeRefusal(error: unknown): error is MailroomError {
+  return error instanceof ScopeRefusal;
+}
+
+/**
+ * Refuses (403 `FORBIDDEN`, naming the scope needed) a caller whose key's scope does not cover `needed`.
+ * An `AuthContext` without a key acts for the project with every right (an in-process caller). The
+ * dashboard's key actions call it too, so the rule is written once.
+ */
+export function requireScope(auth: AuthContext, needed: KeyScope): void {
+  const held = auth.key?.scope ?? 'full';
+  if (scopeAllows(held, needed)) return;
+  throw new ScopeRefusal(
+    'FORBIDDEN',
+    `This route needs a key of scope \`${needed}\`; this key's scope is \`${held}\``,
+  );
 }

@@ -1,5 +1,6 @@
 import type { AuthContext, DeliveryStatus, Logger, MailingKind, Mailroom, Variables } from '@mailroom/core';
 import { ERROR_CODES, isMailroomError, MailroomError } from '@mailroom/core';
+import { isScopeRefusal, requireScope } from '../route-access.js';
 import type { NeutralRequest, NeutralResponse } from '../types.js';
 import {
   checkSameOrigin,
@@ -23,6 +24,7 @@ import { audiencePage } from './pages/audience-page.js';
 import { deliveryPage } from './pages/delivery-page.js';
 import { domainsPage } from './pages/domains-page.js';
 import { errorPage } from './pages/error-page.js';
+import { keysPage } from './pages/keys-page.js';
 import { mailingPage } from './pages/mailing-page.js';
 import { mailingsPage } from './pages/mailings-page.js';
 import { signInPage } from './pages/sign-in-page.js';
@@ -143,6 +145,11 @@ export function createDashboard(
         return allowed(call, POST, () => webhookSetEnabled(call, auth, ref ?? '', action === 'enable'));
       if (segments.length === 4 && ref === 'messages' && segments[3] === 'replay')
         return allowed(call, POST, () => webhookReplay(call, auth, action ?? ''));
+    }
+    if (first === 'keys') {
+      if (segments.length === 1) return allowed(call, GET, () => keys(call, auth));
+      if (segments.length === 3 && action === 'revoke')
+        return allowed(call, POST, () => keyRevoke(call, auth, ref ?? ''));
     }
     if (first === 'domains') {
       if (segments.length === 1) return allowed(call, GET, () => domains(call, auth));
@@ -296,6 +303,29 @@ export function createDashboard(
     return redirect(call.requestId, mailingUrl(call.root, 'broadcast', ref));
   }
 
+  async function keys(call: Call, auth: AuthContext): Promise<NeutralResponse> {
+    requireScope(auth, 'read');
+    const notice =
+      queryOf(call.req).get('done') === 'revoke' ? 'Key revoked: it answers 401 from now on.' : undefined;
+    return page(
+      call,
+      200,
+      keysPage(ctxOf(call), {
+        keys: await mailroom.keys.list(auth),
+        currentKeyId: auth.key?.id,
+        ...(notice ? { notice } : {}),
+      }),
+    );
+  }
+
+  async function keyRevoke(call: Call, auth: AuthContext, id: string): Promise<NeutralResponse> {
+    // The API's rule for DELETE /keys/:id, from the one place it is written.
+    requireScope(auth, 'full');
+    await mailroom.keys.revoke(auth, id);
+    logger.info({ projectId: auth.project.id, keyId: id }, 'mailroom dashboard: key revoked');
+    return redirect(call.requestId, `${call.root}/keys?done=revoke`);
+  }
+
   async function webhooks(call: Call, auth: AuthContext): Promise<NeutralResponse> {
     const [endpoints, attempts, failed] = await Promise.all([
       mailroom.webhooks.list(auth),
@@ -437,7 +467,14 @@ export function createDashboard(
       status,
       call.requestId,
       call.nonce,
-      errorPage(call.nonce, status, call.requestId, call.ctx),
+      // A scope refusal says which scope the action needs; other refusals keep their fixed words.
+      errorPage(
+        call.nonce,
+        status,
+        call.requestId,
+        call.ctx,
+        isScopeRefusal(error) ? error.message : undefined,
+      ),
       extra,
     );
   }
