@@ -1,3 +1,4 @@
+import { eventSeries } from './migration-event-series.js';
 import type { Kysely, Migration, MigrationProvider } from 'kysely';
 import { Migrator, sql } from 'kysely';
 import { columnTypes, tableOptions } from './column-types.js';
@@ -322,6 +323,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '007_domains': domainsSchema(kind, columnTypes(kind), tableOptions),
     '008_signal_reasons': signalReasons(kind, columnTypes(kind)),
     '009_webhook_circuit': webhookCircuit(columnTypes(kind)),
+    '017_event_series': eventSeries(),
   };
 }
 
