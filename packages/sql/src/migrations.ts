@@ -1,9 +1,9 @@
-import { eventSeries } from './migration-event-series.js';
 import type { Kysely, Migration, MigrationProvider } from 'kysely';
 import { Migrator, sql } from 'kysely';
 import { columnTypes, tableOptions } from './column-types.js';
 import type { Db } from './connect.js';
 import { domainsSchema } from './migration-domains.js';
+import { eventSeries } from './migration-event-series.js';
 import { eventsAndWebhooks } from './migration-events.js';
 import { inboundSignalsMigration } from './migration-inbound.js';
 import { signalReasons } from './migration-signal-reasons.js';
