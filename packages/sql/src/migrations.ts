@@ -4,6 +4,7 @@ import { columnTypes, tableOptions } from './column-types.js';
 import type { Db } from './connect.js';
 import { apiKeys } from './migration-api-keys.js';
 import { domainsSchema } from './migration-domains.js';
+import { eventSeries } from './migration-event-series.js';
 import { eventsAndWebhooks } from './migration-events.js';
 import { inboundSignalsMigration } from './migration-inbound.js';
 import { signalReasons } from './migration-signal-reasons.js';
@@ -324,6 +325,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '008_signal_reasons': signalReasons(kind, columnTypes(kind)),
     '009_webhook_circuit': webhookCircuit(columnTypes(kind)),
     '010_api_keys': apiKeys(columnTypes(kind)),
+    '017_event_series': eventSeries(),
   };
 }
 
