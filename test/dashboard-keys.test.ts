@@ -94,6 +94,21 @@ describe('dashboard: keys', () => {
     expect(page).not.toContain(otherKeyId);
   });
 
+  it('refuses a sending key at sign-in: the dashboard needs a read or full key', async () => {
+    const client = new Client(base);
+    const res = await client.post('/dashboard/sign-in', { secret: sendingSecret });
+    expect(res.status).toBe(403);
+    expect(await res.text()).toContain('A sending key cannot sign in');
+    expect(client.cookie).toBeUndefined();
+  });
+
+  it('a read session may not use any form that changes something', async () => {
+    const reader = await signedIn(readSecret);
+    const token = await reader.csrf('/dashboard/keys');
+    const res = await reader.post('/dashboard/webhooks/wh_x/disable', { _csrf: token });
+    expect(res.status).toBe(403);
+  });
+
   it('revokes a key with the session token; without it, or from a read session, nothing changes', async () => {
     const client = await signedIn(secret);
     const noToken = await client.post(`/dashboard/keys/${sendingId}/revoke`, {});

@@ -111,8 +111,12 @@ export function createDashboard(
       csrfToken: session.csrfToken,
       nonce: call.nonce,
     };
-    if (method === 'POST') checkForm(req, session);
     const auth = session.auth;
+    if (method === 'POST') {
+      checkForm(req, session);
+      // Every form changes something: the API's rule for changes (a `full` key), from the one place it is written.
+      requireScope(auth, 'full');
+    }
 
     if ((first === 'broadcasts' || first === 'messages') && ref !== undefined && segments.length <= 3) {
       const kind: MailingKind = first === 'broadcasts' ? 'broadcast' : 'message';
@@ -190,6 +194,17 @@ export function createDashboard(
         call,
         error.status,
         signInPage(call.nonce, call.root, 'That is not a valid project secret.'),
+      );
+    }
+    try {
+      // The dashboard shows the project's reads: a `sending` key may not sign in.
+      requireScope(auth, 'read');
+    } catch (error) {
+      if (!isScopeRefusal(error)) throw error;
+      return page(
+        call,
+        error.status,
+        signInPage(call.nonce, call.root, 'A sending key cannot sign in: use a full or read key.'),
       );
     }
     // A fresh id on every sign-in: a cookie planted before it (session fixation) is worth nothing after.
@@ -311,7 +326,6 @@ export function createDashboard(
   }
 
   async function keys(call: Call, auth: AuthContext): Promise<NeutralResponse> {
-    requireScope(auth, 'read');
     const notice =
       queryOf(call.req).get('done') === 'revoke' ? 'Key revoked: it answers 401 from now on.' : undefined;
     return page(
@@ -326,8 +340,6 @@ export function createDashboard(
   }
 
   async function keyRevoke(call: Call, auth: AuthContext, id: string): Promise<NeutralResponse> {
-    // The API's rule for DELETE /keys/:id, from the one place it is written.
-    requireScope(auth, 'full');
     await mailroom.keys.revoke(auth, id);
     logger.info({ projectId: auth.project.id, keyId: id }, 'mailroom dashboard: key revoked');
     return redirect(call.requestId, `${call.root}/keys?done=revoke`);
