@@ -227,7 +227,11 @@ export interface Mailroom {
   readonly worker: MailroomWorker;
   /** Bounces and complaints: inbound DSN/ARF messages and provider notifications. */
   readonly inbound: MailroomInbound;
-  /** Resolve a project secret; throws `UNAUTHORIZED` (one message for missing, malformed and unknown). */
+  /**
+   * Resolve a project key: its project, mode, and the key's id, scope and sender domains (`AuthContext.key`);
+   * throws `UNAUTHORIZED` (one message for missing, malformed, unknown, revoked and expired keys). Notes the
+   * key's last use, at most once a minute.
+   */
   authenticate(secret: string | null | undefined): Promise<AuthContext>;
   /** Send one message (`POST /send/mail`). `auth` is a secret or an `AuthContext`. */
   send(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<SendResult>;
