@@ -109,6 +109,17 @@ describe('dashboard: keys', () => {
     expect(res.status).toBe(403);
   });
 
+  it('ends the session of a key once it is revoked', async () => {
+    const auth = await mailroom.authenticate(secret);
+    const extra = await mailroom.keys.create(auth, { scope: 'full' });
+    const client = await signedIn(extra.secret);
+    expect((await client.get('/dashboard/keys')).status).toBe(200);
+    await mailroom.keys.revoke(auth, extra.key.id);
+    const after = await client.get('/dashboard/keys');
+    expect(after.status).toBe(303);
+    expect(after.headers.get('location')).toContain('/dashboard/sign-in');
+  });
+
   it('revokes a key with the session token; without it, or from a read session, nothing changes', async () => {
     const client = await signedIn(secret);
     const noToken = await client.post(`/dashboard/keys/${sendingId}/revoke`, {});

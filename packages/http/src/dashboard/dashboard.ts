@@ -100,7 +100,12 @@ export function createDashboard(
       return signOut(call);
     }
     call.machine = action === 'progress.json' || action === 'preview';
-    const session = currentSession(req);
+    let session = currentSession(req);
+    if (session && !(await keyStillWorks(session.auth))) {
+      // Signed in with a key since revoked or expired: the session ends with it.
+      sessions.delete(readCookie(req, SESSION_COOKIE));
+      session = undefined;
+    }
     if (!session) {
       if (call.machine) throw new MailroomError('UNAUTHORIZED', 'Not signed in');
       return redirect(call.requestId, `${call.root}/sign-in`);
@@ -166,6 +171,13 @@ export function createDashboard(
         return allowed(call, GET, () => templatePreview(call, auth, ref));
     }
     throw new MailroomError('NOT_FOUND', 'No such page');
+  }
+
+  /** Whether the key a session signed in with still authenticates (one read by id; no key: an in-process caller). */
+  async function keyStillWorks(auth: AuthContext): Promise<boolean> {
+    if (!auth.key) return true;
+    const key = await mailroom.store.getKey(auth.project.id, auth.key.id);
+    return !!key && !key.revokedAt && !(key.expiresAt && key.expiresAt.getTime() <= Date.now());
   }
 
   function currentSession(req: NeutralRequest): DashboardSession | undefined {
