@@ -38,6 +38,9 @@ function stubEngine(behaviour: { send?: (body: unknown) => Promise<SendResult> }
     listInboundSignals: unused,
     bouncesByDomain: unused,
     webhooks: new Proxy({}, { get: unused }) as Mailroom['webhooks'],
+    templates: new Proxy({}, { get: unused }) as Mailroom['templates'],
+    senders: new Proxy({}, { get: unused }) as Mailroom['senders'],
+    suppressions: new Proxy({}, { get: unused }) as Mailroom['suppressions'],
     listEvents: unused,
     async authenticate(secret) {
       calls.authenticate.push(secret);

@@ -20,6 +20,9 @@ import { bouncesByDomain } from '../inbound/bounce-counts.js';
 import { createInbound } from '../inbound/inbound-receiver.js';
 import { createReturnPaths } from '../inbound/return-path.js';
 import { normalizeAddress } from '../request/index.js';
+import { createSenderResources } from '../resources/sender-resources.js';
+import { createSuppressionResources } from '../resources/suppression-resources.js';
+import { createTemplateResources } from '../resources/template-resources.js';
 import type { MailingRecord } from '../store/records.js';
 import { createTracking } from '../tracking/tracking.js';
 import { trackingView } from '../tracking/tracking-view.js';
@@ -137,10 +140,15 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   const noUnsubscribe = () => new MailroomError('NOT_FOUND', 'Unknown or invalid unsubscribe link');
   const noTracking = () => new MailroomError('NOT_FOUND', 'Unknown or invalid tracking link');
 
+  const queries = createDashboardQueries(ctx, { resolveAuth, findMailing, view });
+
   return {
     store,
     transport: options.transport,
     admin: createAdmin(ctx),
+    templates: createTemplateResources(ctx, { resolveAuth, previewTemplate: queries.previewTemplate }),
+    senders: createSenderResources(ctx, resolveAuth),
+    suppressions: createSuppressionResources(ctx, resolveAuth),
     inbound: createInbound(ctx, options.notifications),
     worker: {
       start() {
@@ -255,7 +263,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       return store.deliveryTracking(delivery.id);
     },
 
-    ...createDashboardQueries(ctx, { resolveAuth, findMailing, view }),
+    ...queries,
 
     async addDomain(auth, domain, domainOptions) {
       return domains.add((await resolveAuth(auth)).project.id, domain, domainOptions);
