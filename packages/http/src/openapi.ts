@@ -8,6 +8,7 @@ import {
 } from '@mailroom/core';
 import { domainPaths, domainSchemas } from './openapi-domains.js';
 import { eventPaths, eventSchemas } from './openapi-events.js';
+import { resourcePaths, resourceRequestSchemas, resourceSchemas } from './openapi-resources.js';
 
 /** A JSON object of the generated document. */
 type JsonObject = { [key: string]: unknown };
@@ -38,7 +39,8 @@ export function buildOpenApiDocument(base: string): JsonObject {
   addSchema(schemas, 'SendRequest', sendRequestSchema);
   addSchema(schemas, 'BroadcastRequest', broadcastRequestSchema);
   addSchema(schemas, 'BatchRequest', batchRequestSchema);
-  Object.assign(schemas, envelopeSchemas(), eventSchemas(), domainSchemas());
+  for (const [name, schema] of Object.entries(resourceRequestSchemas())) addSchema(schemas, name, schema);
+  Object.assign(schemas, envelopeSchemas(), eventSchemas(), domainSchemas(), resourceSchemas());
 
   const broadcastOperation = (operationId: string, deprecated: boolean): JsonObject => ({
     operationId,
@@ -75,6 +77,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
     paths: {
       ...eventPaths(responses),
       ...domainPaths(responses),
+      ...resourcePaths(responses),
       '/send/mail': {
         post: {
           operationId: 'sendMail',

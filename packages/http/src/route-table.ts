@@ -5,6 +5,7 @@ import { EVENT_ROUTES, type ProjectCall } from './event-routes.js';
 import { malformedJson, payloadTooLarge, unsupportedMediaType } from './http-errors.js';
 import { buildOpenApiDocument } from './openapi.js';
 import type { RequestRateLimiter } from './request-rate-limit.js';
+import { RESOURCE_ROUTES } from './resource-routes.js';
 import { jsonResponse, successResponse } from './responses.js';
 import type { MatchedRoute, RouteName } from './routes.js';
 import { trackClickResponse, trackOpenResponse } from './tracking-routes.js';
@@ -177,6 +178,15 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     domain: projectRoute(DOMAIN_ROUTES.domain),
     'domain-verify': projectRoute(DOMAIN_ROUTES['domain-verify']),
     'domain-rotate': projectRoute(DOMAIN_ROUTES['domain-rotate']),
+
+    templates: projectRoute(RESOURCE_ROUTES.templates),
+    template: projectRoute(RESOURCE_ROUTES.template),
+    'template-validate': projectRoute(RESOURCE_ROUTES['template-validate']),
+    'template-preview': projectRoute(RESOURCE_ROUTES['template-preview']),
+    senders: projectRoute(RESOURCE_ROUTES.senders),
+    sender: projectRoute(RESOURCE_ROUTES.sender),
+    suppressions: projectRoute(RESOURCE_ROUTES.suppressions),
+    suppression: projectRoute(RESOURCE_ROUTES.suppression),
 
     'track-click': (req, requestId, route) =>
       trackClickResponse(mailroom, req, requestId, route.params?.token ?? ''),

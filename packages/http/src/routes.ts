@@ -19,7 +19,15 @@ export type RouteName =
   | 'domains'
   | 'domain'
   | 'domain-verify'
-  | 'domain-rotate';
+  | 'domain-rotate'
+  | 'templates'
+  | 'template'
+  | 'template-validate'
+  | 'template-preview'
+  | 'senders'
+  | 'sender'
+  | 'suppressions'
+  | 'suppression';
 
 /**
  * Who may call one method of a route: anyone (`public`: the route authenticates otherwise, or not at
@@ -42,7 +50,7 @@ export interface MatchedRoute {
   access: MethodAccess;
   /**
    * The path's parameters: `token` of `unsubscribe` and tracking, `ref` of `cancel` and `reschedule`, `id` of
-   * a webhook endpoint, `name` of a sending domain.
+   * a webhook endpoint, `name` of a sending domain, `ref` of a template, `email` of a sender or suppression.
    */
   params?: Readonly<Record<string, string>>;
 }
@@ -75,6 +83,9 @@ const DOMAIN_PATH = /^\/domains\/([^/]+)(?:\/(verify|rotate-dkim))?$/;
 // Open and click tracking: tokens are URL-safe as made, so they are taken undecoded.
 const TRACK_CLICK_PATH = /^\/t\/c\/([A-Za-z0-9._~-]+)$/;
 const TRACK_OPEN_PATH = /^\/t\/o\/([A-Za-z0-9._~-]+)\.gif$/;
+const TEMPLATE_PATH = /^\/templates\/([^/]+)(?:\/(validate|preview))?$/;
+const SENDER_PATH = /^\/senders\/([^/]+)$/;
+const SUPPRESSION_PATH = /^\/suppressions\/([^/]+)$/;
 // Both spellings of the broadcast path, as for the batch calls.
 const BROADCAST_ACTION_PATH = /^\/send\/mail\/broadc?ast\/([^/]+)\/(cancel|reschedule)$/;
 
@@ -91,6 +102,9 @@ const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>(
   ['/events', entry('events', { GET: 'read', HEAD: 'read' })],
   ['/webhooks', entry('webhooks', READ_ADD)],
   ['/domains', entry('domains', READ_ADD)],
+  ['/templates', entry('templates', READ_ADD)],
+  ['/senders', entry('senders', READ_ADD)],
+  ['/suppressions', entry('suppressions', READ_ADD)],
 ]);
 
 /** The route at `path`, or `undefined`; `/openapi.json` exists only when the document is served. */
@@ -119,6 +133,8 @@ export function matchRoute(path: string, openapi: boolean): MatchedRoute | undef
     if (domain[2] === 'rotate-dkim') return entry('domain-rotate', FULL_POST, { name });
     return entry('domain', { GET: 'read', HEAD: 'read', DELETE: 'full' }, { name });
   }
+  const resource = matchResource(path);
+  if (resource) return resource;
   const click = TRACK_CLICK_PATH.exec(path);
   if (click) return entry('track-click', PUBLIC_READ, { token: click[1] as string });
   const open = TRACK_OPEN_PATH.exec(path);
@@ -130,6 +146,28 @@ export function matchRoute(path: string, openapi: boolean): MatchedRoute | undef
     return ref === undefined ? undefined : entry(name, FULL_POST, { ref });
   }
   return undefined;
+}
+
+/**
+ * A template, sender or suppression path. Validate and preview change nothing: a `read` key may call them,
+ * though they are POSTs (they take a body).
+ */
+function matchResource(path: string): MatchedRoute | undefined {
+  const template = TEMPLATE_PATH.exec(path);
+  if (template) {
+    const ref = decode(template[1] as string);
+    if (ref === undefined) return undefined;
+    if (template[2] === 'validate') return entry('template-validate', { POST: 'read' }, { ref });
+    if (template[2] === 'preview') return entry('template-preview', { POST: 'read' }, { ref });
+    return entry('template', { GET: 'read', HEAD: 'read', PUT: 'full', DELETE: 'full' }, { ref });
+  }
+  const sender = SENDER_PATH.exec(path);
+  const suppression = sender ? null : SUPPRESSION_PATH.exec(path);
+  const address = sender ?? suppression;
+  if (!address) return undefined;
+  const email = decode(address[1] as string);
+  if (email === undefined) return undefined;
+  return entry(sender ? 'sender' : 'suppression', { DELETE: 'full' }, { email });
 }
 
 /** A percent-decoded path segment, or undefined when its escapes are broken. */
