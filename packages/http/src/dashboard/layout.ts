@@ -2,13 +2,21 @@ import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js';
 import { html, raw, type SafeHtml } from './html.js';
 
 /** The sections of the navigation. */
-export type Section = 'broadcasts' | 'messages' | 'templates' | 'audience' | 'webhooks' | 'domains';
+export type Section =
+  | 'broadcasts'
+  | 'messages'
+  | 'templates'
+  | 'audience'
+  | 'suppressions'
+  | 'webhooks'
+  | 'domains';
 
 const SECTIONS: ReadonlyArray<{ id: Section; label: string }> = [
   { id: 'broadcasts', label: 'Broadcasts' },
   { id: 'messages', label: 'Messages' },
   { id: 'templates', label: 'Templates' },
   { id: 'audience', label: 'Audience' },
+  { id: 'suppressions', label: 'Suppressions' },
   { id: 'webhooks', label: 'Webhooks' },
   { id: 'domains', label: 'Domains' },
 ];
