@@ -346,6 +346,22 @@ describe.each(BINDERS)('templates, senders and suppressions over HTTP: $name', (
       await refused(call('GET', '/templates?limit=abc'), 400, 'limit');
     });
 
+    it('concurrent updates each make their own version; none is lost', async () => {
+      await ok('POST', '/templates', { ref: 'busy', format: 'text', source: 'v1' });
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => call('PUT', '/templates/busy', { source: `update ${i}` })),
+      );
+      expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+      const versions = answers.map((a) => (a.json.data.template as { version: number }).version);
+      expect([...versions].sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
+      // The stored one is the update that got the last version.
+      const last = answers[versions.indexOf(9)]?.json.data.template as { source: string };
+      expect((await ok('GET', '/templates/busy')).template).toMatchObject({
+        version: 9,
+        source: last.source,
+      });
+    });
+
     it('a broadcast accepted before an update renders the version it was accepted with', async () => {
       await mailroom.admin.addSender(projectId, { address: SENDER });
       await ok('POST', '/templates', {

@@ -19,7 +19,7 @@ export interface TemplateContent {
 export type TemplateWriteMode = 'create' | 'update' | 'upsert';
 
 /** Rounds of read and compare-and-set before concurrent writers are reported as a `CONFLICT`. */
-const WRITE_ATTEMPTS = 8;
+const WRITE_ATTEMPTS = 16;
 
 /**
  * Writes a template's next version (or its first) with the store's compare-and-set, in one statement:
