@@ -16,6 +16,7 @@ import { sqlStore } from '@mailroom/sql';
 import express from 'express';
 import Fastify from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { matchRoute } from '../packages/http/src/routes.js';
 
 const PREFIX = '/v1';
 const START = new Date('2031-05-01T08:00:00.000Z');
@@ -530,5 +531,30 @@ describe.each(BINDERS)('templates, senders and suppressions over HTTP: $name', (
       expect(doc.components.schemas[name], name).toBeDefined();
     }
     expect(doc.components.schemas.TemplateCreateRequest).toMatchObject({ additionalProperties: false });
+  });
+});
+
+describe('the access each route declares (enforced in one place, route-access.ts)', () => {
+  it.each([
+    ['/templates', { GET: 'read', HEAD: 'read', POST: 'full' }, {}],
+    ['/templates/welcome', { GET: 'read', HEAD: 'read', PUT: 'full', DELETE: 'full' }, { ref: 'welcome' }],
+    // Validate and preview change nothing: a read key may call them.
+    ['/templates/a%2Fb/validate', { POST: 'read' }, { ref: 'a/b' }],
+    ['/templates/welcome/preview', { POST: 'read' }, { ref: 'welcome' }],
+    ['/senders', { GET: 'read', HEAD: 'read', POST: 'full' }, {}],
+    ['/senders/news%40acme.test', { DELETE: 'full' }, { email: 'news@acme.test' }],
+    ['/suppressions', { GET: 'read', HEAD: 'read', POST: 'full' }, {}],
+    ['/suppressions/ann%40example.com', { DELETE: 'full' }, { email: 'ann@example.com' }],
+  ] as const)('%s', (path, access, params) => {
+    const route = matchRoute(path, true);
+    expect(route?.access).toEqual(access);
+    expect(route?.allow).toEqual(Object.keys(access));
+    expect(route?.params ?? {}).toEqual(params);
+  });
+
+  it('matches no deeper or broken path', () => {
+    for (const path of ['/templates/a/b', '/templates/a/render', '/senders/a/b', '/suppressions/%E0%A4%A']) {
+      expect(matchRoute(path, true), path).toBeUndefined();
+    }
   });
 });
