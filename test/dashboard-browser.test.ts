@@ -262,7 +262,15 @@ describe('dashboard in a browser', () => {
       recipients: 'customer-with-a-long-address@example.test',
     });
     await page.setViewportSize({ width: 1280, height: 900 });
-    const pages = ['broadcasts', `broadcasts/${broadcastRef}`, 'messages', 'templates', 'audience'];
+    await mailroom.suppressions.add(secret, { address: 'someone-with-a-long-address@example.test' });
+    const pages = [
+      'broadcasts',
+      `broadcasts/${broadcastRef}`,
+      'messages',
+      'templates',
+      'audience',
+      'suppressions',
+    ];
     for (const path of pages) {
       await page.goto(`${base}/dashboard/${path}`);
       expect(await page.locator('th').count(), path).toBeGreaterThan(0);
@@ -270,6 +278,16 @@ describe('dashboard in a browser', () => {
     }
     await page.goto(`${base}/dashboard/broadcasts`);
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-broadcasts-1280.png'), fullPage: false });
+  });
+
+  it('lifts a suppression with its button (the form posts from this origin with its token)', async () => {
+    await mailroom.suppressions.add(secret, { address: 'lift-me@example.test', reason: 'complaint' });
+    await page.goto(`${base}/dashboard/suppressions?q=lift-me`);
+    expect(await page.locator('tbody tr').count()).toBe(1);
+    await page.click('tbody tr button:has-text("Lift")');
+    await page.waitForURL(`${base}/dashboard/suppressions?lifted=lift-me%40example.test`);
+    expect(await page.textContent('[role=status]')).toBe('Lifted: lift-me@example.test may be mailed again.');
+    expect((await mailroom.suppressions.list(secret, { q: 'lift-me' })).items).toEqual([]);
   });
 
   it("answers another project's broadcast URL with 404", async () => {

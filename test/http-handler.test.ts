@@ -39,6 +39,9 @@ function stubEngine(behaviour: { send?: (body: unknown) => Promise<SendResult> }
     bouncesByDomain: unused,
     webhooks: new Proxy({}, { get: unused }) as Mailroom['webhooks'],
     keys: new Proxy({}, { get: unused }) as Mailroom['keys'],
+    templates: new Proxy({}, { get: unused }) as Mailroom['templates'],
+    senders: new Proxy({}, { get: unused }) as Mailroom['senders'],
+    suppressions: new Proxy({}, { get: unused }) as Mailroom['suppressions'],
     listEvents: unused,
     async authenticate(secret) {
       calls.authenticate.push(secret);

@@ -55,7 +55,7 @@ interface Row {
   /** The status when the caller may call it; for a `public` route, whoever calls. */
   ok: 200 | 401 | 404;
   /** The status for another project's full key (default `ok`: the route acts in the caller's project). */
-  other?: 200 | 404;
+  other?: 200 | 400 | 404;
   /** Makes the call's path and body (fresh per call: many calls change or delete what they name). */
   prepare?: (env: Env) => Promise<Fixture>;
   body?: unknown;
@@ -96,6 +96,17 @@ async function verifiedDomain(env: Env): Promise<string> {
   publish(dns.zone, domain.records);
   await env.mailroom.verifyDomain(env.acme, name);
   return name;
+}
+async function templateRef(env: Env): Promise<string> {
+  const ref = `t${env.n}`;
+  await env.mailroom.templates.create(env.acme, { ref, format: 'text', source: 'Hello {{ name }}' });
+  return ref;
+}
+async function senderAddress(env: Env): Promise<string> {
+  return (await env.mailroom.senders.add(env.acme, { address: `s${env.n}@acme.test` })).address;
+}
+async function suppressedAddress(env: Env): Promise<string> {
+  return (await env.mailroom.suppressions.add(env.acme, { address: `x${env.n}@b.test` })).address;
 }
 async function throwawayKey(env: Env): Promise<string> {
   return (await env.mailroom.keys.create(env.acme, { scope: 'read' })).key.id;
@@ -241,6 +252,96 @@ const ROWS: readonly Row[] = [
     ok: 200,
     other: 404,
     prepare: async (env) => ({ path: `/keys/${await throwawayKey(env)}/rotate`, body: { graceSeconds: 60 } }),
+  },
+  { route: 'templates', method: 'GET', sample: '/templates', ok: 200 },
+  { route: 'templates', method: 'HEAD', sample: '/templates', ok: 200 },
+  {
+    route: 'templates',
+    method: 'POST',
+    sample: '/templates',
+    ok: 200,
+    prepare: async (env) => ({
+      path: '/templates',
+      body: { ref: `n${env.n}`, format: 'text', source: 'Hello' },
+    }),
+  },
+  ...(['GET', 'HEAD'] as const).map(
+    (method): Row => ({
+      route: 'template',
+      method,
+      sample: '/templates/t_x',
+      ok: 200,
+      other: 404,
+      prepare: async (env) => ({ path: `/templates/${await templateRef(env)}` }),
+    }),
+  ),
+  {
+    route: 'template',
+    method: 'PUT',
+    sample: '/templates/t_x',
+    ok: 200,
+    other: 404,
+    prepare: async (env) => ({ path: `/templates/${await templateRef(env)}`, body: { source: 'Hi again' } }),
+  },
+  {
+    route: 'template',
+    method: 'DELETE',
+    sample: '/templates/t_x',
+    ok: 200,
+    other: 404,
+    prepare: async (env) => ({ path: `/templates/${await templateRef(env)}` }),
+  },
+  {
+    route: 'template-validate',
+    method: 'POST',
+    sample: '/templates/t_x/validate',
+    ok: 200,
+    // Validation also checks a source given in the body without a stored template: for another project
+    // the ref names nothing, so the empty body lacks its `format` (400), and nothing of Acme's is read.
+    other: 400,
+    prepare: async (env) => ({ path: `/templates/${await templateRef(env)}/validate` }),
+  },
+  {
+    route: 'template-preview',
+    method: 'POST',
+    sample: '/templates/t_x/preview',
+    ok: 200,
+    other: 404,
+    prepare: async (env) => ({ path: `/templates/${await templateRef(env)}/preview` }),
+  },
+  { route: 'senders', method: 'GET', sample: '/senders', ok: 200 },
+  { route: 'senders', method: 'HEAD', sample: '/senders', ok: 200 },
+  {
+    route: 'senders',
+    method: 'POST',
+    sample: '/senders',
+    ok: 200,
+    prepare: async (env) => ({ path: '/senders', body: { address: `p${env.n}@acme.test` } }),
+  },
+  {
+    route: 'sender',
+    method: 'DELETE',
+    sample: '/senders/s%40acme.test',
+    ok: 200,
+    other: 404,
+    prepare: async (env) => ({ path: `/senders/${encodeURIComponent(await senderAddress(env))}` }),
+  },
+  { route: 'suppressions', method: 'GET', sample: '/suppressions', ok: 200 },
+  { route: 'suppressions', method: 'HEAD', sample: '/suppressions', ok: 200 },
+  {
+    route: 'suppressions',
+    method: 'POST',
+    sample: '/suppressions',
+    ok: 200,
+    prepare: async (env) => ({ path: '/suppressions', body: { address: `q${env.n}@b.test` } }),
+  },
+  {
+    route: 'suppression',
+    method: 'DELETE',
+    sample: '/suppressions/x%40b.test',
+    ok: 200,
+    other: 404,
+    prepare: async (env) => ({ path: `/suppressions/${encodeURIComponent(await suppressedAddress(env))}` }),
   },
 ];
 

@@ -60,6 +60,15 @@ export * from './mime/index.js';
 export * from './render/index.js';
 export * from './request/index.js';
 export type * from './request/request-types.js';
+export {
+  MAX_TEMPLATE_SOURCE_BYTES,
+  senderAddSchema,
+  suppressionAddSchema,
+  templateCheckSchema,
+  templateCreateSchema,
+  templatePreviewSchema,
+  templateUpdateSchema,
+} from './resources/resource-schemas.js';
 export type { AudienceSourceConfig } from './sources/audience-source.js';
 export type { CsvSourceConfig } from './sources/csv-probe.js';
 export type { CsvCheckpoint, CsvExpanderOptions } from './sources/csv-source.js';

@@ -9,6 +9,7 @@ import {
 import { domainPaths, domainSchemas } from './openapi-domains.js';
 import { eventPaths, eventSchemas } from './openapi-events.js';
 import { keyPaths, keySchemas } from './openapi-keys.js';
+import { resourcePaths, resourceRequestSchemas, resourceSchemas } from './openapi-resources.js';
 
 /** A JSON object of the generated document. */
 type JsonObject = { [key: string]: unknown };
@@ -39,7 +40,8 @@ export function buildOpenApiDocument(base: string): JsonObject {
   addSchema(schemas, 'SendRequest', sendRequestSchema);
   addSchema(schemas, 'BroadcastRequest', broadcastRequestSchema);
   addSchema(schemas, 'BatchRequest', batchRequestSchema);
-  Object.assign(schemas, envelopeSchemas(), eventSchemas(), domainSchemas(), keySchemas());
+  for (const [name, schema] of Object.entries(resourceRequestSchemas())) addSchema(schemas, name, schema);
+  Object.assign(schemas, envelopeSchemas(), eventSchemas(), domainSchemas(), keySchemas(), resourceSchemas());
 
   const broadcastOperation = (operationId: string, deprecated: boolean): JsonObject => ({
     operationId,
@@ -77,6 +79,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
       ...eventPaths(responses),
       ...domainPaths(responses),
       ...keyPaths(responses),
+      ...resourcePaths(responses),
       '/send/mail': {
         post: {
           operationId: 'sendMail',

@@ -5,6 +5,8 @@ import { EVENT_ROUTES, type ProjectCall } from './event-routes.js';
 import { malformedJson, payloadTooLarge, unsupportedMediaType } from './http-errors.js';
 import { KEY_ROUTES } from './key-routes.js';
 import { buildOpenApiDocument } from './openapi.js';
+import type { RequestRateLimiter } from './request-rate-limit.js';
+import { RESOURCE_ROUTES } from './resource-routes.js';
 import { jsonResponse, successResponse } from './responses.js';
 import type { RouteAccessGuard } from './route-access.js';
 import type { MatchedRoute, RouteName } from './routes.js';
@@ -167,6 +169,14 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     keys: projectRoute(KEY_ROUTES.keys),
     key: projectRoute(KEY_ROUTES.key),
     'key-rotate': projectRoute(KEY_ROUTES['key-rotate']),
+    templates: projectRoute(RESOURCE_ROUTES.templates),
+    template: projectRoute(RESOURCE_ROUTES.template),
+    'template-validate': projectRoute(RESOURCE_ROUTES['template-validate']),
+    'template-preview': projectRoute(RESOURCE_ROUTES['template-preview']),
+    senders: projectRoute(RESOURCE_ROUTES.senders),
+    sender: projectRoute(RESOURCE_ROUTES.sender),
+    suppressions: projectRoute(RESOURCE_ROUTES.suppressions),
+    suppression: projectRoute(RESOURCE_ROUTES.suppression),
 
     'track-click': (req, requestId, route) =>
       trackClickResponse(mailroom, req, requestId, route.params?.token ?? ''),

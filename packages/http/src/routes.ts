@@ -22,7 +22,15 @@ export type RouteName =
   | 'domain-rotate'
   | 'keys'
   | 'key'
-  | 'key-rotate';
+  | 'key-rotate'
+  | 'templates'
+  | 'template'
+  | 'template-validate'
+  | 'template-preview'
+  | 'senders'
+  | 'sender'
+  | 'suppressions'
+  | 'suppression';
 
 /**
  * Who may call one method of a route: anyone (`public`: the route authenticates otherwise, or not at
@@ -45,7 +53,8 @@ export interface MatchedRoute {
   access: MethodAccess;
   /**
    * The path's parameters: `token` of `unsubscribe` and tracking, `ref` of `cancel` and `reschedule`, `id` of
-   * a webhook endpoint or a key, `name` of a sending domain.
+   * a webhook endpoint or a key, `name` of a sending domain, `ref` of a template, `email` of a sender or
+   * suppression.
    */
   params?: Readonly<Record<string, string>>;
 }
@@ -76,6 +85,14 @@ export const ROUTE_NAMES = Object.keys({
   keys: true,
   key: true,
   'key-rotate': true,
+  templates: true,
+  template: true,
+  'template-validate': true,
+  'template-preview': true,
+  senders: true,
+  sender: true,
+  suppressions: true,
+  suppression: true,
 } satisfies Record<RouteName, true>) as readonly RouteName[];
 
 /** A route's entry: its name, the access of each method, and its path parameters. */
@@ -107,6 +124,9 @@ const KEY_PATH = /^\/keys\/([^/]+?)(\/rotate)?$/;
 // Open and click tracking: tokens are URL-safe as made, so they are taken undecoded.
 const TRACK_CLICK_PATH = /^\/t\/c\/([A-Za-z0-9._~-]+)$/;
 const TRACK_OPEN_PATH = /^\/t\/o\/([A-Za-z0-9._~-]+)\.gif$/;
+const TEMPLATE_PATH = /^\/templates\/([^/]+)(?:\/(validate|preview))?$/;
+const SENDER_PATH = /^\/senders\/([^/]+)$/;
+const SUPPRESSION_PATH = /^\/suppressions\/([^/]+)$/;
 // Both spellings of the broadcast path, as for the batch calls.
 const BROADCAST_ACTION_PATH = /^\/send\/mail\/broadc?ast\/([^/]+)\/(cancel|reschedule)$/;
 
@@ -124,6 +144,9 @@ const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>(
   ['/webhooks', entry('webhooks', READ_ADD)],
   ['/domains', entry('domains', READ_ADD)],
   ['/keys', entry('keys', READ_ADD)],
+  ['/templates', entry('templates', READ_ADD)],
+  ['/senders', entry('senders', READ_ADD)],
+  ['/suppressions', entry('suppressions', READ_ADD)],
 ]);
 
 /** The route at `path`, or `undefined`; `/openapi.json` exists only when the document is served. */
@@ -158,6 +181,8 @@ export function matchRoute(path: string, openapi: boolean): MatchedRoute | undef
     if (id === undefined) return undefined;
     return key[2] ? entry('key-rotate', FULL_POST, { id }) : entry('key', { DELETE: 'full' }, { id });
   }
+  const resource = matchResource(path);
+  if (resource) return resource;
   const click = TRACK_CLICK_PATH.exec(path);
   if (click) return entry('track-click', PUBLIC_READ, { token: click[1] as string });
   const open = TRACK_OPEN_PATH.exec(path);
@@ -169,6 +194,28 @@ export function matchRoute(path: string, openapi: boolean): MatchedRoute | undef
     return ref === undefined ? undefined : entry(name, FULL_POST, { ref });
   }
   return undefined;
+}
+
+/**
+ * A template, sender or suppression path. Validate and preview change nothing: a `read` key may call them,
+ * though they are POSTs (they take a body).
+ */
+function matchResource(path: string): MatchedRoute | undefined {
+  const template = TEMPLATE_PATH.exec(path);
+  if (template) {
+    const ref = decode(template[1] as string);
+    if (ref === undefined) return undefined;
+    if (template[2] === 'validate') return entry('template-validate', { POST: 'read' }, { ref });
+    if (template[2] === 'preview') return entry('template-preview', { POST: 'read' }, { ref });
+    return entry('template', { GET: 'read', HEAD: 'read', PUT: 'full', DELETE: 'full' }, { ref });
+  }
+  const sender = SENDER_PATH.exec(path);
+  const suppression = sender ? null : SUPPRESSION_PATH.exec(path);
+  const address = sender ?? suppression;
+  if (!address) return undefined;
+  const email = decode(address[1] as string);
+  if (email === undefined) return undefined;
+  return entry(sender ? 'sender' : 'suppression', { DELETE: 'full' }, { email });
 }
 
 /** A percent-decoded path segment, or undefined when its escapes are broken. */

@@ -6,9 +6,10 @@ import type { MailroomAdmin } from '../engine/mailroom-types.js';
 import { newKey } from '../keys/new-key.js';
 import { assertLiquidSyntax, compileTemplate } from '../render/index.js';
 import { normalizeAddress } from '../request/index.js';
-import type { TemplateFormat, TemplateRecord } from '../store/records.js';
+import { MAX_TEMPLATE_SOURCE_BYTES, REF_PATTERN } from '../resources/resource-schemas.js';
+import { writeTemplateVersion } from '../resources/template-versions.js';
+import type { TemplateFormat } from '../store/records.js';
 
-const REF_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const FORMATS: readonly TemplateFormat[] = ['html', 'mjml', 'text'];
 
 /** The admin operations: no project secret involved; the embedding app or the CLI calls them. */
@@ -62,24 +63,13 @@ export function createAdmin(ctx: BaseContext): MailroomAdmin {
       if (!REF_PATTERN.test(ref))
         throw invalid(['ref'], 'A ref is 1-128 characters of letters, digits and ._:-');
       if (!FORMATS.includes(format)) throw invalid(['format'], `Format must be one of ${FORMATS.join(', ')}`);
+      if (Buffer.byteLength(source, 'utf8') > MAX_TEMPLATE_SOURCE_BYTES) {
+        throw invalid(['source'], `A template source is at most ${MAX_TEMPLATE_SOURCE_BYTES} bytes (1 MiB)`);
+      }
       const { compiled } = await compileTemplate(format, source, sourceName ?? `template ${ref}`);
       if (subject) assertLiquidSyntax(subject, sourceName ? 'subject' : `subject of template ${ref}`);
-      const now = clock.now();
-      const existing = await store.getTemplate(projectId, ref);
-      const template: TemplateRecord = {
-        id: existing?.id ?? newId('tpl', now.getTime()),
-        projectId,
-        ref,
-        format,
-        subject: subject ?? null,
-        source,
-        compiled,
-        version: (existing?.version ?? 0) + 1,
-        createdAt: existing?.createdAt ?? now,
-        updatedAt: now,
-      };
-      await store.putTemplate(template);
-      return template;
+      const content = { ref, format, subject: subject ?? null, source, compiled };
+      return writeTemplateVersion(ctx, projectId, content, 'upsert');
     },
 
     async createAudienceGroup(projectId, { ref, name }) {

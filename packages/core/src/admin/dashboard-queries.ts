@@ -3,6 +3,7 @@ import type { AuthContext } from '../engine/auth-context.js';
 import type { BaseContext } from '../engine/base-context.js';
 import type { Mailroom } from '../engine/mailroom-types.js';
 import { contentFromTemplate, prepareContent, renderDelivery } from '../render/index.js';
+import { templateView } from '../resources/template-resources.js';
 import type {
   DeliveryRecord,
   MailingKind,
@@ -18,7 +19,7 @@ import type {
   MailingStore,
   SourceJobStore,
 } from '../store/store.js';
-import type { DeliveryView, QueueDepth, SourceJobView, TemplateView } from './engine-views.js';
+import type { DeliveryView, QueueDepth, SourceJobView } from './engine-views.js';
 import type { MailingView } from './mailing-view.js';
 
 /** Mailings still moving: their deliveries count towards the queue. */
@@ -256,16 +257,4 @@ function displayUrl(url: string): string {
   } catch {
     return '';
   }
-}
-
-function templateView(t: TemplateRecord): TemplateView {
-  return {
-    ref: t.ref,
-    format: t.format,
-    subject: t.subject,
-    source: t.source,
-    version: t.version,
-    createdAt: t.createdAt,
-    updatedAt: t.updatedAt,
-  };
 }

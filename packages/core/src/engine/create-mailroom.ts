@@ -23,6 +23,9 @@ import { createReturnPaths } from '../inbound/return-path.js';
 import { createKeyUse } from '../keys/key-use.js';
 import { createKeys } from '../keys/keys.js';
 import { normalizeAddress } from '../request/index.js';
+import { createSenderResources } from '../resources/sender-resources.js';
+import { createSuppressionResources } from '../resources/suppression-resources.js';
+import { createTemplateResources } from '../resources/template-resources.js';
 import type { MailingRecord } from '../store/records.js';
 import { createTracking } from '../tracking/tracking.js';
 import { trackingView } from '../tracking/tracking-view.js';
@@ -142,10 +145,15 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   const noUnsubscribe = () => new MailroomError('NOT_FOUND', 'Unknown or invalid unsubscribe link');
   const noTracking = () => new MailroomError('NOT_FOUND', 'Unknown or invalid tracking link');
 
+  const queries = createDashboardQueries(ctx, { resolveAuth, findMailing, view });
+
   return {
     store,
     transport: options.transport,
     admin: createAdmin(ctx),
+    templates: createTemplateResources(ctx, { resolveAuth, previewTemplate: queries.previewTemplate }),
+    senders: createSenderResources(ctx, resolveAuth),
+    suppressions: createSuppressionResources(ctx, resolveAuth),
     inbound: createInbound(ctx, options.notifications),
     worker: {
       start() {
@@ -261,7 +269,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       return store.deliveryTracking(delivery.id);
     },
 
-    ...createDashboardQueries(ctx, { resolveAuth, findMailing, view }),
+    ...queries,
     ...createActivityQueries(ctx, { resolveAuth, findMailing }),
 
     async addDomain(auth, domain, domainOptions) {

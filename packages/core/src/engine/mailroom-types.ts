@@ -32,6 +32,11 @@ import type { MailroomInbound } from '../inbound/inbound-types.js';
 import type { NotificationOptions } from '../inbound/provider-notifications.js';
 import type { MailroomKeys } from '../keys/key-types.js';
 import type {
+  MailroomSenders,
+  MailroomSuppressions,
+  MailroomTemplates,
+} from '../resources/resource-types.js';
+import type {
   AudienceGroupRecord,
   DeliveryRecord,
   DeliveryStatus,
@@ -64,6 +69,7 @@ export type { WorkerOptions } from '../delivery/worker-options.js';
 export type * from '../domains/domains-options.js';
 export type * from '../inbound/bounces-options.js';
 export type * from '../keys/key-types.js';
+export type * from '../resources/resource-types.js';
 export type * from '../tracking/tracking-options.js';
 export type * from '../unsubscribe/unsubscribe-options.js';
 export type * from '../webhooks/webhook-types.js';
@@ -241,6 +247,12 @@ export interface Mailroom {
   readonly webhooks: MailroomWebhooks;
   /** The project's API keys: create with a scope and sender domains, list, revoke, rotate with a grace period. */
   readonly keys: MailroomKeys;
+  /** The project's templates: list, get, create, new versions, remove, validate, preview (HTTP `/templates`). */
+  readonly templates: MailroomTemplates;
+  /** The project's sender identities: list, add, remove (HTTP `/senders`). */
+  readonly senders: MailroomSenders;
+  /** The project's suppression list: list and search, add, lift (HTTP `/suppressions`). */
+  readonly suppressions: MailroomSuppressions;
   /**
    * The project's events (the outbox), oldest first, filtered by types, mailing ref or address, in pages:
    * `{ items, next }` like the other paged listings; pass `next` as `after` until it is `null` (HTTP

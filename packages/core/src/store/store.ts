@@ -9,6 +9,7 @@ import type { IdempotencyStore } from './idempotency-store.js';
 import type { InboundSignalStore } from './inbound-signal-store.js';
 import type { KeyStore } from './key-store.js';
 import type { MailingStore } from './mailing-store.js';
+import type { ResourceStore } from './resource-store.js';
 import type { RetentionStore } from './retention-store.js';
 import type { SourceJobStore } from './source-job-store.js';
 import type { StoreLifecycle } from './store-lifecycle.js';
@@ -46,6 +47,7 @@ export type {
   MailingStore,
 } from './mailing-store.js';
 export type { PageOptions } from './paging.js';
+export type { ResourceStore, SuppressionPageOptions } from './resource-store.js';
 export type { RetentionStore } from './retention-store.js';
 export type { SourceJobStore } from './source-job-store.js';
 export type { StoreCapabilities, StoreLifecycle } from './store-lifecycle.js';
@@ -75,6 +77,7 @@ export type {
  * - {@link ActivityStore}: the event outbox counted over time, for charts.
  * - {@link DomainStore}: sending domains, their DKIM keys and DNS checks.
  * - {@link KeyStore}: a project's API keys: list, revoke, rotate, last use.
+ * - {@link ResourceStore}: the management API's pages and removals of senders, templates, suppressions.
  * - {@link AppTransactionStore} (optional): writing an accepted request in the app's own transaction.
  *
  * Rules for every method:
@@ -100,6 +103,7 @@ export interface Store
     TrackingStore,
     DomainStore,
     KeyStore,
+    ResourceStore,
     ActivityStore,
     AppTransactionStore {}
 
@@ -117,4 +121,5 @@ export type StoreRole =
   | 'TrackingStore'
   | 'DomainStore'
   | 'KeyStore'
+  | 'ResourceStore'
   | 'ActivityStore';

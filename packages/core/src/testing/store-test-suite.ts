@@ -32,6 +32,7 @@ import { describeKeys } from './store-suite-keys.js';
 import { describeMailings } from './store-suite-mailings.js';
 import { describeMultiProcess } from './store-suite-multi-process.js';
 import { describeProfileMerge } from './store-suite-profile-merge.js';
+import { describeResources } from './store-suite-resources.js';
 import { describeRetention } from './store-suite-retention.js';
 import { describeSources } from './store-suite-sources.js';
 import { describeTracking } from './store-suite-tracking.js';
@@ -128,6 +129,7 @@ export function storeTestSuite(
       TrackingStore: describeTracking,
       DomainStore: (c) => describeDomains(c, options.connect),
       KeyStore: describeKeys,
+      ResourceStore: describeResources,
       ActivityStore: describeActivity,
     };
     for (const [role, register] of Object.entries(roles) as Array<[StoreRole, typeof describeAccounts]>) {

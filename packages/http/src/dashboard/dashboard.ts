@@ -28,6 +28,7 @@ import { keysPage } from './pages/keys-page.js';
 import { mailingPage } from './pages/mailing-page.js';
 import { mailingsPage } from './pages/mailings-page.js';
 import { signInPage } from './pages/sign-in-page.js';
+import { suppressionsPage } from './pages/suppressions-page.js';
 import { type TemplateSampleForm, templatePage, templatesPage } from './pages/templates-page.js';
 import { webhooksPage } from './pages/webhooks-page.js';
 import { createSessionStore, type DashboardSession, isCsrfToken } from './session-store.js';
@@ -159,6 +160,11 @@ export function createDashboard(
       if (segments.length === 1) return allowed(call, GET, () => keys(call, auth));
       if (segments.length === 3 && action === 'revoke')
         return allowed(call, POST, () => keyRevoke(call, auth, ref ?? ''));
+    }
+    if (first === 'suppressions') {
+      if (segments.length === 1) return allowed(call, GET, () => suppressions(call, auth));
+      if (segments.length === 2 && ref === 'lift')
+        return allowed(call, POST, () => liftSuppression(call, auth));
     }
     if (first === 'domains') {
       if (segments.length === 1) return allowed(call, GET, () => domains(call, auth));
@@ -407,6 +413,35 @@ export function createDashboard(
       'mailroom dashboard: webhook replayed',
     );
     return redirect(call.requestId, `${call.root}/webhooks?done=replay`);
+  }
+
+  async function suppressions(call: Call, auth: AuthContext): Promise<NeutralResponse> {
+    const search = queryOf(call.req);
+    const q = search.get('q') ?? '';
+    const cursor = search.get('cursor') ?? '';
+    const list = await mailroom.suppressions.list(auth, { q, ...(cursor ? { after: cursor } : {}) });
+    const lifted = search.get('lifted');
+    return page(
+      call,
+      200,
+      suppressionsPage(ctxOf(call), {
+        items: list.items,
+        q,
+        next: list.next,
+        paged: cursor !== '',
+        ...(lifted ? { notice: `Lifted: ${lifted} may be mailed again.` } : {}),
+      }),
+    );
+  }
+
+  async function liftSuppression(call: Call, auth: AuthContext): Promise<NeutralResponse> {
+    const address = readForm(call.req).get('address') ?? '';
+    await mailroom.suppressions.lift(auth, address);
+    logger.info(
+      { requestId: call.requestId, projectId: auth.project.id, address },
+      'mailroom dashboard: suppression lifted',
+    );
+    return redirect(call.requestId, `${call.root}/suppressions?lifted=${encodeURIComponent(address)}`);
   }
 
   async function domains(call: Call, auth: AuthContext): Promise<NeutralResponse> {

@@ -2,13 +2,22 @@ import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js';
 import { html, raw, type SafeHtml } from './html.js';
 
 /** The sections of the navigation. */
-export type Section = 'broadcasts' | 'messages' | 'templates' | 'audience' | 'webhooks' | 'domains' | 'keys';
+export type Section =
+  | 'broadcasts'
+  | 'messages'
+  | 'templates'
+  | 'audience'
+  | 'suppressions'
+  | 'webhooks'
+  | 'domains'
+  | 'keys';
 
 const SECTIONS: ReadonlyArray<{ id: Section; label: string }> = [
   { id: 'broadcasts', label: 'Broadcasts' },
   { id: 'messages', label: 'Messages' },
   { id: 'templates', label: 'Templates' },
   { id: 'audience', label: 'Audience' },
+  { id: 'suppressions', label: 'Suppressions' },
   { id: 'webhooks', label: 'Webhooks' },
   { id: 'domains', label: 'Domains' },
   { id: 'keys', label: 'Keys' },
