@@ -5,7 +5,6 @@ import { EVENT_ROUTES, type ProjectCall } from './event-routes.js';
 import { malformedJson, payloadTooLarge, unsupportedMediaType } from './http-errors.js';
 import { KEY_ROUTES } from './key-routes.js';
 import { buildOpenApiDocument } from './openapi.js';
-import type { RequestRateLimiter } from './request-rate-limit.js';
 import { RESOURCE_ROUTES } from './resource-routes.js';
 import { jsonResponse, successResponse } from './responses.js';
 import type { RouteAccessGuard } from './route-access.js';
