@@ -1,6 +1,8 @@
 // For store adapters: the one profile-merge rule every store applies.
 export type { MergedProfile, ProfileFields, ProfileMergeOptions } from './audience/profile-merge.js';
 export { distinctLabels, mergeProfile, newProfile } from './audience/profile-merge.js';
+// For store adapters: what erasing an address does to JSON kept with events and webhook messages.
+export { scrubAddress, scrubText } from './audience/erasure.js';
 export * from './base/clock.js';
 export * from './base/errors.js';
 export { silentLogger } from './base/logger.js';
@@ -55,6 +57,7 @@ export type * from './request/request-types.js';
 export type { AudienceSourceConfig } from './sources/audience-source.js';
 export type { CsvSourceConfig } from './sources/csv-probe.js';
 export type { CsvCheckpoint, CsvExpanderOptions } from './sources/csv-source.js';
+export { ERASED_ADDRESS, erasedDeliveryAddress } from './store/audience-admin-store.js';
 export * from './store/event-records.js';
 export * from './store/records.js';
 export type * from './store/store.js';

@@ -21,6 +21,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store, StoreRole } from '../store/store.js';
 import { describeAccounts } from './store-suite-accounts.js';
 import { describeAudience } from './store-suite-audience.js';
+import { describeAudienceAdmin } from './store-suite-audience-admin.js';
 import { describeDeliveryQueue } from './store-suite-delivery-queue.js';
 import { describeDomains } from './store-suite-domains.js';
 import { describeEvents } from './store-suite-events.js';
@@ -115,6 +116,7 @@ export function storeTestSuite(
     const roles: Record<StoreRole, (ctx: StoreSuiteContext) => void> = {
       AccountStore: describeAccounts,
       AudienceStore: describeAudience,
+      AudienceAdminStore: describeAudienceAdmin,
       MailingStore: describeMailings,
       DeliveryQueue: describeDeliveryQueue,
       SourceJobStore: describeSources,
