@@ -38,6 +38,8 @@ function stubEngine(behaviour: { send?: (body: unknown) => Promise<SendResult> }
     listInboundSignals: unused,
     bouncesByDomain: unused,
     webhooks: new Proxy({}, { get: unused }) as Mailroom['webhooks'],
+    audience: new Proxy({}, { get: unused }) as Mailroom['audience'],
+    getMessage: unused,
     listEvents: unused,
     async authenticate(secret) {
       calls.authenticate.push(secret);

@@ -57,7 +57,7 @@ export type * from './request/request-types.js';
 export type { AudienceSourceConfig } from './sources/audience-source.js';
 export type { CsvSourceConfig } from './sources/csv-probe.js';
 export type { CsvCheckpoint, CsvExpanderOptions } from './sources/csv-source.js';
-export { ERASED_ADDRESS, erasedDeliveryAddress } from './store/audience-admin-store.js';
+export { ERASED_ADDRESS, erasedDeliveryAddress, isAudienceImport } from './store/audience-admin-store.js';
 export * from './store/event-records.js';
 export * from './store/records.js';
 export type * from './store/store.js';

@@ -3,6 +3,8 @@ import { DEFAULT_IDEMPOTENCY_TTL_MS } from '../accept/idempotency.js';
 import { createAdmin } from '../admin/admin.js';
 import { createDashboardQueries } from '../admin/dashboard-queries.js';
 import type { MailingView } from '../admin/mailing-view.js';
+import { messageStatus } from '../admin/message-status.js';
+import { createAudienceApi } from '../audience/audience-api.js';
 import { systemClock } from '../base/clock.js';
 import { MailroomError } from '../base/errors.js';
 import { silentLogger } from '../base/logger.js';
@@ -137,10 +139,13 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   const noUnsubscribe = () => new MailroomError('NOT_FOUND', 'Unknown or invalid unsubscribe link');
   const noTracking = () => new MailroomError('NOT_FOUND', 'Unknown or invalid tracking link');
 
+  const admin = createAdmin(ctx);
+
   return {
     store,
     transport: options.transport,
-    admin: createAdmin(ctx),
+    admin,
+    audience: createAudienceApi(ctx, { resolveAuth, admin }),
     inbound: createInbound(ctx, options.notifications),
     worker: {
       start() {
@@ -175,6 +180,8 @@ export function createMailroom(options: MailroomOptions): Mailroom {
 
     send: acceptance.send,
     broadcast: acceptance.broadcast,
+
+    getMessage: (auth, ref) => messageStatus(ctx, { resolveAuth, view }, auth, ref),
 
     async getMailing(auth, ref) {
       return view(await findMailing(auth, ref));

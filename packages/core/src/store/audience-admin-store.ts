@@ -1,5 +1,5 @@
 import type { PageOptions } from './paging.js';
-import type { ProfileRecord, ProfileStatus, Variables } from './records.js';
+import type { ProfileRecord, ProfileStatus, SourceJobRecord, Variables } from './records.js';
 
 /** Which profiles {@link AudienceAdminStore.listProfiles} answers; every given filter applies. */
 export interface ProfileFilter {
@@ -88,4 +88,16 @@ export interface AudienceAdminStore {
    * and webhook messages (not indexed by address): an occasional operation, never on the sending path.
    */
   eraseAddress(projectId: string, address: string, now: Date): Promise<ErasureCounts>;
+  /**
+   * Insert the source job of an audience import (`POST /audience/imports`): a CSV source that feeds a
+   * group and no mailing, so its `mailingId` and `batchId` are its own `id` (see `isAudienceImport`). It
+   * is then claimed, checkpointed and read like any source job (`SourceJobStore`; `listSourceJobs(id)`
+   * answers it). `CONFLICT` if its id exists.
+   */
+  insertImportJob(job: SourceJobRecord): Promise<void>;
+}
+
+/** Whether a source job is an audience import (no mailing: its `mailingId` is its own id). */
+export function isAudienceImport(job: Pick<SourceJobRecord, 'id' | 'mailingId'>): boolean {
+  return job.mailingId === job.id;
 }

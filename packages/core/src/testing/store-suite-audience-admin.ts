@@ -1,8 +1,8 @@
 /** Store conformance: the AudienceAdminStore role (listing and editing profiles, groups, erasure). */
 import { describe, expect, it } from 'vitest';
-import { ERASED_ADDRESS, erasedDeliveryAddress } from '../store/audience-admin-store.js';
+import { ERASED_ADDRESS, erasedDeliveryAddress, isAudienceImport } from '../store/audience-admin-store.js';
 import type { DeliveryRecord } from '../store/records.js';
-import { makeGroup, makeSuppression, testId, testTime } from './store-fixtures.js';
+import { makeGroup, makeSourceJob, makeSuppression, testId, testTime } from './store-fixtures.js';
 import { makeEndpoint, makeEvent, makeWebhookMessage } from './store-suite-events.js';
 import {
   expectStoreError,
@@ -231,6 +231,20 @@ export function describeAudienceAdmin(ctx: StoreSuiteContext): void {
         webhookMessages: 0,
         signals: 0,
       });
+    });
+  });
+
+  describe('audience imports', () => {
+    it('insertImportJob: a source job with no mailing, claimed and listed like any', async () => {
+      const { project } = await seedProject(ctx.store);
+      const id = testId('imp');
+      const job = makeSourceJob({ id, projectId: project.id }, { id }, { id, kind: 'csv' });
+      await ctx.store.insertImportJob(job);
+      expect(isAudienceImport(job)).toBe(true);
+      expect(await ctx.store.listSourceJobs(id)).toEqual([job]);
+      await expectStoreError(ctx.store.insertImportJob(job), 'CONFLICT', []);
+      const claimed = await ctx.store.claimSourceJob({ now: testTime(10), leaseMs: 1000 });
+      expect(claimed).toMatchObject({ id, status: 'running', leaseToken: job.leaseToken + 1 });
     });
   });
 }

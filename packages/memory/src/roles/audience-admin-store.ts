@@ -2,7 +2,7 @@ import type { AudienceAdminStore, ErasureCounts } from '@mailroom/core';
 import { ERASED_ADDRESS, erasedDeliveryAddress, scrubAddress, scrubText } from '@mailroom/core';
 import { clone } from '../memory-copy.js';
 import type { State } from '../memory-state.js';
-import { compare, exists, key } from '../memory-state.js';
+import { compare, conflict, exists, key } from '../memory-state.js';
 
 /** `AudienceAdminStore` in memory: each method checks and writes within one synchronous run (atomic). */
 export function memoryAudienceAdminStore(db: () => State): AudienceAdminStore {
@@ -127,6 +127,12 @@ export function memoryAudienceAdminStore(db: () => State): AudienceAdminStore {
         counts.signals++;
       }
       return counts;
+    },
+
+    async insertImportJob(job) {
+      const s = db();
+      if (s.sourceJobs.has(job.id)) throw conflict(`source job ${job.id} already exists`);
+      s.sourceJobs.set(job.id, clone(job));
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { AudienceAdminStore, ErasureCounts, ProfileRecord } from '@mailroom/core';
 import { ERASED_ADDRESS, erasedDeliveryAddress, scrubAddress, scrubText } from '@mailroom/core';
 import type { Row } from '../codec.js';
+import { SOURCE_JOB_COLUMNS } from '../codec.js';
 import type { SqlContext } from '../sql-context.js';
 import { IN_LIST_SIZE } from '../sql-context.js';
 
@@ -218,6 +219,15 @@ export function sqlAudienceAdminStore(ctx: SqlContext): AudienceAdminStore {
           return counts;
         }),
       );
+    },
+
+    insertImportJob(job) {
+      return guard('insertImportJob', async () => {
+        await write(
+          `INSERT INTO mailroom_source_jobs (${SOURCE_JOB_COLUMNS.join(', ')}) VALUES ${r.values(1, SOURCE_JOB_COLUMNS.length)}`,
+          c.sourceJobParams(job),
+        );
+      });
     },
   };
 }
