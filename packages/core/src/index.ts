@@ -1,8 +1,9 @@
 // For store adapters: the one profile-merge rule every store applies.
-export type { MergedProfile, ProfileFields, ProfileMergeOptions } from './audience/profile-merge.js';
-export { distinctLabels, mergeProfile, newProfile } from './audience/profile-merge.js';
+
 // For store adapters: what erasing an address does to JSON kept with events and webhook messages.
 export { scrubAddress, scrubText } from './audience/erasure.js';
+export type { MergedProfile, ProfileFields, ProfileMergeOptions } from './audience/profile-merge.js';
+export { distinctLabels, mergeProfile, newProfile } from './audience/profile-merge.js';
 export * from './base/clock.js';
 export * from './base/errors.js';
 export { silentLogger } from './base/logger.js';

@@ -6,6 +6,7 @@ import {
   type MailingStatus,
   sendRequestSchema,
 } from '@mailroom/core';
+import { audiencePaths, audienceSchemas } from './openapi-audience.js';
 import { domainPaths, domainSchemas } from './openapi-domains.js';
 import { eventPaths, eventSchemas } from './openapi-events.js';
 
@@ -38,7 +39,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
   addSchema(schemas, 'SendRequest', sendRequestSchema);
   addSchema(schemas, 'BroadcastRequest', broadcastRequestSchema);
   addSchema(schemas, 'BatchRequest', batchRequestSchema);
-  Object.assign(schemas, envelopeSchemas(), eventSchemas(), domainSchemas());
+  Object.assign(schemas, envelopeSchemas(), eventSchemas(), domainSchemas(), audienceSchemas());
 
   const broadcastOperation = (operationId: string, deprecated: boolean): JsonObject => ({
     operationId,
@@ -75,6 +76,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
     paths: {
       ...eventPaths(responses),
       ...domainPaths(responses),
+      ...audiencePaths(responses),
       '/send/mail': {
         post: {
           operationId: 'sendMail',

@@ -1,5 +1,6 @@
 import type { AuthContext, Mailroom, RequestOptions } from '@mailroom/core';
 import { isMailroomError, MailroomError } from '@mailroom/core';
+import { AUDIENCE_ROUTES } from './audience-routes.js';
 import { DOMAIN_ROUTES } from './domain-routes.js';
 import { EVENT_ROUTES, type ProjectCall } from './event-routes.js';
 import { malformedJson, payloadTooLarge, unsupportedMediaType } from './http-errors.js';
@@ -177,6 +178,17 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     domain: projectRoute(DOMAIN_ROUTES.domain),
     'domain-verify': projectRoute(DOMAIN_ROUTES['domain-verify']),
     'domain-rotate': projectRoute(DOMAIN_ROUTES['domain-rotate']),
+
+    'audience-groups': projectRoute(AUDIENCE_ROUTES['audience-groups']),
+    'audience-group': projectRoute(AUDIENCE_ROUTES['audience-group']),
+    'audience-members': projectRoute(AUDIENCE_ROUTES['audience-members']),
+    'audience-profiles': projectRoute(AUDIENCE_ROUTES['audience-profiles']),
+    'audience-profile': projectRoute(AUDIENCE_ROUTES['audience-profile']),
+    'audience-imports': projectRoute(AUDIENCE_ROUTES['audience-imports']),
+    'audience-import': projectRoute(AUDIENCE_ROUTES['audience-import']),
+    'broadcasts-list': projectRoute(AUDIENCE_ROUTES['broadcasts-list']),
+    'broadcast-status': projectRoute(AUDIENCE_ROUTES['broadcast-status']),
+    'message-status': projectRoute(AUDIENCE_ROUTES['message-status']),
 
     'track-click': (req, requestId, route) =>
       trackClickResponse(mailroom, req, requestId, route.params?.token ?? ''),

@@ -19,7 +19,17 @@ export type RouteName =
   | 'domains'
   | 'domain'
   | 'domain-verify'
-  | 'domain-rotate';
+  | 'domain-rotate'
+  | 'audience-groups'
+  | 'audience-group'
+  | 'audience-members'
+  | 'audience-profiles'
+  | 'audience-profile'
+  | 'audience-imports'
+  | 'audience-import'
+  | 'broadcasts-list'
+  | 'broadcast-status'
+  | 'message-status';
 
 /**
  * Who may call one method of a route: anyone (`public`: the route authenticates otherwise, or not at
@@ -42,7 +52,8 @@ export interface MatchedRoute {
   access: MethodAccess;
   /**
    * The path's parameters: `token` of `unsubscribe` and tracking, `ref` of `cancel` and `reschedule`, `id` of
-   * a webhook endpoint, `name` of a sending domain.
+   * a webhook endpoint, `name` of a sending domain, `group` of an audience group, `email` of a profile,
+   * `id` of an import, `ref` of a broadcast or message (or a message's RFC Message-ID).
    */
   params?: Readonly<Record<string, string>>;
 }
@@ -62,6 +73,8 @@ const SENDING = { POST: 'sending' } as const;
 const FULL_POST = { POST: 'full' } as const;
 /** A management collection: read with a `read` key, add with a `full` one. */
 const READ_ADD = { GET: 'read', HEAD: 'read', POST: 'full' } as const;
+/** A management read: a `read` key. */
+const READ = { GET: 'read', HEAD: 'read' } as const;
 /** Public reads (documents, pages, tracking): no key. */
 const PUBLIC_READ = { GET: 'public', HEAD: 'public' } as const;
 /** Signed provider notifications: no project key (the provider's signature is checked). */
@@ -77,6 +90,25 @@ const TRACK_CLICK_PATH = /^\/t\/c\/([A-Za-z0-9._~-]+)$/;
 const TRACK_OPEN_PATH = /^\/t\/o\/([A-Za-z0-9._~-]+)\.gif$/;
 // Both spellings of the broadcast path, as for the batch calls.
 const BROADCAST_ACTION_PATH = /^\/send\/mail\/broadc?ast\/([^/]+)\/(cancel|reschedule)$/;
+// The audience's and the status reads' paths; an address or a Message-ID is percent-encoded in its segment.
+const AUDIENCE_GROUP_PATH = /^\/audience\/groups\/([^/]+)(\/members)?$/;
+const AUDIENCE_PROFILE_PATH = /^\/audience\/profiles\/([^/]+)$/;
+const AUDIENCE_IMPORT_PATH = /^\/audience\/imports\/([^/]+)$/;
+const BROADCAST_STATUS_PATH = /^\/broadcasts\/([^/]+)$/;
+const MESSAGE_STATUS_PATH = /^\/messages\/([^/]+)$/;
+
+/** The routes of one path parameter each: pattern, route name, parameter name, access. */
+const PARAM_ROUTES: ReadonlyArray<readonly [RegExp, RouteName, string, MethodAccess]> = [
+  [
+    AUDIENCE_PROFILE_PATH,
+    'audience-profile',
+    'email',
+    { GET: 'read', HEAD: 'read', PATCH: 'full', DELETE: 'full' },
+  ],
+  [AUDIENCE_IMPORT_PATH, 'audience-import', 'id', READ],
+  [BROADCAST_STATUS_PATH, 'broadcast-status', 'ref', READ],
+  [MESSAGE_STATUS_PATH, 'message-status', 'ref', READ],
+];
 
 /** The routes of wire-compat.md, relative to the mount point. */
 const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>([
@@ -91,6 +123,10 @@ const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>(
   ['/events', entry('events', { GET: 'read', HEAD: 'read' })],
   ['/webhooks', entry('webhooks', READ_ADD)],
   ['/domains', entry('domains', READ_ADD)],
+  ['/audience/groups', entry('audience-groups', READ_ADD)],
+  ['/audience/profiles', entry('audience-profiles', READ)],
+  ['/audience/imports', entry('audience-imports', FULL_POST)],
+  ['/broadcasts', entry('broadcasts-list', READ)],
 ]);
 
 /** The route at `path`, or `undefined`; `/openapi.json` exists only when the document is served. */
@@ -128,6 +164,20 @@ export function matchRoute(path: string, openapi: boolean): MatchedRoute | undef
     const ref = decode(action[1] as string);
     const name = action[2] === 'cancel' ? 'cancel' : 'reschedule';
     return ref === undefined ? undefined : entry(name, FULL_POST, { ref });
+  }
+  const group = AUDIENCE_GROUP_PATH.exec(path);
+  if (group) {
+    const ref = decode(group[1] as string);
+    if (ref === undefined) return undefined;
+    return group[2]
+      ? entry('audience-members', READ, { group: ref })
+      : entry('audience-group', { DELETE: 'full' }, { group: ref });
+  }
+  for (const [pattern, name, param, access] of PARAM_ROUTES) {
+    const match = pattern.exec(path);
+    if (!match) continue;
+    const value = decode(match[1] as string);
+    return value === undefined ? undefined : entry(name, access, { [param]: value });
   }
   return undefined;
 }

@@ -9,8 +9,8 @@ import { createSqliteSourcePages } from './dialects/sqlite/sqlite-source-pages.j
 import { runMigrations } from './migrations.js';
 import type { SqlStoreOptions } from './options.js';
 import { sqlAccountStore } from './roles/account-store.js';
-import { sqlAudienceStore } from './roles/audience-store.js';
 import { sqlAudienceAdminStore } from './roles/audience-admin-store.js';
+import { sqlAudienceStore } from './roles/audience-store.js';
 import { sqlDeliveryQueue } from './roles/delivery-queue.js';
 import { sqlDomainStore } from './roles/domain-store.js';
 import { sqlEventStore } from './roles/event-store.js';

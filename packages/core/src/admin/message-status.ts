@@ -32,9 +32,7 @@ export interface RecipientStatusView {
   /** Its events (sent, delayed, failed, bounced, opened...), oldest first, at most 100. */
   timeline: TimelineEntry[];
   /** The bounce and complaint reports received about it, oldest first. */
-  reports: Array<
-    Pick<InboundSignalRecord, 'kind' | 'source' | 'reason' | 'status' | 'createdAt'>
-  >;
+  reports: Array<Pick<InboundSignalRecord, 'kind' | 'source' | 'reason' | 'status' | 'createdAt'>>;
 }
 
 /** A message (or, by Message-ID, the one recipient it names) with each recipient's status. */

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { ImportView, MailroomAudience, ProfilePatch, ProfileView } from './audience-types.js';
 import { clampLimit, normalizePrefix, sourceJobView } from '../admin/dashboard-queries.js';
 import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
@@ -11,6 +10,7 @@ import { validationError } from '../request/issues.js';
 import { probeCsvSource } from '../sources/csv-probe.js';
 import { isAudienceImport } from '../store/audience-admin-store.js';
 import type { Json, ProfileRecord, SourceJobRecord, Variables } from '../store/records.js';
+import type { ImportView, MailroomAudience, ProfilePatch, ProfileView } from './audience-types.js';
 
 /** A JSON value, as zod checks one. */
 const json: z.ZodType<Json> = z.lazy(() =>

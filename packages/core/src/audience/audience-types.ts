@@ -71,7 +71,10 @@ export interface MailroomAudience {
   /** The project's groups, by ref, with member counts. */
   listGroups(auth: string | AuthContext): Promise<AudienceGroupView[]>;
   /** Create a group; a ref in use is `CONFLICT`, a malformed one `VALIDATION_FAILED`. */
-  createGroup(auth: string | AuthContext, input: { ref: string; name?: string | null }): Promise<AudienceGroupView>;
+  createGroup(
+    auth: string | AuthContext,
+    input: { ref: string; name?: string | null },
+  ): Promise<AudienceGroupView>;
   /** Remove a group and its memberships (the profiles stay); `NOT_FOUND` when absent. */
   deleteGroup(auth: string | AuthContext, ref: string): Promise<void>;
   /** A group's members by address, in pages; `NOT_FOUND` for an unknown group. */

@@ -2,8 +2,8 @@ import { MailroomError } from '../base/errors.js';
 import type { EngineContext } from '../engine/engine-context.js';
 import type { DrainOptions, MailroomWorker } from '../engine/mailroom-types.js';
 import { SOURCE_EXPANDERS } from '../sources/index.js';
-import { isAudienceImport } from '../store/audience-admin-store.js';
 import type { SourcePage } from '../sources/source-expander.js';
+import { isAudienceImport } from '../store/audience-admin-store.js';
 import type { ClaimedDelivery, MailingStatus, SourceJobRecord } from '../store/records.js';
 import type { DeliveryQueue, MailingStore, SourceJobStore } from '../store/store.js';
 import { createDeliveryPipeline, type RetryWait } from './delivery-pipeline.js';
@@ -112,7 +112,8 @@ export function createWorker(
         return 1;
       }
       const entry = importing ? null : await cache.get(job.mailingId);
-      if (entry === undefined) throw new MailroomError('NOT_FOUND', `Mailing of source job ${job.id} is gone`);
+      if (entry === undefined)
+        throw new MailroomError('NOT_FOUND', `Mailing of source job ${job.id} is gone`);
       const expander = SOURCE_EXPANDERS[job.kind];
       if (!expander) throw new MailroomError('UNPROCESSABLE', `No expander for ${job.kind} sources`);
       // While one page is written, the next ones are expanded (downloaded, parsed, mapped) from the

@@ -216,16 +216,16 @@ export function createCsvExpander(options: CsvExpanderOptions = {}): SourceExpan
       seen.add(r.address);
       if (mailing)
         deliveries.push(
-        newDelivery(
-          mailing,
-          job.id,
-          { address: r.address, name: r.name ?? localPart(r.address), traits: r.traits },
-          notBefore,
-          domain,
-          now,
-          rowDeliveryId(idPrefix, row.line),
-        ),
-      );
+          newDelivery(
+            mailing,
+            job.id,
+            { address: r.address, name: r.name ?? localPart(r.address), traits: r.traits },
+            notBefore,
+            domain,
+            now,
+            rowDeliveryId(idPrefix, row.line),
+          ),
+        );
       const profile: ProfileUpsert = { address: r.address, traits: r.traits, labels };
       if (r.name !== null) profile.name = r.name;
       profiles.push(profile);

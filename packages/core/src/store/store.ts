@@ -1,6 +1,6 @@
 import type { AccountStore } from './account-store.js';
-import type { AudienceAdminStore } from './audience-admin-store.js';
 import type { AppTransactionStore } from './app-transaction-store.js';
+import type { AudienceAdminStore } from './audience-admin-store.js';
 import type { AudienceStore } from './audience-store.js';
 import type { DeliveryQueue } from './delivery-queue.js';
 import type { DomainStore } from './domain-store.js';
@@ -15,13 +15,13 @@ import type { TrackingStore } from './tracking-store.js';
 
 export type { AccountStore } from './account-store.js';
 export type { AppTransaction, AppTransactionStore, TransactionStore } from './app-transaction-store.js';
-export type { AudienceStore } from './audience-store.js';
 export type {
   AudienceAdminStore,
   ErasureCounts,
   ProfileChange,
   ProfileFilter,
 } from './audience-admin-store.js';
+export type { AudienceStore } from './audience-store.js';
 export type { ClaimOptions, DeliveryOutcome, DeliveryQueue } from './delivery-queue.js';
 export type {
   DkimKeyRecord,

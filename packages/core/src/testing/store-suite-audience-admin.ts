@@ -88,7 +88,12 @@ export function describeAudienceAdmin(ctx: StoreSuiteContext): void {
       ]);
       const before = await ctx.store.listProfiles(project.id, {}, { limit: 10 });
       await expectStoreError(
-        ctx.store.updateProfile(project.id, 'a@x.test', { address: 'b@x.test', name: 'changed' }, testTime(9)),
+        ctx.store.updateProfile(
+          project.id,
+          'a@x.test',
+          { address: 'b@x.test', name: 'changed' },
+          testTime(9),
+        ),
         'CONFLICT',
         ['profile b@x.test already exists', project.id],
       );
@@ -101,7 +106,10 @@ export function describeAudienceAdmin(ctx: StoreSuiteContext): void {
       const group = makeGroup(project.id, 'vip');
       await ctx.store.createGroup(group);
       await ctx.store.createGroup(makeGroup(other.id, 'vip'));
-      await seedProfiles(ctx.store, project.id, [{ address: 'a@x.test' }], { ...PRESERVE, groupId: group.id });
+      await seedProfiles(ctx.store, project.id, [{ address: 'a@x.test' }], {
+        ...PRESERVE,
+        groupId: group.id,
+      });
       expect(await ctx.store.deleteGroup(project.id, 'vip')).toBe(true);
       expect(await ctx.store.deleteGroup(project.id, 'vip')).toBe(false);
       expect(await ctx.store.getGroup(project.id, 'vip')).toBeUndefined();
