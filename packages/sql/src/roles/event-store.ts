@@ -491,10 +491,7 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
 
     listWebhookMessages(projectId, filter) {
       return guard('listWebhookMessages', async () => {
-        // A delivery's events are found by its index: SQLite would otherwise walk the project's index
-        // (which gives the order for free) through every event of the project, a large broadcast's too.
-        let where =
-          filter.deliveryId !== undefined && r.kind === 'sqlite' ? '+project_id = ?' : 'project_id = ?';
+        let where = 'project_id = ?';
         const params: unknown[] = [projectId];
         if (filter.endpointId !== undefined) {
           where += ' AND endpoint_id = ?';
@@ -516,10 +513,7 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
 
     listWebhookAttempts(projectId, filter) {
       return guard('listWebhookAttempts', async () => {
-        // A delivery's events are found by its index: SQLite would otherwise walk the project's index
-        // (which gives the order for free) through every event of the project, a large broadcast's too.
-        let where =
-          filter.deliveryId !== undefined && r.kind === 'sqlite' ? '+project_id = ?' : 'project_id = ?';
+        let where = 'project_id = ?';
         const params: unknown[] = [projectId];
         if (filter.endpointId !== undefined) {
           where += ' AND endpoint_id = ?';
