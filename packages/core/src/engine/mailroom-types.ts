@@ -15,7 +15,7 @@ import type {
   TemplateView,
 } from '../admin/engine-views.js';
 import type { MailingView } from '../admin/mailing-view.js';
-import type { MessageStatusView } from '../admin/message-status.js';
+import type { MessageStatusView } from '../admin/message-status-view.js';
 import type { MailroomAudience } from '../audience/audience-types.js';
 import type { Clock, Logger, MailroomLimits } from '../base/base-types.js';
 import type { WorkerOptions } from '../delivery/worker-options.js';
@@ -59,7 +59,7 @@ import type { RetentionOptions } from './retention-options.js';
 export type * from '../accept/accept-options.js';
 export type * from '../admin/engine-views.js';
 export type * from '../admin/mailing-view.js';
-export type * from '../admin/message-status.js';
+export type * from '../admin/message-status-view.js';
 export type * from '../audience/audience-types.js';
 export type * from '../base/base-types.js';
 export type { WorkerOptions } from '../delivery/worker-options.js';
