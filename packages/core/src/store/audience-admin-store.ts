@@ -84,7 +84,7 @@ export interface AudienceAdminStore {
    * kept, so counts stay right); in its events clear the `address` column and replace the address wherever
    * it appears in `data` with {@link ERASED_ADDRESS}, likewise in the payloads of their webhook messages;
    * on its inbound signals replace the address and clear the diagnostic and reported address and
-   * Message-ID. Reads of the project then never return the address. Costs a read of the project's events
+   * Message-ID; in the URLs of its tracked clicks replace the address likewise. Reads of the project then never return the address. Costs a read of the project's events
    * and webhook messages (not indexed by address): an occasional operation, never on the sending path.
    */
   eraseAddress(projectId: string, address: string, now: Date): Promise<ErasureCounts>;

@@ -184,6 +184,19 @@ export function describeAudienceAdmin(ctx: StoreSuiteContext): void {
         now: testTime(100),
       });
 
+      await ctx.store.recordTrackingHits([
+        {
+          id: testId('clk'),
+          kind: 'click',
+          projectId: project.id,
+          mailingId: seeded.mailing.id,
+          deliveryId: mine.id,
+          linkIndex: 0,
+          url: `https://shop.example.com/cart?who=${who}`,
+          machine: false,
+          at: testTime(150),
+        },
+      ]);
       const counts = await ctx.store.eraseAddress(project.id, who, testTime(200));
       expect(counts).toEqual({
         profiles: 1,
@@ -227,6 +240,10 @@ export function describeAudienceAdmin(ctx: StoreSuiteContext): void {
       expect(signals).toHaveLength(1);
       expect(JSON.stringify(signals)).not.toContain(who);
       expect(signals[0]).toMatchObject({ kind: 'complaint', address: ERASED_ADDRESS, diagnostic: null });
+      const tracked = await ctx.store.deliveryTracking(mine.id);
+      expect(tracked.clicks.map((c) => c.url)).toEqual([
+        `https://shop.example.com/cart?who=${ERASED_ADDRESS}`,
+      ]);
       // Another project's profile of the same address is its own.
       expect(await ctx.store.getProfile(other.id, who)).toBeDefined();
       // Erasing again finds nothing.

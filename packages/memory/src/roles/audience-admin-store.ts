@@ -116,6 +116,11 @@ export function memoryAudienceAdminStore(db: () => State): AudienceAdminStore {
         message.payload = scrubText(message.payload, address);
         counts.webhookMessages++;
       }
+      // A click's URL may carry the address (a link with the recipient's address in it).
+      for (const click of s.tracking.clicks) {
+        if (deliveryIds.has(click.deliveryId) && click.url !== null)
+          click.url = scrubText(click.url, address);
+      }
       for (const signal of s.inboundSignals.values()) {
         if (!deliveryIds.has(signal.deliveryId)) continue;
         Object.assign(signal, {

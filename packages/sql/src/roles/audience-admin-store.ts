@@ -209,6 +209,22 @@ export function sqlAudienceAdminStore(ctx: SqlContext): AudienceAdminStore {
             }
           }
           for (const slice of slices(deliveryIds)) {
+            // A click's URL may carry the address (a link with the recipient's address in it).
+            const clicks = await all(
+              `SELECT id, url FROM mailroom_tracking_clicks WHERE delivery_id IN ${r.values(1, slice.length)}`,
+              slice,
+              tx,
+            );
+            for (const click of clicks) {
+              const url = String(click.url);
+              const scrubbed = scrubText(url, address);
+              if (scrubbed !== url)
+                await write(
+                  'UPDATE mailroom_tracking_clicks SET url = ? WHERE id = ?',
+                  [scrubbed, click.id],
+                  tx,
+                );
+            }
             counts.signals += await write(
               `UPDATE mailroom_inbound_signals SET address = ?, diagnostic = NULL, reported_address = NULL,
                reported_message_id = NULL WHERE delivery_id IN ${r.values(1, slice.length)}`,
