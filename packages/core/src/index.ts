@@ -1,3 +1,11 @@
+export {
+  ACTIVITY_SERIES,
+  type ActivityChart,
+  type ActivityQuery,
+  type ActivitySeriesName,
+  bucketFor,
+  chartOf,
+} from './admin/activity-series.js';
 // For store adapters: the one profile-merge rule every store applies.
 
 // For store adapters: what erasing an address does to JSON kept with events and webhook messages.
