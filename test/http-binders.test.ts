@@ -255,6 +255,15 @@ describe.each([
       expect(doc.openapi).toBe('3.1.0');
       expect(doc.servers).toEqual([{ url: PREFIX }]);
       expect(Object.keys(doc.paths).sort()).toEqual([
+        '/audience/groups',
+        '/audience/groups/{group}',
+        '/audience/groups/{group}/members',
+        '/audience/imports',
+        '/audience/imports/{id}',
+        '/audience/profiles',
+        '/audience/profiles/{email}',
+        '/broadcasts',
+        '/broadcasts/{ref}',
         '/domains',
         '/domains/{name}',
         '/domains/{name}/rotate-dkim',
@@ -262,6 +271,7 @@ describe.each([
         '/events',
         '/inbound/mailgun',
         '/inbound/ses',
+        '/messages/{ref}',
         '/send/mail',
         '/send/mail/broadast',
         '/send/mail/broadcast',

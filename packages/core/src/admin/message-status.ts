@@ -1,7 +1,7 @@
 import { MailroomError } from '../base/errors.js';
 import type { AuthContext } from '../engine/auth-context.js';
 import type { BaseContext } from '../engine/base-context.js';
-import type { EventRecord, EventType } from '../store/event-records.js';
+import type { EventRecord } from '../store/event-records.js';
 import type { DeliveryRecord, InboundSignalRecord, Json, MailingRecord } from '../store/records.js';
 import type { MailingView } from './mailing-view.js';
 import type { MessageStatusView, RecipientStatusView } from './message-status-view.js';
