@@ -1,9 +1,13 @@
+import { mkdtempSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createMailroom, type Mailroom } from '@mailroom/core';
 import { mailroomRouter } from '@mailroom/http/express';
 import { mailroomPlugin } from '@mailroom/http/fastify';
 import { memoryStore, memoryTransport } from '@mailroom/memory';
+import { sqlStore } from '@mailroom/sql';
 import express from 'express';
 import Fastify from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -19,7 +23,11 @@ const CSV = Buffer.from(
  * The audience (`/audience/...`), broadcast and message status (`/broadcasts`, `/messages/:ref`) over both
  * binders on 127.0.0.1, with a CSV import from a loopback file host that serves byte ranges.
  */
-describe.each(['express', 'fastify'] as const)('audience and status over HTTP (%s)', (binder) => {
+// Each binder on another store: Express on memory, Fastify on SQLite (the kit runs every store's erasure).
+describe.each([
+  ['express', 'memory'],
+  ['fastify', 'sqlite'],
+] as const)('audience and status over HTTP (%s, %s store)', (binder, storeKind) => {
   let mailroom: Mailroom;
   let host: RangeHost;
   let close: () => Promise<void>;
@@ -30,7 +38,10 @@ describe.each(['express', 'fastify'] as const)('audience and status over HTTP (%
   beforeEach(async () => {
     host = await rangeHost(CSV);
     mailroom = createMailroom({
-      store: memoryStore(),
+      store:
+        storeKind === 'memory'
+          ? memoryStore()
+          : sqlStore({ url: join(mkdtempSync(join(tmpdir(), 'mailroom-audience-')), 'mailroom.db') }),
       transport: memoryTransport(),
       fetch: { allowHosts: [host.allow] },
     });
