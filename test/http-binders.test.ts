@@ -255,6 +255,15 @@ describe.each([
       expect(doc.openapi).toBe('3.1.0');
       expect(doc.servers).toEqual([{ url: PREFIX }]);
       expect(Object.keys(doc.paths).sort()).toEqual([
+        '/audience/groups',
+        '/audience/groups/{group}',
+        '/audience/groups/{group}/members',
+        '/audience/imports',
+        '/audience/imports/{id}',
+        '/audience/profiles',
+        '/audience/profiles/{email}',
+        '/broadcasts',
+        '/broadcasts/{ref}',
         '/domains',
         '/domains/{name}',
         '/domains/{name}/rotate-dkim',
@@ -265,6 +274,7 @@ describe.each([
         '/keys',
         '/keys/{id}',
         '/keys/{id}/rotate',
+        '/messages/{ref}',
         '/send/mail',
         '/send/mail/broadast',
         '/send/mail/broadcast',

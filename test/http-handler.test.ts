@@ -42,6 +42,8 @@ function stubEngine(behaviour: { send?: (body: unknown) => Promise<SendResult> }
     templates: new Proxy({}, { get: unused }) as Mailroom['templates'],
     senders: new Proxy({}, { get: unused }) as Mailroom['senders'],
     suppressions: new Proxy({}, { get: unused }) as Mailroom['suppressions'],
+    audience: new Proxy({}, { get: unused }) as Mailroom['audience'],
+    getMessage: unused,
     listEvents: unused,
     async authenticate(secret) {
       calls.authenticate.push(secret);

@@ -53,9 +53,9 @@ interface Row {
   /** A path of the route, to check that routes.ts matches it to `route` (and read its declared access). */
   sample: string;
   /** The status when the caller may call it; for a `public` route, whoever calls. */
-  ok: 200 | 401 | 404;
+  ok: 200 | 401 | 404 | 422;
   /** The status for another project's full key (default `ok`: the route acts in the caller's project). */
-  other?: 200 | 400 | 404;
+  other?: 200 | 400 | 404 | 422;
   /** Makes the call's path and body (fresh per call: many calls change or delete what they name). */
   prepare?: (env: Env) => Promise<Fixture>;
   body?: unknown;
@@ -107,6 +107,24 @@ async function senderAddress(env: Env): Promise<string> {
 }
 async function suppressedAddress(env: Env): Promise<string> {
   return (await env.mailroom.suppressions.add(env.acme, { address: `x${env.n}@b.test` })).address;
+}
+async function groupRef(env: Env): Promise<string> {
+  const ref = `g${env.n}`;
+  await env.mailroom.audience.createGroup(env.acme, { ref });
+  return ref;
+}
+/** A profile of Acme's audience (made by a broadcast to it). */
+async function profileAddress(env: Env): Promise<string> {
+  const address = `p${env.n}@b.test`;
+  await env.mailroom.broadcast(env.acme, {
+    ...BROADCAST,
+    recipients: [{ address }],
+    options: { scheduleFor: LATER() },
+  });
+  return address;
+}
+async function messageRef(env: Env): Promise<string> {
+  return (await env.mailroom.send(env.acme, SEND)).ref;
 }
 async function throwawayKey(env: Env): Promise<string> {
   return (await env.mailroom.keys.create(env.acme, { scope: 'read' })).key.id;
@@ -343,6 +361,97 @@ const ROWS: readonly Row[] = [
     other: 404,
     prepare: async (env) => ({ path: `/suppressions/${encodeURIComponent(await suppressedAddress(env))}` }),
   },
+  { route: 'audience-groups', method: 'GET', sample: '/audience/groups', ok: 200 },
+  { route: 'audience-groups', method: 'HEAD', sample: '/audience/groups', ok: 200 },
+  {
+    route: 'audience-groups',
+    method: 'POST',
+    sample: '/audience/groups',
+    ok: 200,
+    prepare: async (env) => ({ path: '/audience/groups', body: { ref: `ng${env.n}` } }),
+  },
+  {
+    route: 'audience-group',
+    method: 'DELETE',
+    sample: '/audience/groups/g_x',
+    ok: 200,
+    other: 404,
+    prepare: async (env) => ({ path: `/audience/groups/${await groupRef(env)}` }),
+  },
+  ...(['GET', 'HEAD'] as const).map(
+    (method): Row => ({
+      route: 'audience-members',
+      method,
+      sample: '/audience/groups/g_x/members',
+      ok: 200,
+      other: 404,
+      prepare: async (env) => ({ path: `/audience/groups/${await groupRef(env)}/members` }),
+    }),
+  ),
+  { route: 'audience-profiles', method: 'GET', sample: '/audience/profiles', ok: 200 },
+  { route: 'audience-profiles', method: 'HEAD', sample: '/audience/profiles', ok: 200 },
+  ...(['GET', 'HEAD', 'DELETE'] as const).map(
+    (method): Row => ({
+      route: 'audience-profile',
+      method,
+      sample: '/audience/profiles/p%40b.test',
+      ok: 200,
+      other: 404,
+      prepare: async (env) => ({
+        path: `/audience/profiles/${encodeURIComponent(await profileAddress(env))}`,
+      }),
+    }),
+  ),
+  {
+    route: 'audience-profile',
+    method: 'PATCH',
+    sample: '/audience/profiles/p%40b.test',
+    ok: 200,
+    other: 404,
+    prepare: async (env) => ({
+      path: `/audience/profiles/${encodeURIComponent(await profileAddress(env))}`,
+      body: { name: 'Pat' },
+    }),
+  },
+  {
+    route: 'audience-imports',
+    method: 'POST',
+    sample: '/audience/imports',
+    // The CSV is probed at once; nothing answers on the allowed 127.0.0.1:9, so an allowed caller gets
+    // the fetch's refusal (422), and another project's key the unknown group (422): what matters here is
+    // who gets past the key check.
+    ok: 422,
+    other: 422,
+    prepare: async (env) => ({
+      path: '/audience/imports',
+      body: { url: 'http://127.0.0.1:9/list.csv', group: await groupRef(env) },
+    }),
+  },
+  ...(['GET', 'HEAD'] as const).map(
+    (method): Row => ({ route: 'audience-import', method, sample: '/audience/imports/imp_x', ok: 404 }),
+  ),
+  { route: 'broadcasts-list', method: 'GET', sample: '/broadcasts', ok: 200 },
+  { route: 'broadcasts-list', method: 'HEAD', sample: '/broadcasts', ok: 200 },
+  ...(['GET', 'HEAD'] as const).map(
+    (method): Row => ({
+      route: 'broadcast-status',
+      method,
+      sample: '/broadcasts/bc_x',
+      ok: 200,
+      other: 404,
+      prepare: async (env) => ({ path: `/broadcasts/${await scheduledBroadcast(env)}` }),
+    }),
+  ),
+  ...(['GET', 'HEAD'] as const).map(
+    (method): Row => ({
+      route: 'message-status',
+      method,
+      sample: '/messages/msg_x',
+      ok: 200,
+      other: 404,
+      prepare: async (env) => ({ path: `/messages/${await messageRef(env)}` }),
+    }),
+  ),
 ];
 
 /** The access routes.ts declares for a row's method. */

@@ -7,6 +7,9 @@ export {
   chartOf,
 } from './admin/activity-series.js';
 // For store adapters: the one profile-merge rule every store applies.
+
+// For store adapters: what erasing an address does to JSON kept with events and webhook messages.
+export { scrubAddress, scrubText } from './audience/erasure.js';
 export type { MergedProfile, ProfileFields, ProfileMergeOptions } from './audience/profile-merge.js';
 export { distinctLabels, mergeProfile, newProfile } from './audience/profile-merge.js';
 export * from './base/clock.js';
@@ -72,6 +75,7 @@ export {
 export type { AudienceSourceConfig } from './sources/audience-source.js';
 export type { CsvSourceConfig } from './sources/csv-probe.js';
 export type { CsvCheckpoint, CsvExpanderOptions } from './sources/csv-source.js';
+export { ERASED_ADDRESS, erasedDeliveryAddress, isAudienceImport } from './store/audience-admin-store.js';
 export * from './store/event-records.js';
 export * from './store/records.js';
 export type * from './store/store.js';

@@ -1,5 +1,6 @@
 import type { AddDomainOptions, DkimAlgorithm, RotateDkimOptions } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
+import { stringField } from './body-fields.js';
 import type { ProjectCall } from './event-routes.js';
 import { successResponse } from './responses.js';
 import type { RouteName } from './routes.js';
@@ -73,17 +74,4 @@ function objectBody(body: unknown, message: string): Record<string, unknown> {
     throw new MailroomError('VALIDATION_FAILED', message);
   }
   return body as Record<string, unknown>;
-}
-
-/** A string member of the body: undefined when absent (unless `required`), `VALIDATION_FAILED` otherwise. */
-function stringField(body: Record<string, unknown>, field: string, required = false): string | undefined {
-  const value = body[field];
-  if (value === undefined && !required) return undefined;
-  if (typeof value !== 'string') {
-    const message = required ? `\`${field}\` is required: a string` : `\`${field}\` must be a string`;
-    throw new MailroomError('VALIDATION_FAILED', message, {
-      issues: [{ code: 'invalid_type', path: [field], message }],
-    });
-  }
-  return value;
 }

@@ -6,6 +6,7 @@ import {
   type MailingStatus,
   sendRequestSchema,
 } from '@mailroom/core';
+import { audiencePaths, audienceSchemas } from './openapi-audience.js';
 import { domainPaths, domainSchemas } from './openapi-domains.js';
 import { eventPaths, eventSchemas } from './openapi-events.js';
 import { keyPaths, keySchemas } from './openapi-keys.js';
@@ -41,7 +42,15 @@ export function buildOpenApiDocument(base: string): JsonObject {
   addSchema(schemas, 'BroadcastRequest', broadcastRequestSchema);
   addSchema(schemas, 'BatchRequest', batchRequestSchema);
   for (const [name, schema] of Object.entries(resourceRequestSchemas())) addSchema(schemas, name, schema);
-  Object.assign(schemas, envelopeSchemas(), eventSchemas(), domainSchemas(), keySchemas(), resourceSchemas());
+  Object.assign(
+    schemas,
+    envelopeSchemas(),
+    eventSchemas(),
+    domainSchemas(),
+    keySchemas(),
+    resourceSchemas(),
+    audienceSchemas(),
+  );
 
   const broadcastOperation = (operationId: string, deprecated: boolean): JsonObject => ({
     operationId,
@@ -80,6 +89,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
       ...domainPaths(responses),
       ...keyPaths(responses),
       ...resourcePaths(responses),
+      ...audiencePaths(responses),
       '/send/mail': {
         post: {
           operationId: 'sendMail',

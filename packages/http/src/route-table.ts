@@ -1,5 +1,6 @@
 import type { AuthContext, Mailroom, RequestOptions } from '@mailroom/core';
 import { isMailroomError, MailroomError } from '@mailroom/core';
+import { AUDIENCE_ROUTES } from './audience-routes.js';
 import { DOMAIN_ROUTES } from './domain-routes.js';
 import { EVENT_ROUTES, type ProjectCall } from './event-routes.js';
 import { malformedJson, payloadTooLarge, unsupportedMediaType } from './http-errors.js';
@@ -176,6 +177,16 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     sender: projectRoute(RESOURCE_ROUTES.sender),
     suppressions: projectRoute(RESOURCE_ROUTES.suppressions),
     suppression: projectRoute(RESOURCE_ROUTES.suppression),
+    'audience-groups': projectRoute(AUDIENCE_ROUTES['audience-groups']),
+    'audience-group': projectRoute(AUDIENCE_ROUTES['audience-group']),
+    'audience-members': projectRoute(AUDIENCE_ROUTES['audience-members']),
+    'audience-profiles': projectRoute(AUDIENCE_ROUTES['audience-profiles']),
+    'audience-profile': projectRoute(AUDIENCE_ROUTES['audience-profile']),
+    'audience-imports': projectRoute(AUDIENCE_ROUTES['audience-imports']),
+    'audience-import': projectRoute(AUDIENCE_ROUTES['audience-import']),
+    'broadcasts-list': projectRoute(AUDIENCE_ROUTES['broadcasts-list']),
+    'broadcast-status': projectRoute(AUDIENCE_ROUTES['broadcast-status']),
+    'message-status': projectRoute(AUDIENCE_ROUTES['message-status']),
 
     'track-click': (req, requestId, route) =>
       trackClickResponse(mailroom, req, requestId, route.params?.token ?? ''),

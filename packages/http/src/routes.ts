@@ -30,7 +30,17 @@ export type RouteName =
   | 'senders'
   | 'sender'
   | 'suppressions'
-  | 'suppression';
+  | 'suppression'
+  | 'audience-groups'
+  | 'audience-group'
+  | 'audience-members'
+  | 'audience-profiles'
+  | 'audience-profile'
+  | 'audience-imports'
+  | 'audience-import'
+  | 'broadcasts-list'
+  | 'broadcast-status'
+  | 'message-status';
 
 /**
  * Who may call one method of a route: anyone (`public`: the route authenticates otherwise, or not at
@@ -53,8 +63,9 @@ export interface MatchedRoute {
   access: MethodAccess;
   /**
    * The path's parameters: `token` of `unsubscribe` and tracking, `ref` of `cancel` and `reschedule`, `id` of
-   * a webhook endpoint or a key, `name` of a sending domain, `ref` of a template, `email` of a sender or
-   * suppression.
+   * a webhook endpoint, a key or an import, `name` of a sending domain, `ref` of a template, a broadcast or
+   * a message (or a message's RFC Message-ID), `email` of a sender, a suppression or a profile, `group` of
+   * an audience group.
    */
   params?: Readonly<Record<string, string>>;
 }
@@ -93,6 +104,16 @@ export const ROUTE_NAMES = Object.keys({
   sender: true,
   suppressions: true,
   suppression: true,
+  'audience-groups': true,
+  'audience-group': true,
+  'audience-members': true,
+  'audience-profiles': true,
+  'audience-profile': true,
+  'audience-imports': true,
+  'audience-import': true,
+  'broadcasts-list': true,
+  'broadcast-status': true,
+  'message-status': true,
 } satisfies Record<RouteName, true>) as readonly RouteName[];
 
 /** A route's entry: its name, the access of each method, and its path parameters. */
@@ -110,6 +131,8 @@ const SENDING = { POST: 'sending' } as const;
 const FULL_POST = { POST: 'full' } as const;
 /** A management collection: read with a `read` key, add with a `full` one. */
 const READ_ADD = { GET: 'read', HEAD: 'read', POST: 'full' } as const;
+/** A management read: a `read` key. */
+const READ = { GET: 'read', HEAD: 'read' } as const;
 /** Public reads (documents, pages, tracking): no key. */
 const PUBLIC_READ = { GET: 'public', HEAD: 'public' } as const;
 /** Signed provider notifications: no project key (the provider's signature is checked). */
@@ -129,6 +152,25 @@ const SENDER_PATH = /^\/senders\/([^/]+)$/;
 const SUPPRESSION_PATH = /^\/suppressions\/([^/]+)$/;
 // Both spellings of the broadcast path, as for the batch calls.
 const BROADCAST_ACTION_PATH = /^\/send\/mail\/broadc?ast\/([^/]+)\/(cancel|reschedule)$/;
+// The audience's and the status reads' paths; an address or a Message-ID is percent-encoded in its segment.
+const AUDIENCE_GROUP_PATH = /^\/audience\/groups\/([^/]+)(\/members)?$/;
+const AUDIENCE_PROFILE_PATH = /^\/audience\/profiles\/([^/]+)$/;
+const AUDIENCE_IMPORT_PATH = /^\/audience\/imports\/([^/]+)$/;
+const BROADCAST_STATUS_PATH = /^\/broadcasts\/([^/]+)$/;
+const MESSAGE_STATUS_PATH = /^\/messages\/([^/]+)$/;
+
+/** The routes of one path parameter each: pattern, route name, parameter name, access. */
+const PARAM_ROUTES: ReadonlyArray<readonly [RegExp, RouteName, string, MethodAccess]> = [
+  [
+    AUDIENCE_PROFILE_PATH,
+    'audience-profile',
+    'email',
+    { GET: 'read', HEAD: 'read', PATCH: 'full', DELETE: 'full' },
+  ],
+  [AUDIENCE_IMPORT_PATH, 'audience-import', 'id', READ],
+  [BROADCAST_STATUS_PATH, 'broadcast-status', 'ref', READ],
+  [MESSAGE_STATUS_PATH, 'message-status', 'ref', READ],
+];
 
 /** The routes of wire-compat.md, relative to the mount point. */
 const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>([
@@ -147,6 +189,10 @@ const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>(
   ['/templates', entry('templates', READ_ADD)],
   ['/senders', entry('senders', READ_ADD)],
   ['/suppressions', entry('suppressions', READ_ADD)],
+  ['/audience/groups', entry('audience-groups', READ_ADD)],
+  ['/audience/profiles', entry('audience-profiles', READ)],
+  ['/audience/imports', entry('audience-imports', FULL_POST)],
+  ['/broadcasts', entry('broadcasts-list', READ)],
 ]);
 
 /** The route at `path`, or `undefined`; `/openapi.json` exists only when the document is served. */
@@ -192,6 +238,20 @@ export function matchRoute(path: string, openapi: boolean): MatchedRoute | undef
     const ref = decode(action[1] as string);
     const name = action[2] === 'cancel' ? 'cancel' : 'reschedule';
     return ref === undefined ? undefined : entry(name, FULL_POST, { ref });
+  }
+  const group = AUDIENCE_GROUP_PATH.exec(path);
+  if (group) {
+    const ref = decode(group[1] as string);
+    if (ref === undefined) return undefined;
+    return group[2]
+      ? entry('audience-members', READ, { group: ref })
+      : entry('audience-group', { DELETE: 'full' }, { group: ref });
+  }
+  for (const [pattern, name, param, access] of PARAM_ROUTES) {
+    const match = pattern.exec(path);
+    if (!match) continue;
+    const value = decode(match[1] as string);
+    return value === undefined ? undefined : entry(name, access, { [param]: value });
   }
   return undefined;
 }

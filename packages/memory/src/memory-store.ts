@@ -3,6 +3,7 @@ import type { State } from './memory-state.js';
 import { DRIVER_NAME, emptyState, fail } from './memory-state.js';
 import { memoryAccountStore } from './roles/account-store.js';
 import { memoryActivityStore } from './roles/activity-store.js';
+import { memoryAudienceAdminStore } from './roles/audience-admin-store.js';
 import { memoryAudienceStore } from './roles/audience-store.js';
 import { memoryDeliveryQueue } from './roles/delivery-queue.js';
 import { memoryDomainStore } from './roles/domain-store.js';
@@ -50,6 +51,7 @@ export function memoryStore(): Store {
 
     ...memoryAccountStore(db),
     ...memoryAudienceStore(db),
+    ...memoryAudienceAdminStore(db),
     ...memoryMailingStore(db),
     ...memoryDeliveryQueue(db),
     ...memorySourceJobStore(db),

@@ -10,6 +10,7 @@ import { runMigrations } from './migrations.js';
 import type { SqlStoreOptions } from './options.js';
 import { sqlAccountStore } from './roles/account-store.js';
 import { sqlActivityStore } from './roles/activity-store.js';
+import { sqlAudienceAdminStore } from './roles/audience-admin-store.js';
 import { sqlAudienceStore } from './roles/audience-store.js';
 import { sqlDeliveryQueue } from './roles/delivery-queue.js';
 import { sqlDomainStore } from './roles/domain-store.js';
@@ -101,6 +102,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
 
     ...accounts,
     ...sqlAudienceStore(ctx),
+    ...sqlAudienceAdminStore(ctx),
     ...sqlMailingStore(ctx),
     ...sqlDeliveryQueue(ctx),
     ...sqlSourceJobStore(ctx, createSqliteSourcePages(ctx, writerThreadRows, sqliteFile)),

@@ -193,13 +193,14 @@ export function createDashboardQueries(ctx: BaseContext, deps: DashboardQueryDep
   }
 }
 
-function clampLimit(limit: number | undefined, fallback: number, max: number): number {
+/** A page size: `fallback` when not given, else within 1..`max`. */
+export function clampLimit(limit: number | undefined, fallback: number, max: number): number {
   if (limit === undefined || !Number.isFinite(limit)) return fallback;
   return Math.max(1, Math.min(max, Math.floor(limit)));
 }
 
 /** Addresses keep their local part as given and have their domain lower-cased; a prefix follows suit. */
-function normalizePrefix(prefix: string): string {
+export function normalizePrefix(prefix: string): string {
   const trimmed = prefix.trim();
   const at = trimmed.indexOf('@');
   return at < 0 ? trimmed : trimmed.slice(0, at + 1) + trimmed.slice(at + 1).toLowerCase();
@@ -227,7 +228,8 @@ function deliveryView(d: DeliveryRecord): DeliveryView {
   };
 }
 
-function sourceJobView(job: SourceJobRecord): SourceJobView {
+/** A source job as the API shows it (its URL without credentials or query). */
+export function sourceJobView(job: SourceJobRecord): SourceJobView {
   const config = (job.config ?? {}) as { ref?: unknown; label?: unknown; url?: unknown };
   const name =
     typeof config.ref === 'string' ? config.ref : typeof config.label === 'string' ? config.label : '';

@@ -130,6 +130,7 @@ export interface MailingProgress {
 /** The payload of the `source:page` event: one page of a source was expanded and committed. */
 export interface SourcePageEvent {
   projectId: string;
+  /** The mailing's ref; an audience import's id (`imp_...`) for an import, which has no mailing. */
   mailingRef: string;
   kind: SourceKind;
   /** Rows read in this page (delivered to deliveries or refused). */

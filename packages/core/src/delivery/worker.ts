@@ -3,6 +3,7 @@ import type { EngineContext } from '../engine/engine-context.js';
 import type { DrainOptions, MailroomWorker } from '../engine/mailroom-types.js';
 import { SOURCE_EXPANDERS } from '../sources/index.js';
 import type { SourcePage } from '../sources/source-expander.js';
+import { isAudienceImport } from '../store/audience-admin-store.js';
 import type { ClaimedDelivery, MailingStatus, SourceJobRecord } from '../store/records.js';
 import type { DeliveryQueue, MailingStore, SourceJobStore } from '../store/store.js';
 import { createDeliveryPipeline, type RetryWait } from './delivery-pipeline.js';
@@ -92,10 +93,12 @@ export function createWorker(
     const inFlight: Promise<boolean>[] = [];
     // The store's own promise for the last page handed to it: the next page's `after`.
     let stored: Promise<unknown> | undefined;
+    // An audience import feeds a group, not a mailing: nothing to check, settle or report a mailing of.
+    const importing = isAudienceImport(job);
     try {
       // A cancelled broadcast sends nothing more: its sources stop at the next slice instead of
       // filling the store with deliveries that will never go.
-      const fresh = await store.getMailingById(job.mailingId);
+      const fresh = importing ? undefined : await store.getMailingById(job.mailingId);
       if (fresh && STOPPED.includes(fresh.status)) {
         const now = clock.now();
         await store.commitSourcePage(job.id, job.leaseToken, {
@@ -108,8 +111,9 @@ export function createWorker(
         });
         return 1;
       }
-      const entry = await cache.get(job.mailingId);
-      if (!entry) throw new MailroomError('NOT_FOUND', `Mailing of source job ${job.id} is gone`);
+      const entry = importing ? null : await cache.get(job.mailingId);
+      if (entry === undefined)
+        throw new MailroomError('NOT_FOUND', `Mailing of source job ${job.id} is gone`);
       const expander = SOURCE_EXPANDERS[job.kind];
       if (!expander) throw new MailroomError('UNPROCESSABLE', `No expander for ${job.kind} sources`);
       // While one page is written, the next ones are expanded (downloaded, parsed, mapped) from the
@@ -132,7 +136,7 @@ export function createWorker(
         );
         storing.catch(() => undefined);
         stored = storing;
-        const commit = pageCommitted(job, entry.mailing.ref, page.patch, storing);
+        const commit = pageCommitted(job, entry?.mailing.ref ?? job.id, page.patch, storing);
         // Awaited later, after the pages before it: a failure (a page before it failed, so this one
         // does too, at once) must not count as unhandled meanwhile.
         commit.catch(() => undefined);
@@ -142,7 +146,7 @@ export function createWorker(
           // by the catch below must come after every page that does commit.
           inFlight.push(commit);
           while (inFlight.length > 0) if (!(await inFlight.shift())) return 1;
-          if (finished) await settle(job.mailingId);
+          if (finished && !importing) await settle(job.mailingId);
           return 1;
         }
         inFlight.push(commit);
@@ -161,7 +165,7 @@ export function createWorker(
         leaseUntil: now,
         now,
       });
-      await settle(job.mailingId);
+      if (!importing) await settle(job.mailingId);
       return 1;
     }
   }

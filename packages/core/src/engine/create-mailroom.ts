@@ -4,6 +4,8 @@ import { createActivityQueries } from '../admin/activity-series.js';
 import { createAdmin } from '../admin/admin.js';
 import { createDashboardQueries } from '../admin/dashboard-queries.js';
 import type { MailingView } from '../admin/mailing-view.js';
+import { messageStatus } from '../admin/message-status.js';
+import { createAudienceApi } from '../audience/audience-api.js';
 import { systemClock } from '../base/clock.js';
 import { MailroomError } from '../base/errors.js';
 import { silentLogger } from '../base/logger.js';
@@ -146,11 +148,13 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   const noTracking = () => new MailroomError('NOT_FOUND', 'Unknown or invalid tracking link');
 
   const queries = createDashboardQueries(ctx, { resolveAuth, findMailing, view });
+  const admin = createAdmin(ctx);
 
   return {
     store,
     transport: options.transport,
-    admin: createAdmin(ctx),
+    admin,
+    audience: createAudienceApi(ctx, { resolveAuth, admin }),
     templates: createTemplateResources(ctx, { resolveAuth, previewTemplate: queries.previewTemplate }),
     senders: createSenderResources(ctx, resolveAuth),
     suppressions: createSuppressionResources(ctx, resolveAuth),
@@ -189,6 +193,8 @@ export function createMailroom(options: MailroomOptions): Mailroom {
 
     send: acceptance.send,
     broadcast: acceptance.broadcast,
+
+    getMessage: (auth, ref) => messageStatus(ctx, { resolveAuth, view }, auth, ref),
 
     async getMailing(auth, ref) {
       return view(await findMailing(auth, ref));

@@ -16,6 +16,8 @@ import type {
   TemplateView,
 } from '../admin/engine-views.js';
 import type { MailingView } from '../admin/mailing-view.js';
+import type { MessageStatusView } from '../admin/message-status-view.js';
+import type { MailroomAudience } from '../audience/audience-types.js';
 import type { Clock, Logger, MailroomLimits } from '../base/base-types.js';
 import type { WorkerOptions } from '../delivery/worker-options.js';
 import type {
@@ -64,6 +66,8 @@ import type { RetentionOptions } from './retention-options.js';
 export type * from '../accept/accept-options.js';
 export type * from '../admin/engine-views.js';
 export type * from '../admin/mailing-view.js';
+export type * from '../admin/message-status-view.js';
+export type * from '../audience/audience-types.js';
 export type * from '../base/base-types.js';
 export type { WorkerOptions } from '../delivery/worker-options.js';
 export type * from '../domains/domains-options.js';
@@ -253,6 +257,14 @@ export interface Mailroom {
   readonly senders: MailroomSenders;
   /** The project's suppression list: list and search, add, lift (HTTP `/suppressions`). */
   readonly suppressions: MailroomSuppressions;
+  /** The project's audience over the API: groups, profiles, erasure requests and CSV imports. */
+  readonly audience: MailroomAudience;
+  /**
+   * A single message by the `ref` `send` answered, or one recipient of any mailing by its RFC Message-ID:
+   * each recipient's delivery status, attempts, events (oldest first) and bounce reports. Reads by key
+   * only (cheap while a large broadcast sends). `NOT_FOUND` otherwise, a broadcast's ref included.
+   */
+  getMessage(auth: string | AuthContext, ref: string): Promise<MessageStatusView>;
   /**
    * The project's events (the outbox), oldest first, filtered by types, mailing ref or address, in pages:
    * `{ items, next }` like the other paged listings; pass `next` as `after` until it is `null` (HTTP

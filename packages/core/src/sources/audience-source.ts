@@ -1,4 +1,5 @@
 import { domainOf, localPart, newDelivery } from '../accept/accept.js';
+import { MailroomError } from '../base/errors.js';
 import type { BaseContext } from '../engine/base-context.js';
 import type { ProfileRecord, ProfileUpsert, SourceJobRecord } from '../store/records.js';
 import type { SourceEnv, SourceExpander, SourcePage } from './source-expander.js';
@@ -62,6 +63,8 @@ async function audiencePage(job: SourceJobRecord, env: SourceEnv, now: Date): Pr
           )
         ).map((s) => s.address),
   );
+  if (entry === null)
+    throw new MailroomError('UNPROCESSABLE', `Audience source job ${job.id} has no mailing`);
   const { mailing } = entry;
   const notBefore =
     mailing.options.scheduleFor && mailing.options.scheduleFor > now ? mailing.options.scheduleFor : now;

@@ -180,10 +180,11 @@ export function createCsvExpander(options: CsvExpanderOptions = {}): SourceExpan
     if (!done) keepReadAhead(ctx.fetcher, job.id, state);
 
     let header = checkpoint.header;
-    const { mailing } = entry;
+    // An audience import (no mailing) makes profiles only.
+    const mailing = entry?.mailing ?? null;
     const notBefore =
-      mailing.options.scheduleFor && mailing.options.scheduleFor > now ? mailing.options.scheduleFor : now;
-    const domain = domainOf(mailing.sender.address);
+      mailing?.options.scheduleFor && mailing.options.scheduleFor > now ? mailing.options.scheduleFor : now;
+    const domain = mailing ? domainOf(mailing.sender.address) : '';
     // The id prefix of this job's deliveries (see rowDeliveryId).
     const idPrefix = `dlv_${job.id.slice(4, 21)}`;
     const deliveries: DeliveryRecord[] = [];
@@ -213,17 +214,18 @@ export function createCsvExpander(options: CsvExpanderOptions = {}): SourceExpan
       }
       if (seen.has(r.address)) continue;
       seen.add(r.address);
-      deliveries.push(
-        newDelivery(
-          mailing,
-          job.id,
-          { address: r.address, name: r.name ?? localPart(r.address), traits: r.traits },
-          notBefore,
-          domain,
-          now,
-          rowDeliveryId(idPrefix, row.line),
-        ),
-      );
+      if (mailing)
+        deliveries.push(
+          newDelivery(
+            mailing,
+            job.id,
+            { address: r.address, name: r.name ?? localPart(r.address), traits: r.traits },
+            notBefore,
+            domain,
+            now,
+            rowDeliveryId(idPrefix, row.line),
+          ),
+        );
       const profile: ProfileUpsert = { address: r.address, traits: r.traits, labels };
       if (r.name !== null) profile.name = r.name;
       profiles.push(profile);
@@ -247,17 +249,25 @@ export function createCsvExpander(options: CsvExpanderOptions = {}): SourceExpan
         ...(done ? { status: 'done' as const } : {}),
       },
     };
-    await applyAudienceOptions(ctx, job, result, now, state);
+    if (mailing) await applyAudienceOptions(ctx, job, result, now, state);
     return result;
   }
 
   return {
     async expandPage(job, env) {
+      // An import's rows join the group it names.
+      if (env.entry === null) return page(job, env, env.now, importGroupId(job));
       const acquiring = env.entry.mailing.options.acquiringAudience;
       const group = acquiring ? await env.ctx.store.getGroup(job.projectId, acquiring) : undefined;
       return page(job, env, env.now, group?.id ?? null);
     },
   };
+}
+
+/** The group an audience import's rows join (`groupId` of its config). */
+function importGroupId(job: SourceJobRecord): string | null {
+  const config = job.config as { groupId?: unknown } | null;
+  return typeof config?.groupId === 'string' ? config.groupId : null;
 }
 
 /** The CSV expander with its defaults, as registered in `SOURCE_EXPANDERS.csv`. */

@@ -21,8 +21,11 @@ export interface SourcePage {
 /** What an expander may use. */
 export interface SourceEnv {
   ctx: BaseContext;
-  /** The source's mailing, with its content prepared. */
-  entry: MailingEntry;
+  /**
+   * The source's mailing, with its content prepared; `null` for an audience import (a CSV source that
+   * feeds a group and no mailing: `isAudienceImport`), whose pages hold profiles and no deliveries.
+   */
+  entry: MailingEntry | null;
   now: Date;
 }
 

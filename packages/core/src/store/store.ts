@@ -1,6 +1,7 @@
 import type { AccountStore } from './account-store.js';
 import type { ActivityStore } from './activity-store.js';
 import type { AppTransactionStore } from './app-transaction-store.js';
+import type { AudienceAdminStore } from './audience-admin-store.js';
 import type { AudienceStore } from './audience-store.js';
 import type { DeliveryQueue } from './delivery-queue.js';
 import type { DomainStore } from './domain-store.js';
@@ -18,6 +19,12 @@ import type { TrackingStore } from './tracking-store.js';
 export type { AccountStore } from './account-store.js';
 export type { ActivityStore, EventSeriesQuery, EventSeriesRow } from './activity-store.js';
 export type { AppTransaction, AppTransactionStore, TransactionStore } from './app-transaction-store.js';
+export type {
+  AudienceAdminStore,
+  ErasureCounts,
+  ProfileChange,
+  ProfileFilter,
+} from './audience-admin-store.js';
 export type { AudienceStore } from './audience-store.js';
 export type { ClaimOptions, DeliveryOutcome, DeliveryQueue } from './delivery-queue.js';
 export type {
@@ -66,6 +73,7 @@ export type {
  *
  * - {@link AccountStore}: projects, secrets, senders, templates, installation settings.
  * - {@link AudienceStore}: groups, profiles, suppressions.
+ * - {@link AudienceAdminStore}: listing and editing profiles, removing groups, erasing an address.
  * - {@link MailingStore}: mailings, batches, status, rescheduling, reads of a mailing's deliveries.
  * - {@link DeliveryQueue}: claim, renew, complete, settle, next due time (the worker's hot path).
  * - {@link SourceJobStore}: the jobs that expand a broadcast's source into deliveries.
@@ -93,6 +101,7 @@ export interface Store
   extends StoreLifecycle,
     AccountStore,
     AudienceStore,
+    AudienceAdminStore,
     MailingStore,
     DeliveryQueue,
     SourceJobStore,
@@ -111,6 +120,7 @@ export interface Store
 export type StoreRole =
   | 'AccountStore'
   | 'AudienceStore'
+  | 'AudienceAdminStore'
   | 'MailingStore'
   | 'DeliveryQueue'
   | 'SourceJobStore'

@@ -22,6 +22,7 @@ import type { Store, StoreRole } from '../store/store.js';
 import { describeAccounts } from './store-suite-accounts.js';
 import { describeActivity } from './store-suite-activity.js';
 import { describeAudience } from './store-suite-audience.js';
+import { describeAudienceAdmin } from './store-suite-audience-admin.js';
 import { describeDeliveryQueue } from './store-suite-delivery-queue.js';
 import { describeDomains } from './store-suite-domains.js';
 import { describeEvents } from './store-suite-events.js';
@@ -118,6 +119,7 @@ export function storeTestSuite(
     const roles: Record<StoreRole, (ctx: StoreSuiteContext) => void> = {
       AccountStore: describeAccounts,
       AudienceStore: describeAudience,
+      AudienceAdminStore: describeAudienceAdmin,
       MailingStore: describeMailings,
       DeliveryQueue: describeDeliveryQueue,
       SourceJobStore: describeSources,

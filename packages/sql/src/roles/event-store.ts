@@ -244,7 +244,10 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
 
     listEvents(projectId, filter, page) {
       return guard('listEvents', async () => {
-        let where = 'project_id = ?';
+        // A delivery's events are found by its index: SQLite would otherwise walk the project's index
+        // (which gives the order for free) through every event of the project, a large broadcast's too.
+        let where =
+          filter.deliveryId !== undefined && r.kind === 'sqlite' ? '+project_id = ?' : 'project_id = ?';
         const params: unknown[] = [projectId];
         if (page.after !== undefined && page.after !== null) {
           where += ' AND id > ?';
