@@ -1,5 +1,5 @@
 import type { AuthContext, Mailroom, RequestOptions } from '@mailroom/core';
-import { isMailroomError, MailroomError } from '@mailroom/core';
+import { isMailroomError, MailroomError, REQUEST_BODY_LIMITS } from '@mailroom/core';
 import { DOMAIN_ROUTES } from './domain-routes.js';
 import { EVENT_ROUTES, type ProjectCall } from './event-routes.js';
 import { malformedJson, payloadTooLarge, unsupportedMediaType } from './http-errors.js';
@@ -38,6 +38,9 @@ const BEARER = /^bearer +([\x21-\x7e]+) *$/i;
 /** The routes of wire-compat.md, each turning a request into the engine's call and its answer. */
 export function createRouteTable(mailroom: Mailroom, settings: RouteTableSettings): RouteTable {
   const { bodyLimit, limiter } = settings;
+  // The send endpoints carry inline attachments and take the whole bodyLimit; every other route's body is
+  // small, so it gets the smaller cap of REQUEST_BODY_LIMITS (core's field-limits.ts).
+  const smallLimit = Math.min(bodyLimit, REQUEST_BODY_LIMITS.other);
   // Generated on first request per mount point: the zod conversion is not free and often never needed.
   const openApiBodies = new Map<string, string>();
 
@@ -57,8 +60,11 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
   };
 
   /** A call with a JSON body: size and media type are refused before the secret is checked, the body parsed after. */
-  const jsonCall = async (req: NeutralRequest): Promise<{ auth: AuthContext; payload: unknown }> => {
-    checkBodySize(req, bodyLimit);
+  const jsonCall = async (
+    req: NeutralRequest,
+    limit: number,
+  ): Promise<{ auth: AuthContext; payload: unknown }> => {
+    checkBodySize(req, limit);
     checkContentType(req.headers['content-type']);
     const auth = await project(req);
     return { auth, payload: parseJson(req.body) };
@@ -68,7 +74,7 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
   const projectRoute =
     (serve: (call: ProjectCall) => Promise<NeutralResponse>): RouteHandler =>
     async (req, requestId, route) => {
-      checkBodySize(req, bodyLimit);
+      checkBodySize(req, smallLimit);
       const auth = await project(req);
       const readJson = (): unknown => {
         checkContentType(req.headers['content-type']);
@@ -81,7 +87,7 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
   const inbound =
     (provider: 'ses' | 'mailgun'): RouteHandler =>
     async (req, requestId) => {
-      checkBodySize(req, bodyLimit);
+      checkBodySize(req, smallLimit);
       // SNS posts JSON as text/plain: the body is read as JSON whatever its type; the signature decides.
       let body: unknown;
       try {
@@ -98,7 +104,7 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
 
   return {
     async send(req, requestId) {
-      const { auth, payload } = await jsonCall(req);
+      const { auth, payload } = await jsonCall(req, bodyLimit);
       const result = await mailroom.send(auth, payload, requestOptions(req));
       return replayed(
         successResponse(requestId, 'Message accepted', { ref: result.ref, status: result.status }),
@@ -107,7 +113,7 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     },
 
     async broadcast(req, requestId) {
-      const { auth, payload } = await jsonCall(req);
+      const { auth, payload } = await jsonCall(req, bodyLimit);
       const result = await mailroom.broadcast(auth, payload, requestOptions(req));
       return replayed(
         successResponse(requestId, result.batch.seq > 1 ? 'Broadcast batch accepted' : 'Broadcast accepted', {
@@ -121,14 +127,14 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
 
     async cancel(req, requestId, route) {
       // Nothing to say but the ref in the path: any body (or none) is ignored.
-      checkBodySize(req, bodyLimit);
+      checkBodySize(req, smallLimit);
       const auth = await project(req);
       const view = await mailroom.cancel(auth, route.params?.ref ?? '');
       return broadcastResponse(requestId, 'Broadcast cancelled', view);
     },
 
     async reschedule(req, requestId, route) {
-      const { auth, payload } = await jsonCall(req);
+      const { auth, payload } = await jsonCall(req, smallLimit);
       const scheduleFor =
         typeof payload === 'object' && payload !== null
           ? (payload as { scheduleFor?: unknown }).scheduleFor
@@ -153,7 +159,7 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
      * form-encoded or as multipart; it is not read). GET and HEAD only show the page; POST unsubscribes.
      */
     async unsubscribe(req, requestId, route) {
-      checkBodySize(req, bodyLimit);
+      checkBodySize(req, smallLimit);
       const token = route.params?.token ?? '';
       try {
         if (req.method === 'POST') return donePage(requestId, await mailroom.unsubscribe(token));
