@@ -5,6 +5,7 @@ import { checkAddress, checkMailbox } from './address.js';
 import type { FieldProblem } from './attachments.js';
 import { isHttpUrl, resolveAttachment } from './attachments.js';
 import { copyVariables, type VariablesBudget } from './copy-variables.js';
+import { DATE_OR_DATE_TIME_RULE, DATE_TIME_RULE, parseDateOrDateTime, parseDateTime } from './dates.js';
 import {
   FIELD_LIMITS,
   type FieldLimitName,
@@ -12,7 +13,6 @@ import {
   RECIPIENT_VARIABLES_BUDGET,
   TEMPLATE_VARIABLES_BUDGET,
 } from './field-limits.js';
-import { DATE_OR_DATE_TIME_RULE, DATE_TIME_RULE, parseDateOrDateTime, parseDateTime } from './dates.js';
 import type { SourceSpec } from './request-types.js';
 import { resolveSource } from './sources.js';
 import { hasLineBreak, isBlankText } from './text-checks.js';
@@ -233,10 +233,14 @@ const sourceFieldsShape = {
     .record(capped('ref'), capped('ref'))
     .superRefine((value, ctx) => {
       const max = FIELD_LIMITS.columnMappings.max;
-      if (Object.keys(value).length > max) ctx.addIssue({ code: 'custom', message: `At most ${max} mappings` });
+      if (Object.keys(value).length > max)
+        ctx.addIssue({ code: 'custom', message: `At most ${max} mappings` });
     })
     .nullish()
-    .meta({ description: 'CSV source: CSV heading to trait name.', maxProperties: FIELD_LIMITS.columnMappings.max }),
+    .meta({
+      description: 'CSV source: CSV heading to trait name.',
+      maxProperties: FIELD_LIMITS.columnMappings.max,
+    }),
   actionOnExistingTrait: existingActionSchema.nullish().meta({ description: '@default preserve' }),
   actionOnExistingProfile: existingActionSchema.nullish().meta({ description: '@default preserve' }),
   includeUnsubscribed: z.boolean().nullish().meta({ description: '@default false' }),
@@ -291,7 +295,10 @@ const contentShape = {
     .meta({ description: 'Body, plaintext or HTML. Either message or template.' }),
   template: templateSchema.nullish(),
   replyAddress: addressSchema.nullish(),
-  attachments: z.array(attachmentSchema).max(FIELD_LIMITS.attachments.max, itemsMessage('attachments')).nullish(),
+  attachments: z
+    .array(attachmentSchema)
+    .max(FIELD_LIMITS.attachments.max, itemsMessage('attachments'))
+    .nullish(),
   invitation: invitationSchema.nullish(),
 };
 
@@ -341,9 +348,13 @@ function itemsMessage(name: 'attachments' | 'sources' | 'audience'): string {
 
 const sourcesSchema = z.array(sourceSchema).max(FIELD_LIMITS.sources.max, itemsMessage('sources')).nullish();
 
-const audienceSchema = z.array(refSchema).max(FIELD_LIMITS.audience.max, itemsMessage('audience')).nullish().meta({
-  description: 'TypeScript client: audience group refs, each an audience group source with defaults.',
-});
+const audienceSchema = z
+  .array(refSchema)
+  .max(FIELD_LIMITS.audience.max, itemsMessage('audience'))
+  .nullish()
+  .meta({
+    description: 'TypeScript client: audience group refs, each an audience group source with defaults.',
+  });
 
 /**
  * `POST /send/mail` with at most `maxRecipients` recipients.
