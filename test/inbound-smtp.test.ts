@@ -168,17 +168,25 @@ describe('inbound SMTP listener', () => {
     await send();
     await send();
     await expect(send()).rejects.toMatchObject({ responseCode: 451 });
+    // b+x is no token of this engine: drained unparsed after its MAC fails, counted as forged.
     expect(taken.map((t) => `${t.outcome}:${t.code}`)).toEqual([
-      'ignored:unrecognised',
-      'ignored:unrecognised',
+      'ignored:forged-token',
+      'ignored:forged-token',
       'deferred:rate-limited',
     ]);
     const held = await rawSmtpClient(port);
     expect(held.greeting).toMatch(/^220/);
-    const second = await rawSmtpClient(port);
-    expect(second.greeting).toMatch(/^421/);
+    // Refused connections close too; their close must not free a place that was never taken.
+    for (let i = 0; i < 3; i++) {
+      const refused = await rawSmtpClient(port);
+      expect(refused.greeting).toMatch(/^421/);
+      refused.close();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const still = await rawSmtpClient(port);
+    expect(still.greeting).toMatch(/^421/);
+    still.close();
     held.close();
-    second.close();
   });
 
   it('exempts trusted relays from the per-IP limits; refuses a bad network', async () => {
