@@ -213,7 +213,10 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
     // HMAC each, no store read), the message is drained unparsed. It is still taken with 250, as every
     // ignored message is: refusing a null-sender report gains nothing, and a bounce processor never
     // bounces what it ignores.
-    const verdicts = await Promise.all(envelopeTo.map((to) => inbound.recipientVerdict(to)));
+    // A failure to load the key (the store down) decides nothing here: the message takes the usual way.
+    const verdicts = await Promise.all(
+      envelopeTo.map((to) => inbound.recipientVerdict(to).catch(() => 'accept' as const)),
+    );
     const forged = verdicts.length > 0 && verdicts.every((v) => v === 'forged');
     const chunks: Buffer[] = [];
     let bytes = 0;

@@ -131,11 +131,6 @@ export const MAX_MAILBOX_LENGTH = FIELD_LIMITS.name.max + FIELD_LIMITS.address.m
 /** The names of {@link FIELD_LIMITS}. */
 export type FieldLimitName = keyof typeof FIELD_LIMITS;
 
-/** The value of one cap of {@link FIELD_LIMITS}. */
-export function fieldLimit(name: FieldLimitName): number {
-  return FIELD_LIMITS[name].max;
-}
-
 /**
  * Bytes a request body may hold, per endpoint: larger is a 413 before the body is parsed. The send
  * endpoints carry inline attachments, so theirs is the HTTP handler's `bodyLimit` (10 MiB unless the app

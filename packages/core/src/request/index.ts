@@ -18,7 +18,6 @@ export type { VariablesBudget } from './copy-variables.js';
 export type { FieldLimit, FieldLimitName } from './field-limits.js';
 export {
   FIELD_LIMITS,
-  fieldLimit,
   MAX_MAILBOX_LENGTH,
   RECIPIENT_VARIABLES_BUDGET,
   REQUEST_BODY_LIMITS,
