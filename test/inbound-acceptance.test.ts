@@ -5,6 +5,7 @@ import { smtpTransport } from '@mailroom/smtp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type BouncingRelay, startBouncingRelay } from './support/bouncing-relay.js';
 import { type RunningCli, startCli, waitForOutput } from './support/cli-harness.js';
+import { rawSmtpClient } from './support/smtp-client.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
 /**
@@ -221,6 +222,10 @@ describe('mailroom inbound (standalone listener)', () => {
         DOMAIN,
         '--database',
         db,
+        '--inbound-max-connections-per-ip',
+        '2',
+        '--inbound-max-header-lines',
+        '20',
       ]);
       const [, port] = await waitForOutput(cli, /inbound SMTP listening on 127\.0\.0\.1:(\d+)/);
       const client = smtpTransport({ host: '127.0.0.1', port: Number(port), ignoreTLS: true });
@@ -234,7 +239,18 @@ describe('mailroom inbound (standalone listener)', () => {
       await expect(
         client.sendRaw({ messageId: '<a@b>', envelope: { from: '', to: ['someone@example.org'] }, raw }),
       ).rejects.toMatchObject({ responseCode: 550 });
+      // The abuse limits from their flags: 21 header lines are refused with 552 ...
+      const flood = Buffer.from(`${'X-Flood: 1\r\n'.repeat(21)}\r\nhello\r\n`);
+      await expect(
+        client.sendRaw({ messageId: '<a@b>', envelope: { from: '', to: [`fbl@${DOMAIN}`] }, raw: flood }),
+      ).rejects.toMatchObject({ responseCode: 552 });
       await client.close();
+      // ... and a third connection from this address while two are held is refused with 421.
+      const held = [await rawSmtpClient(Number(port)), await rawSmtpClient(Number(port))];
+      for (const c of held) expect(c.greeting).toMatch(/^220/);
+      const third = await rawSmtpClient(Number(port));
+      expect(third.greeting).toMatch(/^421/);
+      for (const c of [...held, third]) c.close();
       cli.stop();
       expect(await cli.done).toBe(0);
     } finally {

@@ -9,9 +9,15 @@ export interface RawSmtpClient {
   close(): void;
 }
 
-/** Opens a connection to 127.0.0.1:`port` and waits for the greeting. */
-export async function rawSmtpClient(port: number): Promise<RawSmtpClient> {
-  const socket: Socket = connect(port, '127.0.0.1');
+/**
+ * Opens a connection to 127.0.0.1:`port` and waits for the greeting. `localAddress` (another loopback
+ * address, 127.0.0.2) makes the connection come from another client address.
+ */
+export async function rawSmtpClient(
+  port: number,
+  options: { localAddress?: string } = {},
+): Promise<RawSmtpClient> {
+  const socket: Socket = connect({ port, host: '127.0.0.1', ...options });
   let buffer = '';
   let waiter: ((reply: string) => void) | undefined;
   const complete = () => {

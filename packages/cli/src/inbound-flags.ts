@@ -1,6 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { BouncesOptions, Logger, MailroomInbound, NotificationOptions } from '@mailroom/core';
-import { type InboundServer, inboundSmtpServer, trustedRelays } from '@mailroom/smtp';
+import {
+  type InboundServer,
+  type InboundServerOptions,
+  inboundSmtpServer,
+  trustedRelays,
+} from '@mailroom/smtp';
 import type { FlagSpec, ParsedArgs } from './args.js';
 import { UsageError } from './cli-errors.js';
 
@@ -20,6 +25,11 @@ export const INBOUND_FLAGS: FlagSpec = {
   'inbound-host': { type: 'string' },
   'inbound-rate': { type: 'string' },
   'inbound-trusted-relay': { type: 'string', multiple: true },
+  'inbound-max-connections': { type: 'string' },
+  'inbound-max-connections-per-ip': { type: 'string' },
+  'inbound-idle-timeout': { type: 'string' },
+  'inbound-max-header-lines': { type: 'string' },
+  'inbound-max-header-bytes': { type: 'string' },
   'tls-key': { type: 'string' },
   'tls-cert': { type: 'string' },
 };
@@ -32,6 +42,15 @@ export const INBOUND_FLAGS_HELP = `  --inbound-host HOST
   --inbound-trusted-relay CIDR
                      a network (10.0.0.0/8) or address of your own relay, exempt from the
                      per-IP limits (repeatable)
+  --inbound-max-connections N
+                     connections open at once, from everyone (default: 50)
+  --inbound-max-connections-per-ip N
+                     connections open at once from one address (default: 10)
+  --inbound-idle-timeout SECONDS
+                     client silence before a connection is closed (default: 60)
+  --inbound-max-header-lines N, --inbound-max-header-bytes N
+                     a message whose header has more is refused with 552, unread
+                     (defaults: 1000 lines, 65536 bytes)
   --tls-key FILE --tls-cert FILE
                      PEM key and certificate: the inbound listener offers STARTTLS`;
 
@@ -62,6 +81,11 @@ export interface InboundListen {
   maxMessagesPerMinute?: number;
   /** Networks exempt from the per-IP limits (`--inbound-trusted-relay`). */
   trustedRelays?: string[];
+  /** The listener's abuse limits (`--inbound-max-*`, `--inbound-idle-timeout`); absent ones keep their defaults. */
+  limits?: Pick<
+    InboundServerOptions,
+    'maxConnections' | 'maxConnectionsPerIp' | 'socketTimeoutMs' | 'maxHeaderLines' | 'maxHeaderBytes'
+  >;
 }
 
 /**
@@ -70,6 +94,17 @@ export interface InboundListen {
  */
 export function inboundListenOf(args: ParsedArgs, port: number, command: string): InboundListen {
   const rate = args.int('inbound-rate', { min: 1, max: 10_000_000 });
+  const limits: NonNullable<InboundListen['limits']> = {};
+  const maxConnections = args.int('inbound-max-connections', { min: 1, max: 100_000 });
+  if (maxConnections !== undefined) limits.maxConnections = maxConnections;
+  const perIp = args.int('inbound-max-connections-per-ip', { min: 1, max: 100_000 });
+  if (perIp !== undefined) limits.maxConnectionsPerIp = perIp;
+  const idle = args.int('inbound-idle-timeout', { min: 1, max: 3600 });
+  if (idle !== undefined) limits.socketTimeoutMs = idle * 1000;
+  const headerLines = args.int('inbound-max-header-lines', { min: 10, max: 1_000_000 });
+  if (headerLines !== undefined) limits.maxHeaderLines = headerLines;
+  const headerBytes = args.int('inbound-max-header-bytes', { min: 1024, max: 64 * 1024 * 1024 });
+  if (headerBytes !== undefined) limits.maxHeaderBytes = headerBytes;
   const relays = args.list('inbound-trusted-relay');
   try {
     trustedRelays(relays);
@@ -93,6 +128,7 @@ export function inboundListenOf(args: ParsedArgs, port: number, command: string)
     host: args.string('inbound-host') ?? '0.0.0.0',
     ...(rate !== undefined ? { maxMessagesPerMinute: rate } : {}),
     ...(relays.length > 0 ? { trustedRelays: relays } : {}),
+    ...(Object.keys(limits).length > 0 ? { limits } : {}),
     ...(keyFile && certFile
       ? { tls: { key: read(keyFile, '--tls-key'), cert: read(certFile, '--tls-cert') } }
       : {}),
@@ -113,6 +149,7 @@ export function startInbound(
     ...(listen.tls ? { tls: listen.tls } : {}),
     ...(listen.maxMessagesPerMinute ? { maxMessagesPerMinute: listen.maxMessagesPerMinute } : {}),
     ...(listen.trustedRelays ? { trustedRelays: listen.trustedRelays } : {}),
+    ...listen.limits,
   });
 }
 

@@ -4,6 +4,7 @@ import {
   ERROR_CODES,
   type ErrorCodeInfo,
   type MailingStatus,
+  REQUEST_BODY_LIMITS,
   sendRequestSchema,
 } from '@mailroom/core';
 import { audiencePaths, audienceSchemas } from './openapi-audience.js';
@@ -68,6 +69,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
     ],
     requestBody: {
       required: true,
+      description: SEND_BODY_LIMIT,
       content: { 'application/json': { schema: { anyOf: [ref('BroadcastRequest'), ref('BatchRequest')] } } },
     },
     responses: responses('BroadcastResponse', 'Broadcast or batch accepted'),
@@ -99,7 +101,11 @@ export function buildOpenApiDocument(base: string): JsonObject {
             { $ref: '#/components/parameters/RequestId' },
             { $ref: '#/components/parameters/IdempotencyKey' },
           ],
-          requestBody: { required: true, content: { 'application/json': { schema: ref('SendRequest') } } },
+          requestBody: {
+            required: true,
+            description: SEND_BODY_LIMIT,
+            content: { 'application/json': { schema: ref('SendRequest') } },
+          },
           responses: responses('SendResponse', 'Message accepted'),
         },
       },
@@ -300,6 +306,13 @@ const tokenParameter: JsonObject = {
   description: 'The token of a `List-Unsubscribe` link.',
   schema: { type: 'string' },
 };
+
+/** What the send endpoints' bodies may weigh (core's `REQUEST_BODY_LIMITS`); the field caps are in the schemas. */
+const SEND_BODY_LIMIT =
+  `At most the handler's bodyLimit (${REQUEST_BODY_LIMITS.send} bytes by default; every other route ` +
+  `${REQUEST_BODY_LIMITS.other}), else 413 PAYLOAD_TOO_LARGE before parsing. Every field is capped ` +
+  '(maxLength, maxItems, maxProperties here; variables also by their JSON size): over a cap is 400 ' +
+  'VALIDATION_FAILED with the field path in issues.';
 
 /** The responses of an operation: 200, then one entry per status of the ERROR_CODES table. */
 function responses(successSchema: string, successDescription: string): JsonObject {

@@ -1,5 +1,5 @@
 import type { AuthContext, Mailroom, RequestOptions } from '@mailroom/core';
-import { isMailroomError, MailroomError } from '@mailroom/core';
+import { isMailroomError, MailroomError, REQUEST_BODY_LIMITS } from '@mailroom/core';
 import { AUDIENCE_ROUTES } from './audience-routes.js';
 import { DOMAIN_ROUTES } from './domain-routes.js';
 import { EVENT_ROUTES, type ProjectCall } from './event-routes.js';
@@ -38,6 +38,10 @@ export interface RouteTableSettings {
 /** The routes of wire-compat.md, each turning a request into the engine's call and its answer. */
 export function createRouteTable(mailroom: Mailroom, settings: RouteTableSettings): RouteTable {
   const { bodyLimit, access } = settings;
+  // The send endpoints carry inline attachments and take the whole bodyLimit; every other route's body is
+  // small, so it gets the smaller cap of REQUEST_BODY_LIMITS (core's field-limits.ts).
+  const smallLimit = Math.min(bodyLimit, REQUEST_BODY_LIMITS.other);
+  const templateLimit = Math.min(bodyLimit, REQUEST_BODY_LIMITS.template);
   // Generated on first request per mount point: the zod conversion is not free and often never needed.
   const openApiBodies = new Map<string, string>();
 
@@ -45,8 +49,9 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
   const jsonCall = async (
     req: NeutralRequest,
     route: MatchedRoute,
+    limit: number,
   ): Promise<{ auth: AuthContext; payload: unknown }> => {
-    checkBodySize(req, bodyLimit);
+    checkBodySize(req, limit);
     checkContentType(req.headers['content-type']);
     const auth = await access.authorize(req, route);
     return { auth, payload: parseJson(req.body) };
@@ -54,9 +59,9 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
 
   /** An event, webhook or domain route: the project's secret; the body is read only by the routes that take one. */
   const projectRoute =
-    (serve: (call: ProjectCall) => Promise<NeutralResponse>): RouteHandler =>
+    (serve: (call: ProjectCall) => Promise<NeutralResponse>, limit = smallLimit): RouteHandler =>
     async (req, requestId, route) => {
-      checkBodySize(req, bodyLimit);
+      checkBodySize(req, limit);
       const auth = await access.authorize(req, route);
       const readJson = (): unknown => {
         checkContentType(req.headers['content-type']);
@@ -69,7 +74,7 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
   const inbound =
     (provider: 'ses' | 'mailgun'): RouteHandler =>
     async (req, requestId) => {
-      checkBodySize(req, bodyLimit);
+      checkBodySize(req, smallLimit);
       // SNS posts JSON as text/plain: the body is read as JSON whatever its type; the signature decides.
       let body: unknown;
       try {
@@ -86,7 +91,7 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
 
   return {
     async send(req, requestId, route) {
-      const { auth, payload } = await jsonCall(req, route);
+      const { auth, payload } = await jsonCall(req, route, bodyLimit);
       const result = await mailroom.send(auth, payload, requestOptions(req));
       return replayed(
         successResponse(requestId, 'Message accepted', { ref: result.ref, status: result.status }),
@@ -95,7 +100,7 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     },
 
     async broadcast(req, requestId, route) {
-      const { auth, payload } = await jsonCall(req, route);
+      const { auth, payload } = await jsonCall(req, route, bodyLimit);
       const result = await mailroom.broadcast(auth, payload, requestOptions(req));
       return replayed(
         successResponse(requestId, result.batch.seq > 1 ? 'Broadcast batch accepted' : 'Broadcast accepted', {
@@ -109,14 +114,14 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
 
     async cancel(req, requestId, route) {
       // Nothing to say but the ref in the path: any body (or none) is ignored.
-      checkBodySize(req, bodyLimit);
+      checkBodySize(req, smallLimit);
       const auth = await access.authorize(req, route);
       const view = await mailroom.cancel(auth, route.params?.ref ?? '');
       return broadcastResponse(requestId, 'Broadcast cancelled', view);
     },
 
     async reschedule(req, requestId, route) {
-      const { auth, payload } = await jsonCall(req, route);
+      const { auth, payload } = await jsonCall(req, route, smallLimit);
       const scheduleFor =
         typeof payload === 'object' && payload !== null
           ? (payload as { scheduleFor?: unknown }).scheduleFor
@@ -141,7 +146,7 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
      * form-encoded or as multipart; it is not read). GET and HEAD only show the page; POST unsubscribes.
      */
     async unsubscribe(req, requestId, route) {
-      checkBodySize(req, bodyLimit);
+      checkBodySize(req, smallLimit);
       const token = route.params?.token ?? '';
       try {
         if (req.method === 'POST') return donePage(requestId, await mailroom.unsubscribe(token));
@@ -169,10 +174,10 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     keys: projectRoute(KEY_ROUTES.keys),
     key: projectRoute(KEY_ROUTES.key),
     'key-rotate': projectRoute(KEY_ROUTES['key-rotate']),
-    templates: projectRoute(RESOURCE_ROUTES.templates),
-    template: projectRoute(RESOURCE_ROUTES.template),
-    'template-validate': projectRoute(RESOURCE_ROUTES['template-validate']),
-    'template-preview': projectRoute(RESOURCE_ROUTES['template-preview']),
+    templates: projectRoute(RESOURCE_ROUTES.templates, templateLimit),
+    template: projectRoute(RESOURCE_ROUTES.template, templateLimit),
+    'template-validate': projectRoute(RESOURCE_ROUTES['template-validate'], templateLimit),
+    'template-preview': projectRoute(RESOURCE_ROUTES['template-preview'], templateLimit),
     senders: projectRoute(RESOURCE_ROUTES.senders),
     sender: projectRoute(RESOURCE_ROUTES.sender),
     suppressions: projectRoute(RESOURCE_ROUTES.suppressions),

@@ -7,7 +7,9 @@
 import type { AddressInfo } from 'node:net';
 import { type Logger, MAX_INBOUND_BYTES, type MailroomInbound, silentLogger } from '@mailroom/core';
 import type { SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
+import { headerGuard } from './header-guard.js';
 import { trustedRelays } from './trusted-relays.js';
+import { windowedLog } from './windowed-log.js';
 
 /** Options of {@link inboundSmtpServer}. */
 export interface InboundServerOptions {
@@ -43,8 +45,25 @@ export interface InboundServerOptions {
   trustedRelays?: readonly string[];
   /** Recipients of one message. @default 20 */
   maxRecipients?: number;
-  /** Milliseconds of client silence before the connection is closed. @default 60000 */
+  /**
+   * Milliseconds of client silence before the connection is closed: what a connection that never sends
+   * costs at most. @default 60000
+   */
   socketTimeoutMs?: number;
+  /** Milliseconds `close()` waits for open connections before it drops them. @default 5000 */
+  closeTimeoutMs?: number;
+  /**
+   * Lines in a message's top-level header (folded lines count). A message with more is refused with 552
+   * as its bytes arrive, without keeping them or parsing it. @default 1000
+   */
+  maxHeaderLines?: number;
+  /** Bytes of a message's top-level header; more is refused as `maxHeaderLines` is. @default 64 KiB */
+  maxHeaderBytes?: number;
+  /**
+   * Milliseconds of the window in which floods (forged return-path tokens, refused connections, oversized
+   * headers) are counted and logged once, instead of a line per event. @default 60000
+   */
+  abuseLogWindowMs?: number;
   /** PEM key and certificate: STARTTLS is offered only with both. */
   tls?: { key: string | Buffer; cert: string | Buffer };
   logger?: Logger;
@@ -86,7 +105,16 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
   if (!(maxPerMinute >= 1)) throw new TypeError('inboundSmtpServer: maxMessagesPerMinute must be at least 1');
   const isTrusted = trustedRelays(options.trustedRelays ?? []);
   const maxRecipients = options.maxRecipients ?? 20;
+  const maxHeaderLines = options.maxHeaderLines ?? 1000;
+  const maxHeaderBytes = options.maxHeaderBytes ?? 64 * 1024;
+  const window = options.abuseLogWindowMs ?? 60_000;
+  const forgedLog = windowedLog(logger, 'inbound SMTP: forged or edited return-path token ignored', window);
+  const crowdLog = windowedLog(logger, 'inbound SMTP: too many connections from one address', window);
+  const headerLog = windowedLog(logger, 'inbound SMTP: message header over the cap refused', window);
   const open = new Map<string, number>();
+  // The sessions counted in `open`: the library calls onClose for refused connections too, and
+  // decrementing for those would let every refusal admit one more connection past the cap.
+  const counted = new Set<string>();
   const buckets = new Map<string, Bucket>();
   const tls = options.tls;
 
@@ -119,6 +147,9 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
     hideSize: true,
     maxClients: options.maxConnections ?? 50,
     socketTimeout: options.socketTimeoutMs ?? 60_000,
+    closeTimeout: options.closeTimeoutMs ?? 5_000,
+    // A PTR lookup per connection would let a flood of connections make a flood of DNS queries.
+    disableReverseLookup: true,
     authOptional: true,
     disabledCommands: tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
     ...(tls ? { key: tls.key, cert: tls.cert } : {}),
@@ -127,13 +158,15 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
       const ip = ipOf(session);
       const count = (open.get(ip) ?? 0) + 1;
       if (count > maxPerIp && !isTrusted(session.remoteAddress)) {
-        logger.warn({ remoteAddress: ip }, 'inbound SMTP: too many connections from one address');
+        crowdLog.note({ remoteAddress: ip, limit: maxPerIp });
         return callback(fail(421, 'Too many connections from your address, try again later'));
       }
       open.set(ip, count);
+      counted.add(session.id);
       callback();
     },
     onClose(session) {
+      if (!counted.delete(session.id)) return;
       const ip = ipOf(session);
       const count = (open.get(ip) ?? 1) - 1;
       if (count <= 0) open.delete(ip);
@@ -175,17 +208,46 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
   });
 
   async function receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
+    const envelopeTo = session.envelope.rcptTo.map((r) => r.address);
+    // Decided before a byte is kept: when every recipient is a return path whose token fails its MAC (one
+    // HMAC each, no store read), the message is drained unparsed. It is still taken with 250, as every
+    // ignored message is: refusing a null-sender report gains nothing, and a bounce processor never
+    // bounces what it ignores.
+    // A failure to load the key (the store down) decides nothing here: the message takes the usual way.
+    const verdicts = await Promise.all(
+      envelopeTo.map((to) => inbound.recipientVerdict(to).catch(() => 'accept' as const)),
+    );
+    const forged = verdicts.length > 0 && verdicts.every((v) => v === 'forged');
     const chunks: Buffer[] = [];
     let bytes = 0;
+    const header = headerGuard(maxHeaderLines, maxHeaderBytes);
+    let keep = !forged;
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       bytes += chunk.length;
-      // Past the cap the rest is read and dropped (the client is still sending it).
-      if (bytes <= maxBytes) chunks.push(chunk);
+      // Past a cap the rest is read and dropped (the client is still sending it); what was kept goes.
+      if (keep && (bytes > maxBytes || !header.feed(chunk))) {
+        keep = false;
+        chunks.length = 0;
+      }
+      if (keep) chunks.push(chunk);
     }
     const log = { remoteAddress: ipOf(session), bytes };
+    if (header.problem) {
+      headerLog.note({ ...log, problem: header.problem, maxHeaderLines, maxHeaderBytes });
+      inbound.refused('header-too-large', { remoteAddress: ipOf(session) });
+      throw fail(
+        552,
+        `5.3.4 Message header too large (at most ${maxHeaderLines} lines, ${maxHeaderBytes} bytes)`,
+      );
+    }
     if (stream.sizeExceeded || bytes > maxBytes) {
       inbound.refused('too-large', { remoteAddress: ipOf(session) });
       throw fail(552, `5.3.4 Message too big (limit ${maxBytes} bytes)`);
+    }
+    if (forged) {
+      forgedLog.note({ remoteAddress: ipOf(session), rcptTo: envelopeTo[0] });
+      inbound.refused('forged-token', { remoteAddress: ipOf(session), envelopeTo });
+      return 'Ok: ignored (forged or edited return-path token)';
     }
     const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
     try {

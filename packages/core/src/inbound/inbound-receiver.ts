@@ -288,6 +288,13 @@ export function createInbound(ctx: EngineContext, notifications: NotificationOpt
       return isAtDomain(address) && address.length <= 320;
     },
 
+    async recipientVerdict(address) {
+      if (!(isAtDomain(address) && address.length <= 320) || !ctx.bounces) return 'outside';
+      if (!address.toLowerCase().startsWith('b+')) return 'accept';
+      // The MAC alone decides (verp-token.ts): a forged token costs one HMAC, never a store read.
+      return (await ctx.bounces.deliveryOf(address)) === undefined ? 'forged' : 'accept';
+    },
+
     async receive(raw, envelope) {
       return counted('smtp', await receive(raw, envelope));
     },
@@ -305,16 +312,18 @@ export function createInbound(ctx: EngineContext, notifications: NotificationOpt
     },
 
     refused(code, envelope) {
-      logger.warn(
-        { envelopeTo: envelope.envelopeTo?.slice(0, 5), remoteAddress: envelope.remoteAddress, code },
-        code === 'too-large'
-          ? 'inbound message over the size cap refused'
-          : 'inbound message deferred: rate limit',
-      );
+      if (code === 'too-large' || code === 'rate-limited') {
+        logger.warn(
+          { envelopeTo: envelope.envelopeTo?.slice(0, 5), remoteAddress: envelope.remoteAddress, code },
+          code === 'too-large'
+            ? 'inbound message over the size cap refused'
+            : 'inbound message deferred: rate limit',
+        );
+      }
       ctx.events.emit('inbound:message', {
         via: 'smtp',
         report: 'unrecognised',
-        outcome: code === 'too-large' ? 'ignored' : 'deferred',
+        outcome: code === 'rate-limited' ? 'deferred' : 'ignored',
         code,
       });
     },

@@ -59,7 +59,8 @@ export type InboundIgnoreCode =
   | 'other-delivery'
   | 'other-project'
   | 'unknown-message'
-  | 'other-recipient';
+  | 'other-recipient'
+  | 'header-too-large';
 
 /** What became of an inbound message or provider notification. */
 export interface InboundReceipt {
@@ -149,10 +150,22 @@ export interface MailroomInbound {
   notification(provider: 'ses' | 'mailgun', body: unknown): Promise<InboundReceipt>;
   /**
    * Tell the engine that the listener refused a message without handing it on (`too-large`: declared or
-   * found over the size cap; `rate-limited`: over its per-IP rate, deferred with 451). Nothing changes;
-   * it is logged and counted (`inbound:message`) like an ignored message.
+   * found over the size cap; `rate-limited`: over its per-IP rate, deferred with 451; `header-too-large`:
+   * more header lines or bytes than the listener takes; `forged-token`: a return path at the bounce
+   * domain whose token's MAC is wrong, refused at RCPT). Nothing changes; it is counted
+   * (`inbound:message`) like an ignored message. `too-large` and `rate-limited` are logged here; the
+   * listener logs the other two once per window, since a flood of them is the point of an attack.
    */
-  refused(code: 'too-large' | 'rate-limited', envelope: Partial<InboundEnvelope>): void;
+  refused(
+    code: 'too-large' | 'rate-limited' | 'header-too-large' | 'forged-token',
+    envelope: Partial<InboundEnvelope>,
+  ): void;
+  /**
+   * What the listener should answer at RCPT for `address`, before any byte of the message is read:
+   * `outside` (not at the bounce domain: never an open relay), `forged` (a `b+<token>` return path at the
+   * bounce domain whose MAC is wrong: checked with the HMAC alone, no store lookup), or `accept`.
+   */
+  recipientVerdict(address: string): Promise<'accept' | 'outside' | 'forged'>;
   /**
    * Whether `address` is one the inbound listener should take mail for: any local part at the bounce
    * domain (case-insensitive). Everything else is refused at RCPT (never an open relay).

@@ -17,6 +17,9 @@ export const MAX_ADDRESS_LENGTH = 254;
 /** Longest local part accepted (RFC 5321). */
 export const MAX_LOCAL_PART_LENGTH = 64;
 
+/** Longest display name (in `Name <address>`, or a `name` field): field-limits.ts's `name`. */
+export const MAX_DISPLAY_NAME_LENGTH = 256;
+
 /** Longest domain label accepted (RFC 1035). */
 const MAX_LABEL_LENGTH = 63;
 
@@ -78,7 +81,12 @@ export function checkMailbox(input: string): AddressCheck {
   if (open === -1) return fail('Has a closing > without an opening <');
   const address = checkAddress(value.slice(open + 1, -1));
   if (!address.ok) return address;
+  // Checked on the raw part before unquoting, so an oversized one costs no copy.
+  if (open > MAX_DISPLAY_NAME_LENGTH + 2)
+    return fail(`Display name must be at most ${MAX_DISPLAY_NAME_LENGTH} characters`);
   const display = unquote(trimBlanks(value.slice(0, open)));
+  if (display.length > MAX_DISPLAY_NAME_LENGTH)
+    return fail(`Display name must be at most ${MAX_DISPLAY_NAME_LENGTH} characters`);
   if (hasLineBreak(display)) return fail('Display name must not contain line breaks or NUL');
   if (display.includes('<') || display.includes('>')) return fail('Display name must not contain < or >');
   return { ok: true, address: address.address, name: display.length > 0 ? display : null };

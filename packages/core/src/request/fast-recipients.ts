@@ -1,6 +1,7 @@
 import type { Variables } from '../store/records.js';
-import { checkAddress, checkMailbox } from './address.js';
+import { checkAddress, checkMailbox, MAX_DISPLAY_NAME_LENGTH } from './address.js';
 import { copyVariables } from './copy-variables.js';
+import { FIELD_LIMITS, MAX_MAILBOX_LENGTH, RECIPIENT_VARIABLES_BUDGET } from './field-limits.js';
 import type { NormalizedRecipient } from './request-types.js';
 import { hasLineBreak, trimBlanks } from './text-checks.js';
 
@@ -38,18 +39,19 @@ export function fastRecipients(list: unknown, min: number): NormalizedRecipient[
 
 function fastRecipient(item: unknown): NormalizedRecipient | undefined {
   if (typeof item === 'string') {
+    if (item.length > MAX_MAILBOX_LENGTH) return undefined;
     const mailbox = checkMailbox(item);
     if (!mailbox.ok) return undefined;
     return recipient(mailbox.address, mailbox.name, {});
   }
   if (!isPlainRecord(item)) return undefined;
   const { address, name, variables } = item as { address?: unknown; name?: unknown; variables?: unknown };
-  if (typeof address !== 'string') return undefined;
+  if (typeof address !== 'string' || address.length > FIELD_LIMITS.address.max) return undefined;
   const checked = checkAddress(address);
   if (!checked.ok) return undefined;
   let given: string | null = null;
   if (typeof name === 'string') {
-    if (hasLineBreak(name)) return undefined;
+    if (name.length > MAX_DISPLAY_NAME_LENGTH || hasLineBreak(name)) return undefined;
     // As the normalize step: trimmed of spaces and tabs; a blank name counts as not given.
     const trimmed = trimBlanks(name);
     given = trimmed.length > 0 ? trimmed : null;
@@ -60,7 +62,7 @@ function fastRecipient(item: unknown): NormalizedRecipient | undefined {
   if (variables !== undefined && variables !== null) {
     // The schema's record takes plain objects with string keys only; its copy then drops nothing else.
     if (!isPlainRecord(variables) || Object.getOwnPropertySymbols(variables).length > 0) return undefined;
-    const copied = copyVariables(variables as Record<string, unknown>);
+    const copied = copyVariables(variables as Record<string, unknown>, RECIPIENT_VARIABLES_BUDGET);
     if (!copied.ok) return undefined;
     vars = copied.value;
   }

@@ -8,11 +8,21 @@ export {
   checkAddress,
   checkMailbox,
   MAX_ADDRESS_LENGTH,
+  MAX_DISPLAY_NAME_LENGTH,
   MAX_LOCAL_PART_LENGTH,
   normalizeAddress,
   parseAddress,
 } from './address.js';
 export { CONTENT_TYPES, contentTypeFor, DEFAULT_CONTENT_TYPE } from './attachments.js';
+export type { VariablesBudget } from './copy-variables.js';
+export type { FieldLimit, FieldLimitName } from './field-limits.js';
+export {
+  FIELD_LIMITS,
+  MAX_MAILBOX_LENGTH,
+  RECIPIENT_VARIABLES_BUDGET,
+  REQUEST_BODY_LIMITS,
+  TEMPLATE_VARIABLES_BUDGET,
+} from './field-limits.js';
 export { toValidationIssues } from './issues.js';
 export type { BroadcastParseLimits, SendParseLimits } from './parse.js';
 export { parseBroadcastRequest, parseSendRequest } from './parse.js';

@@ -4,8 +4,15 @@ import type { AttachmentSpec } from '../store/records.js';
 import { checkAddress, checkMailbox } from './address.js';
 import type { FieldProblem } from './attachments.js';
 import { isHttpUrl, resolveAttachment } from './attachments.js';
-import { copyVariables } from './copy-variables.js';
+import { copyVariables, type VariablesBudget } from './copy-variables.js';
 import { DATE_OR_DATE_TIME_RULE, DATE_TIME_RULE, parseDateOrDateTime, parseDateTime } from './dates.js';
+import {
+  FIELD_LIMITS,
+  type FieldLimitName,
+  MAX_MAILBOX_LENGTH,
+  RECIPIENT_VARIABLES_BUDGET,
+  TEMPLATE_VARIABLES_BUDGET,
+} from './field-limits.js';
 import type { SourceSpec } from './request-types.js';
 import { resolveSource } from './sources.js';
 import { hasLineBreak, isBlankText } from './text-checks.js';
@@ -38,23 +45,29 @@ function unionError(expected: string) {
   return (issue: { input?: unknown }) => (issue.input === undefined ? 'Required' : expected);
 }
 
+/** A string of at most the cap `name` of the field-limits table (its `maxLength` in the JSON Schema). */
+function capped(name: FieldLimitName) {
+  const max = FIELD_LIMITS[name].max;
+  return z.string().max(max, `Must be at most ${max} characters`);
+}
+
 /** A non-empty reference (template ref, audience group ref, broadcast ref). */
-const refSchema = z.string().superRefine((value, ctx) => {
+const refSchema = capped('ref').superRefine((value, ctx) => {
   if (isBlankText(value)) ctx.addIssue({ code: 'custom', message: 'Must not be empty' });
 });
 
 /** A bare email address. */
-const addressSchema = z
-  .string()
+const addressSchema = capped('address')
   .superRefine((value, ctx) => {
     const result = checkAddress(value);
     if (!result.ok) ctx.addIssue({ code: 'custom', message: result.reason });
   })
   .meta({ format: 'email', description: 'An email address, for example ann@example.com.' });
 
-/** A bare address or `Name <address>`. */
+/** A bare address or `Name <address>`: its name and address each within their caps. */
 const mailboxSchema = z
   .string()
+  .max(MAX_MAILBOX_LENGTH, `Must be at most ${MAX_MAILBOX_LENGTH} characters`)
   .superRefine((value, ctx) => {
     const result = checkMailbox(value);
     if (!result.ok) ctx.addIssue({ code: 'custom', message: result.reason });
@@ -62,38 +75,47 @@ const mailboxSchema = z
   .meta({ description: 'An email address, or a display name and address: "Ann Lee <ann@example.com>".' });
 
 /** A display name: never a line break or NUL, which could split a header. */
-const nameSchema = z.string().superRefine((value, ctx) => {
+const nameSchema = capped('name').superRefine((value, ctx) => {
   if (hasLineBreak(value)) ctx.addIssue({ code: 'custom', message: 'Must not contain line breaks or NUL' });
 });
 
 /** The subject: non-empty, and never a line break or NUL, which could split the header. */
-const subjectSchema = z.string().superRefine((value, ctx) => {
+const subjectSchema = capped('subject').superRefine((value, ctx) => {
   if (isBlankText(value)) ctx.addIssue({ code: 'custom', message: 'Must not be empty' });
   else if (hasLineBreak(value))
     ctx.addIssue({ code: 'custom', message: 'Must not contain line breaks or NUL' });
 });
 
 /** A non-empty body (plaintext or HTML). */
-const messageSchema = z.string().superRefine((value, ctx) => {
+const messageSchema = capped('message').superRefine((value, ctx) => {
   if (isBlankText(value)) ctx.addIssue({ code: 'custom', message: 'Must not be empty' });
 });
 
 /** An absolute http(s) URL. */
-const httpUrlSchema = z
-  .string()
+const httpUrlSchema = capped('url')
   .superRefine((value, ctx) => {
     if (!isHttpUrl(value)) ctx.addIssue({ code: 'custom', message: 'Must be an absolute http(s) URL' });
   })
   .meta({ format: 'uri' });
 
-/** Template variables: an object of JSON values. */
-const variablesSchema = z
-  .record(z.string(), z.unknown())
-  .superRefine((value, ctx) => {
-    const result = copyVariables(value);
-    if (!result.ok) ctx.addIssue({ code: 'custom', message: result.reason, path: result.path });
-  })
-  .meta({ description: 'Template variables: names to JSON values (strings and numbers are typical).' });
+/** Template variables: an object of JSON values, within `budget`. */
+function variablesSchema(budget: VariablesBudget) {
+  return z
+    .record(z.string(), z.unknown())
+    .superRefine((value, ctx) => {
+      const result = copyVariables(value, budget);
+      if (!result.ok) ctx.addIssue({ code: 'custom', message: result.reason, path: result.path });
+    })
+    .meta({
+      description:
+        `Template variables: names to JSON values (strings and numbers are typical). At most ${budget.maxBytes} ` +
+        `bytes as JSON and ${budget.maxKeys} keys (counted at every depth).`,
+      maxProperties: budget.maxKeys,
+    });
+}
+
+const recipientVariablesSchema = variablesSchema(RECIPIENT_VARIABLES_BUDGET);
+const templateVariablesSchema = variablesSchema(TEMPLATE_VARIABLES_BUDGET);
 
 /** The sender: `{ address, name? }`, or a string `ann@example.com` / `Ann <ann@example.com>`. */
 export const senderSchema = z.union(
@@ -107,7 +129,7 @@ export const senderSchema = z.union(
 const recipientObjectSchema = z.object({
   address: addressSchema,
   name: nameSchema.nullish(),
-  variables: variablesSchema.nullish(),
+  variables: recipientVariablesSchema.nullish(),
 });
 
 const RECIPIENT_EXPECTED = 'Expected an address string or a recipient object { address, name?, variables? }';
@@ -134,7 +156,7 @@ export const templateSchema = z
   .object({
     ref: refSchema.nullish(),
     id: refSchema.nullish().meta({ description: 'Older clients: the same as ref.' }),
-    variables: variablesSchema.nullish(),
+    variables: templateVariablesSchema.nullish(),
   })
   .superRefine((value, ctx) => {
     if (value.ref == null && value.id == null) {
@@ -147,8 +169,10 @@ const resolvedAttachments = new WeakMap<object, AttachmentSpec>();
 /** One attachment: `{ name?, url }` or `{ name?, content }` (raw base64 or a base64 data URI). */
 export const attachmentSchema = z
   .object({
-    name: z.string().nullish().meta({ description: 'File name with its extension, for example report.pdf.' }),
-    url: z.string().nullish().meta({ format: 'uri', description: 'Public http(s) link to the file.' }),
+    name: capped('name')
+      .nullish()
+      .meta({ description: 'File name with its extension, for example report.pdf.' }),
+    url: capped('url').nullish().meta({ format: 'uri', description: 'Public http(s) link to the file.' }),
     content: z
       .string()
       .nullish()
@@ -181,12 +205,14 @@ const dateOrDateTimeSchema = z
 /** `invitation` (TypeScript client): a calendar invitation. */
 export const invitationSchema = z
   .object({
-    title: messageSchema,
+    title: capped('subject').superRefine((value, ctx) => {
+      if (isBlankText(value)) ctx.addIssue({ code: 'custom', message: 'Must not be empty' });
+    }),
     startDate: dateOrDateTimeSchema,
     endDate: dateOrDateTimeSchema,
     url: httpUrlSchema.nullish(),
-    description: z.string().nullish(),
-    location: z.string().nullish(),
+    description: capped('invitationText').nullish(),
+    location: capped('invitationText').nullish(),
   })
   .superRefine((value, ctx) => {
     const start = parseDateOrDateTime(value.startDate);
@@ -200,13 +226,21 @@ export const invitationSchema = z
 const existingActionSchema = z.enum(['preserve', 'override']);
 
 const sourceFieldsShape = {
-  ref: z.string().nullish().meta({ description: 'Audience group source: the group ref.' }),
-  label: z.string().nullish().meta({ description: 'CSV source: tags every recipient it adds.' }),
-  url: z.string().nullish().meta({ format: 'uri', description: 'CSV source: file URL (byte ranges).' }),
+  ref: capped('ref').nullish().meta({ description: 'Audience group source: the group ref.' }),
+  label: capped('ref').nullish().meta({ description: 'CSV source: tags every recipient it adds.' }),
+  url: capped('url').nullish().meta({ format: 'uri', description: 'CSV source: file URL (byte ranges).' }),
   columnMappings: z
-    .record(z.string(), z.string())
+    .record(capped('ref'), capped('ref'))
+    .superRefine((value, ctx) => {
+      const max = FIELD_LIMITS.columnMappings.max;
+      if (Object.keys(value).length > max)
+        ctx.addIssue({ code: 'custom', message: `At most ${max} mappings` });
+    })
     .nullish()
-    .meta({ description: 'CSV source: CSV heading to trait name.' }),
+    .meta({
+      description: 'CSV source: CSV heading to trait name.',
+      maxProperties: FIELD_LIMITS.columnMappings.max,
+    }),
   actionOnExistingTrait: existingActionSchema.nullish().meta({ description: '@default preserve' }),
   actionOnExistingProfile: existingActionSchema.nullish().meta({ description: '@default preserve' }),
   includeUnsubscribed: z.boolean().nullish().meta({ description: '@default false' }),
@@ -220,7 +254,7 @@ const resolvedSources = new WeakMap<object, SourceSpec>();
  */
 export const sourceSchema = z
   .object({
-    type: z.string().nullish().meta({ description: 'CSV, or AUDIENCE (the default); any case.' }),
+    type: capped('ref').nullish().meta({ description: 'CSV, or AUDIENCE (the default); any case.' }),
     config: z.object(sourceFieldsShape).nullish(),
     ...sourceFieldsShape,
   })
@@ -254,14 +288,17 @@ const contentShape = {
     description:
       "Subject line (Liquid). Required with message; with template, absent uses the template's default subject.",
   }),
-  preheader: z.string().nullish(),
+  preheader: capped('preheader').nullish(),
   sender: senderSchema,
   message: messageSchema
     .nullish()
     .meta({ description: 'Body, plaintext or HTML. Either message or template.' }),
   template: templateSchema.nullish(),
   replyAddress: addressSchema.nullish(),
-  attachments: z.array(attachmentSchema).nullish(),
+  attachments: z
+    .array(attachmentSchema)
+    .max(FIELD_LIMITS.attachments.max, itemsMessage('attachments'))
+    .nullish(),
   invitation: invitationSchema.nullish(),
 };
 
@@ -305,9 +342,19 @@ function checkTargets(
   }
 }
 
-const audienceSchema = z.array(refSchema).nullish().meta({
-  description: 'TypeScript client: audience group refs, each an audience group source with defaults.',
-});
+function itemsMessage(name: 'attachments' | 'sources' | 'audience'): string {
+  return `At most ${FIELD_LIMITS[name].max} items`;
+}
+
+const sourcesSchema = z.array(sourceSchema).max(FIELD_LIMITS.sources.max, itemsMessage('sources')).nullish();
+
+const audienceSchema = z
+  .array(refSchema)
+  .max(FIELD_LIMITS.audience.max, itemsMessage('audience'))
+  .nullish()
+  .meta({
+    description: 'TypeScript client: audience group refs, each an audience group source with defaults.',
+  });
 
 /**
  * `POST /send/mail` with at most `maxRecipients` recipients.
@@ -341,7 +388,7 @@ function broadcastRequestSchemaWith<R extends z.ZodType>(recipients: R) {
     .object({
       ...contentShape,
       recipients,
-      sources: z.array(sourceSchema).nullish(),
+      sources: sourcesSchema,
       audience: audienceSchema,
       options: z
         .object({
@@ -377,7 +424,7 @@ function batchRequestSchemaWith<R extends z.ZodType>(recipients: R) {
     .object({
       broadcastRef: refSchema,
       recipients,
-      sources: z.array(sourceSchema).nullish(),
+      sources: sourcesSchema,
       audience: audienceSchema,
       subject: locked('subject'),
       preheader: locked('preheader'),
