@@ -28,6 +28,8 @@ export interface Connection {
    * PostgreSQL parsing and planning it on every execution. Absent for a pool of the caller's.
    */
   pgPrepare?: (text: string) => void;
+  /** The path of a SQLite file the store opened itself (not `:memory:`): for its free-space reserve. */
+  sqlitePath?: string;
   /** A PostgreSQL pool the store opened itself, for the few statements Kysely cannot run (scripts). */
   pgPool?: pg.Pool;
 }
@@ -143,6 +145,7 @@ function connectUrl(url: string, poolSize: number, busyTimeoutMs: number, cacheM
   return {
     db: shared.db,
     kind: 'sqlite',
+    sqlitePath: key,
     sqliteFile: () => shared.file,
     async release() {
       if (released) return;
