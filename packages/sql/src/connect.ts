@@ -43,6 +43,16 @@ const MAX_PREPARED = 256;
  */
 function preparingClient(names: Map<string, string>): typeof pg.Client {
   return class PreparingClient extends loadPg().Client {
+    // biome-ignore lint/suspicious/noExplicitAny: pg's Client constructor takes a config of many shapes.
+    constructor(config?: any) {
+      super(config);
+      // A connection reset while the client is checked out but between queries (a database going away)
+      // is emitted as 'error' on the client, where the pool listens only while it is idle: unhandled, it
+      // would end the process. Nothing is lost by ignoring it here: the client is no longer queryable,
+      // its next query fails (STORE_UNAVAILABLE) and the pool discards it on release.
+      this.on('error', () => undefined);
+    }
+
     // biome-ignore lint/suspicious/noExplicitAny: pg's query has a dozen overloads; this forwards them all.
     override query(config: any, values?: any, callback?: any): any {
       if (typeof config === 'string' && Array.isArray(values)) {
