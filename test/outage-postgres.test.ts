@@ -125,7 +125,10 @@ describe('a PostgreSQL outage of 10 s mid-broadcast', () => {
       await proxy.down();
       await new Promise((resolve) => setTimeout(resolve, 1000));
       const health = await fetch(`${base}/health`);
-      const healthBody = (await health.json()) as { status: string; store: { since?: string; code?: string } };
+      const healthBody = (await health.json()) as {
+        status: string;
+        store: { since?: string; code?: string };
+      };
       await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS - 1000));
       const upAt = performance.now();
       await proxy.up();

@@ -6,7 +6,7 @@
  * `PRAGMA integrity_check` is `ok`. The WAL's largest size during the load is printed and bounded.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, statfsSync } from 'node:fs';
+import { mkdtempSync, rmSync, statfsSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunningServer, startServer } from '@mailroom/cli';
@@ -84,7 +84,12 @@ describe('SQLite on a 16 MiB filesystem filled by sends', () => {
         const res = await fetch(`${server.url}/send/mail`, {
           method: 'POST',
           headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ subject: `S${n}`, sender: 'demo@mailroom.local', message: filler(n), recipients: address }),
+          body: JSON.stringify({
+            subject: `S${n}`,
+            sender: 'demo@mailroom.local',
+            message: filler(n),
+            recipients: address,
+          }),
         });
         const body = (await res.json()) as { code?: string };
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
@@ -133,9 +138,10 @@ describe('SQLite on a 16 MiB filesystem filled by sends', () => {
       const db = new Database(file, { fileMustExist: true });
       try {
         expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-        const rows = db
-          .prepare('SELECT address, status FROM mailroom_deliveries')
-          .all() as Array<{ address: string; status: string }>;
+        const rows = db.prepare('SELECT address, status FROM mailroom_deliveries').all() as Array<{
+          address: string;
+          status: string;
+        }>;
         expect(rows).toHaveLength(accepted.length);
         expect(rows.every((r) => r.status === 'sent')).toBe(true);
       } finally {

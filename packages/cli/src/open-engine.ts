@@ -95,7 +95,10 @@ export function resolveDatabase(flag: string | undefined, io: CliIo, command: st
   if (reserve === undefined) return { url, label: redactUrl(url) };
   const sqliteReserveMiB = Number(reserve);
   if (!(Number.isFinite(sqliteReserveMiB) && sqliteReserveMiB >= 0)) {
-    throw new UsageError(`MAILROOM_SQLITE_RESERVE_MIB must be a number of MiB >= 0, got '${reserve}'`, command);
+    throw new UsageError(
+      `MAILROOM_SQLITE_RESERVE_MIB must be a number of MiB >= 0, got '${reserve}'`,
+      command,
+    );
   }
   return { url, label: redactUrl(url), sqliteReserveMiB };
 }

@@ -305,7 +305,8 @@ function responses(successSchema: string, successDescription: string): JsonObjec
   for (const status of [...byStatus.keys()].sort((a, b) => a - b)) {
     const headers: JsonObject = { 'X-Request-ID': { $ref: '#/components/headers/RequestId' } };
     // Every 503 says when to come back (the error's own time, else DEFAULT_RETRY_AFTER_SECONDS).
-    if (status === 429 || status === 503) headers['Retry-After'] = { $ref: '#/components/headers/RetryAfter' };
+    if (status === 429 || status === 503)
+      headers['Retry-After'] = { $ref: '#/components/headers/RetryAfter' };
     out[String(status)] = {
       description: (byStatus.get(status) ?? []).join('\n\n'),
       headers,

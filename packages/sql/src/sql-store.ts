@@ -5,10 +5,7 @@ import { STORE_ID_SETTING, sqlAppTransactions } from './app-transaction.js';
 import { createBulkWrites } from './bulk-writes.js';
 import { createCodec } from './codec.js';
 import { connect } from './connect.js';
-import {
-  DEFAULT_SQLITE_RESERVE_MIB,
-  sqliteReserve,
-} from './dialects/sqlite/sqlite-reserve.js';
+import { DEFAULT_SQLITE_RESERVE_MIB, sqliteReserve } from './dialects/sqlite/sqlite-reserve.js';
 import { createSqliteSourcePages } from './dialects/sqlite/sqlite-source-pages.js';
 import { runMigrations } from './migrations.js';
 import type { SqlStoreOptions } from './options.js';

@@ -61,7 +61,8 @@ export function createOutcomeBuffer<T extends BufferedOutcome>(
       );
     } catch (error) {
       // Nothing recorded: the deliveries stay leased and are retried when their leases expire.
-      if (isStoreOutage(error)) logger.debug({ err: error, outcomes: items.length }, 'outcomes wait out a store outage');
+      if (isStoreOutage(error))
+        logger.debug({ err: error, outcomes: items.length }, 'outcomes wait out a store outage');
       else logger.error({ err: error, outcomes: items.length }, 'recording delivery outcomes failed');
       for (const item of items) item.settle(false);
       return;

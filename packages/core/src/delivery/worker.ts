@@ -219,11 +219,9 @@ export function createWorker(
       () => {
         const until = new Date(clock.now().getTime() + opts.leaseMs);
         const leases = claimed.map((d) => ({ id: d.id, leaseToken: d.leaseToken }));
-        store
-          .renewLeases(leases, until)
-          .catch((err: unknown) => {
-            if (!isStoreOutage(err)) logger.warn({ err }, 'lease renewal failed');
-          });
+        store.renewLeases(leases, until).catch((err: unknown) => {
+          if (!isStoreOutage(err)) logger.warn({ err }, 'lease renewal failed');
+        });
       },
       Math.max(200, opts.leaseMs / 3),
     );

@@ -207,9 +207,9 @@ export function createWebhookSender(
         // Nothing recorded: the messages stay leased and are sent again when their leases expire.
         if (!isStoreOutage(error))
           logger.error(
-          { err: error, messages: items.length + back.length },
-          'recording webhook outcomes failed',
-        );
+            { err: error, messages: items.length + back.length },
+            'recording webhook outcomes failed',
+          );
       }
     });
     return writes;
