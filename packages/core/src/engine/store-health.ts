@@ -67,7 +67,9 @@ export function watchStore(store: Store, clock: Clock, logger: Logger): WatchedS
       let wrapper = wrapped.get(key);
       if (wrapper === undefined) {
         wrapper = (...args: unknown[]) => {
-          const result: unknown = Reflect.apply(value, target, args);
+          // Read at each call, not when first wrapped: a store may hand out another function later.
+          const current = Reflect.get(target, key) as (...a: unknown[]) => unknown;
+          const result: unknown = Reflect.apply(current, target, args);
           if (result instanceof Promise) {
             result.then(
               () => succeeded(key),
