@@ -147,7 +147,8 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   const noTracking = () => new MailroomError('NOT_FOUND', 'Unknown or invalid tracking link');
 
   return {
-    store,
+    // The store as given (the engine's own calls go through the watch).
+    store: options.store,
     transport: options.transport,
     admin: createAdmin(ctx),
     inbound: createInbound(ctx, options.notifications),
