@@ -92,6 +92,7 @@ function stubEngine(behaviour: { send?: (body: unknown) => Promise<SendResult> }
     listDomainWarnings: unused,
     checkDueDomains: unused,
     on: unused,
+    health: unused,
     close: async () => {},
   };
   return { mailroom: engine, calls };

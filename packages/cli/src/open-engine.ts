@@ -34,6 +34,11 @@ export interface DatabaseTarget {
   url: string;
   /** The URL with any password masked. */
   label: string;
+  /**
+   * SQLite: the free space in MiB kept for delivering accepted mail (`MAILROOM_SQLITE_RESERVE_MIB`; the
+   * SQL store's `sqliteReserveMiB`). @default 64
+   */
+  sqliteReserveMiB?: number;
 }
 
 /** Where delivered messages go: an SMTP relay, Amazon SES, or `.eml` files in a folder. */
@@ -86,7 +91,16 @@ export function resolveDatabase(flag: string | undefined, io: CliIo, command: st
     );
   }
   const url = sqlitePath(given) === undefined ? given : absoluteSqlite(given, io.cwd);
-  return { url, label: redactUrl(url) };
+  const reserve = nonEmpty(io.env.MAILROOM_SQLITE_RESERVE_MIB);
+  if (reserve === undefined) return { url, label: redactUrl(url) };
+  const sqliteReserveMiB = Number(reserve);
+  if (!(Number.isFinite(sqliteReserveMiB) && sqliteReserveMiB >= 0)) {
+    throw new UsageError(
+      `MAILROOM_SQLITE_RESERVE_MIB must be a number of MiB >= 0, got '${reserve}'`,
+      command,
+    );
+  }
+  return { url, label: redactUrl(url), sqliteReserveMiB };
 }
 
 /**
@@ -162,7 +176,11 @@ export async function openStore(database: DatabaseTarget): Promise<Store> {
     // its own): serve and worker stay within their memory budget through a large broadcast at the same
     // rate; only a very large CSV import is a little slower (BENCHMARKS.md, delivery-corpus and "CSV
     // sources").
-    const opened = sqlStore({ url: database.url, sqliteCacheMiB: 16 });
+    const opened = sqlStore({
+      url: database.url,
+      sqliteCacheMiB: 16,
+      ...(database.sqliteReserveMiB === undefined ? {} : { sqliteReserveMiB: database.sqliteReserveMiB }),
+    });
     store = opened;
     await opened.init();
     return opened;

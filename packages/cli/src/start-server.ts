@@ -9,7 +9,7 @@ import type {
   WorkerOptions,
 } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
-import type { HttpOptions } from '@mailroom/http';
+import { DEFAULT_RETRY_AFTER_SECONDS, type HttpOptions } from '@mailroom/http';
 import { mailroomPlugin } from '@mailroom/http/fastify';
 import type { InboundServer } from '@mailroom/smtp';
 import Fastify from 'fastify';
@@ -117,7 +117,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   let inbound: InboundServer | undefined;
   try {
     const demo = await ensureDemoProject(mailroom, store);
-    app.get('/health', async () => ({ status: 'ok' }));
+    // For a load balancer's readiness check: 503 while the store cannot take new mail (the worker may
+    // still be delivering what was accepted), with the state and since when.
+    app.get('/health', async (_request, reply) => {
+      const store = await mailroom.health();
+      if (store.state === 'ok') return { status: 'ok', store };
+      return reply
+        .code(503)
+        .header('retry-after', String(DEFAULT_RETRY_AFTER_SECONDS))
+        .send({ status: store.state, store });
+    });
     await app.register(mailroomPlugin, { mailroom, logger: options.logger, ...options.http });
     await app.listen({ port: options.port, host: options.host }).catch((error: unknown) => {
       throw new MailroomError('INTERNAL', `cannot listen on ${options.host}:${options.port}`, {

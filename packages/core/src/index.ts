@@ -39,6 +39,7 @@ export {
 } from './domains/domain-records.js';
 export { createMailroom } from './engine/create-mailroom.js';
 export type * from './engine/mailroom-types.js';
+export type { StoreHealth } from './engine/store-health.js';
 export * from './fetch/index.js';
 export type { BounceCountOptions, DomainBounces } from './inbound/bounce-counts.js';
 export type { BounceEffect, BounceReason, ReasonGroup, ReasonInfo } from './inbound/bounce-reasons.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger, Mailroom } from '@mailroom/core';
-import { isMailroomError, MailroomError } from '@mailroom/core';
+import { isMailroomError, isStoreOutage, MailroomError } from '@mailroom/core';
 import { createAuthFailureLimit } from './auth-failure-limit.js';
 import { createDashboard } from './dashboard/dashboard.js';
 import { resolveDashboardOptions } from './dashboard/dashboard-options.js';
@@ -53,6 +53,8 @@ export function createHandler(mailroom: Mailroom, options: HttpOptions = {}): Ma
 
   const fail = (req: NeutralRequest, requestId: string, error: unknown): NeutralResponse => {
     if (isMailroomError(error) && error.status < 500) return errorResponse(requestId, error);
+    // The engine logs an outage once, when it starts and when it ends; not once per request.
+    if (isStoreOutage(error)) return errorResponse(requestId, error);
     // Only what identifies the fault: never headers (the secret) nor the body.
     logger.error(
       { requestId, method: req.method, path: req.path, ip: req.ip, err: describeError(error) },

@@ -3,6 +3,7 @@ export type { DashboardOptions } from './dashboard/dashboard-options.js';
 export { createHandler, DEFAULT_BODY_LIMIT } from './handler.js';
 export type { MetricsOptions } from './metrics-options.js';
 export { buildOpenApiDocument } from './openapi.js';
+export { DEFAULT_RETRY_AFTER_SECONDS } from './responses.js';
 export type {
   HttpOptions,
   MailroomHttpHandler,

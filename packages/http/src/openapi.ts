@@ -250,7 +250,8 @@ export function buildOpenApiDocument(base: string): JsonObject {
           schema: { type: 'string' },
         },
         RetryAfter: {
-          description: 'Seconds to wait before retrying.',
+          description:
+            'Seconds to wait before retrying: on 429, until the rate allows; on 503 (a store outage: `STORE_UNAVAILABLE`, `STORAGE_FULL`), 5 unless the error says otherwise.',
           schema: { type: 'integer', minimum: 1 },
         },
       },
@@ -331,7 +332,9 @@ function responses(successSchema: string, successDescription: string): JsonObjec
   }
   for (const status of [...byStatus.keys()].sort((a, b) => a - b)) {
     const headers: JsonObject = { 'X-Request-ID': { $ref: '#/components/headers/RequestId' } };
-    if (status === 429) headers['Retry-After'] = { $ref: '#/components/headers/RetryAfter' };
+    // Every 503 says when to come back (the error's own time, else DEFAULT_RETRY_AFTER_SECONDS).
+    if (status === 429 || status === 503)
+      headers['Retry-After'] = { $ref: '#/components/headers/RetryAfter' };
     out[String(status)] = {
       description: (byStatus.get(status) ?? []).join('\n\n'),
       headers,

@@ -4,6 +4,12 @@ import type { NeutralResponse } from './types.js';
 /** Content type of every response. */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
+/**
+ * `Retry-After` of a 503 whose error names no time of its own (`STORE_UNAVAILABLE`, `STORAGE_FULL`, ...):
+ * long enough for a database restart or a failover to finish, short enough not to hold mail back.
+ */
+export const DEFAULT_RETRY_AFTER_SECONDS = 5;
+
 const METHOD_NOT_ALLOWED = {
   code: 'METHOD_NOT_ALLOWED',
   status: ERROR_CODES.METHOD_NOT_ALLOWED.status,
@@ -49,8 +55,9 @@ export function successResponse(requestId: string, message: string, data: unknow
  */
 export function errorResponse(requestId: string, error: MailroomError): NeutralResponse {
   const headers: Record<string, string> = {};
-  if (error.retryAfter !== undefined)
-    headers['retry-after'] = String(Math.max(1, Math.ceil(error.retryAfter)));
+  // A 503 always says when to come back: a client or load balancer then tells an outage from a bug.
+  const retryAfter = error.retryAfter ?? (error.status === 503 ? DEFAULT_RETRY_AFTER_SECONDS : undefined);
+  if (retryAfter !== undefined) headers['retry-after'] = String(Math.max(1, Math.ceil(retryAfter)));
   // The rest of an oversized body is never read, so the connection cannot be reused.
   if (error.code === 'PAYLOAD_TOO_LARGE') headers.connection = 'close';
   if (error.status >= 500) {

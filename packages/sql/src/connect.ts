@@ -28,6 +28,8 @@ export interface Connection {
    * PostgreSQL parsing and planning it on every execution. Absent for a pool of the caller's.
    */
   pgPrepare?: (text: string) => void;
+  /** The path of a SQLite file the store opened itself (not `:memory:`): for its free-space reserve. */
+  sqlitePath?: string;
   /** A PostgreSQL pool the store opened itself, for the few statements Kysely cannot run (scripts). */
   pgPool?: pg.Pool;
 }
@@ -41,6 +43,16 @@ const MAX_PREPARED = 256;
  */
 function preparingClient(names: Map<string, string>): typeof pg.Client {
   return class PreparingClient extends loadPg().Client {
+    // biome-ignore lint/suspicious/noExplicitAny: pg's Client constructor takes a config of many shapes.
+    constructor(config?: any) {
+      super(config);
+      // A connection reset while the client is checked out but between queries (a database going away)
+      // is emitted as 'error' on the client, where the pool listens only while it is idle: unhandled, it
+      // would end the process. Nothing is lost by ignoring it here: the client is no longer queryable,
+      // its next query fails (STORE_UNAVAILABLE) and the pool discards it on release.
+      this.on('error', () => undefined);
+    }
+
     // biome-ignore lint/suspicious/noExplicitAny: pg's query has a dozen overloads; this forwards them all.
     override query(config: any, values?: any, callback?: any): any {
       if (typeof config === 'string' && Array.isArray(values)) {
@@ -143,6 +155,7 @@ function connectUrl(url: string, poolSize: number, busyTimeoutMs: number, cacheM
   return {
     db: shared.db,
     kind: 'sqlite',
+    sqlitePath: key,
     sqliteFile: () => shared.file,
     async release() {
       if (released) return;

@@ -34,6 +34,15 @@ export interface SqlUrlOptions {
    */
   sqliteCacheMiB?: number;
   /**
+   * SQLite: free space, in MiB, kept on the database file's filesystem for recording what was already
+   * accepted. Below it, new sends and broadcasts (and their idempotency keys) are refused with
+   * `STORAGE_FULL` (HTTP 503 with `Retry-After`) before anything is written, while the worker goes on
+   * delivering and recording outcomes in the space kept. `0` turns the check off (a full disk then fails
+   * writes with `STORAGE_FULL` when SQLite finds no room).
+   * @default 64
+   */
+  sqliteReserveMiB?: number;
+  /**
    * SQLite: a page of a broadcast source (CSV rows, audience members) with at least this many deliveries
    * and profiles is written by the store's background thread, on a connection of its own, while the
    * event loop goes on (the worker parses the next pages meanwhile): on a file of a million CSV rows,

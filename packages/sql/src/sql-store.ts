@@ -5,6 +5,7 @@ import { STORE_ID_SETTING, sqlAppTransactions } from './app-transaction.js';
 import { createBulkWrites } from './bulk-writes.js';
 import { createCodec } from './codec.js';
 import { connect } from './connect.js';
+import { DEFAULT_SQLITE_RESERVE_MIB, sqliteReserve } from './dialects/sqlite/sqlite-reserve.js';
 import { createSqliteSourcePages } from './dialects/sqlite/sqlite-source-pages.js';
 import { runMigrations } from './migrations.js';
 import type { SqlStoreOptions } from './options.js';
@@ -39,7 +40,9 @@ import { createSqlRunner } from './sql-runner.js';
  * await store.init();
  */
 export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
-  const { db, kind, release, sqliteFile, pgPrepare, pgPool } = connect(options as SqlStoreOptions);
+  const { db, kind, release, sqliteFile, sqlitePath, pgPrepare, pgPool } = connect(
+    options as SqlStoreOptions,
+  );
   const name = `sql:${kind}`;
   const r = createSqlRunner(kind, { root: db, sqliteFile, pgPrepare, pgPool });
   const c = createCodec(kind);
@@ -74,6 +77,19 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
 
   const ctx = createSqlContext({ name, kind, db, r, c, bulk, claims, guard });
   const accounts = sqlAccountStore(ctx);
+  const mailings = sqlMailingStore(ctx);
+  const idempotency = sqlIdempotencyStore(ctx);
+  // A SQLite file keeps free space for the worker; new mail is refused below it, before any write.
+  const reserve =
+    sqlitePath !== undefined && 'url' in options
+      ? sqliteReserve(sqlitePath, options.sqliteReserveMiB ?? DEFAULT_SQLITE_RESERVE_MIB, () =>
+          sqliteFile?.()?.truncateWal(),
+        )
+      : undefined;
+  const admit = (operation: string) => {
+    if (closed) return;
+    reserve?.check(operation);
+  };
   const init = () =>
     guard('init', async () => {
       migrated ??= runMigrations(db, kind)
@@ -100,13 +116,32 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
       await release();
     },
 
+    async ping() {
+      await guard(
+        'ping',
+        async () => {
+          admit('ping');
+          await r.run(db, 'SELECT 1');
+        },
+        { retry: false },
+      );
+    },
+
     ...accounts,
     ...sqlAudienceStore(ctx),
     ...sqlAudienceAdminStore(ctx),
-    ...sqlMailingStore(ctx),
+    ...mailings,
+    async commitBatch(batchWrite) {
+      admit('commitBatch');
+      return mailings.commitBatch(batchWrite);
+    },
     ...sqlDeliveryQueue(ctx),
     ...sqlSourceJobStore(ctx, createSqliteSourcePages(ctx, writerThreadRows, sqliteFile)),
-    ...sqlIdempotencyStore(ctx),
+    ...idempotency,
+    async beginIdempotent(record, now) {
+      admit('beginIdempotent');
+      return idempotency.beginIdempotent(record, now);
+    },
     ...sqlRetentionStore(ctx),
     ...sqlInboundSignalStore(ctx),
     ...sqlEventStore(ctx),

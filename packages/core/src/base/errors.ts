@@ -129,6 +129,18 @@ export const ERROR_CODES = {
     description:
       "A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.",
   },
+  STORE_UNAVAILABLE: {
+    status: 503,
+    retryable: true,
+    description:
+      'The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.',
+  },
+  STORAGE_FULL: {
+    status: 503,
+    retryable: true,
+    description:
+      "The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.",
+  },
   STORE_FAILED: { status: 500, retryable: true, description: 'The store failed.' },
   INTERNAL: { status: 500, retryable: false, description: 'An unexpected fault.' },
 } as const satisfies Record<string, ErrorCodeInfo>;
@@ -209,4 +221,12 @@ export class MailroomError extends Error {
 /** True when `error` is a `MailroomError`, optionally of one of `codes`. */
 export function isMailroomError(error: unknown, ...codes: ErrorCode[]): error is MailroomError {
   return error instanceof MailroomError && (codes.length === 0 || codes.includes(error.code));
+}
+
+/** The codes of a store outage: transient, answered 503 with `Retry-After`, logged once per outage. */
+export const OUTAGE_CODES = ['STORE_UNAVAILABLE', 'STORAGE_FULL'] as const satisfies readonly ErrorCode[];
+
+/** True when `error` says the store is out for now ({@link OUTAGE_CODES}), not that the operation is wrong. */
+export function isStoreOutage(error: unknown): error is MailroomError {
+  return isMailroomError(error, ...OUTAGE_CODES);
 }

@@ -1,4 +1,5 @@
 import type { Logger } from '../base/base-types.js';
+import { isStoreOutage } from '../base/errors.js';
 import type { DeliveryOutcome } from '../store/delivery-queue.js';
 import type { ClaimedDelivery } from '../store/records.js';
 import type { DeliveryQueue } from '../store/store.js';
@@ -60,7 +61,9 @@ export function createOutcomeBuffer<T extends BufferedOutcome>(
       );
     } catch (error) {
       // Nothing recorded: the deliveries stay leased and are retried when their leases expire.
-      logger.error({ err: error, outcomes: items.length }, 'recording delivery outcomes failed');
+      if (isStoreOutage(error))
+        logger.debug({ err: error, outcomes: items.length }, 'outcomes wait out a store outage');
+      else logger.error({ err: error, outcomes: items.length }, 'recording delivery outcomes failed');
       for (const item of items) item.settle(false);
       return;
     }

@@ -1,4 +1,4 @@
-import { MailroomError } from '../base/errors.js';
+import { isStoreOutage, MailroomError } from '../base/errors.js';
 import type { EngineContext } from '../engine/engine-context.js';
 import type { DrainOptions, MailroomWorker } from '../engine/mailroom-types.js';
 import { SOURCE_EXPANDERS } from '../sources/index.js';
@@ -155,6 +155,9 @@ export function createWorker(
     } catch (error) {
       // Commits still in flight end first: the failure is written after them, never before.
       for (const commit of inFlight) await commit.catch(() => undefined);
+      // A store outage is no fault of the source: the job keeps its checkpoint and lease, and this or
+      // another worker resumes it once the lease expires.
+      if (isStoreOutage(error)) throw error;
       logger.error({ err: error, job: job.id }, 'source job failed');
       const now = clock.now();
       await store.commitSourcePage(job.id, job.leaseToken, {
@@ -220,9 +223,9 @@ export function createWorker(
       () => {
         const until = new Date(clock.now().getTime() + opts.leaseMs);
         const leases = claimed.map((d) => ({ id: d.id, leaseToken: d.leaseToken }));
-        store
-          .renewLeases(leases, until)
-          .catch((err: unknown) => logger.warn({ err }, 'lease renewal failed'));
+        store.renewLeases(leases, until).catch((err: unknown) => {
+          if (!isStoreOutage(err)) logger.warn({ err }, 'lease renewal failed');
+        });
       },
       Math.max(200, opts.leaseMs / 3),
     );
@@ -253,6 +256,7 @@ export function createWorker(
     const claimed = await store.claimDeliveries({ now: clock.now(), limit, leaseMs: opts.leaseMs });
     if (claimed.length === 0) return undefined;
     const done = deliverClaimed(claimed).catch((error: unknown) => {
+      if (isStoreOutage(error)) return;
       logger.error(
         { err: error },
         'delivering a batch failed; its deliveries are retried when their leases expire',
@@ -313,7 +317,8 @@ export function createWorker(
           if (batch) progressed = batch.count === room;
         }
       } catch (error) {
-        logger.error({ err: error }, 'worker round failed');
+        // An outage is logged once by the engine, not at every round.
+        if (!isStoreOutage(error)) logger.error({ err: error }, 'worker round failed');
       }
       if (progressed || !running) continue;
       // Batches in flight: claim again as soon as they free room (or poll, for deliveries coming due).

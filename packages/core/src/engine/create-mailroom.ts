@@ -42,6 +42,7 @@ import { EventHub } from './event-hub.js';
 import type { Mailroom, MailroomOptions } from './mailroom-types.js';
 import { createProgressReporter, DEFAULT_PROGRESS_INTERVAL_MS } from './progress-reporter.js';
 import { createRetention } from './retention.js';
+import { watchStore } from './store-health.js';
 
 /**
  * Create the engine.
@@ -55,13 +56,16 @@ import { createRetention } from './retention.js';
  */
 export function createMailroom(options: MailroomOptions): Mailroom {
   const logger = options.logger ?? silentLogger;
+  const clock = options.clock ?? systemClock;
+  // Every part of the engine reaches the store through the watch: an outage is logged once, here.
+  const watched = watchStore(options.store, clock, logger);
   const base: BaseContext = {
-    store: options.store,
+    store: watched.store,
     transport: options.transport,
-    clock: options.clock ?? systemClock,
+    clock,
     logger,
     events: new EventHub(logger),
-    outbox: createEventOutbox(options.store),
+    outbox: createEventOutbox(watched.store),
     limits: {
       recipientsPerMessage: options.limits?.recipientsPerMessage ?? 10,
       recipientsPerBatch: options.limits?.recipientsPerBatch ?? 250,
@@ -71,7 +75,11 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     storeContentDefault: options.storeContentDefault ?? false,
     fetcher: createGuardedFetcher(options.fetch),
     ready: () => {
-      initialized ??= options.store.init();
+      // A failed init (the database was out) is tried again by the next caller, not remembered.
+      initialized ??= watched.store.init().catch((error: unknown) => {
+        initialized = undefined;
+        throw error;
+      });
       return initialized;
     },
   };
@@ -151,7 +159,8 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   const admin = createAdmin(ctx);
 
   return {
-    store,
+    // The store as given (the engine's own calls go through the watch).
+    store: options.store,
     transport: options.transport,
     admin,
     audience: createAudienceApi(ctx, { resolveAuth, admin }),
@@ -305,6 +314,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     },
 
     on: (event, listener) => ctx.events.on(event, listener),
+    health: () => watched.health(),
 
     async close() {
       progress.stop();

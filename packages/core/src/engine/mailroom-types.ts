@@ -62,6 +62,7 @@ import type { ListEvents, MailroomWebhooks, WebhookOptions } from '../webhooks/w
 import type { AuthContext } from './auth-context.js';
 import type { MailroomEvents } from './engine-events.js';
 import type { RetentionOptions } from './retention-options.js';
+import type { StoreHealth } from './store-health.js';
 
 export type * from '../accept/accept-options.js';
 export type * from '../admin/engine-views.js';
@@ -422,6 +423,12 @@ export interface Mailroom {
    */
   checkDueDomains(): Promise<number>;
   on<E extends keyof MailroomEvents>(event: E, listener: MailroomEvents[E]): () => void;
+  /**
+   * The store's state, for a health endpoint: `ok`, or `unavailable` / `storage-full` since when (the
+   * first failed call of the outage). Probes the store (`Store.ping`) when it can, so an outage that
+   * ended while nothing called the store reads `ok` again. Never throws.
+   */
+  health(): Promise<StoreHealth>;
   /** Stop the worker and close the transport and the store. */
   close(): Promise<void>;
 }

@@ -24,6 +24,13 @@ export interface StoreLifecycle {
 
   /** Prepare the backend (run migrations). Safe to call more than once and from several processes at once. */
   init(): Promise<void>;
+  /**
+   * Optional: check that the store can take a new send now, cheaply (a trivial query; on SQLite also the
+   * disk's free space against the reserve). Resolves when it can; otherwise throws `STORE_UNAVAILABLE`
+   * (the database cannot be reached) or `STORAGE_FULL` (no room for new mail). The engine's `health()`
+   * calls it; without it, health is read from the outcomes of the store's other calls.
+   */
+  ping?(): Promise<void>;
   /** Release connections. The store is unusable afterwards. */
   close(): Promise<void>;
 }

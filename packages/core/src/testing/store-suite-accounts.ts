@@ -5,6 +5,16 @@ import { expectStoreError, type StoreSuiteContext, seedProject } from './store-s
 
 /** Registers the tests of projects, secrets, senders, templates and ensureSetting. */
 export function describeAccounts(ctx: StoreSuiteContext): void {
+  describe('ping', () => {
+    // Optional: a store without ping is read by the engine from its other calls' outcomes.
+    it('a reachable store with room answers ping (when it has one) and stays usable', async () => {
+      expect(await ctx.store.ping?.()).toBeUndefined();
+      const { project } = await seedProject(ctx.store);
+      expect(await ctx.store.ping?.()).toBeUndefined();
+      expect((await ctx.store.getProject(project.id))?.id).toBe(project.id);
+    });
+  });
+
   describe('projects and secrets', () => {
     it('createProject then getProject and findSecret round-trip exactly', async () => {
       const project = makeProject({ name: 'Ünïcode 项目 🚀', createdAt: testTime(123) });

@@ -1,4 +1,4 @@
-import { isMailroomError } from '../base/errors.js';
+import { isMailroomError, isStoreOutage } from '../base/errors.js';
 import { newId } from '../base/ids.js';
 import type { BaseContext } from '../engine/base-context.js';
 import type {
@@ -205,10 +205,11 @@ export function createWebhookSender(
         if (lost > 0) logger.warn({ messages: lost }, 'webhook lease lost before the outcome was written');
       } catch (error) {
         // Nothing recorded: the messages stay leased and are sent again when their leases expire.
-        logger.error(
-          { err: error, messages: items.length + back.length },
-          'recording webhook outcomes failed',
-        );
+        if (!isStoreOutage(error))
+          logger.error(
+            { err: error, messages: items.length + back.length },
+            'recording webhook outcomes failed',
+          );
       }
     });
     return writes;
@@ -514,7 +515,7 @@ export function createWebhookSender(
           await claim(PEEK_LIMIT, open, 0);
         }
       } catch (error) {
-        logger.error({ err: error }, 'claiming webhook messages failed');
+        if (!isStoreOutage(error)) logger.error({ err: error }, 'claiming webhook messages failed');
       }
       if (full || !running) continue;
       await new Promise<void>((resolve) => {

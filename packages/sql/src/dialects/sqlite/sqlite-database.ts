@@ -5,6 +5,9 @@ import type { SqliteDatabase } from 'kysely';
 import { loadSqlite, sqliteOpenError } from '../../drivers.js';
 import { type SqliteThread, sqliteThread } from './sqlite-thread.js';
 
+/** The WAL file's size kept after a checkpoint reset (`journal_size_limit`). */
+const JOURNAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
+
 /** Prepared statements kept per connection; the store issues a few dozen distinct shapes. */
 const STATEMENT_CACHE_SIZE = 256;
 
@@ -21,6 +24,12 @@ export interface SqliteFile {
    * undefined for `:memory:` (whose data no other connection sees) and once the thread has failed.
    */
   writer(): SqliteThread | undefined;
+  /**
+   * Checkpoint the whole WAL into the database and truncate the WAL file to zero bytes, now, if no other
+   * connection is reading or writing (it never waits: the busy timeout is 0 for this call); nothing
+   * inside a transaction of this connection. Frees the WAL's disk space when the disk runs low.
+   */
+  truncateWal(): void;
   /** Stops background work (the file's background thread); call before closing the connection. */
   stopBackgroundWork(): Promise<void>;
 }
@@ -61,7 +70,9 @@ export function openSqliteFile(path: string, busyTimeoutMs: number, cacheMiB = 6
     'temp_store = MEMORY',
   ];
   for (const pragma of pragmas) db.pragma(pragma);
-  db.pragma('journal_size_limit = 67108864');
+  // After a checkpoint resets the WAL, its file is cut back to this size: the WAL's disk space stays
+  // bounded by it (and, between checkpoints, by what is written meanwhile), never by its largest burst.
+  db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
   const thread: SqliteThread | undefined =
     path === ':memory:' ? undefined : sqliteThread(db, { file: path, busyTimeoutMs, pragmas });
   const cache = new Map<string, Database.Statement>();
@@ -88,6 +99,15 @@ export function openSqliteFile(path: string, busyTimeoutMs: number, cacheMiB = 6
       },
     },
     writer: () => (thread?.usable && db.open ? thread : undefined),
+    truncateWal() {
+      if (path === ':memory:' || !db.open || db.inTransaction) return;
+      db.pragma('busy_timeout = 0');
+      try {
+        db.pragma('wal_checkpoint(TRUNCATE)');
+      } finally {
+        db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+      }
+    },
     stopBackgroundWork: async () => thread?.stop(),
   };
 }

@@ -21,6 +21,11 @@ const WATCH_INTERVAL_MS = 500;
  * sources").
  */
 const CHECKPOINT_INTERVAL_MS = 200;
+/**
+ * How long no connection must have written before the background thread truncates the WAL to zero
+ * bytes (a TRUNCATE checkpoint, which never waits for a busy reader or writer: it tries again later).
+ */
+const IDLE_TRUNCATE_MS = 1000;
 /** How long `stop` waits for the thread to finish its scripts and close before terminating it. */
 const STOP_TIMEOUT_MS = 30_000;
 /** Prepared statements the thread keeps. */
@@ -67,9 +72,31 @@ try {
   parentPort.postMessage({ type: 'error', message: String(error && error.message) });
   process.exit(0);
 }
+// Writes since the last tick: another connection's commits change data_version, this one's set wrote.
+let version = db.pragma('data_version', { simple: true });
+let wrote = false;
+let quietSince = Date.now();
+let truncated = false;
 const timer = setInterval(() => {
   try {
-    db.pragma('wal_checkpoint(PASSIVE)');
+    const now = Date.now();
+    const current = db.pragma('data_version', { simple: true });
+    if (current !== version || wrote) {
+      version = current;
+      wrote = false;
+      quietSince = now;
+      truncated = false;
+    }
+    if (!truncated && now - quietSince >= workerData.idleTruncateMs) {
+      // Quiet: copy the whole WAL back and cut its file to zero, so that an idle database holds no WAL
+      // on disk. Without waiting: a reader or writer still at work makes it report busy; the next tick tries again.
+      db.pragma('busy_timeout = 0');
+      const [result] = db.pragma('wal_checkpoint(TRUNCATE)');
+      db.pragma('busy_timeout = ' + workerData.busyTimeoutMs);
+      truncated = result !== undefined && result.busy === 0;
+    } else {
+      db.pragma('wal_checkpoint(PASSIVE)');
+    }
   } catch (error) {
     clearInterval(timer);
     db.close();
@@ -116,6 +143,7 @@ function runScript(id, statements, after) {
       changes.push(changed);
     }
     prepare('COMMIT').run();
+    wrote = true;
     outcome(id, true);
     parentPort.postMessage({ type: 'done', id, result: { committed: true, changes } });
   } catch (error) {
@@ -176,7 +204,9 @@ export interface SqliteThreadOptions {
  *   the disk (BENCHMARKS.md, "Store") which, inline, stalls every request and send the process serves (the
  *   connection that crosses `wal_autocheckpoint` runs it within its commit). Once the WAL has grown past
  *   a few MiB (small and test databases never start a thread), the thread runs a PASSIVE checkpoint
- *   every 200 ms; readers and writers go on meanwhile, and SQLite serializes checkpointers across
+ *   every 200 ms, and once nothing was written for a second, a TRUNCATE checkpoint that cuts the WAL
+ *   file to zero bytes (so the WAL's disk space is bounded by a few MiB under load and nothing when
+ *   idle, the bound a small disk needs: BENCHMARKS.md, "Store outages"); readers and writers go on meanwhile, and SQLite serializes checkpointers across
  *   connections and processes. The main connection keeps an inline autocheckpoint at a much larger size
  *   as a safety valve, and returns to the usual one if the thread fails.
  * - Large write transactions ({@link SqliteThread.run}): a page of a broadcast source (thousands of
@@ -221,6 +251,7 @@ export function sqliteThread(db: Database.Database, options: SqliteThreadOptions
         pragmas: options.pragmas,
         autocheckpointPages: SAFETY_AUTOCHECKPOINT_PAGES,
         intervalMs: CHECKPOINT_INTERVAL_MS,
+        idleTruncateMs: IDLE_TRUNCATE_MS,
         cacheSize: STATEMENT_CACHE_SIZE,
       },
     });
