@@ -55,6 +55,7 @@ export type * from './request/request-types.js';
 export type { AudienceSourceConfig } from './sources/audience-source.js';
 export type { CsvSourceConfig } from './sources/csv-probe.js';
 export type { CsvCheckpoint, CsvExpanderOptions } from './sources/csv-source.js';
+export { decideTokens, tokenRetryAt, tokenWindowSpan } from './store/destination-limit-store.js';
 export * from './store/event-records.js';
 export * from './store/records.js';
 export type * from './store/store.js';

@@ -4,6 +4,7 @@ import { DRIVER_NAME, emptyState, fail } from './memory-state.js';
 import { memoryAccountStore } from './roles/account-store.js';
 import { memoryAudienceStore } from './roles/audience-store.js';
 import { memoryDeliveryQueue } from './roles/delivery-queue.js';
+import { memoryDestinationLimitStore } from './roles/destination-limit-store.js';
 import { memoryDomainStore } from './roles/domain-store.js';
 import { memoryEventStore } from './roles/event-store.js';
 import { memoryIdempotencyStore } from './roles/idempotency-store.js';
@@ -56,5 +57,6 @@ export function memoryStore(): Store {
     ...memoryEventStore(() => db().outbox),
     ...memoryTrackingStore(db),
     ...memoryDomainStore(db),
+    ...memoryDestinationLimitStore(db),
   };
 }

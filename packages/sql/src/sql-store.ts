@@ -11,6 +11,7 @@ import type { SqlStoreOptions } from './options.js';
 import { sqlAccountStore } from './roles/account-store.js';
 import { sqlAudienceStore } from './roles/audience-store.js';
 import { sqlDeliveryQueue } from './roles/delivery-queue.js';
+import { sqlDestinationLimitStore } from './roles/destination-limit-store.js';
 import { sqlDomainStore } from './roles/domain-store.js';
 import { sqlEventStore } from './roles/event-store.js';
 import { sqlIdempotencyStore } from './roles/idempotency-store.js';
@@ -107,6 +108,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     ...sqlEventStore(ctx),
     ...sqlTrackingStore(ctx),
     ...sqlDomainStore(ctx),
+    ...sqlDestinationLimitStore(ctx),
     ...sqlAppTransactions({ ctx, closed: () => closed, storeId: () => storeId, init }),
   };
 }

@@ -2,6 +2,7 @@ import type { AccountStore } from './account-store.js';
 import type { AppTransactionStore } from './app-transaction-store.js';
 import type { AudienceStore } from './audience-store.js';
 import type { DeliveryQueue } from './delivery-queue.js';
+import type { DestinationLimitStore } from './destination-limit-store.js';
 import type { DomainStore } from './domain-store.js';
 import type { EventStore } from './event-store.js';
 import type { IdempotencyStore } from './idempotency-store.js';
@@ -16,6 +17,15 @@ export type { AccountStore } from './account-store.js';
 export type { AppTransaction, AppTransactionStore, TransactionStore } from './app-transaction-store.js';
 export type { AudienceStore } from './audience-store.js';
 export type { ClaimOptions, DeliveryOutcome, DeliveryQueue } from './delivery-queue.js';
+export type {
+  DestinationLimitStore,
+  TokenBucket,
+  TokenDecision,
+  TokenGrant,
+  TokenRequest,
+  TokenWindow,
+  TokenWindowSpan,
+} from './destination-limit-store.js';
 export type {
   DkimKeyRecord,
   DkimKeyState,
@@ -69,6 +79,7 @@ export type {
  * - {@link EventStore}: the event outbox, webhook endpoints and the webhook queue.
  * - {@link TrackingStore}: link maps and open and click hits.
  * - {@link DomainStore}: sending domains, their DKIM keys and DNS checks.
+ * - {@link DestinationLimitStore}: send limits per destination, shared by every worker (token windows).
  * - {@link AppTransactionStore} (optional): writing an accepted request in the app's own transaction.
  *
  * Rules for every method:
@@ -93,6 +104,7 @@ export interface Store
     EventStore,
     TrackingStore,
     DomainStore,
+    DestinationLimitStore,
     AppTransactionStore {}
 
 /** The names of the roles, as `storeTestSuite`'s `roles` option takes them. */
@@ -107,4 +119,5 @@ export type StoreRole =
   | 'InboundSignalStore'
   | 'EventStore'
   | 'TrackingStore'
-  | 'DomainStore';
+  | 'DomainStore'
+  | 'DestinationLimitStore';

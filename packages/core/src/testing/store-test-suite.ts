@@ -22,6 +22,7 @@ import type { Store, StoreRole } from '../store/store.js';
 import { describeAccounts } from './store-suite-accounts.js';
 import { describeAudience } from './store-suite-audience.js';
 import { describeDeliveryQueue } from './store-suite-delivery-queue.js';
+import { describeDestinationLimits } from './store-suite-destination-limits.js';
 import { describeDomains } from './store-suite-domains.js';
 import { describeEvents } from './store-suite-events.js';
 import type { StoreSuiteContext } from './store-suite-helpers.js';
@@ -125,6 +126,7 @@ export function storeTestSuite(
       EventStore: (c) => describeEvents(c, options.connect),
       TrackingStore: describeTracking,
       DomainStore: (c) => describeDomains(c, options.connect),
+      DestinationLimitStore: (c) => describeDestinationLimits(c, options.connect),
     };
     for (const [role, register] of Object.entries(roles) as Array<[StoreRole, typeof describeAccounts]>) {
       if (!options.roles || options.roles.includes(role)) describe(role, () => register(ctx));
