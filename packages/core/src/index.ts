@@ -5,6 +5,15 @@ export * from './base/clock.js';
 export * from './base/errors.js';
 export { silentLogger } from './base/logger.js';
 export { generateSecret, hashSecret } from './base/secrets.js';
+export {
+  createDestinationResolver,
+  DEFAULT_DESTINATION_GROUPS,
+  DEFAULT_DESTINATION_MX_HOSTS,
+  type DestinationLimits,
+  type DestinationMxOptions,
+  type DestinationOptions,
+  type DestinationResolver,
+} from './delivery/destinations.js';
 export { resolveRenderThreads, WORKER_DEFAULTS } from './delivery/worker-options.js';
 // Sender domains: the CI preflight (`checkDomain`) and the parts an application may want on its own.
 export type { DkimExpectation } from './domains/check-dkim.js';
