@@ -121,8 +121,11 @@ export interface TokenBucket {
 export interface TokenDecision extends TokenGrant {
   /** Add `granted` tokens to each of these buckets (none when nothing was granted). */
   readonly buckets: ReadonlyArray<{ windowMs: number; start: number }>;
-  /** Buckets of the key older than this (epoch ms) count in no window any more: a store may delete them. */
-  readonly expiredBefore: number;
+  /**
+   * Per window of the request, the start (epoch ms) of its oldest counted bucket: the key's buckets of
+   * that window starting before it count no more, and a store may delete them (and need not read them).
+   */
+  readonly counted: ReadonlyArray<{ windowMs: number; since: number }>;
 }
 
 /**
@@ -134,10 +137,8 @@ export interface TokenDecision extends TokenGrant {
 export function decideTokens(request: TokenRequest, stored: readonly TokenBucket[]): TokenDecision {
   let granted = Math.max(0, Math.floor(request.count));
   const buckets: Array<{ windowMs: number; start: number }> = [];
-  let expiredBefore = request.now.getTime();
   const spans = request.windows.map((window) => {
     const span = tokenWindowSpan(window.windowMs, request.now);
-    expiredBefore = Math.min(expiredBefore, span.since);
     const counted = stored.filter((b) => b.windowMs === window.windowMs && b.start >= span.since);
     const used = counted.reduce((sum, b) => sum + b.tokens, 0);
     granted = Math.min(granted, Math.max(0, window.limit - used));
@@ -158,6 +159,6 @@ export function decideTokens(request: TokenRequest, stored: readonly TokenBucket
     granted,
     ...(granted < request.count && retryAt ? { retryAt } : {}),
     buckets: granted > 0 ? buckets : [],
-    expiredBefore,
+    counted: spans.map(({ window, span }) => ({ windowMs: window.windowMs, since: span.since })),
   };
 }

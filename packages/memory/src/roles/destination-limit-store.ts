@@ -21,8 +21,11 @@ export function memoryDestinationLimitStore(db: () => State): DestinationLimitSt
         stored.push({ windowMs, start, tokens });
       }
       const decision = decideTokens(request, stored);
-      for (const b of stored)
-        if (b.start < decision.expiredBefore) buckets.delete(`${b.windowMs}:${b.start}`);
+      const since = new Map(decision.counted.map((c) => [c.windowMs, c.since]));
+      for (const b of stored) {
+        if (b.start < (since.get(b.windowMs) ?? Number.POSITIVE_INFINITY))
+          buckets.delete(`${b.windowMs}:${b.start}`);
+      }
       for (const b of decision.buckets) {
         const where = `${b.windowMs}:${b.start}`;
         buckets.set(where, (buckets.get(where) ?? 0) + decision.granted);
