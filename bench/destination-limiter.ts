@@ -6,7 +6,9 @@
  *
  * - `one-key-open`: every taker on one destination whose limit never binds (the most contention);
  * - `eight-keys-open`: the takers spread over eight destinations (a broadcast to many providers);
- * - `one-key-binding`: one destination limited to 200 a second: grants/s must stay at or under it.
+ * - `one-key-binding`: one destination limited to 200 a second: grants/s must stay at or under it;
+ * - `one-key-coalesced`: as a worker's gate asks: one call in flight per destination and process, for
+ *   every send waiting (here `BENCH_TAKERS` tokens per call).
  *
  * Figures: grants/s and calls/s (both processes together), per scenario, with medians; the machine's load.
  * Environment: MAILROOM_BENCH_POSTGRES_URL, BENCH_RUNS (3), BENCH_SECONDS (4), BENCH_TAKERS (8).
@@ -24,9 +26,10 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const TAKERS = Number(process.env.BENCH_TAKERS ?? 8);
 const WORKERS = 2;
 const SCENARIOS = {
-  'one-key-open': { keys: 1, perSecond: 1_000_000_000 },
-  'eight-keys-open': { keys: 8, perSecond: 1_000_000_000 },
-  'one-key-binding': { keys: 1, perSecond: 200 },
+  'one-key-open': { keys: 1, perSecond: 1_000_000_000, takers: TAKERS, count: 1 },
+  'eight-keys-open': { keys: 8, perSecond: 1_000_000_000, takers: TAKERS, count: 1 },
+  'one-key-binding': { keys: 1, perSecond: 200, takers: TAKERS, count: 1 },
+  'one-key-coalesced': { keys: 1, perSecond: 1_000_000_000, takers: 1, count: TAKERS },
 } as const;
 type Scenario = keyof typeof SCENARIOS;
 
@@ -35,7 +38,7 @@ type Scenario = keyof typeof SCENARIOS;
  * `SECONDS`, prints `{ calls, grants }`.
  */
 async function child(url: string, scenario: Scenario, prefix: string): Promise<void> {
-  const { keys, perSecond } = SCENARIOS[scenario];
+  const { keys, perSecond, takers, count } = SCENARIOS[scenario];
   const store = sqlStore({ url, poolSize: TAKERS });
   await store.init();
   // Warm every connection of the pool before the clock starts.
@@ -55,11 +58,11 @@ async function child(url: string, scenario: Scenario, prefix: string): Promise<v
   let calls = 0;
   let grants = 0;
   await Promise.all(
-    Array.from({ length: TAKERS }, async (_, t) => {
+    Array.from({ length: takers }, async (_, t) => {
       for (let i = t; Date.now() < until; i++) {
         const { granted } = await store.takeTokens({
           key: `dest:${prefix}-${i % keys}`,
-          count: 1,
+          count,
           windows: [{ windowMs: 1_000, limit: perSecond }],
           now: new Date(),
         });
@@ -134,7 +137,7 @@ if (process.argv[2] === 'child') {
     for (let n = 0; n < RUNS; n++) {
       for (const scenario of Object.keys(SCENARIOS) as Scenario[]) {
         const r = await run(url.toString(), scenario, n);
-        (results[scenario] ??= []).push(r);
+        results[scenario] = [...(results[scenario] ?? []), r];
         console.log(`run ${n + 1} ${scenario}: ${JSON.stringify(r)}`);
       }
     }
