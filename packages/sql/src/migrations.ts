@@ -4,6 +4,7 @@ import { columnTypes, tableOptions } from './column-types.js';
 import type { Db } from './connect.js';
 import { destinationLimitsSchema } from './migration-destination-limits.js';
 import { domainsSchema } from './migration-domains.js';
+import { eventSeries } from './migration-event-series.js';
 import { eventsAndWebhooks } from './migration-events.js';
 import { inboundSignalsMigration } from './migration-inbound.js';
 import { signalReasons } from './migration-signal-reasons.js';
@@ -324,6 +325,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '008_signal_reasons': signalReasons(kind, columnTypes(kind)),
     '009_webhook_circuit': webhookCircuit(columnTypes(kind)),
     '014_destination_limits': destinationLimitsSchema(kind, columnTypes(kind), tableOptions),
+    '017_event_series': eventSeries(),
   };
 }
 

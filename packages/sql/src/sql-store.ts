@@ -9,6 +9,7 @@ import { createSqliteSourcePages } from './dialects/sqlite/sqlite-source-pages.j
 import { runMigrations } from './migrations.js';
 import type { SqlStoreOptions } from './options.js';
 import { sqlAccountStore } from './roles/account-store.js';
+import { sqlActivityStore } from './roles/activity-store.js';
 import { sqlAudienceStore } from './roles/audience-store.js';
 import { sqlDeliveryQueue } from './roles/delivery-queue.js';
 import { sqlDestinationLimitStore } from './roles/destination-limit-store.js';
@@ -109,6 +110,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     ...sqlTrackingStore(ctx),
     ...sqlDomainStore(ctx),
     ...sqlDestinationLimitStore(ctx),
+    ...sqlActivityStore(ctx),
     ...sqlAppTransactions({ ctx, closed: () => closed, storeId: () => storeId, init }),
   };
 }
