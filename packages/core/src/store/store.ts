@@ -8,6 +8,7 @@ import type { DomainStore } from './domain-store.js';
 import type { EventStore } from './event-store.js';
 import type { IdempotencyStore } from './idempotency-store.js';
 import type { InboundSignalStore } from './inbound-signal-store.js';
+import type { KeyStore } from './key-store.js';
 import type { MailingStore } from './mailing-store.js';
 import type { RetentionStore } from './retention-store.js';
 import type { SourceJobStore } from './source-job-store.js';
@@ -46,6 +47,7 @@ export type {
   SignalCount,
   SignalCountQuery,
 } from './inbound-signal-store.js';
+export type { KeyStore } from './key-store.js';
 export type {
   BatchCommitResult,
   BatchTarget,
@@ -83,6 +85,7 @@ export type {
  * - {@link ActivityStore}: the event outbox counted over time, for charts.
  * - {@link DomainStore}: sending domains, their DKIM keys and DNS checks.
  * - {@link DestinationLimitStore}: send limits per destination, shared by every worker (token windows).
+ * - {@link KeyStore}: a project's API keys: list, revoke, rotate, last use.
  * - {@link AppTransactionStore} (optional): writing an accepted request in the app's own transaction.
  *
  * Rules for every method:
@@ -108,6 +111,7 @@ export interface Store
     TrackingStore,
     DomainStore,
     DestinationLimitStore,
+    KeyStore,
     ActivityStore,
     AppTransactionStore {}
 
@@ -125,4 +129,5 @@ export type StoreRole =
   | 'TrackingStore'
   | 'DomainStore'
   | 'DestinationLimitStore'
+  | 'KeyStore'
   | 'ActivityStore';
