@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import {
   type BouncesOptions,
   createMailroom,
+  type DestinationOptions,
   type DomainsOptions,
   type GuardedFetcherOptions,
   type Logger,
@@ -260,6 +261,8 @@ export async function openEngine(options: {
   webhooks?: WebhookOptions;
   /** Sending domains: DNS servers, the relay, the sending policy, the key sealing secret. */
   domains?: DomainsOptions;
+  /** Destinations and their shared limits (`--destination-*`). */
+  destinations?: DestinationOptions;
 }): Promise<OpenedEngine> {
   const store = await openStore(options.database);
   let transport: Transport;
@@ -283,6 +286,7 @@ export async function openEngine(options: {
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.webhooks ? { webhooks: options.webhooks } : {}),
     ...(options.domains ? { domains: options.domains } : {}),
+    ...(options.destinations ? { destinations: options.destinations } : {}),
   });
   return {
     mailroom,

@@ -4,7 +4,14 @@ import { EXIT_OK, UsageError } from './cli-errors.js';
 import { cliLogger, logLevelOf } from './cli-logger.js';
 import type { Command } from './command.js';
 import { demoCurlLine, templateAddHint } from './demo-project.js';
-import { DOMAIN_FLAGS, DOMAIN_FLAGS_HELP, domainsOptionsOf, sesRelayOf } from './domain-flags.js';
+import { DESTINATION_FLAGS, DESTINATION_FLAGS_HELP, destinationsOf } from './destination-flags.js';
+import {
+  DOMAIN_FLAGS,
+  DOMAIN_FLAGS_HELP,
+  dnsServersOf,
+  domainsOptionsOf,
+  sesRelayOf,
+} from './domain-flags.js';
 import {
   allowHostsOf,
   DELIVERY_FLAGS,
@@ -63,6 +70,7 @@ ${BOUNCE_FLAGS_HELP}
                      every other recipient (needs --bounce-domain; point the domain's MX here)
 ${INBOUND_FLAGS_HELP}
 ${DOMAIN_FLAGS_HELP}
+${DESTINATION_FLAGS_HELP}
   --no-worker        do not deliver in this process (run mailroom worker instead)
   --no-dashboard     do not serve the project dashboard (default: served at /dashboard,
                      signed in with a project secret)
@@ -79,6 +87,7 @@ ${NOTIFICATIONS_HELP}`,
     ...BOUNCE_FLAGS,
     ...INBOUND_FLAGS,
     ...DOMAIN_FLAGS,
+    ...DESTINATION_FLAGS,
     'inbound-port': { type: 'string' },
     port: { type: 'string' },
     host: { type: 'string' },
@@ -120,6 +129,7 @@ ${NOTIFICATIONS_HELP}`,
     const database = resolveDatabase(args.string('database'), io, this.name);
     const delivery = resolveDelivery(deliveryFlagsOf(args), io, this.name);
     const domains = domainsOptionsOf(args, io.env, this.name, sesRelayOf(delivery.kind));
+    const destinations = destinationsOf(args, io.cwd, dnsServersOf(args, io.env, this.name), this.name);
     const server = await startServer({
       port,
       host,
@@ -145,6 +155,7 @@ ${NOTIFICATIONS_HELP}`,
       allowHosts,
       webhooks,
       domains,
+      ...(destinations ? { destinations } : {}),
     });
     const databaseFlag = args.string('database');
     printBanner(io, server, {

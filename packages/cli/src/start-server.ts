@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type {
   BouncesOptions,
+  DestinationOptions,
   DomainsOptions,
   Logger,
   Mailroom,
@@ -59,6 +60,8 @@ export interface ServerOptions {
   webhooks?: WebhookOptions;
   /** Sending domains: DNS servers, the relay, the sending policy (`--domain-sending`). */
   domains?: DomainsOptions;
+  /** Destinations and their shared limits (`--destination-*`). */
+  destinations?: DestinationOptions;
 }
 
 /** A running server. */
@@ -103,6 +106,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     ...(options.allowHosts?.length ? { fetch: { allowHosts: options.allowHosts } } : {}),
     ...(options.webhooks ? { webhooks: options.webhooks } : {}),
     ...(options.domains ? { domains: options.domains } : {}),
+    ...(options.destinations ? { destinations: options.destinations } : {}),
     unsubscribe: {
       baseUrl: publicUrl,
       ...(options.unsubscribeSecret ? { secret: options.unsubscribeSecret } : {}),

@@ -2,7 +2,14 @@ import { resolveRenderThreads, WORKER_DEFAULTS } from '@mailroom/core';
 import { EXIT_OK, UsageError } from './cli-errors.js';
 import { cliLogger, logLevelOf } from './cli-logger.js';
 import type { Command } from './command.js';
-import { DOMAIN_FLAGS, DOMAIN_FLAGS_HELP, domainsOptionsOf, sesRelayOf } from './domain-flags.js';
+import { DESTINATION_FLAGS, DESTINATION_FLAGS_HELP, destinationsOf } from './destination-flags.js';
+import {
+  DOMAIN_FLAGS,
+  DOMAIN_FLAGS_HELP,
+  dnsServersOf,
+  domainsOptionsOf,
+  sesRelayOf,
+} from './domain-flags.js';
 import {
   allowHostsOf,
   DELIVERY_FLAGS,
@@ -37,9 +44,16 @@ Options:
 ${DELIVERY_FLAGS_HELP}
 ${BOUNCE_FLAGS_HELP}
 ${DOMAIN_FLAGS_HELP}
+${DESTINATION_FLAGS_HELP}
   --log-level LEVEL  debug, info, warn, error or silent (default: MAILROOM_LOG_LEVEL, else
                      info); JSON lines on stderr`,
-  flags: { ...DELIVERY_FLAGS, ...BOUNCE_FLAGS, ...DOMAIN_FLAGS, 'log-level': { type: 'string' } },
+  flags: {
+    ...DELIVERY_FLAGS,
+    ...BOUNCE_FLAGS,
+    ...DOMAIN_FLAGS,
+    ...DESTINATION_FLAGS,
+    'log-level': { type: 'string' },
+  },
   positionals: { min: 0, max: 0, names: '' },
   async run(args, io) {
     const workerOptions = workerOptionsOf(args);
@@ -59,6 +73,7 @@ ${DOMAIN_FLAGS_HELP}
     const database = resolveDatabase(args.string('database'), io, this.name);
     const delivery = resolveDelivery(deliveryFlagsOf(args), io, this.name);
     const domains = domainsOptionsOf(args, io.env, this.name, sesRelayOf(delivery.kind));
+    const destinations = destinationsOf(args, io.cwd, dnsServersOf(args, io.env, this.name), this.name);
     const { mailroom } = await openEngine({
       database,
       delivery,
@@ -77,6 +92,7 @@ ${DOMAIN_FLAGS_HELP}
         : {}),
       ...(bounces ? { bounces } : {}),
       domains,
+      ...(destinations ? { destinations } : {}),
     });
     mailroom.worker.start();
     const where = describeDelivery(delivery);

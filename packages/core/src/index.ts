@@ -16,6 +16,15 @@ export * from './base/clock.js';
 export * from './base/errors.js';
 export { silentLogger } from './base/logger.js';
 export { generateSecret, hashSecret } from './base/secrets.js';
+export {
+  createDestinationResolver,
+  DEFAULT_DESTINATION_GROUPS,
+  DEFAULT_DESTINATION_MX_HOSTS,
+  type DestinationLimits,
+  type DestinationMxOptions,
+  type DestinationOptions,
+  type DestinationResolver,
+} from './delivery/destinations.js';
 export { resolveRenderThreads, WORKER_DEFAULTS } from './delivery/worker-options.js';
 // Sender domains: the CI preflight (`checkDomain`) and the parts an application may want on its own.
 export type { DkimExpectation } from './domains/check-dkim.js';
@@ -77,6 +86,7 @@ export type { AudienceSourceConfig } from './sources/audience-source.js';
 export type { CsvSourceConfig } from './sources/csv-probe.js';
 export type { CsvCheckpoint, CsvExpanderOptions } from './sources/csv-source.js';
 export { ERASED_ADDRESS, erasedDeliveryAddress, isAudienceImport } from './store/audience-admin-store.js';
+export { decideTokens, tokenRetryAt, tokenWindowSpan } from './store/destination-limit-store.js';
 export * from './store/event-records.js';
 export * from './store/records.js';
 export type * from './store/store.js';

@@ -45,6 +45,8 @@ export interface State {
   openDeliveries: Set<DeliveryRecord>;
   sourceJobs: Map<string, SourceJobRecord>;
   idempotency: Map<string, IdempotencyRecord>;
+  /** Token buckets of the shared send limits, by key: `windowMs:start` -> tokens. */
+  tokens: Map<string, Map<string, number>>;
   settings: Map<string, string>;
   /** dedupeKey -> inbound signal. */
   inboundSignals: Map<string, InboundSignalRecord>;
@@ -84,6 +86,7 @@ export function emptyState(): State {
     openDeliveries: new Set(),
     sourceJobs: new Map(),
     idempotency: new Map(),
+    tokens: new Map(),
     settings: new Map(),
     inboundSignals: new Map(),
     softBounces: new Map(),

@@ -6,6 +6,7 @@ import { memoryActivityStore } from './roles/activity-store.js';
 import { memoryAudienceAdminStore } from './roles/audience-admin-store.js';
 import { memoryAudienceStore } from './roles/audience-store.js';
 import { memoryDeliveryQueue } from './roles/delivery-queue.js';
+import { memoryDestinationLimitStore } from './roles/destination-limit-store.js';
 import { memoryDomainStore } from './roles/domain-store.js';
 import { memoryEventStore } from './roles/event-store.js';
 import { memoryIdempotencyStore } from './roles/idempotency-store.js';
@@ -61,6 +62,7 @@ export function memoryStore(): Store {
     ...memoryEventStore(() => db().outbox),
     ...memoryTrackingStore(db),
     ...memoryDomainStore(db),
+    ...memoryDestinationLimitStore(db),
     ...memoryKeyStore(db),
     ...memoryResourceStore(db),
     ...memoryActivityStore(() => db().outbox),

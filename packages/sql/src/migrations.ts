@@ -3,6 +3,7 @@ import { Migrator, sql } from 'kysely';
 import { columnTypes, tableOptions } from './column-types.js';
 import type { Db } from './connect.js';
 import { apiKeys } from './migration-api-keys.js';
+import { destinationLimitsSchema } from './migration-destination-limits.js';
 import { domainsSchema } from './migration-domains.js';
 import { eventSeries } from './migration-event-series.js';
 import { eventsAndWebhooks } from './migration-events.js';
@@ -325,6 +326,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '008_signal_reasons': signalReasons(kind, columnTypes(kind)),
     '009_webhook_circuit': webhookCircuit(columnTypes(kind)),
     '010_api_keys': apiKeys(columnTypes(kind)),
+    '014_destination_limits': destinationLimitsSchema(kind, columnTypes(kind), tableOptions),
     '017_event_series': eventSeries(),
   };
 }

@@ -17,7 +17,8 @@ export function outcomeRow(codec: Codec, { id, leaseToken, outcome }: OutcomeIte
     (outcome.lastResponse !== undefined ? 2 : 0) |
     (outcome.lastError !== undefined ? 4 : 0) |
     (outcome.sentAt !== undefined ? 8 : 0) |
-    (outcome.content !== undefined ? 16 : 0);
+    (outcome.content !== undefined ? 16 : 0) |
+    (outcome.uncounted && outcome.status === 'queued' ? 64 : 0);
   return [
     id,
     leaseToken,
@@ -40,6 +41,7 @@ export function outcomeSet(contentCast: string): string {
   return `status = v.status,
       lease_expires_at = NULL,
       updated_at = v.updated_at,
+      attempts = CASE WHEN v.given & 64 <> 0 THEN d.attempts - 1 ELSE d.attempts END,
       next_attempt_at = CASE WHEN v.given & 1 <> 0 THEN v.next_attempt_at ELSE d.next_attempt_at END,
       last_response = CASE WHEN v.given & 2 <> 0 THEN v.last_response ELSE d.last_response END,
       last_error = CASE WHEN v.given & 4 <> 0 THEN v.last_error ELSE d.last_error END,

@@ -99,6 +99,8 @@ export function createSqlClaims(runner: SqlRunner, codec: Codec): SqlClaims {
         mask |= 16;
         params.push(codec.json(outcome.content));
       }
+      // The claim's attempt did not happen (`DeliveryOutcome.uncounted`).
+      if (outcome.uncounted && outcome.status === 'queued') mask |= 64;
       let text = outcomeTexts.get(mask);
       if (text === undefined) {
         const sets = ['status = ?', 'lease_expires_at = NULL', 'updated_at = ?'];
@@ -107,6 +109,7 @@ export function createSqlClaims(runner: SqlRunner, codec: Codec): SqlClaims {
         if (mask & 4) sets.push('last_error = ?');
         if (mask & 8) sets.push('sent_at = ?');
         if (mask & 16) sets.push('content = ?');
+        if (mask & 64) sets.push('attempts = attempts - 1');
         const where = mask & 32 ? 'rowid = ? AND id = ?' : 'id = ?';
         text = `UPDATE mailroom_deliveries SET ${sets.join(', ')} WHERE ${where} AND lease_token = ? AND status = 'sending'`;
         outcomeTexts.set(mask, text);

@@ -14,6 +14,7 @@ import { sqlActivityStore } from './roles/activity-store.js';
 import { sqlAudienceAdminStore } from './roles/audience-admin-store.js';
 import { sqlAudienceStore } from './roles/audience-store.js';
 import { sqlDeliveryQueue } from './roles/delivery-queue.js';
+import { sqlDestinationLimitStore } from './roles/destination-limit-store.js';
 import { sqlDomainStore } from './roles/domain-store.js';
 import { sqlEventStore } from './roles/event-store.js';
 import { sqlIdempotencyStore } from './roles/idempotency-store.js';
@@ -147,6 +148,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     ...sqlEventStore(ctx),
     ...sqlTrackingStore(ctx),
     ...sqlDomainStore(ctx),
+    ...sqlDestinationLimitStore(ctx),
     ...sqlKeyStore(ctx),
     ...sqlResourceStore(ctx),
     ...sqlActivityStore(ctx),

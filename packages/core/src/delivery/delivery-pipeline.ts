@@ -8,6 +8,7 @@ import type { ClaimedDelivery, MailingRecord } from '../store/records.js';
 import { receiptResponse, type SendReceipt, sentVia } from '../transport/transport.js';
 import { listUnsubscribeHeaders } from '../unsubscribe/unsubscribe.js';
 import { composeMessage } from './compose-message.js';
+import { createDestinationGate, deferredOutcome, isDestinationSlowDown } from './destination-gate.js';
 import type { MailingCache } from './mailing-cache.js';
 import { type BufferedOutcome, createOutcomeBuffer } from './outcome-buffer.js';
 import { createRenderPool, type RenderPool } from './render-pool.js';
@@ -82,6 +83,10 @@ export function createDeliveryPipeline(
     pauseMs: opts.throttlePauseMs,
     transportPauseMs: opts.transportPauseMs,
   });
+  // Destinations (engine option `destinations`): limits shared through the store, and slow-downs per destination.
+  const destinations =
+    ctx.destinations &&
+    createDestinationGate(ctx.destinations, { store, clock, logger, concurrency: opts.concurrency });
   const useThreads =
     opts.renderThreads > 0 && transport.composer !== undefined && transport.sendRaw !== undefined;
   let pool: RenderPool | undefined;
@@ -299,6 +304,11 @@ export function createDeliveryPipeline(
         now: clock.now(),
       });
     }
+    const destination = destinations && (await destinations.destinationOf(delivery.address));
+    const closed = destination !== undefined && destinations?.closedUntil(destination);
+    // Known to take nothing now: put back before rendering, not rendered again and again.
+    if (closed)
+      return result(mailing, deferredOutcome(closed, `destination ${destination} waits`, clock.now()));
     let send: () => Promise<SendReceipt>;
     let content: DeliveryOutcome['content'] = null;
     const headers = await listUnsubscribeHeaders(ctx, mailing, delivery);
@@ -342,7 +352,7 @@ export function createDeliveryPipeline(
         latencyMs = performance.now() - started;
       }
     };
-    const outcome = await attempt(delivery, mailing, timed, content, since);
+    const outcome = await attempt(delivery, mailing, timed, content, since, destination);
     return latencyMs === undefined ? result(mailing, outcome) : { ...result(mailing, outcome), latencyMs };
   }
 
@@ -352,6 +362,7 @@ export function createDeliveryPipeline(
     send: () => Promise<SendReceipt>,
     content: DeliveryOutcome['content'],
     since: Date,
+    destination: string | undefined,
   ): Promise<DeliveryOutcome> {
     if (halted) return handBack(delivery).outcome;
     const forProject = projectLimiter(delivery.projectId);
@@ -359,10 +370,14 @@ export function createDeliveryPipeline(
     const rateDone = await limiter.acquire();
     const release = await gate.acquire();
     let result: GateSignal = 'failed';
+    // Last, right before the send: a grant's time is close to the message's arrival.
+    const admitted = destination === undefined ? undefined : await destinations?.admit(destination);
     try {
       if (halted) return handBack(delivery).outcome;
+      if (admitted && !admitted.go) return deferredOutcome(admitted.until, admitted.reason, clock.now());
       const receipt = await send();
       result = 'ok';
+      if (admitted?.go) admitted.done('ok');
       const now = clock.now();
       return {
         status: 'sent',
@@ -379,8 +394,15 @@ export function createDeliveryPipeline(
         release('pause');
         return pausedOutcome(error, gate.resumesInMs, clock.now());
       }
-      if (pressure === 'slow-down') result = 'slow-down';
+      // With destinations, a slow-down slows the destination that said it, never the whole transport.
+      const slowDestination = admitted?.go === true && isDestinationSlowDown(error);
+      if (admitted?.go) admitted.done(slowDestination ? 'slow-down' : 'failed');
+      if (pressure === 'slow-down' && !slowDestination) result = 'slow-down';
       let outcome = failureOutcome(delivery, error, opts, since, clock.now());
+      const resumes = slowDestination && destination !== undefined && destinations?.pausedUntil(destination);
+      if (resumes && outcome.status === 'queued' && (outcome.nextAttemptAt as Date) < resumes) {
+        outcome = { ...outcome, nextAttemptAt: resumes };
+      }
       // A permanent refusal is a bounce with a reason, and has that reason's effect: a recipient-hard
       // one suppresses the address and ends the delivery `bounced` (told at once instead of by a DSN
       // later), a sender-side one (DMARC, a blocklist, a rate) fails it and never suppresses.

@@ -90,6 +90,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   if (options.unsubscribe) ctx.unsubscribe = createUnsubscribeLinks(ctx, options.unsubscribe);
   if (options.tracking) ctx.tracking = createTracking(ctx, options.tracking);
   if (options.bounces) ctx.bounces = createReturnPaths(ctx, options.bounces);
+  if (options.destinations) ctx.destinations = options.destinations;
   const worker = createWorker(ctx, options.worker);
   const webhookSender = createWebhookSender(ctx, options.webhooks, () => worker.outstanding > 0);
   const retention = createRetention(ctx, options.retention);

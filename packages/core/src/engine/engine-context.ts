@@ -1,3 +1,4 @@
+import type { DestinationOptions } from '../delivery/destinations.js';
 import type { DomainSigning } from '../domains/domain-signing.js';
 import type { ReturnPaths } from '../inbound/return-path.js';
 import type { Tracking } from '../tracking/tracking.js';
@@ -18,6 +19,8 @@ export interface EngineContext extends BaseContext {
   tracking?: Tracking;
   /** VERP return paths, when the engine has the `bounces` option. */
   bounces?: ReturnPaths;
+  /** Destinations and their shared limits, when the engine has the `destinations` option. */
+  destinations?: DestinationOptions;
   /** One-click unsubscribe links, when the engine has the `unsubscribe` option. */
   unsubscribe?: UnsubscribeLinks;
 }

@@ -19,6 +19,7 @@ import type { MailingView } from '../admin/mailing-view.js';
 import type { MessageStatusView } from '../admin/message-status-view.js';
 import type { MailroomAudience } from '../audience/audience-types.js';
 import type { Clock, Logger, MailroomLimits } from '../base/base-types.js';
+import type { DestinationOptions } from '../delivery/destinations.js';
 import type { WorkerOptions } from '../delivery/worker-options.js';
 import type {
   AddDomainOptions,
@@ -149,6 +150,14 @@ export interface MailroomOptions {
    * @example { sending: 'enforce', relay: { addresses: ['203.0.113.7'] } }
    */
   domains?: DomainsOptions;
+  /**
+   * Destinations ([README, "Deliverability: destinations and limits"]): each recipient's destination
+   * group (the big mailbox providers by domain, optionally by MX host, else the domain itself) and the
+   * limits per destination (per second, minute, hour, day; sends at once) that every worker on the store
+   * keeps together. A destination that says "slow down" (421, 450, 4.7.x) slows only itself.
+   * Unset: no limits per destination, and a slow-down slows the worker's whole transport.
+   */
+  destinations?: DestinationOptions;
   /**
    * Least time between two `broadcast:progress` events of one mailing, in milliseconds.
    * @default 1000

@@ -208,7 +208,8 @@ export function deliveryEventType(outcome: DeliveryOutcome): EventType | undefin
     case 'suppressed':
       return 'email.suppressed';
     case 'queued':
-      return outcome.lastError ? 'email.delivery_delayed' : undefined;
+      // A delivery put back unattempted (its destination at its limit) was not delayed by a failure.
+      return outcome.lastError && !outcome.uncounted ? 'email.delivery_delayed' : undefined;
     case 'skipped':
       return outcome.lastError === 'unsubscribed' ? 'email.suppressed' : undefined;
     default:

@@ -14,6 +14,12 @@ export interface DeliveryOutcome {
   lastError?: string | null;
   sentAt?: Date | null;
   content?: RenderedContent | null;
+  /**
+   * The attempt the claim counted did not happen: the delivery was put back before anything was handed to
+   * the transport (its destination is at its limit). `attempts` goes back down by one, so that waiting
+   * for a limit never uses up the delivery's attempts. Only with `queued`.
+   */
+  uncounted?: boolean;
   /** When the outcome was written. */
   now: Date;
   /** Events of the outcome, written in the same transaction as it, and only if it is written. */

@@ -4,6 +4,7 @@ import type { AppTransactionStore } from './app-transaction-store.js';
 import type { AudienceAdminStore } from './audience-admin-store.js';
 import type { AudienceStore } from './audience-store.js';
 import type { DeliveryQueue } from './delivery-queue.js';
+import type { DestinationLimitStore } from './destination-limit-store.js';
 import type { DomainStore } from './domain-store.js';
 import type { EventStore } from './event-store.js';
 import type { IdempotencyStore } from './idempotency-store.js';
@@ -27,6 +28,15 @@ export type {
 } from './audience-admin-store.js';
 export type { AudienceStore } from './audience-store.js';
 export type { ClaimOptions, DeliveryOutcome, DeliveryQueue } from './delivery-queue.js';
+export type {
+  DestinationLimitStore,
+  TokenBucket,
+  TokenDecision,
+  TokenGrant,
+  TokenRequest,
+  TokenWindow,
+  TokenWindowSpan,
+} from './destination-limit-store.js';
 export type {
   DkimKeyRecord,
   DkimKeyState,
@@ -84,6 +94,7 @@ export type {
  * - {@link TrackingStore}: link maps and open and click hits.
  * - {@link ActivityStore}: the event outbox counted over time, for charts.
  * - {@link DomainStore}: sending domains, their DKIM keys and DNS checks.
+ * - {@link DestinationLimitStore}: send limits per destination, shared by every worker (token windows).
  * - {@link KeyStore}: a project's API keys: list, revoke, rotate, last use.
  * - {@link ResourceStore}: the management API's pages and removals of senders, templates, suppressions.
  * - {@link AppTransactionStore} (optional): writing an accepted request in the app's own transaction.
@@ -111,6 +122,7 @@ export interface Store
     EventStore,
     TrackingStore,
     DomainStore,
+    DestinationLimitStore,
     KeyStore,
     ResourceStore,
     ActivityStore,
@@ -130,6 +142,7 @@ export type StoreRole =
   | 'EventStore'
   | 'TrackingStore'
   | 'DomainStore'
+  | 'DestinationLimitStore'
   | 'KeyStore'
   | 'ResourceStore'
   | 'ActivityStore';

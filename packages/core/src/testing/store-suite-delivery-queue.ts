@@ -112,6 +112,50 @@ export function describeDeliveryQueue(ctx: StoreSuiteContext): void {
   });
 
   describe('renewLeases and completeDeliveries', () => {
+    it("an uncounted queued outcome gives the claim's attempt back, in one call with counted ones", async () => {
+      await seedMailing(ctx.store, {
+        addresses: addresses(2),
+        delivery: () => ({ attempts: 2 }),
+      });
+      const claimed = await ctx.store.claimDeliveries({ now: testTime(10), limit: 5, leaseMs: LEASE });
+      expect(claimed.map((d) => d.attempts)).toEqual([3, 3]);
+      const [a, b] = claimed as [(typeof claimed)[0], (typeof claimed)[0]];
+      const later = testTime(5_000);
+      const written = await ctx.store.completeDeliveries([
+        {
+          id: a.id,
+          leaseToken: a.leaseToken,
+          outcome: { status: 'queued', nextAttemptAt: later, uncounted: true, now: testTime(20) },
+        },
+        {
+          id: b.id,
+          leaseToken: b.leaseToken,
+          outcome: { status: 'queued', nextAttemptAt: later, now: testTime(20) },
+        },
+      ]);
+      expect(written).toEqual([true, true]);
+      expect(await ctx.store.getDelivery(a.id)).toMatchObject({
+        status: 'queued',
+        attempts: 2,
+        nextAttemptAt: later,
+      });
+      expect(await ctx.store.getDelivery(b.id)).toMatchObject({
+        status: 'queued',
+        attempts: 3,
+        nextAttemptAt: later,
+      });
+      // A fenced-out uncounted outcome changes nothing.
+      expect(
+        await completeOne(ctx.store, a, {
+          status: 'queued',
+          nextAttemptAt: later,
+          uncounted: true,
+          now: testTime(30),
+        }),
+      ).toBe(false);
+      expect((await ctx.store.getDelivery(a.id))?.attempts).toBe(2);
+    });
+
     it('renewLeases extends only the leases still held with that token', async () => {
       await seedMailing(ctx.store, { addresses: addresses(3) });
       const [a, b, c] = await ctx.store.claimDeliveries({ now: testTime(0), limit: 3, leaseMs: LEASE });

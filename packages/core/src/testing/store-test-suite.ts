@@ -24,6 +24,7 @@ import { describeActivity } from './store-suite-activity.js';
 import { describeAudience } from './store-suite-audience.js';
 import { describeAudienceAdmin } from './store-suite-audience-admin.js';
 import { describeDeliveryQueue } from './store-suite-delivery-queue.js';
+import { describeDestinationLimits } from './store-suite-destination-limits.js';
 import { describeDomains } from './store-suite-domains.js';
 import { describeEvents } from './store-suite-events.js';
 import type { StoreSuiteContext } from './store-suite-helpers.js';
@@ -130,6 +131,7 @@ export function storeTestSuite(
       EventStore: (c) => describeEvents(c, options.connect),
       TrackingStore: describeTracking,
       DomainStore: (c) => describeDomains(c, options.connect),
+      DestinationLimitStore: (c) => describeDestinationLimits(c, options.connect),
       KeyStore: describeKeys,
       ResourceStore: describeResources,
       ActivityStore: describeActivity,

@@ -100,6 +100,7 @@ function completeOne(s: State, id: string, leaseToken: number, outcome: Delivery
   if (outcome.lastError !== undefined) d.lastError = outcome.lastError;
   if (outcome.sentAt !== undefined) d.sentAt = outcome.sentAt && new Date(outcome.sentAt);
   if (outcome.content !== undefined) d.content = clone(outcome.content);
+  if (outcome.uncounted && outcome.status === 'queued') d.attempts = Math.max(0, d.attempts - 1);
   d.updatedAt = new Date(outcome.now);
   writeOutbox(s.outbox, outcome.outbox);
   return true;
