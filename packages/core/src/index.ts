@@ -25,6 +25,12 @@ export {
   type DestinationOptions,
   type DestinationResolver,
 } from './delivery/destinations.js';
+export {
+  type WarmupDay,
+  type WarmupOptions,
+  type WarmupSchedule,
+  warmupDay,
+} from './delivery/warmup.js';
 export { resolveRenderThreads, WORKER_DEFAULTS } from './delivery/worker-options.js';
 // Sender domains: the CI preflight (`checkDomain`) and the parts an application may want on its own.
 export type { DkimExpectation } from './domains/check-dkim.js';

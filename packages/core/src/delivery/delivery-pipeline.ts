@@ -15,6 +15,7 @@ import { createRenderPool, type RenderPool } from './render-pool.js';
 import { asTransportError, backpressureOf, failureOutcome, pausedOutcome } from './retry-policy.js';
 import { createSendGate, type GateSignal } from './send-gate.js';
 import { createSendRateLimiter, type SendRateLimiter } from './send-rate-limiter.js';
+import { createWarmupGate } from './warmup.js';
 import type { ResolvedWorkerOptions } from './worker-options.js';
 
 type Block = 'suppressed' | 'unsubscribed';
@@ -87,6 +88,8 @@ export function createDeliveryPipeline(
   const destinations =
     ctx.destinations &&
     createDestinationGate(ctx.destinations, { store, clock, logger, concurrency: opts.concurrency });
+  // Warm-up (engine option `warmup`): a daily allowance per sender domain, shared through the store.
+  const warmup = ctx.warmup && createWarmupGate(ctx.warmup, { store, clock, logger });
   const useThreads =
     opts.renderThreads > 0 && transport.composer !== undefined && transport.sendRaw !== undefined;
   let pool: RenderPool | undefined;
@@ -309,6 +312,11 @@ export function createDeliveryPipeline(
     // Known to take nothing now: put back before rendering, not rendered again and again.
     if (closed)
       return result(mailing, deferredOutcome(closed, `destination ${destination} waits`, clock.now()));
+    const senderDomain = mailing.sender.address
+      .slice(mailing.sender.address.lastIndexOf('@') + 1)
+      .toLowerCase();
+    const cold = warmup?.closedUntil(senderDomain);
+    if (cold) return result(mailing, deferredOutcome(cold.until, cold.reason, clock.now()));
     let send: () => Promise<SendReceipt>;
     let content: DeliveryOutcome['content'] = null;
     const headers = await listUnsubscribeHeaders(ctx, mailing, delivery);
@@ -352,7 +360,7 @@ export function createDeliveryPipeline(
         latencyMs = performance.now() - started;
       }
     };
-    const outcome = await attempt(delivery, mailing, timed, content, since, destination);
+    const outcome = await attempt(delivery, mailing, timed, content, since, destination, senderDomain);
     return latencyMs === undefined ? result(mailing, outcome) : { ...result(mailing, outcome), latencyMs };
   }
 
@@ -363,6 +371,7 @@ export function createDeliveryPipeline(
     content: DeliveryOutcome['content'],
     since: Date,
     destination: string | undefined,
+    senderDomain: string,
   ): Promise<DeliveryOutcome> {
     if (halted) return handBack(delivery).outcome;
     const forProject = projectLimiter(delivery.projectId);
@@ -370,10 +379,14 @@ export function createDeliveryPipeline(
     const rateDone = await limiter.acquire();
     const release = await gate.acquire();
     let result: GateSignal = 'failed';
-    // Last, right before the send: a grant's time is close to the message's arrival.
-    const admitted = destination === undefined ? undefined : await destinations?.admit(destination);
+    // The day's warm-up allowance first (a refusal there spends no destination token), then, last, right
+    // before the send, the destination: a grant's time is close to the message's arrival.
+    const warm = await warmup?.admit(senderDomain);
+    const admitted =
+      destination === undefined || warm?.go === false ? undefined : await destinations?.admit(destination);
     try {
       if (halted) return handBack(delivery).outcome;
+      if (warm && !warm.go) return deferredOutcome(warm.until, warm.reason, clock.now());
       if (admitted && !admitted.go) return deferredOutcome(admitted.until, admitted.reason, clock.now());
       const receipt = await send();
       result = 'ok';

@@ -1,3 +1,4 @@
+import type { WarmupDay } from '../delivery/warmup.js';
 import type { DkimKeyState, DomainState } from '../store/domain-store.js';
 import type { DkimAlgorithm } from './dkim-key.js';
 import type { DnsResolver } from './dns-lookup.js';
@@ -123,6 +124,11 @@ export interface DomainView {
   /** When the running worker checks it again. */
   nextCheckAt: Date;
   createdAt: Date;
+  /**
+   * Where the domain's warm-up stands today (engine option `warmup`: its schedule's first day, today's
+   * day number and allowance, null once over, and when the next day's begins); absent without a schedule.
+   */
+  warmup?: WarmupDay & { start: string };
 }
 
 /** Mail sent from a domain that is not verified, under the `warn` policy (seen by this process). */

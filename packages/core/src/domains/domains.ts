@@ -1,5 +1,6 @@
 import { isMailroomError, MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
+import { warmupDay } from '../delivery/warmup.js';
 import type { BaseContext } from '../engine/base-context.js';
 import { installationSecret } from '../engine/installation-secret.js';
 import type { DkimKeyRecord, DomainRecord } from '../store/domain-store.js';
@@ -84,7 +85,15 @@ export function createDomains(ctx: BaseContext, options: DomainsOptions = {}): D
     signing.forget(record.projectId, record.domain);
     return run;
   };
-  const view = (record: DomainRecord) => domainView(record, relay);
+  const view = (record: DomainRecord): DomainView => {
+    const shown = domainView(record, relay);
+    const schedule = ctx.warmup?.domains[record.domain];
+    if (!schedule) return shown;
+    return {
+      ...shown,
+      warmup: { start: schedule.start, ...warmupDay(schedule, ctx.clock.now(), record.domain) },
+    };
+  };
 
   async function find(projectId: string, name: string): Promise<DomainRecord> {
     const domain = normalizeDomain(name);

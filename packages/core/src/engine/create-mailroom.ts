@@ -15,6 +15,7 @@ import {
   parseScheduleTime,
   rescheduleBroadcast,
 } from '../broadcasts/broadcast-schedule.js';
+import { warmupDay } from '../delivery/warmup.js';
 import { createWorker } from '../delivery/worker.js';
 import { createDomains } from '../domains/domains.js';
 import { createEventOutbox } from '../events/event-outbox.js';
@@ -84,6 +85,12 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     },
   };
   let initialized: Promise<void> | undefined;
+  if (options.warmup) {
+    // A bad schedule is refused now, naming its field, not at the first send from its domain.
+    for (const [domain, schedule] of Object.entries(options.warmup.domains))
+      warmupDay(schedule, new Date(), domain);
+    base.warmup = options.warmup;
+  }
   const domains = createDomains(base, options.domains);
   const ctx: EngineContext = Object.assign(base, { domains: domains.signing });
   const { store, ready } = ctx;

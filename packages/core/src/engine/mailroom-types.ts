@@ -20,6 +20,7 @@ import type { MessageStatusView } from '../admin/message-status-view.js';
 import type { MailroomAudience } from '../audience/audience-types.js';
 import type { Clock, Logger, MailroomLimits } from '../base/base-types.js';
 import type { DestinationOptions } from '../delivery/destinations.js';
+import type { WarmupOptions } from '../delivery/warmup.js';
 import type { WorkerOptions } from '../delivery/worker-options.js';
 import type {
   AddDomainOptions,
@@ -158,6 +159,13 @@ export interface MailroomOptions {
    * Unset: no limits per destination, and a slow-down slows the worker's whole transport.
    */
   destinations?: DestinationOptions;
+  /**
+   * Warm-up ([README, "Warm-up"]): a daily allowance per sender domain that grows day by day (50, 100,
+   * 200, ... by default) until its cap, kept by every worker on the store together; deliveries over the
+   * day's allowance wait for the next UTC day, in the order they came. `VALIDATION_FAILED` for a bad
+   * schedule. Unset: no warm-up.
+   */
+  warmup?: WarmupOptions;
   /**
    * Least time between two `broadcast:progress` events of one mailing, in milliseconds.
    * @default 1000
