@@ -9,6 +9,7 @@ import { memoryEventStore } from './roles/event-store.js';
 import { memoryIdempotencyStore } from './roles/idempotency-store.js';
 import { memoryInboundSignalStore } from './roles/inbound-signal-store.js';
 import { memoryMailingStore } from './roles/mailing-store.js';
+import { memoryPauseStore } from './roles/pause-store.js';
 import { memoryRetentionStore } from './roles/retention-store.js';
 import { memorySourceJobStore } from './roles/source-job-store.js';
 import { memoryTrackingStore } from './roles/tracking-store.js';
@@ -56,5 +57,6 @@ export function memoryStore(): Store {
     ...memoryEventStore(() => db().outbox),
     ...memoryTrackingStore(db),
     ...memoryDomainStore(db),
+    ...memoryPauseStore(db),
   };
 }

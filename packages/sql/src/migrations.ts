@@ -5,6 +5,7 @@ import type { Db } from './connect.js';
 import { domainsSchema } from './migration-domains.js';
 import { eventsAndWebhooks } from './migration-events.js';
 import { inboundSignalsMigration } from './migration-inbound.js';
+import { pausesSchema } from './migration-pauses.js';
 import { signalReasons } from './migration-signal-reasons.js';
 import { trackingSchema } from './migration-tracking.js';
 import { webhookCircuit } from './migration-webhook-circuit.js';
@@ -322,6 +323,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '007_domains': domainsSchema(kind, columnTypes(kind), tableOptions),
     '008_signal_reasons': signalReasons(kind, columnTypes(kind)),
     '009_webhook_circuit': webhookCircuit(columnTypes(kind)),
+    '013_pauses': pausesSchema(kind, columnTypes(kind), tableOptions),
   };
 }
 

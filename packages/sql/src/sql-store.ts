@@ -12,6 +12,7 @@ import { sqlAccountStore } from './roles/account-store.js';
 import { sqlAudienceStore } from './roles/audience-store.js';
 import { sqlDeliveryQueue } from './roles/delivery-queue.js';
 import { sqlDomainStore } from './roles/domain-store.js';
+import { sqlPauseStore } from './roles/pause-store.js';
 import { sqlEventStore } from './roles/event-store.js';
 import { sqlIdempotencyStore } from './roles/idempotency-store.js';
 import { sqlInboundSignalStore } from './roles/inbound-signal-store.js';
@@ -107,6 +108,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     ...sqlEventStore(ctx),
     ...sqlTrackingStore(ctx),
     ...sqlDomainStore(ctx),
+    ...sqlPauseStore(ctx),
     ...sqlAppTransactions({ ctx, closed: () => closed, storeId: () => storeId, init }),
   };
 }

@@ -7,6 +7,7 @@ import type { EventStore } from './event-store.js';
 import type { IdempotencyStore } from './idempotency-store.js';
 import type { InboundSignalStore } from './inbound-signal-store.js';
 import type { MailingStore } from './mailing-store.js';
+import type { PauseStore } from './pause-store.js';
 import type { RetentionStore } from './retention-store.js';
 import type { SourceJobStore } from './source-job-store.js';
 import type { StoreLifecycle } from './store-lifecycle.js';
@@ -42,6 +43,7 @@ export type {
   MailingStore,
 } from './mailing-store.js';
 export type { PageOptions } from './paging.js';
+export type { PauseRecord, PauseRule, PauseScope, PauseStore } from './pause-store.js';
 export type { RetentionStore } from './retention-store.js';
 export type { SourceJobStore } from './source-job-store.js';
 export type { StoreCapabilities, StoreLifecycle } from './store-lifecycle.js';
@@ -69,6 +71,7 @@ export type {
  * - {@link EventStore}: the event outbox, webhook endpoints and the webhook queue.
  * - {@link TrackingStore}: link maps and open and click hits.
  * - {@link DomainStore}: sending domains, their DKIM keys and DNS checks.
+ * - {@link PauseStore}: pauses of broadcasts, projects' sending and destinations.
  * - {@link AppTransactionStore} (optional): writing an accepted request in the app's own transaction.
  *
  * Rules for every method:
@@ -93,6 +96,7 @@ export interface Store
     EventStore,
     TrackingStore,
     DomainStore,
+    PauseStore,
     AppTransactionStore {}
 
 /** The names of the roles, as `storeTestSuite`'s `roles` option takes them. */
@@ -107,4 +111,5 @@ export type StoreRole =
   | 'InboundSignalStore'
   | 'EventStore'
   | 'TrackingStore'
-  | 'DomainStore';
+  | 'DomainStore'
+  | 'PauseStore';

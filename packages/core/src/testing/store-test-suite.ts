@@ -29,6 +29,7 @@ import { describeIdempotency } from './store-suite-idempotency.js';
 import { describeInbound } from './store-suite-inbound.js';
 import { describeMailings } from './store-suite-mailings.js';
 import { describeMultiProcess } from './store-suite-multi-process.js';
+import { describePauses } from './store-suite-pauses.js';
 import { describeProfileMerge } from './store-suite-profile-merge.js';
 import { describeRetention } from './store-suite-retention.js';
 import { describeSources } from './store-suite-sources.js';
@@ -125,6 +126,7 @@ export function storeTestSuite(
       EventStore: (c) => describeEvents(c, options.connect),
       TrackingStore: describeTracking,
       DomainStore: (c) => describeDomains(c, options.connect),
+      PauseStore: describePauses,
     };
     for (const [role, register] of Object.entries(roles) as Array<[StoreRole, typeof describeAccounts]>) {
       if (!options.roles || options.roles.includes(role)) describe(role, () => register(ctx));
