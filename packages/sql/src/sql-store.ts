@@ -9,14 +9,15 @@ import { createSqliteSourcePages } from './dialects/sqlite/sqlite-source-pages.j
 import { runMigrations } from './migrations.js';
 import type { SqlStoreOptions } from './options.js';
 import { sqlAccountStore } from './roles/account-store.js';
+import { sqlActivityStore } from './roles/activity-store.js';
 import { sqlAudienceStore } from './roles/audience-store.js';
 import { sqlDeliveryQueue } from './roles/delivery-queue.js';
 import { sqlDomainStore } from './roles/domain-store.js';
-import { sqlPauseStore } from './roles/pause-store.js';
 import { sqlEventStore } from './roles/event-store.js';
 import { sqlIdempotencyStore } from './roles/idempotency-store.js';
 import { sqlInboundSignalStore } from './roles/inbound-signal-store.js';
 import { sqlMailingStore } from './roles/mailing-store.js';
+import { sqlPauseStore } from './roles/pause-store.js';
 import { sqlRetentionStore } from './roles/retention-store.js';
 import { sqlSourceJobStore } from './roles/source-job-store.js';
 import { sqlTrackingStore } from './roles/tracking-store.js';
@@ -109,6 +110,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     ...sqlTrackingStore(ctx),
     ...sqlDomainStore(ctx),
     ...sqlPauseStore(ctx),
+    ...sqlActivityStore(ctx),
     ...sqlAppTransactions({ ctx, closed: () => closed, storeId: () => storeId, init }),
   };
 }

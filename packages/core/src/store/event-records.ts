@@ -3,7 +3,7 @@
  * `records.ts`, a store persists them as they are and derives nothing.
  */
 import type { DomainFinding } from '../domains/domain-finding.js';
-import type { PauseRule, PauseScope } from './pause-store.js';
+import type { PauseRule, PauseScope } from './pause-records.js';
 import type { DomainState, MailingKind } from './records.js';
 
 /** Every event type, by the names Resend uses (so people recognise them). */

@@ -1,5 +1,5 @@
 /** Store conformance: the PauseStore role, and the claims and `nextDueAt` passing over what it pauses. */
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { PauseRecord } from '../store/pause-store.js';
 import { testTime } from './store-fixtures.js';
 import { makeEvent } from './store-suite-events.js';
@@ -98,7 +98,7 @@ export function describePauses(ctx: StoreSuiteContext): void {
       addresses: addresses(2),
       delivery: (_, i) => ({ nextAttemptAt: testTime(-100 + i) }),
     });
-    const other = await seedMailing(ctx.store, {
+    await seedMailing(ctx.store, {
       project: paused.project,
       addresses: ['a@gmail.com', 'b@x_y.test', 'c@xay.test', 'd@example.test'],
       delivery: (_, i) => ({ nextAttemptAt: testTime(-50 + i) }),

@@ -52,7 +52,8 @@ export function isHeldByPause(
     if (p.projectId !== d.projectId || !isActive(p, t)) continue;
     if (p.scope === 'project') return true;
     if (p.scope === 'broadcast' && p.target === d.mailingId) return true;
-    if (p.scope === 'destination' && p.domains.some((domain) => d.address.endsWith(`@${domain}`))) return true;
+    if (p.scope === 'destination' && p.domains.some((domain) => d.address.endsWith(`@${domain}`)))
+      return true;
   }
   return false;
 }

@@ -35,7 +35,11 @@ export function sqlPauseStore(ctx: SqlContext): PauseStore {
         r.transaction(db, async (tx) => {
           const key = [pause.projectId, pause.scope, pause.target];
           // An expired pause of the same key gives way; an active one makes the insert below a no-op.
-          await write(`DELETE FROM mailroom_pauses WHERE ${where} AND until_at <= ?`, [...key, now.getTime()], tx);
+          await write(
+            `DELETE FROM mailroom_pauses WHERE ${where} AND until_at <= ?`,
+            [...key, now.getTime()],
+            tx,
+          );
           const columns = PAUSE_COLUMNS.join(', ');
           const values = r.values(1, PAUSE_COLUMNS.length);
           const text = mysql
