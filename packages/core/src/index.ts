@@ -69,3 +69,9 @@ export type * from './store/store.js';
 export * from './transport/route-transport.js';
 export type * from './transport/transport.js';
 export { receiptResponse, sentVia } from './transport/transport.js';
+export type {
+  BroadcastGuardRules,
+  DestinationGuardRules,
+  GuardOptions,
+} from './pauses/guard-options.js';
+export type { PauseView } from './pauses/pause-control.js';
