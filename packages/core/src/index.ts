@@ -57,6 +57,12 @@ export { SNS_CERTIFICATE_URL, stringToSign as snsStringToSign } from './inbound/
 export { VERP_PREFIX, verpTokenOf } from './inbound/verp-token.js';
 export * from './keys/key-scope.js';
 export * from './mime/index.js';
+export type {
+  BroadcastGuardRules,
+  DestinationGuardRules,
+  GuardOptions,
+} from './pauses/guard-options.js';
+export type { PauseView } from './pauses/pause-control.js';
 export * from './render/index.js';
 export * from './request/index.js';
 export type * from './request/request-types.js';
@@ -69,9 +75,3 @@ export type * from './store/store.js';
 export * from './transport/route-transport.js';
 export type * from './transport/transport.js';
 export { receiptResponse, sentVia } from './transport/transport.js';
-export type {
-  BroadcastGuardRules,
-  DestinationGuardRules,
-  GuardOptions,
-} from './pauses/guard-options.js';
-export type { PauseView } from './pauses/pause-control.js';

@@ -9,6 +9,7 @@ import { memoryDomainStore } from './roles/domain-store.js';
 import { memoryEventStore } from './roles/event-store.js';
 import { memoryIdempotencyStore } from './roles/idempotency-store.js';
 import { memoryInboundSignalStore } from './roles/inbound-signal-store.js';
+import { memoryKeyStore } from './roles/key-store.js';
 import { memoryMailingStore } from './roles/mailing-store.js';
 import { memoryPauseStore } from './roles/pause-store.js';
 import { memoryRetentionStore } from './roles/retention-store.js';
@@ -59,6 +60,7 @@ export function memoryStore(): Store {
     ...memoryTrackingStore(db),
     ...memoryDomainStore(db),
     ...memoryPauseStore(db),
+    ...memoryKeyStore(db),
     ...memoryActivityStore(() => db().outbox),
   };
 }

@@ -7,6 +7,7 @@ import type { DomainStore } from './domain-store.js';
 import type { EventStore } from './event-store.js';
 import type { IdempotencyStore } from './idempotency-store.js';
 import type { InboundSignalStore } from './inbound-signal-store.js';
+import type { KeyStore } from './key-store.js';
 import type { MailingStore } from './mailing-store.js';
 import type { PauseStore } from './pause-store.js';
 import type { RetentionStore } from './retention-store.js';
@@ -37,6 +38,7 @@ export type {
   SignalCount,
   SignalCountQuery,
 } from './inbound-signal-store.js';
+export type { KeyStore } from './key-store.js';
 export type {
   BatchCommitResult,
   BatchTarget,
@@ -75,6 +77,7 @@ export type {
  * - {@link ActivityStore}: the event outbox counted over time, for charts.
  * - {@link DomainStore}: sending domains, their DKIM keys and DNS checks.
  * - {@link PauseStore}: pauses of broadcasts, projects' sending and destinations.
+ * - {@link KeyStore}: a project's API keys: list, revoke, rotate, last use.
  * - {@link AppTransactionStore} (optional): writing an accepted request in the app's own transaction.
  *
  * Rules for every method:
@@ -100,6 +103,7 @@ export interface Store
     TrackingStore,
     DomainStore,
     PauseStore,
+    KeyStore,
     ActivityStore,
     AppTransactionStore {}
 
@@ -117,4 +121,5 @@ export type StoreRole =
   | 'TrackingStore'
   | 'DomainStore'
   | 'PauseStore'
+  | 'KeyStore'
   | 'ActivityStore';

@@ -28,6 +28,7 @@ import { describeEvents } from './store-suite-events.js';
 import type { StoreSuiteContext } from './store-suite-helpers.js';
 import { describeIdempotency } from './store-suite-idempotency.js';
 import { describeInbound } from './store-suite-inbound.js';
+import { describeKeys } from './store-suite-keys.js';
 import { describeMailings } from './store-suite-mailings.js';
 import { describeMultiProcess } from './store-suite-multi-process.js';
 import { describePauses } from './store-suite-pauses.js';
@@ -128,6 +129,7 @@ export function storeTestSuite(
       TrackingStore: describeTracking,
       DomainStore: (c) => describeDomains(c, options.connect),
       PauseStore: describePauses,
+      KeyStore: describeKeys,
       ActivityStore: describeActivity,
     };
     for (const [role, register] of Object.entries(roles) as Array<[StoreRole, typeof describeAccounts]>) {
