@@ -76,6 +76,12 @@ export { SNS_CERTIFICATE_URL, stringToSign as snsStringToSign } from './inbound/
 export { VERP_PREFIX, verpTokenOf } from './inbound/verp-token.js';
 export * from './keys/key-scope.js';
 export * from './mime/index.js';
+export type {
+  BroadcastGuardRules,
+  DestinationGuardRules,
+  GuardOptions,
+} from './pauses/guard-options.js';
+export type { PauseView } from './pauses/pause-control.js';
 export * from './render/index.js';
 export * from './request/index.js';
 export type * from './request/request-types.js';

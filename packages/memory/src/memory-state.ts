@@ -6,6 +6,7 @@ import type {
   IdempotencyRecord,
   InboundSignalRecord,
   MailingRecord,
+  PauseRecord,
   ProfileRecord,
   ProjectRecord,
   ProjectSecretRecord,
@@ -59,6 +60,8 @@ export interface State {
   /** key(projectId, domain) -> domain id. */
   domainIdByName: Map<string, string>;
   /** Tracking (roles/tracking-store.ts): link maps by mailing, opens by delivery and class, clicks. */
+  /** Active and expired pauses, by key(key(projectId, scope), target) (roles/pause-store.ts). */
+  pauses: Map<string, PauseRecord>;
   tracking: {
     linkMaps: Map<string, string[]>;
     opens: Map<string, { mailingId: string; machine: boolean; firstAt: Date; lastAt: Date; count: number }>;
@@ -93,6 +96,7 @@ export function emptyState(): State {
     outbox: emptyEventState(),
     domains: new Map(),
     domainIdByName: new Map(),
+    pauses: new Map(),
     tracking: { linkMaps: new Map(), opens: new Map(), clicks: [] },
   };
 }

@@ -13,6 +13,7 @@ import { memoryIdempotencyStore } from './roles/idempotency-store.js';
 import { memoryInboundSignalStore } from './roles/inbound-signal-store.js';
 import { memoryKeyStore } from './roles/key-store.js';
 import { memoryMailingStore } from './roles/mailing-store.js';
+import { memoryPauseStore } from './roles/pause-store.js';
 import { memoryResourceStore } from './roles/resource-store.js';
 import { memoryRetentionStore } from './roles/retention-store.js';
 import { memorySourceJobStore } from './roles/source-job-store.js';
@@ -63,6 +64,7 @@ export function memoryStore(): Store {
     ...memoryTrackingStore(db),
     ...memoryDomainStore(db),
     ...memoryDestinationLimitStore(db),
+    ...memoryPauseStore(db),
     ...memoryKeyStore(db),
     ...memoryResourceStore(db),
     ...memoryActivityStore(() => db().outbox),

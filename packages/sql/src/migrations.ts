@@ -8,6 +8,7 @@ import { domainsSchema } from './migration-domains.js';
 import { eventSeries } from './migration-event-series.js';
 import { eventsAndWebhooks } from './migration-events.js';
 import { inboundSignalsMigration } from './migration-inbound.js';
+import { pausesSchema } from './migration-pauses.js';
 import { signalReasons } from './migration-signal-reasons.js';
 import { trackingSchema } from './migration-tracking.js';
 import { webhookCircuit } from './migration-webhook-circuit.js';
@@ -326,6 +327,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '008_signal_reasons': signalReasons(kind, columnTypes(kind)),
     '009_webhook_circuit': webhookCircuit(columnTypes(kind)),
     '010_api_keys': apiKeys(columnTypes(kind)),
+    '013_pauses': pausesSchema(kind, columnTypes(kind), tableOptions),
     '014_destination_limits': destinationLimitsSchema(kind, columnTypes(kind), tableOptions),
     '017_event_series': eventSeries(),
   };

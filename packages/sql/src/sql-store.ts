@@ -21,6 +21,7 @@ import { sqlIdempotencyStore } from './roles/idempotency-store.js';
 import { sqlInboundSignalStore } from './roles/inbound-signal-store.js';
 import { sqlKeyStore } from './roles/key-store.js';
 import { sqlMailingStore } from './roles/mailing-store.js';
+import { sqlPauseStore } from './roles/pause-store.js';
 import { sqlResourceStore } from './roles/resource-store.js';
 import { sqlRetentionStore } from './roles/retention-store.js';
 import { sqlSourceJobStore } from './roles/source-job-store.js';
@@ -149,6 +150,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     ...sqlTrackingStore(ctx),
     ...sqlDomainStore(ctx),
     ...sqlDestinationLimitStore(ctx),
+    ...sqlPauseStore(ctx),
     ...sqlKeyStore(ctx),
     ...sqlResourceStore(ctx),
     ...sqlActivityStore(ctx),

@@ -25,6 +25,8 @@ import { createInbound } from '../inbound/inbound-receiver.js';
 import { createReturnPaths } from '../inbound/return-path.js';
 import { createKeyUse } from '../keys/key-use.js';
 import { createKeys } from '../keys/keys.js';
+import { destinationName, pause, pauseView, resume } from '../pauses/pause-control.js';
+import { createReputationGuard } from '../pauses/reputation-guard.js';
 import { normalizeAddress } from '../request/index.js';
 import { createSenderResources } from '../resources/sender-resources.js';
 import { createSuppressionResources } from '../resources/suppression-resources.js';
@@ -101,6 +103,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   const worker = createWorker(ctx, options.worker);
   const webhookSender = createWebhookSender(ctx, options.webhooks, () => worker.outstanding > 0);
   const retention = createRetention(ctx, options.retention);
+  const guard = options.guard === false ? undefined : createReputationGuard(ctx, options.guard);
   const progress = createProgressReporter(ctx, options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS);
   const idempotencyTtlMs = options.idempotency?.ttlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
   if (!(Number.isSafeInteger(idempotencyTtlMs) && idempotencyTtlMs > 0)) {
@@ -160,6 +163,18 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     return (await store.getMailingById(mailing.id)) ?? mailing;
   }
 
+  /** The project's pauses in force, broadcasts by ref. */
+  async function pausesOf(projectId: string) {
+    const records = await store.listPauses({ projectId, now: ctx.clock.now() });
+    const refs = new Map<string, string>();
+    for (const record of records) {
+      if (record.scope !== 'broadcast') continue;
+      const mailing = await store.getMailingById(record.target);
+      if (mailing) refs.set(mailing.id, mailing.ref);
+    }
+    return records.map((record) => pauseView(record, refs));
+  }
+
   const noUnsubscribe = () => new MailroomError('NOT_FOUND', 'Unknown or invalid unsubscribe link');
   const noTracking = () => new MailroomError('NOT_FOUND', 'Unknown or invalid tracking link');
 
@@ -182,6 +197,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
           () => {
             worker.start();
             retention.start();
+            guard?.start();
             webhookSender.start();
             domains.schedule.start();
           },
@@ -189,6 +205,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
         );
       },
       async stop() {
+        await guard?.stop();
         await retention.stop();
         await domains.schedule.stop();
         await worker.stop();
@@ -259,6 +276,50 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       return view(await reread(mailing));
     },
 
+    async pauseBroadcast(auth, ref, pauseOptions = {}) {
+      const mailing = await findBroadcast(auth, ref);
+      const target = { projectId: mailing.projectId, scope: 'broadcast' as const, mailing };
+      await pause(ctx, target, { by: 'operator', reason: pauseOptions.reason ?? null });
+      return pausesOf(mailing.projectId);
+    },
+    async resumeBroadcast(auth, ref) {
+      const mailing = await findBroadcast(auth, ref);
+      await resume(ctx, { projectId: mailing.projectId, scope: 'broadcast', mailing });
+      return pausesOf(mailing.projectId);
+    },
+    async pauseSending(auth, pauseOptions = {}) {
+      const { project } = await resolveAuth(auth);
+      const target = { projectId: project.id, scope: 'project' as const };
+      await pause(ctx, target, { by: 'operator', reason: pauseOptions.reason ?? null });
+      return pausesOf(project.id);
+    },
+    async resumeSending(auth) {
+      const { project } = await resolveAuth(auth);
+      await resume(ctx, { projectId: project.id, scope: 'project' });
+      return pausesOf(project.id);
+    },
+    async pauseDestination(auth, name, pauseOptions = {}) {
+      const { project } = await resolveAuth(auth);
+      const { minutes, domains, reason } = pauseOptions;
+      const until = minutes === undefined ? null : new Date(ctx.clock.now().getTime() + minutes * 60_000);
+      const target = {
+        projectId: project.id,
+        scope: 'destination' as const,
+        destination: destinationName(name),
+        ...(domains ? { domains: domains.map(destinationName) } : {}),
+      };
+      await pause(ctx, target, { by: 'operator', reason: reason ?? null, until });
+      return pausesOf(project.id);
+    },
+    async resumeDestination(auth, name) {
+      const { project } = await resolveAuth(auth);
+      await resume(ctx, { projectId: project.id, scope: 'destination', destination: destinationName(name) });
+      return pausesOf(project.id);
+    },
+    async listPauses(auth) {
+      return pausesOf((await resolveAuth(auth)).project.id);
+    },
+
     pruneContent: (pruneOptions) => retention.pruneContent(pruneOptions),
 
     async resolveUnsubscribe(token) {
@@ -326,6 +387,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
 
     async close() {
       progress.stop();
+      await guard?.stop();
       await ctx.tracking?.close();
       await retention.stop();
       await domains.schedule.stop();

@@ -35,6 +35,8 @@ import type { BouncesOptions } from '../inbound/bounces-options.js';
 import type { MailroomInbound } from '../inbound/inbound-types.js';
 import type { NotificationOptions } from '../inbound/provider-notifications.js';
 import type { MailroomKeys } from '../keys/key-types.js';
+import type { GuardOptions } from '../pauses/guard-options.js';
+import type { PauseView } from '../pauses/pause-control.js';
 import type {
   MailroomSenders,
   MailroomSuppressions,
@@ -140,6 +142,12 @@ export interface MailroomOptions {
   idempotency?: IdempotencyOptions;
   /** Retention of kept rendered content (see `storeContent`), swept by the running worker. */
   retention?: RetentionOptions;
+  /**
+   * The reputation guard, run with the worker: pauses a broadcast whose hard bounces, complaints or
+   * sender-side refusals cross a rule, and a destination whose sender-side refusals do (for a while).
+   * `false` turns it off. @default see `GuardOptions` (README, "Pause, resume and the reputation guard")
+   */
+  guard?: GuardOptions | false;
   /**
    * Webhook delivery of events: the sender loop runs with the worker unless `send` is false; the retry
    * schedule, timeouts and concurrency. @default see `WebhookOptions`
@@ -334,6 +342,38 @@ export interface Mailroom {
    * scheduled is `BROADCAST_CLOSED`.
    */
   reschedule(auth: string | AuthContext, ref: string, scheduleFor: Date | string): Promise<MailingView>;
+  /**
+   * Pause a broadcast: no worker claims its deliveries until it is resumed; deliveries in flight finish.
+   * Writes `broadcast.paused` (by `operator`). Pausing a paused broadcast changes nothing.
+   */
+  pauseBroadcast(
+    auth: string | AuthContext,
+    ref: string,
+    options?: { reason?: string },
+  ): Promise<PauseView[]>;
+  /**
+   * Resume a paused broadcast exactly where it stopped: every delivery not sent is claimed at its own time
+   * (scheduled ones keep theirs), none twice. Writes `broadcast.resumed`; a broadcast not paused changes
+   * nothing.
+   */
+  resumeBroadcast(auth: string | AuthContext, ref: string): Promise<PauseView[]>;
+  /** Pause the whole sending of the project (every mailing's deliveries), as `pauseBroadcast` does one. */
+  pauseSending(auth: string | AuthContext, options?: { reason?: string }): Promise<PauseView[]>;
+  /** Resume the project's sending. */
+  resumeSending(auth: string | AuthContext): Promise<PauseView[]>;
+  /**
+   * Pause a destination of the project: a recipient domain (`gmail.com`), or a group of domains given in
+   * `domains`; with `minutes`, it resumes by itself after them.
+   */
+  pauseDestination(
+    auth: string | AuthContext,
+    name: string,
+    options?: { reason?: string; domains?: string[]; minutes?: number },
+  ): Promise<PauseView[]>;
+  /** Resume a destination of the project. */
+  resumeDestination(auth: string | AuthContext, name: string): Promise<PauseView[]>;
+  /** The project's pauses in force (each answer above returns them too). */
+  listPauses(auth: string | AuthContext): Promise<PauseView[]>;
   /**
    * Clear the rendered content kept by `storeContent` (of every project) written before `before`, or more than
    * `olderThanDays` days ago, or, with neither, more than `retention.contentDays` days ago. Returns how many

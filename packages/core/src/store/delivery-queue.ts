@@ -47,7 +47,10 @@ export interface DeliveryQueue {
    * whose lease expired (`leaseExpiresAt <= now`), oldest `nextAttemptAt` first. Each claimed delivery
    * becomes `sending`, gets `leaseExpiresAt = now + leaseMs`, `leaseToken + 1` and `attempts + 1`.
    * Deliveries of mailings whose status is `cancelled` or `failed` are not claimed (a scheduled mailing's
-   * deliveries carry `nextAttemptAt = scheduleFor`, so they become due by time alone).
+   * deliveries carry `nextAttemptAt = scheduleFor`, so they become due by time alone). Nor are deliveries
+   * an active pause covers (`PauseStore`; active: `until` null or after `now`): of a paused broadcast
+   * (its mailing), of a paused project, or of a paused destination of its project (the delivery's
+   * address ends with `@` and one of the pause's `domains`). They keep their `nextAttemptAt`.
    *
    * Race guarantee: a delivery is returned by at most one call per lease, whatever the number of
    * concurrent claimers (processes included, when `capabilities.multiProcess`).
@@ -81,8 +84,9 @@ export interface DeliveryQueue {
     now: Date,
   ): Promise<number>;
   /**
-   * The earliest `nextAttemptAt` of a `queued` delivery (of a mailing that is not cancelled or failed), to
-   * let an idle worker sleep until then. Leases that will expire are not counted.
+   * The earliest `nextAttemptAt` of a `queued` delivery (of a mailing that is not cancelled or failed, and
+   * that no pause active at `now` covers, as for `claimDeliveries`), to let an idle worker sleep until
+   * then. Leases that will expire are not counted. Without `now`, pauses are judged at the current time.
    */
-  nextDueAt(): Promise<Date | undefined>;
+  nextDueAt(now?: Date): Promise<Date | undefined>;
 }

@@ -3,6 +3,7 @@
  * `records.ts`, a store persists them as they are and derives nothing.
  */
 import type { DomainFinding } from '../domains/domain-finding.js';
+import type { PauseRule, PauseScope } from './pause-records.js';
 import type { DomainState, MailingKind } from './records.js';
 
 /** Every event type, by the names Resend uses (so people recognise them). */
@@ -18,6 +19,8 @@ export const EVENT_TYPES = [
   'contact.unsubscribed',
   'broadcast.completed',
   'broadcast.cancelled',
+  'broadcast.paused',
+  'broadcast.resumed',
   'domain.verified',
   'domain.failed',
 ] as const;
@@ -67,6 +70,12 @@ export interface EventData {
     previous_state: DomainState;
     findings: DomainFinding[];
   };
+  /**
+   * `broadcast.paused` / `broadcast.resumed`: what was paused or resumed (a broadcast, the project's
+   * sending, a destination), by whom, why, and for the reputation guard the rule with its figures and
+   * window.
+   */
+  pause?: PauseEventData;
   /** A test event sent from the dashboard or the API. */
   test?: boolean;
 }
@@ -233,4 +242,20 @@ export interface EventFilter {
   mailingRef?: string;
   address?: string;
   deliveryId?: string;
+}
+
+/** The `pause` member of `broadcast.paused` and `broadcast.resumed` events. */
+export interface PauseEventData {
+  scope: PauseScope;
+  /** The broadcast's ref, the project's id, or the destination's name. */
+  target: string;
+  /** `destination`: the recipient domains held back. */
+  domains?: string[];
+  /** Who paused or resumed: an operator, or the reputation guard (its pauses, and their timed ends). */
+  by: 'operator' | 'guard';
+  reason: string | null;
+  /** The guard's rule and its figures (counts, attempts, rate, threshold, window). */
+  rule?: PauseRule | null;
+  /** When a timed pause ends by itself (ISO 8601). */
+  until?: string | null;
 }

@@ -11,6 +11,7 @@ import type { IdempotencyStore } from './idempotency-store.js';
 import type { InboundSignalStore } from './inbound-signal-store.js';
 import type { KeyStore } from './key-store.js';
 import type { MailingStore } from './mailing-store.js';
+import type { PauseStore } from './pause-store.js';
 import type { ResourceStore } from './resource-store.js';
 import type { RetentionStore } from './retention-store.js';
 import type { SourceJobStore } from './source-job-store.js';
@@ -64,6 +65,7 @@ export type {
   MailingStore,
 } from './mailing-store.js';
 export type { PageOptions } from './paging.js';
+export type { PauseRecord, PauseRule, PauseScope, PauseStore } from './pause-store.js';
 export type { ResourceStore, SuppressionPageOptions } from './resource-store.js';
 export type { RetentionStore } from './retention-store.js';
 export type { SourceJobStore } from './source-job-store.js';
@@ -95,6 +97,7 @@ export type {
  * - {@link ActivityStore}: the event outbox counted over time, for charts.
  * - {@link DomainStore}: sending domains, their DKIM keys and DNS checks.
  * - {@link DestinationLimitStore}: send limits per destination, shared by every worker (token windows).
+ * - {@link PauseStore}: pauses of broadcasts, projects' sending and destinations.
  * - {@link KeyStore}: a project's API keys: list, revoke, rotate, last use.
  * - {@link ResourceStore}: the management API's pages and removals of senders, templates, suppressions.
  * - {@link AppTransactionStore} (optional): writing an accepted request in the app's own transaction.
@@ -123,6 +126,7 @@ export interface Store
     TrackingStore,
     DomainStore,
     DestinationLimitStore,
+    PauseStore,
     KeyStore,
     ResourceStore,
     ActivityStore,
@@ -143,6 +147,7 @@ export type StoreRole =
   | 'TrackingStore'
   | 'DomainStore'
   | 'DestinationLimitStore'
+  | 'PauseStore'
   | 'KeyStore'
   | 'ResourceStore'
   | 'ActivityStore';

@@ -33,6 +33,7 @@ import { describeInbound } from './store-suite-inbound.js';
 import { describeKeys } from './store-suite-keys.js';
 import { describeMailings } from './store-suite-mailings.js';
 import { describeMultiProcess } from './store-suite-multi-process.js';
+import { describePauses } from './store-suite-pauses.js';
 import { describeProfileMerge } from './store-suite-profile-merge.js';
 import { describeResources } from './store-suite-resources.js';
 import { describeRetention } from './store-suite-retention.js';
@@ -132,6 +133,7 @@ export function storeTestSuite(
       TrackingStore: describeTracking,
       DomainStore: (c) => describeDomains(c, options.connect),
       DestinationLimitStore: (c) => describeDestinationLimits(c, options.connect),
+      PauseStore: describePauses,
       KeyStore: describeKeys,
       ResourceStore: describeResources,
       ActivityStore: describeActivity,

@@ -9,6 +9,7 @@ import { clone } from '../memory-copy.js';
 import type { State } from '../memory-state.js';
 import { compare, fail } from '../memory-state.js';
 import { writeOutbox } from './event-store.js';
+import { isHeldByPause } from './pause-store.js';
 
 /** Mailing statuses whose deliveries are never claimed. */
 const PAUSED: readonly MailingStatus[] = ['cancelled', 'failed'];
@@ -75,11 +76,12 @@ export function memoryDeliveryQueue(db: () => State): DeliveryQueue {
       }
       return changed;
     },
-    async nextDueAt() {
+    async nextDueAt(now = new Date()) {
       const s = db();
+      const t = now.getTime();
       let earliest: Date | undefined;
       for (const d of s.deliveries.values()) {
-        if (d.status !== 'queued' || isPaused(s, d.mailingId)) continue;
+        if (d.status !== 'queued' || isPaused(s, d.mailingId) || isHeldByPause(s, d, t)) continue;
         if (!earliest || d.nextAttemptAt.getTime() < earliest.getTime()) earliest = d.nextAttemptAt;
       }
       return earliest && new Date(earliest);
@@ -115,5 +117,5 @@ function isClaimable(s: State, d: DeliveryRecord, t: number): boolean {
   const due =
     (d.status === 'queued' && d.nextAttemptAt.getTime() <= t) ||
     (d.status === 'sending' && d.leaseExpiresAt !== null && d.leaseExpiresAt.getTime() <= t);
-  return due && !isPaused(s, d.mailingId);
+  return due && !isPaused(s, d.mailingId) && !isHeldByPause(s, d, t);
 }

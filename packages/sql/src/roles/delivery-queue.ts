@@ -6,6 +6,7 @@ import type { SqlKind } from '../options.js';
 import type { SqlContext } from '../sql-context.js';
 import { IN_LIST_SIZE } from '../sql-context.js';
 import { writeOutbox } from './event-store.js';
+import { activePauses, notPausedClause } from './pause-store.js';
 
 /** Mailing statuses whose deliveries are never claimed (a scheduled mailing's are due by time alone). */
 const BLOCKED_MAILINGS = `('cancelled', 'failed')`;
@@ -31,13 +32,15 @@ export function sqlDeliveryQueue(ctx: SqlContext): DeliveryQueue {
         if (claimOptions.limit <= 0) return [];
         const now = claimOptions.now.getTime();
         const until = now + claimOptions.leaseMs;
+        // The pauses in force (a small table, read whole): none, and the claim is the one it always was.
+        const [notPaused, pausedParams] = notPausedClause(await activePauses(ctx, now));
         const due = mysql
-          ? `d.open_at <= ? AND (d.status = 'queued' OR d.lease_expires_at <= ?) AND ${notBlockedSql} ORDER BY d.open_at`
-          : `d.status IN ('queued', 'sending') AND d.next_attempt_at <= ? AND (d.status = 'queued' OR d.lease_expires_at <= ?) AND ${notBlockedSql} ORDER BY d.next_attempt_at`;
+          ? `d.open_at <= ? AND (d.status = 'queued' OR d.lease_expires_at <= ?) AND ${notBlockedSql}${notPaused} ORDER BY d.open_at`
+          : `d.status IN ('queued', 'sending') AND d.next_attempt_at <= ? AND (d.status = 'queued' OR d.lease_expires_at <= ?) AND ${notBlockedSql}${notPaused} ORDER BY d.next_attempt_at`;
         const claimed = (await claims.claim(db, {
           table: 'mailroom_deliveries',
           due,
-          dueParams: [now, now],
+          dueParams: [now, now, ...pausedParams],
           limit: claimOptions.limit,
           mysqlIndex: 'mailroom_deliveries_due',
           set: "status = 'sending', lease_expires_at = ?, lease_token = lease_token + 1, attempts = attempts + 1, updated_at = ?",
@@ -79,14 +82,15 @@ export function sqlDeliveryQueue(ctx: SqlContext): DeliveryQueue {
       );
     },
 
-    nextDueAt() {
+    nextDueAt(at = new Date()) {
       return guard('nextDueAt', async () => {
+        const [notPaused, pausedParams] = notPausedClause(await activePauses(ctx, at.getTime()));
         const [row] = await claims.inDueOrder<Row>(
           db,
           mysql
-            ? `SELECT d.next_attempt_at FROM mailroom_deliveries d WHERE d.open_at IS NOT NULL AND d.status = 'queued' AND ${notBlockedSql} ORDER BY d.open_at LIMIT 1`
-            : `SELECT d.next_attempt_at FROM mailroom_deliveries d WHERE d.status IN ('queued', 'sending') AND d.status = 'queued' AND ${notBlockedSql} ORDER BY d.next_attempt_at LIMIT 1`,
-          [],
+            ? `SELECT d.next_attempt_at FROM mailroom_deliveries d WHERE d.open_at IS NOT NULL AND d.status = 'queued' AND ${notBlockedSql}${notPaused} ORDER BY d.open_at LIMIT 1`
+            : `SELECT d.next_attempt_at FROM mailroom_deliveries d WHERE d.status IN ('queued', 'sending') AND d.status = 'queued' AND ${notBlockedSql}${notPaused} ORDER BY d.next_attempt_at LIMIT 1`,
+          pausedParams,
         );
         return row ? new Date(Number(row.next_attempt_at)) : undefined;
       });

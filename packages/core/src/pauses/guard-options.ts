@@ -1,0 +1,54 @@
+/** The reputation guard's rules for a broadcast: counted over the broadcast's whole life. */
+export interface BroadcastGuardRules {
+  /** Pause when hard bounces pass this share of attempts... @default 0.05 */
+  hardBounceRate?: number;
+  /** ...once at least this many were attempted. @default 500 */
+  hardBounceMinAttempts?: number;
+  /** Pause when complaints pass this share of attempts... @default 0.001 */
+  complaintRate?: number;
+  /** ...and number at least this many. @default 3 */
+  complaintMin?: number;
+  /** Pause when sender-side refusals (policy, reputation, DMARC, rate) pass this share... @default 0.1 */
+  senderSideRate?: number;
+  /** ...and number at least this many. @default 20 */
+  senderSideMin?: number;
+}
+
+/** The reputation guard's rule for a destination (a recipient domain): a timed pause. */
+export interface DestinationGuardRules {
+  /** Pause when sender-side refusals in the window pass this share of attempts... @default 0.1 */
+  senderSideRate?: number;
+  /** ...and number at least this many. @default 10 */
+  senderSideMin?: number;
+  /** The rolling window counted. @default 900_000 (15 minutes) */
+  windowMs?: number;
+  /** How long the destination stays paused; it resumes by itself. @default 1_800_000 (30 minutes) */
+  pauseMs?: number;
+}
+
+/**
+ * `createMailroom({ guard })`: the reputation guard, run by every process whose worker runs. It reads the
+ * store's counts (attempts by delivery status, bounces, complaints and sender-side refusals by kind) and
+ * pauses what crosses a rule, with `broadcast.paused` carrying the rule and its figures. `false` turns it
+ * off. README, "Pause, resume and the reputation guard", lists the defaults.
+ */
+export interface GuardOptions {
+  /** How often the rules are checked. @default 10_000 */
+  checkMs?: number;
+  broadcast?: BroadcastGuardRules;
+  destination?: DestinationGuardRules;
+}
+
+/** The defaults, as a careful sender would choose them. */
+export const GUARD_DEFAULTS = {
+  checkMs: 10_000,
+  broadcast: {
+    hardBounceRate: 0.05,
+    hardBounceMinAttempts: 500,
+    complaintRate: 0.001,
+    complaintMin: 3,
+    senderSideRate: 0.1,
+    senderSideMin: 20,
+  },
+  destination: { senderSideRate: 0.1, senderSideMin: 10, windowMs: 900_000, pauseMs: 1_800_000 },
+} as const;

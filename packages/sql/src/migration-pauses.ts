@@ -1,0 +1,29 @@
+import type { Kysely, Migration } from 'kysely';
+import type { ColumnTypes, tableOptions } from './column-types.js';
+import type { SqlKind } from './options.js';
+
+/**
+ * 013: pauses (`PauseRecord`): at most one per (project, scope, target), the primary key. The table stays
+ * small (the pauses in force, and expired ones until replaced or resumed): a claim reads it whole.
+ */
+export function pausesSchema(kind: SqlKind, t: ColumnTypes, options: typeof tableOptions): Migration {
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await options(
+        kind,
+        db.schema
+          .createTable('mailroom_pauses')
+          .addColumn('project_id', t.id, (c) => c.notNull())
+          .addColumn('scope', t.short, (c) => c.notNull())
+          .addColumn('target', t.ref, (c) => c.notNull())
+          .addColumn('domains', t.json, (c) => c.notNull())
+          .addColumn('paused_by', t.short, (c) => c.notNull())
+          .addColumn('reason', t.text)
+          .addColumn('rule', t.json)
+          .addColumn('created_at', t.big, (c) => c.notNull())
+          .addColumn('until_at', t.big)
+          .addPrimaryKeyConstraint('mailroom_pauses_pk', ['project_id', 'scope', 'target']),
+      ).execute();
+    },
+  };
+}
