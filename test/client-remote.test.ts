@@ -199,6 +199,13 @@ describe('the typed client and the remote CLI against mailroom serve', () => {
       status: 404,
       code: 'NOT_FOUND',
     });
+    // Not the API's mount point: whatever answers, the rejection is a MailroomApiError with a code.
+    const lost = createMailroomClient({ url: `${base}/not-the-api/`, key: secret });
+    await expect(lost.domains.list()).rejects.toMatchObject({
+      name: 'MailroomApiError',
+      status: 404,
+      code: 'NOT_FOUND',
+    });
     // The whole document through `api`: the same typed paths, refusals thrown the same way.
     const { data } = await client.api.GET('/webhooks');
     expect(data?.data.webhooks).toHaveLength(1);

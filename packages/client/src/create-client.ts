@@ -177,10 +177,19 @@ export function createMailroomClient(options: MailroomClientOptions): MailroomCl
   };
 }
 
-/** Every refused answer rejects the call with the error envelope it carries. */
+/**
+ * Every refused answer rejects the call with the error envelope it carries; so does a success that is
+ * not JSON where JSON is expected (a login page or a wrong mount point answering 200), which would
+ * otherwise reject with a bare SyntaxError.
+ */
 const refusalsThrow: Middleware = {
-  async onResponse({ response }) {
+  async onResponse({ response, options }) {
     if (!response.ok) throw await MailroomApiError.fromResponse(response);
+    const type = response.headers.get('content-type') ?? '';
+    if (options.parseAs === 'json' && response.status !== 204 && !/\bjson\b/i.test(type)) {
+      const message = `HTTP ${response.status} answered ${type || 'no content type'}, not JSON: is ${response.url} under the API's mount point?`;
+      throw new MailroomApiError(response.status, { message, statusCode: response.status, code: 'INTERNAL' });
+    }
     return undefined;
   },
 };
@@ -198,8 +207,8 @@ function init(call: CallOptions | undefined): { headers?: Record<string, string>
 async function dataOf<Data>(call: Promise<{ data?: { data: Data }; response: Response }>): Promise<Data> {
   const { data: body, response } = await call;
   if (body === undefined) {
-    // A 2xx without the envelope: not this API (a proxy's page, a wrong mount point).
-    const message = `HTTP ${response.status} without a JSON answer from ${response.url}: is this the API's mount point?`;
+    // An empty 2xx: not this API, which always answers its envelope.
+    const message = `HTTP ${response.status} without an answer from ${response.url}: is this the API's mount point?`;
     throw new MailroomApiError(response.status, {
       message,
       statusCode: response.status,
