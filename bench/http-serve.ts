@@ -4,6 +4,15 @@
  * autocannon generates the load from this process over loopback.
  * Targets: 250-recipient broadcast batches at >= 40,000 recipients/s; single sends at 200 requests/s
  * with a p99 latency under 20 ms.
+ *
+ * Issue 26, phase `status`: list and status reads while a broadcast is sending. `mailroom serve` on its
+ * defaults (SQLite, its in-process worker) delivers a BENCH_STATUS_RECIPIENTS (100,000) newsletter
+ * broadcast to an SMTP sink in its own process, fed over HTTP, once with status reads beside it
+ * (`support/status-reader.ts`: ~33 reads/s of `GET /broadcasts/:ref`, `GET /broadcasts`, `GET
+ * /messages/:ref`) and once without, the order alternating between rounds. Targets: the reads' p99 under
+ * 50 ms, the sending rate with the reads within 5 % of the rate without them.
+ *
+ * BENCH_HTTP_PHASES selects phases (default `accept,status`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,10 +20,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { median, report } from './support/measure.js';
+import { serveRun } from './support/serve-run.js';
+import { type SinkProcess, startSinkProcess } from './support/sink-process.js';
+import { type StatusReader, type StatusReadFigures, startStatusReader } from './support/status-reader.js';
+import { corpusTemplate } from './templates/index.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
+const PHASES = new Set((process.env.BENCH_HTTP_PHASES ?? 'accept,status').split(','));
+const STATUS_N = Number(process.env.BENCH_STATUS_RECIPIENTS ?? 100_000);
 
 interface Server {
   url: string;
@@ -157,29 +172,82 @@ async function singles(server: Server): Promise<{ p50: number; p99: number; rps:
   };
 }
 
-const batchRuns: Array<Awaited<ReturnType<typeof batches>>> = [];
-const singleRuns: Array<Awaited<ReturnType<typeof singles>>> = [];
-for (let r = 0; r < RUNS; r++) {
-  const server = await startServer();
-  try {
-    batchRuns.push(await batches(server));
-    singleRuns.push(await singles(server));
-  } finally {
-    await stopServer(server);
-  }
-  console.log(`run ${r + 1}:`, JSON.stringify({ batches: batchRuns.at(-1), singles: singleRuns.at(-1) }));
+/** One delivery of the status phase: messages/s until the sink had all, and the reads' figures. */
+async function statusRound(
+  sink: SinkProcess,
+  withReads: boolean,
+): Promise<{ perSecond: number; reads?: StatusReadFigures }> {
+  let reader: StatusReader | undefined;
+  const result = await serveRun(sink, corpusTemplate('newsletter'), STATUS_N, {
+    ...(withReads
+      ? {
+          during: (call) => {
+            reader = startStatusReader(call);
+            return reader;
+          },
+        }
+      : {}),
+  });
+  const reads = reader?.figures();
+  if (reads && reads.errors > 0) throw new Error(`status reads failed: ${reads.firstError}`);
+  return { perSecond: result.perSecond, ...(reads ? { reads } : {}) };
 }
-report('http-serve', {
-  seconds: SECONDS,
-  batches: {
-    recipientsPerSecond: median(batchRuns.map((b) => b.recipientsPerSecond)),
-    runs: batchRuns,
-    target: 40_000,
-  },
-  singles: {
-    p99Ms: median(singleRuns.map((s) => s.p99)),
-    p50Ms: median(singleRuns.map((s) => s.p50)),
-    runs: singleRuns,
-    targetP99Ms: 20,
-  },
-});
+
+if (PHASES.has('accept')) {
+  const batchRuns: Array<Awaited<ReturnType<typeof batches>>> = [];
+  const singleRuns: Array<Awaited<ReturnType<typeof singles>>> = [];
+  for (let r = 0; r < RUNS; r++) {
+    const server = await startServer();
+    try {
+      batchRuns.push(await batches(server));
+      singleRuns.push(await singles(server));
+    } finally {
+      await stopServer(server);
+    }
+    console.log(`run ${r + 1}:`, JSON.stringify({ batches: batchRuns.at(-1), singles: singleRuns.at(-1) }));
+  }
+  report('http-serve', {
+    seconds: SECONDS,
+    batches: {
+      recipientsPerSecond: median(batchRuns.map((b) => b.recipientsPerSecond)),
+      runs: batchRuns,
+      target: 40_000,
+    },
+    singles: {
+      p99Ms: median(singleRuns.map((s) => s.p99)),
+      p50Ms: median(singleRuns.map((s) => s.p50)),
+      runs: singleRuns,
+      targetP99Ms: 20,
+    },
+  });
+}
+
+if (PHASES.has('status')) {
+  const sink = await startSinkProcess();
+  const rounds: Array<{ without: number; with: number; ratio: number; reads: StatusReadFigures }> = [];
+  try {
+    for (let r = 0; r < RUNS; r++) {
+      // Alternate the order, so that a drift of the machine's load favours neither.
+      const order = r % 2 === 0 ? [false, true] : [true, false];
+      const got: Record<string, Awaited<ReturnType<typeof statusRound>>> = {};
+      for (const withReads of order) got[String(withReads)] = await statusRound(sink, withReads);
+      const without = got.false?.perSecond ?? 0;
+      const withReads = got.true?.perSecond ?? 0;
+      const reads = got.true?.reads as StatusReadFigures;
+      rounds.push({ without, with: withReads, ratio: +(withReads / without).toFixed(3), reads });
+      console.log(`status round ${r + 1}:`, JSON.stringify(rounds.at(-1)));
+    }
+  } finally {
+    await sink.close();
+  }
+  report('http-serve-status', {
+    recipients: STATUS_N,
+    perSecondWithout: median(rounds.map((r) => r.without)),
+    perSecondWith: median(rounds.map((r) => r.with)),
+    ratioMedian: median(rounds.map((r) => r.ratio)),
+    readsP99Ms: median(rounds.map((r) => r.reads.p99Ms)),
+    readsP50Ms: median(rounds.map((r) => r.reads.p50Ms)),
+    rounds,
+    targets: { readsP99Ms: 50, ratioAtLeast: 0.95 },
+  });
+}

@@ -66,6 +66,7 @@ function stubEngine(behaviour: { send?: (body: unknown) => Promise<SendResult> }
     getTemplate: unused,
     previewTemplate: unused,
     listGroups: unused,
+    activity: unused,
     queueDepth: unused,
     cancel: unused,
     reschedule: unused,

@@ -158,6 +158,8 @@ describe('the packed packages', () => {
       const outside = files.filter((f) => !/^package\/(dist\/.+|package\.json|README\.md|LICENSE)$/.test(f));
       expect(outside, name).toEqual([]);
       expect(files, name).toContain('package/dist/index.js');
+      // The MIT licence travels with every package (npm takes LICENSE from the package's own folder).
+      expect(files, name).toContain('package/LICENSE');
     }
   });
 

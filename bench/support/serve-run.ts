@@ -54,6 +54,11 @@ export interface ServeRunOptions {
   seed?: (mailroom: Mailroom, projectId: string, secret: string) => Promise<void>;
   /** Awaited after the sink has every message, inside the timing (events at a receiver, ...). */
   settle?: () => Promise<void>;
+  /**
+   * A load beside the delivery (status reads, ...): started once the first POST is answered (the
+   * broadcast exists), stopped as soon as the sink has every message.
+   */
+  during?: (call: { url: string; secret: string; broadcastRef: string }) => { stop(): Promise<void> };
 }
 
 /** Waits until the sink has `n` messages; throws past `stallMs` without progress. */
@@ -162,6 +167,7 @@ export async function serveRun(
 ): Promise<StackResult> {
   const db = options.scaleOut ? await postgresDatabase() : await sqliteDatabase();
   const processes: CliProcess[] = [];
+  let beside: { stop(): Promise<void> } | undefined;
   try {
     const secret = await seedProject(db.url, template, options.seed, options.args ?? []);
     const smtp = `smtp://127.0.0.1:${sink.port}${options.smtpQuery ? `?${options.smtpQuery}` : ''}`;
@@ -189,12 +195,15 @@ export async function serveRun(
       template: { ref: template.ref, variables: template.globals },
       recipients: recipients(template, 0, n),
     });
+    beside = options.during?.({ url: serve.url, secret, broadcastRef });
     for (let i = BATCH; i < n; i += BATCH) {
       await post(serve.url, secret, { broadcastRef, recipients: recipients(template, i, n) });
     }
     const fed = performance.now();
     await untilSinkHas(sink, n);
     const deliveredSeconds = (performance.now() - t0) / 1000;
+    await beside?.stop();
+    beside = undefined;
     const cpuUsed = () => processes.reduce((sum, p, i) => sum + p.cpuMicros() - (cpu0[i] as number), 0);
     const deliveredCpu = cpuUsed();
     await options.settle?.();
@@ -212,6 +221,7 @@ export async function serveRun(
       feedSeconds: +((fed - t0) / 1000).toFixed(2),
     };
   } finally {
+    await beside?.stop();
     for (const p of processes) await p.stop();
     await db.drop();
   }

@@ -1,3 +1,11 @@
+export {
+  ACTIVITY_SERIES,
+  type ActivityChart,
+  type ActivityQuery,
+  type ActivitySeriesName,
+  bucketFor,
+  chartOf,
+} from './admin/activity-series.js';
 // For store adapters: the one profile-merge rule every store applies.
 export type { MergedProfile, ProfileFields, ProfileMergeOptions } from './audience/profile-merge.js';
 export { distinctLabels, mergeProfile, newProfile } from './audience/profile-merge.js';

@@ -2,6 +2,7 @@ import type { Store } from '@mailroom/core';
 import type { State } from './memory-state.js';
 import { DRIVER_NAME, emptyState, fail } from './memory-state.js';
 import { memoryAccountStore } from './roles/account-store.js';
+import { memoryActivityStore } from './roles/activity-store.js';
 import { memoryAudienceStore } from './roles/audience-store.js';
 import { memoryDeliveryQueue } from './roles/delivery-queue.js';
 import { memoryDomainStore } from './roles/domain-store.js';
@@ -56,5 +57,6 @@ export function memoryStore(): Store {
     ...memoryEventStore(() => db().outbox),
     ...memoryTrackingStore(db),
     ...memoryDomainStore(db),
+    ...memoryActivityStore(() => db().outbox),
   };
 }

@@ -3,6 +3,7 @@ import { Migrator, sql } from 'kysely';
 import { columnTypes, tableOptions } from './column-types.js';
 import type { Db } from './connect.js';
 import { domainsSchema } from './migration-domains.js';
+import { eventSeries } from './migration-event-series.js';
 import { eventsAndWebhooks } from './migration-events.js';
 import { inboundSignalsMigration } from './migration-inbound.js';
 import { signalReasons } from './migration-signal-reasons.js';
@@ -322,6 +323,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '007_domains': domainsSchema(kind, columnTypes(kind), tableOptions),
     '008_signal_reasons': signalReasons(kind, columnTypes(kind)),
     '009_webhook_circuit': webhookCircuit(columnTypes(kind)),
+    '017_event_series': eventSeries(),
   };
 }
 

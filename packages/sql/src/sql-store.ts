@@ -9,6 +9,7 @@ import { createSqliteSourcePages } from './dialects/sqlite/sqlite-source-pages.j
 import { runMigrations } from './migrations.js';
 import type { SqlStoreOptions } from './options.js';
 import { sqlAccountStore } from './roles/account-store.js';
+import { sqlActivityStore } from './roles/activity-store.js';
 import { sqlAudienceStore } from './roles/audience-store.js';
 import { sqlDeliveryQueue } from './roles/delivery-queue.js';
 import { sqlDomainStore } from './roles/domain-store.js';
@@ -107,6 +108,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     ...sqlEventStore(ctx),
     ...sqlTrackingStore(ctx),
     ...sqlDomainStore(ctx),
+    ...sqlActivityStore(ctx),
     ...sqlAppTransactions({ ctx, closed: () => closed, storeId: () => storeId, init }),
   };
 }

@@ -1,5 +1,6 @@
 import { createAcceptance } from '../accept/accept-requests.js';
 import { DEFAULT_IDEMPOTENCY_TTL_MS } from '../accept/idempotency.js';
+import { createActivityQueries } from '../admin/activity-series.js';
 import { createAdmin } from '../admin/admin.js';
 import { createDashboardQueries } from '../admin/dashboard-queries.js';
 import type { MailingView } from '../admin/mailing-view.js';
@@ -256,6 +257,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     },
 
     ...createDashboardQueries(ctx, { resolveAuth, findMailing, view }),
+    ...createActivityQueries(ctx, { resolveAuth, findMailing }),
 
     async addDomain(auth, domain, domainOptions) {
       return domains.add((await resolveAuth(auth)).project.id, domain, domainOptions);

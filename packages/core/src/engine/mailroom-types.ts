@@ -4,6 +4,7 @@ import type {
   RequestOptions,
   SendResult,
 } from '../accept/accept-options.js';
+import type { ActivityChart, ActivityQuery } from '../admin/activity-series.js';
 import type {
   AudienceGroupView,
   DeliverySearch,
@@ -341,6 +342,13 @@ export interface Mailroom {
    * one line). `TEMPLATE_INVALID` or `RENDER_FAILED` when it cannot be rendered.
    */
   previewTemplate(auth: string | AuthContext, ref: string, sample?: TemplateSample): Promise<RenderedContent>;
+  /**
+   * The project's activity over time, for charts: sent, deferred, failed, bounced by class, complained,
+   * suppressed, opened and clicked (people and machines apart) per bucket, and a broadcast's pauses and
+   * other turns as markers; of one mailing (`NOT_FOUND` for another project's) or of a destination's
+   * domains when asked. Buckets of a minute up to six hours, an hour up to fourteen days, else a day.
+   */
+  activity(auth: string | AuthContext, query?: ActivityQuery): Promise<ActivityChart>;
   /** The project's audience groups, by ref, with member counts. */
   listGroups(auth: string | AuthContext): Promise<AudienceGroupView[]>;
   /**

@@ -1,4 +1,5 @@
 import type { AccountStore } from './account-store.js';
+import type { ActivityStore } from './activity-store.js';
 import type { AppTransactionStore } from './app-transaction-store.js';
 import type { AudienceStore } from './audience-store.js';
 import type { DeliveryQueue } from './delivery-queue.js';
@@ -13,6 +14,7 @@ import type { StoreLifecycle } from './store-lifecycle.js';
 import type { TrackingStore } from './tracking-store.js';
 
 export type { AccountStore } from './account-store.js';
+export type { ActivityStore, EventSeriesQuery, EventSeriesRow } from './activity-store.js';
 export type { AppTransaction, AppTransactionStore, TransactionStore } from './app-transaction-store.js';
 export type { AudienceStore } from './audience-store.js';
 export type { ClaimOptions, DeliveryOutcome, DeliveryQueue } from './delivery-queue.js';
@@ -68,6 +70,7 @@ export type {
  * - {@link InboundSignalStore}: bounces, complaints and delivery reports applied to deliveries.
  * - {@link EventStore}: the event outbox, webhook endpoints and the webhook queue.
  * - {@link TrackingStore}: link maps and open and click hits.
+ * - {@link ActivityStore}: the event outbox counted over time, for charts.
  * - {@link DomainStore}: sending domains, their DKIM keys and DNS checks.
  * - {@link AppTransactionStore} (optional): writing an accepted request in the app's own transaction.
  *
@@ -93,6 +96,7 @@ export interface Store
     EventStore,
     TrackingStore,
     DomainStore,
+    ActivityStore,
     AppTransactionStore {}
 
 /** The names of the roles, as `storeTestSuite`'s `roles` option takes them. */
@@ -107,4 +111,5 @@ export type StoreRole =
   | 'InboundSignalStore'
   | 'EventStore'
   | 'TrackingStore'
-  | 'DomainStore';
+  | 'DomainStore'
+  | 'ActivityStore';

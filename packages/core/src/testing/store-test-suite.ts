@@ -20,6 +20,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store, StoreRole } from '../store/store.js';
 import { describeAccounts } from './store-suite-accounts.js';
+import { describeActivity } from './store-suite-activity.js';
 import { describeAudience } from './store-suite-audience.js';
 import { describeDeliveryQueue } from './store-suite-delivery-queue.js';
 import { describeDomains } from './store-suite-domains.js';
@@ -125,6 +126,7 @@ export function storeTestSuite(
       EventStore: (c) => describeEvents(c, options.connect),
       TrackingStore: describeTracking,
       DomainStore: (c) => describeDomains(c, options.connect),
+      ActivityStore: describeActivity,
     };
     for (const [role, register] of Object.entries(roles) as Array<[StoreRole, typeof describeAccounts]>) {
       if (!options.roles || options.roles.includes(role)) describe(role, () => register(ctx));

@@ -52,6 +52,10 @@ background:#e8ebee;color:#333;white-space:nowrap}
 .counts{display:flex;flex-wrap:wrap;gap:.2rem .7rem;font-size:.9em;font-variant-numeric:tabular-nums}
 .counts span b{font-weight:600}
 ul.plain{list-style:none;margin:0;padding:0}
+.activity figure{margin:.6rem 0 0}.activity figcaption{font-size:.8em;text-transform:uppercase;
+letter-spacing:.04em;color:var(--muted)}.activity figure>svg{display:block;height:140px}
+.legend svg{display:inline-block;vertical-align:middle}
+.legend{display:flex;flex-wrap:wrap;gap:.1rem .9rem;font-size:.85em;font-variant-numeric:tabular-nums}
 .ref{display:inline-flex;align-items:center;gap:.35rem;flex-wrap:wrap}
 button,.button{font:inherit;padding:.35rem .8rem;border-radius:6px;border:1px solid var(--line);
 background:#fff;color:var(--fg);cursor:pointer}

@@ -210,13 +210,15 @@ export function createDashboard(
 
   async function mailingList(call: Call, auth: AuthContext, kind: MailingKind): Promise<NeutralResponse> {
     const after = queryOf(call.req).get('after') || undefined;
-    const [list, bounces] = await Promise.all([
+    const overview = kind === 'broadcast' && !after;
+    const [list, bounces, activity] = await Promise.all([
       mailroom.listMailings(auth, kind, after ? { after, limit: 25 } : { limit: 25 }),
-      kind === 'broadcast' && !after
+      overview
         ? mailroom.bouncesByDomain(auth, { since: new Date(Date.now() - RECENT_BOUNCES_MS), limit: 10 })
         : Promise.resolve([]),
+      overview ? mailroom.activity(auth) : Promise.resolve(undefined),
     ]);
-    return page(call, 200, mailingsPage(ctxOf(call), kind, list, after !== undefined, bounces));
+    return page(call, 200, mailingsPage(ctxOf(call), kind, list, after !== undefined, bounces, activity));
   }
 
   async function mailingDetail(
@@ -235,7 +237,7 @@ export function createDashboard(
         : undefined,
       after: q.get('after') || undefined,
     };
-    const [sources, deliveries, tracking, bounces] = await Promise.all([
+    const [sources, deliveries, tracking, bounces, activity] = await Promise.all([
       kind === 'broadcast' ? mailroom.listSourceJobs(auth, ref) : Promise.resolve([]),
       mailroom.searchDeliveries(auth, ref, {
         prefix: filter.prefix,
@@ -245,8 +247,13 @@ export function createDashboard(
       }),
       mailroom.getTracking(auth, ref),
       mailroom.bouncesByDomain(auth, { ref, limit: 20 }),
+      mailroom.activity(auth, { mailingRef: ref }),
     ]);
-    return page(call, 200, mailingPage(ctxOf(call), view, sources, deliveries, filter, tracking, bounces));
+    return page(
+      call,
+      200,
+      mailingPage(ctxOf(call), view, sources, deliveries, filter, tracking, bounces, activity),
+    );
   }
 
   async function progress(

@@ -1,4 +1,5 @@
 import type {
+  ActivityChart,
   DeliveryStatus,
   DeliveryView,
   DomainBounces,
@@ -7,6 +8,7 @@ import type {
   SourceJobView,
   TrackingView,
 } from '@mailroom/core';
+import { activitySection } from '../activity-chart.js';
 import {
   badge,
   copyableRef,
@@ -42,6 +44,7 @@ export function mailingPage(
   filter: DeliveryFilter,
   tracking?: TrackingView,
   bounces: readonly DomainBounces[] = [],
+  activity?: ActivityChart,
 ): SafeHtml {
   const progress = progressOf(view);
   const self = mailingUrl(ctx.root, view.kind, view.ref);
@@ -55,7 +58,7 @@ export function mailingPage(
     ctx,
     title,
     sectionOf(view.kind),
-    html`<p class="muted"><a href="${ctx.root}/${sectionOf(view.kind)}">${view.kind === 'broadcast' ? 'Broadcasts' : 'Messages'}</a> /</p><h1>${title}</h1>${facts}${trackingSection(tracking)}${bouncesSection(bounces, 'The deliveries of this mailing.')}${
+    html`<p class="muted"><a href="${ctx.root}/${sectionOf(view.kind)}">${view.kind === 'broadcast' ? 'Broadcasts' : 'Messages'}</a> /</p><h1>${title}</h1>${facts}${activity && activitySection(activity)}${trackingSection(tracking)}${bouncesSection(bounces, 'The deliveries of this mailing.')}${
       view.kind === 'broadcast' && sourcesSection(sources)
     }${deliveriesSection(ctx, view, deliveries, filter)}`,
   );

@@ -1,4 +1,5 @@
-import type { DomainBounces, MailingKind, MailingView, Page } from '@mailroom/core';
+import type { ActivityChart, DomainBounces, MailingKind, MailingView, Page } from '@mailroom/core';
+import { activitySection } from '../activity-chart.js';
 import { badge, copyableRef, countsLine, pager, progressBar, progressOf, time } from '../fragments.js';
 import { html, type SafeHtml } from '../html.js';
 import { layout, type PageContext } from '../layout.js';
@@ -12,6 +13,7 @@ export function mailingsPage(
   page: Page<MailingView>,
   paged: boolean,
   bounces: readonly DomainBounces[] = [],
+  activity?: ActivityChart,
 ): SafeHtml {
   const section = sectionOf(kind);
   const title = kind === 'broadcast' ? 'Broadcasts' : 'Messages';
@@ -36,6 +38,6 @@ export function mailingsPage(
     ctx,
     title,
     section,
-    html`<h1>${title}</h1>${recent}${table}${pager(paged ? base : null, next)}`,
+    html`<h1>${title}</h1>${activity && activitySection(activity, { title: 'Activity, last 24 hours' })}${recent}${table}${pager(paged ? base : null, next)}`,
   );
 }
