@@ -275,7 +275,7 @@ describe('the typed client and the remote CLI against mailroom serve', () => {
     expect(JSON.parse(verify.out)).toMatchObject({ domain: 'cli.acme.test', check: 'failed' });
   });
 
-  it('takes MAILROOM_URL and MAILROOM_KEY, and a --database over them', async () => {
+  it('takes MAILROOM_URL and MAILROOM_KEY, and a --database or --project over them', async () => {
     const fromEnv = await run(dir, ['domain', 'list', '--json'], {
       MAILROOM_URL: base,
       MAILROOM_KEY: secret,
@@ -293,6 +293,13 @@ describe('the typed client and the remote CLI against mailroom serve', () => {
     );
     expect(withDatabase.code, withDatabase.err).toBe(0);
     expect(withDatabase.out).toBe(fromEnv.out);
+    // So does --project: the database is then the default one, ./mailroom.db of the directory.
+    const withProject = await run(dir, ['domain', 'list', '--project', projectId, '--json'], {
+      MAILROOM_URL: 'http://127.0.0.1:9',
+      MAILROOM_KEY: secret,
+    });
+    expect(withProject.code, withProject.err).toBe(0);
+    expect(withProject.out).toBe(fromEnv.out);
   });
 
   it('refuses what only runs locally, and says which commands are not available remotely yet', async () => {

@@ -20,15 +20,17 @@ export type AdminTarget = { kind: 'remote'; url: string; key: string } | { kind:
 
 /**
  * The target of the command line: remote when the global `--url` is given, or when `MAILROOM_URL` is
- * set and no `--database` says otherwise (flags win over the environment); the global `--key` (else
- * `MAILROOM_KEY`) then names the project. A URL without a key, or a key without a URL, is a usage error.
+ * set and neither `--database` nor `--project` says otherwise (flags win over the environment); the
+ * global `--key` (else `MAILROOM_KEY`) then names the project. A URL without a key, or a key without a
+ * URL, is a usage error.
  */
 export function adminTargetOf(
   args: ParsedArgs,
   env: Readonly<Record<string, string | undefined>>,
 ): AdminTarget {
   const envUrl = nonEmpty(env.MAILROOM_URL);
-  const url = args.globals.url ?? (args.string('database') === undefined ? envUrl : undefined);
+  const local = args.string('database') !== undefined || args.string('project') !== undefined;
+  const url = args.globals.url ?? (local ? undefined : envUrl);
   const key = args.globals.key ?? nonEmpty(env.MAILROOM_KEY);
   if (url === undefined) {
     if (args.globals.key !== undefined) {
