@@ -38,6 +38,7 @@ function stubEngine(behaviour: { send?: (body: unknown) => Promise<SendResult> }
     listInboundSignals: unused,
     bouncesByDomain: unused,
     webhooks: new Proxy({}, { get: unused }) as Mailroom['webhooks'],
+    keys: new Proxy({}, { get: unused }) as Mailroom['keys'],
     listEvents: unused,
     async authenticate(secret) {
       calls.authenticate.push(secret);

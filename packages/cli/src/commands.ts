@@ -9,6 +9,7 @@ import {
   domainVerifyCommand,
 } from './domain-command.js';
 import { inboundCommand } from './inbound-command.js';
+import { keyCreateCommand, keyListCommand, keyRevokeCommand, keyRotateCommand } from './key-command.js';
 import { projectCreateCommand, projectListCommand } from './project-command.js';
 import { senderAddCommand } from './sender-command.js';
 import { serveCommand } from './serve-command.js';
@@ -29,6 +30,10 @@ export const COMMANDS: readonly Command[] = [
   inboundCommand,
   projectCreateCommand,
   projectListCommand,
+  keyCreateCommand,
+  keyListCommand,
+  keyRevokeCommand,
+  keyRotateCommand,
   senderAddCommand,
   domainAddCommand,
   domainListCommand,

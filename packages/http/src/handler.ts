@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger, Mailroom } from '@mailroom/core';
 import { isMailroomError, MailroomError } from '@mailroom/core';
+import { createAuthFailureLimit } from './auth-failure-limit.js';
 import { createDashboard } from './dashboard/dashboard.js';
 import { resolveDashboardOptions } from './dashboard/dashboard-options.js';
 import { routeNotFound } from './http-errors.js';
@@ -8,6 +9,7 @@ import { createHttpMetrics } from './metrics.js';
 import { pickRequestId } from './request-id.js';
 import { createRequestRateLimiter, type RequestRateLimiter } from './request-rate-limit.js';
 import { errorResponse, methodNotAllowedResponse } from './responses.js';
+import { createRouteAccess } from './route-access.js';
 import { createRouteTable, routeHandler } from './route-table.js';
 import { matchRoute } from './routes.js';
 import type { HttpOptions, MailroomHttpHandler, NeutralRequest, NeutralResponse } from './types.js';
@@ -62,7 +64,10 @@ export function createHandler(mailroom: Mailroom, options: HttpOptions = {}): Ma
     );
   };
 
-  const routes = createRouteTable(mailroom, { bodyLimit, limiter });
+  const failures =
+    options.authFailureLimit === false ? null : createAuthFailureLimit(options.authFailureLimit);
+  const access = createRouteAccess(mailroom, { failures, limiter });
+  const routes = createRouteTable(mailroom, { bodyLimit, access });
 
   const handle = async (req: NeutralRequest): Promise<NeutralResponse> => {
     const started = performance.now();

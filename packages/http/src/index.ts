@@ -1,3 +1,4 @@
+export type { AuthFailureLimitOptions } from './auth-failure-limit.js';
 export type { DashboardOptions } from './dashboard/dashboard-options.js';
 export { createHandler, DEFAULT_BODY_LIMIT } from './handler.js';
 export type { MetricsOptions } from './metrics-options.js';

@@ -8,6 +8,7 @@ import {
 } from '@mailroom/core';
 import { domainPaths, domainSchemas } from './openapi-domains.js';
 import { eventPaths, eventSchemas } from './openapi-events.js';
+import { keyPaths, keySchemas } from './openapi-keys.js';
 
 /** A JSON object of the generated document. */
 type JsonObject = { [key: string]: unknown };
@@ -38,7 +39,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
   addSchema(schemas, 'SendRequest', sendRequestSchema);
   addSchema(schemas, 'BroadcastRequest', broadcastRequestSchema);
   addSchema(schemas, 'BatchRequest', batchRequestSchema);
-  Object.assign(schemas, envelopeSchemas(), eventSchemas(), domainSchemas());
+  Object.assign(schemas, envelopeSchemas(), eventSchemas(), domainSchemas(), keySchemas());
 
   const broadcastOperation = (operationId: string, deprecated: boolean): JsonObject => ({
     operationId,
@@ -75,6 +76,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
     paths: {
       ...eventPaths(responses),
       ...domainPaths(responses),
+      ...keyPaths(responses),
       '/send/mail': {
         post: {
           operationId: 'sendMail',

@@ -3,9 +3,10 @@ import { isMailroomError, MailroomError } from '@mailroom/core';
 import { DOMAIN_ROUTES } from './domain-routes.js';
 import { EVENT_ROUTES, type ProjectCall } from './event-routes.js';
 import { malformedJson, payloadTooLarge, unsupportedMediaType } from './http-errors.js';
+import { KEY_ROUTES } from './key-routes.js';
 import { buildOpenApiDocument } from './openapi.js';
-import type { RequestRateLimiter } from './request-rate-limit.js';
 import { jsonResponse, successResponse } from './responses.js';
+import type { RouteAccessGuard } from './route-access.js';
 import type { MatchedRoute, RouteName } from './routes.js';
 import { trackClickResponse, trackOpenResponse } from './tracking-routes.js';
 import type { NeutralRequest, NeutralResponse } from './types.js';
@@ -28,39 +29,24 @@ export type RouteTable = Readonly<Record<RouteName, RouteHandler>>;
 export interface RouteTableSettings {
   /** Bytes a request body may hold; a larger one is refused with 413 before it is parsed. */
   bodyLimit: number;
-  /** The per-project request rate limit, or `null` when there is none. */
-  limiter: RequestRateLimiter | null;
+  /** Authenticates the key and enforces the route's declared access (route-access.ts), for every keyed route. */
+  access: RouteAccessGuard;
 }
-
-/** `Bearer <token>`, the scheme case-insensitive (RFC 7235); anything else is malformed. */
-const BEARER = /^bearer +([\x21-\x7e]+) *$/i;
 
 /** The routes of wire-compat.md, each turning a request into the engine's call and its answer. */
 export function createRouteTable(mailroom: Mailroom, settings: RouteTableSettings): RouteTable {
-  const { bodyLimit, limiter } = settings;
+  const { bodyLimit, access } = settings;
   // Generated on first request per mount point: the zod conversion is not free and often never needed.
   const openApiBodies = new Map<string, string>();
 
-  const authenticate = async (header: string | undefined): Promise<AuthContext> => {
-    const secret = header === undefined ? null : (BEARER.exec(header.trim())?.[1] ?? null);
-    // Missing and malformed secrets go through the engine too, so all three 401s share one body.
-    const auth = await mailroom.authenticate(secret);
-    if (secret === null) throw new MailroomError('UNAUTHORIZED', 'Missing or malformed project secret');
-    return auth;
-  };
-
-  /** The caller's project: its secret checked, then its request rate. */
-  const project = async (req: NeutralRequest): Promise<AuthContext> => {
-    const auth = await authenticate(req.headers.authorization);
-    limiter?.take(auth.project.id);
-    return auth;
-  };
-
   /** A call with a JSON body: size and media type are refused before the secret is checked, the body parsed after. */
-  const jsonCall = async (req: NeutralRequest): Promise<{ auth: AuthContext; payload: unknown }> => {
+  const jsonCall = async (
+    req: NeutralRequest,
+    route: MatchedRoute,
+  ): Promise<{ auth: AuthContext; payload: unknown }> => {
     checkBodySize(req, bodyLimit);
     checkContentType(req.headers['content-type']);
-    const auth = await project(req);
+    const auth = await access.authorize(req, route);
     return { auth, payload: parseJson(req.body) };
   };
 
@@ -69,7 +55,7 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     (serve: (call: ProjectCall) => Promise<NeutralResponse>): RouteHandler =>
     async (req, requestId, route) => {
       checkBodySize(req, bodyLimit);
-      const auth = await project(req);
+      const auth = await access.authorize(req, route);
       const readJson = (): unknown => {
         checkContentType(req.headers['content-type']);
         return parseJson(req.body);
@@ -97,8 +83,8 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     };
 
   return {
-    async send(req, requestId) {
-      const { auth, payload } = await jsonCall(req);
+    async send(req, requestId, route) {
+      const { auth, payload } = await jsonCall(req, route);
       const result = await mailroom.send(auth, payload, requestOptions(req));
       return replayed(
         successResponse(requestId, 'Message accepted', { ref: result.ref, status: result.status }),
@@ -106,8 +92,8 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
       );
     },
 
-    async broadcast(req, requestId) {
-      const { auth, payload } = await jsonCall(req);
+    async broadcast(req, requestId, route) {
+      const { auth, payload } = await jsonCall(req, route);
       const result = await mailroom.broadcast(auth, payload, requestOptions(req));
       return replayed(
         successResponse(requestId, result.batch.seq > 1 ? 'Broadcast batch accepted' : 'Broadcast accepted', {
@@ -122,13 +108,13 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     async cancel(req, requestId, route) {
       // Nothing to say but the ref in the path: any body (or none) is ignored.
       checkBodySize(req, bodyLimit);
-      const auth = await project(req);
+      const auth = await access.authorize(req, route);
       const view = await mailroom.cancel(auth, route.params?.ref ?? '');
       return broadcastResponse(requestId, 'Broadcast cancelled', view);
     },
 
     async reschedule(req, requestId, route) {
-      const { auth, payload } = await jsonCall(req);
+      const { auth, payload } = await jsonCall(req, route);
       const scheduleFor =
         typeof payload === 'object' && payload !== null
           ? (payload as { scheduleFor?: unknown }).scheduleFor
@@ -177,6 +163,10 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     domain: projectRoute(DOMAIN_ROUTES.domain),
     'domain-verify': projectRoute(DOMAIN_ROUTES['domain-verify']),
     'domain-rotate': projectRoute(DOMAIN_ROUTES['domain-rotate']),
+
+    keys: projectRoute(KEY_ROUTES.keys),
+    key: projectRoute(KEY_ROUTES.key),
+    'key-rotate': projectRoute(KEY_ROUTES['key-rotate']),
 
     'track-click': (req, requestId, route) =>
       trackClickResponse(mailroom, req, requestId, route.params?.token ?? ''),

@@ -19,7 +19,10 @@ export type RouteName =
   | 'domains'
   | 'domain'
   | 'domain-verify'
-  | 'domain-rotate';
+  | 'domain-rotate'
+  | 'keys'
+  | 'key'
+  | 'key-rotate';
 
 /**
  * Who may call one method of a route: anyone (`public`: the route authenticates otherwise, or not at
@@ -42,10 +45,38 @@ export interface MatchedRoute {
   access: MethodAccess;
   /**
    * The path's parameters: `token` of `unsubscribe` and tracking, `ref` of `cancel` and `reschedule`, `id` of
-   * a webhook endpoint, `name` of a sending domain.
+   * a webhook endpoint or a key, `name` of a sending domain.
    */
   params?: Readonly<Record<string, string>>;
 }
+
+/**
+ * Every route name, at run time: the acceptance test of scopes (test/http-scopes.test.ts) needs a row for
+ * each. The `satisfies` makes a name added to `RouteName` without its line here a compile error.
+ */
+export const ROUTE_NAMES = Object.keys({
+  send: true,
+  broadcast: true,
+  openapi: true,
+  unsubscribe: true,
+  cancel: true,
+  reschedule: true,
+  'inbound-ses': true,
+  'inbound-mailgun': true,
+  events: true,
+  webhooks: true,
+  webhook: true,
+  'webhook-rotate': true,
+  'track-click': true,
+  'track-open': true,
+  domains: true,
+  domain: true,
+  'domain-verify': true,
+  'domain-rotate': true,
+  keys: true,
+  key: true,
+  'key-rotate': true,
+} satisfies Record<RouteName, true>) as readonly RouteName[];
 
 /** A route's entry: its name, the access of each method, and its path parameters. */
 function entry(
@@ -72,6 +103,7 @@ const UNSUBSCRIBE_ACCESS = { GET: 'public', HEAD: 'public', POST: 'public' } as 
 const UNSUBSCRIBE_PATH = /^\/unsubscribe\/([^/]+)$/;
 const WEBHOOK_PATH = /^\/webhooks\/([^/]+)(\/rotate-secret)?$/;
 const DOMAIN_PATH = /^\/domains\/([^/]+)(?:\/(verify|rotate-dkim))?$/;
+const KEY_PATH = /^\/keys\/([^/]+?)(\/rotate)?$/;
 // Open and click tracking: tokens are URL-safe as made, so they are taken undecoded.
 const TRACK_CLICK_PATH = /^\/t\/c\/([A-Za-z0-9._~-]+)$/;
 const TRACK_OPEN_PATH = /^\/t\/o\/([A-Za-z0-9._~-]+)\.gif$/;
@@ -91,6 +123,7 @@ const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>(
   ['/events', entry('events', { GET: 'read', HEAD: 'read' })],
   ['/webhooks', entry('webhooks', READ_ADD)],
   ['/domains', entry('domains', READ_ADD)],
+  ['/keys', entry('keys', READ_ADD)],
 ]);
 
 /** The route at `path`, or `undefined`; `/openapi.json` exists only when the document is served. */
@@ -118,6 +151,12 @@ export function matchRoute(path: string, openapi: boolean): MatchedRoute | undef
     if (domain[2] === 'verify') return entry('domain-verify', FULL_POST, { name });
     if (domain[2] === 'rotate-dkim') return entry('domain-rotate', FULL_POST, { name });
     return entry('domain', { GET: 'read', HEAD: 'read', DELETE: 'full' }, { name });
+  }
+  const key = KEY_PATH.exec(path);
+  if (key) {
+    const id = decode(key[1] as string);
+    if (id === undefined) return undefined;
+    return key[2] ? entry('key-rotate', FULL_POST, { id }) : entry('key', { DELETE: 'full' }, { id });
   }
   const click = TRACK_CLICK_PATH.exec(path);
   if (click) return entry('track-click', PUBLIC_READ, { token: click[1] as string });

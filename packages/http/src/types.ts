@@ -1,4 +1,5 @@
 import type { Logger } from '@mailroom/core';
+import type { AuthFailureLimitOptions } from './auth-failure-limit.js';
 import type { DashboardOptions } from './dashboard/dashboard-options.js';
 import type { MetricsOptions } from './metrics-options.js';
 
@@ -20,7 +21,7 @@ export interface NeutralRequest {
   body: Uint8Array | undefined;
   /** The raw query string, without the `?` (`q=ann&after=x`); absent or empty when there is none. */
   query?: string;
-  /** Client address, for logs. */
+  /** Client address, for logs and the limit of wrong keys per address. */
   ip?: string;
   /** The mount point (`/api`, or `''` at the root); the OpenAPI document names it as its server. */
   base?: string;
@@ -68,6 +69,13 @@ export interface HttpOptions {
    * @example { perProjectPerSecond: 20 }
    */
   rateLimit?: RateLimitOptions;
+  /**
+   * Wrong keys per client address (`req.ip`: behind a proxy, have the framework trust it so that the
+   * address is the client's): past `failures` in a window, further attempts from that address get 429 with
+   * `Retry-After`; correct keys from other addresses are not slowed. `false`: no limit.
+   * @default { failures: 10, windowSeconds: 60, maxAddresses: 10_000 }
+   */
+  authFailureLimit?: AuthFailureLimitOptions | false;
   /**
    * Serve the OpenAPI 3.1 document at `GET /openapi.json`.
    * @default true

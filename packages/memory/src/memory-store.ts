@@ -9,6 +9,7 @@ import { memoryDomainStore } from './roles/domain-store.js';
 import { memoryEventStore } from './roles/event-store.js';
 import { memoryIdempotencyStore } from './roles/idempotency-store.js';
 import { memoryInboundSignalStore } from './roles/inbound-signal-store.js';
+import { memoryKeyStore } from './roles/key-store.js';
 import { memoryMailingStore } from './roles/mailing-store.js';
 import { memoryRetentionStore } from './roles/retention-store.js';
 import { memorySourceJobStore } from './roles/source-job-store.js';
@@ -57,6 +58,7 @@ export function memoryStore(): Store {
     ...memoryEventStore(() => db().outbox),
     ...memoryTrackingStore(db),
     ...memoryDomainStore(db),
+    ...memoryKeyStore(db),
     ...memoryActivityStore(() => db().outbox),
   };
 }

@@ -264,9 +264,18 @@ export function createCodec(kind: SqlKind): Codec {
     project: (row) => ({ id: str(row.id), name: str(row.name), createdAt: date(row.created_at) }),
     secret: (row) => ({
       hash: str(row.hash),
+      id: str(row.id),
       projectId: str(row.project_id),
       mode: str(row.mode) as ProjectSecretRecord['mode'],
+      scope: str(row.scope) as ProjectSecretRecord['scope'],
+      // Keys written before 010 have no domain list: no limit.
+      domains: row.domains === null || row.domains === undefined ? [] : fromJson<string[]>(row.domains),
+      prefix: str(row.prefix),
       createdAt: date(row.created_at),
+      lastUsedAt: dateOrNull(row.last_used_at),
+      revokedAt: dateOrNull(row.revoked_at),
+      expiresAt: dateOrNull(row.expires_at),
+      replacedBy: row.replaced_by === null || row.replaced_by === undefined ? null : str(row.replaced_by),
     }),
     sender: (row) => ({
       id: str(row.id),

@@ -2,6 +2,7 @@ import type { Kysely, Migration, MigrationProvider } from 'kysely';
 import { Migrator, sql } from 'kysely';
 import { columnTypes, tableOptions } from './column-types.js';
 import type { Db } from './connect.js';
+import { apiKeys } from './migration-api-keys.js';
 import { domainsSchema } from './migration-domains.js';
 import { eventSeries } from './migration-event-series.js';
 import { eventsAndWebhooks } from './migration-events.js';
@@ -323,6 +324,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '007_domains': domainsSchema(kind, columnTypes(kind), tableOptions),
     '008_signal_reasons': signalReasons(kind, columnTypes(kind)),
     '009_webhook_circuit': webhookCircuit(columnTypes(kind)),
+    '010_api_keys': apiKeys(columnTypes(kind)),
     '017_event_series': eventSeries(),
   };
 }

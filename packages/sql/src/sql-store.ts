@@ -16,6 +16,7 @@ import { sqlDomainStore } from './roles/domain-store.js';
 import { sqlEventStore } from './roles/event-store.js';
 import { sqlIdempotencyStore } from './roles/idempotency-store.js';
 import { sqlInboundSignalStore } from './roles/inbound-signal-store.js';
+import { sqlKeyStore } from './roles/key-store.js';
 import { sqlMailingStore } from './roles/mailing-store.js';
 import { sqlRetentionStore } from './roles/retention-store.js';
 import { sqlSourceJobStore } from './roles/source-job-store.js';
@@ -108,6 +109,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     ...sqlEventStore(ctx),
     ...sqlTrackingStore(ctx),
     ...sqlDomainStore(ctx),
+    ...sqlKeyStore(ctx),
     ...sqlActivityStore(ctx),
     ...sqlAppTransactions({ ctx, closed: () => closed, storeId: () => storeId, init }),
   };

@@ -3,6 +3,7 @@ import { realignScheduledBatch } from '../broadcasts/broadcast-schedule.js';
 import type { AuthContext } from '../engine/auth-context.js';
 import { authenticateSecret, isAuthContext } from '../engine/authenticate.js';
 import type { BaseContext } from '../engine/base-context.js';
+import { assertKeySender } from '../keys/key-domains.js';
 import { parseBroadcastRequest, parseSendRequest } from '../request/index.js';
 import type { BatchRequest, BroadcastRequest } from '../request/request-types.js';
 import type { TransactionStore } from '../store/app-transaction-store.js';
@@ -74,7 +75,9 @@ export function createAcceptance(
         fetcher: ctx.fetcher,
         store,
       };
-      const auth = isAuthContext(authOrSecret) ? authOrSecret : await authenticateSecret(store, authOrSecret);
+      const auth = isAuthContext(authOrSecret)
+        ? authOrSecret
+        : await authenticateSecret(store, authOrSecret, ctx.clock.now());
       return idempotent(actx, auth, operation, body, requestOptions, true, () => run(actx, auth));
     });
   }
@@ -192,6 +195,8 @@ export function createAcceptance(
     if (mailing?.kind !== 'broadcast') {
       throw new MailroomError('NOT_FOUND', `Broadcast ${req.broadcastRef} not found`);
     }
+    // A key limited to sender domains adds batches only to broadcasts it could have sent.
+    assertKeySender(auth, mailing.sender.address);
     if (!OPEN_STATUSES.includes(mailing.status)) {
       throw new MailroomError(
         'BROADCAST_CLOSED',

@@ -1,6 +1,7 @@
 import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
 import type { AuthContext } from '../engine/auth-context.js';
+import { assertKeySender } from '../keys/key-domains.js';
 import { contentFromMessage, contentFromTemplate, prepareContent } from '../render/index.js';
 import { validationError } from '../request/issues.js';
 import type { NormalizedContentRequest, NormalizedRecipient, SourceSpec } from '../request/request-types.js';
@@ -33,6 +34,7 @@ export async function resolveContent(
   req: NormalizedContentRequest,
 ): Promise<{ sender: SenderRecord; content: ContentSnapshot }> {
   const projectId = auth.project.id;
+  assertKeySender(auth, req.sender.address);
   const sender = await ctx.store.findSender(projectId, req.sender.address);
   if (!sender) {
     throw new MailroomError(

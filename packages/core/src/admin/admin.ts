@@ -1,9 +1,9 @@
 import { createPrivateKey } from 'node:crypto';
 import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
-import { generateSecret, hashSecret } from '../base/secrets.js';
 import type { BaseContext } from '../engine/base-context.js';
 import type { MailroomAdmin } from '../engine/mailroom-types.js';
+import { newKey } from '../keys/new-key.js';
 import { assertLiquidSyntax, compileTemplate } from '../render/index.js';
 import { normalizeAddress } from '../request/index.js';
 import type { TemplateFormat, TemplateRecord } from '../store/records.js';
@@ -28,20 +28,16 @@ export function createAdmin(ctx: BaseContext): MailroomAdmin {
       const now = clock.now();
       const project = { id: newId('prj', now.getTime()), name: name.trim(), createdAt: now };
       const mode = sandbox ? 'sandbox' : 'live';
-      const secret = generateSecret(mode);
-      await store.createProject(project, {
-        hash: hashSecret(secret),
-        projectId: project.id,
-        mode,
-        createdAt: now,
-      });
+      // The project's secret is its first key, with every right.
+      const { key, secret } = newKey(project.id, { scope: 'full', domains: [], mode }, now);
+      await store.createProject(project, key);
       return { project, secret };
     },
 
     async createSecret(projectId, mode = 'live') {
       await requireProject(projectId);
-      const secret = generateSecret(mode);
-      await store.addProjectSecret({ hash: hashSecret(secret), projectId, mode, createdAt: clock.now() });
+      const { key, secret } = newKey(projectId, { scope: 'full', domains: [], mode }, clock.now());
+      await store.addProjectSecret(key);
       return secret;
     },
 

@@ -25,7 +25,8 @@ export const ERROR_CODES = {
   UNAUTHORIZED: {
     status: 401,
     retryable: false,
-    description: 'The project secret is missing, malformed or unknown.',
+    description:
+      'The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace).',
   },
   SENDER_NOT_ALLOWED: {
     status: 403,
@@ -42,7 +43,7 @@ export const ERROR_CODES = {
     status: 403,
     retryable: false,
     description:
-      'The request is refused whoever sends it: a dashboard form without its session token, or from another site.',
+      "The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.",
   },
   NOT_FOUND: {
     status: 404,
@@ -96,7 +97,11 @@ export const ERROR_CODES = {
     retryable: false,
     description: 'A URL was refused by the guarded fetcher or could not be fetched within its caps.',
   },
-  RATE_LIMITED: { status: 429, retryable: true, description: 'Too many requests for the project.' },
+  RATE_LIMITED: {
+    status: 429,
+    retryable: true,
+    description: 'Too many requests for the project, or too many wrong keys from the client address.',
+  },
   TRANSPORT_TRANSIENT: {
     status: 503,
     retryable: true,

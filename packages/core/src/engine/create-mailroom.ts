@@ -20,6 +20,8 @@ import { createGuardedFetcher } from '../fetch/index.js';
 import { bouncesByDomain } from '../inbound/bounce-counts.js';
 import { createInbound } from '../inbound/inbound-receiver.js';
 import { createReturnPaths } from '../inbound/return-path.js';
+import { createKeyUse } from '../keys/key-use.js';
+import { createKeys } from '../keys/keys.js';
 import { normalizeAddress } from '../request/index.js';
 import type { MailingRecord } from '../store/records.js';
 import { createTracking } from '../tracking/tracking.js';
@@ -87,9 +89,11 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     );
   }
 
+  const keyUse = createKeyUse(store, logger);
   async function authenticate(secret: string | null | undefined): Promise<AuthContext> {
     await ready();
-    return authenticateSecret(store, secret);
+    const now = ctx.clock.now();
+    return authenticateSecret(store, secret, now, (key) => keyUse.note(key, now));
   }
 
   const resolveAuth = async (auth: string | AuthContext): Promise<AuthContext> =>
@@ -172,6 +176,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     },
     authenticate,
     webhooks: createWebhooks(ctx, resolveAuth, webhookSender),
+    keys: createKeys(ctx, resolveAuth),
     listEvents: async (auth, eventOptions) => listEvents(ctx, await resolveAuth(auth), eventOptions),
 
     send: acceptance.send,
@@ -296,6 +301,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       await webhookSender.stop();
       await options.transport.close?.();
       await ctx.fetcher.close();
+      await keyUse.settle();
       await store.close();
     },
   };

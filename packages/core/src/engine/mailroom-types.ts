@@ -30,6 +30,7 @@ import type { BounceCountOptions, DomainBounces } from '../inbound/bounce-counts
 import type { BouncesOptions } from '../inbound/bounces-options.js';
 import type { MailroomInbound } from '../inbound/inbound-types.js';
 import type { NotificationOptions } from '../inbound/provider-notifications.js';
+import type { MailroomKeys } from '../keys/key-types.js';
 import type {
   AudienceGroupRecord,
   DeliveryRecord,
@@ -62,6 +63,7 @@ export type * from '../base/base-types.js';
 export type { WorkerOptions } from '../delivery/worker-options.js';
 export type * from '../domains/domains-options.js';
 export type * from '../inbound/bounces-options.js';
+export type * from '../keys/key-types.js';
 export type * from '../tracking/tracking-options.js';
 export type * from '../unsubscribe/unsubscribe-options.js';
 export type * from '../webhooks/webhook-types.js';
@@ -225,7 +227,11 @@ export interface Mailroom {
   readonly worker: MailroomWorker;
   /** Bounces and complaints: inbound DSN/ARF messages and provider notifications. */
   readonly inbound: MailroomInbound;
-  /** Resolve a project secret; throws `UNAUTHORIZED` (one message for missing, malformed and unknown). */
+  /**
+   * Resolve a project key: its project, mode, and the key's id, scope and sender domains (`AuthContext.key`);
+   * throws `UNAUTHORIZED` (one message for missing, malformed, unknown, revoked and expired keys). Notes the
+   * key's last use, at most once a minute.
+   */
   authenticate(secret: string | null | undefined): Promise<AuthContext>;
   /** Send one message (`POST /send/mail`). `auth` is a secret or an `AuthContext`. */
   send(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<SendResult>;
@@ -233,6 +239,8 @@ export interface Mailroom {
   broadcast(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<BroadcastResult>;
   /** Webhook endpoints of the project, test events, replays, and what was sent. */
   readonly webhooks: MailroomWebhooks;
+  /** The project's API keys: create with a scope and sender domains, list, revoke, rotate with a grace period. */
+  readonly keys: MailroomKeys;
   /**
    * The project's events (the outbox), oldest first, filtered by types, mailing ref or address, in pages:
    * `{ items, next }` like the other paged listings; pass `next` as `after` until it is `null` (HTTP

@@ -4,6 +4,8 @@
  * before they reach a store (see `normalizeAddress`): the local part as given, the domain lower-cased.
  */
 
+import type { KeyScope } from '../keys/key-scope.js';
+
 /** A JSON value: what variables, traits and configs are made of. */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 
@@ -20,14 +22,38 @@ export interface ProjectRecord {
 /** `live` secrets deliver; `sandbox` secrets are accepted and recorded but never delivered. */
 export type SecretMode = 'live' | 'sandbox';
 
-/** A project secret, stored only as the SHA-256 hex digest of the secret. */
-export interface ProjectSecretRecord {
+/**
+ * A project's API key, stored only as the SHA-256 hex digest of its secret. The project's first secret is
+ * its first `full` key; secrets made before keys had scopes are `full` keys with no domain limit.
+ */
+export interface ApiKeyRecord {
   /** SHA-256 hex digest of the whole secret (64 characters). Unique across all projects. */
   hash: string;
+  /** `key_…`, unique across all projects: what list, revoke and rotate name a key by. */
+  id: string;
   projectId: string;
   mode: SecretMode;
+  /** What the key may do over HTTP (`full`, `sending`, `read`). */
+  scope: KeyScope;
+  /**
+   * Sender domains (lower case) the key may send from; empty: any sender of the project.
+   */
+  domains: string[];
+  /** The secret's first characters (`sk_live_AbCd`), to tell keys apart in a list; never enough to use. */
+  prefix: string;
   createdAt: Date;
+  /** When the key was last used, to the minute at best (the engine writes it at most once a minute). */
+  lastUsedAt: Date | null;
+  /** Set once by a revocation; a revoked key authenticates nothing. */
+  revokedAt: Date | null;
+  /** Set by a rotation: the key works until then (its grace period), and never after. */
+  expiresAt: Date | null;
+  /** The id of the key that replaced this one in a rotation. */
+  replacedBy: string | null;
 }
+
+/** A project secret: an API key (kept as a name for what the first key of a project is). */
+export type ProjectSecretRecord = ApiKeyRecord;
 
 /** A DKIM key for one sender domain. */
 export interface DkimConfig {

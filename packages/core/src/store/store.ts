@@ -7,6 +7,7 @@ import type { DomainStore } from './domain-store.js';
 import type { EventStore } from './event-store.js';
 import type { IdempotencyStore } from './idempotency-store.js';
 import type { InboundSignalStore } from './inbound-signal-store.js';
+import type { KeyStore } from './key-store.js';
 import type { MailingStore } from './mailing-store.js';
 import type { RetentionStore } from './retention-store.js';
 import type { SourceJobStore } from './source-job-store.js';
@@ -36,6 +37,7 @@ export type {
   SignalCount,
   SignalCountQuery,
 } from './inbound-signal-store.js';
+export type { KeyStore } from './key-store.js';
 export type {
   BatchCommitResult,
   BatchTarget,
@@ -72,6 +74,7 @@ export type {
  * - {@link TrackingStore}: link maps and open and click hits.
  * - {@link ActivityStore}: the event outbox counted over time, for charts.
  * - {@link DomainStore}: sending domains, their DKIM keys and DNS checks.
+ * - {@link KeyStore}: a project's API keys: list, revoke, rotate, last use.
  * - {@link AppTransactionStore} (optional): writing an accepted request in the app's own transaction.
  *
  * Rules for every method:
@@ -96,6 +99,7 @@ export interface Store
     EventStore,
     TrackingStore,
     DomainStore,
+    KeyStore,
     ActivityStore,
     AppTransactionStore {}
 
@@ -112,4 +116,5 @@ export type StoreRole =
   | 'EventStore'
   | 'TrackingStore'
   | 'DomainStore'
+  | 'KeyStore'
   | 'ActivityStore';

@@ -59,12 +59,26 @@ export function makeProject(overrides: Partial<ProjectRecord> = {}): ProjectReco
   return { id: testId('prj'), name: 'Test project', createdAt: testTime(), ...overrides };
 }
 
-/** A live secret of `projectId` (only its random hash). */
+/** A live `full` key of `projectId` with no domain limit (only its random hash), never used. */
 export function makeSecret(
   projectId: string,
   overrides: Partial<ProjectSecretRecord> = {},
 ): ProjectSecretRecord {
-  return { hash: testSecretHash(), projectId, mode: 'live', createdAt: testTime(), ...overrides };
+  return {
+    hash: testSecretHash(),
+    id: testId('key'),
+    projectId,
+    mode: 'live',
+    scope: 'full',
+    domains: [],
+    prefix: 'sk_live_test',
+    createdAt: testTime(),
+    lastUsedAt: null,
+    revokedAt: null,
+    expiresAt: null,
+    replacedBy: null,
+    ...overrides,
+  };
 }
 
 /** A sender identity of `projectId`. */

@@ -43,9 +43,9 @@ dl.facts dd{margin:0;overflow-wrap:anywhere}
 background:#e8ebee;color:#333;white-space:nowrap}
 .badge.sent,.badge.completed,.badge.done,.badge.verified,.badge.found,.badge.active,.badge.healthy{background:#dcf3e5;color:var(--ok)}
 .badge.sending,.badge.running,.badge.queued,.badge.pending{background:#e3ecfd;color:var(--accent)}
-.badge.scheduled,.badge.no-answer,.badge.retiring,.badge.circuit_open{background:#fff1d6;color:var(--warn)}
+.badge.scheduled,.badge.no-answer,.badge.retiring,.badge.circuit_open,.badge.expiring{background:#fff1d6;color:var(--warn)}
 .badge.failed,.badge.cancelled,.badge.bounced,.badge.complained,.badge.missing,.badge.wrong{background:#fbe3e1;color:var(--bad)}
-.badge.suppressed,.badge.skipped,.badge.retired,.badge.disabled{background:#eceff1;color:var(--muted)}
+.badge.suppressed,.badge.skipped,.badge.retired,.badge.disabled,.badge.revoked,.badge.expired{background:#eceff1;color:var(--muted)}
 .progress{display:flex;align-items:center;gap:.5rem;min-width:9rem}
 .progress progress{flex:1;height:.8rem;accent-color:var(--accent)}
 .progress span{font-variant-numeric:tabular-nums;min-width:3.2rem;text-align:right}

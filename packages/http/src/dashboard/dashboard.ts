@@ -1,5 +1,6 @@
 import type { AuthContext, DeliveryStatus, Logger, MailingKind, Mailroom, Variables } from '@mailroom/core';
 import { ERROR_CODES, isMailroomError, MailroomError } from '@mailroom/core';
+import { isScopeRefusal, requireScope } from '../route-access.js';
 import type { NeutralRequest, NeutralResponse } from '../types.js';
 import {
   checkSameOrigin,
@@ -23,6 +24,7 @@ import { audiencePage } from './pages/audience-page.js';
 import { deliveryPage } from './pages/delivery-page.js';
 import { domainsPage } from './pages/domains-page.js';
 import { errorPage } from './pages/error-page.js';
+import { keysPage } from './pages/keys-page.js';
 import { mailingPage } from './pages/mailing-page.js';
 import { mailingsPage } from './pages/mailings-page.js';
 import { signInPage } from './pages/sign-in-page.js';
@@ -98,7 +100,12 @@ export function createDashboard(
       return signOut(call);
     }
     call.machine = action === 'progress.json' || action === 'preview';
-    const session = currentSession(req);
+    let session = currentSession(req);
+    if (session && !(await keyStillWorks(session.auth))) {
+      // Signed in with a key since revoked or expired: the session ends with it.
+      sessions.delete(readCookie(req, SESSION_COOKIE));
+      session = undefined;
+    }
     if (!session) {
       if (call.machine) throw new MailroomError('UNAUTHORIZED', 'Not signed in');
       return redirect(call.requestId, `${call.root}/sign-in`);
@@ -109,8 +116,12 @@ export function createDashboard(
       csrfToken: session.csrfToken,
       nonce: call.nonce,
     };
-    if (method === 'POST') checkForm(req, session);
     const auth = session.auth;
+    if (method === 'POST') {
+      checkForm(req, session);
+      // Every form changes something: the API's rule for changes (a `full` key), from the one place it is written.
+      requireScope(auth, 'full');
+    }
 
     if ((first === 'broadcasts' || first === 'messages') && ref !== undefined && segments.length <= 3) {
       const kind: MailingKind = first === 'broadcasts' ? 'broadcast' : 'message';
@@ -144,6 +155,11 @@ export function createDashboard(
       if (segments.length === 4 && ref === 'messages' && segments[3] === 'replay')
         return allowed(call, POST, () => webhookReplay(call, auth, action ?? ''));
     }
+    if (first === 'keys') {
+      if (segments.length === 1) return allowed(call, GET, () => keys(call, auth));
+      if (segments.length === 3 && action === 'revoke')
+        return allowed(call, POST, () => keyRevoke(call, auth, ref ?? ''));
+    }
     if (first === 'domains') {
       if (segments.length === 1) return allowed(call, GET, () => domains(call, auth));
       if (segments.length === 3 && action === 'verify')
@@ -155,6 +171,13 @@ export function createDashboard(
         return allowed(call, GET, () => templatePreview(call, auth, ref));
     }
     throw new MailroomError('NOT_FOUND', 'No such page');
+  }
+
+  /** Whether the key a session signed in with still authenticates (one read by id; no key: an in-process caller). */
+  async function keyStillWorks(auth: AuthContext): Promise<boolean> {
+    if (!auth.key) return true;
+    const key = await mailroom.store.getKey(auth.project.id, auth.key.id);
+    return !!key && !key.revokedAt && !(key.expiresAt && key.expiresAt.getTime() <= Date.now());
   }
 
   function currentSession(req: NeutralRequest): DashboardSession | undefined {
@@ -183,6 +206,17 @@ export function createDashboard(
         call,
         error.status,
         signInPage(call.nonce, call.root, 'That is not a valid project secret.'),
+      );
+    }
+    try {
+      // The dashboard shows the project's reads: a `sending` key may not sign in.
+      requireScope(auth, 'read');
+    } catch (error) {
+      if (!isScopeRefusal(error)) throw error;
+      return page(
+        call,
+        error.status,
+        signInPage(call.nonce, call.root, 'A sending key cannot sign in: use a full or read key.'),
       );
     }
     // A fresh id on every sign-in: a cookie planted before it (session fixation) is worth nothing after.
@@ -301,6 +335,26 @@ export function createDashboard(
       'mailroom dashboard: broadcast cancelled',
     );
     return redirect(call.requestId, mailingUrl(call.root, 'broadcast', ref));
+  }
+
+  async function keys(call: Call, auth: AuthContext): Promise<NeutralResponse> {
+    const notice =
+      queryOf(call.req).get('done') === 'revoke' ? 'Key revoked: it answers 401 from now on.' : undefined;
+    return page(
+      call,
+      200,
+      keysPage(ctxOf(call), {
+        keys: await mailroom.keys.list(auth),
+        currentKeyId: auth.key?.id,
+        ...(notice ? { notice } : {}),
+      }),
+    );
+  }
+
+  async function keyRevoke(call: Call, auth: AuthContext, id: string): Promise<NeutralResponse> {
+    await mailroom.keys.revoke(auth, id);
+    logger.info({ projectId: auth.project.id, keyId: id }, 'mailroom dashboard: key revoked');
+    return redirect(call.requestId, `${call.root}/keys?done=revoke`);
   }
 
   async function webhooks(call: Call, auth: AuthContext): Promise<NeutralResponse> {
@@ -444,7 +498,14 @@ export function createDashboard(
       status,
       call.requestId,
       call.nonce,
-      errorPage(call.nonce, status, call.requestId, call.ctx),
+      // A scope refusal says which scope the action needs; other refusals keep their fixed words.
+      errorPage(
+        call.nonce,
+        status,
+        call.requestId,
+        call.ctx,
+        isScopeRefusal(error) ? error.message : undefined,
+      ),
       extra,
     );
   }

@@ -2,7 +2,7 @@ import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js';
 import { html, raw, type SafeHtml } from './html.js';
 
 /** The sections of the navigation. */
-export type Section = 'broadcasts' | 'messages' | 'templates' | 'audience' | 'webhooks' | 'domains';
+export type Section = 'broadcasts' | 'messages' | 'templates' | 'audience' | 'webhooks' | 'domains' | 'keys';
 
 const SECTIONS: ReadonlyArray<{ id: Section; label: string }> = [
   { id: 'broadcasts', label: 'Broadcasts' },
@@ -11,6 +11,7 @@ const SECTIONS: ReadonlyArray<{ id: Section; label: string }> = [
   { id: 'audience', label: 'Audience' },
   { id: 'webhooks', label: 'Webhooks' },
   { id: 'domains', label: 'Domains' },
+  { id: 'keys', label: 'Keys' },
 ];
 
 /** What every page of a signed-in user knows. */

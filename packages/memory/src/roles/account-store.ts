@@ -10,12 +10,14 @@ export function memoryAccountStore(db: () => State): AccountStore {
       const s = db();
       if (s.projects.has(project.id)) throw conflict(`project ${project.id} exists`);
       if (s.secrets.has(secret.hash)) throw conflict('the secret hash exists');
+      if (hasKeyId(s, secret.id)) throw conflict('the key id exists');
       s.projects.set(project.id, clone(project));
       s.secrets.set(secret.hash, clone(secret));
     },
     async addProjectSecret(secret) {
       const s = db();
       if (s.secrets.has(secret.hash)) throw conflict('the secret hash exists');
+      if (hasKeyId(s, secret.id)) throw conflict('the key id exists');
       s.secrets.set(secret.hash, clone(secret));
     },
     async findSecret(hash) {
@@ -57,4 +59,10 @@ export function memoryAccountStore(db: () => State): AccountStore {
       return value;
     },
   };
+}
+
+/** Whether a key with this id exists (ids are unique across projects, as hashes are). */
+function hasKeyId(s: State, id: string): boolean {
+  for (const key of s.secrets.values()) if (key.id === id) return true;
+  return false;
 }

@@ -1,6 +1,7 @@
 import type { AccountStore } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
 import type { SqlContext } from '../sql-context.js';
+import { INSERT_KEY, keyParams } from './key-store.js';
 
 /** `AccountStore` on SQL. Projects, secrets, sender identities, templates and the installation's settings. */
 export function sqlAccountStore(ctx: SqlContext): AccountStore {
@@ -17,28 +18,21 @@ export function sqlAccountStore(ctx: SqlContext): AccountStore {
             [project.id, project.name, project.createdAt.getTime()],
             tx,
           );
-          await write(
-            'INSERT INTO mailroom_project_secrets (hash, project_id, mode, created_at) VALUES (?, ?, ?, ?)',
-            [secret.hash, secret.projectId, secret.mode, secret.createdAt.getTime()],
-            tx,
-          );
+          await write(INSERT_KEY, keyParams(c, secret), tx);
         }),
       );
     },
 
     addProjectSecret(secret) {
       return guard('addProjectSecret', async () => {
-        await write(
-          'INSERT INTO mailroom_project_secrets (hash, project_id, mode, created_at) VALUES (?, ?, ?, ?)',
-          [secret.hash, secret.projectId, secret.mode, secret.createdAt.getTime()],
-        );
+        await write(INSERT_KEY, keyParams(c, secret));
       });
     },
 
     findSecret(hash) {
       return guard('findSecret', async () => {
         const row = await first(
-          `SELECT s.hash, s.project_id, s.mode, s.created_at, p.name AS project_name, p.created_at AS project_created_at
+          `SELECT s.*, p.name AS project_name, p.created_at AS project_created_at
            FROM mailroom_project_secrets s JOIN mailroom_projects p ON p.id = s.project_id WHERE s.hash = ?`,
           [hash],
         );
