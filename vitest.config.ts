@@ -17,6 +17,7 @@ export default defineConfig({
       { find: /^@mailroom\/http\/fastify$/, replacement: src('http/src/fastify.ts') },
       { find: /^@mailroom\/http$/, replacement: src('http/src/index.ts') },
       { find: /^@mailroom\/cli$/, replacement: src('cli/src/index.ts') },
+      { find: /^@mailroom\/client$/, replacement: src('client/src/index.ts') },
     ],
   },
   test: {

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  * run, `pnpm pack:all` builds every package and writes its tarball (about 3 minutes); `publint` and
  * `@arethetypeswrong/cli` check each tarball, and two fresh apps outside the repository install them
  * with the README's "Use it in your app" commands as written, one with npm and one with pnpm, both at
- * once. Each app then sends through the embedded API, Express and Fastify, `require()`s every entry point
+ * once. Each app then sends through the embedded API, Express, Fastify and `@mailroom/client`, `require()`s every entry point
  * from CommonJS and runs `npx mailroom --help`. Network: the npm registry for the installs, loopback for
  * the servers.
  */
@@ -216,13 +216,19 @@ describe('the packed packages', () => {
       expect(app.output).not.toMatch(/Ignored build scripts/);
     }, 600_000);
 
-    it('sends through the embedded API, Express and Fastify, on SQLite', async () => {
+    it('sends through the embedded API, Express, Fastify and the typed client, on SQLite', async () => {
       const app = await installed();
       const result = await run(process.execPath, ['send-all.mjs'], { cwd: app.dir, env: appEnv() });
       expect(result.code, result.output).toBe(0);
       expect(JSON.parse(result.stdout)).toEqual({
-        statuses: { embedded: 'queued', express: 200, fastify: 200 },
-        subjects: ['Hello through embedded', 'Hello through express', 'Hello through fastify'],
+        statuses: { embedded: 'queued', express: 200, client: 'queued', fastify: 200 },
+        clientError: 'SENDER_NOT_ALLOWED',
+        subjects: [
+          'Hello through client',
+          'Hello through embedded',
+          'Hello through express',
+          'Hello through fastify',
+        ],
       });
     }, 120_000);
 
@@ -234,7 +240,7 @@ describe('the packed packages', () => {
           .map((path) => (path === '.' ? manifest.name : `${manifest.name}/${path.slice(2)}`))
           .filter((id) => id !== '@mailroom/core/testing'),
       );
-      expect(ids).toHaveLength(9);
+      expect(ids).toHaveLength(10);
       const result = await run(process.execPath, ['require-all.cjs', ...ids], {
         cwd: app.dir,
         env: appEnv(),

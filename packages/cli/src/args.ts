@@ -4,10 +4,23 @@ import { UsageError } from './cli-errors.js';
 /** The flags of a command, in `node:util` `parseArgs` form. */
 export type FlagSpec = NonNullable<ParseArgsConfig['options']>;
 
+/**
+ * The options given before the command words (`mailroom --url URL --key KEY webhook list`): they say
+ * where the command runs, not what it does, so no command's own flag (`webhook add --url`) can clash.
+ */
+export interface GlobalOptions {
+  /** Where a server's HTTP API is mounted: the admin commands run through it. */
+  url?: string;
+  /** A project key for that API. */
+  key?: string;
+}
+
 /** A parsed command line, with typed readers that turn bad values into usage errors. */
 export interface ParsedArgs {
   /** The command the line was parsed for (`project create`), for error messages. */
   readonly command: string;
+  /** The options given before the command words. */
+  readonly globals: GlobalOptions;
   /** Positional arguments, after the command words. */
   readonly positionals: readonly string[];
   /** Whether `--help` (or `-h`) was given. */
@@ -38,6 +51,7 @@ export function parseCommandArgs(
   argv: readonly string[],
   flags: FlagSpec,
   positionals: { min: number; max: number; names: string },
+  globals: GlobalOptions = {},
 ): ParsedArgs {
   let parsed: {
     values: Record<string, string | string[] | boolean | undefined>;
@@ -69,6 +83,7 @@ export function parseCommandArgs(
   };
   return {
     command,
+    globals,
     positionals: parsed.positionals,
     help,
     string,
@@ -87,6 +102,33 @@ export function parseCommandArgs(
       return value === undefined ? undefined : parseBoundedInt(value, `--${name}`, bounds, command);
     },
   };
+}
+
+/** The names of the {@link GlobalOptions}, as flags. */
+const GLOBAL_FLAGS = { '--url': 'url', '--key': 'key' } as const;
+
+/**
+ * Takes the global options off the front of `argv` (`--url URL`, `--key=KEY`, in any order): they and
+ * the rest of the line, from the first command word on.
+ */
+export function takeGlobalOptions(argv: readonly string[]): { globals: GlobalOptions; rest: string[] } {
+  const globals: GlobalOptions = {};
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const word = argv[i] as string;
+    const [flag, inline] = word.includes('=')
+      ? [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]
+      : [word, undefined];
+    const name = GLOBAL_FLAGS[flag as keyof typeof GLOBAL_FLAGS];
+    if (name === undefined) break;
+    const value = inline ?? argv[i + 1];
+    if (value === undefined || (inline === undefined && value.startsWith('-')) || value.trim() === '') {
+      throw new UsageError(`option '${flag}' needs a value`);
+    }
+    globals[name] = value;
+    if (inline === undefined) i++;
+  }
+  return { globals, rest: argv.slice(i) };
 }
 
 /** An integer from a flag or an environment variable, within bounds; a usage error otherwise. */

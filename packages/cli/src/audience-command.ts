@@ -1,4 +1,4 @@
-import { requireProject, withAdminSession } from './admin-session.js';
+import { withAdmin } from './admin-target.js';
 import { DATABASE_FLAG, JSON_FLAG } from './args.js';
 import { EXIT_OK } from './cli-errors.js';
 import type { Command } from './command.js';
@@ -29,18 +29,16 @@ Options:
   },
   positionals: { min: 0, max: 0, names: '' },
   async run(args, io) {
-    const projectId = args.required('project');
     const ref = args.required('ref');
     const name = args.string('name');
-    const group = await withAdminSession(args, io, async ({ mailroom, store }) => {
-      await requireProject(store, projectId);
-      return mailroom.admin.createAudienceGroup(projectId, { ref, ...(name === undefined ? {} : { name }) });
-    });
+    const group = await withAdmin(args, io, (admin) =>
+      admin.createAudienceGroup({ ref, ...(name === undefined ? {} : { name }) }),
+    );
     if (args.flag('json')) {
       printJson(io, group);
       return EXIT_OK;
     }
-    println(io.stdout, `Created audience group ${group.ref} (${group.id}) in project ${projectId}.`);
+    println(io.stdout, `Created audience group ${group.ref} (${group.id}) in project ${group.projectId}.`);
     return EXIT_OK;
   },
 };

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AuthContext, MailingStatus, MailingView } from '@mailroom/core';
-import { requireProject, withAdminSession } from './admin-session.js';
+import type { MailingStatus, MailingView } from '@mailroom/core';
+import { withAdmin } from './admin-target.js';
 import { DATABASE_FLAG, JSON_FLAG } from './args.js';
 import { EXIT_OK } from './cli-errors.js';
 import type { Command } from './command.js';
@@ -31,14 +31,11 @@ Options:
   flags: { ...DATABASE_FLAG, ...JSON_FLAG, project: { type: 'string' }, 'no-watch': { type: 'boolean' } },
   positionals: { min: 1, max: 1, names: 'the broadcast REF' },
   async run(args, io) {
-    const projectId = args.required('project');
     const ref = args.positionals[0] ?? '';
     const json = args.flag('json');
     const watch = !json && !args.flag('no-watch') && io.stdout.isTTY === true;
-    await withAdminSession(args, io, async ({ mailroom, store }) => {
-      // The CLI is trusted like the admin API: it acts for the project without one of its secrets.
-      const auth: AuthContext = { project: await requireProject(store, projectId), mode: 'live' };
-      const read = () => mailroom.getMailing(auth, ref);
+    await withAdmin(args, io, async (admin) => {
+      const read = () => admin.getMailing(ref);
       const view = watch ? await follow(io, read) : await read();
       if (json) printJson(io, view);
       else printView(io, view, !watch);

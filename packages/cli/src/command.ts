@@ -13,6 +13,11 @@ export interface Command {
   readonly flags: FlagSpec;
   /** How many positional arguments it takes, and their names for a "missing ..." error. */
   readonly positionals: { min: number; max: number; names: string };
+  /**
+   * Set on the commands that run only on the database's machine (`serve`, `worker`, ...): why. They
+   * refuse the global `--url` with it; every other command is an admin command that runs remotely too.
+   */
+  readonly localOnly?: string;
   /** Runs the command; resolves to the exit code. Failures are thrown and reported by `main`. */
   run(args: ParsedArgs, io: CliIo): Promise<number>;
 }

@@ -77,5 +77,7 @@ ${lines.join('\n')}
 
 Run mailroom <command> --help for a command's options. Admin commands take --database
 and --json. Environment: MAILROOM_DATABASE_URL, MAILROOM_SMTP_URL, PORT (flags win).
+Remotely: mailroom --url URL --key KEY <command> (or MAILROOM_URL, MAILROOM_KEY) runs an
+admin command through the HTTP API of a mailroom serve, for the project of KEY.
 Exit codes: 0 ok, 1 runtime failure, 2 usage error.`;
 }

@@ -1,5 +1,4 @@
 import {
-  type AuthContext,
   checkDomain,
   createDnsResolver,
   type DkimAlgorithm,
@@ -8,42 +7,37 @@ import {
   type DomainCheck,
   type DomainFinding,
   type DomainView,
-  type Mailroom,
   MailroomError,
   normalizeDomain,
 } from '@mailroom/core';
-import { requireProject } from './admin-session.js';
+import type { AdminOperations } from './admin-operations.js';
+import { adminTargetOf, withAdmin } from './admin-target.js';
 import { DATABASE_FLAG, JSON_FLAG, type ParsedArgs } from './args.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError } from './cli-errors.js';
 import type { Command } from './command.js';
-import { DNS_FLAGS, DNS_FLAGS_HELP, dnsServersOf, domainsOptionsOf, relayOf } from './domain-flags.js';
+import { DNS_FLAGS, DNS_FLAGS_HELP, dnsServersOf, relayOf } from './domain-flags.js';
 import { type CliIo, println } from './io.js';
-import { openEngine, resolveDatabase } from './open-engine.js';
 import { printJson } from './output.js';
 
 const PROJECT_FLAG = { project: { type: 'string' } } as const;
 const KEY_FLAGS = { selector: { type: 'string' }, 'key-type': { type: 'string' } } as const;
 
+/**
+ * The flags that set this process's DNS and relay: remotely the server checks domains and advises
+ * records with its own, so they are refused with --url (`domain check` runs its checks here and keeps them).
+ */
+const SERVER_SETTINGS = Object.keys(DNS_FLAGS);
+
+/** A command to run next on the same project, reached as `admin` reaches it. */
+function followUp(admin: AdminOperations, command: string, name: string): string {
+  return admin.remote
+    ? `mailroom ${admin.target} ${command} ${name}`
+    : `mailroom ${command} ${admin.target} ${name}`;
+}
+
 const DATABASE_HELP = `  --database URL     database (default: MAILROOM_DATABASE_URL, else ./mailroom.db)`;
 const SECRET_HELP = `Private keys are sealed with MAILROOM_DKIM_SECRET when it is set (every process
 that adds, checks or signs needs the same one), else with a secret kept in the database.`;
-
-/** Opens the engine (with the domain flags) and acts for the project of `--project`. */
-async function withProject<T>(
-  args: ParsedArgs,
-  io: CliIo,
-  work: (mailroom: Mailroom, auth: AuthContext) => Promise<T>,
-): Promise<T> {
-  const database = resolveDatabase(args.string('database'), io, args.command);
-  const domains = domainsOptionsOf(args, io.env, args.command);
-  const { mailroom, store } = await openEngine({ database, domains: { ...domains, checkEveryMs: 0 } });
-  try {
-    const project = await requireProject(store, args.required('project'));
-    return await work(mailroom, { project, mode: 'live' });
-  } finally {
-    await mailroom.close();
-  }
-}
 
 /** The domain NAME argument, normalised; a malformed one is a usage error naming the problem. */
 function domainArg(args: ParsedArgs): string {
@@ -116,7 +110,12 @@ ${SECRET_HELP}`,
       ...optional('returnPathMx', args.string('return-path-mx')),
       ...optional('dmarcReports', args.string('dmarc-reports')),
     };
-    const added = await withProject(args, io, (mailroom, auth) => mailroom.addDomain(auth, name, options));
+    const { added, admin } = await withAdmin(
+      args,
+      io,
+      async (admin) => ({ added: await admin.domains.add(name, options), admin }),
+      SERVER_SETTINGS,
+    );
     if (args.flag('json')) {
       printJson(io, added);
       return EXIT_OK;
@@ -124,10 +123,7 @@ ${SECRET_HELP}`,
     println(io.stdout, `Added ${added.domain} (pending). Publish these DNS records:`);
     printRecords(io, added.records);
     println(io.stdout);
-    println(
-      io.stdout,
-      `Then run: mailroom domain verify --project ${args.required('project')} ${added.domain}`,
-    );
+    println(io.stdout, `Then run: ${followUp(admin, 'domain verify', added.domain)}`);
     return EXIT_OK;
   },
 };
@@ -150,7 +146,7 @@ ${DATABASE_HELP}
   flags: { ...DATABASE_FLAG, ...JSON_FLAG, ...PROJECT_FLAG, ...DNS_FLAGS },
   positionals: { min: 0, max: 0, names: '' },
   async run(args, io) {
-    const domains = await withProject(args, io, (mailroom, auth) => mailroom.listDomains(auth));
+    const domains = await withAdmin(args, io, (admin) => admin.domains.list(), SERVER_SETTINGS);
     if (args.flag('json')) {
       printJson(io, domains);
       return EXIT_OK;
@@ -186,7 +182,7 @@ ${DATABASE_HELP}
   positionals: { min: 1, max: 1, names: 'the domain NAME' },
   async run(args, io) {
     const name = domainArg(args);
-    const checked = await withProject(args, io, (mailroom, auth) => mailroom.verifyDomain(auth, name));
+    const checked = await withAdmin(args, io, (admin) => admin.domains.verify(name), SERVER_SETTINGS);
     if (args.flag('json')) printJson(io, checked);
     else {
       println(
@@ -226,11 +222,12 @@ ${SECRET_HELP}`,
   async run(args, io) {
     const name = domainArg(args);
     const keyType = keyTypeOf(args);
-    const rotated = await withProject(args, io, (mailroom, auth) =>
-      mailroom.rotateDkim(auth, name, {
-        ...(keyType ? { keyType } : {}),
-        ...optional('selector', args.string('selector')),
-      }),
+    const options = { ...(keyType ? { keyType } : {}), ...optional('selector', args.string('selector')) };
+    const { rotated, admin } = await withAdmin(
+      args,
+      io,
+      async (admin) => ({ rotated: await admin.domains.rotateDkim(name, options), admin }),
+      SERVER_SETTINGS,
     );
     if (args.flag('json')) {
       printJson(io, rotated);
@@ -243,10 +240,7 @@ ${SECRET_HELP}`,
     );
     if (fresh) printRecords(io, [fresh.record]);
     println(io.stdout);
-    println(
-      io.stdout,
-      `Then run: mailroom domain verify --project ${args.required('project')} ${rotated.domain}`,
-    );
+    println(io.stdout, `Then run: ${followUp(admin, 'domain verify', rotated.domain)}`);
     return EXIT_OK;
   },
 };
@@ -304,8 +298,9 @@ ${DATABASE_HELP}
       {
         dkim: selectors.map((selector) => ({ selector })),
       };
-    if (projectId !== undefined) {
-      const kept = await withProject(args, io, (mailroom, auth) => mailroom.getDomain(auth, name));
+    if (projectId !== undefined || adminTargetOf(args, io.env).kind === 'remote') {
+      // The DNS flags stay this process's: the check itself runs here, only the plan is read.
+      const kept = await withAdmin(args, io, (admin) => admin.domains.get(name));
       plan = planOf(kept, plan.dkim);
     }
     const returnPath = args.string('return-path') ?? plan.returnPath;

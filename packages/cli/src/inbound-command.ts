@@ -15,6 +15,7 @@ import { runUntilShutdown } from './shutdown.js';
 /** `mailroom inbound`: the inbound SMTP listener alone (bounces and complaints), without HTTP or worker. */
 export const inboundCommand: Command = {
   name: 'inbound',
+  localOnly: "runs the inbound SMTP server on the database's machine",
   summary: 'Run the inbound SMTP listener for bounces and complaints only',
   help: `Usage: mailroom inbound --port P --bounce-domain DOMAIN [--database URL|FILE]
                         [--inbound-host HOST] [--inbound-rate N]

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { parseCommandArgs } from './args.js';
+import { REMOTE_HELP } from './admin-target.js';
+import { parseCommandArgs, takeGlobalOptions } from './args.js';
 import { codeOf, describeFailure, EXIT_OK, EXIT_USAGE, exitCodeOf, UsageError } from './cli-errors.js';
+import type { Command } from './command.js';
 import { findCommand, subcommandsOf, topLevelHelp } from './commands.js';
 import { type CliIo, onSignals, println, processIo } from './io.js';
 
@@ -29,7 +31,8 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   }
 }
 
-async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
+async function dispatch(line: readonly string[], io: CliIo): Promise<number> {
+  const { globals, rest: argv } = takeGlobalOptions(line);
   const [first, ...others] = argv;
   if (first === undefined) {
     println(io.stderr, topLevelHelp());
@@ -44,9 +47,15 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   const found = findCommand(argv);
   if (!found) throw unknownCommand(argv);
   const { command, rest } = found;
-  const args = parseCommandArgs(command.name, rest, command.flags, command.positionals);
+  if (command.localOnly && (globals.url !== undefined || globals.key !== undefined)) {
+    throw new UsageError(
+      `mailroom ${command.name} ${command.localOnly}: it does not take --url`,
+      command.name,
+    );
+  }
+  const args = parseCommandArgs(command.name, rest, command.flags, command.positionals, globals);
   if (args.help) {
-    println(io.stdout, command.help);
+    println(io.stdout, helpOf(command));
     return EXIT_OK;
   }
   return command.run(args, io);
@@ -59,8 +68,13 @@ function help(io: CliIo, words: readonly string[]): number {
   }
   const found = findCommand(words);
   if (!found) throw unknownCommand(words);
-  println(io.stdout, found.command.help);
+  println(io.stdout, helpOf(found.command));
   return EXIT_OK;
+}
+
+/** A command's help; an admin command's says how to run it remotely. */
+function helpOf(command: Command): string {
+  return command.localOnly ? command.help : `${command.help}\n\n${REMOTE_HELP}`;
 }
 
 function unknownCommand(argv: readonly string[]): UsageError {

@@ -8,6 +8,7 @@ import { printJson } from './output.js';
 /** `mailroom project create NAME [--sandbox]`: a project and its secret, printed this once. */
 export const projectCreateCommand: Command = {
   name: 'project create',
+  localOnly: 'creates a project in the database on this machine (a key belongs to one project)',
   summary: 'Create a project and print its secret (shown only once)',
   help: `Usage: mailroom project create NAME [--sandbox] [--database URL|FILE] [--json]
 
@@ -41,6 +42,7 @@ Options:
 /** `mailroom project list`: ids and names, never secrets. */
 export const projectListCommand: Command = {
   name: 'project list',
+  localOnly: 'lists the projects of the database on this machine (a key sees one project)',
   summary: 'List projects (ids and names)',
   help: `Usage: mailroom project list [--database URL|FILE] [--json]
 

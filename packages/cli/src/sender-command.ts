@@ -1,4 +1,4 @@
-import { requireProject, withAdminSession } from './admin-session.js';
+import { withAdmin } from './admin-target.js';
 import { DATABASE_FLAG, JSON_FLAG } from './args.js';
 import { EXIT_OK } from './cli-errors.js';
 import type { Command } from './command.js';
@@ -22,20 +22,18 @@ Options:
   flags: { ...DATABASE_FLAG, ...JSON_FLAG, project: { type: 'string' }, name: { type: 'string' } },
   positionals: { min: 1, max: 1, names: 'the sender ADDRESS' },
   async run(args, io) {
-    const projectId = args.required('project');
     const address = args.positionals[0] ?? '';
     const name = args.string('name');
-    const sender = await withAdminSession(args, io, async ({ mailroom, store }) => {
-      await requireProject(store, projectId);
-      return mailroom.admin.addSender(projectId, { address, ...(name === undefined ? {} : { name }) });
-    });
+    const sender = await withAdmin(args, io, (admin) =>
+      admin.addSender({ address, ...(name === undefined ? {} : { name }) }),
+    );
     if (args.flag('json')) {
       // The DKIM private key never leaves the database through the CLI.
       printJson(io, { ...sender, dkim: sender.dkim ? { selector: sender.dkim.selector } : null });
       return EXIT_OK;
     }
     const display = sender.name ? `${sender.name} <${sender.address}>` : sender.address;
-    println(io.stdout, `Added sender ${display} (${sender.id}) to project ${projectId}.`);
+    println(io.stdout, `Added sender ${display} (${sender.id}) to project ${sender.projectId}.`);
     return EXIT_OK;
   },
 };

@@ -42,6 +42,7 @@ import { type RunningServer, startServer } from './start-server.js';
 /** `mailroom serve`: the HTTP API and an in-process worker on embedded defaults. */
 export const serveCommand: Command = {
   name: 'serve',
+  localOnly: "runs the server on the database's machine",
   summary: 'Run the HTTP API with an in-process delivery worker',
   help: `Usage: mailroom serve [--port 3000] [--host 127.0.0.1] [--database URL|FILE]
                       [--smtp URL | --ses-region REGION | --outbox DIR] [--no-worker] [--concurrency N] [--render-threads N] [--rate N]

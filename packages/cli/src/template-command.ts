@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
 import type { TemplateFormat } from '@mailroom/core';
 import { assertLiquidSyntax, MailroomError } from '@mailroom/core';
-import { requireProject, withAdminSession } from './admin-session.js';
+import { withAdmin } from './admin-target.js';
 import { DATABASE_FLAG, JSON_FLAG } from './args.js';
 import { EXIT_OK, UsageError } from './cli-errors.js';
 import type { Command } from './command.js';
@@ -45,7 +45,6 @@ Options:
   },
   positionals: { min: 0, max: 0, names: '' },
   async run(args, io) {
-    const projectId = args.required('project');
     const ref = args.required('ref');
     const given = args.required('file');
     const file = resolve(io.cwd, given);
@@ -59,16 +58,15 @@ Options:
     const source = await readFile(file, 'utf8').catch((error: unknown) => {
       throw new MailroomError('VALIDATION_FAILED', `cannot read ${file}`, { cause: error });
     });
-    const template = await withAdminSession(args, io, async ({ mailroom, store }) => {
-      await requireProject(store, projectId);
-      return mailroom.admin.createTemplate(projectId, {
+    const template = await withAdmin(args, io, (admin) =>
+      admin.createTemplate({
         ref,
         format,
         source,
         sourceName: given,
         ...(subject === undefined ? {} : { subject }),
-      });
-    });
+      }),
+    );
     if (args.flag('json')) {
       const { source: _source, compiled: _compiled, ...summary } = template;
       printJson(io, summary);
@@ -76,7 +74,7 @@ Options:
     }
     println(
       io.stdout,
-      `Stored template ${template.ref} version ${template.version} (${template.format}) in project ${projectId}.`,
+      `Stored template ${template.ref} version ${template.version} (${template.format}) in project ${template.projectId}.`,
     );
     return EXIT_OK;
   },

@@ -1,34 +1,12 @@
-import type { AuthContext } from '@mailroom/core';
-import { requireProject } from './admin-session.js';
-import { DATABASE_FLAG, JSON_FLAG, type ParsedArgs } from './args.js';
+import { withAdmin } from './admin-target.js';
+import { DATABASE_FLAG, JSON_FLAG } from './args.js';
 import { EXIT_OK } from './cli-errors.js';
 import type { Command } from './command.js';
 import { allowHostsOf } from './engine-flags.js';
-import { type CliIo, println } from './io.js';
-import { openEngine, resolveDatabase } from './open-engine.js';
+import { println } from './io.js';
 import { printJson } from './output.js';
 
 const PROJECT_FLAG = { project: { type: 'string' } } as const;
-
-/** Opens the engine (with the allow-list of `--allow-host`) and acts for the project of `--project`. */
-async function withProject<T>(
-  args: ParsedArgs,
-  io: CliIo,
-  work: (mailroom: Awaited<ReturnType<typeof openEngine>>['mailroom'], auth: AuthContext) => Promise<T>,
-): Promise<T> {
-  const database = resolveDatabase(args.string('database'), io, args.command);
-  const allowHosts = allowHostsOf(args, io.env, args.command);
-  const { mailroom, store } = await openEngine({
-    database,
-    ...(allowHosts.length > 0 ? { fetch: { allowHosts } } : {}),
-  });
-  try {
-    const project = await requireProject(store, args.required('project'));
-    return await work(mailroom, { project, mode: 'live' });
-  } finally {
-    await mailroom.close();
-  }
-}
 
 /** `mailroom webhook add --project ID --url URL [--events a,b]`: prints the endpoint and its secret once. */
 export const webhookAddCommand: Command = {
@@ -65,8 +43,14 @@ Options:
       .string('events')
       ?.split(',')
       .map((t) => t.trim());
-    const added = await withProject(args, io, (mailroom, auth) =>
-      mailroom.webhooks.add(auth, { url, ...(events ? { events } : {}) }),
+    const { added, remote } = await withAdmin(
+      args,
+      io,
+      async (admin) => ({
+        added: await admin.webhooks.add({ url, ...(events ? { events } : {}) }),
+        remote: admin.remote,
+      }),
+      ['allow-host'],
     );
     if (args.flag('json')) {
       printJson(io, { webhook: added.endpoint, secret: added.secret });
@@ -75,7 +59,7 @@ Options:
     println(io.stdout, `Added webhook ${added.endpoint.id} -> ${added.endpoint.url}`);
     println(io.stdout, `Events: ${added.endpoint.events?.join(', ') ?? 'all'}`);
     println(io.stdout, `Signing secret (shown once, keep it): ${added.secret}`);
-    const allowHosts = allowHostsOf(args, io.env, args.command);
+    const allowHosts = remote ? [] : allowHostsOf(args, io.env, args.command);
     if (allowHosts.length > 0) {
       // The check here was this process's; the events go out from serve or worker, which check again.
       const flags = allowHosts.map((host) => `--allow-host ${host}`).join(' ');
@@ -99,7 +83,7 @@ enabled and why one was disabled.`,
   flags: { ...DATABASE_FLAG, ...JSON_FLAG, ...PROJECT_FLAG },
   positionals: { min: 0, max: 0, names: '' },
   async run(args, io) {
-    const endpoints = await withProject(args, io, (mailroom, auth) => mailroom.webhooks.list(auth));
+    const endpoints = await withAdmin(args, io, (admin) => admin.webhooks.list());
     if (args.flag('json')) {
       printJson(io, endpoints);
       return EXIT_OK;
@@ -124,7 +108,7 @@ Removes the endpoint: nothing more is sent to it.`,
   positionals: { min: 1, max: 1, names: 'the WEBHOOK_ID' },
   async run(args, io) {
     const id = args.positionals[0] ?? '';
-    await withProject(args, io, (mailroom, auth) => mailroom.webhooks.remove(auth, id));
+    await withAdmin(args, io, (admin) => admin.webhooks.remove(id));
     if (args.flag('json')) printJson(io, { removed: id });
     else println(io.stdout, `Removed webhook ${id}.`);
     return EXIT_OK;
@@ -154,9 +138,7 @@ messages still queued fail as "endpoint disabled".`
     positionals: { min: 1, max: 1, names: 'the WEBHOOK_ID' },
     async run(args, io) {
       const id = args.positionals[0] ?? '';
-      const view = await withProject(args, io, (mailroom, auth) =>
-        mailroom.webhooks.setEnabled(auth, id, enabled),
-      );
+      const view = await withAdmin(args, io, (admin) => admin.webhooks.setEnabled(id, enabled));
       if (args.flag('json')) printJson(io, view);
       else println(io.stdout, `${enabled ? 'Enabled' : 'Disabled'} webhook ${id} -> ${view.url}.`);
       return EXIT_OK;

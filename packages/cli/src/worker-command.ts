@@ -30,6 +30,7 @@ import { runUntilShutdown } from './shutdown.js';
 /** `mailroom worker`: a delivery worker process, without HTTP. */
 export const workerCommand: Command = {
   name: 'worker',
+  localOnly: "runs a worker on the database's machine",
   summary: 'Run a delivery worker only (run several for scale)',
   help: `Usage: mailroom worker [--database URL|FILE] [--smtp URL | --ses-region REGION | --outbox DIR] [--concurrency N] [--render-threads N] [--rate N]
                        [--public-url URL] [--allow-host HOST:PORT]... [--bounce-domain DOMAIN]

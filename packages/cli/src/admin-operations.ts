@@ -1,0 +1,69 @@
+import type {
+  AddDomainOptions,
+  AddedWebhookEndpoint,
+  AudienceGroupRecord,
+  DomainView,
+  MailingView,
+  RotateDkimOptions,
+  SenderRecord,
+  TemplateFormat,
+  TemplateRecord,
+  WebhookEndpointView,
+} from '@mailroom/core';
+
+/**
+ * What the admin commands do to one project, wherever it lives: on the database of this machine
+ * (`localAdmin`, through the engine) or on a server (`remoteAdmin`, through its HTTP API with a project
+ * key). Each command is written once against this; both sides answer the engine's own view types, so
+ * that `--json` prints the same either way.
+ *
+ * Adding a remote command is one method of `remoteAdmin` once its route exists (and the client's types
+ * are regenerated); until then the remote side refuses it as not available remotely yet.
+ */
+export interface AdminOperations {
+  /** True through a server's HTTP API: what this process's settings would change is the server's. */
+  readonly remote: boolean;
+  /**
+   * How a follow-up command printed for the user reaches the same project: `--project prj_...` on this
+   * machine; remotely the URL and the key do (`--url URL --key $MAILROOM_KEY`).
+   */
+  readonly target: string;
+  /** The project's webhook endpoints. */
+  readonly webhooks: {
+    /** Adds an endpoint; answers its signing secret, once. */
+    add(input: { url: string; events?: string[] }): Promise<AddedWebhookEndpoint>;
+    /** The endpoints, oldest first, never their secrets. */
+    list(): Promise<WebhookEndpointView[]>;
+    /** Removes an endpoint; `NOT_FOUND` when the project has none with this id. */
+    remove(id: string): Promise<void>;
+    /** Enables or disables an endpoint. */
+    setEnabled(id: string, enabled: boolean): Promise<WebhookEndpointView>;
+  };
+  /** The project's sending domains. */
+  readonly domains: {
+    /** Adds a domain (a DKIM key is made); `name` is normalised. */
+    add(name: string, options: AddDomainOptions): Promise<DomainView>;
+    /** The domains. */
+    list(): Promise<DomainView[]>;
+    /** One domain; `NOT_FOUND` otherwise. */
+    get(name: string): Promise<DomainView>;
+    /** Checks the domain through DNS now (where the engine runs) and keeps the outcome. */
+    verify(name: string): Promise<DomainView>;
+    /** Starts a DKIM key rotation. */
+    rotateDkim(name: string, options: RotateDkimOptions): Promise<DomainView>;
+  };
+  /** A broadcast or message with its delivery counts. */
+  getMailing(ref: string): Promise<MailingView>;
+  /** Adds a sender identity. */
+  addSender(input: { address: string; name?: string }): Promise<SenderRecord>;
+  /** Creates a template or its next version. */
+  createTemplate(input: {
+    ref: string;
+    format: TemplateFormat;
+    source: string;
+    subject?: string;
+    sourceName?: string;
+  }): Promise<TemplateRecord>;
+  /** Creates an audience group. */
+  createAudienceGroup(input: { ref: string; name?: string }): Promise<AudienceGroupRecord>;
+}

@@ -1,0 +1,219 @@
+import createClient, { type Client, type Middleware, type RequestBodyOption } from 'openapi-fetch';
+import { MailroomApiError } from './mailroom-api-error.js';
+import type { components, operations, paths } from './openapi-types.js';
+
+/** The schemas of the OpenAPI document (`Domain`, `WebhookEndpoint`, `SendRequest`, ...). */
+export type Schemas = components['schemas'];
+
+/** The id of an operation of the document (`sendMail`, `listWebhooks`, ...). */
+export type OperationId = keyof operations;
+
+/** The JSON body an operation takes, as openapi-fetch sends it. */
+export type OperationBody<Id extends OperationId> = NonNullable<RequestBodyOption<operations[Id]>['body']>;
+
+/** The query parameters an operation takes. */
+export type OperationQuery<Id extends OperationId> = operations[Id] extends {
+  parameters: { query?: infer Query };
+}
+  ? NonNullable<Query>
+  : never;
+
+/** The `data` of an operation's success envelope (`{ message, statusCode: 200, data }`). */
+export type OperationResult<Id extends OperationId> = operations[Id] extends {
+  responses: { 200: { content: { 'application/json': { data: infer Data } } } };
+}
+  ? Data
+  : never;
+
+/** How to reach a Mailroom server. */
+export interface MailroomClientOptions {
+  /** Where the API is mounted: `http://127.0.0.1:3000` for `mailroom serve`, `https://example.com/api`. */
+  url: string;
+  /** A project key (the project secret, `sk_live_...`), sent as `Authorization: Bearer <key>`. */
+  key: string;
+  /** The fetch to call (a test double, a proxy agent). @default globalThis.fetch */
+  fetch?: (request: Request) => Promise<Response>;
+  /** Headers sent with every call, besides the authorization. */
+  headers?: Readonly<Record<string, string>>;
+}
+
+/** Per-call settings. */
+export interface CallOptions {
+  /** `Idempotency-Key`: makes a send safe to retry (kept 24 hours per project). */
+  idempotencyKey?: string;
+  /** `X-Request-ID`: echoed back, and in the server's logs. */
+  requestId?: string;
+  /** Aborts the call. */
+  signal?: AbortSignal;
+}
+
+/**
+ * The typed client of one project on one server. Each method is one route and resolves to the `data` of
+ * its answer; a refused call rejects with a {@link MailroomApiError}. A route without a method here is
+ * reached through `api`, typed from the same document.
+ */
+export interface MailroomClient {
+  /**
+   * The openapi-fetch client of the whole document (`api.GET('/webhooks')`), with the key and the base
+   * URL set. It resolves to `{ data, response }` on success and rejects with a {@link MailroomApiError}
+   * otherwise (it never resolves with `error`).
+   */
+  readonly api: Client<paths>;
+  /** `POST /send/mail`: one message to at most 10 recipients. */
+  send(body: OperationBody<'sendMail'>, options?: CallOptions): Promise<OperationResult<'sendMail'>>;
+  /** `POST /send/mail/broadcast`: a broadcast's initial batch, or a later batch (`broadcastRef`). */
+  broadcast(
+    body: OperationBody<'sendBroadcast'>,
+    options?: CallOptions,
+  ): Promise<OperationResult<'sendBroadcast'>>;
+  /** `POST /send/mail/broadcast/{ref}/cancel`. */
+  cancelBroadcast(ref: string, options?: CallOptions): Promise<OperationResult<'cancelBroadcast'>>;
+  /** `POST /send/mail/broadcast/{ref}/reschedule`: `scheduleFor` is ISO-8601 with `Z` or an offset. */
+  rescheduleBroadcast(
+    ref: string,
+    scheduleFor: string,
+    options?: CallOptions,
+  ): Promise<OperationResult<'rescheduleBroadcast'>>;
+  /** `GET /events`: a page of the project's events, oldest first; pass `next` as `after` for the next. */
+  listEvents(
+    query?: OperationQuery<'listEvents'>,
+    options?: CallOptions,
+  ): Promise<OperationResult<'listEvents'>>;
+  /** The project's webhook endpoints. */
+  readonly webhooks: {
+    /** `GET /webhooks` (never their secrets). */
+    list(options?: CallOptions): Promise<OperationResult<'listWebhooks'>>;
+    /** `POST /webhooks`: the answer holds the signing secret, shown once. */
+    add(body: OperationBody<'addWebhook'>, options?: CallOptions): Promise<OperationResult<'addWebhook'>>;
+    /** `PATCH /webhooks/{id}`. */
+    setEnabled(
+      id: string,
+      enabled: boolean,
+      options?: CallOptions,
+    ): Promise<OperationResult<'setWebhookEnabled'>>;
+    /** `DELETE /webhooks/{id}`. */
+    remove(id: string, options?: CallOptions): Promise<OperationResult<'removeWebhook'>>;
+    /** `POST /webhooks/{id}/rotate-secret`: the new secret, shown once. */
+    rotateSecret(id: string, options?: CallOptions): Promise<OperationResult<'rotateWebhookSecret'>>;
+  };
+  /** The project's sending domains. */
+  readonly domains: {
+    /** `GET /domains`. */
+    list(options?: CallOptions): Promise<OperationResult<'listDomains'>>;
+    /** `POST /domains`: a DKIM key is made; the answer lists the records to publish. */
+    add(body: OperationBody<'addDomain'>, options?: CallOptions): Promise<OperationResult<'addDomain'>>;
+    /** `GET /domains/{name}`. */
+    get(name: string, options?: CallOptions): Promise<OperationResult<'getDomain'>>;
+    /** `DELETE /domains/{name}`. */
+    remove(name: string, options?: CallOptions): Promise<OperationResult<'removeDomain'>>;
+    /** `POST /domains/{name}/verify`: checks through DNS now (on the server). */
+    verify(name: string, options?: CallOptions): Promise<OperationResult<'verifyDomain'>>;
+    /** `POST /domains/{name}/rotate-dkim`. */
+    rotateDkim(
+      name: string,
+      body?: OperationBody<'rotateDkim'>,
+      options?: CallOptions,
+    ): Promise<OperationResult<'rotateDkim'>>;
+  };
+}
+
+/**
+ * A typed client of the Mailroom HTTP API for the project of `key`.
+ *
+ * @example
+ * const mailroom = createMailroomClient({ url: 'http://127.0.0.1:3000', key: process.env.MAILROOM_KEY! });
+ * const { ref } = await mailroom.send({ subject: 'Hi', sender: 'news@acme.com', message: '<p>Hi</p>',
+ *   recipients: ['ada@example.com'] });
+ */
+export function createMailroomClient(options: MailroomClientOptions): MailroomClient {
+  const api = createClient<paths>({
+    baseUrl: options.url.replace(/\/+$/, ''),
+    headers: { ...options.headers, authorization: `Bearer ${options.key}` },
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  api.use(refusalsThrow);
+  const path = <K extends string>(key: K, value: string) => ({ path: { [key]: value } as Record<K, string> });
+  return {
+    api,
+    send: (body, call) => dataOf(api.POST('/send/mail', { body, ...init(call) })),
+    broadcast: (body, call) => dataOf(api.POST('/send/mail/broadcast', { body, ...init(call) })),
+    cancelBroadcast: (ref, call) =>
+      dataOf(api.POST('/send/mail/broadcast/{ref}/cancel', { params: path('ref', ref), ...init(call) })),
+    rescheduleBroadcast: (ref, scheduleFor, call) =>
+      dataOf(
+        api.POST('/send/mail/broadcast/{ref}/reschedule', {
+          params: path('ref', ref),
+          body: { scheduleFor },
+          ...init(call),
+        }),
+      ),
+    listEvents: (query, call) => dataOf(api.GET('/events', { params: { query }, ...init(call) })),
+    webhooks: {
+      list: (call) => dataOf(api.GET('/webhooks', init(call))),
+      add: (body, call) => dataOf(api.POST('/webhooks', { body, ...init(call) })),
+      setEnabled: (id, enabled, call) =>
+        dataOf(api.PATCH('/webhooks/{id}', { params: path('id', id), body: { enabled }, ...init(call) })),
+      remove: (id, call) => dataOf(api.DELETE('/webhooks/{id}', { params: path('id', id), ...init(call) })),
+      rotateSecret: (id, call) =>
+        dataOf(api.POST('/webhooks/{id}/rotate-secret', { params: path('id', id), ...init(call) })),
+    },
+    domains: {
+      list: (call) => dataOf(api.GET('/domains', init(call))),
+      add: (body, call) => dataOf(api.POST('/domains', { body, ...init(call) })),
+      get: (name, call) => dataOf(api.GET('/domains/{name}', { params: path('name', name), ...init(call) })),
+      remove: (name, call) =>
+        dataOf(api.DELETE('/domains/{name}', { params: path('name', name), ...init(call) })),
+      verify: (name, call) =>
+        dataOf(api.POST('/domains/{name}/verify', { params: path('name', name), ...init(call) })),
+      rotateDkim: (name, body, call) =>
+        dataOf(
+          api.POST('/domains/{name}/rotate-dkim', {
+            params: path('name', name),
+            body: body ?? {},
+            ...init(call),
+          }),
+        ),
+    },
+  };
+}
+
+/**
+ * Every refused answer rejects the call with the error envelope it carries; so does a success that is
+ * not JSON where JSON is expected (a login page or a wrong mount point answering 200), which would
+ * otherwise reject with a bare SyntaxError.
+ */
+const refusalsThrow: Middleware = {
+  async onResponse({ response, options }) {
+    if (!response.ok) throw await MailroomApiError.fromResponse(response);
+    const type = response.headers.get('content-type') ?? '';
+    if (options.parseAs === 'json' && response.status !== 204 && !/\bjson\b/i.test(type)) {
+      const message = `HTTP ${response.status} answered ${type || 'no content type'}, not JSON: is ${response.url} under the API's mount point?`;
+      throw new MailroomApiError(response.status, { message, statusCode: response.status, code: 'INTERNAL' });
+    }
+    return undefined;
+  },
+};
+
+/** The fetch settings of a call's options. */
+function init(call: CallOptions | undefined): { headers?: Record<string, string>; signal?: AbortSignal } {
+  if (!call) return {};
+  const headers: Record<string, string> = {};
+  if (call.idempotencyKey !== undefined) headers['idempotency-key'] = call.idempotencyKey;
+  if (call.requestId !== undefined) headers['x-request-id'] = call.requestId;
+  return { headers, ...(call.signal ? { signal: call.signal } : {}) };
+}
+
+/** The `data` of a success envelope. */
+async function dataOf<Data>(call: Promise<{ data?: { data: Data }; response: Response }>): Promise<Data> {
+  const { data: body, response } = await call;
+  if (body === undefined) {
+    // An empty 2xx: not this API, which always answers its envelope.
+    const message = `HTTP ${response.status} without an answer from ${response.url}: is this the API's mount point?`;
+    throw new MailroomApiError(response.status, {
+      message,
+      statusCode: response.status,
+      code: 'INTERNAL',
+    });
+  }
+  return body.data;
+}

@@ -1,0 +1,13 @@
+export {
+  type CallOptions,
+  createMailroomClient,
+  type MailroomClient,
+  type MailroomClientOptions,
+  type OperationBody,
+  type OperationId,
+  type OperationQuery,
+  type OperationResult,
+  type Schemas,
+} from './create-client.js';
+export { type ErrorBody, type ErrorCode, MailroomApiError } from './mailroom-api-error.js';
+export type { components, operations, paths } from './openapi-types.js';
