@@ -164,6 +164,396 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project's keys (prefix, scope, domains, created, last used), oldest first; needs `read` */
+        get: operations["listKeys"];
+        put?: never;
+        /** Make a key with a scope, optionally limited to sender domains; its secret is shown once; needs `full` */
+        post: operations["createKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a key: from now on it answers 401; needs `full` */
+        delete: operations["revokeKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/keys/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace a key by a new one of the same scope and domains; the old one works for `graceSeconds`; needs `full` */
+        post: operations["rotateKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project's templates, by ref, in pages */
+        get: operations["listTemplates"];
+        put?: never;
+        /**
+         * Create a template (version 1): MJML is compiled now
+         * @description A problem in the source or subject is a 400 with one issue per problem at `source` or `subject`, its line in the message; nothing is written. A source is at most 1048576 bytes (1 MiB), a request body at most the server's body limit (413 over it). 409 if the ref exists. A field the API does not know is refused with 400 naming it (`issues[].path`), never ignored.
+         */
+        post: operations["createTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{ref}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One template, its current version */
+        get: operations["getTemplate"];
+        /**
+         * Write the template's next version
+         * @description Checked like a creation; a refused update leaves the current version whole. Absent `format` and `subject` keep the current ones (`subject: null` removes it). Broadcasts and messages already accepted keep the version they were accepted with; later ones use the new one. A field the API does not know is refused with 400 naming it (`issues[].path`), never ignored.
+         */
+        put: operations["updateTemplate"];
+        post?: never;
+        /** Remove a template (mailings already accepted are unaffected) */
+        delete: operations["removeTemplate"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{ref}/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a source and subject without saving: every MJML and Liquid problem with its line
+         * @description Absent fields are the stored template's (an empty body checks it as stored); a ref that does not exist needs `format` and `source`. Answers 200 with `valid: false` and the problems; a read key may call it.
+         */
+        post: operations["validateTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{ref}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Render the stored template for the given variables: subject, HTML and text
+         * @description Without `recipient`, a sample one (Ada Lovelace, ada@example.com). A missing variable under strict variables is a 422 `RENDER_FAILED`. A read key may call it.
+         */
+        post: operations["previewTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/senders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project's sender identities, by address, in pages */
+        get: operations["listSenders"];
+        put?: never;
+        /**
+         * Add a sender identity (an address the project may send from)
+         * @description The domain part is lower-cased. 409 if the address is one already. A field the API does not know is refused with 400 naming it (`issues[].path`), never ignored.
+         */
+        post: operations["addSender"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/senders/{email}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a sender identity: requests from it are refused (403); mail already accepted still goes */
+        delete: operations["removeSender"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/suppressions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project's suppressed addresses with reason and date, by address, in pages; `q` searches */
+        get: operations["listSuppressions"];
+        put?: never;
+        /**
+         * Suppress an address: it gets no more broadcast mail
+         * @description Replaces the reason and date of an existing suppression. A field the API does not know is refused with 400 naming it (`issues[].path`), never ignored.
+         */
+        post: operations["addSuppression"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/suppressions/{email}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Lift a suppression: the address may be mailed again (404 if it is not suppressed) */
+        delete: operations["liftSuppression"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/audience/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The audience groups, by ref, with member counts */
+        get: operations["listAudienceGroups"];
+        put?: never;
+        /** Create an audience group (a ref in use is 409) */
+        post: operations["createAudienceGroup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/audience/groups/{group}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a group and its memberships (its profiles stay) */
+        delete: operations["deleteAudienceGroup"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/audience/groups/{group}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The members of a group, by address, in pages */
+        get: operations["listAudienceGroupMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/audience/profiles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The profiles, by address, in pages; `q` searches by address prefix, `label` by label */
+        get: operations["listProfiles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/audience/profiles/{email}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One profile, with its suppression */
+        get: operations["getProfile"];
+        put?: never;
+        post?: never;
+        /**
+         * Erase the address: its profile, memberships, suppression and personal data (erasure requests)
+         * @description Deliveries stay for the counts, under a placeholder address and without name, variables, traits, content or replies; events, webhook payloads and bounce reports lose the address. See docs/erasure.md. 404 when the project knows nothing of the address.
+         */
+        delete: operations["eraseProfile"];
+        options?: never;
+        head?: never;
+        /** Change a profile: name, traits (merged), labels, or its address */
+        patch: operations["updateProfile"];
+        trace?: never;
+    };
+    "/audience/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a CSV file into a group: a source job like a broadcast CSV source, adding profiles
+         * @description The file is probed now (one byte range: 422 when the host does not serve ranges); the worker then reads it a page at a time, resuming after a crash. No mail is sent.
+         */
+        post: operations["startAudienceImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/audience/imports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An import and its progress */
+        get: operations["getAudienceImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/broadcasts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The broadcasts, newest first, each with its delivery counts by status */
+        get: operations["listBroadcasts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/broadcasts/{ref}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One broadcast with its delivery counts and the progress of its sources */
+        get: operations["getBroadcast"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/messages/{ref}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A message's recipients: delivery status, attempts, events and bounce reports */
+        get: operations["getMessage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/send/mail": {
         parameters: {
             query?: never;
@@ -630,6 +1020,80 @@ export interface components {
             invitation?: null;
             options?: null;
         };
+        TemplateCreateRequest: {
+            /**
+             * @description Letters, digits and `._:-`, 1-128 characters.
+             * @example welcome
+             */
+            ref: string;
+            /**
+             * @description How the source is written; each is a Liquid template.
+             * @enum {string}
+             */
+            format: "html" | "mjml" | "text";
+            /** @description The source (MJML, HTML or text, with Liquid), at most 1 MiB of UTF-8. */
+            source: string;
+            subject?: string | null;
+        };
+        TemplateUpdateRequest: {
+            /**
+             * @description How the source is written; each is a Liquid template.
+             * @enum {string}
+             */
+            format?: "html" | "mjml" | "text";
+            /** @description The source (MJML, HTML or text, with Liquid), at most 1 MiB of UTF-8. */
+            source: string;
+            /** @description null removes the default subject; absent keeps it. */
+            subject?: string | null;
+        };
+        TemplateValidateRequest: {
+            /**
+             * @description How the source is written; each is a Liquid template.
+             * @enum {string}
+             */
+            format?: "html" | "mjml" | "text";
+            /** @description The source (MJML, HTML or text, with Liquid), at most 1 MiB of UTF-8. */
+            source?: string;
+            subject?: string | null;
+        };
+        TemplatePreviewRequest: {
+            /** @description Template variables: names to JSON values. */
+            variables?: {
+                [key: string]: unknown;
+            };
+            recipient?: {
+                /**
+                 * Format: email
+                 * @example news@acme.test
+                 */
+                address?: string;
+                name?: string;
+            };
+        };
+        SenderCreateRequest: {
+            /**
+             * Format: email
+             * @example news@acme.test
+             */
+            address: string;
+            /** @description The display name of requests that give none. */
+            name?: string | null;
+        };
+        SuppressionCreateRequest: {
+            /**
+             * Format: email
+             * @example news@acme.test
+             */
+            address: string;
+            /**
+             * @description Why the address is suppressed.
+             * @default manual
+             * @enum {string}
+             */
+            reason: "manual" | "hard-bounce" | "soft-bounce" | "complaint" | "unsubscribe";
+            /** @description A note kept with the suppression. */
+            detail?: string | null;
+        };
         SendResponse: {
             message: string;
             /** @constant */
@@ -668,7 +1132,7 @@ export interface components {
          * @description Machine-readable error code; `x-error-codes` gives the status and meaning of each.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNAUTHORIZED" | "SENDER_NOT_ALLOWED" | "DOMAIN_NOT_VERIFIED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "BROADCAST_CLOSED" | "CONFLICT" | "IDEMPOTENCY_CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "TEMPLATE_INVALID" | "RENDER_FAILED" | "FETCH_REFUSED" | "RATE_LIMITED" | "TRANSPORT_TRANSIENT" | "TRANSPORT_PERMANENT" | "LEASE_LOST" | "INBOUND_DEFERRED" | "TRANSACTION_REFUSED" | "STORE_FAILED" | "INTERNAL";
+        ErrorCode: "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNAUTHORIZED" | "SENDER_NOT_ALLOWED" | "DOMAIN_NOT_VERIFIED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "BROADCAST_CLOSED" | "CONFLICT" | "IDEMPOTENCY_CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "TEMPLATE_INVALID" | "RENDER_FAILED" | "FETCH_REFUSED" | "RATE_LIMITED" | "TRANSPORT_TRANSIENT" | "TRANSPORT_PERMANENT" | "LEASE_LOST" | "INBOUND_DEFERRED" | "TRANSACTION_REFUSED" | "STORE_UNAVAILABLE" | "STORAGE_FULL" | "STORE_FAILED" | "INTERNAL";
         ErrorResponse: {
             message: string;
             statusCode: number;
@@ -689,7 +1153,7 @@ export interface components {
             /** @description `evt_...` (in `GET /events` only; `data.event_id` in both). */
             id?: string;
             /** @enum {unknown} */
-            type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "broadcast.completed" | "broadcast.cancelled" | "domain.verified" | "domain.failed";
+            type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed";
             /** Format: date-time */
             created_at: string;
             data: {
@@ -771,7 +1235,7 @@ export interface components {
             /** Format: uri */
             url: string;
             /** @description null: every type. */
-            events: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "broadcast.completed" | "broadcast.cancelled" | "domain.verified" | "domain.failed")[] | null;
+            events: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed")[] | null;
             enabled: boolean;
             disabledReason?: string | null;
             /** Format: date-time */
@@ -947,6 +1411,546 @@ export interface components {
                 domain?: string;
             };
         };
+        /** @description A project key as listed: never its secret. */
+        ApiKey: {
+            /** @description `key_…`: what revoke and rotate name the key by. */
+            id: string;
+            /** @description The secret's first characters (`sk_live_AbCd`). */
+            prefix: string;
+            /** @enum {unknown} */
+            mode: "live" | "sandbox";
+            /**
+             * @description `full`: every route; `sending`: the send endpoints only (`/send/mail`, `/send/mail/broadcast` and its batches); `read`: reads (GET) of the management routes.
+             * @enum {unknown}
+             */
+            scope: "full" | "sending" | "read";
+            /** @description Sender domains the key may send from; empty: any sender of the project. */
+            domains: string[];
+            /**
+             * @description `expiring`: rotated, working until `expiresAt`.
+             * @enum {unknown}
+             */
+            state: "active" | "expiring" | "expired" | "revoked";
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description Noted at most once a minute.
+             */
+            lastUsedAt?: string | null;
+            /** Format: date-time */
+            revokedAt?: string | null;
+            /** Format: date-time */
+            expiresAt?: string | null;
+            replacedBy?: string | null;
+        };
+        ApiKeyCreateRequest: {
+            /** @enum {unknown} */
+            scope: "full" | "sending" | "read";
+            /** @description Limit the key to senders of these domains (`example.com`). */
+            domains?: string[];
+            /**
+             * @default live
+             * @enum {unknown}
+             */
+            mode: "live" | "sandbox";
+        };
+        ApiKeyRotateRequest: {
+            /**
+             * @description Seconds the old key keeps working; then it answers 401.
+             * @default 0
+             */
+            graceSeconds: number;
+        };
+        ApiKeysResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                keys: components["schemas"]["ApiKey"][];
+                /** @description Pass as `cursor` for the next page. */
+                nextCursor: string | null;
+            };
+        };
+        ApiKeyCreatedResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                key: components["schemas"]["ApiKey"];
+                /** @description Shown in this answer only: store it now. */
+                secret: string;
+            };
+        };
+        ApiKeyRotatedResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                key: components["schemas"]["ApiKey"];
+                /** @description The new key's secret, shown in this answer only. */
+                secret: string;
+                previous: components["schemas"]["ApiKey"];
+            };
+        };
+        ApiKeyResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                key: components["schemas"]["ApiKey"];
+            };
+        };
+        Template: {
+            ref: string;
+            /** @enum {unknown} */
+            format: "html" | "mjml" | "text";
+            /** @description The default subject (Liquid). */
+            subject: string | null;
+            /** @description The source as written. */
+            source: string;
+            /** @description Starts at 1; each update makes the next. Mailings keep the content of the version they were accepted with. */
+            version: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        TemplateProblem: {
+            /** @enum {unknown} */
+            field: "source" | "subject";
+            /** @description 1-based line in the field. */
+            line: number | null;
+            /** @description 1-based column (Liquid errors). */
+            column: number | null;
+            message: string;
+        };
+        Sender: {
+            /** Format: email */
+            address: string;
+            name: string | null;
+            /** @description The selector of the identity's own DKIM key; null when its domain's key signs. */
+            dkimSelector: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        Suppression: {
+            /** Format: email */
+            address: string;
+            /** @enum {unknown} */
+            reason: "manual" | "hard-bounce" | "soft-bounce" | "complaint" | "unsubscribe";
+            detail: string | null;
+            /**
+             * Format: date-time
+             * @description When the address was suppressed.
+             */
+            createdAt: string;
+        };
+        TemplatesResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                templates: components["schemas"]["Template"][];
+                /** @description Pass as `cursor` for the next page; null on the last page. */
+                nextCursor: string | null;
+            };
+        };
+        TemplateResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                template: components["schemas"]["Template"];
+            };
+        };
+        TemplateRemovedResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                ref?: string;
+            };
+        };
+        TemplateValidationResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                valid: boolean;
+                problems: components["schemas"]["TemplateProblem"][];
+            };
+        };
+        TemplatePreviewResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                subject: string;
+                html: string | null;
+                text: string;
+            };
+        };
+        SendersResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                senders: components["schemas"]["Sender"][];
+                /** @description Pass as `cursor` for the next page; null on the last page. */
+                nextCursor: string | null;
+            };
+        };
+        SenderResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                sender: components["schemas"]["Sender"];
+            };
+        };
+        SuppressionsResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                suppressions: components["schemas"]["Suppression"][];
+                /** @description Pass as `cursor` for the next page; null on the last page. */
+                nextCursor: string | null;
+            };
+        };
+        SuppressionResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                suppression: components["schemas"]["Suppression"];
+            };
+        };
+        AddressRemovedResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                address?: string;
+            };
+        };
+        /** @description Deliveries by status (every status present, 0 when none). */
+        DeliveryCounts: {
+            queued: number;
+            sending: number;
+            sent: number;
+            failed: number;
+            suppressed: number;
+            skipped: number;
+            bounced: number;
+            complained: number;
+        };
+        AudienceGroup: {
+            ref: string;
+            name: string | null;
+            members: number;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        Profile: {
+            address: string;
+            name: string | null;
+            traits: {
+                [key: string]: unknown;
+            };
+            /** @enum {unknown} */
+            status: "subscribed" | "unsubscribed";
+            labels: string[];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description Only in `GET /audience/profiles/{email}`: the address is suppressed (no broadcast mail). */
+            suppression?: null | {
+                /** @enum {unknown} */
+                reason: "hard-bounce" | "soft-bounce" | "complaint" | "manual" | "unsubscribe";
+                detail?: string | null;
+                /** Format: date-time */
+                createdAt: string;
+            };
+        };
+        /** @description Every field optional; unknown fields are refused (400 naming them). */
+        ProfilePatch: {
+            /** @description A new address: the profile and its group memberships move to it. An address that has a profile already is 409 `CONFLICT` naming `address`, and nothing is written. */
+            address?: string;
+            name?: string | null;
+            /** @description Merged onto the stored traits at the top level (RFC 7396): a key set to null is removed. */
+            traits?: {
+                [key: string]: unknown;
+            };
+            /** @description The whole new label list. */
+            labels?: string[];
+        };
+        /** @description Rows removed or rewritten, per kind (see docs/erasure.md). */
+        Erasure: {
+            /** @description The address erased (shown once, in this answer). */
+            address: string;
+            profiles: number;
+            memberships: number;
+            suppressions: number;
+            /** @description Deliveries kept for the counts, under `<delivery id>@erased.invalid`, without personal data. */
+            deliveries: number;
+            events: number;
+            webhookMessages: number;
+            signals: number;
+        };
+        ImportRequest: {
+            /**
+             * Format: uri
+             * @description The CSV file, downloaded in byte ranges like a broadcast CSV source: the host must answer `Range` with 206.
+             */
+            url: string;
+            /** @description The ref of the audience group the rows join (it must exist). */
+            group: string;
+            /** @description The label each imported profile gets. Default: the group ref. */
+            label?: string;
+            /** @description CSV column -> `email`, `name` or a trait name, as a broadcast CSV source takes them. */
+            columnMappings?: {
+                [key: string]: string;
+            };
+        };
+        Import: {
+            /** @description `imp_...` */
+            id: string;
+            group: string;
+            label: string;
+            /** @enum {unknown} */
+            status: "pending" | "running" | "done" | "failed";
+            /** @description The CSV URL without its query string (which may carry a token). */
+            url?: string | null;
+            /** @description Data rows read so far. */
+            rowsDone: number;
+            /** @description Rows refused (a bad address...). */
+            rowsFailed: number;
+            /** @description Refused rows with their line numbers (the first 100). */
+            rowErrors?: {
+                line: number;
+                reason: string;
+            }[];
+            /** @description Why the whole job failed, if it did. */
+            error?: string | null;
+            /** Format: date-time */
+            createdAt?: string;
+            /** Format: date-time */
+            updatedAt?: string;
+        };
+        Mailing: {
+            ref: string;
+            /** @enum {unknown} */
+            kind: "message" | "broadcast";
+            /** @enum {unknown} */
+            status: "queued" | "scheduled" | "sending" | "completed" | "cancelled" | "failed";
+            subject?: string;
+            sender?: {
+                address: string;
+                name: string;
+            };
+            /** Format: date-time */
+            createdAt?: string;
+            /** Format: date-time */
+            scheduleFor?: string | null;
+            batchCount?: number;
+            counts: components["schemas"]["DeliveryCounts"];
+            lateByMs?: number | null;
+        };
+        BroadcastStatus: {
+            ref: string;
+            /** @enum {unknown} */
+            kind: "message" | "broadcast";
+            /** @enum {unknown} */
+            status: "queued" | "scheduled" | "sending" | "completed" | "cancelled" | "failed";
+            subject?: string;
+            sender?: {
+                address: string;
+                name: string;
+            };
+            /** Format: date-time */
+            createdAt?: string;
+            /** Format: date-time */
+            scheduleFor?: string | null;
+            batchCount?: number;
+            counts: components["schemas"]["DeliveryCounts"];
+            lateByMs?: number | null;
+            /** @description The broadcast sources (audience groups, CSV files) and their progress. */
+            sources: {
+                /** @enum {unknown} */
+                kind: "audience" | "csv";
+                /** @description The group ref or the CSV label. */
+                name: string;
+                /** @enum {unknown} */
+                status: "pending" | "running" | "done" | "failed";
+                /** @description The CSV URL without its query string (which may carry a token). */
+                url?: string | null;
+                /** @description Data rows read so far. */
+                rowsDone?: number;
+                /** @description Rows refused (a bad address...). */
+                rowsFailed?: number;
+                /** @description Refused rows with their line numbers (the first 100). */
+                rowErrors?: {
+                    line: number;
+                    reason: string;
+                }[];
+                /** @description Why the whole job failed, if it did. */
+                error?: string | null;
+                /** Format: date-time */
+                createdAt?: string;
+                /** Format: date-time */
+                updatedAt?: string;
+            }[];
+        };
+        Recipient: {
+            address: string;
+            name?: string;
+            /** @enum {unknown} */
+            status: "queued" | "sending" | "sent" | "failed" | "suppressed" | "skipped" | "bounced" | "complained";
+            attempts: number;
+            /** @description The RFC 5322 Message-ID it is sent with. */
+            messageId: string;
+            /** Format: date-time */
+            nextAttemptAt?: string;
+            /** Format: date-time */
+            sentAt?: string | null;
+            lastResponse?: string | null;
+            lastError?: string | null;
+            /** Format: date-time */
+            createdAt?: string;
+            /** Format: date-time */
+            updatedAt?: string;
+            /** @description Its events, oldest first (at most 100). */
+            timeline: {
+                id: string;
+                /** @enum {unknown} */
+                type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed";
+                /** Format: date-time */
+                at: string;
+                /** @description The event data without who it is about: `response`, `error`, `bounce`, `url`... */
+                details: {
+                    [key: string]: unknown;
+                };
+            }[];
+            /** @description Bounce and complaint reports received about it. */
+            reports?: {
+                /** @enum {unknown} */
+                kind: "hard-bounce" | "soft-bounce" | "sender-side" | "complaint" | "delivered";
+                source: string;
+                reason?: string | null;
+                status?: string | null;
+                /** Format: date-time */
+                createdAt: string;
+            }[];
+        };
+        MessageStatus: {
+            ref: string;
+            /** @enum {unknown} */
+            kind: "message" | "broadcast";
+            /** @enum {unknown} */
+            status: "queued" | "scheduled" | "sending" | "completed" | "cancelled" | "failed";
+            subject?: string;
+            sender?: {
+                address: string;
+                name: string;
+            };
+            /** Format: date-time */
+            createdAt?: string;
+            /** Format: date-time */
+            scheduleFor?: string | null;
+            batchCount?: number;
+            counts: components["schemas"]["DeliveryCounts"];
+            lateByMs?: number | null;
+            recipients: components["schemas"]["Recipient"][];
+            /** @description More than the 100 recipients listed. */
+            more: boolean;
+        };
+        AudienceGroupsResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                groups: components["schemas"]["AudienceGroup"][];
+            };
+        };
+        AudienceGroupResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                group: components["schemas"]["AudienceGroup"];
+            };
+        };
+        AudienceGroupDeletedResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                group: string;
+            };
+        };
+        ProfilesResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                profiles: components["schemas"]["Profile"][];
+                /** @description Pass as `cursor` to get the next page; null on the last page. */
+                nextCursor: string | null;
+            };
+        };
+        ProfileResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                profile: components["schemas"]["Profile"];
+            };
+        };
+        ErasureResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                erased: components["schemas"]["Erasure"];
+            };
+        };
+        ImportResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                import: components["schemas"]["Import"];
+            };
+        };
+        BroadcastsResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                broadcasts: components["schemas"]["Mailing"][];
+                /** @description Pass as `cursor` to get the next page; null on the last page. */
+                nextCursor: string | null;
+            };
+        };
+        BroadcastStatusResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                broadcast: components["schemas"]["BroadcastStatus"];
+            };
+        };
+        MessageStatusResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                message: components["schemas"]["MessageStatus"];
+            };
+        };
     };
     responses: never;
     parameters: {
@@ -959,7 +1963,7 @@ export interface components {
     headers: {
         /** @description The id of this request, for support and logs. */
         RequestId: string;
-        /** @description Seconds to wait before retrying. */
+        /** @description Seconds to wait before retrying: on 429, until the rate allows; on 503 (a store outage: `STORE_UNAVAILABLE`, `STORAGE_FULL`), 5 unless the error says otherwise. */
         RetryAfter: number;
     };
     pathItems: never;
@@ -1013,7 +2017,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `UNAUTHORIZED`: The project secret is missing, malformed or unknown. */
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -1028,7 +2032,7 @@ export interface operations {
              *
              *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
              *
-             *     `FORBIDDEN`: The request is refused whoever sends it: a dashboard form without its session token, or from another site.
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
              */
             403: {
                 headers: {
@@ -1115,7 +2119,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `RATE_LIMITED`: Too many requests for the project. */
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -1156,10 +2160,15 @@ export interface operations {
              * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
              *
              *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
              */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1204,7 +2213,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `UNAUTHORIZED`: The project secret is missing, malformed or unknown. */
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -1219,7 +2228,7 @@ export interface operations {
              *
              *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
              *
-             *     `FORBIDDEN`: The request is refused whoever sends it: a dashboard form without its session token, or from another site.
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
              */
             403: {
                 headers: {
@@ -1306,7 +2315,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `RATE_LIMITED`: Too many requests for the project. */
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -1347,10 +2356,15 @@ export interface operations {
              * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
              *
              *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
              */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1375,7 +2389,7 @@ export interface operations {
                     /** Format: uri */
                     url: string;
                     /** @description Default: every type. */
-                    events?: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "broadcast.completed" | "broadcast.cancelled" | "domain.verified" | "domain.failed")[];
+                    events?: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed")[];
                     /** @default true */
                     enabled?: boolean;
                 };
@@ -1406,7 +2420,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `UNAUTHORIZED`: The project secret is missing, malformed or unknown. */
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -1421,7 +2435,7 @@ export interface operations {
              *
              *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
              *
-             *     `FORBIDDEN`: The request is refused whoever sends it: a dashboard form without its session token, or from another site.
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
              */
             403: {
                 headers: {
@@ -1508,7 +2522,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `RATE_LIMITED`: Too many requests for the project. */
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -1549,10 +2563,15 @@ export interface operations {
              * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
              *
              *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
              */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1599,7 +2618,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `UNAUTHORIZED`: The project secret is missing, malformed or unknown. */
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -1614,7 +2633,7 @@ export interface operations {
              *
              *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
              *
-             *     `FORBIDDEN`: The request is refused whoever sends it: a dashboard form without its session token, or from another site.
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
              */
             403: {
                 headers: {
@@ -1701,7 +2720,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `RATE_LIMITED`: Too many requests for the project. */
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -1742,10 +2761,15 @@ export interface operations {
              * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
              *
              *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
              */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1798,7 +2822,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `UNAUTHORIZED`: The project secret is missing, malformed or unknown. */
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -1813,7 +2837,7 @@ export interface operations {
              *
              *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
              *
-             *     `FORBIDDEN`: The request is refused whoever sends it: a dashboard form without its session token, or from another site.
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
              */
             403: {
                 headers: {
@@ -1900,7 +2924,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `RATE_LIMITED`: Too many requests for the project. */
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -1941,10 +2965,15 @@ export interface operations {
              * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
              *
              *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
              */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1991,7 +3020,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `UNAUTHORIZED`: The project secret is missing, malformed or unknown. */
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -2006,7 +3035,7 @@ export interface operations {
              *
              *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
              *
-             *     `FORBIDDEN`: The request is refused whoever sends it: a dashboard form without its session token, or from another site.
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
              */
             403: {
                 headers: {
@@ -2093,7 +3122,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `RATE_LIMITED`: Too many requests for the project. */
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -2134,10 +3163,15 @@ export interface operations {
              * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
              *
              *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
              */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2182,7 +3216,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `UNAUTHORIZED`: The project secret is missing, malformed or unknown. */
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -2197,7 +3231,7 @@ export interface operations {
              *
              *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
              *
-             *     `FORBIDDEN`: The request is refused whoever sends it: a dashboard form without its session token, or from another site.
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
              */
             403: {
                 headers: {
@@ -2284,7 +3318,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `RATE_LIMITED`: Too many requests for the project. */
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -2325,10 +3359,15 @@ export interface operations {
              * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
              *
              *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
              */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2393,7 +3432,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `UNAUTHORIZED`: The project secret is missing, malformed or unknown. */
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -2408,7 +3447,7 @@ export interface operations {
              *
              *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
              *
-             *     `FORBIDDEN`: The request is refused whoever sends it: a dashboard form without its session token, or from another site.
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
              */
             403: {
                 headers: {
@@ -2495,7 +3534,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `RATE_LIMITED`: Too many requests for the project. */
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -2536,10 +3575,15 @@ export interface operations {
              * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
              *
              *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
              */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2587,7 +3631,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `UNAUTHORIZED`: The project secret is missing, malformed or unknown. */
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -2602,7 +3646,7 @@ export interface operations {
              *
              *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
              *
-             *     `FORBIDDEN`: The request is refused whoever sends it: a dashboard form without its session token, or from another site.
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
              */
             403: {
                 headers: {
@@ -2689,7 +3733,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `RATE_LIMITED`: Too many requests for the project. */
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -2730,10 +3774,15 @@ export interface operations {
              * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
              *
              *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
              */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2781,7 +3830,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `UNAUTHORIZED`: The project secret is missing, malformed or unknown. */
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -2796,7 +3845,7 @@ export interface operations {
              *
              *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
              *
-             *     `FORBIDDEN`: The request is refused whoever sends it: a dashboard form without its session token, or from another site.
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
              */
             403: {
                 headers: {
@@ -2883,7 +3932,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `RATE_LIMITED`: Too many requests for the project. */
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -2924,10 +3973,15 @@ export interface operations {
              * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
              *
              *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
              */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2975,7 +4029,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `UNAUTHORIZED`: The project secret is missing, malformed or unknown. */
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -2990,7 +4044,7 @@ export interface operations {
              *
              *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
              *
-             *     `FORBIDDEN`: The request is refused whoever sends it: a dashboard form without its session token, or from another site.
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
              */
             403: {
                 headers: {
@@ -3077,7 +4131,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `RATE_LIMITED`: Too many requests for the project. */
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -3118,10 +4172,15 @@ export interface operations {
              * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
              *
              *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
              */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3180,7 +4239,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `UNAUTHORIZED`: The project secret is missing, malformed or unknown. */
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -3195,7 +4254,7 @@ export interface operations {
              *
              *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
              *
-             *     `FORBIDDEN`: The request is refused whoever sends it: a dashboard form without its session token, or from another site.
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
              */
             403: {
                 headers: {
@@ -3282,7 +4341,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `RATE_LIMITED`: Too many requests for the project. */
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -3323,10 +4382,6030 @@ export interface operations {
              * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
              *
              *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
              */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listKeys: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Keys */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeysResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Key created */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyCreatedResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    revokeKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Key revoked */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    rotateKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyRotateRequest"];
+            };
+        };
+        responses: {
+            /** @description Key rotated */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyRotatedResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listTemplates: {
+        parameters: {
+            query?: {
+                /** @description The `nextCursor` of the previous page. */
+                cursor?: string;
+                /** @description Page size (a positive integer; at most 200 are returned). */
+                limit?: number;
+            };
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Templates */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplatesResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Template created */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The template ref. */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Template */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    updateTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The template ref. */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description Template updated */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    removeTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The template ref. */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Template removed */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateRemovedResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    validateTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The template ref. */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TemplateValidateRequest"];
+            };
+        };
+        responses: {
+            /** @description Checked */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateValidationResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    previewTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The template ref. */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TemplatePreviewRequest"];
+            };
+        };
+        responses: {
+            /** @description Rendered */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplatePreviewResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listSenders: {
+        parameters: {
+            query?: {
+                /** @description The `nextCursor` of the previous page. */
+                cursor?: string;
+                /** @description Page size (a positive integer; at most 200 are returned). */
+                limit?: number;
+            };
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Senders */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SendersResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    addSender: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SenderCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Sender added */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SenderResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    removeSender: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The address, URL-encoded (`ann%40example.com`). */
+                email: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Sender removed */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AddressRemovedResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listSuppressions: {
+        parameters: {
+            query?: {
+                /** @description Only addresses containing this text (the part after an `@` compared lower-cased, the rest exactly). */
+                q?: string;
+                /** @description The `nextCursor` of the previous page. */
+                cursor?: string;
+                /** @description Page size (a positive integer; at most 200 are returned). */
+                limit?: number;
+            };
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Suppressions */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuppressionsResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    addSuppression: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SuppressionCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Address suppressed */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuppressionResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    liftSuppression: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The address, URL-encoded (`ann%40example.com`). */
+                email: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Suppression lifted */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AddressRemovedResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listAudienceGroups: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The audience groups, by ref, with member counts */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AudienceGroupsResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createAudienceGroup: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ref: string;
+                    name?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Group created */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AudienceGroupResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteAudienceGroup: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The audience group ref. */
+                group: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Group deleted */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AudienceGroupDeletedResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listAudienceGroupMembers: {
+        parameters: {
+            query?: {
+                /** @description The `nextCursor` of the previous page. */
+                cursor?: string;
+                /** @description Page size (default 50 for profiles, 25 for broadcasts). */
+                limit?: number;
+            };
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The audience group ref. */
+                group: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The members of a group, by address, in pages */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfilesResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listProfiles: {
+        parameters: {
+            query?: {
+                /** @description Addresses starting with this text (the domain part compared lower-cased). */
+                q?: string;
+                /** @description Profiles with this label. */
+                label?: string;
+                /** @description The `nextCursor` of the previous page. */
+                cursor?: string;
+                /** @description Page size (default 50 for profiles, 25 for broadcasts). */
+                limit?: number;
+            };
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The profiles, by address, in pages; `q` searches by address prefix, `label` by label */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfilesResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getProfile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The profile address, percent-encoded (`ann%40example.com`). */
+                email: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One profile, with its suppression */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    eraseProfile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The profile address, percent-encoded (`ann%40example.com`). */
+                email: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Address erased */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    updateProfile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The profile address, percent-encoded (`ann%40example.com`). */
+                email: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProfilePatch"];
+            };
+        };
+        responses: {
+            /** @description Profile updated */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    startAudienceImport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImportRequest"];
+            };
+        };
+        responses: {
+            /** @description Import started */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAudienceImport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The import id (`imp_...`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An import and its progress */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listBroadcasts: {
+        parameters: {
+            query?: {
+                /** @description The `nextCursor` of the previous page. */
+                cursor?: string;
+                /** @description Page size (default 50 for profiles, 25 for broadcasts). */
+                limit?: number;
+            };
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The broadcasts, newest first, each with its delivery counts by status */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BroadcastsResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getBroadcast: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The broadcast ref (`bc_...`). */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One broadcast with its delivery counts and the progress of its sources */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BroadcastStatusResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The `ref` `POST /send/mail` answered (`msg_...`), or an RFC Message-ID, percent-encoded (`%3Cdlv_...%40acme.com%3E`; the angle brackets are optional), which names one recipient of any mailing. */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A message's recipients: delivery status, attempts, events and bounce reports */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageStatusResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3347,6 +10426,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description At most the handler's bodyLimit (10485760 bytes by default; every other route 1048576), else 413 PAYLOAD_TOO_LARGE before parsing. Every field is capped (maxLength, maxItems, maxProperties here; variables also by their JSON size): over a cap is 400 VALIDATION_FAILED with the field path in issues. */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SendRequest"];
@@ -3377,7 +10457,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `UNAUTHORIZED`: The project secret is missing, malformed or unknown. */
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -3392,7 +10472,7 @@ export interface operations {
              *
              *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
              *
-             *     `FORBIDDEN`: The request is refused whoever sends it: a dashboard form without its session token, or from another site.
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
              */
             403: {
                 headers: {
@@ -3479,7 +10559,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `RATE_LIMITED`: Too many requests for the project. */
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -3520,10 +10600,15 @@ export interface operations {
              * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
              *
              *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
              */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3544,6 +10629,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description At most the handler's bodyLimit (10485760 bytes by default; every other route 1048576), else 413 PAYLOAD_TOO_LARGE before parsing. Every field is capped (maxLength, maxItems, maxProperties here; variables also by their JSON size): over a cap is 400 VALIDATION_FAILED with the field path in issues. */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["BroadcastRequest"] | components["schemas"]["BatchRequest"];
@@ -3574,7 +10660,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `UNAUTHORIZED`: The project secret is missing, malformed or unknown. */
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -3589,7 +10675,7 @@ export interface operations {
              *
              *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
              *
-             *     `FORBIDDEN`: The request is refused whoever sends it: a dashboard form without its session token, or from another site.
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
              */
             403: {
                 headers: {
@@ -3676,7 +10762,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `RATE_LIMITED`: Too many requests for the project. */
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -3717,10 +10803,15 @@ export interface operations {
              * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
              *
              *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
              */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3741,6 +10832,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description At most the handler's bodyLimit (10485760 bytes by default; every other route 1048576), else 413 PAYLOAD_TOO_LARGE before parsing. Every field is capped (maxLength, maxItems, maxProperties here; variables also by their JSON size): over a cap is 400 VALIDATION_FAILED with the field path in issues. */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["BroadcastRequest"] | components["schemas"]["BatchRequest"];
@@ -3771,7 +10863,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `UNAUTHORIZED`: The project secret is missing, malformed or unknown. */
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -3786,7 +10878,7 @@ export interface operations {
              *
              *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
              *
-             *     `FORBIDDEN`: The request is refused whoever sends it: a dashboard form without its session token, or from another site.
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
              */
             403: {
                 headers: {
@@ -3873,7 +10965,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `RATE_LIMITED`: Too many requests for the project. */
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -3914,10 +11006,15 @@ export interface operations {
              * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
              *
              *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
              */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3965,7 +11062,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `UNAUTHORIZED`: The project secret is missing, malformed or unknown. */
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -3980,7 +11077,7 @@ export interface operations {
              *
              *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
              *
-             *     `FORBIDDEN`: The request is refused whoever sends it: a dashboard form without its session token, or from another site.
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
              */
             403: {
                 headers: {
@@ -4067,7 +11164,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `RATE_LIMITED`: Too many requests for the project. */
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -4108,10 +11205,15 @@ export interface operations {
              * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
              *
              *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
              */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4169,7 +11271,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `UNAUTHORIZED`: The project secret is missing, malformed or unknown. */
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
             401: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -4184,7 +11286,7 @@ export interface operations {
              *
              *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
              *
-             *     `FORBIDDEN`: The request is refused whoever sends it: a dashboard form without its session token, or from another site.
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
              */
             403: {
                 headers: {
@@ -4271,7 +11373,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `RATE_LIMITED`: Too many requests for the project. */
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
             429: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
@@ -4312,10 +11414,15 @@ export interface operations {
              * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
              *
              *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
              */
             503: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
