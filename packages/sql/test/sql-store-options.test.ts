@@ -75,10 +75,10 @@ describe('sqlStore options', () => {
     await expect(store.listProjects()).rejects.toMatchObject({ name: 'MailroomError', code: 'STORE_FAILED' });
   });
 
-  it('reports a failing database as STORE_FAILED with the cause', async () => {
+  it('reports an unreachable database as STORE_UNAVAILABLE (an outage, 503) with the cause', async () => {
     const store = sqlStore({ url: 'postgres://nobody@127.0.0.1:1/none', poolSize: 1 });
     const error = await store.getProject('x').catch((e: unknown) => e);
-    expect(error).toMatchObject({ name: 'MailroomError', code: 'STORE_FAILED' });
+    expect(error).toMatchObject({ name: 'MailroomError', code: 'STORE_UNAVAILABLE', status: 503 });
     expect((error as Error).message).toMatch(/^\[sql:postgres\] getProject failed/);
     expect((error as Error).cause).toBeInstanceOf(Error);
     await store.close();
@@ -101,6 +101,10 @@ describe('sqlStore options', () => {
       { name: '007_domains' },
       { name: '008_signal_reasons' },
       { name: '009_webhook_circuit' },
+      { name: '010_api_keys' },
+      { name: '013_pauses' },
+      { name: '014_destination_limits' },
+      { name: '017_event_series' },
     ]);
   });
 
