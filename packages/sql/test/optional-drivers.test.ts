@@ -43,7 +43,20 @@ const db = new Kysely({ dialect: new SqliteDialect({ database: new Database(':me
 const store = sqlStore({ db, dialect: 'sqlite' });
 await store.init();
 const project = { id: 'prj_1', name: 'Own Kysely', createdAt: new Date(1) };
-await store.createProject(project, { hash: 'h1', projectId: project.id, mode: 'live', createdAt: new Date(1) });
+await store.createProject(project, {
+  hash: 'h1',
+  id: 'key_1',
+  projectId: project.id,
+  mode: 'live',
+  scope: 'full',
+  domains: [],
+  prefix: 'sk_live_',
+  createdAt: new Date(1),
+  lastUsedAt: null,
+  revokedAt: null,
+  expiresAt: null,
+  replacedBy: null,
+});
 await store.close();
 const { rows } = await sql\`select name from mailroom_projects\`.execute(db);
 out.kysely = rows.map((row) => row.name);

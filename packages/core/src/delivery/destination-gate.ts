@@ -1,5 +1,5 @@
 import type { Clock, Logger } from '../base/base-types.js';
-import { MailroomError } from '../base/errors.js';
+import { isStoreOutage, MailroomError } from '../base/errors.js';
 import type { DeliveryOutcome } from '../store/delivery-queue.js';
 import type { DestinationLimitStore, TokenWindow } from '../store/destination-limit-store.js';
 import {
@@ -188,7 +188,10 @@ export function createDestinationGate(
           });
         },
         (error: unknown) => {
-          logger.warn({ err: error, destination: state.name }, 'taking send tokens failed; the sends wait');
+          // A store outage is logged once, by the engine's watch of the store.
+          if (!isStoreOutage(error)) {
+            logger.warn({ err: error, destination: state.name }, 'taking send tokens failed; the sends wait');
+          }
           for (const taker of takers) taker(false, now() + STORE_FAILED_DEFER_MS, 'send limits unavailable');
         },
       )

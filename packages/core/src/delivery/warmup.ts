@@ -1,5 +1,5 @@
 import type { Clock, Logger } from '../base/base-types.js';
-import { MailroomError } from '../base/errors.js';
+import { isStoreOutage, MailroomError } from '../base/errors.js';
 import type { DestinationLimitStore } from '../store/destination-limit-store.js';
 
 const DAY = 86_400_000;
@@ -152,10 +152,13 @@ export function createWarmupGate(
           now,
         }));
       } catch (error) {
-        logger.warn(
-          { err: error, senderDomain: domain },
-          'warm-up: taking the allowance failed; the send waits',
-        );
+        // A store outage is logged once, by the engine's watch of the store.
+        if (!isStoreOutage(error)) {
+          logger.warn(
+            { err: error, senderDomain: domain },
+            'warm-up: taking the allowance failed; the send waits',
+          );
+        }
         return {
           go: false,
           until: new Date(now.getTime() + STORE_FAILED_DEFER_MS),

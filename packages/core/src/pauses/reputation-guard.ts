@@ -1,3 +1,4 @@
+import { isStoreOutage } from '../base/errors.js';
 import type { BaseContext } from '../engine/base-context.js';
 import { domainOf } from '../inbound/inbound-effects.js';
 import type { PauseRule } from '../store/pause-store.js';
@@ -192,7 +193,10 @@ export function createReputationGuard(ctx: BaseContext, options: GuardOptions = 
   function round(): void {
     if (running) return;
     running = check()
-      .catch((error: unknown) => ctx.logger.error({ err: error }, 'reputation guard round failed'))
+      .catch((error: unknown) => {
+        // A store outage is logged once, by the engine's watch of the store, not by every loop.
+        if (!isStoreOutage(error)) ctx.logger.error({ err: error }, 'reputation guard round failed');
+      })
       .finally(() => {
         running = undefined;
       });
