@@ -1,4 +1,4 @@
-import { statfsSync } from 'node:fs';
+import { statfsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MailroomError } from '@mailroom/core';
 
@@ -12,15 +12,12 @@ import { MailroomError } from '@mailroom/core';
  */
 export const DEFAULT_SQLITE_RESERVE_MIB = 64;
 
-/** How long a free-space reading is reused: `statfs` is cheap, but an accept burst need not repeat it. */
-const READ_EVERY_MS = 100;
-
 /** The reserve of one SQLite file (see {@link sqliteReserve}). */
 export interface SqliteReserve {
   /**
-   * Throws `STORAGE_FULL` when the filesystem's free space is below the reserve; `operation` names the
-   * refused write in the message. Before refusing, `reclaim` is given one chance to free space (a WAL
-   * truncation) at most once a second.
+   * Throws `STORAGE_FULL` when the filesystem's free space, less the WAL file's size, is below the
+   * reserve; `operation` names the refused write in the message. Before refusing, `reclaim` is given one
+   * chance to free space (a WAL truncation) at most once a second.
    */
   check(operation: string): void;
   /** Free bytes on the file's filesystem now (for unprivileged writers: `bavail`). */
@@ -31,32 +28,32 @@ export interface SqliteReserve {
  * The free-space floor of the SQLite file at `path`, checked before accepting new mail (not before the
  * worker's writes, which record what was already accepted and must always find room). `reserveMiB` 0
  * turns it off.
+ *
+ * The WAL file's size counts as spent: checkpointing it copies its pages into the database file, which
+ * grows by up to as much before the WAL can be cut, so a disk whose free space is all WAL cannot
+ * checkpoint and stays full. The space is read on every check (two `stat` calls, microseconds beside a
+ * write transaction): a fast client writes megabytes between two readings of a cached value, more than
+ * a small reserve.
  */
 export function sqliteReserve(path: string, reserveMiB: number, reclaim: () => void): SqliteReserve {
   const directory = dirname(path);
+  const wal = `${path}-wal`;
   const reserve = Math.max(0, reserveMiB) * 1024 * 1024;
-  let readAt = Number.NEGATIVE_INFINITY;
-  let free = Number.POSITIVE_INFINITY;
   let reclaimedAt = Number.NEGATIVE_INFINITY;
 
   const freeBytes = (): number => {
     const stats = statfsSync(directory);
     return stats.bavail * stats.bsize;
   };
-  const read = (now: number): number => {
-    if (now - readAt >= READ_EVERY_MS) {
-      free = freeBytes();
-      readAt = now;
-    }
-    return free;
-  };
+  const available = (): number => freeBytes() - (statSync(wal, { throwIfNoEntry: false })?.size ?? 0);
 
   return {
     freeBytes,
     check(operation) {
       if (reserve === 0) return;
+      let free = available();
+      if (free >= reserve) return;
       const now = performance.now();
-      if (read(now) >= reserve) return;
       if (now - reclaimedAt >= 1000) {
         reclaimedAt = now;
         try {
@@ -64,12 +61,12 @@ export function sqliteReserve(path: string, reserveMiB: number, reclaim: () => v
         } catch {
           // Reclaiming is a chance, not a promise: the reading below decides.
         }
-        readAt = Number.NEGATIVE_INFINITY;
-        if (read(now) >= reserve) return;
+        free = available();
+        if (free >= reserve) return;
       }
       throw new MailroomError(
         'STORAGE_FULL',
-        `${operation}: ${mib(free)} MiB free on the database's disk, below the reserve of ${mib(reserve)} MiB kept for delivering accepted mail`,
+        `${operation}: ${mib(Math.max(0, free))} MiB free on the database's disk (less its WAL), below the reserve of ${mib(reserve)} MiB kept for delivering accepted mail`,
         { source: 'sql:sqlite' },
       );
     },
