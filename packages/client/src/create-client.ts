@@ -1,29 +1,19 @@
-import createClient, { type Client, type Middleware, type RequestBodyOption } from 'openapi-fetch';
+import createClient, { type Client, type Middleware } from 'openapi-fetch';
+import { type AudienceMethods, audienceMethods } from './audience-methods.js';
+import { dataOf, init, pathOf } from './call-envelope.js';
 import { MailroomApiError } from './mailroom-api-error.js';
-import type { components, operations, paths } from './openapi-types.js';
+import type { paths } from './openapi-types.js';
+import type { CallOptions, OperationBody, OperationQuery, OperationResult } from './operation-types.js';
+import { type ResourceMethods, resourceMethods } from './resource-methods.js';
 
-/** The schemas of the OpenAPI document (`Domain`, `WebhookEndpoint`, `SendRequest`, ...). */
-export type Schemas = components['schemas'];
-
-/** The id of an operation of the document (`sendMail`, `listWebhooks`, ...). */
-export type OperationId = keyof operations;
-
-/** The JSON body an operation takes, as openapi-fetch sends it. */
-export type OperationBody<Id extends OperationId> = NonNullable<RequestBodyOption<operations[Id]>['body']>;
-
-/** The query parameters an operation takes. */
-export type OperationQuery<Id extends OperationId> = operations[Id] extends {
-  parameters: { query?: infer Query };
-}
-  ? NonNullable<Query>
-  : never;
-
-/** The `data` of an operation's success envelope (`{ message, statusCode: 200, data }`). */
-export type OperationResult<Id extends OperationId> = operations[Id] extends {
-  responses: { 200: { content: { 'application/json': { data: infer Data } } } };
-}
-  ? Data
-  : never;
+export type {
+  CallOptions,
+  OperationBody,
+  OperationId,
+  OperationQuery,
+  OperationResult,
+  Schemas,
+} from './operation-types.js';
 
 /** How to reach a Mailroom server. */
 export interface MailroomClientOptions {
@@ -37,22 +27,12 @@ export interface MailroomClientOptions {
   headers?: Readonly<Record<string, string>>;
 }
 
-/** Per-call settings. */
-export interface CallOptions {
-  /** `Idempotency-Key`: makes a send safe to retry (kept 24 hours per project). */
-  idempotencyKey?: string;
-  /** `X-Request-ID`: echoed back, and in the server's logs. */
-  requestId?: string;
-  /** Aborts the call. */
-  signal?: AbortSignal;
-}
-
 /**
  * The typed client of one project on one server. Each method is one route and resolves to the `data` of
  * its answer; a refused call rejects with a {@link MailroomApiError}. A route without a method here is
  * reached through `api`, typed from the same document.
  */
-export interface MailroomClient {
+export interface MailroomClient extends ResourceMethods, AudienceMethods {
   /**
    * The openapi-fetch client of the whole document (`api.GET('/webhooks')`), with the key and the base
    * URL set. It resolves to `{ data, response }` on success and rejects with a {@link MailroomApiError}
@@ -132,9 +112,11 @@ export function createMailroomClient(options: MailroomClientOptions): MailroomCl
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   api.use(refusalsThrow);
-  const path = <K extends string>(key: K, value: string) => ({ path: { [key]: value } as Record<K, string> });
+  const path = pathOf;
   return {
     api,
+    ...resourceMethods(api),
+    ...audienceMethods(api),
     send: (body, call) => dataOf(api.POST('/send/mail', { body, ...init(call) })),
     broadcast: (body, call) => dataOf(api.POST('/send/mail/broadcast', { body, ...init(call) })),
     cancelBroadcast: (ref, call) =>
@@ -193,27 +175,3 @@ const refusalsThrow: Middleware = {
     return undefined;
   },
 };
-
-/** The fetch settings of a call's options. */
-function init(call: CallOptions | undefined): { headers?: Record<string, string>; signal?: AbortSignal } {
-  if (!call) return {};
-  const headers: Record<string, string> = {};
-  if (call.idempotencyKey !== undefined) headers['idempotency-key'] = call.idempotencyKey;
-  if (call.requestId !== undefined) headers['x-request-id'] = call.requestId;
-  return { headers, ...(call.signal ? { signal: call.signal } : {}) };
-}
-
-/** The `data` of a success envelope. */
-async function dataOf<Data>(call: Promise<{ data?: { data: Data }; response: Response }>): Promise<Data> {
-  const { data: body, response } = await call;
-  if (body === undefined) {
-    // An empty 2xx: not this API, which always answers its envelope.
-    const message = `HTTP ${response.status} without an answer from ${response.url}: is this the API's mount point?`;
-    throw new MailroomApiError(response.status, {
-      message,
-      statusCode: response.status,
-      code: 'INTERNAL',
-    });
-  }
-  return body.data;
-}
