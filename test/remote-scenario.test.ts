@@ -323,4 +323,20 @@ describe('issue 26: manage everything over HTTP with scoped keys', () => {
     await same(['key', 'list', '--json']);
     await same(['key', 'list']);
   }, 120_000);
+
+  it('removes what it made: a template, a sender, a group, a profile erased', async () => {
+    await client.templates.create({ ref: 'gone', format: 'text', source: 'Bye' });
+    expect(await client.templates.remove('gone')).toEqual({ ref: 'gone' });
+    await expect(client.templates.get('gone')).rejects.toMatchObject({ status: 404 });
+    await client.senders.add({ address: 'tmp@acme.test' });
+    const removed = await remote(['sender', 'remove', 'tmp@acme.test', '--json']);
+    expect([removed.code, removed.out]).toEqual([0, '{"removed":"tmp@acme.test"}\n']);
+    expect((await client.senders.list()).senders.map((s) => s.address)).not.toContain('tmp@acme.test');
+    await expect(client.senders.remove('tmp@acme.test')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect(await client.audience.deleteGroup('cli-group')).toEqual({ group: 'cli-group' });
+    const erased = (await client.audience.eraseProfile('cid@example.test')).erased;
+    expect(erased.address).toBe('cid@example.test');
+    await expect(client.audience.getProfile('cid@example.test')).rejects.toMatchObject({ status: 404 });
+    expect((await client.audience.listGroups()).groups).toMatchObject([{ ref: 'members', members: 2 }]);
+  });
 });
