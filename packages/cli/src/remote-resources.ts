@@ -1,4 +1,4 @@
-import type { MailroomClient } from '@mailroom/client';
+import { MailroomApiError, type MailroomClient } from '@mailroom/client';
 import type { AdminOperations } from './admin-operations.js';
 import {
   apiKeyView,
@@ -30,7 +30,7 @@ export type ResourceOperations = Pick<
   | 'storeTemplate'
 >;
 
-/** Every page of a listing that pages by `nextCursor`: the API's `{ items, next }` of the engine. */
+/** One page of a listing: the API's items and `nextCursor` as the engine's `{ items, next }`. */
 function pageOf<W, V>(items: W[], next: string | null, view: (wire: W) => V) {
   return { items: items.map(view), next };
 }
@@ -191,7 +191,7 @@ export function remoteResources(client: MailroomClient, call: Translate): Resour
           return templateView(created.template);
         } catch (error) {
           // The ref exists: this is its next version, as on the database's machine.
-          if ((error as { code?: string }).code !== 'CONFLICT') throw error;
+          if (!(error instanceof MailroomApiError) || error.code !== 'CONFLICT') throw error;
           const updated = await client.templates.update(ref, {
             format,
             source,
