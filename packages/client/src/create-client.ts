@@ -1,6 +1,7 @@
 import createClient, { type Client, type Middleware, type RequestBodyOption } from 'openapi-fetch';
 import { MailroomApiError } from './mailroom-api-error.js';
 import type { components, operations, paths } from './openapi-types.js';
+import { type PauseMethods, pauseMethods } from './pause-methods.js';
 
 /** The schemas of the OpenAPI document (`Domain`, `WebhookEndpoint`, `SendRequest`, ...). */
 export type Schemas = components['schemas'];
@@ -115,6 +116,8 @@ export interface MailroomClient {
       options?: CallOptions,
     ): Promise<OperationResult<'rotateDkim'>>;
   };
+  /** Pause and resume a broadcast, the project's sending, or a destination (pause-methods.ts). */
+  readonly pauses: PauseMethods;
 }
 
 /**
@@ -174,6 +177,7 @@ export function createMailroomClient(options: MailroomClientOptions): MailroomCl
           }),
         ),
     },
+    pauses: pauseMethods(api, { init, dataOf }),
   };
 }
 
