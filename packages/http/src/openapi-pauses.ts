@@ -16,7 +16,10 @@ export function pauseSchemas(): JsonObject {
       description: "The reputation guard's rule that paused, with the figures it saw.",
       required: ['name', 'signal', 'count', 'attempts', 'rate', 'threshold', 'minimum', 'windowMs', 'since'],
       properties: {
-        name: { type: 'string', description: 'For example `broadcast.hard-bounces`, `destination.sender-side`.' },
+        name: {
+          type: 'string',
+          description: 'For example `broadcast.hard-bounces`, `destination.sender-side`.',
+        },
         signal: { type: 'string', description: '`hard-bounce`, `complaint` or `sender-side`.' },
         count: { type: 'integer' },
         attempts: { type: 'integer' },
@@ -42,7 +45,10 @@ export function pauseSchemas(): JsonObject {
           items: { type: 'string' },
           description: '`destination`: the recipient domains held back; empty otherwise.',
         },
-        by: { enum: ['operator', 'guard'], description: 'An operator (API, CLI, dashboard) or the reputation guard.' },
+        by: {
+          enum: ['operator', 'guard'],
+          description: 'An operator (API, CLI, dashboard) or the reputation guard.',
+        },
         reason: { type: ['string', 'null'] },
         rule: { anyOf: [ref('PauseRule'), { type: 'null' }] },
         createdAt: { type: 'string', format: 'date-time' },
@@ -62,7 +68,8 @@ export function pauseSchemas(): JsonObject {
     DestinationPauseRequest: {
       type: 'object',
       additionalProperties: false,
-      description: 'Optional: the body may be empty (the destination is the one recipient domain of its name).',
+      description:
+        'Optional: the body may be empty (the destination is the one recipient domain of its name).',
       properties: {
         reason,
         minutes: {
@@ -136,7 +143,8 @@ export function pausePaths(responses: (schema: string, description: string) => J
     '/pauses': {
       get: {
         operationId: 'listPauses',
-        summary: "The project's pauses in force (broadcasts, its sending, destinations), with who paused and why; needs `read`",
+        summary:
+          "The project's pauses in force (broadcasts, its sending, destinations), with who paused and why; needs `read`",
         tags: ['pauses'],
         parameters: [requestId],
         responses: responses('PausesResponse', 'Pauses'),
