@@ -436,7 +436,8 @@ const ROWS: readonly Row[] = [
       other: 404,
       prepare: async (env) => ({ path: `/messages/${await messageRef(env)}` }),
     }),
-  ),  { route: 'pauses', method: 'GET', sample: '/pauses', ok: 200 },
+  ),
+  { route: 'pauses', method: 'GET', sample: '/pauses', ok: 200 },
   { route: 'pauses', method: 'HEAD', sample: '/pauses', ok: 200 },
   ...(['pause', 'resume'] as const).map(
     (action): Row => ({

@@ -1,5 +1,5 @@
 import type { Client } from 'openapi-fetch';
-import type { CallOptions, OperationBody, OperationResult } from './create-client.js';
+import type { CallOptions, OperationBody, OperationResult } from './client-types.js';
 import type { paths } from './openapi-types.js';
 
 /** Pause and resume: a broadcast, the project's whole sending, or a destination (issue 31). */
