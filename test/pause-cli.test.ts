@@ -9,6 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type CliIo, main } from '@mailroom/cli';
 import { createMailroomClient, type MailroomClient } from '@mailroom/client';
+import { createMailroom } from '@mailroom/core';
+import { memoryTransport } from '@mailroom/memory';
+import { sqlStore } from '@mailroom/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningCli, startCli, waitForOutput } from './support/cli-harness.js';
 import { type SmtpSink, startSmtpSink } from './support/smtp-sink.js';
@@ -133,6 +136,47 @@ describe('pause and resume from the CLI, on the database and through mailroom se
     expect((await local(['sending', 'resume'])).out).toContain('Resumed the sending.');
     const last = await local(['destination', 'resume', 'microsoft']);
     expect(last.out).toBe('Resumed destination microsoft.\nNothing is paused.\n');
+  });
+
+  it("shows a guard's pause with its rule and figures, the same both ways", async () => {
+    // The guard's pause as the reputation guard writes it (its rules have their own test, pause-guard).
+    const engine = createMailroom({ store: sqlStore({ url: `sqlite:${db}` }), transport: memoryTransport() });
+    const now = new Date();
+    await engine.store.addPause(
+      {
+        projectId,
+        scope: 'destination',
+        target: 'yahoo.com',
+        domains: ['yahoo.com'],
+        by: 'guard',
+        reason: 'sender-side refusals above 10 %',
+        rule: {
+          name: 'destination.sender-side',
+          signal: 'sender-side',
+          count: 12,
+          attempts: 80,
+          rate: 0.15,
+          threshold: 0.1,
+          minimum: 10,
+          windowMs: 900_000,
+          since: now.toISOString(),
+        },
+        createdAt: now,
+        until: new Date(now.getTime() + 30 * 60_000),
+      },
+      now,
+    );
+    await engine.close();
+    const here = await local(['pauses']);
+    expect(here.out).toContain(`Paused: destination yahoo.com, by guard since ${now.toISOString()}`);
+    expect(here.out).toContain('  reason: sender-side refusals above 10 %');
+    expect(here.out).toContain(
+      '  rule: destination.sender-side: 12 sender-side of 80 attempts over 15 min (15.0% > 10.0%, minimum 10)',
+    );
+    expect((await remote(['pauses'])).out).toBe(here.out);
+    expect((await remote(['pauses', '--json'])).out).toBe((await local(['pauses', '--json'])).out);
+    await remote(['destination', 'resume', 'yahoo.com']);
+    expect((await local(['pauses'])).out).toBe('Nothing is paused.\n');
   });
 
   it('refuses the same way here and there: an unknown broadcast, a cancelled one, bad minutes', async () => {

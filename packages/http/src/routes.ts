@@ -72,7 +72,7 @@ export interface MatchedRoute {
    * The path's parameters: `token` of `unsubscribe` and tracking, `ref` of `cancel` and `reschedule`, `id` of
    * a webhook endpoint, a key or an import, `name` of a sending domain, `ref` of a template, a broadcast or
    * a message (or a message's RFC Message-ID), `email` of a sender, a suppression or a profile, `group` of
-   * an audience group.
+   * an audience group, `name` of a paused destination.
    */
   params?: Readonly<Record<string, string>>;
 }
