@@ -1,4 +1,4 @@
-import type { PauseView } from '@mailroom/core';
+import { MAX_PAUSE_MINUTES, type PauseView } from '@mailroom/core';
 import type { AdminOperations } from './admin-operations.js';
 import { withAdmin } from './admin-target.js';
 import { DATABASE_FLAG, JSON_FLAG, type ParsedArgs } from './args.js';
@@ -125,7 +125,7 @@ ${COMMON_HELP}`,
   run: (args, io) => {
     const name = args.positionals[0] ?? '';
     const input = inputOf(args);
-    const minutes = args.int('minutes', { min: 1, max: 43_200 });
+    const minutes = args.int('minutes', { min: 1, max: MAX_PAUSE_MINUTES });
     const domains = args
       .string('domains')
       ?.split(',')

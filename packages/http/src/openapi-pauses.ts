@@ -1,10 +1,12 @@
+import { MAX_PAUSE_MINUTES, MAX_PAUSE_REASON } from '@mailroom/core';
+
 /** A JSON object of the generated document. */
 type JsonObject = { [key: string]: unknown };
 
 const ref = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });
 const reason = {
   type: 'string',
-  maxLength: 500,
+  maxLength: MAX_PAUSE_REASON,
   description: 'Why, in words: shown with the pause (API, CLI, dashboard) and in its event.',
 };
 
@@ -75,7 +77,7 @@ export function pauseSchemas(): JsonObject {
         minutes: {
           type: 'integer',
           minimum: 1,
-          maximum: 43_200,
+          maximum: MAX_PAUSE_MINUTES,
           description: 'Resume by itself after this many minutes; absent: until resumed.',
         },
         domains: {

@@ -1,4 +1,4 @@
-import type { MailingView, PauseView } from '@mailroom/core';
+import { MAX_PAUSE_MINUTES, MAX_PAUSE_REASON, type MailingView, type PauseView } from '@mailroom/core';
 import { time } from '../fragments.js';
 import { html, type SafeHtml } from '../html.js';
 import { csrfField, layout, type PageContext } from '../layout.js';
@@ -28,8 +28,8 @@ export function pausesPage(ctx: PageContext, data: PausesPageData): SafeHtml {
       : html`<table class="cards"><thead><tr><th>Paused</th><th>By</th><th>Why</th><th>Since</th><th>Until</th><th></th></tr></thead><tbody>${rows}</tbody></table>`;
   const sending = sendingPaused
     ? html`<form method="post" action="${here}/sending/resume" class="card">${csrfField(ctx)}<p>The whole sending of the project is paused.</p><button type="submit">Resume sending</button></form>`
-    : html`<form method="post" action="${here}/sending/pause" class="card">${csrfField(ctx)}<p>Pausing the sending holds back every delivery of the project (broadcasts and messages); they are still accepted.</p><label>Reason <input type="text" name="reason" maxlength="500"></label> <button type="submit" class="danger">Pause sending</button></form>`;
-  const destination = html`<form method="post" action="${here}/destination/pause" class="card" data-pause-destination>${csrfField(ctx)}<p>Pause the deliveries to one destination: a recipient domain, or a group name with its domains.</p><label>Destination <input type="text" name="name" required placeholder="gmail.com"></label> <label>Domains <input type="text" name="domains" placeholder="outlook.com, hotmail.com"></label> <label>Minutes <input type="number" name="minutes" min="1" max="43200" placeholder="e.g. 30"></label> <label>Reason <input type="text" name="reason" maxlength="500"></label> <button type="submit">Pause destination</button></form>`;
+    : html`<form method="post" action="${here}/sending/pause" class="card">${csrfField(ctx)}<p>Pausing the sending holds back every delivery of the project (broadcasts and messages); they are still accepted.</p><label>Reason <input type="text" name="reason" maxlength="${MAX_PAUSE_REASON}"></label> <button type="submit" class="danger">Pause sending</button></form>`;
+  const destination = html`<form method="post" action="${here}/destination/pause" class="card" data-pause-destination>${csrfField(ctx)}<p>Pause the deliveries to one destination: a recipient domain, or a group name with its domains.</p><label>Destination <input type="text" name="name" required placeholder="gmail.com"></label> <label>Domains <input type="text" name="domains" placeholder="outlook.com, hotmail.com"></label> <label>Minutes <input type="number" name="minutes" min="1" max="${MAX_PAUSE_MINUTES}" placeholder="e.g. 30"></label> <label>Reason <input type="text" name="reason" maxlength="${MAX_PAUSE_REASON}"></label> <button type="submit">Pause destination</button></form>`;
   return layout(
     ctx,
     'Pauses',
@@ -62,7 +62,7 @@ function controls(ctx: PageContext, view: MailingView, pauses: PauseView[]): Saf
     return html`<form method="post" action="${self}/resume" data-broadcast-paused>${csrfField(ctx)}<p class="notice">Paused by ${pause.by === 'guard' ? 'the reputation guard' : 'an operator'} ${time(pause.createdAt)}${pause.reason ? html`: ${pause.reason}` : ''}${pause.rule && html`<br><span class="muted">${ruleLine(pause.rule)}</span>`}</p><p><button type="submit">Resume this broadcast</button></p></form>${note}`;
   }
   if (view.status === 'cancelled' || view.status === 'failed') return note || html``;
-  return html`<form method="post" action="${self}/pause">${csrfField(ctx)}<p><label>Reason <input type="text" name="reason" maxlength="500"></label> <button type="submit">Pause this broadcast</button></p></form>${note}`;
+  return html`<form method="post" action="${self}/pause">${csrfField(ctx)}<p><label>Reason <input type="text" name="reason" maxlength="${MAX_PAUSE_REASON}"></label> <button type="submit">Pause this broadcast</button></p></form>${note}`;
 }
 
 function what(ctx: PageContext, p: PauseView): SafeHtml {
