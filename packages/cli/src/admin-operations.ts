@@ -16,6 +16,7 @@ import type {
   TemplateView,
   WebhookEndpointView,
 } from '@mailroom/core';
+import type { PauseOperations } from './pause-operations.js';
 
 /**
  * The engine's calls of one project without their first argument (the project's auth): what the
@@ -68,6 +69,8 @@ export interface AdminOperations {
     /** Starts a DKIM key rotation. */
     rotateDkim(name: string, options: RotateDkimOptions): Promise<DomainView>;
   };
+  /** Pause and resume of broadcasts, the project's sending and destinations (pause-operations.ts). */
+  readonly pauses: PauseOperations;
   /** A broadcast or message with its delivery counts. */
   getMailing(ref: string): Promise<MailingView>;
   /** The project's broadcasts, newest first, with their counts; `after` is the `next` of a page. */

@@ -17,6 +17,7 @@ import {
 import { inboundCommand } from './inbound-command.js';
 import { keyCreateCommand, keyListCommand, keyRevokeCommand, keyRotateCommand } from './key-command.js';
 import { broadcastListCommand, messageStatusCommand } from './message-command.js';
+import { PAUSE_COMMANDS } from './pause-command.js';
 import { projectCreateCommand, projectListCommand } from './project-command.js';
 import { senderAddCommand, senderListCommand, senderRemoveCommand } from './sender-command.js';
 import { serveCommand } from './serve-command.js';
@@ -69,6 +70,7 @@ export const COMMANDS: readonly Command[] = [
   suppressionListCommand,
   suppressionAddCommand,
   suppressionLiftCommand,
+  ...PAUSE_COMMANDS,
   webhookAddCommand,
   webhookListCommand,
   webhookRemoveCommand,

@@ -1,6 +1,7 @@
 import { MailroomApiError, type MailroomClient } from '@mailroom/client';
 import { ERROR_CODES, type ErrorCode, MailroomError } from '@mailroom/core';
 import type { AdminOperations } from './admin-operations.js';
+import { remotePauses } from './pause-operations.js';
 import { remoteResources } from './remote-resources.js';
 import { domainView, webhookView } from './remote-views.js';
 
@@ -40,6 +41,7 @@ export function remoteAdmin(client: MailroomClient, url: string): AdminOperation
         call(async () => domainView((await client.domains.rotateDkim(name, options)).domain)),
     },
     ...remoteResources(client, call),
+    pauses: remotePauses(client, call),
   };
 }
 

@@ -1,5 +1,5 @@
+import type { CallOptions } from './client-types.js';
 import { MailroomApiError } from './mailroom-api-error.js';
-import type { CallOptions } from './operation-types.js';
 
 /** The fetch settings of a call's options. */
 export function init(call: CallOptions | undefined): {

@@ -1,11 +1,13 @@
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import { type AudienceMethods, audienceMethods } from './audience-methods.js';
 import { dataOf, init, pathOf } from './call-envelope.js';
+import type { CallOptions, OperationBody, OperationQuery, OperationResult } from './client-types.js';
 import { MailroomApiError } from './mailroom-api-error.js';
 import type { paths } from './openapi-types.js';
-import type { CallOptions, OperationBody, OperationQuery, OperationResult } from './operation-types.js';
+import { type PauseMethods, pauseMethods } from './pause-methods.js';
 import { type ResourceMethods, resourceMethods } from './resource-methods.js';
 
+// The types of operations and calls live in client-types.ts (the method groups of other files read them).
 export type {
   CallOptions,
   OperationBody,
@@ -13,7 +15,7 @@ export type {
   OperationQuery,
   OperationResult,
   Schemas,
-} from './operation-types.js';
+} from './client-types.js';
 
 /** How to reach a Mailroom server. */
 export interface MailroomClientOptions {
@@ -95,6 +97,8 @@ export interface MailroomClient extends ResourceMethods, AudienceMethods {
       options?: CallOptions,
     ): Promise<OperationResult<'rotateDkim'>>;
   };
+  /** Pause and resume a broadcast, the project's sending, or a destination (pause-methods.ts). */
+  readonly pauses: PauseMethods;
 }
 
 /**
@@ -156,6 +160,7 @@ export function createMailroomClient(options: MailroomClientOptions): MailroomCl
           }),
         ),
     },
+    pauses: pauseMethods(api, { init, dataOf }),
   };
 }
 

@@ -1,7 +1,7 @@
 import type { Client } from 'openapi-fetch';
 import { dataOf, init, pathOf } from './call-envelope.js';
+import type { CallOptions, OperationBody, OperationQuery, OperationResult } from './client-types.js';
 import type { paths } from './openapi-types.js';
-import type { CallOptions, OperationBody, OperationQuery, OperationResult } from './operation-types.js';
 
 /** The client's methods for templates, senders, suppressions and API keys (a part of `MailroomClient`). */
 export interface ResourceMethods {
