@@ -123,14 +123,26 @@ export function describeActivity(ctx: StoreSuiteContext): void {
   it('countEventSeries matches a group pattern `name.*` as the name and a dot, then anything', async () => {
     const { project } = await seedProject(ctx.store);
     const at = testTime(0);
-    const addresses = ['a@hotmail.com', 'b@hotmail.co.uk', 'c@hotmailxcom.test', 'd@my.hotmail.com', 'e@h_tmail.com'];
+    const addresses = [
+      'a@hotmail.com',
+      'b@hotmail.co.uk',
+      'c@hotmailxcom.test',
+      'd@my.hotmail.com',
+      'e@h_tmail.com',
+    ];
     await ctx.store.insertOutbox({
       events: addresses.map((address) => makeEvent(project.id, { createdAt: at, address })),
       messages: [],
     });
     const count = async (domains: string[]) =>
-      (await ctx.store.countEventSeries(project.id, { from: at, to: testTime(MINUTE), bucketMs: MINUTE, domains }))
-        .reduce((n, r) => n + r.count, 0);
+      (
+        await ctx.store.countEventSeries(project.id, {
+          from: at,
+          to: testTime(MINUTE),
+          bucketMs: MINUTE,
+          domains,
+        })
+      ).reduce((n, r) => n + r.count, 0);
     expect(await count(['hotmail.*'])).toBe(2);
     // `_` is a letter here, not LIKE's wildcard.
     expect(await count(['h_tmail.*'])).toBe(1);
@@ -140,7 +152,12 @@ export function describeActivity(ctx: StoreSuiteContext): void {
   it('listEventsBetween lists the types asked for in [from, to), earliest first, one project only', async () => {
     const { project } = await seedProject(ctx.store);
     const { project: other } = await seedProject(ctx.store);
-    const pause = (projectId: string, ms: number, type: 'broadcast.paused' | 'broadcast.resumed', ref = 'brd_a') =>
+    const pause = (
+      projectId: string,
+      ms: number,
+      type: 'broadcast.paused' | 'broadcast.resumed',
+      ref = 'brd_a',
+    ) =>
       makeEvent(projectId, {
         type,
         createdAt: testTime(ms),
@@ -173,9 +190,9 @@ export function describeActivity(ctx: StoreSuiteContext): void {
     expect(listed[0]).toEqual(paused);
     const ofA = await ctx.store.listEventsBetween(project.id, { ...range, types, mailingRef: 'brd_a' });
     expect(ofA.map((e) => e.id)).toEqual([paused.id, resumed.id]);
-    expect((await ctx.store.listEventsBetween(project.id, { ...range, types, limit: 1 })).map((e) => e.id)).toEqual([
-      paused.id,
-    ]);
+    expect(
+      (await ctx.store.listEventsBetween(project.id, { ...range, types, limit: 1 })).map((e) => e.id),
+    ).toEqual([paused.id]);
     expect(await ctx.store.listEventsBetween(project.id, { ...range, types: [] })).toEqual([]);
   });
 }

@@ -53,7 +53,9 @@ export function memoryActivityStore(events: () => EventState): ActivityStore {
         if (query.mailingRef !== undefined && event.mailingRef !== query.mailingRef) continue;
         out.push(event);
       }
-      out.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      out.sort(
+        (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+      );
       return out.slice(0, Math.max(0, query.limit));
     },
   };

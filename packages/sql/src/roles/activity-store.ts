@@ -28,7 +28,8 @@ function atDomain(domain: string): string {
   return `%@${escaped}${prefix ? '%' : ''}`;
 }
 
-const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
+const text = (value: unknown): string | null =>
+  value === null || value === undefined ? null : String(value);
 
 /**
  * The SQL store's activity role: one grouped query over the events of the project in the range (index
