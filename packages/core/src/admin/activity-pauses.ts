@@ -50,23 +50,23 @@ export function pauseBands(
   to: Date,
 ): PauseBand[] {
   const bands: PauseBand[] = [];
-  const open = new Map<string, PauseBand>();
+  /** The pauses running after the events read so far, with their timed end. */
+  const open = new Map<string, { band: PauseBand; until: Date | null }>();
   const keyOf = (p: { scope: string; target: string }) => `${p.scope}|${p.target}`;
-  const close = (band: PauseBand, at: Date, ended: PauseBand['ended']) => {
-    band.to = at;
-    band.ended = ended;
-  };
   for (const event of events) {
     const data: PauseEventData | undefined = event.data.pause;
     if (!data) continue;
     const key = keyOf(data);
-    const current = open.get(key);
+    let running = open.get(key);
     // A timed pause that ended by itself writes no event: it ended at its `until`.
-    if (current?.to) open.delete(key);
-    const running = current && !current.to ? current : undefined;
+    if (running?.until && running.until.getTime() <= event.createdAt.getTime()) {
+      running.band.to = running.until;
+      running.band.ended = 'timed';
+      open.delete(key);
+      running = undefined;
+    }
     if (event.type === 'broadcast.paused') {
       if (running) continue;
-      const until = data.until ? new Date(data.until) : null;
       const band: PauseBand = {
         scope: data.scope,
         target: data.target,
@@ -79,14 +79,14 @@ export function pauseBands(
         to: null,
         ended: null,
       };
-      if (until && until.getTime() < to.getTime()) close(band, until, 'timed');
       bands.push(band);
-      open.set(key, band);
+      open.set(key, { band, until: data.until ? new Date(data.until) : null });
     } else if (event.type === 'broadcast.resumed') {
       if (running) {
-        close(running, event.createdAt, data.by);
+        running.band.to = event.createdAt;
+        running.band.ended = data.by;
         open.delete(key);
-      } else if (!current) {
+      } else if (!bands.some((b) => keyOf(b) === key)) {
         // Paused before the period, resumed in it.
         bands.push({
           scope: data.scope,
@@ -101,6 +101,12 @@ export function pauseBands(
           ended: data.by,
         });
       }
+    }
+  }
+  for (const { band, until } of open.values()) {
+    if (until && until.getTime() < to.getTime()) {
+      band.to = until;
+      band.ended = 'timed';
     }
   }
   for (const pause of active) {
