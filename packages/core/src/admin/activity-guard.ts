@@ -5,7 +5,7 @@
  * Figures are counted from the same events as the chart's lines.
  */
 import { GUARD_DEFAULTS, type GuardOptions } from '../pauses/guard-options.js';
-import type { ActivitySeriesName } from './activity-series.js';
+import type { ActivitySeriesName } from './activity-names.js';
 
 /** One rule of the guard over a chart's buckets. */
 export interface GuardLine {

@@ -15,9 +15,11 @@ import type { ActivityStore, EventSeriesRow } from '../store/activity-store.js';
 import type { EventType } from '../store/event-records.js';
 import type { MailingRecord } from '../store/records.js';
 import { type GuardLine, guardLines } from './activity-guard.js';
+import { ACTIVITY_SERIES, type ActivitySeriesName } from './activity-names.js';
 import { bandConcerns, type PauseBand, pauseBands } from './activity-pauses.js';
 
 export type { GuardLine } from './activity-guard.js';
+export { ACTIVITY_SERIES, type ActivitySeriesName } from './activity-names.js';
 export type { PauseBand } from './activity-pauses.js';
 
 const MINUTE = 60_000;
@@ -28,25 +30,6 @@ const DAY = 24 * HOUR;
 export const MAX_ACTIVITY_BUCKETS = 400;
 /** Buckets of one chart at least: a shorter range starts earlier, so that a line has a shape. */
 export const MIN_ACTIVITY_BUCKETS = 10;
-
-/** The series of a chart, in the order a legend lists them. */
-export const ACTIVITY_SERIES = [
-  'sent',
-  'deferred',
-  'failed',
-  'bounced.recipient-hard',
-  'bounced.soft',
-  'bounced.sender-side',
-  'complained',
-  'suppressed',
-  'opened.human',
-  'opened.machine',
-  'clicked.human',
-  'clicked.machine',
-] as const;
-
-/** One series of a chart: what its points count. */
-export type ActivitySeriesName = (typeof ACTIVITY_SERIES)[number];
 
 /** The event type (and variant) each series counts. */
 const SERIES_OF: Readonly<Record<string, ActivitySeriesName>> = {
