@@ -333,3 +333,127 @@ describe('activity charts in a browser', () => {
     expect(problems).toEqual([]);
   });
 });
+
+/** Polls `check` until it holds, or fails after `ms`. */
+async function waitUntil(check: () => Promise<boolean>, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe("a guard's pause in a browser", () => {
+  let dir: string;
+  let store: Store;
+  let mailroom: Mailroom;
+  let app: FastifyInstance;
+  let context: BrowserContext;
+  let page: Page;
+  let base: string;
+  let projectId: string;
+  let ref: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'mailroom-activity-guard-'));
+    store = sqlStore({ url: join(dir, 'mailroom.db') });
+    const transport = simulatorTransport({ reportDelayMs: 5 });
+    mailroom = createMailroom({
+      store,
+      transport,
+      bounces: { domain: 'bounces.acme.test' },
+      // Slow enough that the guard (small rule, checked often) sees the refusals while it sends.
+      worker: { ratePerSecond: 20, batchSize: 5, concurrency: 1, pollMs: 20 },
+      guard: {
+        checkMs: 50,
+        broadcast: { senderSideRate: 0.1, senderSideMin: 3 },
+        destination: { senderSideMin: 1_000_000 },
+      },
+    });
+    transport.connect(mailroom);
+    const acme = await mailroom.admin.createProject({ name: 'Acme' });
+    projectId = acme.project.id;
+    await mailroom.admin.addSender(projectId, { address: SENDER });
+    ref = (
+      await mailroom.broadcast(acme.secret, {
+        subject: 'Autumn news',
+        sender: SENDER,
+        message: 'Hello',
+        recipients: [
+          ...[1, 2, 3, 4].map((i) => `dmarc+${i}@${SIM}`),
+          ...Array.from({ length: 30 }, (_, i) => `reader${i}@example.test`),
+        ],
+      })
+    ).ref;
+    mailroom.worker.start();
+    await waitUntil(async () => (await mailroom.listPauses(acme.secret)).length > 0, 20_000);
+    // Past a round of the guard, so that it has seen the pause (it judges afresh from a resume it saw).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await mailroom.resumeBroadcast(acme.secret, ref);
+    await waitUntil(async () => (await mailroom.getMailing(acme.secret, ref)).status === 'completed', 30_000);
+
+    app = Fastify();
+    await app.register(mailroomPlugin, { mailroom });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    context = await launchChromium(join(dir, 'profile'), { viewport: { width: 1280, height: 900 } });
+    context.setDefaultTimeout(10_000);
+    page = context.pages()[0] ?? (await context.newPage());
+    await page.goto(`${base}/dashboard`);
+    await page.fill('#secret', acme.secret);
+    await page.click('button[type=submit]');
+    await page.waitForURL(`${base}/dashboard/broadcasts`);
+  }, CHROMIUM_SETUP_TIMEOUT_MS + 50_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await app?.close();
+    await mailroom?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('shades the pause with its rule, and counts the rule afresh from the resume', async () => {
+    await page.goto(`${base}/dashboard/broadcasts/${ref}`);
+    const { bucketMs, buckets, drawn } = await drawnLines(page);
+    const events = (await allEvents(store, projectId)).filter((e) => e.mailingRef === ref);
+    expect(Object.fromEntries(drawn)).toEqual(
+      Object.fromEntries(expectedLines(events, drawn.keys(), buckets, bucketMs)),
+    );
+    const paused = events.find((e) => e.type === 'broadcast.paused');
+    const resumed = events.find((e) => e.type === 'broadcast.resumed');
+    expect(paused?.data.pause).toMatchObject({ by: 'guard', rule: { name: 'broadcast.sender-side' } });
+    const bands = page.locator(
+      'rect[data-pause="broadcast"][data-by="guard"][data-rule="broadcast.sender-side"]',
+    );
+    expect(await bands.count()).toBe(4);
+    expect(await bands.first().getAttribute('data-from')).toBe(paused?.createdAt.toISOString());
+    expect(await bands.first().getAttribute('data-to')).toBe(resumed?.createdAt.toISOString());
+    const rule = paused?.data.pause?.rule;
+    const list = (await page.locator('[data-pause-list]').textContent()) ?? '';
+    expect(list).toContain(
+      `broadcast ${ref} paused by the guard (broadcast.sender-side: ${rule?.count} of ${rule?.attempts}, above 10 %)`,
+    );
+
+    // The rule's figures: the store's refusals and attempts, summed from the start and again from the
+    // resume's bucket (as the guard judges a resumed broadcast afresh).
+    const resumeBucket = buckets.indexOf(
+      (resumed?.createdAt.getTime() ?? 0) - ((resumed?.createdAt.getTime() ?? 0) % bucketMs),
+    );
+    expect(resumeBucket).toBeGreaterThanOrEqual(0);
+    const running = (values: readonly number[]) => {
+      let sum = 0;
+      return values.map((v, i) => (sum = (i === resumeBucket ? 0 : sum) + v));
+    };
+    const line = page.locator('polyline[data-guard="broadcast.sender-side"]');
+    expect(numbers(await line.getAttribute('data-counts'))).toEqual(
+      running(drawn.get('bounced.sender-side') ?? []),
+    );
+    expect(numbers(await line.getAttribute('data-attempts'))).toEqual(
+      running((drawn.get('sent') ?? []).map((v, i) => v + (drawn.get('failed')?.[i] ?? 0))),
+    );
+    expect((drawn.get('bounced.sender-side') ?? []).reduce((a, b) => a + b, 0)).toBe(4);
+    await page
+      .locator('[data-activity]')
+      .screenshot({ path: join(ARTIFACTS, 'dashboard-activity-guard.png') });
+  });
+});
