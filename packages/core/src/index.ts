@@ -80,6 +80,7 @@ export type {
   BroadcastGuardRules,
   DestinationGuardRules,
   GuardOptions,
+  ProjectGuardRules,
 } from './pauses/guard-options.js';
 export type { PauseView } from './pauses/pause-control.js';
 export * from './render/index.js';
