@@ -4,6 +4,7 @@ import { mailroomPlugin } from '@mailroom/http/fastify';
 import { memoryStore, memoryTransport } from '@mailroom/memory';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DashboardClient } from './support/dashboard-session.js';
 import { type DnsZoneServer, publish, startDnsZone } from './support/dns-zone.js';
 
 /**
@@ -13,41 +14,11 @@ import { type DnsZoneServer, publish, startDnsZone } from './support/dns-zone.js
  */
 
 /** A browser-like client: keeps the session cookie, never follows redirects. */
-class Client {
-  cookie: string | undefined;
-  constructor(readonly base: string) {}
-  get(path: string): Promise<Response> {
-    return fetch(this.base + path, {
-      redirect: 'manual',
-      headers: this.cookie ? { cookie: this.cookie } : {},
-    });
-  }
-  async post(path: string, form: Record<string, string>): Promise<Response> {
-    const res = await fetch(this.base + path, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        ...(this.cookie ? { cookie: this.cookie } : {}),
-      },
-      body: new URLSearchParams(form).toString(),
-    });
-    const set = res.headers.getSetCookie()[0];
-    if (set) this.cookie = set.split(';')[0];
-    return res;
-  }
-  async csrf(path: string): Promise<string> {
-    const token = /name="_csrf" value="([^"]+)"/.exec(await (await this.get(path)).text())?.[1];
-    if (!token) throw new Error(`no CSRF token on ${path}`);
-    return token;
-  }
-}
-
 describe('dashboard: domains', () => {
   let mailroom: Mailroom;
   let app: FastifyInstance;
   let dns: DnsZoneServer;
-  let client: Client;
+  let client: DashboardClient;
   let secret: string;
   let otherSecret: string;
 
@@ -65,7 +36,7 @@ describe('dashboard: domains', () => {
     app = Fastify();
     await app.register(mailroomPlugin, { mailroom });
     await app.listen({ port: 0, host: '127.0.0.1' });
-    client = new Client(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}`);
+    client = new DashboardClient(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}`);
     await client.post('/dashboard/sign-in', { secret });
   });
 

@@ -8,6 +8,7 @@ import { memoryStore, memoryTransport } from '@mailroom/memory';
 import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DashboardClient } from './support/dashboard-session.js';
 
 /**
  * The dashboard over plain HTTP, on a real Fastify server on 127.0.0.1 (and an Express one mounted under
@@ -97,48 +98,6 @@ async function createWorld(): Promise<World> {
 }
 
 /** A browser-like client: keeps the session cookie, never follows redirects. */
-class Client {
-  cookie: string | undefined;
-
-  constructor(readonly base: string) {}
-
-  async get(path: string, headers: Record<string, string> = {}): Promise<Response> {
-    return fetch(this.base + path, { redirect: 'manual', headers: this.headers(headers) });
-  }
-
-  async post(
-    path: string,
-    form: Record<string, string>,
-    headers: Record<string, string> = {},
-  ): Promise<Response> {
-    const res = await fetch(this.base + path, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: this.headers({ 'content-type': 'application/x-www-form-urlencoded', ...headers }),
-      body: new URLSearchParams(form).toString(),
-    });
-    const set = res.headers.getSetCookie()[0];
-    if (set) this.cookie = set.split(';')[0];
-    return res;
-  }
-
-  async signIn(secret: string): Promise<Response> {
-    return this.post('/dashboard/sign-in', { secret });
-  }
-
-  /** The CSRF token of the page at `path`. */
-  async csrf(path = '/dashboard/broadcasts'): Promise<string> {
-    const body = await (await this.get(path)).text();
-    const token = /name="_csrf" value="([^"]+)"/.exec(body)?.[1];
-    if (!token) throw new Error(`no CSRF token on ${path}`);
-    return token;
-  }
-
-  private headers(extra: Record<string, string>): Record<string, string> {
-    return this.cookie ? { cookie: this.cookie, ...extra } : extra;
-  }
-}
-
 async function startFastify(mailroom: Mailroom, options: HttpOptions = {}): Promise<FastifyInstance> {
   const app = Fastify();
   await app.register(mailroomPlugin, { mailroom, ...options });
@@ -165,7 +124,7 @@ describe('dashboard over HTTP', () => {
   });
 
   it('sends a visitor without a session to the sign-in page, and scripts get a 401', async () => {
-    const client = new Client(base);
+    const client = new DashboardClient(base);
     const root = await client.get('/dashboard');
     expect(root.status).toBe(303);
     expect(root.headers.get('location')).toBe('/dashboard/sign-in');
@@ -181,7 +140,7 @@ describe('dashboard over HTTP', () => {
   });
 
   it('refuses a wrong secret without setting a cookie', async () => {
-    const client = new Client(base);
+    const client = new DashboardClient(base);
     const res = await client.signIn('sk_live_not-a-real-secret-at-all-000000000000');
     expect(res.status).toBe(401);
     expect(res.headers.getSetCookie()).toEqual([]);
@@ -190,7 +149,7 @@ describe('dashboard over HTTP', () => {
   });
 
   it('signs in with an HttpOnly, SameSite=Strict cookie that holds a random id, never the secret', async () => {
-    const client = new Client(base);
+    const client = new DashboardClient(base);
     const res = await client.signIn(world.secret);
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/dashboard/broadcasts');
@@ -205,7 +164,7 @@ describe('dashboard over HTTP', () => {
     expect((await client.get('/dashboard/broadcasts')).status).toBe(200);
 
     // Behind a TLS-terminating proxy the cookie is Secure.
-    const tls = new Client(base);
+    const tls = new DashboardClient(base);
     const behindProxy = await tls.post(
       '/dashboard/sign-in',
       { secret: world.secret },
@@ -215,7 +174,7 @@ describe('dashboard over HTTP', () => {
   });
 
   it('refuses a sign-in form posted from another site', async () => {
-    const client = new Client(base);
+    const client = new DashboardClient(base);
     const byOrigin = await client.post(
       '/dashboard/sign-in',
       { secret: world.secret },
@@ -234,7 +193,7 @@ describe('dashboard over HTTP', () => {
   });
 
   it('serves pages with a strict policy: no remote source, nonce scripts, no framing, no caching', async () => {
-    const client = new Client(base);
+    const client = new DashboardClient(base);
     await client.signIn(world.secret);
     for (const path of [
       '/dashboard/sign-in',
@@ -262,7 +221,7 @@ describe('dashboard over HTTP', () => {
   });
 
   it('escapes hostile subjects, names, addresses, replies and template sources', async () => {
-    const client = new Client(base);
+    const client = new DashboardClient(base);
     await client.signIn(world.secret);
     const pages = [
       '/dashboard/broadcasts',
@@ -294,7 +253,7 @@ describe('dashboard over HTTP', () => {
   });
 
   it('shows broadcasts with counts and progress, and the progress endpoint reports them', async () => {
-    const client = new Client(base);
+    const client = new DashboardClient(base);
     await client.signIn(world.secret);
     const list = await (await client.get('/dashboard/broadcasts')).text();
     expect(list).toContain(`data-copy="${world.ref}"`);
@@ -331,7 +290,7 @@ describe('dashboard over HTTP', () => {
   });
 
   it('searches deliveries by address prefix and pages through them', async () => {
-    const client = new Client(base);
+    const client = new DashboardClient(base);
     await client.signIn(world.secret);
     const page = `/dashboard/broadcasts/${world.ref}`;
     const first = await (await client.get(page)).text();
@@ -357,7 +316,7 @@ describe('dashboard over HTTP', () => {
   });
 
   it('previews a kept message in a frame whose document is sandboxed by its own policy', async () => {
-    const client = new Client(base);
+    const client = new DashboardClient(base);
     await client.signIn(world.secret);
     const address = encodeURIComponent('member007@example.test');
     const page = await (
@@ -385,7 +344,7 @@ describe('dashboard over HTTP', () => {
   });
 
   it('renders a template preview from sample variables, and says what is wrong with bad ones', async () => {
-    const client = new Client(base);
+    const client = new DashboardClient(base);
     await client.signIn(world.secret);
     const list = await (await client.get('/dashboard/templates')).text();
     expect(list).toContain('href="/dashboard/templates/welcome"');
@@ -402,7 +361,7 @@ describe('dashboard over HTTP', () => {
   });
 
   it('lists audience groups with their member counts', async () => {
-    const client = new Client(base);
+    const client = new DashboardClient(base);
     await client.signIn(world.secret);
     const page = await (await client.get('/dashboard/audience')).text();
     expect(page).toMatch(
@@ -411,7 +370,7 @@ describe('dashboard over HTTP', () => {
   });
 
   it("answers another project's refs exactly as refs that do not exist", async () => {
-    const client = new Client(base);
+    const client = new DashboardClient(base);
     await client.signIn(world.secret);
     const strip = (text: string) =>
       text.replace(/request <code>[^<]+<\/code>/, '').replace(/nonce="[^"]+"/g, '');
@@ -434,7 +393,7 @@ describe('dashboard over HTTP', () => {
       expect((await client.get(path)).status, path).toBe(404);
     }
     // Signed in to the other project, the broadcast is there.
-    const other = new Client(base);
+    const other = new DashboardClient(base);
     await other.signIn(world.foreignSecret);
     const page = await (await other.get(`/dashboard/broadcasts/${world.foreignRef}`)).text();
     expect(page).toContain('Secret plans of Other');
@@ -449,7 +408,7 @@ describe('dashboard over HTTP', () => {
       recipients: ['later@example.test'],
       options: { scheduleFor: new Date(Date.now() + 3_600_000).toISOString() },
     });
-    const client = new Client(base);
+    const client = new DashboardClient(base);
     await client.signIn(world.secret);
     const token = await client.csrf();
 
@@ -468,7 +427,7 @@ describe('dashboard over HTTP', () => {
     expect((await world.mailroom.getMailing(world.secret, ref)).status).toBe('scheduled');
 
     // Another session's token is not this session's.
-    const other = new Client(base);
+    const other = new DashboardClient(base);
     await other.signIn(world.secret);
     expect(
       (await client.post(`/dashboard/broadcasts/${ref}/cancel`, { _csrf: await other.csrf() })).status,
@@ -482,7 +441,7 @@ describe('dashboard over HTTP', () => {
   });
 
   it('signs out only with the session token, and the old cookie is worthless afterwards', async () => {
-    const client = new Client(base);
+    const client = new DashboardClient(base);
     await client.signIn(world.secret);
     const cookie = client.cookie;
     const refused = await client.post('/dashboard/sign-out', {});
@@ -509,7 +468,7 @@ describe('dashboard options and mounting', () => {
       const res = await fetch(`${urlOf(off)}/dashboard/sign-in`);
       expect(res.status).toBe(404);
       expect(res.headers.get('content-type')).toContain('application/json');
-      const client = new Client(urlOf(moved));
+      const client = new DashboardClient(urlOf(moved));
       expect((await client.get('/dashboard/sign-in')).status).toBe(404);
       const signIn = await client.post('/admin/mail/sign-in', { secret: world.secret });
       expect(signIn.headers.get('location')).toBe('/admin/mail/broadcasts');
@@ -529,7 +488,7 @@ describe('dashboard options and mounting', () => {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));
     });
     try {
-      const client = new Client(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api`);
+      const client = new DashboardClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api`);
       const signIn = await client.signIn(world.secret);
       expect(signIn.status).toBe(303);
       expect(signIn.headers.get('location')).toBe('/api/dashboard/broadcasts');

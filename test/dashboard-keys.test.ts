@@ -4,6 +4,7 @@ import { mailroomPlugin } from '@mailroom/http/fastify';
 import { memoryStore, memoryTransport } from '@mailroom/memory';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DashboardClient } from './support/dashboard-session.js';
 
 /**
  * The dashboard's Keys page over HTTP (Fastify on 127.0.0.1): the project's keys without secrets, and
@@ -11,36 +12,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  */
 
 /** A browser-like client: keeps the session cookie, never follows redirects. */
-class Client {
-  cookie: string | undefined;
-  constructor(readonly base: string) {}
-  get(path: string): Promise<Response> {
-    return fetch(this.base + path, {
-      redirect: 'manual',
-      headers: this.cookie ? { cookie: this.cookie } : {},
-    });
-  }
-  async post(path: string, form: Record<string, string>): Promise<Response> {
-    const res = await fetch(this.base + path, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        ...(this.cookie ? { cookie: this.cookie } : {}),
-      },
-      body: new URLSearchParams(form).toString(),
-    });
-    const set = res.headers.getSetCookie()[0];
-    if (set) this.cookie = set.split(';')[0];
-    return res;
-  }
-  async csrf(path: string): Promise<string> {
-    const token = /name="_csrf" value="([^"]+)"/.exec(await (await this.get(path)).text())?.[1];
-    if (!token) throw new Error(`no CSRF token on ${path}`);
-    return token;
-  }
-}
-
 describe('dashboard: keys', () => {
   let mailroom: Mailroom;
   let app: FastifyInstance;
@@ -73,8 +44,8 @@ describe('dashboard: keys', () => {
     await mailroom.close();
   });
 
-  async function signedIn(key: string): Promise<Client> {
-    const client = new Client(base);
+  async function signedIn(key: string): Promise<DashboardClient> {
+    const client = new DashboardClient(base);
     const res = await client.post('/dashboard/sign-in', { secret: key });
     expect(res.status).toBe(303);
     return client;
@@ -95,7 +66,7 @@ describe('dashboard: keys', () => {
   });
 
   it('refuses a sending key at sign-in: the dashboard needs a read or full key', async () => {
-    const client = new Client(base);
+    const client = new DashboardClient(base);
     const res = await client.post('/dashboard/sign-in', { secret: sendingSecret });
     expect(res.status).toBe(403);
     expect(await res.text()).toContain('A sending key cannot sign in');

@@ -6,6 +6,7 @@ import { memoryStore, memoryTransport } from '@mailroom/memory';
 import express from 'express';
 import Fastify from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DashboardClient } from './support/dashboard-session.js';
 
 /**
  * The dashboard's Suppressions page over HTTP (Express and Fastify on 127.0.0.1): the list with reason and
@@ -14,41 +15,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
  */
 
 /** A browser-like client: keeps the session cookie, never follows redirects. */
-class Client {
-  cookie: string | undefined;
-  constructor(readonly base: string) {}
-  get(path: string): Promise<Response> {
-    return fetch(this.base + path, {
-      redirect: 'manual',
-      headers: this.cookie ? { cookie: this.cookie } : {},
-    });
-  }
-  async post(
-    path: string,
-    form: Record<string, string>,
-    headers: Record<string, string> = {},
-  ): Promise<Response> {
-    const res = await fetch(this.base + path, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        ...(this.cookie ? { cookie: this.cookie } : {}),
-        ...headers,
-      },
-      body: new URLSearchParams(form).toString(),
-    });
-    const set = res.headers.getSetCookie()[0];
-    if (set) this.cookie = set.split(';')[0];
-    return res;
-  }
-  async csrf(path: string): Promise<string> {
-    const token = /name="_csrf" value="([^"]+)"/.exec(await (await this.get(path)).text())?.[1];
-    if (!token) throw new Error(`no CSRF token on ${path}`);
-    return token;
-  }
-}
-
 const BINDERS = [
   {
     name: 'fastify',
@@ -84,7 +50,7 @@ const BINDERS = [
 
 describe.each(BINDERS)('dashboard: suppressions ($name)', (binder) => {
   let mailroom: Mailroom;
-  let client: Client;
+  let client: DashboardClient;
   let close: () => Promise<void>;
   let secret: string;
   let otherSecret: string;
@@ -103,7 +69,7 @@ describe.each(BINDERS)('dashboard: suppressions ($name)', (binder) => {
     await mailroom.suppressions.add(otherSecret, { address: 'ann@example.com' });
     const started = await binder.start(mailroom);
     close = started.close;
-    client = new Client(started.url);
+    client = new DashboardClient(started.url);
     await client.post('/dashboard/sign-in', { secret });
   });
   afterEach(async () => {
@@ -164,7 +130,7 @@ describe.each(BINDERS)('dashboard: suppressions ($name)', (binder) => {
     ).toBe(404);
 
     // Another project's session cannot lift this project's suppression.
-    const other = new Client(client.base);
+    const other = new DashboardClient(client.base);
     await other.post('/dashboard/sign-in', { secret: otherSecret });
     const otherToken = await other.csrf('/dashboard/suppressions');
     expect(

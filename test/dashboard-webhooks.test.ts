@@ -4,6 +4,7 @@ import { mailroomPlugin } from '@mailroom/http/fastify';
 import { memoryStore, memoryTransport } from '@mailroom/memory';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DashboardClient } from './support/dashboard-session.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
 /**
@@ -13,42 +14,12 @@ import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-re
  */
 
 /** A browser-like client: keeps the session cookie, never follows redirects. */
-class Client {
-  cookie: string | undefined;
-  constructor(readonly base: string) {}
-  get(path: string): Promise<Response> {
-    return fetch(this.base + path, {
-      redirect: 'manual',
-      headers: this.cookie ? { cookie: this.cookie } : {},
-    });
-  }
-  async post(path: string, form: Record<string, string>): Promise<Response> {
-    const res = await fetch(this.base + path, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        ...(this.cookie ? { cookie: this.cookie } : {}),
-      },
-      body: new URLSearchParams(form).toString(),
-    });
-    const set = res.headers.getSetCookie()[0];
-    if (set) this.cookie = set.split(';')[0];
-    return res;
-  }
-  async csrf(path: string): Promise<string> {
-    const token = /name="_csrf" value="([^"]+)"/.exec(await (await this.get(path)).text())?.[1];
-    if (!token) throw new Error(`no CSRF token on ${path}`);
-    return token;
-  }
-}
-
 describe('dashboard: webhooks', () => {
   let mailroom: Mailroom;
   let store: Store;
   let receiver: WebhookReceiver;
   let app: FastifyInstance;
-  let client: Client;
+  let client: DashboardClient;
   let secret: string;
   let otherSecret: string;
   let endpointId: string;
@@ -86,7 +57,7 @@ describe('dashboard: webhooks', () => {
     app = Fastify();
     await app.register(mailroomPlugin, { mailroom });
     await app.listen({ host: '127.0.0.1', port: 0 });
-    client = new Client(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}`);
+    client = new DashboardClient(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}`);
     await client.post('/dashboard/sign-in', { secret });
   });
 
@@ -138,7 +109,7 @@ describe('dashboard: webhooks', () => {
   });
 
   it("keeps other projects' endpoints and messages out of reach", async () => {
-    const other = new Client(client.base);
+    const other = new DashboardClient(client.base);
     await other.post('/dashboard/sign-in', { secret: otherSecret });
     const token = await other.csrf('/dashboard/webhooks');
     const page = await (await other.get('/dashboard/webhooks')).text();
@@ -189,7 +160,7 @@ describe('dashboard: webhooks', () => {
     const page = await (await client.get('/dashboard/webhooks?done=disable')).text();
     expect(page).toContain('Endpoint disabled: new events are not sent to it.');
     expect(page).toContain(`action="/dashboard/webhooks/${endpointId}/enable"`);
-    const other = new Client(client.base);
+    const other = new DashboardClient(client.base);
     await other.post('/dashboard/sign-in', { secret: otherSecret });
     const otherToken = await other.csrf('/dashboard/webhooks');
     expect((await other.post(`/dashboard/webhooks/${endpointId}/enable`, { _csrf: otherToken })).status).toBe(

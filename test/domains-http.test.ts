@@ -10,6 +10,7 @@ import { memoryStore, memoryTransport } from '@mailroom/memory';
 import Fastify from 'fastify';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type DnsZoneServer, publish, startDnsZone } from './support/dns-zone.js';
+import { callApi } from './support/http-harness.js';
 
 interface Answer {
   status: number;
@@ -73,23 +74,12 @@ describe('sending domains over HTTP', () => {
     await mailroom.close();
   });
 
-  async function call(
+  const call = (
     method: string,
     path: string,
     body?: unknown,
     auth: string | null = secret,
-  ): Promise<Answer> {
-    const headers: Record<string, string> = {};
-    if (auth) headers.authorization = `Bearer ${auth}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers,
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, json: JSON.parse(text) as Answer['json'], text };
-  }
+  ): Promise<Answer> => callApi<Answer['json']>(base, method, path, body, auth);
 
   const domainOf = (answer: Answer) => answer.json.data.domain as DomainJson;
 

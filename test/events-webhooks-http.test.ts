@@ -1,12 +1,7 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createMailroom, type Mailroom } from '@mailroom/core';
-import { mailroomRouter } from '@mailroom/http/express';
-import { mailroomPlugin } from '@mailroom/http/fastify';
 import { memoryStore, memoryTransport } from '@mailroom/memory';
-import express from 'express';
-import Fastify from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { callApi, listenMailroom } from './support/http-harness.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
 /** `GET /events`, `GET/POST /webhooks`, `PATCH/DELETE /webhooks/:id` over both binders, and the OpenAPI schema. */
@@ -31,24 +26,7 @@ describe.each(['express', 'fastify'] as const)('events and webhooks over HTTP (%
       if (name === 'Acme') secret = created.secret;
       else otherSecret = created.secret;
     }
-    if (binder === 'express') {
-      const app = express();
-      app.use('/v1', mailroomRouter(mailroom));
-      const server = await new Promise<Server>((resolve) => {
-        const s = app.listen(0, '127.0.0.1', () => resolve(s));
-      });
-      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-      close = async () => {
-        server.closeAllConnections();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-      };
-    } else {
-      const app = Fastify();
-      await app.register(mailroomPlugin, { prefix: '/v1', mailroom });
-      await app.listen({ port: 0, host: '127.0.0.1' });
-      base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1`;
-      close = () => app.close();
-    }
+    ({ url: base, close } = await listenMailroom(binder, mailroom));
   });
 
   afterEach(async () => {
@@ -57,22 +35,8 @@ describe.each(['express', 'fastify'] as const)('events and webhooks over HTTP (%
     await receiver.close();
   });
 
-  async function call(
-    method: string,
-    path: string,
-    body?: unknown,
-    auth: string | null = secret,
-  ): Promise<{ status: number; json: Record<string, unknown> }> {
-    const headers: Record<string, string> = {};
-    if (auth) headers.authorization = `Bearer ${auth}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers,
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, json: (await res.json()) as Record<string, unknown> };
-  }
+  const call = (method: string, path: string, body?: unknown, auth: string | null = secret) =>
+    callApi(base, method, path, body, auth);
 
   it('adds, lists and removes endpoints; the secret is in the add answer only', async () => {
     expect((await call('GET', '/webhooks', undefined, null)).status).toBe(401);

@@ -1,16 +1,11 @@
 import { mkdtempSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMailroom, type Mailroom } from '@mailroom/core';
-import { mailroomRouter } from '@mailroom/http/express';
-import { mailroomPlugin } from '@mailroom/http/fastify';
 import { memoryStore, memoryTransport } from '@mailroom/memory';
 import { sqlStore } from '@mailroom/sql';
-import express from 'express';
-import Fastify from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { callApi, listenMailroom } from './support/http-harness.js';
 import { type RangeHost, rangeHost } from './support/range-host.js';
 
 type Json = Record<string, unknown>;
@@ -51,24 +46,7 @@ describe.each([
       if (name === 'Acme') secret = created.secret;
       else otherSecret = created.secret;
     }
-    if (binder === 'express') {
-      const app = express();
-      app.use('/v1', mailroomRouter(mailroom));
-      const server = await new Promise<Server>((resolve) => {
-        const s = app.listen(0, '127.0.0.1', () => resolve(s));
-      });
-      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-      close = async () => {
-        server.closeAllConnections();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-      };
-    } else {
-      const app = Fastify();
-      await app.register(mailroomPlugin, { prefix: '/v1', mailroom });
-      await app.listen({ port: 0, host: '127.0.0.1' });
-      base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1`;
-      close = () => app.close();
-    }
+    ({ url: base, close } = await listenMailroom(binder, mailroom));
   });
 
   afterEach(async () => {
@@ -77,22 +55,9 @@ describe.each([
     await host.close();
   });
 
-  async function call(
-    method: string,
-    path: string,
-    body?: unknown,
-    auth: string | null = secret,
-  ): Promise<{ status: number; json: Json; data: Json }> {
-    const headers: Record<string, string> = {};
-    if (auth) headers.authorization = `Bearer ${auth}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers,
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const json = (await res.json()) as Json;
-    return { status: res.status, json, data: (json.data ?? {}) as Json };
+  async function call(method: string, path: string, body?: unknown, auth: string | null = secret) {
+    const answer = await callApi<Json>(base, method, path, body, auth);
+    return { ...answer, data: (answer.json.data ?? {}) as Json };
   }
 
   async function send(recipients: unknown[], extra: Json = {}): Promise<string> {

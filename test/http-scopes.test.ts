@@ -1,24 +1,9 @@
-/**
- * Scoped keys, the acceptance table: EVERY route of routes.ts, each method it declares, called with each kind
- * of key (full, sending, read), a revoked key, a rotated key inside and after its grace period, another
- * project's key, and no key, over both binders (real servers on 127.0.0.1). The status each call must get is
- * the table below: the declared access decides 401 and 403; each row says what its route answers when allowed
- * (200) and to another project's key (its own project: 200; another project's resource: 404).
- *
- * A route added to routes.ts without its rows fails "has a row for every route and method" (and a name added
- * to `RouteName` without its line in `ROUTE_NAMES` fails the typecheck).
- */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { type AuthContext, createMailroom, type KeyScope, type Mailroom, scopeAllows } from '@mailroom/core';
-import { mailroomRouter } from '@mailroom/http/express';
-import { mailroomPlugin } from '@mailroom/http/fastify';
 import { memoryStore, memoryTransport } from '@mailroom/memory';
-import express from 'express';
-import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { matchRoute, ROUTE_NAMES, type RouteName } from '../packages/http/src/routes.js';
 import { type DnsZoneServer, publish, startDnsZone } from './support/dns-zone.js';
+import { listenMailroom } from './support/http-harness.js';
 
 /** Who calls: a key of a scope, a key that no longer works, another project's key, or no key. */
 type Caller =
@@ -535,24 +520,7 @@ describe.each(['express', 'fastify'] as const)('every route with every key (%s)'
 
     // Wrong keys are part of the table: the per-address limit of wrong keys has its own test.
     const options = { authFailureLimit: false } as const;
-    if (binder === 'express') {
-      const app = express();
-      app.use('/v1', mailroomRouter(mailroom, options));
-      const server = await new Promise<Server>((resolve) => {
-        const s = app.listen(0, '127.0.0.1', () => resolve(s));
-      });
-      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-      close = async () => {
-        server.closeAllConnections();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-      };
-    } else {
-      const app = Fastify();
-      await app.register(mailroomPlugin, { prefix: '/v1', mailroom, ...options });
-      await app.listen({ port: 0, host: '127.0.0.1' });
-      base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1`;
-      close = () => app.close();
-    }
+    ({ url: base, close } = await listenMailroom(binder, mailroom, options));
   });
 
   afterAll(async () => {

@@ -5,18 +5,14 @@
  * broadcast accepted before a template update keeps rendering the version it was accepted with.
  */
 import { mkdtempSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMailroom, type Mailroom, type ManualClock, manualClock, type Store } from '@mailroom/core';
-import { mailroomRouter } from '@mailroom/http/express';
-import { mailroomPlugin } from '@mailroom/http/fastify';
 import { type MemoryTransport, memoryStore, memoryTransport } from '@mailroom/memory';
 import { sqlStore } from '@mailroom/sql';
-import express from 'express';
-import Fastify from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { matchRoute } from '../packages/http/src/routes.js';
+import { callApi, listenMailroom } from './support/http-harness.js';
 
 const PREFIX = '/v1';
 const START = new Date('2031-05-01T08:00:00.000Z');
@@ -45,34 +41,12 @@ const BINDERS: Binder[] = [
   {
     name: 'express on memory',
     store: () => memoryStore(),
-    async start(mailroom) {
-      const app = express();
-      app.use(PREFIX, mailroomRouter(mailroom));
-      const server = await new Promise<ReturnType<typeof app.listen>>((resolve, reject) => {
-        const s = app.listen(0, '127.0.0.1', (error?: Error) => (error ? reject(error) : resolve(s)));
-      });
-      return {
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${PREFIX}`,
-        close: () =>
-          new Promise<void>((resolve) => {
-            server.closeAllConnections();
-            server.close(() => resolve());
-          }),
-      };
-    },
+    start: (mailroom) => listenMailroom('express', mailroom, {}, PREFIX),
   },
   {
     name: 'fastify on sqlite',
     store: () => sqlStore({ url: join(mkdtempSync(join(tmpdir(), 'mailroom-resources-')), 'mailroom.db') }),
-    async start(mailroom) {
-      const app = Fastify();
-      await app.register(mailroomPlugin, { mailroom, prefix: PREFIX });
-      await app.listen({ host: '127.0.0.1', port: 0 });
-      return {
-        url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}${PREFIX}`,
-        close: () => app.close(),
-      };
-    },
+    start: (mailroom) => listenMailroom('fastify', mailroom, {}, PREFIX),
   },
 ];
 
@@ -108,23 +82,12 @@ describe.each(BINDERS)('templates, senders and suppressions over HTTP: $name', (
     await mailroom.close();
   });
 
-  async function call(
+  const call = (
     method: string,
     path: string,
     body?: unknown,
     auth: string | null = secret,
-  ): Promise<Answer> {
-    const headers: Record<string, string> = {};
-    if (auth) headers.authorization = `Bearer ${auth}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers,
-      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, headers: res.headers, json: JSON.parse(text) as Answer['json'], text };
-  }
+  ): Promise<Answer> => callApi<Answer['json']>(base, method, path, body, auth);
 
   /** The answer, checked to be a 200 with the success envelope. */
   async function ok(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {

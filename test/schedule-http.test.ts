@@ -5,6 +5,7 @@ import { mailroomRouter } from '@mailroom/http/express';
 import { type MemoryTransport, memoryStore, memoryTransport } from '@mailroom/memory';
 import express from 'express';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { callApi } from './support/http-harness.js';
 
 /** Scheduling over HTTP (Express): `options.scheduleFor`, then cancel and reschedule by ref. */
 
@@ -44,21 +45,8 @@ describe('scheduled broadcasts over HTTP', () => {
     await mailroom.close();
   });
 
-  async function call(
-    path: string,
-    body?: unknown,
-    auth: string | null = secret,
-  ): Promise<{ status: number; json: Record<string, unknown> }> {
-    const headers: Record<string, string> = {};
-    if (auth) headers.authorization = `Bearer ${auth}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${base}${path}`, {
-      method: 'POST',
-      headers,
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, json: (await res.json()) as Record<string, unknown> };
-  }
+  const call = (path: string, body?: unknown, auth: string | null = secret) =>
+    callApi(base, 'POST', path, body, auth);
 
   async function scheduled(offsetMs: number): Promise<string> {
     const res = await call('/send/mail/broadcast', {

@@ -11,3 +11,49 @@ export async function dashboardCookie(base: string, secret: string): Promise<str
   });
   return signIn.headers.getSetCookie()[0]?.split(';')[0] ?? '';
 }
+
+/**
+ * A dashboard user as a browser without JavaScript is: form posts, the session cookie kept from the last
+ * `Set-Cookie`, redirects not followed (the tests look at them), and the CSRF token read from a page.
+ */
+export class DashboardClient {
+  cookie: string | undefined;
+
+  constructor(readonly base: string) {}
+
+  async get(path: string, headers: Record<string, string> = {}): Promise<Response> {
+    return fetch(this.base + path, { redirect: 'manual', headers: this.headers(headers) });
+  }
+
+  async post(
+    path: string,
+    form: Record<string, string>,
+    headers: Record<string, string> = {},
+  ): Promise<Response> {
+    const res = await fetch(this.base + path, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: this.headers({ 'content-type': 'application/x-www-form-urlencoded', ...headers }),
+      body: new URLSearchParams(form).toString(),
+    });
+    const set = res.headers.getSetCookie()[0];
+    if (set) this.cookie = set.split(';')[0];
+    return res;
+  }
+
+  async signIn(secret: string): Promise<Response> {
+    return this.post('/dashboard/sign-in', { secret });
+  }
+
+  /** The CSRF token of the page at `path`. */
+  async csrf(path = '/dashboard/broadcasts'): Promise<string> {
+    const body = await (await this.get(path)).text();
+    const token = /name="_csrf" value="([^"]+)"/.exec(body)?.[1];
+    if (!token) throw new Error(`no CSRF token on ${path}`);
+    return token;
+  }
+
+  private headers(extra: Record<string, string>): Record<string, string> {
+    return this.cookie ? { cookie: this.cookie, ...extra } : extra;
+  }
+}

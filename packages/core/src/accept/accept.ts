@@ -1,3 +1,4 @@
+import { domainOf, localPart } from '../base/address.js';
 import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
 import type { AuthContext } from '../engine/auth-context.js';
@@ -321,16 +322,4 @@ export async function commitAndSettle(
     }
   }
   return result;
-}
-
-/** The part of an address before the at-sign: the spec's default display name. */
-export function localPart(address: string): string {
-  const at = address.lastIndexOf('@');
-  return at > 0 ? address.slice(0, at) : address;
-}
-
-/** The domain of an address. */
-export function domainOf(address: string): string {
-  const at = address.lastIndexOf('@');
-  return at >= 0 ? address.slice(at + 1) : 'localhost';
 }

@@ -1,3 +1,4 @@
+import { domainOf } from '../base/address.js';
 import { MailroomError } from '../base/errors.js';
 import type { DeliveryRecord, DkimConfig, MailingRecord, RenderedContent } from '../store/records.js';
 import type { OutgoingAttachment, OutgoingMessage } from '../transport/transport.js';
@@ -64,12 +65,6 @@ export function dkimFor(
   dkim: DkimConfig | null | undefined,
 ): (DkimConfig & { domain: string }) | undefined {
   return dkim ? { ...dkim, domain: domainOf(senderAddress) } : undefined;
-}
-
-/** The domain of an address. Not imported from accept.ts: render threads load this file, and accept.ts pulls in MJML and zod. */
-export function domainOf(address: string): string {
-  const at = address.lastIndexOf('@');
-  return at >= 0 ? address.slice(at + 1) : 'localhost';
 }
 
 // Names come from validated requests, but CSV and profile data may not have been: never let CR/LF into a header.

@@ -1,3 +1,4 @@
+import { domainOf } from '../base/address.js';
 import { MailroomError } from '../base/errors.js';
 import type { EngineContext } from '../engine/engine-context.js';
 import { recordRefusal, refusalEventData, type SignalFacts } from '../inbound/inbound-effects.js';
@@ -7,7 +8,7 @@ import type { DeliveryOutcome } from '../store/delivery-queue.js';
 import type { ClaimedDelivery, MailingRecord } from '../store/records.js';
 import { receiptResponse, type SendReceipt, sentVia } from '../transport/transport.js';
 import { listUnsubscribeHeaders } from '../unsubscribe/unsubscribe.js';
-import { composeMessage, domainOf } from './compose-message.js';
+import { composeMessage } from './compose-message.js';
 import { createDestinationGate, deferredOutcome, isDestinationSlowDown } from './destination-gate.js';
 import type { MailingCache } from './mailing-cache.js';
 import { type BufferedOutcome, createOutcomeBuffer } from './outcome-buffer.js';
@@ -312,7 +313,7 @@ export function createDeliveryPipeline(
     // Known to take nothing now: put back before rendering, not rendered again and again.
     if (closed)
       return result(mailing, deferredOutcome(closed, `destination ${destination} waits`, clock.now()));
-    const senderDomain = domainOf(mailing.sender.address).toLowerCase();
+    const senderDomain = domainOf(mailing.sender.address);
     const envelopeFrom = ctx.bounces ? await ctx.bounces.address(delivery.id) : mailing.sender.address;
     const context = { projectId: mailing.projectId, kind: mailing.kind, ref: mailing.ref };
     // The route that will take it (a warm-up per route), by the address the route will see.

@@ -1,3 +1,4 @@
+import { domainOf } from '../base/address.js';
 import { createDnsResolver, type DnsResolver, lookupMx } from '../domains/dns-lookup.js';
 
 /**
@@ -177,6 +178,3 @@ export function createDestinationResolver(
 }
 
 /** The domain of an address, lower-cased (the core normalizes only the domain). */
-function domainOf(address: string): string {
-  return address.slice(address.lastIndexOf('@') + 1).toLowerCase();
-}

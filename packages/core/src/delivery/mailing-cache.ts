@@ -1,8 +1,9 @@
+import { domainOf } from '../base/address.js';
 import type { EngineContext } from '../engine/engine-context.js';
 import type { PreparedContent } from '../render/index.js';
 import type { MailingRecord } from '../store/records.js';
 import { prepareTracked, type TrackingSetup } from '../tracking/tracking-links.js';
-import { decodeAttachments, dkimFor, domainOf, type MailingParts } from './compose-message.js';
+import { decodeAttachments, dkimFor, type MailingParts } from './compose-message.js';
 import { prepareWithDerivedText } from './prepare-derived-text.js';
 
 /** What a worker keeps per mailing: the record, its content parsed once, its per-mailing message parts. */

@@ -5,6 +5,7 @@
  * (the table of `bounce-reasons.ts`).
  */
 
+import { domainOf } from '../base/address.js';
 import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
 import type { EngineContext } from '../engine/engine-context.js';
@@ -187,11 +188,6 @@ export function bounceData(facts: SignalFacts): BounceData {
     ...(facts.reportedAddress ? { reported_address: facts.reportedAddress } : {}),
     ...(facts.reportedMessageId ? { reported_message_id: facts.reportedMessageId } : {}),
   };
-}
-
-/** The destination domain of an address: after its last `@`, lower-cased. */
-export function domainOf(address: string): string {
-  return address.slice(address.lastIndexOf('@') + 1).toLowerCase();
 }
 
 /** The store write of one signal: the rules of the issue, as data. */

@@ -1,6 +1,6 @@
+import { domainOf } from '../base/address.js';
 import { isStoreOutage } from '../base/errors.js';
 import type { BaseContext } from '../engine/base-context.js';
-import { domainOf } from '../inbound/inbound-effects.js';
 import type { PauseRule } from '../store/pause-store.js';
 import type { MailingRecord } from '../store/records.js';
 import { describeRule } from './describe-rule.js';

@@ -1,4 +1,5 @@
-import { domainOf, localPart, newDelivery } from '../accept/accept.js';
+import { newDelivery } from '../accept/accept.js';
+import { domainOf, localPart } from '../base/address.js';
 import { MailroomError } from '../base/errors.js';
 import type { BaseContext } from '../engine/base-context.js';
 import type { GuardedFetcher } from '../fetch/fetch-types.js';

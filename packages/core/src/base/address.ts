@@ -1,0 +1,15 @@
+/**
+ * The domain of an email address, lower-cased (domains are case-insensitive: RFC 5321 §2.4), so that
+ * every comparison of domains (sender domains, destinations, warm-up, the reputation guard) agrees;
+ * `localhost` for a bare name without `@`, as a Message-ID needs some domain.
+ */
+export function domainOf(address: string): string {
+  const at = address.lastIndexOf('@');
+  return at >= 0 ? address.slice(at + 1).toLowerCase() : 'localhost';
+}
+
+/** The local part of an email address, as written (it may be case-sensitive: RFC 5321 §2.4): the spec's default display name. */
+export function localPart(address: string): string {
+  const at = address.lastIndexOf('@');
+  return at > 0 ? address.slice(0, at) : address;
+}
