@@ -32,7 +32,7 @@ describe('the reputation guard pauses a project whose sends hard-bounce, across 
       rejectRecipient: (address) => {
         if (!refusing || !/[048]@/.test(address)) return undefined;
         refused.push(address);
-        return { code: 550, message: '5.1.1 <' + address + '>: Recipient address rejected: User unknown' };
+        return { code: 550, message: `5.1.1 <${address}>: Recipient address rejected: User unknown` };
       },
     });
     mailroom = createMailroom({
