@@ -83,6 +83,7 @@ export type {
   BroadcastGuardRules,
   DestinationGuardRules,
   GuardOptions,
+  ProjectGuardRules,
 } from './pauses/guard-options.js';
 export type { PauseView } from './pauses/pause-control.js';
 export { MAX_PAUSE_MINUTES, MAX_PAUSE_REASON, type PauseOptions } from './pauses/pause-options.js';

@@ -89,7 +89,7 @@ export function createDeliveryPipeline(
   const destinations =
     ctx.destinations &&
     createDestinationGate(ctx.destinations, { store, clock, logger, concurrency: opts.concurrency });
-  // Warm-up (engine option `warmup`): a daily allowance per sender domain, shared through the store.
+  // Warm-up (engine option `warmup`): a daily allowance per sender domain and route, shared through the store.
   const warmup = ctx.warmup && createWarmupGate(ctx.warmup, { store, clock, logger });
   const useThreads =
     opts.renderThreads > 0 && transport.composer !== undefined && transport.sendRaw !== undefined;
@@ -314,12 +314,15 @@ export function createDeliveryPipeline(
     if (closed)
       return result(mailing, deferredOutcome(closed, `destination ${destination} waits`, clock.now()));
     const senderDomain = domainOf(mailing.sender.address);
-    const cold = warmup?.closedUntil(senderDomain);
+    const envelopeFrom = ctx.bounces ? await ctx.bounces.address(delivery.id) : mailing.sender.address;
+    const context = { projectId: mailing.projectId, kind: mailing.kind, ref: mailing.ref };
+    // The route that will take it (a warm-up per route), by the address the route will see.
+    const route = transport.routeOf?.(useThreads ? envelopeFrom : mailing.sender.address, context);
+    const cold = warmup?.closedUntil(senderDomain, route);
     if (cold) return result(mailing, deferredOutcome(cold.until, cold.reason, clock.now()));
     let send: () => Promise<SendReceipt>;
     let content: DeliveryOutcome['content'] = null;
     const headers = await listUnsubscribeHeaders(ctx, mailing, delivery);
-    const envelopeFrom = ctx.bounces ? await ctx.bounces.address(delivery.id) : mailing.sender.address;
     try {
       if (useThreads) {
         pool ??= createRenderPool({
@@ -334,7 +337,7 @@ export function createDeliveryPipeline(
           messageId: delivery.messageId,
           envelope: { from: envelopeFrom, to: [delivery.address] },
           raw: built.raw,
-          mailing: { projectId: mailing.projectId, kind: mailing.kind, ref: mailing.ref },
+          mailing: context,
         };
         send = () => (transport.sendRaw as NonNullable<typeof transport.sendRaw>)(raw);
       } else {
@@ -359,7 +362,7 @@ export function createDeliveryPipeline(
         latencyMs = performance.now() - started;
       }
     };
-    const outcome = await attempt(delivery, mailing, timed, content, since, destination, senderDomain);
+    const outcome = await attempt(delivery, mailing, timed, content, since, destination, senderDomain, route);
     return latencyMs === undefined ? result(mailing, outcome) : { ...result(mailing, outcome), latencyMs };
   }
 
@@ -371,6 +374,7 @@ export function createDeliveryPipeline(
     since: Date,
     destination: string | undefined,
     senderDomain: string,
+    route: string | undefined,
   ): Promise<DeliveryOutcome> {
     if (halted) return handBack(delivery).outcome;
     const forProject = projectLimiter(delivery.projectId);
@@ -380,7 +384,7 @@ export function createDeliveryPipeline(
     let result: GateSignal = 'failed';
     // The day's warm-up allowance first (a refusal there spends no destination token), then, last, right
     // before the send, the destination: a grant's time is close to the message's arrival.
-    const warm = await warmup?.admit(senderDomain);
+    const warm = await warmup?.admit(senderDomain, route);
     const admitted =
       destination === undefined || warm?.go === false ? undefined : await destinations?.admit(destination);
     try {

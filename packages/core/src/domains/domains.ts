@@ -87,7 +87,7 @@ export function createDomains(ctx: BaseContext, options: DomainsOptions = {}): D
   };
   const view = (record: DomainRecord): DomainView => {
     const shown = domainView(record, relay);
-    const schedule = ctx.warmup?.domains[record.domain];
+    const schedule = ctx.warmup?.domains?.[record.domain];
     if (!schedule) return shown;
     return {
       ...shown,

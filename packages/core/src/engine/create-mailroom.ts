@@ -90,8 +90,20 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   let initialized: Promise<void> | undefined;
   if (options.warmup) {
     // A bad schedule is refused now, naming its field, not at the first send from its domain.
-    for (const [domain, schedule] of Object.entries(options.warmup.domains))
+    for (const [domain, schedule] of Object.entries(options.warmup.domains ?? {}))
       warmupDay(schedule, new Date(), domain);
+    for (const [route, schedule] of Object.entries(options.warmup.routes ?? {})) {
+      if (!options.transport.routeNames?.includes(route)) {
+        throw new MailroomError(
+          'VALIDATION_FAILED',
+          `warmup route ${route}: the transport has no route of that name (name a routeTransport route)`,
+          {
+            issues: [{ code: 'custom', path: ['warmup', 'routes', route], message: 'no route of that name' }],
+          },
+        );
+      }
+      warmupDay(schedule, new Date(), `route ${route}`);
+    }
     base.warmup = options.warmup;
   }
   const domains = createDomains(base, options.domains);

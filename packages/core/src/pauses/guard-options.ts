@@ -27,6 +27,22 @@ export interface DestinationGuardRules {
 }
 
 /**
+ * The reputation guard's rule for a project: its sending as a whole (broadcasts and transactional), over
+ * its most recent sends. It catches what no broadcast rule sees: many small broadcasts, or transactional
+ * mail to a bad list, each under a broadcast's minimum. It pauses the project's sending until resumed.
+ */
+export interface ProjectGuardRules {
+  /** Pause when recipient-hard bounces pass this share of the window's sends... @default 0.05 */
+  hardBounceRate?: number;
+  /** ...once the window holds at least this many sends. @default 200 */
+  hardBounceMinSends?: number;
+  /** The window: the project's last this many sends (by every worker). @default 1_000 */
+  windowSends?: number;
+  /** ...but no sends older than this. @default 86_400_000 (one day) */
+  maxWindowMs?: number;
+}
+
+/**
  * `createMailroom({ guard })`: the reputation guard, run by every process whose worker runs. It reads the
  * store's counts (attempts by delivery status, bounces, complaints and sender-side refusals by kind) and
  * pauses what crosses a rule, with `broadcast.paused` carrying the rule and its figures. `false` turns it
@@ -37,6 +53,7 @@ export interface GuardOptions {
   checkMs?: number;
   broadcast?: BroadcastGuardRules;
   destination?: DestinationGuardRules;
+  project?: ProjectGuardRules;
 }
 
 /** The defaults, as a careful sender would choose them. */
@@ -51,4 +68,5 @@ export const GUARD_DEFAULTS = {
     senderSideMin: 20,
   },
   destination: { senderSideRate: 0.1, senderSideMin: 10, windowMs: 900_000, pauseMs: 1_800_000 },
+  project: { hardBounceRate: 0.05, hardBounceMinSends: 200, windowSends: 1_000, maxWindowMs: 86_400_000 },
 } as const;

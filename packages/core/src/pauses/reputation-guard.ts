@@ -3,8 +3,10 @@ import { isStoreOutage } from '../base/errors.js';
 import type { BaseContext } from '../engine/base-context.js';
 import type { PauseRule } from '../store/pause-store.js';
 import type { MailingRecord } from '../store/records.js';
+import { describeRule } from './describe-rule.js';
 import { GUARD_DEFAULTS, type GuardOptions } from './guard-options.js';
 import { pause } from './pause-control.js';
+import { createProjectGuardRule } from './project-guard-rule.js';
 
 /** The reputation guard of one process: start with the worker, stop with it; `check` runs one round. */
 export interface ReputationGuard {
@@ -25,7 +27,9 @@ const FORGET_MS = 3_600_000;
  * - per destination domain, over the rolling window: sender-side refusals in the store against the
  *   attempts this process made there; a rule crossed pauses the domain for `pauseMs`. With several
  *   workers each sees only its own attempts, so the rate reads high and the pause comes sooner (the
- *   careful side).
+ *   careful side);
+ * - per project, over its last sends (every worker's, from the store's events): recipient-hard bounces
+ *   crossing the rule pause the project's sending (`project-guard-rule.ts`).
  */
 export function createReputationGuard(ctx: BaseContext, options: GuardOptions = {}): ReputationGuard {
   const checkMs = options.checkMs ?? GUARD_DEFAULTS.checkMs;
@@ -33,6 +37,9 @@ export function createReputationGuard(ctx: BaseContext, options: GuardOptions = 
   const d = { ...GUARD_DEFAULTS.destination, ...options.destination };
   /** `${projectId} ${ref}` -> last heard (ms). */
   const broadcasts = new Map<string, number>();
+  /** projectId -> last heard (ms): projects this process sends for, broadcasts and transactional. */
+  const projects = new Map<string, number>();
+  const projectRule = createProjectGuardRule(ctx, options.project);
   /** `${projectId} ${domain}` -> attempt times (ms), oldest first. */
   const attempts = new Map<string, number[]>();
   /** Mailing ids seen paused, and the figures at which a resumed broadcast starts counting again. */
@@ -44,6 +51,7 @@ export function createReputationGuard(ctx: BaseContext, options: GuardOptions = 
   ctx.events.on('delivery', (event) => {
     const now = ctx.clock.now().getTime();
     if (event.kind === 'broadcast') broadcasts.set(`${event.projectId} ${event.mailingRef}`, now);
+    projects.set(event.projectId, now);
     if (event.latencyMs === null) return;
     const key = `${event.projectId} ${domainOf(event.address)}`;
     const list = attempts.get(key) ?? [];
@@ -120,7 +128,7 @@ export function createReputationGuard(ctx: BaseContext, options: GuardOptions = 
     const written = await pause(
       ctx,
       { projectId: mailing.projectId, scope: 'broadcast', mailing },
-      { by: 'guard', reason: describe(crossed), rule: crossed },
+      { by: 'guard', reason: describeRule(crossed), rule: crossed },
     );
     return written ? 1 : 0;
   }
@@ -164,7 +172,7 @@ export function createReputationGuard(ctx: BaseContext, options: GuardOptions = 
         const written = await pause(
           ctx,
           { projectId, scope: 'destination', destination: domain },
-          { by: 'guard', reason: describe(rule), rule, until: new Date(now + d.pauseMs) },
+          { by: 'guard', reason: describeRule(rule), rule, until: new Date(now + d.pauseMs) },
         );
         if (written) paused += 1;
       }
@@ -186,6 +194,18 @@ export function createReputationGuard(ctx: BaseContext, options: GuardOptions = 
       const pauses = await ctx.store.listPauses({ projectId, now: new Date(now) });
       const held = pauses.some((p) => p.scope === 'broadcast' && p.target === mailing.id);
       paused += await checkBroadcast(mailing, held);
+    }
+    for (const [projectId, heard] of projects) {
+      if (now - heard > FORGET_MS) {
+        projects.delete(projectId);
+        continue;
+      }
+      const pauses = await ctx.store.listPauses({ projectId, now: new Date(now) });
+      paused += await projectRule.check(
+        projectId,
+        now,
+        pauses.some((p) => p.scope === 'project'),
+      );
     }
     return paused + (await checkDestinations(now));
   }
@@ -222,9 +242,4 @@ interface Figures {
   'hard-bounce': number;
   complaint: number;
   'sender-side': number;
-}
-
-function describe(rule: PauseRule): string {
-  const pct = (n: number) => `${(n * 100).toFixed(2)} %`;
-  return `${rule.name}: ${rule.count} ${rule.signal} of ${rule.attempts} attempts (${pct(rule.rate)}) passed ${pct(rule.threshold)}`;
 }

@@ -26,6 +26,11 @@ export interface RouteMatch {
 
 /** One route of {@link routeTransport}. */
 export interface TransportRoute {
+  /**
+   * Its name, unique among the routes: what a warm-up schedule per route (engine option
+   * `warmup.routes`) refers to.
+   */
+  name?: string;
   /** The messages it takes. */
   when: RouteMatch;
   /** Where they go. */
@@ -97,6 +102,10 @@ export function routeTransport(options: RouteTransportOptions): Transport {
   const health = new Map<Transport, Health>(all.map((t) => [t, { downUntil: 0, probing: false }]));
   const failedOn = new Map<string, Transport>();
   const composer = sharedComposer(all);
+  const routeNames = routes.flatMap((r) => (r.name === undefined ? [] : [r.name]));
+  if (new Set(routeNames).size !== routeNames.length) {
+    throw new TypeError(`routeTransport: route names must be unique, got ${routeNames.join(', ')}`);
+  }
 
   /** The route's transport, or the fallback while it is passed over; `probe` when this send probes. */
   function choose(
@@ -170,6 +179,13 @@ export function routeTransport(options: RouteTransportOptions): Transport {
     capabilities: {
       dkim: all.every((t) => t.capabilities.dkim),
       maxConcurrency: Math.max(...all.map((t) => t.capabilities.maxConcurrency)),
+    },
+
+    routeNames,
+
+    routeOf(from, mailing) {
+      // By the route's match alone: a route's warm-up counts what its fallback sends for it too.
+      return routes.find((r) => matches(r.when, from, mailing))?.name;
     },
 
     send(message) {

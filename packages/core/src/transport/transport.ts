@@ -156,6 +156,14 @@ export interface Transport {
   sendRaw?(message: RawOutgoingMessage): Promise<SendReceipt>;
   /** Optional: how to build this transport's MIME on another thread (see {@link TransportComposer}). */
   readonly composer?: TransportComposer;
+  /**
+   * Optional, for a transport that routes to others (`routeTransport`): the name of the route that takes
+   * a message from `from` (the sender's address) with this mailing context, undefined when no named
+   * route does. The engine's warm-up per route (`warmup.routes`) reads it before the send.
+   */
+  routeOf?(from: string, mailing: OutgoingMailingContext): string | undefined;
+  /** Optional, with `routeOf`: the names of its routes (a warm-up schedule naming another is refused). */
+  readonly routeNames?: readonly string[];
   /** Check that the transport can reach its server (for `mailroom serve` start-up). */
   verify?(): Promise<void>;
   /** Close pooled connections. */
