@@ -88,7 +88,7 @@ export interface InboundListen {
   /** The listener's abuse limits (`--inbound-max-*`, `--inbound-idle-timeout`); absent ones keep their defaults. */
   limits?: Pick<
     InboundServerOptions,
-        | 'maxConnections'
+    | 'maxConnections'
     | 'maxConnectionsPerIp'
     | 'socketTimeoutMs'
     | 'maxHeaderLines'
