@@ -437,6 +437,31 @@ const ROWS: readonly Row[] = [
       prepare: async (env) => ({ path: `/messages/${await messageRef(env)}` }),
     }),
   ),
+  { route: 'pauses', method: 'GET', sample: '/pauses', ok: 200 },
+  { route: 'pauses', method: 'HEAD', sample: '/pauses', ok: 200 },
+  ...(['pause', 'resume'] as const).map(
+    (action): Row => ({
+      route: `broadcast-${action}`,
+      method: 'POST',
+      sample: `/broadcasts/bc_x/${action}`,
+      ok: 200,
+      other: 404,
+      prepare: async (env) => ({
+        path: `/broadcasts/${await scheduledBroadcast(env)}/${action}`,
+        ...(action === 'pause' ? { body: { reason: 'checking the list' } } : {}),
+      }),
+    }),
+  ),
+  { route: 'sending-pause', method: 'POST', sample: '/sending/pause', ok: 200, body: { reason: 'audit' } },
+  { route: 'sending-resume', method: 'POST', sample: '/sending/resume', ok: 200 },
+  {
+    route: 'destination-pause',
+    method: 'POST',
+    sample: '/destinations/gmail.com/pause',
+    ok: 200,
+    prepare: async (env) => ({ path: `/destinations/d${env.n}.test/pause`, body: { minutes: 30 } }),
+  },
+  { route: 'destination-resume', method: 'POST', sample: '/destinations/gmail.com/resume', ok: 200 },
 ];
 
 /** The access routes.ts declares for a row's method. */

@@ -10,6 +10,7 @@ import type {
   TemplateRecord,
   WebhookEndpointView,
 } from '@mailroom/core';
+import type { PauseOperations } from './pause-operations.js';
 
 /**
  * What the admin commands do to one project, wherever it lives: on the database of this machine
@@ -52,6 +53,8 @@ export interface AdminOperations {
     /** Starts a DKIM key rotation. */
     rotateDkim(name: string, options: RotateDkimOptions): Promise<DomainView>;
   };
+  /** Pause and resume of broadcasts, the project's sending and destinations (pause-operations.ts). */
+  readonly pauses: PauseOperations;
   /** A broadcast or message with its delivery counts. */
   getMailing(ref: string): Promise<MailingView>;
   /** Adds a sender identity. */

@@ -10,6 +10,7 @@ import {
 } from './domain-command.js';
 import { inboundCommand } from './inbound-command.js';
 import { keyCreateCommand, keyListCommand, keyRevokeCommand, keyRotateCommand } from './key-command.js';
+import { PAUSE_COMMANDS } from './pause-command.js';
 import { projectCreateCommand, projectListCommand } from './project-command.js';
 import { senderAddCommand } from './sender-command.js';
 import { serveCommand } from './serve-command.js';
@@ -43,6 +44,7 @@ export const COMMANDS: readonly Command[] = [
   templateAddCommand,
   audienceCreateCommand,
   broadcastStatusCommand,
+  ...PAUSE_COMMANDS,
   webhookAddCommand,
   webhookListCommand,
   webhookRemoveCommand,

@@ -1,5 +1,6 @@
 import type { AuthContext, Mailroom } from '@mailroom/core';
 import type { AdminOperations } from './admin-operations.js';
+import { localPauses } from './pause-operations.js';
 
 /**
  * The admin operations on this machine's database: the engine's own calls for the project of `auth`.
@@ -23,6 +24,7 @@ export function localAdmin(mailroom: Mailroom, auth: AuthContext): AdminOperatio
       verify: (name) => mailroom.verifyDomain(auth, name),
       rotateDkim: (name, options) => mailroom.rotateDkim(auth, name, options),
     },
+    pauses: localPauses(mailroom, auth),
     getMailing: (ref) => mailroom.getMailing(auth, ref),
     addSender: (input) => mailroom.admin.addSender(projectId, input),
     createTemplate: (input) => mailroom.admin.createTemplate(projectId, input),

@@ -1,6 +1,7 @@
 import { MailroomApiError, type MailroomClient } from '@mailroom/client';
 import { ERROR_CODES, type ErrorCode, MailroomError } from '@mailroom/core';
 import type { AdminOperations } from './admin-operations.js';
+import { remotePauses } from './pause-operations.js';
 import { domainView, webhookView } from './remote-views.js';
 
 /**
@@ -38,6 +39,7 @@ export function remoteAdmin(client: MailroomClient, url: string): AdminOperation
       rotateDkim: (name, options) =>
         call(async () => domainView((await client.domains.rotateDkim(name, options)).domain)),
     },
+    pauses: remotePauses(client, call),
     getMailing: () => notRemoteYet('broadcast status', 'GET /broadcasts/:ref'),
     addSender: () => notRemoteYet('sender add', 'POST /senders'),
     createTemplate: () => notRemoteYet('template add', 'POST /templates'),

@@ -1,29 +1,18 @@
-import createClient, { type Client, type Middleware, type RequestBodyOption } from 'openapi-fetch';
+import createClient, { type Client, type Middleware } from 'openapi-fetch';
+import type { CallOptions, OperationBody, OperationQuery, OperationResult } from './client-types.js';
 import { MailroomApiError } from './mailroom-api-error.js';
-import type { components, operations, paths } from './openapi-types.js';
+import type { paths } from './openapi-types.js';
+import { type PauseMethods, pauseMethods } from './pause-methods.js';
 
-/** The schemas of the OpenAPI document (`Domain`, `WebhookEndpoint`, `SendRequest`, ...). */
-export type Schemas = components['schemas'];
-
-/** The id of an operation of the document (`sendMail`, `listWebhooks`, ...). */
-export type OperationId = keyof operations;
-
-/** The JSON body an operation takes, as openapi-fetch sends it. */
-export type OperationBody<Id extends OperationId> = NonNullable<RequestBodyOption<operations[Id]>['body']>;
-
-/** The query parameters an operation takes. */
-export type OperationQuery<Id extends OperationId> = operations[Id] extends {
-  parameters: { query?: infer Query };
-}
-  ? NonNullable<Query>
-  : never;
-
-/** The `data` of an operation's success envelope (`{ message, statusCode: 200, data }`). */
-export type OperationResult<Id extends OperationId> = operations[Id] extends {
-  responses: { 200: { content: { 'application/json': { data: infer Data } } } };
-}
-  ? Data
-  : never;
+// The types of operations and calls live in client-types.ts (the method groups of other files read them).
+export type {
+  CallOptions,
+  OperationBody,
+  OperationId,
+  OperationQuery,
+  OperationResult,
+  Schemas,
+} from './client-types.js';
 
 /** How to reach a Mailroom server. */
 export interface MailroomClientOptions {
@@ -35,16 +24,6 @@ export interface MailroomClientOptions {
   fetch?: (request: Request) => Promise<Response>;
   /** Headers sent with every call, besides the authorization. */
   headers?: Readonly<Record<string, string>>;
-}
-
-/** Per-call settings. */
-export interface CallOptions {
-  /** `Idempotency-Key`: makes a send safe to retry (kept 24 hours per project). */
-  idempotencyKey?: string;
-  /** `X-Request-ID`: echoed back, and in the server's logs. */
-  requestId?: string;
-  /** Aborts the call. */
-  signal?: AbortSignal;
 }
 
 /**
@@ -115,6 +94,8 @@ export interface MailroomClient {
       options?: CallOptions,
     ): Promise<OperationResult<'rotateDkim'>>;
   };
+  /** Pause and resume a broadcast, the project's sending, or a destination (pause-methods.ts). */
+  readonly pauses: PauseMethods;
 }
 
 /**
@@ -174,6 +155,7 @@ export function createMailroomClient(options: MailroomClientOptions): MailroomCl
           }),
         ),
     },
+    pauses: pauseMethods(api, { init, dataOf }),
   };
 }
 

@@ -11,3 +11,4 @@ export {
 } from './create-client.js';
 export { type ErrorBody, type ErrorCode, MailroomApiError } from './mailroom-api-error.js';
 export type { components, operations, paths } from './openapi-types.js';
+export type { PauseMethods } from './pause-methods.js';

@@ -82,6 +82,7 @@ export type {
   GuardOptions,
 } from './pauses/guard-options.js';
 export type { PauseView } from './pauses/pause-control.js';
+export { MAX_PAUSE_MINUTES, MAX_PAUSE_REASON, type PauseOptions } from './pauses/pause-options.js';
 export * from './render/index.js';
 export * from './request/index.js';
 export type * from './request/request-types.js';

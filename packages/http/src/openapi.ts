@@ -11,6 +11,7 @@ import { audiencePaths, audienceSchemas } from './openapi-audience.js';
 import { domainPaths, domainSchemas } from './openapi-domains.js';
 import { eventPaths, eventSchemas } from './openapi-events.js';
 import { keyPaths, keySchemas } from './openapi-keys.js';
+import { pausePaths, pauseSchemas } from './openapi-pauses.js';
 import { resourcePaths, resourceRequestSchemas, resourceSchemas } from './openapi-resources.js';
 
 /** A JSON object of the generated document. */
@@ -51,6 +52,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
     keySchemas(),
     resourceSchemas(),
     audienceSchemas(),
+    pauseSchemas(),
   );
 
   const broadcastOperation = (operationId: string, deprecated: boolean): JsonObject => ({
@@ -92,6 +94,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
       ...keyPaths(responses),
       ...resourcePaths(responses),
       ...audiencePaths(responses),
+      ...pausePaths(responses),
       '/send/mail': {
         post: {
           operationId: 'sendMail',

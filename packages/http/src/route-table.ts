@@ -6,6 +6,7 @@ import { EVENT_ROUTES, type ProjectCall } from './event-routes.js';
 import { malformedJson, payloadTooLarge, unsupportedMediaType } from './http-errors.js';
 import { KEY_ROUTES } from './key-routes.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { PAUSE_ROUTES } from './pause-routes.js';
 import { RESOURCE_ROUTES } from './resource-routes.js';
 import { jsonResponse, successResponse } from './responses.js';
 import type { RouteAccessGuard } from './route-access.js';
@@ -192,6 +193,13 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     'broadcasts-list': projectRoute(AUDIENCE_ROUTES['broadcasts-list']),
     'broadcast-status': projectRoute(AUDIENCE_ROUTES['broadcast-status']),
     'message-status': projectRoute(AUDIENCE_ROUTES['message-status']),
+    pauses: projectRoute(PAUSE_ROUTES.pauses),
+    'broadcast-pause': projectRoute(PAUSE_ROUTES['broadcast-pause']),
+    'broadcast-resume': projectRoute(PAUSE_ROUTES['broadcast-resume']),
+    'sending-pause': projectRoute(PAUSE_ROUTES['sending-pause']),
+    'sending-resume': projectRoute(PAUSE_ROUTES['sending-resume']),
+    'destination-pause': projectRoute(PAUSE_ROUTES['destination-pause']),
+    'destination-resume': projectRoute(PAUSE_ROUTES['destination-resume']),
 
     'track-click': (req, requestId, route) =>
       trackClickResponse(mailroom, req, requestId, route.params?.token ?? ''),

@@ -40,7 +40,14 @@ export type RouteName =
   | 'audience-import'
   | 'broadcasts-list'
   | 'broadcast-status'
-  | 'message-status';
+  | 'message-status'
+  | 'pauses'
+  | 'broadcast-pause'
+  | 'broadcast-resume'
+  | 'sending-pause'
+  | 'sending-resume'
+  | 'destination-pause'
+  | 'destination-resume';
 
 /**
  * Who may call one method of a route: anyone (`public`: the route authenticates otherwise, or not at
@@ -65,7 +72,7 @@ export interface MatchedRoute {
    * The path's parameters: `token` of `unsubscribe` and tracking, `ref` of `cancel` and `reschedule`, `id` of
    * a webhook endpoint, a key or an import, `name` of a sending domain, `ref` of a template, a broadcast or
    * a message (or a message's RFC Message-ID), `email` of a sender, a suppression or a profile, `group` of
-   * an audience group.
+   * an audience group, `name` of a paused destination.
    */
   params?: Readonly<Record<string, string>>;
 }
@@ -114,6 +121,13 @@ export const ROUTE_NAMES = Object.keys({
   'broadcasts-list': true,
   'broadcast-status': true,
   'message-status': true,
+  pauses: true,
+  'broadcast-pause': true,
+  'broadcast-resume': true,
+  'sending-pause': true,
+  'sending-resume': true,
+  'destination-pause': true,
+  'destination-resume': true,
 } satisfies Record<RouteName, true>) as readonly RouteName[];
 
 /** A route's entry: its name, the access of each method, and its path parameters. */
@@ -158,6 +172,11 @@ const AUDIENCE_PROFILE_PATH = /^\/audience\/profiles\/([^/]+)$/;
 const AUDIENCE_IMPORT_PATH = /^\/audience\/imports\/([^/]+)$/;
 const BROADCAST_STATUS_PATH = /^\/broadcasts\/([^/]+)$/;
 const MESSAGE_STATUS_PATH = /^\/messages\/([^/]+)$/;
+// Pause and resume (pause-routes.ts): a broadcast by its ref, a destination by its name.
+const BROADCAST_PAUSE_PATH = /^\/broadcasts\/([^/]+)\/pause$/;
+const BROADCAST_RESUME_PATH = /^\/broadcasts\/([^/]+)\/resume$/;
+const DESTINATION_PAUSE_PATH = /^\/destinations\/([^/]+)\/pause$/;
+const DESTINATION_RESUME_PATH = /^\/destinations\/([^/]+)\/resume$/;
 
 /** The routes of one path parameter each: pattern, route name, parameter name, access. */
 const PARAM_ROUTES: ReadonlyArray<readonly [RegExp, RouteName, string, MethodAccess]> = [
@@ -170,6 +189,10 @@ const PARAM_ROUTES: ReadonlyArray<readonly [RegExp, RouteName, string, MethodAcc
   [AUDIENCE_IMPORT_PATH, 'audience-import', 'id', READ],
   [BROADCAST_STATUS_PATH, 'broadcast-status', 'ref', READ],
   [MESSAGE_STATUS_PATH, 'message-status', 'ref', READ],
+  [BROADCAST_PAUSE_PATH, 'broadcast-pause', 'ref', FULL_POST],
+  [BROADCAST_RESUME_PATH, 'broadcast-resume', 'ref', FULL_POST],
+  [DESTINATION_PAUSE_PATH, 'destination-pause', 'name', FULL_POST],
+  [DESTINATION_RESUME_PATH, 'destination-resume', 'name', FULL_POST],
 ];
 
 /** The routes of wire-compat.md, relative to the mount point. */
@@ -193,6 +216,9 @@ const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>(
   ['/audience/profiles', entry('audience-profiles', READ)],
   ['/audience/imports', entry('audience-imports', FULL_POST)],
   ['/broadcasts', entry('broadcasts-list', READ)],
+  ['/pauses', entry('pauses', READ)],
+  ['/sending/pause', entry('sending-pause', FULL_POST)],
+  ['/sending/resume', entry('sending-resume', FULL_POST)],
 ]);
 
 /** The route at `path`, or `undefined`; `/openapi.json` exists only when the document is served. */

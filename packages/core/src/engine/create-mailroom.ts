@@ -26,6 +26,7 @@ import { createReturnPaths } from '../inbound/return-path.js';
 import { createKeyUse } from '../keys/key-use.js';
 import { createKeys } from '../keys/keys.js';
 import { destinationName, pause, pauseView, resume } from '../pauses/pause-control.js';
+import { checkPausable, checkPauseOptions } from '../pauses/pause-options.js';
 import { createReputationGuard } from '../pauses/reputation-guard.js';
 import { normalizeAddress } from '../request/index.js';
 import { createSenderResources } from '../resources/sender-resources.js';
@@ -278,6 +279,8 @@ export function createMailroom(options: MailroomOptions): Mailroom {
 
     async pauseBroadcast(auth, ref, pauseOptions = {}) {
       const mailing = await findBroadcast(auth, ref);
+      checkPauseOptions(pauseOptions);
+      checkPausable(mailing);
       const target = { projectId: mailing.projectId, scope: 'broadcast' as const, mailing };
       await pause(ctx, target, { by: 'operator', reason: pauseOptions.reason ?? null });
       return pausesOf(mailing.projectId);
@@ -289,6 +292,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     },
     async pauseSending(auth, pauseOptions = {}) {
       const { project } = await resolveAuth(auth);
+      checkPauseOptions(pauseOptions);
       const target = { projectId: project.id, scope: 'project' as const };
       await pause(ctx, target, { by: 'operator', reason: pauseOptions.reason ?? null });
       return pausesOf(project.id);
@@ -300,6 +304,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     },
     async pauseDestination(auth, name, pauseOptions = {}) {
       const { project } = await resolveAuth(auth);
+      checkPauseOptions(pauseOptions);
       const { minutes, domains, reason } = pauseOptions;
       const until = minutes === undefined ? null : new Date(ctx.clock.now().getTime() + minutes * 60_000);
       const target = {

@@ -27,10 +27,12 @@ import { errorPage } from './pages/error-page.js';
 import { keysPage } from './pages/keys-page.js';
 import { mailingPage } from './pages/mailing-page.js';
 import { mailingsPage } from './pages/mailings-page.js';
+import { broadcastPauseControls, pausesPage } from './pages/pauses-page.js';
 import { signInPage } from './pages/sign-in-page.js';
 import { suppressionsPage } from './pages/suppressions-page.js';
 import { type TemplateSampleForm, templatePage, templatesPage } from './pages/templates-page.js';
 import { webhooksPage } from './pages/webhooks-page.js';
+import { createPauseActions } from './pause-actions.js';
 import { createSessionStore, type DashboardSession, isCsrfToken } from './session-store.js';
 import { mailingUrl } from './urls.js';
 
@@ -84,6 +86,7 @@ export function createDashboard(
 ): Dashboard {
   const { prefix } = options;
   const sessions = createSessionStore({ ttlMs: options.sessionTtlMs, maxSessions: options.maxSessions });
+  const pauseActions = createPauseActions(mailroom, logger);
 
   async function route(call: Call): Promise<NeutralResponse> {
     const { segments, method, req } = call;
@@ -132,6 +135,11 @@ export function createDashboard(
       if (action === 'preview') return allowed(call, GET, () => deliveryPreview(call, auth, kind, ref));
       if (action === 'cancel' && kind === 'broadcast')
         return allowed(call, POST, () => cancel(call, auth, ref));
+      if ((action === 'pause' || action === 'resume') && kind === 'broadcast') {
+        return allowed(call, POST, async () =>
+          redirect(call.requestId, await pauseActions.broadcast(auth, ref, action, readForm(req), call.root)),
+        );
+      }
     }
     if (segments.length === 1) {
       if (first === 'broadcasts') return allowed(call, GET, () => mailingList(call, auth, 'broadcast'));
@@ -165,6 +173,15 @@ export function createDashboard(
       if (segments.length === 1) return allowed(call, GET, () => suppressions(call, auth));
       if (segments.length === 2 && ref === 'lift')
         return allowed(call, POST, () => liftSuppression(call, auth));
+    }
+    if (first === 'pauses') {
+      if (segments.length === 1) return allowed(call, GET, () => pauses(call, auth));
+      if (segments.length === 3) {
+        const [what = '', verb = ''] = segments.slice(1);
+        return allowed(call, POST, async () =>
+          redirect(call.requestId, await pauseActions.project(auth, what, verb, readForm(req), call.root)),
+        );
+      }
     }
     if (first === 'domains') {
       if (segments.length === 1) return allowed(call, GET, () => domains(call, auth));
@@ -289,11 +306,26 @@ export function createDashboard(
       mailroom.bouncesByDomain(auth, { ref, limit: 20 }),
       mailroom.activity(auth, { mailingRef: ref }),
     ]);
+    const pauseControls =
+      kind === 'broadcast'
+        ? broadcastPauseControls(
+            ctxOf(call),
+            view,
+            await pauseActions.list(auth),
+            pauseActions.notice(q.get('done')),
+          )
+        : undefined;
     return page(
       call,
       200,
-      mailingPage(ctxOf(call), view, sources, deliveries, filter, tracking, bounces, activity),
+      mailingPage(ctxOf(call), view, sources, deliveries, filter, tracking, bounces, activity, pauseControls),
     );
+  }
+
+  async function pauses(call: Call, auth: AuthContext): Promise<NeutralResponse> {
+    const notice = pauseActions.notice(queryOf(call.req).get('done'));
+    const list = await pauseActions.list(auth);
+    return page(call, 200, pausesPage(ctxOf(call), { pauses: list, ...(notice ? { notice } : {}) }));
   }
 
   async function progress(

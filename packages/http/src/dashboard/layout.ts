@@ -10,7 +10,8 @@ export type Section =
   | 'suppressions'
   | 'webhooks'
   | 'domains'
-  | 'keys';
+  | 'keys'
+  | 'pauses';
 
 const SECTIONS: ReadonlyArray<{ id: Section; label: string }> = [
   { id: 'broadcasts', label: 'Broadcasts' },
@@ -21,6 +22,7 @@ const SECTIONS: ReadonlyArray<{ id: Section; label: string }> = [
   { id: 'webhooks', label: 'Webhooks' },
   { id: 'domains', label: 'Domains' },
   { id: 'keys', label: 'Keys' },
+  { id: 'pauses', label: 'Pauses' },
 ];
 
 /** What every page of a signed-in user knows. */

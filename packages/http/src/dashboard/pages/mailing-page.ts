@@ -45,6 +45,8 @@ export function mailingPage(
   tracking?: TrackingView,
   bounces: readonly DomainBounces[] = [],
   activity?: ActivityChart,
+  /** A broadcast's pause state and its Pause or Resume button (pauses-page.ts). */
+  pauseControls?: SafeHtml,
 ): SafeHtml {
   const progress = progressOf(view);
   const self = mailingUrl(ctx.root, view.kind, view.ref);
@@ -52,7 +54,7 @@ export function mailingPage(
   const facts = html`<div class="card" data-mailing><dl class="facts"><dt>Ref</dt><dd>${copyableRef(view.ref)}</dd><dt>Status</dt><dd>${badge(view.status, true)}</dd><dt>Sender</dt><dd>${view.sender.name} &lt;${view.sender.address}&gt;</dd><dt>Created</dt><dd>${time(view.createdAt)}</dd><dt>Scheduled</dt><dd>${time(view.scheduleFor)}</dd><dt>Batches</dt><dd>${view.batchCount}</dd><dt>Deliveries</dt><dd><b data-count-total>${progress.total}</b>${countsLine(view.counts)}</dd><dt>Progress</dt><dd>${progressBar(progress, progressUrl(ctx.root, view.kind, view.ref))}</dd></dl>${
     cancellable &&
     html`<form method="post" action="${self}/cancel">${csrfField(ctx)}<p><button type="submit" class="danger">Cancel this broadcast</button></p></form>`
-  }</div>`;
+  }${pauseControls}</div>`;
   const title = view.subject || '(no subject)';
   return layout(
     ctx,
