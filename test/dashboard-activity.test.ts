@@ -58,6 +58,48 @@ async function allEvents(store: Store, projectId: string): Promise<EventRecord[]
   }
 }
 
+/** The lines drawn on the page: series name -> values, and the chart's buckets. */
+async function drawnLines(
+  page: Page,
+): Promise<{ bucketMs: number; buckets: number[]; drawn: Map<string, number[]> }> {
+  const chart = page.locator('[data-activity]');
+  await chart.waitFor();
+  const bucketMs = Number(await chart.getAttribute('data-bucket-ms'));
+  const buckets = ((await chart.getAttribute('data-buckets')) ?? '').split(',').map(Number);
+  const drawn = new Map<string, number[]>();
+  for (const line of await page.locator('polyline[data-series]').all()) {
+    const name = (await line.getAttribute('data-series')) as string;
+    const values = ((await line.getAttribute('data-values')) ?? '').split(',').map(Number);
+    expect(values).toHaveLength(buckets.length);
+    drawn.set(name, values);
+  }
+  return { bucketMs, buckets, drawn };
+}
+
+/** The same lines counted from the store's events (not through the chart's query), bucket by bucket. */
+function expectedLines(
+  events: readonly EventRecord[],
+  names: Iterable<string>,
+  buckets: readonly number[],
+  bucketMs: number,
+): Map<string, number[]> {
+  const expected = new Map<string, number[]>([...names].map((k) => [k, buckets.map(() => 0)]));
+  for (const event of events) {
+    const name = seriesOf(event);
+    if (!name) continue;
+    const index = buckets.indexOf(event.createdAt.getTime() - (event.createdAt.getTime() % bucketMs));
+    expect(
+      index,
+      `${event.type} at ${event.createdAt.toISOString()} is inside the chart`,
+    ).toBeGreaterThanOrEqual(0);
+    const counts = expected.get(name) as number[];
+    counts[index] = (counts[index] ?? 0) + 1;
+  }
+  return expected;
+}
+
+const numbers = (value: string | null) => (value ?? '').split(',').map(Number);
+
 describe('activity charts in a browser', () => {
   let dir: string;
   let store: Store;
@@ -69,6 +111,7 @@ describe('activity charts in a browser', () => {
   let projectId: string;
   let secret: string;
   let ref: string;
+  let pausedRef: string;
   const problems: string[] = [];
 
   beforeAll(async () => {
@@ -76,7 +119,14 @@ describe('activity charts in a browser', () => {
     dir = mkdtempSync(join(tmpdir(), 'mailroom-activity-'));
     store = sqlStore({ url: join(dir, 'mailroom.db') });
     const transport = simulatorTransport({ reportDelayMs: 5 });
-    mailroom = createMailroom({ store, transport, bounces: { domain: 'bounces.acme.test' } });
+    // A warm-up on its third day (allowance 4000: nothing waits), shown with the charts.
+    const start = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
+    mailroom = createMailroom({
+      store,
+      transport,
+      bounces: { domain: 'bounces.acme.test' },
+      warmup: { domains: { 'acme.test': { start, initial: 1000 } } },
+    });
     transport.connect(mailroom);
     const acme = await mailroom.admin.createProject({ name: 'Acme' });
     projectId = acme.project.id;
@@ -99,6 +149,28 @@ describe('activity charts in a browser', () => {
     ).ref;
     await mailroom.worker.drain();
     await transport.settled();
+
+    // A second broadcast, paused by an operator before any of it went, then resumed.
+    pausedRef = (
+      await mailroom.broadcast(secret, {
+        subject: 'Summer news',
+        sender: SENDER,
+        message: 'Hello again',
+        recipients: [
+          ...Array.from({ length: 10 }, (_, i) => `later${i}@example.test`),
+          `complaint+2@${SIM}`,
+          `async-bounce+9@${SIM}`,
+        ],
+      })
+    ).ref;
+    await mailroom.pauseBroadcast(secret, pausedRef, { reason: 'checking the list' });
+    await mailroom.worker.drain();
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    await mailroom.resumeBroadcast(secret, pausedRef);
+    await mailroom.worker.drain();
+    await transport.settled();
+    // A destination paused for half an hour, in force while the pages are read.
+    await mailroom.pauseDestination(secret, 'example.test', { minutes: 30, reason: 'provider asked' });
 
     app = Fastify();
     await app.register(mailroomPlugin, { mailroom });
@@ -128,32 +200,10 @@ describe('activity charts in a browser', () => {
   it("draws a broadcast's events exactly as the store holds them, bucket by bucket", async () => {
     await page.goto(`${base}/dashboard/broadcasts/${ref}`);
     const chart = page.locator('[data-activity]');
-    await chart.waitFor();
-    const bucketMs = Number(await chart.getAttribute('data-bucket-ms'));
-    const buckets = ((await chart.getAttribute('data-buckets')) ?? '').split(',').map(Number);
+    const { bucketMs, buckets, drawn } = await drawnLines(page);
     expect(bucketMs).toBe(60_000);
-
-    const drawn = new Map<string, number[]>();
-    for (const line of await page.locator('polyline[data-series]').all()) {
-      const name = (await line.getAttribute('data-series')) as string;
-      const values = ((await line.getAttribute('data-values')) ?? '').split(',').map(Number);
-      expect(values).toHaveLength(buckets.length);
-      drawn.set(name, values);
-    }
-
-    const expected = new Map<string, number[]>([...drawn.keys()].map((k) => [k, buckets.map(() => 0)]));
     const events = (await allEvents(store, projectId)).filter((e) => e.mailingRef === ref);
-    for (const event of events) {
-      const name = seriesOf(event);
-      if (!name) continue;
-      const index = buckets.indexOf(event.createdAt.getTime() - (event.createdAt.getTime() % bucketMs));
-      expect(
-        index,
-        `${event.type} at ${event.createdAt.toISOString()} is inside the chart`,
-      ).toBeGreaterThanOrEqual(0);
-      const counts = expected.get(name) as number[];
-      counts[index] = (counts[index] ?? 0) + 1;
-    }
+    const expected = expectedLines(events, drawn.keys(), buckets, bucketMs);
     expect(Object.fromEntries(drawn)).toEqual(Object.fromEntries(expected));
     // The mail itself: 45 accepted by the simulator (the DMARC refusals bounce later), and each class seen.
     const sum = (name: string) => (drawn.get(name) ?? []).reduce((a, b) => a + b, 0);
@@ -196,5 +246,214 @@ describe('activity charts in a browser', () => {
       code: 'NOT_FOUND',
     });
     expect(problems).toEqual([]);
+  });
+
+  it('shades a pause on every panel where its events say, and draws the guard from the same counts', async () => {
+    await page.goto(`${base}/dashboard/broadcasts/${pausedRef}`);
+    const chart = page.locator('[data-activity]');
+    const { bucketMs, buckets, drawn } = await drawnLines(page);
+    const events = (await allEvents(store, projectId)).filter((e) => e.mailingRef === pausedRef);
+    expect(Object.fromEntries(drawn)).toEqual(
+      Object.fromEntries(expectedLines(events, drawn.keys(), buckets, bucketMs)),
+    );
+    expect((drawn.get('sent') ?? []).reduce((a, b) => a + b, 0)).toBe(12);
+
+    // The pause: one band per panel (three and the guard's), from the paused event to the resumed one.
+    const paused = events.find((e) => e.type === 'broadcast.paused');
+    const resumed = events.find((e) => e.type === 'broadcast.resumed');
+    expect(paused && resumed).toBeTruthy();
+    const bands = page.locator(`rect[data-pause="broadcast"][data-target="${pausedRef}"]`);
+    expect(await bands.count()).toBe(4);
+    for (const band of await bands.all()) {
+      expect(await band.getAttribute('data-from')).toBe(paused?.createdAt.toISOString());
+      expect(await band.getAttribute('data-to')).toBe(resumed?.createdAt.toISOString());
+      expect(await band.getAttribute('data-by')).toBe('operator');
+      expect(Number(await band.getAttribute('width'))).toBeGreaterThanOrEqual(2);
+    }
+    // The destination paused now concerns this broadcast too: in force, to the chart's end.
+    const destination = page.locator('rect[data-pause="destination"][data-target="example.test"]');
+    expect(await destination.count()).toBe(4);
+    expect(await destination.first().getAttribute('data-to')).toBe('');
+    const list = (await page.locator('[data-pause-list]').textContent()) ?? '';
+    expect(list).toContain(`broadcast ${pausedRef} paused by an operator (checking the list)`);
+    expect(list).toContain('destination example.test paused by an operator (provider asked)');
+    // The guard's lines: its figures are the store's counts, accumulated bucket by bucket; its limit is drawn.
+    const cumulative = (values: readonly number[]) => {
+      let sum = 0;
+      return values.map((v) => (sum += v));
+    };
+    const sentOrFailed = (drawn.get('sent') ?? []).map((v, i) => v + (drawn.get('failed')?.[i] ?? 0));
+    const complaints = page.locator('polyline[data-guard="broadcast.complaints"]');
+    expect(numbers(await complaints.getAttribute('data-counts'))).toEqual(
+      cumulative(drawn.get('complained') ?? []),
+    );
+    expect(numbers(await complaints.getAttribute('data-attempts'))).toEqual(cumulative(sentOrFailed));
+    const hard = page.locator('polyline[data-guard="broadcast.hard-bounces"]');
+    const hardCounts = numbers(await hard.getAttribute('data-counts'));
+    expect(hardCounts).toEqual(cumulative(drawn.get('bounced.recipient-hard') ?? []));
+    expect(hardCounts.at(-1)).toBe(1);
+    // One complaint of 12: 8 % is far above 0.1 %, but fewer than 3: a third of the way to a pause.
+    expect(numbers(await complaints.getAttribute('data-values')).at(-1)).toBeCloseTo(33.3, 1);
+    expect(await page.locator('line[data-guard-limit="100"]').count()).toBe(1);
+    // Warm-up: today's allowance of the sender's domain.
+    const warmup = page.locator('[data-warmup="acme.test"]');
+    expect(await warmup.getAttribute('data-day')).toBe('3');
+    expect(await warmup.getAttribute('data-allowance')).toBe('4000');
+    await chart.screenshot({ path: join(ARTIFACTS, 'dashboard-activity-paused.png') });
+    expect(problems).toEqual([]);
+  });
+
+  it("charts one destination of the project, with that destination's pause and not another's", async () => {
+    await page.goto(`${base}/dashboard/broadcasts`);
+    await page.fill('#destination', 'example.test');
+    await page.click('[data-destination-picker] button[type=submit]');
+    await page.waitForURL(`${base}/dashboard/broadcasts?destination=example.test`);
+    const chart = page.locator('[data-activity]');
+    expect(await chart.getAttribute('data-destination')).toBe('example.test');
+    const { bucketMs, buckets, drawn } = await drawnLines(page);
+    const events = (await allEvents(store, projectId)).filter((e) => e.address?.endsWith('@example.test'));
+    expect(Object.fromEntries(drawn)).toEqual(
+      Object.fromEntries(expectedLines(events, drawn.keys(), buckets, bucketMs)),
+    );
+    expect((drawn.get('sent') ?? []).reduce((a, b) => a + b, 0)).toBe(50);
+    expect(await page.locator('rect[data-pause="destination"][data-target="example.test"]').count()).toBe(4);
+    // Broadcasts' pauses hold every destination back: shown here too.
+    expect(await page.locator(`rect[data-pause="broadcast"][data-target="${pausedRef}"]`).count()).toBe(4);
+    expect(await page.locator('polyline[data-guard="destination.sender-side"]').count()).toBe(1);
+    expect(await page.locator('[data-warmup="acme.test"]').getAttribute('data-allowance')).toBe('4000');
+
+    // Another destination: none of example.test's pause, none of its mail.
+    await page.goto(`${base}/dashboard/broadcasts?destination=${SIM}`);
+    const other = await drawnLines(page);
+    expect((other.drawn.get('sent') ?? []).reduce((a, b) => a + b, 0)).toBe(9);
+    expect(await page.locator('rect[data-pause="destination"]').count()).toBe(0);
+    await page
+      .locator('[data-activity]')
+      .screenshot({ path: join(ARTIFACTS, 'dashboard-activity-destination.png') });
+    expect(problems).toEqual([]);
+  });
+});
+
+/** Polls `check` until it holds, or fails after `ms`. */
+async function waitUntil(check: () => Promise<boolean>, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe("a guard's pause in a browser", () => {
+  let dir: string;
+  let store: Store;
+  let mailroom: Mailroom;
+  let app: FastifyInstance;
+  let context: BrowserContext;
+  let page: Page;
+  let base: string;
+  let projectId: string;
+  let ref: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'mailroom-activity-guard-'));
+    store = sqlStore({ url: join(dir, 'mailroom.db') });
+    const transport = simulatorTransport({ reportDelayMs: 5 });
+    mailroom = createMailroom({
+      store,
+      transport,
+      bounces: { domain: 'bounces.acme.test' },
+      // Slow enough that the guard (small rule, checked often) sees the refusals while it sends.
+      worker: { ratePerSecond: 20, batchSize: 5, concurrency: 1, pollMs: 20 },
+      guard: {
+        checkMs: 50,
+        broadcast: { senderSideRate: 0.1, senderSideMin: 3 },
+        destination: { senderSideMin: 1_000_000 },
+      },
+    });
+    transport.connect(mailroom);
+    const acme = await mailroom.admin.createProject({ name: 'Acme' });
+    projectId = acme.project.id;
+    await mailroom.admin.addSender(projectId, { address: SENDER });
+    ref = (
+      await mailroom.broadcast(acme.secret, {
+        subject: 'Autumn news',
+        sender: SENDER,
+        message: 'Hello',
+        recipients: [
+          ...[1, 2, 3, 4].map((i) => `dmarc+${i}@${SIM}`),
+          ...Array.from({ length: 30 }, (_, i) => `reader${i}@example.test`),
+        ],
+      })
+    ).ref;
+    mailroom.worker.start();
+    await waitUntil(async () => (await mailroom.listPauses(acme.secret)).length > 0, 20_000);
+    // Past a round of the guard, so that it has seen the pause (it judges afresh from a resume it saw).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await mailroom.resumeBroadcast(acme.secret, ref);
+    await waitUntil(async () => (await mailroom.getMailing(acme.secret, ref)).status === 'completed', 30_000);
+
+    app = Fastify();
+    await app.register(mailroomPlugin, { mailroom });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    context = await launchChromium(join(dir, 'profile'), { viewport: { width: 1280, height: 900 } });
+    context.setDefaultTimeout(10_000);
+    page = context.pages()[0] ?? (await context.newPage());
+    await page.goto(`${base}/dashboard`);
+    await page.fill('#secret', acme.secret);
+    await page.click('button[type=submit]');
+    await page.waitForURL(`${base}/dashboard/broadcasts`);
+  }, CHROMIUM_SETUP_TIMEOUT_MS + 50_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await app?.close();
+    await mailroom?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('shades the pause with its rule, and counts the rule afresh from the resume', async () => {
+    await page.goto(`${base}/dashboard/broadcasts/${ref}`);
+    const { bucketMs, buckets, drawn } = await drawnLines(page);
+    const events = (await allEvents(store, projectId)).filter((e) => e.mailingRef === ref);
+    expect(Object.fromEntries(drawn)).toEqual(
+      Object.fromEntries(expectedLines(events, drawn.keys(), buckets, bucketMs)),
+    );
+    const paused = events.find((e) => e.type === 'broadcast.paused');
+    const resumed = events.find((e) => e.type === 'broadcast.resumed');
+    expect(paused?.data.pause).toMatchObject({ by: 'guard', rule: { name: 'broadcast.sender-side' } });
+    const bands = page.locator(
+      'rect[data-pause="broadcast"][data-by="guard"][data-rule="broadcast.sender-side"]',
+    );
+    expect(await bands.count()).toBe(4);
+    expect(await bands.first().getAttribute('data-from')).toBe(paused?.createdAt.toISOString());
+    expect(await bands.first().getAttribute('data-to')).toBe(resumed?.createdAt.toISOString());
+    const rule = paused?.data.pause?.rule;
+    const list = (await page.locator('[data-pause-list]').textContent()) ?? '';
+    expect(list).toContain(
+      `broadcast ${ref} paused by the guard (broadcast.sender-side: ${rule?.count} of ${rule?.attempts}, above 10 %)`,
+    );
+
+    // The rule's figures: the store's refusals and attempts, summed from the start and again from the
+    // resume's bucket (as the guard judges a resumed broadcast afresh).
+    const resumeBucket = buckets.indexOf(
+      (resumed?.createdAt.getTime() ?? 0) - ((resumed?.createdAt.getTime() ?? 0) % bucketMs),
+    );
+    expect(resumeBucket).toBeGreaterThanOrEqual(0);
+    const running = (values: readonly number[]) => {
+      let sum = 0;
+      return values.map((v, i) => (sum = (i === resumeBucket ? 0 : sum) + v));
+    };
+    const line = page.locator('polyline[data-guard="broadcast.sender-side"]');
+    expect(numbers(await line.getAttribute('data-counts'))).toEqual(
+      running(drawn.get('bounced.sender-side') ?? []),
+    );
+    expect(numbers(await line.getAttribute('data-attempts'))).toEqual(
+      running((drawn.get('sent') ?? []).map((v, i) => v + (drawn.get('failed')?.[i] ?? 0))),
+    );
+    expect((drawn.get('bounced.sender-side') ?? []).reduce((a, b) => a + b, 0)).toBe(4);
+    await page
+      .locator('[data-activity]')
+      .screenshot({ path: join(ARTIFACTS, 'dashboard-activity-guard.png') });
   });
 });

@@ -1,16 +1,32 @@
 import type {
   AddDomainOptions,
   AddedWebhookEndpoint,
-  AudienceGroupRecord,
+  AuthContext,
   DomainView,
   MailingView,
+  MailroomAudience,
+  MailroomKeys,
+  MailroomSenders,
+  MailroomSuppressions,
+  MailroomTemplates,
+  MessageStatusView,
+  Page,
   RotateDkimOptions,
-  SenderRecord,
   TemplateFormat,
-  TemplateRecord,
+  TemplateView,
   WebhookEndpointView,
 } from '@mailroom/core';
 import type { PauseOperations } from './pause-operations.js';
+
+/**
+ * The engine's calls of one project without their first argument (the project's auth): what the
+ * engine's interface documents for each method holds for both implementations.
+ */
+export type ForProject<T> = {
+  readonly [K in keyof T]: T[K] extends (auth: string | AuthContext, ...rest: infer A) => infer R
+    ? (...rest: A) => R
+    : never;
+};
 
 /**
  * What the admin commands do to one project, wherever it lives: on the database of this machine
@@ -19,7 +35,7 @@ import type { PauseOperations } from './pause-operations.js';
  * that `--json` prints the same either way.
  *
  * Adding a remote command is one method of `remoteAdmin` once its route exists (and the client's types
- * are regenerated); until then the remote side refuses it as not available remotely yet.
+ * are regenerated); a command without a route runs locally only (`Command.localOnly`).
  */
 export interface AdminOperations {
   /** True through a server's HTTP API: what this process's settings would change is the server's. */
@@ -57,16 +73,40 @@ export interface AdminOperations {
   readonly pauses: PauseOperations;
   /** A broadcast or message with its delivery counts. */
   getMailing(ref: string): Promise<MailingView>;
-  /** Adds a sender identity. */
-  addSender(input: { address: string; name?: string }): Promise<SenderRecord>;
-  /** Creates a template or its next version. */
-  createTemplate(input: {
+  /** The project's broadcasts, newest first, with their counts; `after` is the `next` of a page. */
+  listBroadcasts(page: { after?: string; limit?: number }): Promise<Page<MailingView>>;
+  /** A message by its ref, or one recipient of any mailing by its Message-ID, with each recipient's status. */
+  getMessage(ref: string): Promise<MessageStatusView>;
+  /** The project's sender identities. */
+  readonly senders: ForProject<MailroomSenders>;
+  /** The project's suppression list. */
+  readonly suppressions: ForProject<MailroomSuppressions>;
+  /** The project's API keys. */
+  readonly keys: ForProject<MailroomKeys>;
+  /** The project's audience: groups, profiles, CSV imports. */
+  readonly audience: ForProject<
+    Pick<
+      MailroomAudience,
+      | 'listGroups'
+      | 'createGroup'
+      | 'listMembers'
+      | 'listProfiles'
+      | 'getProfile'
+      | 'startImport'
+      | 'getImport'
+    >
+  >;
+  /** The project's templates (reads). */
+  readonly templates: ForProject<Pick<MailroomTemplates, 'list' | 'get' | 'preview'>>;
+  /**
+   * Stores a template: version 1, or the next version when `ref` exists. `sourceName` names the file in
+   * the errors of a check made on this machine.
+   */
+  storeTemplate(input: {
     ref: string;
     format: TemplateFormat;
     source: string;
     subject?: string;
     sourceName?: string;
-  }): Promise<TemplateRecord>;
-  /** Creates an audience group. */
-  createAudienceGroup(input: { ref: string; name?: string }): Promise<AudienceGroupRecord>;
+  }): Promise<TemplateView>;
 }

@@ -32,13 +32,13 @@ Options:
     const ref = args.required('ref');
     const name = args.string('name');
     const group = await withAdmin(args, io, (admin) =>
-      admin.createAudienceGroup({ ref, ...(name === undefined ? {} : { name }) }),
+      admin.audience.createGroup({ ref, ...(name === undefined ? {} : { name }) }),
     );
     if (args.flag('json')) {
       printJson(io, group);
       return EXIT_OK;
     }
-    println(io.stdout, `Created audience group ${group.ref} (${group.id}) in project ${group.projectId}.`);
+    println(io.stdout, `Created audience group ${group.ref}${group.name ? ` (${group.name})` : ''}.`);
     return EXIT_OK;
   },
 };

@@ -1,4 +1,10 @@
 import { audienceCreateCommand } from './audience-command.js';
+import {
+  audienceImportCommand,
+  audienceImportStatusCommand,
+  audienceListCommand,
+  audienceProfilesCommand,
+} from './audience-read-command.js';
 import { broadcastStatusCommand } from './broadcast-command.js';
 import type { Command } from './command.js';
 import {
@@ -10,11 +16,18 @@ import {
 } from './domain-command.js';
 import { inboundCommand } from './inbound-command.js';
 import { keyCreateCommand, keyListCommand, keyRevokeCommand, keyRotateCommand } from './key-command.js';
+import { broadcastListCommand, messageStatusCommand } from './message-command.js';
 import { PAUSE_COMMANDS } from './pause-command.js';
 import { projectCreateCommand, projectListCommand } from './project-command.js';
-import { senderAddCommand } from './sender-command.js';
+import { senderAddCommand, senderListCommand, senderRemoveCommand } from './sender-command.js';
 import { serveCommand } from './serve-command.js';
+import {
+  suppressionAddCommand,
+  suppressionLiftCommand,
+  suppressionListCommand,
+} from './suppression-command.js';
 import { templateAddCommand } from './template-command.js';
+import { templateListCommand, templatePreviewCommand } from './template-read-command.js';
 import {
   webhookAddCommand,
   webhookDisableCommand,
@@ -36,14 +49,27 @@ export const COMMANDS: readonly Command[] = [
   keyRevokeCommand,
   keyRotateCommand,
   senderAddCommand,
+  senderListCommand,
+  senderRemoveCommand,
   domainAddCommand,
   domainListCommand,
   domainVerifyCommand,
   domainRotateCommand,
   domainCheckCommand,
   templateAddCommand,
+  templateListCommand,
+  templatePreviewCommand,
   audienceCreateCommand,
+  audienceListCommand,
+  audienceProfilesCommand,
+  audienceImportCommand,
+  audienceImportStatusCommand,
   broadcastStatusCommand,
+  broadcastListCommand,
+  messageStatusCommand,
+  suppressionListCommand,
+  suppressionAddCommand,
+  suppressionLiftCommand,
   ...PAUSE_COMMANDS,
   webhookAddCommand,
   webhookListCommand,

@@ -1,30 +1,13 @@
-import { type AuthContext, KEY_SCOPES, type KeyScope, type KeyView, type Mailroom } from '@mailroom/core';
-import { requireProject } from './admin-session.js';
-import { DATABASE_FLAG, JSON_FLAG, type ParsedArgs } from './args.js';
+import { KEY_SCOPES, type KeyScope, type KeyView } from '@mailroom/core';
+import { withAdmin } from './admin-target.js';
+import { DATABASE_FLAG, JSON_FLAG } from './args.js';
 import { EXIT_OK, UsageError } from './cli-errors.js';
 import type { Command } from './command.js';
-import { type CliIo, println } from './io.js';
-import { openEngine, resolveDatabase } from './open-engine.js';
+import { println } from './io.js';
 import { printJson } from './output.js';
 
 const PROJECT_FLAG = { project: { type: 'string' } } as const;
 const DATABASE_HELP = `  --database URL     database (default: MAILROOM_DATABASE_URL, else ./mailroom.db)`;
-
-/** Opens the engine and acts for the project of `--project`, with every right (an admin on the database). */
-async function withProject<T>(
-  args: ParsedArgs,
-  io: CliIo,
-  work: (mailroom: Mailroom, auth: AuthContext) => Promise<T>,
-): Promise<T> {
-  const database = resolveDatabase(args.string('database'), io, args.command);
-  const { mailroom, store } = await openEngine({ database });
-  try {
-    const project = await requireProject(store, args.required('project'));
-    return await work(mailroom, { project, mode: 'live' });
-  } finally {
-    await mailroom.close();
-  }
-}
 
 /** One line of `key list`: never a secret. */
 function keyLine(key: KeyView): string {
@@ -76,8 +59,8 @@ ${DATABASE_HELP}
     if (!(KEY_SCOPES as readonly string[]).includes(scope)) {
       throw new UsageError(`--scope must be one of ${KEY_SCOPES.join(', ')}, got '${scope}'`, args.command);
     }
-    const created = await withProject(args, io, (mailroom, auth) =>
-      mailroom.keys.create(auth, {
+    const created = await withAdmin(args, io, (admin) =>
+      admin.keys.create({
         scope: scope as KeyScope,
         domains: args.list('domain'),
         mode: args.flag('sandbox') ? 'sandbox' : 'live',
@@ -105,7 +88,7 @@ secrets: a key is told apart by its id and prefix.`,
   flags: { ...DATABASE_FLAG, ...JSON_FLAG, ...PROJECT_FLAG },
   positionals: { min: 0, max: 0, names: '' },
   async run(args, io) {
-    const keys = await withProject(args, io, (mailroom, auth) => mailroom.keys.list(auth));
+    const keys = await withAdmin(args, io, (admin) => admin.keys.list());
     if (args.flag('json')) {
       printJson(io, keys);
       return EXIT_OK;
@@ -126,7 +109,7 @@ Revokes the key: from now on every request with it is answered 401.`,
   positionals: { min: 1, max: 1, names: 'KEY_ID' },
   async run(args, io) {
     const id = args.positionals[0] ?? '';
-    const key = await withProject(args, io, (mailroom, auth) => mailroom.keys.revoke(auth, id));
+    const key = await withAdmin(args, io, (admin) => admin.keys.revoke(id));
     if (args.flag('json')) {
       printJson(io, key);
       return EXIT_OK;
@@ -155,9 +138,7 @@ ${DATABASE_HELP}
     const id = args.positionals[0] ?? '';
     const grace = args.string('grace');
     const graceSeconds = grace === undefined ? 0 : parseGrace(grace, args.command);
-    const rotated = await withProject(args, io, (mailroom, auth) =>
-      mailroom.keys.rotate(auth, id, { graceSeconds }),
-    );
+    const rotated = await withAdmin(args, io, (admin) => admin.keys.rotate(id, { graceSeconds }));
     if (args.flag('json')) {
       printJson(io, rotated);
       return EXIT_OK;

@@ -26,8 +26,42 @@ export function localAdmin(mailroom: Mailroom, auth: AuthContext): AdminOperatio
     },
     pauses: localPauses(mailroom, auth),
     getMailing: (ref) => mailroom.getMailing(auth, ref),
-    addSender: (input) => mailroom.admin.addSender(projectId, input),
-    createTemplate: (input) => mailroom.admin.createTemplate(projectId, input),
-    createAudienceGroup: (input) => mailroom.admin.createAudienceGroup(projectId, input),
+    listBroadcasts: (page) => mailroom.listMailings(auth, 'broadcast', page),
+    getMessage: (ref) => mailroom.getMessage(auth, ref),
+    senders: {
+      list: (page) => mailroom.senders.list(auth, page),
+      add: (input) => mailroom.senders.add(auth, input),
+      remove: (address) => mailroom.senders.remove(auth, address),
+    },
+    suppressions: {
+      list: (query) => mailroom.suppressions.list(auth, query),
+      add: (input) => mailroom.suppressions.add(auth, input),
+      lift: (address) => mailroom.suppressions.lift(auth, address),
+    },
+    keys: {
+      create: (options) => mailroom.keys.create(auth, options),
+      list: () => mailroom.keys.list(auth),
+      revoke: (id) => mailroom.keys.revoke(auth, id),
+      rotate: (id, options) => mailroom.keys.rotate(auth, id, options),
+    },
+    audience: {
+      listGroups: () => mailroom.audience.listGroups(auth),
+      createGroup: (input) => mailroom.audience.createGroup(auth, input),
+      listMembers: (ref, page) => mailroom.audience.listMembers(auth, ref, page),
+      listProfiles: (search) => mailroom.audience.listProfiles(auth, search),
+      getProfile: (address) => mailroom.audience.getProfile(auth, address),
+      startImport: (request) => mailroom.audience.startImport(auth, request),
+      getImport: (id) => mailroom.audience.getImport(auth, id),
+    },
+    templates: {
+      list: (page) => mailroom.templates.list(auth, page),
+      get: (ref) => mailroom.templates.get(auth, ref),
+      preview: (ref, sample) => mailroom.templates.preview(auth, ref, sample),
+    },
+    async storeTemplate(input) {
+      // The admin call names the file in its errors; the view is then the API's.
+      await mailroom.admin.createTemplate(projectId, input);
+      return mailroom.templates.get(auth, input.ref);
+    },
   };
 }

@@ -2,12 +2,13 @@ import { MailroomApiError, type MailroomClient } from '@mailroom/client';
 import { ERROR_CODES, type ErrorCode, MailroomError } from '@mailroom/core';
 import type { AdminOperations } from './admin-operations.js';
 import { remotePauses } from './pause-operations.js';
+import { remoteResources } from './remote-resources.js';
 import { domainView, webhookView } from './remote-views.js';
 
 /**
- * The admin operations through a server's HTTP API, for the project of the client's key. An operation
- * whose route the server does not have yet is refused with `notRemoteYet`; giving it a route is a method
- * here (see the webhooks and domains).
+ * The admin operations through a server's HTTP API, for the project of the client's key: webhooks and
+ * domains here, the management routes (templates, senders, suppressions, keys, audience, status reads)
+ * in remote-resources.ts.
  */
 export function remoteAdmin(client: MailroomClient, url: string): AdminOperations {
   const call = <T>(work: () => Promise<T>): Promise<T> => translated(url, work);
@@ -39,20 +40,9 @@ export function remoteAdmin(client: MailroomClient, url: string): AdminOperation
       rotateDkim: (name, options) =>
         call(async () => domainView((await client.domains.rotateDkim(name, options)).domain)),
     },
+    ...remoteResources(client, call),
     pauses: remotePauses(client, call),
-    getMailing: () => notRemoteYet('broadcast status', 'GET /broadcasts/:ref'),
-    addSender: () => notRemoteYet('sender add', 'POST /senders'),
-    createTemplate: () => notRemoteYet('template add', 'POST /templates'),
-    createAudienceGroup: () => notRemoteYet('audience create', 'POST /audience/groups'),
   };
-}
-
-/** An operation the HTTP API has no route for yet: said before anything is sent. */
-function notRemoteYet(command: string, route: string): never {
-  throw new MailroomError(
-    'NOT_FOUND',
-    `mailroom ${command} is not available remotely yet (the server has no ${route}): run it without --url on the database's machine`,
-  );
 }
 
 /**

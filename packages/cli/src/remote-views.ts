@@ -45,11 +45,13 @@ function keyView(wire: Schemas['DkimKey']): DkimKeyView {
   };
 }
 
-function dateOrNull(value: string | null | undefined): Date | null {
+/** An optional time of the wire as a Date, else null. */
+export function dateOrNull(value: string | null | undefined): Date | null {
   return value === null || value === undefined ? null : new Date(value);
 }
 
-function date(value: string | undefined, field: string): Date {
+/** A time the answer must have, as a Date; an answer without it names the field. */
+export function date(value: string | undefined, field: string): Date {
   if (value === undefined) {
     throw new MailroomError('INTERNAL', `the server's answer has no ${field}: is it an older Mailroom?`);
   }

@@ -1,9 +1,16 @@
+import type { SenderView } from '@mailroom/core';
 import { withAdmin } from './admin-target.js';
 import { DATABASE_FLAG, JSON_FLAG } from './args.js';
 import { EXIT_OK } from './cli-errors.js';
 import type { Command } from './command.js';
 import { println } from './io.js';
 import { printJson } from './output.js';
+import { PAGE_FLAGS, PAGE_HELP, pageOf, printPage } from './page-flags.js';
+
+/** `Name <address>`, or the address alone. */
+function senderLine(sender: SenderView): string {
+  return sender.name ? `${sender.name} <${sender.address}>` : sender.address;
+}
 
 /** `mailroom sender add --project ID ADDRESS [--name N]`: an address the project may send from. */
 export const senderAddCommand: Command = {
@@ -24,16 +31,61 @@ Options:
   async run(args, io) {
     const address = args.positionals[0] ?? '';
     const name = args.string('name');
+    // The view of the API: never a DKIM private key.
     const sender = await withAdmin(args, io, (admin) =>
-      admin.addSender({ address, ...(name === undefined ? {} : { name }) }),
+      admin.senders.add({ address, ...(name === undefined ? {} : { name }) }),
     );
     if (args.flag('json')) {
-      // The DKIM private key never leaves the database through the CLI.
-      printJson(io, { ...sender, dkim: sender.dkim ? { selector: sender.dkim.selector } : null });
+      printJson(io, sender);
       return EXIT_OK;
     }
-    const display = sender.name ? `${sender.name} <${sender.address}>` : sender.address;
-    println(io.stdout, `Added sender ${display} (${sender.id}) to project ${sender.projectId}.`);
+    println(io.stdout, `Added sender ${senderLine(sender)}.`);
+    return EXIT_OK;
+  },
+};
+
+/** `mailroom sender list`: the project's sender identities, a page at a time. */
+export const senderListCommand: Command = {
+  name: 'sender list',
+  summary: "List a project's sender identities",
+  help: `Usage: mailroom sender list --project ID [--limit N] [--after CURSOR] [--database URL|FILE] [--json]
+
+Lists the sender identities by address, a page at a time (--after: the cursor printed
+after a full page).
+
+Options:
+${PAGE_HELP}
+  --json             print { items, next } as JSON`,
+  flags: { ...DATABASE_FLAG, ...JSON_FLAG, ...PAGE_FLAGS, project: { type: 'string' } },
+  positionals: { min: 0, max: 0, names: '' },
+  async run(args, io) {
+    const page = await withAdmin(args, io, (admin) => admin.senders.list(pageOf(args)));
+    printPage(
+      io,
+      args,
+      page,
+      (s) =>
+        `${senderLine(s)}  ${s.dkimSelector ? `dkim ${s.dkimSelector}` : 'domain key'}  created ${s.createdAt.toISOString()}`,
+    );
+    return EXIT_OK;
+  },
+};
+
+/** `mailroom sender remove ADDRESS`. */
+export const senderRemoveCommand: Command = {
+  name: 'sender remove',
+  summary: 'Remove a sender identity (requests from it are refused; mail accepted still goes)',
+  help: `Usage: mailroom sender remove --project ID ADDRESS [--database URL|FILE] [--json]
+
+Removes the sender identity: requests from ADDRESS are refused from now on; mail
+already accepted still goes out.`,
+  flags: { ...DATABASE_FLAG, ...JSON_FLAG, project: { type: 'string' } },
+  positionals: { min: 1, max: 1, names: 'the sender ADDRESS' },
+  async run(args, io) {
+    const address = args.positionals[0] ?? '';
+    await withAdmin(args, io, (admin) => admin.senders.remove(address));
+    if (args.flag('json')) printJson(io, { removed: address });
+    else println(io.stdout, `Removed sender ${address}.`);
     return EXIT_OK;
   },
 };

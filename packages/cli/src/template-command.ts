@@ -34,7 +34,7 @@ Options:
   --file PATH        the template source (.mjml, .html, .htm, .txt)
   --subject S        default subject when a request gives none
   --database URL     database (default: MAILROOM_DATABASE_URL, else ./mailroom.db)
-  --json             print {"id", "ref", "format", "version", ...} as JSON`,
+  --json             print {"ref", "format", "subject", "version", ...} as JSON`,
   flags: {
     ...DATABASE_FLAG,
     ...JSON_FLAG,
@@ -59,7 +59,7 @@ Options:
       throw new MailroomError('VALIDATION_FAILED', `cannot read ${file}`, { cause: error });
     });
     const template = await withAdmin(args, io, (admin) =>
-      admin.createTemplate({
+      admin.storeTemplate({
         ref,
         format,
         source,
@@ -68,14 +68,11 @@ Options:
       }),
     );
     if (args.flag('json')) {
-      const { source: _source, compiled: _compiled, ...summary } = template;
+      const { source: _source, ...summary } = template;
       printJson(io, summary);
       return EXIT_OK;
     }
-    println(
-      io.stdout,
-      `Stored template ${template.ref} version ${template.version} (${template.format}) in project ${template.projectId}.`,
-    );
+    println(io.stdout, `Stored template ${template.ref} version ${template.version} (${template.format}).`);
     return EXIT_OK;
   },
 };

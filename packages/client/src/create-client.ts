@@ -1,8 +1,11 @@
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
+import { type AudienceMethods, audienceMethods } from './audience-methods.js';
+import { dataOf, init, pathOf } from './call-envelope.js';
 import type { CallOptions, OperationBody, OperationQuery, OperationResult } from './client-types.js';
 import { MailroomApiError } from './mailroom-api-error.js';
 import type { paths } from './openapi-types.js';
 import { type PauseMethods, pauseMethods } from './pause-methods.js';
+import { type ResourceMethods, resourceMethods } from './resource-methods.js';
 
 // The types of operations and calls live in client-types.ts (the method groups of other files read them).
 export type {
@@ -31,7 +34,7 @@ export interface MailroomClientOptions {
  * its answer; a refused call rejects with a {@link MailroomApiError}. A route without a method here is
  * reached through `api`, typed from the same document.
  */
-export interface MailroomClient {
+export interface MailroomClient extends ResourceMethods, AudienceMethods {
   /**
    * The openapi-fetch client of the whole document (`api.GET('/webhooks')`), with the key and the base
    * URL set. It resolves to `{ data, response }` on success and rejects with a {@link MailroomApiError}
@@ -113,9 +116,11 @@ export function createMailroomClient(options: MailroomClientOptions): MailroomCl
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   api.use(refusalsThrow);
-  const path = <K extends string>(key: K, value: string) => ({ path: { [key]: value } as Record<K, string> });
+  const path = pathOf;
   return {
     api,
+    ...resourceMethods(api),
+    ...audienceMethods(api),
     send: (body, call) => dataOf(api.POST('/send/mail', { body, ...init(call) })),
     broadcast: (body, call) => dataOf(api.POST('/send/mail/broadcast', { body, ...init(call) })),
     cancelBroadcast: (ref, call) =>
@@ -175,27 +180,3 @@ const refusalsThrow: Middleware = {
     return undefined;
   },
 };
-
-/** The fetch settings of a call's options. */
-function init(call: CallOptions | undefined): { headers?: Record<string, string>; signal?: AbortSignal } {
-  if (!call) return {};
-  const headers: Record<string, string> = {};
-  if (call.idempotencyKey !== undefined) headers['idempotency-key'] = call.idempotencyKey;
-  if (call.requestId !== undefined) headers['x-request-id'] = call.requestId;
-  return { headers, ...(call.signal ? { signal: call.signal } : {}) };
-}
-
-/** The `data` of a success envelope. */
-async function dataOf<Data>(call: Promise<{ data?: { data: Data }; response: Response }>): Promise<Data> {
-  const { data: body, response } = await call;
-  if (body === undefined) {
-    // An empty 2xx: not this API, which always answers its envelope.
-    const message = `HTTP ${response.status} without an answer from ${response.url}: is this the API's mount point?`;
-    throw new MailroomApiError(response.status, {
-      message,
-      statusCode: response.status,
-      code: 'INTERNAL',
-    });
-  }
-  return body.data;
-}

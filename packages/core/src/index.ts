@@ -5,6 +5,9 @@ export {
   type ActivitySeriesName,
   bucketFor,
   chartOf,
+  destinationDomains,
+  type GuardLine,
+  type PauseBand,
 } from './admin/activity-series.js';
 // For store adapters: the one profile-merge rule every store applies.
 

@@ -3,12 +3,24 @@
  * into aligned series, per project, per mailing or per destination. The dashboard draws them; `GET`
  * views can serve them as they are.
  */
+import { domainOf } from '../base/address.js';
 import { MailroomError } from '../base/errors.js';
+import { DEFAULT_DESTINATION_GROUPS, type DestinationOptions } from '../delivery/destinations.js';
+import { type WarmupDay, warmupDay } from '../delivery/warmup.js';
 import type { AuthContext } from '../engine/auth-context.js';
 import type { BaseContext } from '../engine/base-context.js';
+import type { GuardOptions } from '../pauses/guard-options.js';
+import type { PauseView } from '../pauses/pause-control.js';
 import type { ActivityStore, EventSeriesRow } from '../store/activity-store.js';
 import type { EventType } from '../store/event-records.js';
 import type { MailingRecord } from '../store/records.js';
+import { type GuardLine, guardLines } from './activity-guard.js';
+import { ACTIVITY_SERIES, type ActivitySeriesName } from './activity-names.js';
+import { bandConcerns, type PauseBand, pauseBands } from './activity-pauses.js';
+
+export type { GuardLine } from './activity-guard.js';
+export { ACTIVITY_SERIES, type ActivitySeriesName } from './activity-names.js';
+export type { PauseBand } from './activity-pauses.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -18,25 +30,6 @@ const DAY = 24 * HOUR;
 export const MAX_ACTIVITY_BUCKETS = 400;
 /** Buckets of one chart at least: a shorter range starts earlier, so that a line has a shape. */
 export const MIN_ACTIVITY_BUCKETS = 10;
-
-/** The series of a chart, in the order a legend lists them. */
-export const ACTIVITY_SERIES = [
-  'sent',
-  'deferred',
-  'failed',
-  'bounced.recipient-hard',
-  'bounced.soft',
-  'bounced.sender-side',
-  'complained',
-  'suppressed',
-  'opened.human',
-  'opened.machine',
-  'clicked.human',
-  'clicked.machine',
-] as const;
-
-/** One series of a chart: what its points count. */
-export type ActivitySeriesName = (typeof ACTIVITY_SERIES)[number];
 
 /** The event type (and variant) each series counts. */
 const SERIES_OF: Readonly<Record<string, ActivitySeriesName>> = {
@@ -62,11 +55,19 @@ const MARKER_TYPES = new Set<string>([
   'broadcast.cancelled',
 ]);
 
-/** What to chart. Without `mailingRef`, the whole project; `domains` narrows to a destination. */
+/**
+ * What to chart. Without `mailingRef`, the whole project; `destination` or `domains` narrow to a
+ * destination.
+ */
 export interface ActivityQuery {
   /** One mailing's events (its ref); `NOT_FOUND` for another project's. */
   mailingRef?: string;
-  /** Only events to addresses at these domains (a destination). */
+  /**
+   * A destination: a group's name (its domain patterns, from the engine's `destinations` option and the
+   * default groups) or a domain. Domains a group takes in by MX lookup are not counted in it.
+   */
+  destination?: string;
+  /** Only events to addresses at these domains (`name.*`: the name, a dot, anything); wins over `destination`. */
   domains?: readonly string[];
   /** The start (default: the mailing's creation, else 24 hours before `to`). */
   from?: Date;
@@ -86,7 +87,18 @@ export interface ActivityChart {
   series: Record<ActivitySeriesName, number[]>;
   /** A broadcast's pauses, resumes, completion or cancellation, at the start of their bucket. */
   markers: Array<{ at: number; type: EventType; count: number }>;
+  /** The pauses over the period that concern the chart (see `bandConcerns`), by start. */
+  pauses: PauseBand[];
+  /** The reputation guard's rules over the buckets; empty when the guard is off. */
+  guard: GuardLine[];
+  /** Today's warm-up of the sender domains concerned (the mailing's, else the project's senders'). */
+  warmup: Array<WarmupDay & { domain: string }>;
+  /** The destination charted, with the domains (and patterns) counted; null for all of them. */
+  destination: { name: string; domains: string[] } | null;
 }
+
+/** Pause events read for one chart at most: past this, the latest are left out. */
+const MAX_PAUSE_EVENTS = 1_000;
 
 /** The bucket width for a range: per minute while fresh, per hour, then per day. */
 export function bucketFor(spanMs: number): number {
@@ -121,7 +133,29 @@ export function chartOf(
     if (name) series[name][index] = (series[name][index] ?? 0) + row.count;
   }
   markers.sort((a, b) => a.at - b.at || a.type.localeCompare(b.type));
-  return { from: new Date(first), to, bucketMs, buckets, series, markers };
+  return {
+    from: new Date(first),
+    to,
+    bucketMs,
+    buckets,
+    series,
+    markers,
+    pauses: [],
+    guard: [],
+    warmup: [],
+    destination: null,
+  };
+}
+
+/** The domains (and `name.*` patterns) of a destination: a group's patterns, else the name as a domain. */
+export function destinationDomains(name: string, options: DestinationOptions | undefined): string[] {
+  const groups = {
+    ...(options?.defaultGroups === false ? {} : DEFAULT_DESTINATION_GROUPS),
+    ...options?.groups,
+  };
+  const key = name.trim().toLowerCase();
+  const patterns = Object.entries(groups).find(([group]) => group.toLowerCase() === key)?.[1];
+  return patterns ? patterns.map((p) => p.toLowerCase()) : [key];
 }
 
 /** What the query borrows from the engine, so that scoping stays defined in one place. */
@@ -129,6 +163,12 @@ export interface ActivityQueryDeps {
   resolveAuth(auth: string | AuthContext): Promise<AuthContext>;
   /** The project's mailing by ref; `NOT_FOUND` otherwise. */
   findMailing(auth: string | AuthContext, ref: string): Promise<MailingRecord>;
+  /** The project's pauses in force (broadcasts by ref). */
+  listPauses(auth: string | AuthContext): Promise<PauseView[]>;
+  /** The engine's `guard` option (its rules are drawn); `false`: off. */
+  guard: GuardOptions | false | undefined;
+  /** The engine's `destinations` option (its groups name destinations). */
+  destinations: DestinationOptions | undefined;
 }
 
 /** The engine's `activity` read (see `Mailroom.activity`). */
@@ -153,14 +193,64 @@ export function createActivityQueries(
       const latest = to.getTime() - MIN_ACTIVITY_BUCKETS * bucketMs;
       if (from.getTime() < earliest) from = new Date(earliest);
       if (from.getTime() > latest) from = new Date(latest);
-      const rows = await store.countEventSeries(project.id, {
-        from,
-        to,
-        bucketMs,
+      const destination =
+        query.domains !== undefined
+          ? { name: query.domains.join(', '), domains: query.domains.map((d) => d.toLowerCase()) }
+          : query.destination !== undefined
+            ? {
+                name: query.destination.trim().toLowerCase(),
+                domains: destinationDomains(query.destination, deps.destinations),
+              }
+            : null;
+      const scope = {
         ...(mailing ? { mailingRef: mailing.ref } : {}),
-        ...(query.domains ? { domains: query.domains } : {}),
-      });
-      return chartOf(rows, from, to, bucketMs);
+        ...(destination ? { domains: destination.domains } : {}),
+      };
+      const [rows, pauseEvents, active, warmup] = await Promise.all([
+        store.countEventSeries(project.id, { from, to, bucketMs, ...scope }),
+        // Every pause of the period: the project's and the destinations' have no mailing.
+        store.listEventsBetween(project.id, {
+          from,
+          to,
+          types: ['broadcast.paused', 'broadcast.resumed'],
+          limit: MAX_PAUSE_EVENTS,
+        }),
+        deps.listPauses(auth),
+        warmupToday(ctx, project.id, mailing),
+      ]);
+      const chart = chartOf(rows, from, to, bucketMs);
+      chart.pauses = pauseBands(pauseEvents, active, chart.from, to).filter((band) =>
+        bandConcerns(band, scope),
+      );
+      const resumedAt = new Set(
+        chart.pauses
+          .filter((band) => band.scope === 'broadcast' && band.to !== null && band.ended !== 'timed')
+          .map((band) => Math.floor(((band.to as Date).getTime() - chart.from.getTime()) / bucketMs)),
+      );
+      chart.guard = guardLines(chart.series, bucketMs, deps.guard, mailing ? { resumedAt } : undefined);
+      chart.warmup = warmup;
+      chart.destination = destination;
+      return chart;
     },
   };
+}
+
+/** Today's warm-up of the mailing's sender domain, else of the project's senders' domains. */
+async function warmupToday(
+  ctx: BaseContext,
+  projectId: string,
+  mailing: MailingRecord | undefined,
+): Promise<ActivityChart['warmup']> {
+  const schedules = ctx.warmup?.domains;
+  if (!schedules || Object.keys(schedules).length === 0) return [];
+  const domains = mailing
+    ? [domainOf(mailing.sender.address)]
+    : (await ctx.store.listSenders(projectId, { limit: 100 })).map((s) => domainOf(s.address));
+  const now = ctx.clock.now();
+  const out: ActivityChart['warmup'] = [];
+  for (const domain of [...new Set(domains)].sort()) {
+    const schedule = Object.entries(schedules).find(([name]) => name.toLowerCase() === domain)?.[1];
+    if (schedule) out.push({ domain, ...warmupDay(schedule, now, domain) });
+  }
+  return out;
 }

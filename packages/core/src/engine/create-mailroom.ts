@@ -359,7 +359,13 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     },
 
     ...queries,
-    ...createActivityQueries(ctx, { resolveAuth, findMailing }),
+    ...createActivityQueries(ctx, {
+      resolveAuth,
+      findMailing,
+      listPauses: async (auth) => pausesOf((await resolveAuth(auth)).project.id),
+      guard: options.guard,
+      destinations: options.destinations,
+    }),
 
     async addDomain(auth, domain, domainOptions) {
       return domains.add((await resolveAuth(auth)).project.id, domain, domainOptions);

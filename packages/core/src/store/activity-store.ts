@@ -1,4 +1,4 @@
-import type { EventType } from './event-records.js';
+import type { EventRecord, EventType } from './event-records.js';
 
 /** Which events `countEventSeries` counts, and into which buckets. */
 export interface EventSeriesQuery {
@@ -12,9 +12,24 @@ export interface EventSeriesQuery {
   mailingRef?: string;
   /**
    * Only the events whose `address` is at one of these domains (lower-case, without `@`): a destination.
+   * An entry `name.*` matches `name.` followed by anything (a destination group's pattern: `hotmail.*`).
    * An empty list counts nothing.
    */
   domains?: readonly string[];
+}
+
+/** Which events `listEventsBetween` lists. */
+export interface EventRangeQuery {
+  /** The first instant listed (inclusive). */
+  from: Date;
+  /** The end of the range (exclusive). */
+  to: Date;
+  /** Only events of these types; an empty list lists nothing. */
+  types: readonly EventType[];
+  /** Only the events of this mailing (by ref). */
+  mailingRef?: string;
+  /** At most this many: the earliest. */
+  limit: number;
 }
 
 /** The count of one kind of event in one time bucket. */
@@ -41,4 +56,10 @@ export interface ActivityStore {
    * with a zero count are left out; in no particular order. Events of other projects are never counted.
    */
   countEventSeries(projectId: string, query: EventSeriesQuery): Promise<EventSeriesRow[]>;
+  /**
+   * The project's events in `[from, to)` of the given types, by `createdAt` then `id`, at most `limit`:
+   * the few events a chart draws one by one (pauses and resumes). Events of other projects are never
+   * listed. It reads the same range as `countEventSeries`, so it is meant for rare types.
+   */
+  listEventsBetween(projectId: string, query: EventRangeQuery): Promise<EventRecord[]>;
 }

@@ -19,7 +19,7 @@ import type { StoreLifecycle } from './store-lifecycle.js';
 import type { TrackingStore } from './tracking-store.js';
 
 export type { AccountStore } from './account-store.js';
-export type { ActivityStore, EventSeriesQuery, EventSeriesRow } from './activity-store.js';
+export type { ActivityStore, EventRangeQuery, EventSeriesQuery, EventSeriesRow } from './activity-store.js';
 export type { AppTransaction, AppTransactionStore, TransactionStore } from './app-transaction-store.js';
 export type {
   AudienceAdminStore,

@@ -1,4 +1,4 @@
-/** Store conformance: the event outbox counted over time (`ActivityStore.countEventSeries`). */
+/** Store conformance: the event outbox over time (`ActivityStore.countEventSeries`, `listEventsBetween`). */
 import { expect, it } from 'vitest';
 import type { EventSeriesRow } from '../store/activity-store.js';
 import type { EventRecord } from '../store/event-records.js';
@@ -118,5 +118,81 @@ export function describeActivity(ctx: StoreSuiteContext): void {
     expect(buckets.size).toBeLessThanOrEqual(2);
     for (const b of buckets) expect(b % hour).toBe(0);
     expect(rows.filter((r) => r.type === 'email.sent').reduce((n, r) => n + r.count, 0)).toBe(4);
+  });
+
+  it('countEventSeries matches a group pattern `name.*` as the name and a dot, then anything', async () => {
+    const { project } = await seedProject(ctx.store);
+    const at = testTime(0);
+    const addresses = [
+      'a@hotmail.com',
+      'b@hotmail.co.uk',
+      'c@hotmailxcom.test',
+      'd@my.hotmail.com',
+      'e@h_tmail.com',
+    ];
+    await ctx.store.insertOutbox({
+      events: addresses.map((address) => makeEvent(project.id, { createdAt: at, address })),
+      messages: [],
+    });
+    const count = async (domains: string[]) =>
+      (
+        await ctx.store.countEventSeries(project.id, {
+          from: at,
+          to: testTime(MINUTE),
+          bucketMs: MINUTE,
+          domains,
+        })
+      ).reduce((n, r) => n + r.count, 0);
+    expect(await count(['hotmail.*'])).toBe(2);
+    // `_` is a letter here, not LIKE's wildcard.
+    expect(await count(['h_tmail.*'])).toBe(1);
+    expect(await count(['hotmail.*', 'my.hotmail.com'])).toBe(3);
+  });
+
+  it('listEventsBetween lists the types asked for in [from, to), earliest first, one project only', async () => {
+    const { project } = await seedProject(ctx.store);
+    const { project: other } = await seedProject(ctx.store);
+    const pause = (
+      projectId: string,
+      ms: number,
+      type: 'broadcast.paused' | 'broadcast.resumed',
+      ref = 'brd_a',
+    ) =>
+      makeEvent(projectId, {
+        type,
+        createdAt: testTime(ms),
+        mailingRef: ref,
+        data: {
+          event_id: `${type}${ms}`,
+          project_id: projectId,
+          pause: { scope: 'broadcast', target: ref, by: 'operator', reason: 'look', rule: null, until: null },
+        },
+      });
+    const resumed = pause(project.id, 2 * MINUTE, 'broadcast.resumed');
+    const paused = pause(project.id, MINUTE, 'broadcast.paused');
+    const projectPause = makeEvent(project.id, { type: 'broadcast.paused', createdAt: testTime(3 * MINUTE) });
+    await ctx.store.insertOutbox({
+      events: [
+        resumed,
+        paused,
+        projectPause,
+        pause(project.id, 10 * MINUTE, 'broadcast.paused'),
+        pause(project.id, -1, 'broadcast.paused'),
+        pause(other.id, MINUTE, 'broadcast.paused'),
+        makeEvent(project.id, { createdAt: testTime(MINUTE), mailingRef: 'brd_a', address: 'a@gmail.com' }),
+      ],
+      messages: [],
+    });
+    const range = { from: testTime(0), to: testTime(10 * MINUTE), limit: 100 };
+    const types = ['broadcast.paused', 'broadcast.resumed'] as const;
+    const listed = await ctx.store.listEventsBetween(project.id, { ...range, types });
+    expect(listed.map((e) => e.id)).toEqual([paused.id, resumed.id, projectPause.id]);
+    expect(listed[0]).toEqual(paused);
+    const ofA = await ctx.store.listEventsBetween(project.id, { ...range, types, mailingRef: 'brd_a' });
+    expect(ofA.map((e) => e.id)).toEqual([paused.id, resumed.id]);
+    expect(
+      (await ctx.store.listEventsBetween(project.id, { ...range, types, limit: 1 })).map((e) => e.id),
+    ).toEqual([paused.id]);
+    expect(await ctx.store.listEventsBetween(project.id, { ...range, types: [] })).toEqual([]);
   });
 }

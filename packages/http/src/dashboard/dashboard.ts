@@ -2,6 +2,7 @@ import type { AuthContext, DeliveryStatus, Logger, MailingKind, Mailroom, Variab
 import { ERROR_CODES, isMailroomError, MailroomError } from '@mailroom/core';
 import { isScopeRefusal, requireScope } from '../route-access.js';
 import type { NeutralRequest, NeutralResponse } from '../types.js';
+import { destinationParam } from './activity-destination.js';
 import {
   checkSameOrigin,
   htmlPage,
@@ -268,12 +269,13 @@ export function createDashboard(
   async function mailingList(call: Call, auth: AuthContext, kind: MailingKind): Promise<NeutralResponse> {
     const after = queryOf(call.req).get('after') || undefined;
     const overview = kind === 'broadcast' && !after;
+    const destination = destinationParam(queryOf(call.req));
     const [list, bounces, activity] = await Promise.all([
       mailroom.listMailings(auth, kind, after ? { after, limit: 25 } : { limit: 25 }),
       overview
         ? mailroom.bouncesByDomain(auth, { since: new Date(Date.now() - RECENT_BOUNCES_MS), limit: 10 })
         : Promise.resolve([]),
-      overview ? mailroom.activity(auth) : Promise.resolve(undefined),
+      overview ? mailroom.activity(auth, destination ? { destination } : {}) : Promise.resolve(undefined),
     ]);
     return page(call, 200, mailingsPage(ctxOf(call), kind, list, after !== undefined, bounces, activity));
   }

@@ -10,13 +10,19 @@ function variantOf(event: EventRecord): string | null {
   return null;
 }
 
+/** Whether `domain` is one of `domains`, where `name.*` matches `name.` followed by anything. */
+function inDomains(domain: string, exact: ReadonlySet<string>, prefixes: readonly string[]): boolean {
+  return exact.has(domain) || prefixes.some((prefix) => domain.startsWith(prefix));
+}
+
 /** `ActivityStore` in memory: a scan of the project's events. */
 export function memoryActivityStore(events: () => EventState): ActivityStore {
   return {
     async countEventSeries(projectId, query) {
       const from = query.from.getTime();
       const to = query.to.getTime();
-      const domains = query.domains ? new Set(query.domains) : undefined;
+      const domains = query.domains ? new Set(query.domains.filter((d) => !d.endsWith('.*'))) : undefined;
+      const prefixes = (query.domains ?? []).filter((d) => d.endsWith('.*')).map((d) => d.slice(0, -1));
       const counts = new Map<string, EventSeriesRow>();
       for (const event of events().events.values()) {
         const at = event.createdAt.getTime();
@@ -24,7 +30,7 @@ export function memoryActivityStore(events: () => EventState): ActivityStore {
         if (query.mailingRef !== undefined && event.mailingRef !== query.mailingRef) continue;
         if (domains) {
           const sign = event.address?.lastIndexOf('@') ?? -1;
-          if (sign < 0 || !domains.has((event.address as string).slice(sign + 1))) continue;
+          if (sign < 0 || !inDomains((event.address as string).slice(sign + 1), domains, prefixes)) continue;
         }
         const bucket = at - (at % query.bucketMs);
         const variant = variantOf(event);
@@ -34,6 +40,23 @@ export function memoryActivityStore(events: () => EventState): ActivityStore {
         else counts.set(key, { bucket, type: event.type, variant, count: 1 });
       }
       return [...counts.values()];
+    },
+
+    async listEventsBetween(projectId, query) {
+      const from = query.from.getTime();
+      const to = query.to.getTime();
+      const types = new Set(query.types);
+      const out: EventRecord[] = [];
+      for (const event of events().events.values()) {
+        const at = event.createdAt.getTime();
+        if (event.projectId !== projectId || at < from || at >= to || !types.has(event.type)) continue;
+        if (query.mailingRef !== undefined && event.mailingRef !== query.mailingRef) continue;
+        out.push(event);
+      }
+      out.sort(
+        (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+      );
+      return out.slice(0, Math.max(0, query.limit));
     },
   };
 }

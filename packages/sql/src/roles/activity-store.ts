@@ -1,4 +1,4 @@
-import type { ActivityStore, EventSeriesRow, EventType } from '@mailroom/core';
+import type { ActivityStore, EventRecord, EventSeriesRow, EventType } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
 import type { SqlKind } from '../options.js';
 import type { SqlContext } from '../sql-context.js';
@@ -18,10 +18,18 @@ const JSON_PARTS: Record<SqlKind, { bounceClass: string; machine: string }> = {
   },
 };
 
-/** `LIKE` pattern of an address at `domain`, with the wildcards of the domain escaped by `!`. */
+/**
+ * `LIKE` pattern of an address at `domain`, with the wildcards of the domain escaped by `!`; a group's
+ * `name.*` becomes `name.` followed by anything.
+ */
 function atDomain(domain: string): string {
-  return `%@${domain.replace(/[!%_]/g, (ch) => `!${ch}`)}`;
+  const prefix = domain.endsWith('.*');
+  const escaped = (prefix ? domain.slice(0, -1) : domain).replace(/[!%_]/g, (ch) => `!${ch}`);
+  return `%@${escaped}${prefix ? '%' : ''}`;
 }
+
+const text = (value: unknown): string | null =>
+  value === null || value === undefined ? null : String(value);
 
 /**
  * The SQL store's activity role: one grouped query over the events of the project in the range (index
@@ -29,7 +37,7 @@ function atDomain(domain: string): string {
  * integer arithmetic, the same in every dialect.
  */
 export function sqlActivityStore(ctx: SqlContext): ActivityStore {
-  const { kind, all, guard } = ctx;
+  const { kind, all, guard, c } = ctx;
   const { bounceClass, machine } = JSON_PARTS[kind];
   const variant = `CASE WHEN type = 'email.bounced' THEN ${bounceClass} WHEN type IN ('email.opened', 'email.clicked') THEN (CASE WHEN ${machine} THEN 'machine' ELSE 'human' END) ELSE NULL END`;
 
@@ -64,6 +72,36 @@ export function sqlActivityStore(ctx: SqlContext): ActivityStore {
             type: row.type as EventType,
             variant: row.variant === null || row.variant === undefined ? null : String(row.variant),
             count: Number(row.n),
+          }),
+        );
+      });
+    },
+
+    listEventsBetween(projectId, query) {
+      return guard('listEventsBetween', async () => {
+        if (query.types.length === 0 || query.limit <= 0) return [];
+        // The range by index `mailroom_events_time` (project_id, created_at); the types are filtered on it.
+        let where = `project_id = ? AND created_at >= ? AND created_at < ? AND type IN (${query.types.map(() => '?').join(', ')})`;
+        const params: unknown[] = [projectId, query.from.getTime(), query.to.getTime(), ...query.types];
+        if (query.mailingRef !== undefined) {
+          where += ' AND mailing_ref = ?';
+          params.push(query.mailingRef);
+        }
+        params.push(Math.floor(query.limit));
+        const rows = await all(
+          `SELECT id, project_id, type, mailing_ref, delivery_id, address, data, created_at FROM mailroom_events WHERE ${where} ORDER BY created_at, id LIMIT ?`,
+          params,
+        );
+        return rows.map(
+          (row): EventRecord => ({
+            id: String(row.id),
+            projectId: String(row.project_id),
+            type: String(row.type) as EventType,
+            mailingRef: text(row.mailing_ref),
+            deliveryId: text(row.delivery_id),
+            address: text(row.address),
+            data: c.fromJson(row.data),
+            createdAt: new Date(Number(row.created_at)),
           }),
         );
       });

@@ -1,5 +1,6 @@
 import type { ActivityChart, DomainBounces, MailingKind, MailingView, Page } from '@mailroom/core';
 import { activitySection } from '../activity-chart.js';
+import { destinationPicker } from '../activity-destination.js';
 import { badge, copyableRef, countsLine, pager, progressBar, progressOf, time } from '../fragments.js';
 import { html, type SafeHtml } from '../html.js';
 import { layout, type PageContext } from '../layout.js';
@@ -38,6 +39,18 @@ export function mailingsPage(
     ctx,
     title,
     section,
-    html`<h1>${title}</h1>${activity && activitySection(activity, { title: 'Activity, last 24 hours' })}${recent}${table}${pager(paged ? base : null, next)}`,
+    html`<h1>${title}</h1>${
+      activity &&
+      activitySection(activity, {
+        title: activity.destination
+          ? `Activity to ${activity.destination.name}, last 24 hours`
+          : 'Activity, last 24 hours',
+        controls: destinationPicker(
+          base,
+          activity.destination?.name,
+          bounces.map((b) => b.domain),
+        ),
+      })
+    }${recent}${table}${pager(paged ? base : null, next)}`,
   );
 }
