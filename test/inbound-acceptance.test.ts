@@ -226,6 +226,8 @@ describe('mailroom inbound (standalone listener)', () => {
         '2',
         '--inbound-max-header-lines',
         '20',
+        '--inbound-max-forged',
+        '1',
       ]);
       const [, port] = await waitForOutput(cli, /inbound SMTP listening on 127\.0\.0\.1:(\d+)/);
       const client = smtpTransport({ host: '127.0.0.1', port: Number(port), ignoreTLS: true });
@@ -236,6 +238,17 @@ describe('mailroom inbound (standalone listener)', () => {
         raw,
       });
       expect(taken.response).toMatch(/^250 .*ignored/);
+      // With --inbound-max-forged 1 that was this address's one forged token of the minute: the next is
+      // refused at RCPT, before its data.
+      const refused = await client
+        .sendRaw({
+          messageId: '<a@b>',
+          envelope: { from: '', to: [`b+dlv_y-0123456789abcdef@${DOMAIN}`] },
+          raw,
+        })
+        .catch((e: unknown) => e);
+      expect(refused).toMatchObject({ responseCode: 550 });
+      expect(String((refused as Error).message)).toMatch(/Return-path token not recognised/);
       await expect(
         client.sendRaw({ messageId: '<a@b>', envelope: { from: '', to: ['someone@example.org'] }, raw }),
       ).rejects.toMatchObject({ responseCode: 550 });

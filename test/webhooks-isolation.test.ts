@@ -13,7 +13,7 @@ import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-re
 
 const RECIPIENTS = 5_000;
 /** The sender's default cap on an answer's body. */
-const CAP = 64 * 1024;
+const CAP = 4 * 1024;
 
 /**
  * Issue 30 (1): one bad webhook endpoint must not starve the healthy ones. A project with five endpoints

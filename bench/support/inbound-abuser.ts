@@ -2,14 +2,27 @@
  * The abuse of `bench/inbound-abuse.ts`, in a process of its own (so that its CPU is not the sender's):
  * `node --import tsx inbound-abuser.ts <port> <domain>` against an inbound listener on 127.0.0.1 holds
  * idle connections from 127.0.0.2 and 127.0.0.3 (ten each, re-opened when dropped), sends forged
- * return-path tokens on two connections as fast as they are answered, and a message with 100,000 header
- * lines every second. On SIGTERM it prints one line `abuse <json>` with its counts and exits.
+ * return-path tokens on two connections (from 127.0.0.7 and .8) at a fixed rate each, and a message with
+ * 100,000 header lines every second. The forged rate is argv[4] messages a second per connection (100 by
+ * default: what one address may sustain under the listener's default `maxMessagesPerMinute`, 6000);
+ * 0 sends them as fast as they are answered. A forged recipient refused at RCPT is followed by RSET, as
+ * a real client does, not by its data. On SIGTERM it prints one line `abuse <json>` with its counts and
+ * exits.
  */
 import { connect, type Socket } from 'node:net';
 
 const port = Number(process.argv[2]);
 const domain = process.argv[3] as string;
-const counts = { idleOpened: 0, idleRefused: 0, forged: 0, forgedOk: 0, headerFloods: 0, header552: 0 };
+const forgedRate = Number(process.argv[4] ?? 100);
+const counts = {
+  idleOpened: 0,
+  idleRefused: 0,
+  forged: 0,
+  forgedOk: 0,
+  forgedRefusedAtRcpt: 0,
+  headerFloods: 0,
+  header552: 0,
+};
 let stopping = false;
 
 /** A minimal line client: send, then resolve with the next complete reply. */
@@ -70,7 +83,11 @@ async function idle(from: string): Promise<void> {
 
 async function message(c: Awaited<ReturnType<typeof client>>, to: string, data: Buffer): Promise<string> {
   await c.say('MAIL FROM:<>');
-  await c.say(`RCPT TO:<${to}>`);
+  const rcpt = await c.say(`RCPT TO:<${to}>`);
+  if (!rcpt.startsWith('250')) {
+    await c.say('RSET');
+    return rcpt;
+  }
   await c.say('DATA');
   return c.say(Buffer.concat([data, Buffer.from('\r\n.\r\n')]));
 }
@@ -82,10 +99,17 @@ const DSN = Buffer.from(
 async function forged(from: string, n: number): Promise<void> {
   const c = await client(from);
   await c.say('EHLO flood.example');
+  const t0 = performance.now();
   for (let i = 0; !stopping; i++) {
+    // At a fixed rate: message i is due at t0 + i / rate (never ahead of it; behind, at once).
+    if (forgedRate > 0) {
+      const wait = t0 + (i * 1000) / forgedRate - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    }
     const reply = await message(c, `b+dlv_forged${n}x${i}-0123456789abcdef@${domain}`, DSN);
     counts.forged++;
     if (reply.startsWith('250')) counts.forgedOk++;
+    else if (reply.startsWith('550')) counts.forgedRefusedAtRcpt++;
   }
   c.socket.destroy();
 }

@@ -30,6 +30,7 @@ export const INBOUND_FLAGS: FlagSpec = {
   'inbound-idle-timeout': { type: 'string' },
   'inbound-max-header-lines': { type: 'string' },
   'inbound-max-header-bytes': { type: 'string' },
+  'inbound-max-forged': { type: 'string' },
   'tls-key': { type: 'string' },
   'tls-cert': { type: 'string' },
 };
@@ -51,6 +52,9 @@ export const INBOUND_FLAGS_HELP = `  --inbound-host HOST
   --inbound-max-header-lines N, --inbound-max-header-bytes N
                      a message whose header has more is refused with 552, unread
                      (defaults: 1000 lines, 65536 bytes)
+  --inbound-max-forged N
+                     messages to a forged return-path token one address may send per minute
+                     that are taken and dropped; past it they are refused at RCPT (default: 60)
   --tls-key FILE --tls-cert FILE
                      PEM key and certificate: the inbound listener offers STARTTLS`;
 
@@ -84,7 +88,12 @@ export interface InboundListen {
   /** The listener's abuse limits (`--inbound-max-*`, `--inbound-idle-timeout`); absent ones keep their defaults. */
   limits?: Pick<
     InboundServerOptions,
-    'maxConnections' | 'maxConnectionsPerIp' | 'socketTimeoutMs' | 'maxHeaderLines' | 'maxHeaderBytes'
+    | 'maxConnections'
+    | 'maxConnectionsPerIp'
+    | 'socketTimeoutMs'
+    | 'maxHeaderLines'
+    | 'maxHeaderBytes'
+    | 'maxForgedPerMinute'
   >;
 }
 
@@ -105,6 +114,8 @@ export function inboundListenOf(args: ParsedArgs, port: number, command: string)
   if (headerLines !== undefined) limits.maxHeaderLines = headerLines;
   const headerBytes = args.int('inbound-max-header-bytes', { min: 1024, max: 64 * 1024 * 1024 });
   if (headerBytes !== undefined) limits.maxHeaderBytes = headerBytes;
+  const forged = args.int('inbound-max-forged', { min: 0, max: 10_000_000 });
+  if (forged !== undefined) limits.maxForgedPerMinute = forged;
   const relays = args.list('inbound-trusted-relay');
   try {
     trustedRelays(relays);

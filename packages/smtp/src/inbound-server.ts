@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { type Logger, MAX_INBOUND_BYTES, type MailroomInbound, silentLogger } from '@mailroom/core';
 import type { SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import { headerGuard } from './header-guard.js';
+import { rateBuckets } from './rate-buckets.js';
 import { trustedRelays } from './trusted-relays.js';
 import { windowedLog } from './windowed-log.js';
 
@@ -37,6 +38,15 @@ export interface InboundServerOptions {
    * @default 6000
    */
   maxMessagesPerMinute?: number;
+  /**
+   * Messages to a forged or edited return-path token one IP address may send per minute (trusted relays
+   * excepted) that are still taken, with 250, and dropped unparsed. Past it, such a recipient is refused
+   * at RCPT with 550, before the client sends a byte of the message: a flood of forged tokens costs the
+   * listener a command and an HMAC per message, never its data. A relay that edits the tokens of real
+   * reports sends far fewer than this.
+   * @default 60
+   */
+  maxForgedPerMinute?: number;
   /**
    * Networks in CIDR notation (`10.0.0.0/8`, `2001:db8::/32`, or one address) whose clients are exempt
    * from the per-IP limits: your own relays, which return every report of a large broadcast.
@@ -80,12 +90,6 @@ export interface InboundServer {
 
 const RATE_WINDOW_MS = 60_000;
 
-/** One IP address's message allowance: `tokens` left at `at` (ms), refilled evenly up to the limit. */
-interface Bucket {
-  tokens: number;
-  at: number;
-}
-
 /**
  * Starts the inbound SMTP listener.
  *
@@ -103,6 +107,8 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
   const maxPerIp = options.maxConnectionsPerIp ?? 10;
   const maxPerMinute = options.maxMessagesPerMinute ?? 6000;
   if (!(maxPerMinute >= 1)) throw new TypeError('inboundSmtpServer: maxMessagesPerMinute must be at least 1');
+  const maxForged = options.maxForgedPerMinute ?? 60;
+  if (!(maxForged >= 0)) throw new TypeError('inboundSmtpServer: maxForgedPerMinute must be at least 0');
   const isTrusted = trustedRelays(options.trustedRelays ?? []);
   const maxRecipients = options.maxRecipients ?? 20;
   const maxHeaderLines = options.maxHeaderLines ?? 1000;
@@ -115,23 +121,10 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
   // The sessions counted in `open`: the library calls onClose for refused connections too, and
   // decrementing for those would let every refusal admit one more connection past the cap.
   const counted = new Set<string>();
-  const buckets = new Map<string, Bucket>();
+  const messages = rateBuckets(maxPerMinute, RATE_WINDOW_MS);
+  // Forged tokens taken (and dropped) per address; past it they are refused at RCPT.
+  const forgedTaken = rateBuckets(maxForged, RATE_WINDOW_MS);
   const tls = options.tls;
-
-  /** Takes one message from the IP's allowance; false when it has none left. */
-  function take(ip: string, now: number): boolean {
-    const bucket = buckets.get(ip) ?? { tokens: maxPerMinute, at: now };
-    bucket.tokens = Math.min(
-      maxPerMinute,
-      bucket.tokens + ((now - bucket.at) * maxPerMinute) / RATE_WINDOW_MS,
-    );
-    bucket.at = now;
-    buckets.set(ip, bucket);
-    if (buckets.size > 10_000) pruneBuckets(buckets, now, maxPerMinute);
-    if (bucket.tokens < 1) return false;
-    bucket.tokens -= 1;
-    return true;
-  }
 
   const fail = (code: number, message: string) => Object.assign(new Error(message), { responseCode: code });
   const ipOf = (session: SMTPServerSession) => session.remoteAddress ?? 'unknown';
@@ -179,7 +172,7 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
         inbound.refused('too-large', { remoteAddress: ip });
         return callback(fail(552, `5.3.4 Message too big (limit ${maxBytes} bytes)`));
       }
-      if (!isTrusted(session.remoteAddress) && !take(ip, Date.now())) {
+      if (!isTrusted(session.remoteAddress) && !messages.take(ip, Date.now())) {
         inbound.refused('rate-limited', { remoteAddress: ip });
         return callback(fail(451, '4.7.1 Too many messages, slow down'));
       }
@@ -197,7 +190,19 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
       }
       if (session.envelope.rcptTo.length >= maxRecipients)
         return callback(fail(452, '4.5.3 Too many recipients'));
-      callback();
+      const ip = ipOf(session);
+      if (isTrusted(session.remoteAddress) || !forgedTaken.exhausted(ip, Date.now())) return callback();
+      // This address has used its allowance of forged tokens: the next one is refused here, unread.
+      inbound.recipientVerdict(address.address).then(
+        (verdict) => {
+          if (verdict !== 'forged') return callback();
+          forgedLog.note({ remoteAddress: ip, rcptTo: address.address });
+          inbound.refused('forged-token', { remoteAddress: ip, envelopeTo: [address.address] });
+          callback(fail(550, '5.1.1 Return-path token not recognised'));
+        },
+        // The key could not be loaded (the store down): the message takes the usual way.
+        () => callback(),
+      );
     },
     onData(stream, session, callback) {
       receive(stream, session).then(
@@ -245,6 +250,7 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
       throw fail(552, `5.3.4 Message too big (limit ${maxBytes} bytes)`);
     }
     if (forged) {
+      if (!isTrusted(session.remoteAddress)) forgedTaken.take(ipOf(session), Date.now());
       forgedLog.note({ remoteAddress: ipOf(session), rcptTo: envelopeTo[0] });
       inbound.refused('forged-token', { remoteAddress: ipOf(session), envelopeTo });
       return 'Ok: ignored (forged or edited return-path token)';
@@ -282,11 +288,4 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
     port,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
-}
-
-/** Drops the buckets that have refilled (their addresses are back to a full allowance anyway). */
-function pruneBuckets(buckets: Map<string, Bucket>, now: number, limit: number): void {
-  for (const [ip, b] of buckets) {
-    if (b.tokens + ((now - b.at) * limit) / RATE_WINDOW_MS >= limit) buckets.delete(ip);
-  }
 }

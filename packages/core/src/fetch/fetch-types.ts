@@ -113,12 +113,13 @@ export interface GuardedFetcher {
    */
   fetch(url: string, request?: GuardedRequest): Promise<GuardedResponse>;
   /**
-   * POST `body` to `url` and answer the status once the whole answer has arrived; its body is read and
-   * dropped (past `maxBytes`, or declared larger by its `Content-Length`, the connection is dropped
-   * instead, and the status still answered). No redirect is followed: a 3xx is the answer, with its
-   * `Location`. For a caller that needs only the status (webhook sending): no response stream, so much
+   * POST `body` to `url` and answer the status as soon as the status line has arrived; the body is then
+   * read and dropped in the background, only so that the connection can serve the next request: past
+   * `maxBytes`, declared larger by its `Content-Length`, or still coming at the time cap, the connection
+   * is dropped instead. No redirect is followed: a 3xx is the answer, with its `Location`. For a caller that needs only the status (webhook sending): no response stream, so much
    * less CPU than `fetch` for a short answer (BENCHMARKS.md, `delivery-webhooks`).
-   * @throws MailroomError `FETCH_REFUSED` as `fetch` (refusals, failures to connect, the time cap).
+   * @throws MailroomError `FETCH_REFUSED` as `fetch` (refusals, failures to connect, the time cap
+   * before the status line).
    */
   post(url: string, request: GuardedPost): Promise<GuardedPostAnswer>;
   /**

@@ -111,7 +111,11 @@ export function createGuardedFetcher(options: GuardedFetcherOptions = {}): Guard
     }
   }
 
-  /** See `GuardedFetcher.post`: a dispatch with a handler that keeps the status and counts the body. */
+  /**
+   * See `GuardedFetcher.post`: a dispatch with a handler that answers at the status line, then reads the
+   * body only to keep the connection for the next request: past `maxBytes` (or declared larger), or
+   * still coming at the time cap, the connection is dropped instead.
+   */
   function post(input: string, request: GuardedPost): Promise<GuardedPostAnswer> {
     const timeoutMs = Math.min(request.timeoutMs ?? resolved.timeoutMs, resolved.timeoutMs);
     const maxBytes = Math.min(request.maxBytes ?? resolved.maxBytes, resolved.maxBytes);
@@ -124,24 +128,38 @@ export function createGuardedFetcher(options: GuardedFetcherOptions = {}): Guard
       return Promise.reject(error);
     }
     return new Promise((resolve, reject) => {
-      let status = 0;
-      let location: string | null = null;
       let bytes = 0;
       let settled = false;
+      /** The answer ended, failed or was dropped: nothing more to abort. */
+      let ended = false;
       let abort: ((reason: Error) => void) | undefined;
       let timedOut: FetchCapError | undefined;
-      const finish = (error?: unknown) => {
+      const answer = (status: number, location: string | null) => {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
-        if (error === undefined) resolve({ status, location });
-        else reject(fetchFailureOf(timedOut ?? error, url, timeoutMs));
+        resolve({ status, location });
       };
+      const fail = (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        reject(fetchFailureOf(timedOut ?? error, url, timeoutMs));
+      };
+      const end = () => {
+        ended = true;
+        clearTimeout(timer);
+      };
+      // The time cap covers the answer's body too: a body still trickling at the cap is dropped (the
+      // status, answered already, stands), so it holds no connection longer than a silent server.
       const timer = setTimeout(() => {
         timedOut = new FetchCapError('time', `took longer than ${timeoutMs} ms`);
-        if (abort) abort(timedOut);
-        else finish(timedOut);
+        if (abort) drop(timedOut);
+        else fail(timedOut);
       }, timeoutMs);
+      const drop = (reason: FetchCapError) => {
+        if (ended) return;
+        abort?.(reason);
+        end();
+      };
       agent.dispatch(
         {
           origin: url.origin,
@@ -157,28 +175,30 @@ export function createGuardedFetcher(options: GuardedFetcherOptions = {}): Guard
             abort = (reason) => controller.abort(reason);
             if (timedOut) controller.abort(timedOut);
           },
-          onResponseStart(controller, statusCode, headers) {
-            status = statusCode;
-            location = statusCode >= 300 && statusCode < 400 ? (firstHeader(headers.location) ?? null) : null;
-            // A body declared larger than the cap is not worth a byte: drop the connection, keep the status.
+          onResponseStart(_controller, statusCode, headers) {
+            // The status is the answer (Standard Webhooks: any 2xx is a success, the body is not read).
+            answer(
+              statusCode,
+              statusCode >= 300 && statusCode < 400 ? (firstHeader(headers.location) ?? null) : null,
+            );
+            // A body declared larger than the cap is not worth a byte: drop the connection.
             if (Number(firstHeader(headers['content-length'])) > maxBytes) {
-              finish();
-              controller.abort(new FetchCapError('bytes', `the answer declares more than ${maxBytes} bytes`));
+              drop(new FetchCapError('bytes', `the answer declares more than ${maxBytes} bytes`));
             }
           },
-          onResponseData(controller, chunk) {
+          onResponseData(_controller, chunk) {
             bytes += chunk.length;
-            // Past the cap the answer is not worth its bytes: drop the connection, keep the status.
+            // Past the cap the answer is not worth its bytes: drop the connection.
             if (bytes > maxBytes) {
-              finish();
-              controller.abort(new FetchCapError('bytes', `the answer grew past ${maxBytes} bytes`));
+              drop(new FetchCapError('bytes', `the answer grew past ${maxBytes} bytes`));
             }
           },
           onResponseEnd() {
-            finish();
+            end();
           },
           onResponseError(_controller, error) {
-            finish(error);
+            end();
+            fail(error);
           },
         },
       );

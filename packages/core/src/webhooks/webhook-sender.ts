@@ -25,7 +25,8 @@ export const WEBHOOK_DEFAULTS: Required<WebhookOptions> = {
   disableAfterMs: 5 * 24 * HOUR,
   concurrency: 32,
   timeoutMs: 10 * SECOND,
-  maxResponseBytes: 64 * 1024,
+  // The body only keeps the connection for the next POST; a larger one costs the connection instead.
+  maxResponseBytes: 4 * 1024,
   leaseMs: MINUTE,
   pollMs: 250,
   busyRatePerSecond: 100,
@@ -87,7 +88,8 @@ interface Answer {
 /**
  * Claims due webhook messages with a lease (like deliveries: several processes may share the queue),
  * POSTs each one signed per Standard Webhooks through the guarded fetcher (SSRF policy and allow-list,
- * `timeoutMs`, `maxResponseBytes`), and records the outcome fenced by the lease: a 2xx is `delivered`;
+ * `timeoutMs`, `maxResponseBytes`), and records the outcome fenced by the lease: a 2xx is `delivered`
+ * at its status line, whatever its body (Standard Webhooks; a body past the cap drops the connection);
  * anything else (a 3xx included: redirects are not followed; a refusal by the address policy too, which
  * is logged) waits the next entry of `retryScheduleMs` and is sent again with the same `webhook-id`, and
  * after the last it is `failed`. An endpoint that has failed every attempt for `disableAfterMs` is
@@ -227,7 +229,8 @@ export function createWebhookSender(
       ...signedHeaders(key, message.id, Math.floor(clock.now().getTime() / 1000), body),
     };
     try {
-      // The answer's body is read (capped) and dropped: what it says is not kept.
+      // The status line is the answer; the body is read (capped, in the background) only to keep the
+      // connection, and dropped.
       const { status, location } = await fetcher.post(endpoint.url, {
         body,
         headers,

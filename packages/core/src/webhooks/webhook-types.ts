@@ -34,8 +34,9 @@ export interface WebhookOptions {
   /** Time of one POST, answer included. @default 10_000 */
   timeoutMs?: number;
   /**
-   * Bytes of an answer read at most: past them, or when its `Content-Length` says more, the connection
-   * is dropped (the status still counts: a 2xx with a larger body is delivered). @default 65_536
+   * Bytes of an answer's body read at most, only to keep the connection for the next POST: the status
+   * line is the answer (a 2xx is delivered, whatever its body). Past them, or when its `Content-Length`
+   * says more, the connection is dropped at once, unread. @default 4096
    */
   maxResponseBytes?: number;
   /** Lease of a claimed message. @default 60_000 */
