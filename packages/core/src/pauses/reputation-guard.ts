@@ -130,6 +130,10 @@ export function createReputationGuard(ctx: BaseContext, options: GuardOptions = 
       { projectId: mailing.projectId, scope: 'broadcast', mailing },
       { by: 'guard', reason: describeRule(crossed), rule: crossed },
     );
+    // Known paused at once, not at the next check: a resume within one check interval would otherwise
+    // never be seen, and the figures that made the pause would make it again. (A pause resumed within the
+    // interval by another process, or before this one started, is seen only at its next pause.)
+    if (written) seenPaused.add(mailing.id);
     return written ? 1 : 0;
   }
 
