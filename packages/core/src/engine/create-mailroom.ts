@@ -2,6 +2,7 @@ import { createAcceptance } from '../accept/accept-requests.js';
 import { DEFAULT_IDEMPOTENCY_TTL_MS } from '../accept/idempotency.js';
 import { createActivityQueries } from '../admin/activity-series.js';
 import { createAdmin } from '../admin/admin.js';
+import { createCountCache } from '../admin/count-cache.js';
 import { createDashboardQueries } from '../admin/dashboard-queries.js';
 import type { MailingView } from '../admin/mailing-view.js';
 import { messageStatus } from '../admin/message-status.js';
@@ -143,6 +144,9 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       ctx.domains.admit(projectId, address, on === store ? undefined : on),
   });
 
+  // Status reads of a large mailing share one count a second (see count-cache.ts): they cost the sender.
+  const countCache = createCountCache((mailingId) => store.countDeliveries(mailingId));
+
   async function view(mailing: MailingRecord): Promise<MailingView> {
     return {
       ref: mailing.ref,
@@ -153,7 +157,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       createdAt: mailing.createdAt,
       scheduleFor: mailing.options.scheduleFor,
       batchCount: mailing.batchCount,
-      counts: await store.countDeliveries(mailing.id),
+      counts: await countCache.counts(mailing.id),
       lateByMs: await latenessOf(ctx, mailing),
     };
   }
@@ -280,12 +284,14 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     async cancel(auth, ref) {
       const mailing = await findBroadcast(auth, ref);
       await cancelBroadcast(ctx, mailing);
+      countCache.forget(mailing.id);
       return view(await reread(mailing));
     },
 
     async reschedule(auth, ref, scheduleFor) {
       const mailing = await findBroadcast(auth, ref);
       await rescheduleBroadcast(ctx, mailing, parseScheduleTime(scheduleFor));
+      countCache.forget(mailing.id);
       return view(await reread(mailing));
     },
 
