@@ -1754,7 +1754,7 @@ export interface components {
                 address?: string;
             };
         };
-        /** @description Deliveries by status (every status present, 0 when none). */
+        /** @description Deliveries by status (every status present, 0 when none). For a mailing of 10,000 deliveries or more, the counts of the status reads may be up to 1 second old: reads within a second share one count, so that polling a large broadcast does not slow its sending. The answers of cancel and reschedule are counted fresh. */
         DeliveryCounts: {
             queued: number;
             sending: number;
