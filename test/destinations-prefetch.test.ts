@@ -1,22 +1,23 @@
 import { type DestinationLimitStore, type Logger, silentLogger, type TokenRequest } from '@mailroom/core';
 import { memoryStore } from '@mailroom/memory';
+import { sqlStore } from '@mailroom/sql';
 import { describe, expect, it } from 'vitest';
 import { createDestinationGate } from '../packages/core/src/delivery/destination-gate.js';
 import { prefetchExpiry } from '../packages/core/src/delivery/token-prefetch.js';
+import { missingServerTest, testServer } from '../packages/sql/test/support/servers.js';
+import { pgTestSchema } from './support/pg-admin.js';
+
+const PG = await testServer('postgres');
 
 const quiet: Logger = silentLogger;
 
-/** A shared store that counts the takes and the tokens asked. */
-function countingStore(store: DestinationLimitStore) {
-  const calls: TokenRequest[] = [];
+/** A store that records the takes asked of it in `calls`. */
+function countingStore(store: DestinationLimitStore, calls: TokenRequest[]): DestinationLimitStore {
   return {
-    calls,
-    store: {
-      takeTokens(request: TokenRequest) {
-        calls.push(request);
-        return store.takeTokens(request);
-      },
-    } satisfies DestinationLimitStore,
+    takeTokens(request) {
+      calls.push(request);
+      return store.takeTokens(request);
+    },
   };
 }
 
@@ -24,14 +25,25 @@ function countingStore(store: DestinationLimitStore) {
  * Two gates (two workers) on one store and one clock, each admitting `perStep` sends to google every
  * 5 ms for `ms`; answers the times of the sends that went, and the takes asked of the store.
  */
-async function drive(perSecond: number, perStep: number, ms: number) {
+async function drive(
+  perSecond: number,
+  perStep: number,
+  ms: number,
+  stores: DestinationLimitStore[] = [memoryStore()],
+) {
   let t = Date.UTC(2026, 10, 26, 12, 0, 0, 3);
   const clock = { now: () => new Date(t) };
-  const shared = countingStore(memoryStore());
-  const gates = [0, 1].map(() =>
+  // One list of takes for both workers, whether they share a store object or have one each.
+  const calls: TokenRequest[] = [];
+  const gates = [0, 1].map((i) =>
     createDestinationGate(
       { limits: { google: { perSecond, perDay: 1_000_000_000 } } },
-      { store: shared.store, clock, logger: quiet, concurrency: 100 },
+      {
+        store: countingStore((stores[i] ?? stores[0]) as DestinationLimitStore, calls),
+        clock,
+        logger: quiet,
+        concurrency: 100,
+      },
     ),
   );
   const sent: number[] = [];
@@ -47,7 +59,7 @@ async function drive(perSecond: number, perStep: number, ms: number) {
     }
     t += 5;
   }
-  return { sent, calls: shared.calls, start, end: t, gates, clock, setTime: (at: number) => (t = at) };
+  return { sent, calls, start, end: t, gates, clock, setTime: (at: number) => (t = at) };
 }
 
 /** The most sends in any `span` ms. */
@@ -119,5 +131,29 @@ describe('destination tokens taken ahead (prefetch)', () => {
     expect((await gate.admit('google')).go).toBe(true);
     expect(run.calls.at(-1)).not.toBe(taken);
     expect(run.calls.at(-1)?.now.getTime()).toBe(bucket + 250);
+  });
+});
+
+describe('destination tokens taken ahead, on PostgreSQL', () => {
+  if (PG.problem !== undefined) {
+    missingServerTest(PG, 'destination prefetch on PostgreSQL');
+    return;
+  }
+
+  it('two workers with stores of their own, taking ahead, never exceed a binding limit together', {
+    timeout: 60_000,
+  }, async () => {
+    const { url, drop } = await pgTestSchema(PG.url, 'mr_prefetch');
+    const stores = [sqlStore({ url, poolSize: 2 }), sqlStore({ url, poolSize: 2 })];
+    try {
+      await Promise.all(stores.map((s) => s.init()));
+      const { sent, calls } = await drive(400, 3, 3_000, stores);
+      expect(sent.length).toBeGreaterThan(600);
+      expect(maxIn(sent, 1_250)).toBeLessThanOrEqual(400);
+      expect(calls.some((c) => c.count > 3)).toBe(true);
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+      await drop();
+    }
   });
 });
