@@ -8,6 +8,7 @@ import {
   type DestinationOptions,
   type DestinationResolver,
 } from './destinations.js';
+import { createTokenPrefetch, type TokenPrefetch } from './token-prefetch.js';
 
 /** What the destination hears when a send it admitted settles. */
 export type DestinationSignal = 'ok' | 'failed' | 'slow-down';
@@ -64,6 +65,8 @@ interface DestinationState {
   /** Takes waiting for the store, first come first served. */
   waiting: Array<(granted: boolean, until: number, reason: string) => void>;
   asking: boolean;
+  /** Tokens taken ahead of the sends, used within their bucket (see token-prefetch.ts). */
+  prefetch: TokenPrefetch;
   /** Deferrals to one time get increasing milliseconds, so they come back in the order they were put back. */
   lastUntil: number;
   order: number;
@@ -105,6 +108,7 @@ export function createDestinationGate(
         closedReason: '',
         waiting: [],
         asking: false,
+        prefetch: createTokenPrefetch(),
         lastUntil: 0,
         order: 0,
       };
@@ -146,6 +150,8 @@ export function createDestinationGate(
       state.cap = Math.max(1, Math.floor(before / 2));
       state.factor = Math.max(MIN_FACTOR, state.factor / 2);
       state.successes = 0;
+      // Tokens held were taken under the limits before the halving.
+      state.prefetch.drop();
       // Sends in flight together may all hear it: one pause, extended, not stacked.
       const until = now() + state.pauseMs;
       if (until > state.closedUntil) {
@@ -175,10 +181,13 @@ export function createDestinationGate(
     if (state.asking || state.waiting.length === 0) return;
     state.asking = true;
     const takers = state.waiting.splice(0);
+    const at = clock.now();
+    const count = takers.length + state.prefetch.extra(windows, at.getTime());
     store
-      .takeTokens({ key: `dest:${state.name}`, count: takers.length, windows, now: clock.now() })
+      .takeTokens({ key: `dest:${state.name}`, count, windows, now: at })
       .then(
         ({ granted, retryAt }) => {
+          state.prefetch.keep(granted - takers.length, windows, at.getTime());
           if (granted < takers.length) {
             state.closedUntil = Math.max(state.closedUntil, retryAt?.getTime() ?? now() + BUSY_DEFER_MS);
             state.closedReason = `destination ${state.name} is at its limit`;
@@ -197,6 +206,11 @@ export function createDestinationGate(
       )
       .finally(() => {
         state.asking = false;
+        // Sends that came meanwhile use the tokens just taken ahead, before the store is asked again.
+        const t = now();
+        while (state.waiting.length > 0 && state.closedUntil <= t && state.prefetch.take(t)) {
+          state.waiting.shift()?.(true, 0, '');
+        }
         ask(state, windowsOf(state));
       });
   };
@@ -238,6 +252,8 @@ export function createDestinationGate(
       };
       const windows = windowsOf(state);
       if (windows.length === 0) return admitted;
+      state.prefetch.count(t);
+      if (state.prefetch.take(t)) return admitted;
       const granted = await new Promise<Admission>((resolve) => {
         state.waiting.push((ok, until, reason) => resolve(ok ? admitted : refusal(state, until, reason)));
         ask(state, windows);
