@@ -133,7 +133,10 @@ describe('webhook endpoints are isolated from each other', () => {
     expect(
       hanging.every((a) => a.statusCode === null && /took longer than 10000 ms/.test(a.error ?? '')),
     ).toBe(true);
-    expect(after.hanging.maxOpen).toBeLessThanOrEqual(16);
+    // Its share is the sender's 32 places over the endpoints with messages waiting (endpoint-lanes.ts):
+    // 6 while all five wait, 16 beside the slow one, more only when no other endpoint waits. So never
+    // more than the 32, and the healthy endpoint's events (above) never waited for its places.
+    expect(after.hanging.maxOpen).toBeLessThanOrEqual(32);
     expect(after.hanging.requests).toBeLessThan(100);
     expectCircuitOpened(states.get(ids.hanging));
 
