@@ -9,30 +9,16 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CliIo, main } from '@mailroom/cli';
 import { createMailroomClient, MailroomApiError, type MailroomClient } from '@mailroom/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningCli, startCli, waitForOutput } from './support/cli-harness.js';
+import { type RunningCli, runCli, startCli, waitForOutput } from './support/cli-harness.js';
 import { type DnsZoneServer, startDnsZone } from './support/dns-zone.js';
 import { type SmtpSink, startSmtpSink } from './support/smtp-sink.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
 const SENDER = 'news@acme.test';
 
-/** Runs `mailroom <argv>` in-process, capturing its output. */
-async function run(cwd: string, argv: string[], env: Record<string, string> = {}) {
-  let out = '';
-  let err = '';
-  const io: CliIo = {
-    stdout: { write: (s: string) => (out += s) },
-    stderr: { write: (s: string) => (err += s) },
-    env,
-    cwd,
-    onShutdown: () => () => {},
-  };
-  const code = await main(argv, io);
-  return { code, out, err };
-}
+const run = runCli;
 
 describe('the typed client and the remote CLI against mailroom serve', () => {
   let dir: string;

@@ -7,31 +7,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CliIo, main } from '@mailroom/cli';
 import { checkDomain, type DomainCheck, type DomainView } from '@mailroom/core';
 import { authenticate } from 'mailauth';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { mailauthResolver } from '../packages/core/src/domains/dns-lookup.js';
-import { type RunningCli, startCli, waitForOutput } from './support/cli-harness.js';
+import { type RunningCli, runCli, startCli, waitForOutput } from './support/cli-harness.js';
 import { type DnsZoneServer, publish, startDnsZone, startSilentDns } from './support/dns-zone.js';
 import { type SmtpSink, startSmtpSink } from './support/smtp-sink.js';
 
 const DOMAIN = 'acme.example';
 
-/** Runs `mailroom <argv>` in-process, capturing its output. */
-async function run(cwd: string, argv: string[], env: Record<string, string> = {}) {
-  let out = '';
-  let err = '';
-  const io: CliIo = {
-    stdout: { write: (s: string) => (out += s) },
-    stderr: { write: (s: string) => (err += s) },
-    env,
-    cwd,
-    onShutdown: () => () => {},
-  };
-  const code = await main(argv, io);
-  return { code, out, err };
-}
+const run = runCli;
 
 let dns: DnsZoneServer;
 let silent: Awaited<ReturnType<typeof startSilentDns>>;

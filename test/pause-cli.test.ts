@@ -7,31 +7,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CliIo, main } from '@mailroom/cli';
 import { createMailroomClient, type MailroomClient } from '@mailroom/client';
 import { createMailroom } from '@mailroom/core';
 import { memoryTransport } from '@mailroom/memory';
 import { sqlStore } from '@mailroom/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningCli, startCli, waitForOutput } from './support/cli-harness.js';
+import { type RunningCli, runCli, startCli, waitForOutput } from './support/cli-harness.js';
 import { type SmtpSink, startSmtpSink } from './support/smtp-sink.js';
 
 const SENDER = 'news@acme.test';
 
-/** Runs `mailroom <argv>` in-process, capturing its output. */
-async function run(cwd: string, argv: string[]) {
-  let out = '';
-  let err = '';
-  const io: CliIo = {
-    stdout: { write: (s: string) => (out += s) },
-    stderr: { write: (s: string) => (err += s) },
-    env: {},
-    cwd,
-    onShutdown: () => () => {},
-  };
-  const code = await main(argv, io);
-  return { code, out, err };
-}
+const run = runCli;
 
 describe('pause and resume from the CLI, on the database and through mailroom serve', () => {
   let dir: string;

@@ -10,29 +10,16 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CliIo, main } from '@mailroom/cli';
 import { createMailroomClient, MailroomApiError, type MailroomClient } from '@mailroom/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningCli, startCli, waitForOutput } from './support/cli-harness.js';
+import { type RunningCli, runCli, startCli, waitForOutput } from './support/cli-harness.js';
 import { type RangeHost, rangeHost } from './support/range-host.js';
 import { type SmtpSink, startSmtpSink } from './support/smtp-sink.js';
 
 const SENDER = 'news@acme.test';
 const CSV = Buffer.from('email,name\nann@example.test,Ann\nbob@example.test,Bob\ncid@example.test,Cid\n');
 
-async function run(cwd: string, argv: string[]) {
-  let out = '';
-  let err = '';
-  const io: CliIo = {
-    stdout: { write: (s: string) => (out += s) },
-    stderr: { write: (s: string) => (err += s) },
-    env: {},
-    cwd,
-    onShutdown: () => () => {},
-  };
-  const code = await main(argv, io);
-  return { code, out, err };
-}
+const run = runCli;
 
 describe('issue 26: manage everything over HTTP with scoped keys', () => {
   let dir: string;

@@ -51,3 +51,22 @@ export async function waitForOutput(cli: RunningCli, pattern: RegExp): Promise<R
     { timeout: 30_000, interval: 50 },
   );
 }
+
+/** Runs `mailroom <argv>` in-process against `cwd` to its end, capturing stdout and stderr. */
+export async function runCli(
+  cwd: string,
+  argv: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const io: CliIo = {
+    stdout: { write: (s: string) => (out += s) },
+    stderr: { write: (s: string) => (err += s) },
+    env,
+    cwd,
+    onShutdown: () => () => {},
+  };
+  const code = await main(argv, io);
+  return { code, out, err };
+}
