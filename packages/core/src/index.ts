@@ -84,6 +84,7 @@ export type {
   DestinationGuardRules,
   GuardOptions,
   ProjectGuardRules,
+  ReputationGuardOptions,
 } from './pauses/guard-options.js';
 export type { PauseView } from './pauses/pause-control.js';
 export { MAX_PAUSE_MINUTES, MAX_PAUSE_REASON, type PauseOptions } from './pauses/pause-options.js';

@@ -4,7 +4,7 @@
  * a chart draws `level = min(rate / threshold, figure / minimum)`: above 1 (100 %), the guard pauses.
  * Figures are counted from the same events as the chart's lines.
  */
-import { GUARD_DEFAULTS, type GuardOptions } from '../pauses/guard-options.js';
+import { GUARD_DEFAULTS, type ReputationGuardOptions } from '../pauses/guard-options.js';
 import type { ActivitySeriesName } from './activity-names.js';
 
 /** One rule of the guard over a chart's buckets. */
@@ -65,7 +65,7 @@ function accumulate(values: readonly number[], width: number | null, resets: Rea
 export function guardLines(
   series: Readonly<Record<ActivitySeriesName, readonly number[]>>,
   bucketMs: number,
-  options: GuardOptions | false | undefined,
+  options: ReputationGuardOptions | false | undefined,
   broadcast: { resumedAt: ReadonlySet<number> } | undefined,
 ): GuardLine[] {
   if (options === false) return [];

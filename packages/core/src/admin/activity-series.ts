@@ -9,7 +9,7 @@ import { DEFAULT_DESTINATION_GROUPS, type DestinationOptions } from '../delivery
 import { type WarmupDay, warmupDay } from '../delivery/warmup.js';
 import type { AuthContext } from '../engine/auth-context.js';
 import type { BaseContext } from '../engine/base-context.js';
-import type { GuardOptions } from '../pauses/guard-options.js';
+import type { ReputationGuardOptions } from '../pauses/guard-options.js';
 import type { PauseView } from '../pauses/pause-control.js';
 import type { ActivityStore, EventSeriesRow } from '../store/activity-store.js';
 import type { EventType } from '../store/event-records.js';
@@ -166,7 +166,7 @@ export interface ActivityQueryDeps {
   /** The project's pauses in force (broadcasts by ref). */
   listPauses(auth: string | AuthContext): Promise<PauseView[]>;
   /** The engine's `guard` option (its rules are drawn); `false`: off. */
-  guard: GuardOptions | false | undefined;
+  guard: ReputationGuardOptions | false | undefined;
   /** The engine's `destinations` option (its groups name destinations). */
   destinations: DestinationOptions | undefined;
 }

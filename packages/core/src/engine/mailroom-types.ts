@@ -35,7 +35,7 @@ import type { BouncesOptions } from '../inbound/bounces-options.js';
 import type { MailroomInbound } from '../inbound/inbound-types.js';
 import type { NotificationOptions } from '../inbound/provider-notifications.js';
 import type { MailroomKeys } from '../keys/key-types.js';
-import type { GuardOptions } from '../pauses/guard-options.js';
+import type { ReputationGuardOptions } from '../pauses/guard-options.js';
 import type { PauseView } from '../pauses/pause-control.js';
 import type {
   MailroomSenders,
@@ -145,9 +145,9 @@ export interface MailroomOptions {
   /**
    * The reputation guard, run with the worker: pauses a broadcast whose hard bounces, complaints or
    * sender-side refusals cross a rule, and a destination whose sender-side refusals do (for a while).
-   * `false` turns it off. @default see `GuardOptions` (README, "Pause, resume and the reputation guard")
+   * `false` turns it off. @default see `ReputationGuardOptions` (README, "Pause, resume and the reputation guard")
    */
-  guard?: GuardOptions | false;
+  guard?: ReputationGuardOptions | false;
   /**
    * Webhook delivery of events: the sender loop runs with the worker unless `send` is false; the retry
    * schedule, timeouts and concurrency. @default see `WebhookOptions`

@@ -48,13 +48,20 @@ export interface ProjectGuardRules {
  * pauses what crosses a rule, with `broadcast.paused` carrying the rule and its figures. `false` turns it
  * off. README, "Pause, resume and the reputation guard", lists the defaults.
  */
-export interface GuardOptions {
+export interface ReputationGuardOptions {
   /** How often the rules are checked. @default 10_000 */
   checkMs?: number;
   broadcast?: BroadcastGuardRules;
   destination?: DestinationGuardRules;
   project?: ProjectGuardRules;
 }
+
+/**
+ * The reputation guard's options under their first name, which the SQL store's guard of one operation
+ * also bore.
+ * @deprecated Use {@link ReputationGuardOptions}; this alias goes in the next major version.
+ */
+export type GuardOptions = ReputationGuardOptions;
 
 /** The defaults, as a careful sender would choose them. */
 export const GUARD_DEFAULTS = {

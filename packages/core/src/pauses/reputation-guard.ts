@@ -4,7 +4,7 @@ import type { BaseContext } from '../engine/base-context.js';
 import type { PauseRule } from '../store/pause-store.js';
 import type { MailingRecord } from '../store/records.js';
 import { describeRule } from './describe-rule.js';
-import { GUARD_DEFAULTS, type GuardOptions } from './guard-options.js';
+import { GUARD_DEFAULTS, type ReputationGuardOptions } from './guard-options.js';
 import { pause } from './pause-control.js';
 import { createProjectGuardRule } from './project-guard-rule.js';
 
@@ -31,7 +31,10 @@ const FORGET_MS = 3_600_000;
  * - per project, over its last sends (every worker's, from the store's events): recipient-hard bounces
  *   crossing the rule pause the project's sending (`project-guard-rule.ts`).
  */
-export function createReputationGuard(ctx: BaseContext, options: GuardOptions = {}): ReputationGuard {
+export function createReputationGuard(
+  ctx: BaseContext,
+  options: ReputationGuardOptions = {},
+): ReputationGuard {
   const checkMs = options.checkMs ?? GUARD_DEFAULTS.checkMs;
   const b = { ...GUARD_DEFAULTS.broadcast, ...options.broadcast };
   const d = { ...GUARD_DEFAULTS.destination, ...options.destination };
