@@ -26,6 +26,7 @@ import {
   openAppDatabase,
 } from './support/app-database.js';
 import { type CountingSink, startCountingSink } from './support/crash-sink.js';
+import { waitUntil } from './support/wait.js';
 
 // Sending inside the app's own transaction (issue 28): on each database, the order and its receipt commit
 // together or not at all, checked at a real SMTP sink and by counting the rows of every Mailroom table.
@@ -270,6 +271,7 @@ for (const kind of KINDS) {
         await waitUntil(
           () => sink.arrivals.filter((a) => isOurs(a.rcpt)).length >= committed.length,
           120_000,
+          { intervalMs: 50 },
         );
         await mailroom.worker.stop();
         await mailroom.worker.drain();
@@ -482,12 +484,4 @@ function rowsOnlyDialect(client: pg.PoolClient): Dialect {
     createIntrospector: (db) => new PostgresIntrospector(db),
     createQueryCompiler: () => new PostgresQueryCompiler(),
   };
-}
-
-async function waitUntil(check: () => boolean, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }

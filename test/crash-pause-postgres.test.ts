@@ -8,6 +8,7 @@ import { missingServerTest, testServer } from '../packages/sql/test/support/serv
 import { allDeliveries, duplicatesPerKill, summarize } from './support/crash-harness.js';
 import { startCountingSink } from './support/crash-sink.js';
 import { pgTestSchema } from './support/pg-admin.js';
+import { sleep, waitUntil } from './support/wait.js';
 
 /**
  * Issue 31, "SIGKILL a worker while a broadcast is paused and again while it resumes: 0 lost, duplicates
@@ -98,7 +99,7 @@ describe('SIGKILL of a mailroom worker while its broadcast is paused, and again 
       await waitUntil(
         async () => (await mailroom?.getMailing(secret, ref))?.status === 'completed',
         LEASE_MS + 120_000,
-        () => c.stderr(),
+        { intervalMs: 200, what: () => c.stderr() },
       );
 
       const summary = summarize(sink.arrivals, addresses);
@@ -181,16 +182,4 @@ async function startWorker(url: string, smtpPort: number): Promise<Worker> {
     exited.then((how) => reject(new Error(`worker exited (${how}) before starting: ${err}`)));
   });
   return { child, exited, stderr: () => err };
-}
-
-async function waitUntil(ready: () => Promise<boolean>, timeoutMs: number, why: () => string): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await ready())) {
-    if (Date.now() > until) throw new Error(`timed out: ${why()}`);
-    await sleep(200);
-  }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -12,6 +12,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM_SETUP_TIMEOUT_MS, launchChromium } from './support/chromium.js';
+import { waitUntil } from './support/wait.js';
 
 /**
  * The activity charts in a real headless Chromium, on a real SQLite store: a broadcast to good addresses
@@ -335,13 +336,6 @@ describe('activity charts in a browser', () => {
 });
 
 /** Polls `check` until it holds, or fails after `ms`. */
-async function waitUntil(check: () => Promise<boolean>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 describe("a guard's pause in a browser", () => {
   let dir: string;

@@ -11,6 +11,7 @@ import { CHROMIUM_SETUP_TIMEOUT_MS, launchChromium } from './support/chromium.js
 import { DashboardClient } from './support/dashboard-session.js';
 import { listenMailroom } from './support/http-harness.js';
 import { type SmtpSink, startSmtpSink } from './support/smtp-sink.js';
+import { sleep, waitUntil } from './support/wait.js';
 
 /**
  * Issue 31, pause and resume on the dashboard: the Pauses page lists what is paused (who, why, a guard's
@@ -231,15 +232,3 @@ describe('pauses on the dashboard', () => {
     }, 60_000);
   });
 });
-
-async function waitUntil(ready: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await ready())) {
-    if (Date.now() > until) throw new Error('timed out');
-    await sleep(25);
-  }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

@@ -1,6 +1,7 @@
 import { createMailroom, type EventRecord, manualClock } from '@mailroom/core';
 import { memoryStore, memoryTransport } from '@mailroom/memory';
 import { expect, it } from 'vitest';
+import { sleep, waitUntil } from './support/wait.js';
 
 /**
  * The project rule's window, with a clock the test controls and events written to the store as other
@@ -103,15 +104,3 @@ it('judges the last sends of every worker, and after a resume only the sends aft
     await mailroom.close();
   }
 });
-
-async function waitUntil(ready: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await ready())) {
-    if (Date.now() > until) throw new Error('timed out');
-    await sleep(20);
-  }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

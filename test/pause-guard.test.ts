@@ -6,6 +6,7 @@ import { smtpTransport } from '@mailroom/smtp';
 import { sqlStore } from '@mailroom/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SmtpSink, startSmtpSink } from './support/smtp-sink.js';
+import { sleep, waitUntil } from './support/wait.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
 /**
@@ -119,15 +120,3 @@ describe('the reputation guard pauses a broadcast the relay refuses, and resume 
     expect(await mailroom.listPauses(secret)).toEqual([]);
   }, 120_000);
 });
-
-async function waitUntil(ready: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await ready())) {
-    if (Date.now() > until) throw new Error('timed out');
-    await sleep(25);
-  }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

@@ -8,6 +8,7 @@ import { sqlStore } from '@mailroom/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callApi, listenMailroom } from './support/http-harness.js';
 import { type SmtpSink, startSmtpSink } from './support/smtp-sink.js';
+import { sleep, waitUntil } from './support/wait.js';
 
 /**
  * Issue 31 "Deliverability control", pause and resume over HTTP (pause-routes.ts), through both binders:
@@ -216,15 +217,3 @@ describe.each(['express', 'fastify'] as const)('a broadcast paused and resumed o
     });
   }, 90_000);
 });
-
-async function waitUntil(ready: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await ready())) {
-    if (Date.now() > until) throw new Error('timed out');
-    await sleep(25);
-  }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
