@@ -1,0 +1,89 @@
+import type { MailroomInbound } from '@mailroom/core';
+import type { SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
+import type { ForgedTokens } from './forged-tokens.js';
+import { headerGuard } from './header-guard.js';
+import type { InboundLimits } from './inbound-limits.js';
+import { ipOf, smtpReply } from './listener-reply.js';
+import { windowedLog } from './windowed-log.js';
+
+/** What {@link inboundData} uses. */
+export interface InboundDataParts {
+  readonly inbound: MailroomInbound;
+  readonly limits: InboundLimits;
+  readonly forged: ForgedTokens;
+}
+
+/** The DATA of one message: its stream read under the caps, then handed to the engine. */
+export type InboundData = (stream: SMTPServerDataStream, session: SMTPServerSession) => Promise<string>;
+
+/**
+ * The listener's DATA handling: reads the message under the size and header caps (refused with 552 past
+ * them), drops unparsed a message to forged tokens only, and hands the rest to `inbound.receive`.
+ * Resolves to the 250 reply's text; rejects with the reply to give (552, or 451 when the engine defers).
+ */
+export function inboundData({ inbound, limits, forged }: InboundDataParts): InboundData {
+  const { logger, maxBytes, maxHeaderLines, maxHeaderBytes } = limits;
+  const headerLog = windowedLog(
+    logger,
+    'inbound SMTP: message header over the cap refused',
+    limits.abuseLogWindowMs,
+  );
+
+  return async function receive(stream, session) {
+    const envelopeTo = session.envelope.rcptTo.map((r) => r.address);
+    // Decided before a byte is kept: when every recipient is a return path whose token fails its MAC (one
+    // HMAC each, no store read), the message is drained unparsed. It is still taken with 250, as every
+    // ignored message is: refusing a null-sender report gains nothing, and a bounce processor never
+    // bounces what it ignores.
+    // A failure to load the key (the store down) decides nothing here: the message takes the usual way.
+    const verdicts = await Promise.all(
+      envelopeTo.map((to) => inbound.recipientVerdict(to).catch(() => 'accept' as const)),
+    );
+    const allForged = verdicts.length > 0 && verdicts.every((v) => v === 'forged');
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    const header = headerGuard(maxHeaderLines, maxHeaderBytes);
+    let keep = !allForged;
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      bytes += chunk.length;
+      // Past a cap the rest is read and dropped (the client is still sending it); what was kept goes.
+      if (keep && (bytes > maxBytes || !header.feed(chunk))) {
+        keep = false;
+        chunks.length = 0;
+      }
+      if (keep) chunks.push(chunk);
+    }
+    const log = { remoteAddress: ipOf(session), bytes };
+    if (header.problem) {
+      headerLog.note({ ...log, problem: header.problem, maxHeaderLines, maxHeaderBytes });
+      inbound.refused('header-too-large', { remoteAddress: ipOf(session) });
+      throw smtpReply(
+        552,
+        `5.3.4 Message header too large (at most ${maxHeaderLines} lines, ${maxHeaderBytes} bytes)`,
+      );
+    }
+    if (stream.sizeExceeded || bytes > maxBytes) {
+      inbound.refused('too-large', { remoteAddress: ipOf(session) });
+      throw smtpReply(552, `5.3.4 Message too big (limit ${maxBytes} bytes)`);
+    }
+    if (allForged) {
+      forged.taken(session, envelopeTo);
+      return 'Ok: ignored (forged or edited return-path token)';
+    }
+    const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+    try {
+      const receipt = await inbound.receive(Buffer.concat(chunks), {
+        envelopeTo: session.envelope.rcptTo.map((r) => r.address),
+        envelopeFrom,
+        remoteAddress: ipOf(session),
+      });
+      // Taken either way: a bounce processor never bounces what it ignores (that would loop).
+      return `Ok: ${receipt.outcome}`;
+    } catch (error) {
+      const deferred = (error as { code?: unknown } | null)?.code === 'INBOUND_DEFERRED';
+      if (deferred) logger.info(log, 'inbound SMTP: report arrived before the send was recorded; deferred');
+      else logger.error({ ...log, err: error }, 'inbound SMTP: message could not be processed; deferred');
+      throw smtpReply(451, '4.3.0 Temporary failure, try again later');
+    }
+  };
+}
