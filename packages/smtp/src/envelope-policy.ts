@@ -2,8 +2,8 @@ import type { MailroomInbound } from '@mailroom/core';
 import type { SMTPServerAddress, SMTPServerSession } from 'smtp-server';
 import type { ForgedTokens } from './forged-tokens.js';
 import { type InboundLimits, RATE_WINDOW_MS } from './inbound-limits.js';
-import { rateBuckets } from './rate-buckets.js';
 import { ipOf, smtpReply } from './listener-reply.js';
+import { rateBuckets } from './rate-buckets.js';
 
 /** The listener's MAIL FROM and RCPT TO policy: sizes, rates, the bounce domain, forged tokens. */
 export interface EnvelopePolicy {

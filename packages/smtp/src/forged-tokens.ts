@@ -1,8 +1,8 @@
 import type { MailroomInbound } from '@mailroom/core';
 import type { SMTPServerSession } from 'smtp-server';
 import { type InboundLimits, RATE_WINDOW_MS } from './inbound-limits.js';
-import { rateBuckets } from './rate-buckets.js';
 import { ipOf, smtpReply } from './listener-reply.js';
+import { rateBuckets } from './rate-buckets.js';
 import { windowedLog } from './windowed-log.js';
 
 /**

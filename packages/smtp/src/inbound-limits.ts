@@ -1,5 +1,5 @@
 import { type Logger, MAX_INBOUND_BYTES, silentLogger } from '@mailroom/core';
-import type { InboundServerOptions } from './inbound-server.js';
+import type { InboundServerOptions } from './inbound-server-options.js';
 import { type RelayMatcher, trustedRelays } from './trusted-relays.js';
 
 /** The window of the per-minute limits (messages, forged tokens), in milliseconds. */
