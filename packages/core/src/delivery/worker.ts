@@ -1,13 +1,14 @@
 import { isStoreOutage, MailroomError } from '../base/errors.js';
-import type { EngineContext } from '../engine/engine-context.js';
-import type { DrainOptions, MailroomWorker } from '../engine/mailroom-types.js';
 import { SOURCE_EXPANDERS } from '../sources/index.js';
 import type { SourcePage } from '../sources/source-expander.js';
 import { isAudienceImport } from '../store/audience-admin-store.js';
 import type { ClaimedDelivery, MailingStatus, SourceJobRecord } from '../store/records.js';
 import type { DeliveryQueue, MailingStore, SourceJobStore } from '../store/store.js';
+import type { DeliveryContext } from './delivery-context.js';
+import type { DeliveryEvents } from './delivery-events.js';
 import { createDeliveryPipeline, type RetryWait } from './delivery-pipeline.js';
 import { MailingCache } from './mailing-cache.js';
+import type { DrainOptions, MailroomWorker } from './worker-api.js';
 import {
   type ResolvedWorkerOptions,
   resolveRenderThreads,
@@ -57,7 +58,7 @@ function retriesPending(waiting: readonly RetryWait[]): MailroomError {
  * A crash can therefore resend at most `batchSize` deliveries per worker, each with its Message-ID.
  */
 export function createWorker(
-  ctx: EngineContext,
+  ctx: DeliveryContext,
   options: WorkerOptions = {},
 ): MailroomWorker & {
   /** Deliveries claimed whose outcome is not durable yet. */ readonly outstanding: number;
@@ -67,7 +68,8 @@ export function createWorker(
     ...options,
     renderThreads: resolveRenderThreads(options.renderThreads),
   };
-  const { clock, logger, events } = ctx;
+  const { clock, logger } = ctx;
+  const events = ctx.events.view<DeliveryEvents>();
   const store: DeliveryQueue & SourceJobStore & MailingStore = ctx.store;
   const cache = new MailingCache(ctx);
   let capacity: (() => void) | undefined;

@@ -6,11 +6,12 @@
  */
 
 import { isMailroomError } from '../base/errors.js';
-import type { EngineContext } from '../engine/engine-context.js';
 import type { DeliveryRecord, InboundSignalSource } from '../store/records.js';
 import { bounceEffect, reasonGroup } from './bounce-reasons.js';
 import { classifyReason, classifyRecipient } from './classify-reason.js';
+import type { InboundContext } from './inbound-context.js';
 import { applySignal, type SignalFacts, signalKindOf } from './inbound-effects.js';
+import type { InboundEvents } from './inbound-events.js';
 import type { BounceRecipient, InboundReport } from './inbound-report.js';
 import type {
   InboundEffect,
@@ -31,7 +32,7 @@ export const MAX_INBOUND_BYTES = 10 * 1024 * 1024;
 type Found = { delivery: DeliveryRecord } | { code: InboundIgnoreCode; reason: string };
 
 /** The engine's `inbound` member. */
-export function createInbound(ctx: EngineContext, notifications: NotificationOptions = {}): MailroomInbound {
+export function createInbound(ctx: InboundContext, notifications: NotificationOptions = {}): MailroomInbound {
   const { logger } = ctx;
   const domain = ctx.bounces?.domain;
 
@@ -46,7 +47,7 @@ export function createInbound(ctx: EngineContext, notifications: NotificationOpt
   };
 
   const counted = (via: InboundMessageEvent['via'], receipt: InboundReceipt): InboundReceipt => {
-    ctx.events.emit('inbound:message', {
+    ctx.events.view<InboundEvents>().emit('inbound:message', {
       via,
       report: receipt.report,
       outcome: receipt.outcome,
@@ -207,7 +208,7 @@ export function createInbound(ctx: EngineContext, notifications: NotificationOpt
 
   /** Emits `inbound:message` for a deferral; returns the error to rethrow. */
   const deferred = (via: InboundMessageEvent['via'], report: InboundReceipt['report'], error: unknown) => {
-    ctx.events.emit('inbound:message', {
+    ctx.events.view<InboundEvents>().emit('inbound:message', {
       via,
       report,
       outcome: 'deferred',
@@ -320,7 +321,7 @@ export function createInbound(ctx: EngineContext, notifications: NotificationOpt
             : 'inbound message deferred: rate limit',
         );
       }
-      ctx.events.emit('inbound:message', {
+      ctx.events.view<InboundEvents>().emit('inbound:message', {
         via: 'smtp',
         report: 'unrecognised',
         outcome: code === 'rate-limited' ? 'deferred' : 'ignored',

@@ -2,7 +2,7 @@
  * The records of the event outbox and of webhook delivery (docs/architecture.md, flow 5). Like
  * `records.ts`, a store persists them as they are and derives nothing.
  */
-import type { DomainFinding } from '../domains/domain-finding.js';
+import type { DomainFinding } from './domain-types.js';
 import type { PauseRule, PauseScope } from './pause-records.js';
 import type { DomainState, MailingKind } from './records.js';
 
