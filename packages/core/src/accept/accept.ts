@@ -1,4 +1,4 @@
-import { domainOf, localPart } from '../base/address.js';
+import { domainOf, localPart } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
 import type { AuthContext } from '../context/auth-context.js';

@@ -3,7 +3,7 @@
  * into aligned series, per project, per mailing or per destination. The dashboard draws them; `GET`
  * views can serve them as they are.
  */
-import { domainOf } from '../base/address.js';
+import { domainOf } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
 import type { AuthContext } from '../context/auth-context.js';
 import type { BaseContext } from '../context/base-context.js';

@@ -1,4 +1,4 @@
-import { domainOf } from '../base/address.js';
+import { domainOf } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
 import { recordRefusal, refusalEventData, type SignalFacts } from '../inbound/inbound-effects.js';
 import { refusalFacts } from '../inbound/refusal-reason.js';

@@ -1,4 +1,4 @@
-import { domainOf } from '../base/address.js';
+import { domainOf } from '../base/address-parts.js';
 import type { PreparedContent } from '../render/index.js';
 import type { MailingRecord } from '../store/records.js';
 import { prepareTracked, type TrackedContent, type TrackingSetup } from '../tracking/tracking-links.js';

@@ -5,7 +5,7 @@
  * (the table of `bounce-reasons.ts`).
  */
 
-import { domainOf } from '../base/address.js';
+import { domainOf } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
 import { deliveryEventData } from '../events/event-outbox.js';

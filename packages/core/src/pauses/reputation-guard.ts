@@ -1,4 +1,4 @@
-import { domainOf } from '../base/address.js';
+import { domainOf } from '../base/address-parts.js';
 import { isStoreOutage } from '../base/errors.js';
 import type { BaseContext } from '../context/base-context.js';
 import type { DeliveryEvents } from '../delivery/delivery-events.js';

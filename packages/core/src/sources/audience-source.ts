@@ -1,4 +1,4 @@
-import { domainOf, localPart } from '../base/address.js';
+import { domainOf, localPart } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
 import type { BaseContext } from '../context/base-context.js';
 import { newDelivery } from '../store/new-delivery.js';

@@ -172,7 +172,7 @@ export interface WebhookMessageRecord {
    * Claimed in this order (within one, oldest `nextAttemptAt` first): 0, events of single messages and
    * everything else; 1, events of a broadcast's deliveries. So that while a large broadcast's events wait
    * behind its delivery ("mail first"), the events of a password reset sent meanwhile do not wait behind
-   * them. The core sets it (`outbox/event-outbox.ts`); stores keep it and claim by it.
+   * them. The core sets it (`events/event-outbox.ts`); stores keep it and claim by it.
    */
   priority: WebhookPriority;
   status: WebhookMessageStatus;
