@@ -1,10 +1,110 @@
 /**
  * Dependency rules for the packages' sources, checked by `depcruise` in the test command (so in CI).
  * Type-only imports count: a circle of types is still a circle for a reader.
+ *
+ * The core's folders stand in ranks (docs/architecture.md, "The layers"): a folder imports only folders of
+ * its own rank or below, never one above. Within the platform and the capabilities, a sideways import is
+ * allowed only where SIDEWAYS below declares it, with its reason; anything else is an error.
+ * `test/dependency-layers.test.ts` adds forbidden imports to a copy and sees these rules fail.
  * @type {import('dependency-cruiser').IConfiguration}
  */
+const CORE = 'packages/core/src';
+
+/** The core's folders by rank, lowest first. */
+const RANKS = [
+  { rank: 'ground', folders: ['base'] },
+  { rank: 'ground', folders: ['store'] },
+  { rank: 'platform', folders: ['events', 'fetch', 'mime', 'render', 'request', 'transport'] },
+  { rank: 'context', folders: ['context'] },
+  {
+    rank: 'capabilities',
+    folders: [
+      'accept',
+      'admin',
+      'audience',
+      'broadcasts',
+      'delivery',
+      'domains',
+      'inbound',
+      'keys',
+      'pauses',
+      'resources',
+      'retention',
+      'sources',
+      'tracking',
+      'unsubscribe',
+      'webhooks',
+    ],
+  },
+  { rank: 'engine', folders: ['engine'] },
+  { rank: 'entries', folders: ['testing'] },
+];
+
+/** Sideways imports within one rank, each with its reason. Folders of one rank import nothing else of it. */
+const SIDEWAYS = {
+  mime: { transport: 'composes the message the Transport contract describes' },
+  accept: {
+    broadcasts: 'a later batch of a scheduled broadcast is realigned to its schedule',
+    keys: "authenticates secrets and checks a key's sender domains at accept",
+    sources: 'probes CSV sources (byte ranges) before accepting them',
+  },
+  admin: {
+    delivery: 'the activity charts name destination groups and read delivery events for progress',
+    domains: "the activity charts show today's warm-up of sender domains",
+    keys: 'a new project gets its first key',
+    pauses: "the activity charts draw pauses and the guard's rules",
+    resources: "a new template version is written by the resources' compare-and-set; template views",
+  },
+  audience: {
+    admin: "audience listings reuse the read side's paging and source-job views",
+    sources: "a CSV import is probed like a broadcast's CSV source",
+  },
+  delivery: {
+    domains: 'signing keys and the sending policy; MX lookups; warm-up schedules',
+    inbound: "a relay's refusal at send time is read and recorded as a bounce",
+    sources: 'the worker expands source jobs',
+    tracking: 'tracked links and the open pixel are applied at render time',
+    unsubscribe: 'the List-Unsubscribe headers of a broadcast message',
+  },
+  keys: { domains: "a key's sender domains are normalised as domain names" },
+  pauses: { delivery: 'the reputation guard follows delivery outcomes' },
+};
+
+const levelOf = new Map(RANKS.flatMap(({ folders }, level) => folders.map((folder) => [folder, level])));
+const folders = [...levelOf.keys()];
+const anyOf = (names) => `^${CORE}/(${names.join('|')})/`;
+
+/** One rule per folder: no folder of a higher level, and no folder of its own level but those declared. */
+const layerRules = folders.map((folder) => {
+  const level = levelOf.get(folder);
+  const sideways = Object.keys(SIDEWAYS[folder] ?? {});
+  const forbidden = folders.filter(
+    (other) =>
+      levelOf.get(other) > level ||
+      (levelOf.get(other) === level && other !== folder && !sideways.includes(other)),
+  );
+  return {
+    name: `core-layers-${folder}`,
+    severity: 'error',
+    comment:
+      `core/${folder} (${RANKS[level].rank}) imports only lower ranks` +
+      (sideways.length > 0 ? ` and, sideways, ${sideways.join(', ')} (declared in SIDEWAYS)` : '') +
+      '. See docs/architecture.md, "The layers".',
+    from: { path: `^${CORE}/${folder}/` },
+    to: { path: forbidden.length > 0 ? anyOf(forbidden) : '^$' },
+  };
+});
+
 module.exports = {
   forbidden: [
+    ...layerRules,
+    {
+      name: 'core-root-is-the-entry',
+      severity: 'error',
+      comment: 'Only index.ts stands at the root of the core; nothing inside the core imports it.',
+      from: { path: `^${CORE}/[^/]+/` },
+      to: { path: `^${CORE}/index\\.ts$` },
+    },
     {
       name: 'no-circular',
       severity: 'error',

@@ -19,6 +19,7 @@ export * from './base/clock.js';
 export * from './base/errors.js';
 export { silentLogger } from './base/logger.js';
 export { generateSecret, hashSecret } from './base/secrets.js';
+export type { StoreHealth } from './context/store-health.js';
 export {
   createDestinationResolver,
   DEFAULT_DESTINATION_GROUPS,
@@ -28,12 +29,6 @@ export {
   type DestinationOptions,
   type DestinationResolver,
 } from './delivery/destinations.js';
-export {
-  type WarmupDay,
-  type WarmupOptions,
-  type WarmupSchedule,
-  warmupDay,
-} from './delivery/warmup.js';
 export { resolveRenderThreads, WORKER_DEFAULTS } from './delivery/worker-options.js';
 // Sender domains: the CI preflight (`checkDomain`) and the parts an application may want on its own.
 export type { DkimExpectation } from './domains/check-dkim.js';
@@ -55,9 +50,14 @@ export {
   type ReturnPathPlan,
   type SpfRelay,
 } from './domains/domain-records.js';
+export {
+  type WarmupDay,
+  type WarmupOptions,
+  type WarmupSchedule,
+  warmupDay,
+} from './domains/warmup-schedule.js';
 export { createMailroom } from './engine/create-mailroom.js';
 export type * from './engine/mailroom-types.js';
-export type { StoreHealth } from './engine/store-health.js';
 export * from './fetch/index.js';
 export type { BounceCountOptions, DomainBounces } from './inbound/bounce-counts.js';
 export type { BounceEffect, BounceReason, ReasonGroup, ReasonInfo } from './inbound/bounce-reasons.js';

@@ -9,6 +9,7 @@ import {
   linkMapOf,
   prepareTracked,
   type TrackingSetup,
+  trackingRewrite,
 } from '../src/tracking/tracking-links.js';
 import { parseTrackingToken, verifyTrackingToken } from '../src/tracking/tracking-token.js';
 
@@ -56,7 +57,8 @@ function render(
   overrides: Partial<TrackingSetup> = {},
 ) {
   const c = content(html);
-  return renderDelivery(prepareTracked(c, setup(html, overrides), prepare), recipient(variables), STAMP);
+  const prepared = prepareTracked(c, setup(html, overrides), prepare);
+  return renderDelivery(prepared, recipient(variables), trackingRewrite(prepared, STAMP));
 }
 
 /** The URL a tracked link redirects to, decoded from its token as the engine would. */
@@ -235,6 +237,9 @@ describe('tracked rendering', () => {
     const plain = prepare(c);
     const none = prepareTracked(c, null, () => plain);
     expect(none).toBe(plain);
-    expect(renderDelivery(none, recipient(), STAMP)).toEqual(renderDelivery(plain, recipient()));
+    expect(trackingRewrite(none, STAMP)).toBeUndefined();
+    expect(renderDelivery(none, recipient(), trackingRewrite(none, STAMP))).toEqual(
+      renderDelivery(plain, recipient()),
+    );
   });
 });

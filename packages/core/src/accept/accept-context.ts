@@ -1,4 +1,4 @@
-import type { BaseContext } from '../engine/base-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import type { TransactionStore } from '../store/app-transaction-store.js';
 
 /**

@@ -1,8 +1,8 @@
 import { MailroomError } from '../base/errors.js';
 import { realignScheduledBatch } from '../broadcasts/broadcast-schedule.js';
-import type { AuthContext } from '../engine/auth-context.js';
-import { authenticateSecret, isAuthContext } from '../engine/authenticate.js';
-import type { BaseContext } from '../engine/base-context.js';
+import type { AuthContext } from '../context/auth-context.js';
+import type { BaseContext } from '../context/base-context.js';
+import { authenticateSecret, isAuthContext } from '../keys/authenticate.js';
 import { assertKeySender } from '../keys/key-domains.js';
 import { parseBroadcastRequest, parseSendRequest } from '../request/index.js';
 import type { BatchRequest, BroadcastRequest } from '../request/request-types.js';

@@ -1,12 +1,13 @@
-import { domainOf, localPart } from '../base/address.js';
+import { domainOf, localPart } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
-import type { AuthContext } from '../engine/auth-context.js';
+import type { AuthContext } from '../context/auth-context.js';
 import { assertKeySender } from '../keys/key-domains.js';
 import { contentFromMessage, contentFromTemplate, prepareContent } from '../render/index.js';
 import { validationError } from '../request/issues.js';
 import type { NormalizedContentRequest, NormalizedRecipient, SourceSpec } from '../request/request-types.js';
 import { probeCsvSource } from '../sources/csv-probe.js';
+import { newDelivery } from '../store/new-delivery.js';
 import type {
   AttachmentSpec,
   BatchRecord,
@@ -255,41 +256,6 @@ export function buildBatch(
 const DELIVERY_ID_COUNTER_LENGTH = 5;
 /** `dlv_`, 9 characters of time and 11 random ones: what a batch's delivery ids share. */
 const DELIVERY_ID_PREFIX_LENGTH = 'dlv_'.length + 9 + 16 - DELIVERY_ID_COUNTER_LENGTH;
-
-/** One delivery; its Message-ID is fixed now so every attempt carries the same one. */
-export function newDelivery(
-  mailing: MailingRecord,
-  batchId: string,
-  r: { address: string; name: string; variables?: Variables; traits?: Variables },
-  notBefore: Date,
-  senderDomain: string,
-  now: Date,
-  id: string = newId('dlv', now.getTime()),
-): DeliveryRecord {
-  const sandbox = mailing.sandbox;
-  return {
-    id,
-    projectId: mailing.projectId,
-    mailingId: mailing.id,
-    batchId,
-    address: r.address,
-    name: r.name,
-    variables: r.variables ?? {},
-    traits: r.traits ?? {},
-    status: sandbox ? 'skipped' : 'queued',
-    attempts: 0,
-    nextAttemptAt: notBefore,
-    leaseExpiresAt: null,
-    leaseToken: 0,
-    messageId: `<${id}@${senderDomain}>`,
-    lastResponse: null,
-    lastError: sandbox ? 'sandbox secret: recorded, not delivered' : null,
-    sentAt: null,
-    content: null,
-    createdAt: now,
-    updatedAt: now,
-  };
-}
 
 /** Commit and, for a mailing with nothing left to do (sandbox, all duplicates), settle it at once. */
 export async function commitAndSettle(

@@ -1,5 +1,5 @@
 import { MailroomError } from '../base/errors.js';
-import type { BaseContext } from '../engine/base-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import { isByteCapError } from '../fetch/index.js';
 import type { AttachmentSpec } from '../store/records.js';
 

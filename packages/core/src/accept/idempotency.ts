@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { isMailroomError, MailroomError } from '../base/errors.js';
-import type { AuthContext } from '../engine/auth-context.js';
+import type { AuthContext } from '../context/auth-context.js';
 import type { IdempotencyRecord, Json } from '../store/records.js';
 import type { AcceptContext } from './accept-context.js';
 

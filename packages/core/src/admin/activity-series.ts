@@ -3,12 +3,12 @@
  * into aligned series, per project, per mailing or per destination. The dashboard draws them; `GET`
  * views can serve them as they are.
  */
-import { domainOf } from '../base/address.js';
+import { domainOf } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
+import type { AuthContext } from '../context/auth-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import { DEFAULT_DESTINATION_GROUPS, type DestinationOptions } from '../delivery/destinations.js';
-import { type WarmupDay, warmupDay } from '../delivery/warmup.js';
-import type { AuthContext } from '../engine/auth-context.js';
-import type { BaseContext } from '../engine/base-context.js';
+import { type WarmupDay, type WarmupOptions, warmupDay } from '../domains/warmup-schedule.js';
 import type { ReputationGuardOptions } from '../pauses/guard-options.js';
 import type { PauseView } from '../pauses/pause-control.js';
 import type { ActivityStore, EventSeriesRow } from '../store/activity-store.js';
@@ -169,6 +169,8 @@ export interface ActivityQueryDeps {
   guard: ReputationGuardOptions | false | undefined;
   /** The engine's `destinations` option (its groups name destinations). */
   destinations: DestinationOptions | undefined;
+  /** The engine's `warmup` option (today's allowance is drawn). */
+  warmup: WarmupOptions | undefined;
 }
 
 /** The engine's `activity` read (see `Mailroom.activity`). */
@@ -216,7 +218,7 @@ export function createActivityQueries(
           limit: MAX_PAUSE_EVENTS,
         }),
         deps.listPauses(auth),
-        warmupToday(ctx, project.id, mailing),
+        warmupToday(ctx, deps.warmup, project.id, mailing),
       ]);
       const chart = chartOf(rows, from, to, bucketMs);
       chart.pauses = pauseBands(pauseEvents, active, chart.from, to).filter((band) =>
@@ -238,10 +240,11 @@ export function createActivityQueries(
 /** Today's warm-up of the mailing's sender domain, else of the project's senders' domains. */
 async function warmupToday(
   ctx: BaseContext,
+  warmup: WarmupOptions | undefined,
   projectId: string,
   mailing: MailingRecord | undefined,
 ): Promise<ActivityChart['warmup']> {
-  const schedules = ctx.warmup?.domains;
+  const schedules = warmup?.domains;
   if (!schedules || Object.keys(schedules).length === 0) return [];
   const domains = mailing
     ? [domainOf(mailing.sender.address)]

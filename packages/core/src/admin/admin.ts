@@ -1,14 +1,14 @@
 import { createPrivateKey } from 'node:crypto';
 import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
-import type { BaseContext } from '../engine/base-context.js';
-import type { MailroomAdmin } from '../engine/mailroom-types.js';
+import type { BaseContext } from '../context/base-context.js';
 import { newKey } from '../keys/new-key.js';
 import { assertLiquidSyntax, compileTemplate } from '../render/index.js';
 import { normalizeAddress } from '../request/index.js';
 import { MAX_TEMPLATE_SOURCE_BYTES, REF_PATTERN } from '../resources/resource-schemas.js';
 import { writeTemplateVersion } from '../resources/template-versions.js';
 import type { TemplateFormat } from '../store/records.js';
+import type { MailroomAdmin } from './admin-types.js';
 
 const FORMATS: readonly TemplateFormat[] = ['html', 'mjml', 'text'];
 

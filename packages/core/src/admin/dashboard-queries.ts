@@ -1,7 +1,6 @@
 import { MailroomError } from '../base/errors.js';
-import type { AuthContext } from '../engine/auth-context.js';
-import type { BaseContext } from '../engine/base-context.js';
-import type { Mailroom } from '../engine/mailroom-types.js';
+import type { AuthContext } from '../context/auth-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import { contentFromTemplate, prepareContent, renderDelivery } from '../render/index.js';
 import { templateView } from '../resources/template-resources.js';
 import type {
@@ -19,6 +18,7 @@ import type {
   MailingStore,
   SourceJobStore,
 } from '../store/store.js';
+import type { MailroomReads } from './admin-types.js';
 import type { DeliveryView, QueueDepth, SourceJobView } from './engine-views.js';
 import type { MailingView } from './mailing-view.js';
 
@@ -39,17 +39,7 @@ export interface DashboardQueryDeps {
 }
 
 /** The engine's read methods for dashboards and metrics (see `Mailroom` for their contracts). */
-export type DashboardQueries = Pick<
-  Mailroom,
-  | 'listMailings'
-  | 'searchDeliveries'
-  | 'listSourceJobs'
-  | 'listTemplates'
-  | 'getTemplate'
-  | 'previewTemplate'
-  | 'listGroups'
-  | 'queueDepth'
->;
+export type DashboardQueries = MailroomReads;
 
 /**
  * Read methods over the store, every one scoped to the authenticated project (docs/architecture.md,

@@ -4,22 +4,17 @@ import type {
   MailingStatus,
   SourceJobStatus,
   SourceKind,
-  TemplateFormat,
-  Variables,
 } from '../store/records.js';
 import type { DeliveryCounts } from '../store/store.js';
+
+export type { SourcePageEvent } from '../delivery/delivery-events.js';
+export type { TemplateSample, TemplateView } from '../resources/resource-types.js';
+export type { Page } from '../store/paging.js';
 
 /**
  * What the engine's read methods answer (the dashboard, an embedding app's own pages): plain data scoped to
  * the authenticated project, without store ids, so nothing here can name another project's rows.
  */
-
-/** One page of a listing and the cursor of the next one (`null` on the last page). */
-export interface Page<T> {
-  items: T[];
-  /** Pass as `after` to get the next page; `null` when there is none. */
-  next: string | null;
-}
 
 /** A delivery as listed: its record without the store's bookkeeping (ids, lease). */
 export type DeliveryView = Pick<
@@ -70,26 +65,6 @@ export interface SourceJobView {
   updatedAt: Date;
 }
 
-/** A template of the project. */
-export interface TemplateView {
-  ref: string;
-  format: TemplateFormat;
-  subject: string | null;
-  /** The source as written (MJML, HTML or text, with Liquid). */
-  source: string;
-  version: number;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-/** Sample data for a template preview. */
-export interface TemplateSample {
-  /** Global variables. @default {} */
-  variables?: Variables;
-  /** The recipient the preview is rendered for. @default { address: 'ada@example.com', name: 'Ada Lovelace' } */
-  recipient?: { address?: string; name?: string };
-}
-
 /** An audience group of the project with its member count. */
 export interface AudienceGroupView {
   ref: string;
@@ -125,18 +100,4 @@ export interface MailingProgress {
   total: number;
   /** Deliveries in a terminal status (sent, failed, suppressed, skipped). */
   done: number;
-}
-
-/** The payload of the `source:page` event: one page of a source was expanded and committed. */
-export interface SourcePageEvent {
-  projectId: string;
-  /** The mailing's ref; an audience import's id (`imp_...`) for an import, which has no mailing. */
-  mailingRef: string;
-  kind: SourceKind;
-  /** Rows read in this page (delivered to deliveries or refused). */
-  rows: number;
-  /** Rows of this page refused (bad address, ...). */
-  failedRows: number;
-  /** The job's status after the page. */
-  status: SourceJobStatus;
 }

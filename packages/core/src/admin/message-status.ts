@@ -1,6 +1,6 @@
 import { MailroomError } from '../base/errors.js';
-import type { AuthContext } from '../engine/auth-context.js';
-import type { BaseContext } from '../engine/base-context.js';
+import type { AuthContext } from '../context/auth-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import type { EventRecord } from '../store/event-records.js';
 import type { DeliveryRecord, InboundSignalRecord, Json, MailingRecord } from '../store/records.js';
 import type { MailingView } from './mailing-view.js';

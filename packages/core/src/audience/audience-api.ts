@@ -1,10 +1,10 @@
 import { z } from 'zod';
+import type { MailroomAdmin } from '../admin/admin-types.js';
 import { clampLimit, normalizePrefix, sourceJobView } from '../admin/dashboard-queries.js';
 import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
-import type { AuthContext } from '../engine/auth-context.js';
-import type { BaseContext } from '../engine/base-context.js';
-import type { MailroomAdmin } from '../engine/mailroom-types.js';
+import type { AuthContext } from '../context/auth-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import { checkAddress, normalizeAddress, toValidationIssues } from '../request/index.js';
 import { validationError } from '../request/issues.js';
 import { probeCsvSource } from '../sources/csv-probe.js';

@@ -1,6 +1,7 @@
-import type { AudienceGroupView, Page, SourceJobView } from '../admin/engine-views.js';
-import type { AuthContext } from '../engine/auth-context.js';
+import type { AudienceGroupView, SourceJobView } from '../admin/engine-views.js';
+import type { AuthContext } from '../context/auth-context.js';
 import type { ErasureCounts } from '../store/audience-admin-store.js';
+import type { Page } from '../store/paging.js';
 import type { Json, ProfileRecord, SuppressionReason } from '../store/records.js';
 
 /** A profile of the project's audience, as the API shows it. */

@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { SecretMode } from '../store/records.js';
+
+/** `live` secrets deliver; `sandbox` secrets are accepted and recorded but never delivered. */
+export type SecretMode = 'live' | 'sandbox';
 
 const SECRET_PATTERN = /^sk_(live|sandbox)_[A-Za-z0-9_-]{16,200}$/;
 

@@ -1,5 +1,5 @@
 import { MailroomError } from '../base/errors.js';
-import type { BaseContext } from '../engine/base-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import { DATE_TIME_RULE, parseDateTime } from '../request/dates.js';
 import type { MailingStore } from '../store/mailing-store.js';
 import type { MailingRecord, MailingStatus } from '../store/records.js';

@@ -1,4 +1,4 @@
-import { domainOf } from '../base/address.js';
+import { domainOf } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
 import type { DeliveryRecord, DkimConfig, MailingRecord, RenderedContent } from '../store/records.js';
 import type { OutgoingAttachment, OutgoingMessage } from '../transport/transport.js';

@@ -1,14 +1,16 @@
-import { domainOf } from '../base/address.js';
+import { domainOf } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
-import type { EngineContext } from '../engine/engine-context.js';
 import { recordRefusal, refusalEventData, type SignalFacts } from '../inbound/inbound-effects.js';
 import { refusalFacts } from '../inbound/refusal-reason.js';
 import { renderDelivery } from '../render/index.js';
 import type { DeliveryOutcome } from '../store/delivery-queue.js';
 import type { ClaimedDelivery, MailingRecord } from '../store/records.js';
+import { trackingRewrite } from '../tracking/tracking-links.js';
 import { receiptResponse, type SendReceipt, sentVia } from '../transport/transport.js';
 import { listUnsubscribeHeaders } from '../unsubscribe/unsubscribe.js';
 import { composeMessage } from './compose-message.js';
+import type { DeliveryContext } from './delivery-context.js';
+import type { DeliveryEvents } from './delivery-events.js';
 import { createDestinationGate, deferredOutcome, isDestinationSlowDown } from './destination-gate.js';
 import type { MailingCache } from './mailing-cache.js';
 import { type BufferedOutcome, createOutcomeBuffer } from './outcome-buffer.js';
@@ -72,12 +74,13 @@ export interface DeliveryPipeline {
  * `delivery` events are emitted once an outcome is durable.
  */
 export function createDeliveryPipeline(
-  ctx: EngineContext,
+  ctx: DeliveryContext,
   opts: ResolvedWorkerOptions,
   cache: MailingCache,
   onDurable: () => void = () => {},
 ): DeliveryPipeline {
-  const { store, transport, clock, logger, events } = ctx;
+  const { store, transport, clock, logger } = ctx;
+  const events = ctx.events.view<DeliveryEvents>();
   const limiter = createSendRateLimiter(opts.ratePerSecond);
   const projectLimiters = new Map<string, SendRateLimiter>();
   const gate = createSendGate({
@@ -341,7 +344,11 @@ export function createDeliveryPipeline(
         };
         send = () => (transport.sendRaw as NonNullable<typeof transport.sendRaw>)(raw);
       } else {
-        const rendered = renderDelivery(entry.prepared, delivery, trackingStamp(delivery, clock.now()));
+        const rendered = renderDelivery(
+          entry.prepared,
+          delivery,
+          trackingRewrite(entry.prepared, trackingStamp(delivery, clock.now())),
+        );
         if (mailing.options.storeContent) content = rendered;
         const message = composeMessage(mailing, delivery, rendered, entry.parts, headers, clock.now());
         if (ctx.bounces) message.envelopeFrom = envelopeFrom;

@@ -1,4 +1,4 @@
-import { domainOf } from '../base/address.js';
+import { domainOf } from '../base/address-parts.js';
 import { createDnsResolver, type DnsResolver, lookupMx } from '../domains/dns-lookup.js';
 
 /**

@@ -1,15 +1,15 @@
-import { domainOf } from '../base/address.js';
-import type { EngineContext } from '../engine/engine-context.js';
+import { domainOf } from '../base/address-parts.js';
 import type { PreparedContent } from '../render/index.js';
 import type { MailingRecord } from '../store/records.js';
-import { prepareTracked, type TrackingSetup } from '../tracking/tracking-links.js';
+import { prepareTracked, type TrackedContent, type TrackingSetup } from '../tracking/tracking-links.js';
 import { decodeAttachments, dkimFor, type MailingParts } from './compose-message.js';
+import type { DeliveryContext } from './delivery-context.js';
 import { prepareWithDerivedText } from './prepare-derived-text.js';
 
 /** What a worker keeps per mailing: the record, its content parsed once, its per-mailing message parts. */
 export interface MailingEntry {
   mailing: MailingRecord;
-  prepared: PreparedContent;
+  prepared: TrackedContent<PreparedContent>;
   parts: MailingParts;
   /** How the mailing is tracked (opens, clicks), or null. */
   tracking: TrackingSetup | null;
@@ -25,7 +25,7 @@ export class MailingCache {
   readonly #entries = new Map<string, Promise<MailingEntry | undefined>>();
 
   constructor(
-    private readonly ctx: EngineContext,
+    private readonly ctx: DeliveryContext,
     private readonly size = DEFAULT_SIZE,
   ) {}
 

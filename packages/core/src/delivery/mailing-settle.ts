@@ -1,4 +1,5 @@
 import type { ClaimedDelivery, MailingStatus } from '../store/records.js';
+import type { DeliveryEvents } from './delivery-events.js';
 import type { WorkerParts } from './worker-parts.js';
 
 /** Mailing statuses after which nothing more is sent. */
@@ -23,7 +24,8 @@ const STARTED_KEPT = 4096;
 
 /** The settling of a worker's mailings (its `started` memory is the worker's own). */
 export function createMailingSettler({ ctx, store, cache }: WorkerParts): MailingSettler {
-  const { clock, events } = ctx;
+  const { clock } = ctx;
+  const events = ctx.events.view<DeliveryEvents>();
   // Mailings this worker already moved to `sending`: a mailing never goes back to `queued`.
   const started = new Set<string>();
 

@@ -8,13 +8,15 @@ import { isMailroomError } from '../base/errors.js';
 import type { PreparedContent } from '../render/prepare-content.js';
 import { renderDelivery } from '../render/render-delivery.js';
 import type { DeliveryRecord, MailingRecord } from '../store/records.js';
-import { prepareTracked } from '../tracking/tracking-links.js';
+import { prepareTracked, type TrackedContent, trackingRewrite } from '../tracking/tracking-links.js';
 import type { CreateComposer, OutgoingMessage } from '../transport/transport.js';
 import { composeMessage, type MailingParts } from './compose-message.js';
 import { prepareWithDerivedText } from './prepare-derived-text.js';
 import type { RenderFailure, RenderReply, RenderRequest } from './render-protocol.js';
 
-type Mailing = { record: MailingRecord; prepared: PreparedContent; parts: MailingParts } | { error: unknown };
+type Mailing =
+  | { record: MailingRecord; prepared: TrackedContent<PreparedContent>; parts: MailingParts }
+  | { error: unknown };
 
 const port = parentPort;
 if (!port) throw new Error('render-thread must run in a worker thread');
@@ -40,10 +42,8 @@ async function build(request: Extract<RenderRequest, { type: 'build' }>): Promis
   if ('error' in mailing) return { job: request.job, stage: 'render', error: failure(mailing.error) };
   let content: ReturnType<typeof renderDelivery>;
   try {
-    content = renderDelivery(mailing.prepared, request.recipient, {
-      deliveryId: request.deliveryId,
-      sentAt: Math.floor(request.now / 1000),
-    });
+    const stamp = { deliveryId: request.deliveryId, sentAt: Math.floor(request.now / 1000) };
+    content = renderDelivery(mailing.prepared, request.recipient, trackingRewrite(mailing.prepared, stamp));
   } catch (error) {
     return { job: request.job, stage: 'render', error: failure(error) };
   }

@@ -3,6 +3,7 @@ import { SOURCE_EXPANDERS } from '../sources/index.js';
 import type { SourcePage } from '../sources/source-expander.js';
 import { isAudienceImport } from '../store/audience-admin-store.js';
 import type { SourceJobRecord } from '../store/records.js';
+import type { DeliveryEvents } from './delivery-events.js';
 import { STOPPED } from './mailing-settle.js';
 import type { WorkerParts } from './worker-parts.js';
 
@@ -144,8 +145,9 @@ async function pageCommitted({ ctx, job, mailingRef, patch, storing }: PageCommi
     ctx.logger.warn({ job: job.id }, 'source job lease lost; another worker continues it');
     return false;
   }
-  if (ctx.events.has('source:page')) {
-    ctx.events.emit('source:page', {
+  const events = ctx.events.view<DeliveryEvents>();
+  if (events.has('source:page')) {
+    events.emit('source:page', {
       projectId: job.projectId,
       mailingRef,
       kind: job.kind,

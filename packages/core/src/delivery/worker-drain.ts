@@ -1,6 +1,6 @@
 import { MailroomError } from '../base/errors.js';
-import type { DrainOptions } from '../engine/mailroom-types.js';
 import type { DeliveryPipeline, RetryWait } from './delivery-pipeline.js';
+import type { DrainOptions } from './worker-api.js';
 import type { WorkerParts } from './worker-parts.js';
 
 /** Default of `DrainOptions.retryWaitMs`: a relay's restart, not its outage. */

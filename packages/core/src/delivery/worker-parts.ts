@@ -1,5 +1,5 @@
-import type { EngineContext } from '../engine/engine-context.js';
 import type { DeliveryQueue, MailingStore, SourceJobStore } from '../store/store.js';
+import type { DeliveryContext } from './delivery-context.js';
 import type { MailingCache } from './mailing-cache.js';
 import type { ResolvedWorkerOptions } from './worker-options.js';
 
@@ -12,7 +12,7 @@ export type WorkerStore = DeliveryQueue & SourceJobStore & MailingStore;
  */
 export interface WorkerParts {
   /** The engine's context: clock, logger, event hub, outbox. */
-  readonly ctx: EngineContext;
+  readonly ctx: DeliveryContext;
   /** The worker's settings with their defaults applied. */
   readonly opts: ResolvedWorkerOptions;
   /** `ctx.store`, seen through the roles a worker uses. */

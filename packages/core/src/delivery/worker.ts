@@ -1,11 +1,11 @@
-import type { EngineContext } from '../engine/engine-context.js';
-import type { MailroomWorker } from '../engine/mailroom-types.js';
 import { createClaimLoop, createIdleWait } from './claim-loop.js';
 import { createClaimedBatches } from './claimed-batches.js';
+import type { DeliveryContext } from './delivery-context.js';
 import { createDeliveryPipeline } from './delivery-pipeline.js';
 import { MailingCache } from './mailing-cache.js';
 import { createMailingSettler } from './mailing-settle.js';
 import { expandSourceSlice, type SourceSliceParts } from './source-slice.js';
+import type { MailroomWorker } from './worker-api.js';
 import { drainWorker } from './worker-drain.js';
 import {
   type ResolvedWorkerOptions,
@@ -27,7 +27,7 @@ import { stopWorker } from './worker-shutdown.js';
  * A crash can therefore resend at most `batchSize` deliveries per worker, each with its Message-ID.
  */
 export function createWorker(
-  ctx: EngineContext,
+  ctx: DeliveryContext,
   options: WorkerOptions = {},
 ): MailroomWorker & {
   /** Deliveries claimed whose outcome is not durable yet. */ readonly outstanding: number;

@@ -1,15 +1,11 @@
 import { createPrivateKey, createPublicKey, generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';
 import { MailroomError } from '../base/errors.js';
+import type { DkimAlgorithm } from '../store/domain-types.js';
 
 const generate = promisify(generateKeyPair);
 
-/**
- * The DKIM signing algorithms Mailroom makes keys for: `rsa` (RSA 2048, `rsa-sha256`, which every
- * receiver verifies) and `ed25519` (RFC 8463, `ed25519-sha256`: short keys and signatures, but not yet
- * verified everywhere, so RFC 8463 advises signing with an RSA key as well).
- */
-export type DkimAlgorithm = 'rsa' | 'ed25519';
+export type { DkimAlgorithm } from '../store/domain-types.js';
 
 /** A DKIM key pair made for a domain. The private half never leaves the engine unsealed. */
 export interface DkimKeyPair {

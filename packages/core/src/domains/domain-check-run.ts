@@ -1,4 +1,4 @@
-import type { BaseContext } from '../engine/base-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import type { DkimKeyRecord, DomainRecord, DomainState } from '../store/domain-store.js';
 import type { OutboxWrite } from '../store/event-records.js';
 import type { DkimExpectation } from './check-dkim.js';

@@ -1,22 +1,9 @@
 import { isIP } from 'node:net';
 import { MailroomError } from '../base/errors.js';
-import type { DkimAlgorithm } from './dkim-key.js';
+import type { DkimAlgorithm, DomainRecordKind } from '../store/domain-types.js';
 import { isWithinDomain, normalizeDomain } from './domain-name.js';
 
-/** What a record is for. */
-export type DomainRecordKind =
-  /** The DKIM public key: `<selector>._domainkey.<domain>` TXT. */
-  | 'dkim'
-  /** SPF of the From domain: which hosts may send as it. */
-  | 'spf'
-  /** The DMARC policy: `_dmarc.<domain>` TXT. */
-  | 'dmarc'
-  /** RFC 7489 7.1: lets the reporting address's domain receive the domain's DMARC reports. */
-  | 'dmarc-report-auth'
-  /** Where bounces to the VERP return-path domain are delivered. */
-  | 'return-path-mx'
-  /** SPF of the return-path domain: what receivers check against the envelope sender. */
-  | 'return-path-spf';
+export type { DomainRecordKind } from '../store/domain-types.js';
 
 /** One record the domain's owner publishes. */
 export interface DnsRecordToPublish {

@@ -1,4 +1,4 @@
-import type { BaseContext } from '../engine/base-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import type { DomainRecord } from '../store/domain-store.js';
 
 /** Domains claimed per look. */

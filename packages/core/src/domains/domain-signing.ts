@@ -1,5 +1,5 @@
 import { MailroomError } from '../base/errors.js';
-import type { BaseContext } from '../engine/base-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import type { DkimKey } from '../mime/dkim-signer.js';
 import type { DomainRecord, DomainStore } from '../store/domain-store.js';
 import type { DomainFinding } from './domain-finding.js';

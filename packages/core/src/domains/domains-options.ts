@@ -1,10 +1,10 @@
-import type { WarmupDay } from '../delivery/warmup.js';
 import type { DkimKeyState, DomainState } from '../store/domain-store.js';
 import type { DkimAlgorithm } from './dkim-key.js';
 import type { DnsResolver } from './dns-lookup.js';
 import type { DomainCheckState } from './domain-check.js';
 import type { DomainFinding } from './domain-finding.js';
 import type { DnsRecordToPublish, SpfRelay } from './domain-records.js';
+import type { WarmupDay } from './warmup-schedule.js';
 
 /**
  * What happens to mail whose From domain is not a verified domain of the project:

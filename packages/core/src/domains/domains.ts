@@ -1,8 +1,7 @@
 import { isMailroomError, MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
-import { warmupDay } from '../delivery/warmup.js';
-import type { BaseContext } from '../engine/base-context.js';
-import { installationSecret } from '../engine/installation-secret.js';
+import type { BaseContext } from '../context/base-context.js';
+import { installationSecret } from '../context/installation-secret.js';
 import type { DkimKeyRecord, DomainRecord } from '../store/domain-store.js';
 import { checkSelector, type DkimAlgorithm, generateDkimKey, newSelector } from './dkim-key.js';
 import { createDnsResolver } from './dns-lookup.js';
@@ -20,6 +19,7 @@ import type {
   SendingPolicy,
 } from './domains-options.js';
 import { DKIM_SEALING_SECRET_SETTING, sealKey } from './sealed-key.js';
+import { type WarmupOptions, warmupDay } from './warmup-schedule.js';
 
 const DAY_MS = 86_400_000;
 /** A new domain's first scheduled check: time to publish its records. */
@@ -48,7 +48,11 @@ export interface Domains {
 }
 
 /** The domains capability of an engine. */
-export function createDomains(ctx: BaseContext, options: DomainsOptions = {}): Domains {
+export function createDomains(
+  ctx: BaseContext,
+  options: DomainsOptions = {},
+  warmup?: WarmupOptions,
+): Domains {
   const { store, clock } = ctx;
   const policy = options.sending ?? 'warn';
   if (!POLICIES.includes(policy)) {
@@ -87,7 +91,7 @@ export function createDomains(ctx: BaseContext, options: DomainsOptions = {}): D
   };
   const view = (record: DomainRecord): DomainView => {
     const shown = domainView(record, relay);
-    const schedule = ctx.warmup?.domains?.[record.domain];
+    const schedule = warmup?.domains?.[record.domain];
     if (!schedule) return shown;
     return {
       ...shown,

@@ -6,6 +6,7 @@ import { createCountCache } from '../admin/count-cache.js';
 import { createDashboardQueries } from '../admin/dashboard-queries.js';
 import type { MailingView } from '../admin/mailing-view.js';
 import { messageStatus } from '../admin/message-status.js';
+import { createProgressReporter, DEFAULT_PROGRESS_INTERVAL_MS } from '../admin/progress-reporter.js';
 import { createAudienceApi } from '../audience/audience-api.js';
 import { systemClock } from '../base/clock.js';
 import { MailroomError } from '../base/errors.js';
@@ -16,14 +17,20 @@ import {
   parseScheduleTime,
   rescheduleBroadcast,
 } from '../broadcasts/broadcast-schedule.js';
-import { warmupDay } from '../delivery/warmup.js';
+import type { AuthContext } from '../context/auth-context.js';
+import type { BaseContext } from '../context/base-context.js';
+import type { CapabilitySetup } from '../context/capability.js';
+import { EventHub } from '../context/event-hub.js';
+import { watchStore } from '../context/store-health.js';
+import type { DeliveryContext } from '../delivery/delivery-context.js';
+import { checkWarmupOptions } from '../delivery/warmup.js';
 import { createWorker } from '../delivery/worker.js';
-import { createDomains } from '../domains/domains.js';
 import { createEventOutbox } from '../events/event-outbox.js';
 import { createGuardedFetcher } from '../fetch/index.js';
 import { bouncesByDomain } from '../inbound/bounce-counts.js';
 import { createInbound } from '../inbound/inbound-receiver.js';
 import { createReturnPaths } from '../inbound/return-path.js';
+import { authenticateSecret, isAuthContext } from '../keys/authenticate.js';
 import { createKeyUse } from '../keys/key-use.js';
 import { createKeys } from '../keys/keys.js';
 import { destinationName, pause, pauseView, resume } from '../pauses/pause-control.js';
@@ -33,21 +40,14 @@ import { normalizeAddress } from '../request/index.js';
 import { createSenderResources } from '../resources/sender-resources.js';
 import { createSuppressionResources } from '../resources/suppression-resources.js';
 import { createTemplateResources } from '../resources/template-resources.js';
+import { createRetention } from '../retention/retention.js';
 import type { MailingRecord } from '../store/records.js';
-import { createTracking } from '../tracking/tracking.js';
-import { trackingView } from '../tracking/tracking-view.js';
 import { createUnsubscribeLinks } from '../unsubscribe/unsubscribe.js';
 import { createWebhooks, listEvents } from '../webhooks/webhook-endpoints.js';
 import { createWebhookSender } from '../webhooks/webhook-sender.js';
-import type { AuthContext } from './auth-context.js';
-import { authenticateSecret, isAuthContext } from './authenticate.js';
-import type { BaseContext } from './base-context.js';
-import type { EngineContext } from './engine-context.js';
-import { EventHub } from './event-hub.js';
+import { plugCapabilities } from './capabilities.js';
+import type { MailroomEvents } from './engine-events.js';
 import type { Mailroom, MailroomOptions } from './mailroom-types.js';
-import { createProgressReporter, DEFAULT_PROGRESS_INTERVAL_MS } from './progress-reporter.js';
-import { createRetention } from './retention.js';
-import { watchStore } from './store-health.js';
 
 /**
  * Create the engine.
@@ -89,31 +89,33 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     },
   };
   let initialized: Promise<void> | undefined;
-  if (options.warmup) {
-    // A bad schedule is refused now, naming its field, not at the first send from its domain.
-    for (const [domain, schedule] of Object.entries(options.warmup.domains ?? {}))
-      warmupDay(schedule, new Date(), domain);
-    for (const [route, schedule] of Object.entries(options.warmup.routes ?? {})) {
-      if (!options.transport.routeNames?.includes(route)) {
-        throw new MailroomError(
-          'VALIDATION_FAILED',
-          `warmup route ${route}: the transport has no route of that name (name a routeTransport route)`,
-          {
-            issues: [{ code: 'custom', path: ['warmup', 'routes', route], message: 'no route of that name' }],
-          },
-        );
-      }
-      warmupDay(schedule, new Date(), `route ${route}`);
-    }
-    base.warmup = options.warmup;
+  // A bad warm-up schedule is refused now, naming its field, not at the first send from its domain.
+  if (options.warmup) checkWarmupOptions(options.warmup, options.transport);
+  const { store, ready } = base;
+
+  const keyUse = createKeyUse(store, logger);
+  async function authenticate(secret: string | null | undefined): Promise<AuthContext> {
+    await ready();
+    const now = clock.now();
+    return authenticateSecret(store, secret, now, (key) => keyUse.note(key, now));
   }
-  const domains = createDomains(base, options.domains);
-  const ctx: EngineContext = Object.assign(base, { domains: domains.signing });
-  const { store, ready } = ctx;
+  const resolveAuth = async (auth: string | AuthContext): Promise<AuthContext> =>
+    isAuthContext(auth) ? auth : authenticate(auth as string);
+  async function findMailing(auth: string | AuthContext, ref: string): Promise<MailingRecord> {
+    const { project } = await resolveAuth(auth);
+    const mailing = await store.getMailing(project.id, ref);
+    if (!mailing) throw new MailroomError('NOT_FOUND', `${ref} not found`);
+    return mailing;
+  }
+
+  // The capabilities on the seam (engine/capabilities.ts), then the parts that use them.
+  const setup: CapabilitySetup = { ctx: base, resolveAuth, findMailing };
+  const capabilities = plugCapabilities(setup, options);
+  const ctx: DeliveryContext = Object.assign(base, capabilities.provides);
   if (options.unsubscribe) ctx.unsubscribe = createUnsubscribeLinks(ctx, options.unsubscribe);
-  if (options.tracking) ctx.tracking = createTracking(ctx, options.tracking);
   if (options.bounces) ctx.bounces = createReturnPaths(ctx, options.bounces);
   if (options.destinations) ctx.destinations = options.destinations;
+  if (options.warmup) ctx.warmup = options.warmup;
   const worker = createWorker(ctx, options.worker);
   const webhookSender = createWebhookSender(ctx, options.webhooks, () => worker.outstanding > 0);
   const retention = createRetention(ctx, options.retention);
@@ -127,15 +129,6 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     );
   }
 
-  const keyUse = createKeyUse(store, logger);
-  async function authenticate(secret: string | null | undefined): Promise<AuthContext> {
-    await ready();
-    const now = ctx.clock.now();
-    return authenticateSecret(store, secret, now, (key) => keyUse.note(key, now));
-  }
-
-  const resolveAuth = async (auth: string | AuthContext): Promise<AuthContext> =>
-    isAuthContext(auth) ? auth : authenticate(auth as string);
   const acceptance = createAcceptance(ctx, {
     idempotencyTtlMs,
     resolveAuth,
@@ -162,13 +155,6 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     };
   }
 
-  async function findMailing(auth: string | AuthContext, ref: string): Promise<MailingRecord> {
-    const { project } = await resolveAuth(auth);
-    const mailing = await store.getMailing(project.id, ref);
-    if (!mailing) throw new MailroomError('NOT_FOUND', `${ref} not found`);
-    return mailing;
-  }
-
   async function findBroadcast(auth: string | AuthContext, ref: string): Promise<MailingRecord> {
     const mailing = await findMailing(auth, ref);
     if (mailing.kind !== 'broadcast') throw new MailroomError('NOT_FOUND', `Broadcast ${ref} not found`);
@@ -193,7 +179,6 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   }
 
   const noUnsubscribe = () => new MailroomError('NOT_FOUND', 'Unknown or invalid unsubscribe link');
-  const noTracking = () => new MailroomError('NOT_FOUND', 'Unknown or invalid tracking link');
 
   const queries = createDashboardQueries(ctx, { resolveAuth, findMailing, view });
   const admin = createAdmin(ctx);
@@ -216,7 +201,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
             retention.start();
             guard?.start();
             webhookSender.start();
-            domains.schedule.start();
+            for (const task of capabilities.tasks) task.start();
           },
           (error: unknown) => logger.error({ err: error }, 'store init failed; worker not started'),
         );
@@ -224,7 +209,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       async stop() {
         await guard?.stop();
         await retention.stop();
-        await domains.schedule.stop();
+        for (const task of capabilities.tasks) await task.stop();
         await worker.stop();
         await webhookSender.stop();
       },
@@ -355,27 +340,6 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       return ctx.unsubscribe.unsubscribe(token);
     },
 
-    async trackClick(token, meta = {}) {
-      if (!ctx.tracking) throw noTracking();
-      return ctx.tracking.click(token, meta);
-    },
-
-    async trackOpen(token, meta = {}) {
-      if (!ctx.tracking) throw noTracking();
-      await ctx.tracking.open(token, meta);
-    },
-
-    async getTracking(auth, ref, viewOptions) {
-      return trackingView(ctx, await findMailing(auth, ref), viewOptions?.limit);
-    },
-
-    async getDeliveryTracking(auth, ref, address) {
-      const mailing = await findMailing(auth, ref);
-      const delivery = await store.findDelivery(mailing.id, normalizeAddress(address));
-      if (!delivery) throw new MailroomError('NOT_FOUND', `${ref} has no delivery to ${address}`);
-      return store.deliveryTracking(delivery.id);
-    },
-
     ...queries,
     ...createActivityQueries(ctx, {
       resolveAuth,
@@ -383,45 +347,22 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       listPauses: async (auth) => pausesOf((await resolveAuth(auth)).project.id),
       guard: options.guard,
       destinations: options.destinations,
+      warmup: options.warmup,
     }),
 
-    async addDomain(auth, domain, domainOptions) {
-      return domains.add((await resolveAuth(auth)).project.id, domain, domainOptions);
-    },
-    async listDomains(auth) {
-      return domains.list((await resolveAuth(auth)).project.id);
-    },
-    async getDomain(auth, domain) {
-      return domains.get((await resolveAuth(auth)).project.id, domain);
-    },
-    async verifyDomain(auth, domain) {
-      return domains.verify((await resolveAuth(auth)).project.id, domain);
-    },
-    async rotateDkim(auth, domain, rotateOptions) {
-      return domains.rotate((await resolveAuth(auth)).project.id, domain, rotateOptions);
-    },
-    async removeDomain(auth, domain) {
-      await domains.remove((await resolveAuth(auth)).project.id, domain);
-    },
-    async listDomainWarnings(auth) {
-      return domains.signing.warnings((await resolveAuth(auth)).project.id);
-    },
-    checkDueDomains: async () => {
-      await ready();
-      return domains.schedule.runOnce();
-    },
+    ...capabilities.facade,
 
-    on: (event, listener) => ctx.events.on(event, listener),
+    on: (event, listener) => ctx.events.view<MailroomEvents>().on(event, listener),
     health: () => watched.health(),
 
     async close() {
       progress.stop();
       await guard?.stop();
-      await ctx.tracking?.close();
       await retention.stop();
-      await domains.schedule.stop();
+      for (const task of capabilities.tasks) await task.stop();
       await worker.stop();
       await webhookSender.stop();
+      await capabilities.close();
       await options.transport.close?.();
       await ctx.fetcher.close();
       await keyUse.settle();

@@ -5,30 +5,14 @@ import type {
   SendResult,
 } from '../accept/accept-options.js';
 import type { ActivityChart, ActivityQuery } from '../admin/activity-series.js';
-import type {
-  AudienceGroupView,
-  DeliverySearch,
-  DeliveryView,
-  Page,
-  QueueDepth,
-  SourceJobView,
-  TemplateSample,
-  TemplateView,
-} from '../admin/engine-views.js';
 import type { MailingView } from '../admin/mailing-view.js';
 import type { MessageStatusView } from '../admin/message-status-view.js';
 import type { MailroomAudience } from '../audience/audience-types.js';
 import type { Clock, Logger, MailroomLimits } from '../base/base-types.js';
+import type { AuthContext } from '../context/auth-context.js';
+import type { StoreHealth } from '../context/store-health.js';
 import type { DestinationOptions } from '../delivery/destinations.js';
-import type { WarmupOptions } from '../delivery/warmup.js';
 import type { WorkerOptions } from '../delivery/worker-options.js';
-import type {
-  AddDomainOptions,
-  DomainsOptions,
-  DomainView,
-  DomainWarning,
-  RotateDkimOptions,
-} from '../domains/domains-options.js';
 import type { GuardedFetcherOptions } from '../fetch/fetch-types.js';
 import type { BounceCountOptions, DomainBounces } from '../inbound/bounce-counts.js';
 import type { BouncesOptions } from '../inbound/bounces-options.js';
@@ -42,31 +26,13 @@ import type {
   MailroomSuppressions,
   MailroomTemplates,
 } from '../resources/resource-types.js';
-import type {
-  AudienceGroupRecord,
-  DeliveryRecord,
-  DeliveryStatus,
-  DkimConfig,
-  InboundSignalRecord,
-  MailingKind,
-  ProfileStatus,
-  ProjectRecord,
-  RenderedContent,
-  SecretMode,
-  SenderRecord,
-  SuppressionReason,
-  TemplateFormat,
-  TemplateRecord,
-} from '../store/records.js';
-import type { DeliveryTracking, Store } from '../store/store.js';
-import type { TrackingHitMeta, TrackingOptions, TrackingView } from '../tracking/tracking-options.js';
+import type { RetentionOptions } from '../retention/retention-options.js';
+import type { DeliveryRecord, DeliveryStatus, InboundSignalRecord } from '../store/records.js';
+import type { Store } from '../store/store.js';
 import type { Transport } from '../transport/transport.js';
 import type { UnsubscribeOptions, UnsubscribeTarget } from '../unsubscribe/unsubscribe-options.js';
 import type { ListEvents, MailroomWebhooks, WebhookOptions } from '../webhooks/webhook-types.js';
-import type { AuthContext } from './auth-context.js';
 import type { MailroomEvents } from './engine-events.js';
-import type { RetentionOptions } from './retention-options.js';
-import type { StoreHealth } from './store-health.js';
 
 export type * from '../accept/accept-options.js';
 export type * from '../admin/engine-views.js';
@@ -74,20 +40,30 @@ export type * from '../admin/mailing-view.js';
 export type * from '../admin/message-status-view.js';
 export type * from '../audience/audience-types.js';
 export type * from '../base/base-types.js';
+export type * from '../context/auth-context.js';
 export type { WorkerOptions } from '../delivery/worker-options.js';
 export type * from '../domains/domains-options.js';
 export type * from '../inbound/bounces-options.js';
 export type * from '../keys/key-types.js';
 export type * from '../resources/resource-types.js';
+export type * from '../retention/retention-options.js';
 export type * from '../tracking/tracking-options.js';
 export type * from '../unsubscribe/unsubscribe-options.js';
 export type * from '../webhooks/webhook-types.js';
-export type * from './auth-context.js';
 export type * from './engine-events.js';
-export type * from './retention-options.js';
+
+import type { MailroomAdmin, MailroomReads } from '../admin/admin-types.js';
+import type { MailroomWorker } from '../delivery/worker-api.js';
+import type { DomainsEngineOptions, DomainsFacade } from '../domains/domains-facade.js';
+import type { TrackingEngineOptions, TrackingFacade } from '../tracking/tracking-facade.js';
+
+export type * from '../admin/admin-types.js';
+export type * from '../delivery/worker-api.js';
+export type * from '../domains/domains-facade.js';
+export type * from '../tracking/tracking-facade.js';
 
 /** Options of {@link createMailroom}. */
-export interface MailroomOptions {
+export interface MailroomOptions extends TrackingEngineOptions, DomainsEngineOptions {
   store: Store;
   transport: Transport;
   clock?: Clock;
@@ -117,12 +93,6 @@ export interface MailroomOptions {
    * @example { baseUrl: 'https://mail.example.com/api' }
    */
   unsubscribe?: UnsubscribeOptions;
-  /**
-   * Open and click tracking, off unless configured (each of `opens` and `clicks` too). A mailing can turn
-   * either off with `options.track`. See docs/tracking.md.
-   * @example { baseUrl: 'https://mail.example.com/api', opens: true, clicks: true }
-   */
-  tracking?: TrackingOptions;
   /**
    * Bounce and complaint handling (VERP): every message's envelope sender (`MAIL FROM`, so `Return-Path`)
    * becomes `b+<token>@<domain>`, where the token names the delivery and carries an HMAC; DSNs and ARF
@@ -154,12 +124,6 @@ export interface MailroomOptions {
    */
   webhooks?: WebhookOptions;
   /**
-   * Sending domains (docs/domains.md): the policy for mail from domains that are not verified (`warn` by
-   * default, or `enforce`), the relay SPF names, the DNS servers the checks ask, the key sealing secret.
-   * @example { sending: 'enforce', relay: { addresses: ['203.0.113.7'] } }
-   */
-  domains?: DomainsOptions;
-  /**
    * Destinations ([README, "Deliverability: destinations and limits"]): each recipient's destination
    * group (the big mailbox providers by domain, optionally by MX host, else the domain itself) and the
    * limits per destination (per second, minute, hour, day; sends at once) that every worker on the store
@@ -168,95 +132,14 @@ export interface MailroomOptions {
    */
   destinations?: DestinationOptions;
   /**
-   * Warm-up ([README, "Warm-up"]): a daily allowance per sender domain that grows day by day (50, 100,
-   * 200, ... by default) until its cap, kept by every worker on the store together; deliveries over the
-   * day's allowance wait for the next UTC day, in the order they came. `VALIDATION_FAILED` for a bad
-   * schedule. Unset: no warm-up.
-   */
-  warmup?: WarmupOptions;
-  /**
    * Least time between two `broadcast:progress` events of one mailing, in milliseconds.
    * @default 1000
    */
   progressIntervalMs?: number;
 }
 
-/** What {@link MailroomWorker.drain} does about deliveries that failed and wait for a retry. */
-export interface DrainOptions {
-  /**
-   * How long, in all, `drain` waits for the retries of deliveries it tried and that failed transiently
-   * (an unreachable relay, a 4xx). When some still wait after that, it rejects.
-   * @default 30_000
-   */
-  retryWaitMs?: number;
-  /**
-   * `'wait'`: wait for retries (up to `retryWaitMs`), then reject with `TRANSPORT_TRANSIENT` if any still
-   * waits. `'leave'`: resolve as soon as nothing is due now and leave them queued, for a running worker
-   * (tests of the retries themselves).
-   * @default 'wait'
-   */
-  retries?: 'wait' | 'leave';
-}
-
-/** The delivery loop. Several may run against one store. */
-export interface MailroomWorker {
-  /** Start polling in the background. */
-  start(): void;
-  /** Stop claiming; resolves when in-flight sends have finished. */
-  stop(): Promise<void>;
-  /**
-   * Run until nothing is due, for tests and scripts: deliveries scheduled for later (a broadcast's
-   * `scheduleFor`) do not count, and the function resolves once what is due now has an outcome. A delivery
-   * this worker tried that failed transiently is retried as it comes due, for up to `retryWaitMs` in all;
-   * if some still wait for a retry after that, `drain` rejects with a `TRANSPORT_TRANSIENT` error naming
-   * the last error, how many wait and when the next attempt is (they stay queued: a running worker
-   * retries them). So `await send(...); await worker.drain()` never resolves while the message is unsent
-   * for a reason that may pass, and never hangs for the whole retry schedule (about a day).
-   * @throws MailroomError `TRANSPORT_TRANSIENT` (retryable) when deliveries still wait for a retry.
-   * @example await mailroom.worker.drain({ retryWaitMs: 120_000 }); // a relay that restarts slowly
-   */
-  drain(options?: DrainOptions): Promise<void>;
-  /** Claim and process one round; returns how many deliveries were processed. */
-  runOnce(): Promise<number>;
-}
-
-/** Admin operations (no project secret: the embedding app or the CLI calls them). */
-export interface MailroomAdmin {
-  /** Create a project; the secret is returned once and stored only as a hash. */
-  createProject(input: {
-    name: string;
-    sandbox?: boolean;
-  }): Promise<{ project: ProjectRecord; secret: string }>;
-  /** Issue another secret for a project. */
-  createSecret(projectId: string, mode?: SecretMode): Promise<string>;
-  addSender(
-    projectId: string,
-    input: { address: string; name?: string; dkim?: DkimConfig },
-  ): Promise<SenderRecord>;
-  /**
-   * Create a template or a new version of it. MJML is compiled now; invalid MJML or Liquid is refused
-   * (`TEMPLATE_INVALID` naming `sourceName`, or `template <ref>`, and the line).
-   */
-  createTemplate(
-    projectId: string,
-    input: {
-      ref: string;
-      format: TemplateFormat;
-      source: string;
-      /** The default subject (Liquid) of requests that give none. */
-      subject?: string;
-      /** Names the source in error messages, for example the file it was read from. @default `template <ref>` */
-      sourceName?: string;
-    },
-  ): Promise<TemplateRecord>;
-  createAudienceGroup(projectId: string, input: { ref: string; name?: string }): Promise<AudienceGroupRecord>;
-  setSubscription(projectId: string, address: string, status: ProfileStatus): Promise<void>;
-  suppress(projectId: string, address: string, reason: SuppressionReason, detail?: string): Promise<void>;
-  unsuppress(projectId: string, address: string): Promise<boolean>;
-}
-
 /** The engine. */
-export interface Mailroom {
+export interface Mailroom extends MailroomReads, TrackingFacade, DomainsFacade {
   readonly store: Store;
   readonly transport: Transport;
   readonly admin: MailroomAdmin;
@@ -389,96 +272,12 @@ export interface Mailroom {
    */
   unsubscribe(token: string): Promise<UnsubscribeTarget>;
   /**
-   * A click on a tracked link: the URL to redirect to (taken from the mailing, never from the request).
-   * The hit is recorded behind, in batches. `NOT_FOUND` for a forged, altered or unknown token, or when
-   * the engine does not track.
-   */
-  trackClick(token: string, meta?: TrackingHitMeta): Promise<string>;
-  /** A load of the open pixel; recorded behind. `NOT_FOUND` as for `trackClick`. */
-  trackOpen(token: string, meta?: TrackingHitMeta): Promise<void>;
-  /** A mailing's open and click figures (zeros when it is not tracked); `NOT_FOUND` for another project's. */
-  getTracking(auth: string | AuthContext, ref: string, options?: { limit?: number }): Promise<TrackingView>;
-  /**
-   * One delivery's opens (first and last, how many, by class) and clicks (at most 100, oldest first);
-   * `NOT_FOUND` when the mailing has no delivery to that address.
-   */
-  getDeliveryTracking(auth: string | AuthContext, ref: string, address: string): Promise<DeliveryTracking>;
-  /**
-   * The project's mailings of one kind, newest first, each with its counts. `page.after` is the `next`
-   * of the previous page (a ref). @default limit 25, at most 200
-   */
-  listMailings(
-    auth: string | AuthContext,
-    kind: MailingKind,
-    page?: { after?: string; limit?: number },
-  ): Promise<Page<MailingView>>;
-  /**
-   * A mailing's deliveries by address, optionally only those whose address starts with `search.prefix`
-   * or of one status; `next` is the cursor of the next page. `NOT_FOUND` for another project's ref.
-   */
-  searchDeliveries(
-    auth: string | AuthContext,
-    ref: string,
-    search?: DeliverySearch,
-  ): Promise<Page<DeliveryView>>;
-  /** The source jobs of a mailing (audience groups, CSV files) with their progress and row errors. */
-  listSourceJobs(auth: string | AuthContext, ref: string): Promise<SourceJobView[]>;
-  /** The project's templates, by ref. */
-  listTemplates(auth: string | AuthContext): Promise<TemplateView[]>;
-  /** One template of the project; `NOT_FOUND` otherwise. */
-  getTemplate(auth: string | AuthContext, ref: string): Promise<TemplateView>;
-  /**
-   * A template rendered for sample data, as a delivery would be (HTML escaped, text derived, subject on
-   * one line). `TEMPLATE_INVALID` or `RENDER_FAILED` when it cannot be rendered.
-   */
-  previewTemplate(auth: string | AuthContext, ref: string, sample?: TemplateSample): Promise<RenderedContent>;
-  /**
    * The project's activity over time, for charts: sent, deferred, failed, bounced by class, complained,
    * suppressed, opened and clicked (people and machines apart) per bucket, and a broadcast's pauses and
    * other turns as markers; of one mailing (`NOT_FOUND` for another project's) or of a destination's
    * domains when asked. Buckets of a minute up to six hours, an hour up to fourteen days, else a day.
    */
   activity(auth: string | AuthContext, query?: ActivityQuery): Promise<ActivityChart>;
-  /** The project's audience groups, by ref, with member counts. */
-  listGroups(auth: string | AuthContext): Promise<AudienceGroupView[]>;
-  /**
-   * Deliveries waiting across every project (no secret: for metrics). An estimate bounded in cost, see
-   * {@link QueueDepth}.
-   */
-  queueDepth(): Promise<QueueDepth>;
-  /**
-   * Add a sending domain to the project (`acme.com`; normalised: `Acme.COM.` is `acme.com`, an IDN is
-   * punycode; an IP address, a name without a dot and the like are `VALIDATION_FAILED`). A DKIM key pair is
-   * made (RSA 2048, or Ed25519 with `keyType`) and its private key stored sealed with the installation
-   * secret, never shown. Answers the records to publish; the domain is `pending` until a check finds them.
-   * `CONFLICT` if the project has it already.
-   */
-  addDomain(auth: string | AuthContext, domain: string, options?: AddDomainOptions): Promise<DomainView>;
-  /** The project's sending domains, by name, each with its records and the findings of its last check. */
-  listDomains(auth: string | AuthContext): Promise<DomainView[]>;
-  /** One sending domain of the project; `NOT_FOUND` otherwise. */
-  getDomain(auth: string | AuthContext, domain: string): Promise<DomainView>;
-  /**
-   * Check a domain through DNS now: per record `found`, `missing`, `wrong` (with the exact value expected)
-   * or `no-answer` (never verified on no answer). Writes the outcome as the scheduled check does: a key
-   * whose record is seen is used for signing, and a verified domain that lost a record emits `domain.failed`.
-   */
-  verifyDomain(auth: string | AuthContext, domain: string): Promise<DomainView>;
-  /**
-   * Start a DKIM key rotation: a new key with a new selector, `pending` until its record is seen; then mail
-   * is signed with it and the old key stays valid for the grace period (`domains.graceDays`). Answers the
-   * records, the new key's included. `UNPROCESSABLE` while no key is in use yet or a rotation is under way.
-   */
-  rotateDkim(auth: string | AuthContext, domain: string, options?: RotateDkimOptions): Promise<DomainView>;
-  /** Remove a sending domain and its keys; `NOT_FOUND` when absent. */
-  removeDomain(auth: string | AuthContext, domain: string): Promise<void>;
-  /** Unverified domains this process sent from under the `warn` policy (the dashboard shows them). */
-  listDomainWarnings(auth: string | AuthContext): Promise<DomainWarning[]>;
-  /**
-   * Check the domains (of every project) due a scheduled check now, as the running worker does every
-   * `domains.checkEveryMs`; returns how many were checked.
-   */
-  checkDueDomains(): Promise<number>;
   on<E extends keyof MailroomEvents>(event: E, listener: MailroomEvents[E]): () => void;
   /**
    * The store's state, for a health endpoint: `ok`, or `unavailable` / `storage-full` since when (the

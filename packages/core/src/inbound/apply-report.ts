@@ -2,10 +2,10 @@
  * Applying a parsed bounce or complaint report (DSN, plain-text bounce, ARF) to the delivery its return
  * path (or, for a complaint, its Message-ID) names, once that delivery is found and agrees.
  */
-import type { EngineContext } from '../engine/engine-context.js';
 import type { DeliveryRecord, InboundSignalSource } from '../store/records.js';
 import { classifyRecipient } from './classify-reason.js';
 import { deliveryByMessageId, deliveryByToken, tokenAgrees } from './find-delivery.js';
+import type { InboundContext } from './inbound-context.js';
 import { applySignal, signalKindOf } from './inbound-effects.js';
 import { appliedReceipt, ignoredReceipt } from './inbound-receipts.js';
 import type { BounceRecipient, InboundReport } from './inbound-report.js';
@@ -13,7 +13,7 @@ import type { InboundEnvelope, InboundReceipt } from './inbound-types.js';
 
 /** One parsed report to apply, with what came with it. */
 export interface ReportToApply<R extends InboundReport> {
-  readonly ctx: EngineContext;
+  readonly ctx: InboundContext;
   readonly report: R;
   readonly envelope: InboundEnvelope;
   /** What the log lines say of the message (its envelope, its size). */

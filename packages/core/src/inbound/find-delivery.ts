@@ -2,8 +2,8 @@
  * Finding the delivery a report is about, only through what the engine can verify: a VERP token's MAC,
  * or an unguessable Message-ID (docs/architecture.md, invariant 11: nothing is trusted by its look).
  */
-import type { EngineContext } from '../engine/engine-context.js';
 import type { DeliveryRecord } from '../store/records.js';
+import type { InboundContext } from './inbound-context.js';
 import type { InboundIgnoreCode } from './inbound-types.js';
 
 /** The delivery a report is about, or why none is. */
@@ -19,7 +19,7 @@ export function isAtDomain(domain: string | undefined, address: string): boolean
  * `b+` return path at the bounce domain (a token forged or edited), else undefined.
  */
 export async function deliveryByToken(
-  ctx: EngineContext,
+  ctx: InboundContext,
   addresses: readonly (string | null | undefined)[],
 ): Promise<DeliveryRecord | 'forged' | undefined> {
   if (!ctx.bounces) return undefined;
@@ -40,7 +40,7 @@ export async function deliveryByToken(
 
 /** The delivery whose Message-ID is exactly `messageId` (the id is its local part). */
 export async function deliveryByMessageId(
-  ctx: EngineContext,
+  ctx: InboundContext,
   messageId: string | null,
 ): Promise<DeliveryRecord | undefined> {
   if (!messageId) return undefined;
@@ -58,7 +58,7 @@ export async function deliveryByMessageId(
  * names disagree and neither is trusted.
  */
 export async function tokenAgrees(
-  ctx: EngineContext,
+  ctx: InboundContext,
   delivery: DeliveryRecord,
   messageId: string | null,
 ): Promise<Found> {

@@ -5,10 +5,9 @@
  * (the table of `bounce-reasons.ts`).
  */
 
-import { domainOf } from '../base/address.js';
+import { domainOf } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
-import type { EngineContext } from '../engine/engine-context.js';
 import { deliveryEventData } from '../events/event-outbox.js';
 import type { BounceData, EventType } from '../store/event-records.js';
 import type { InboundSignalWrite } from '../store/inbound-signal-store.js';
@@ -20,6 +19,8 @@ import type {
 } from '../store/records.js';
 import type { BounceReason } from './bounce-reasons.js';
 import type { ReasonVerdict } from './classify-reason.js';
+import type { InboundContext } from './inbound-context.js';
+import type { InboundEvents } from './inbound-events.js';
 import type { InboundEffect } from './inbound-types.js';
 
 /** The event each kind of signal emits (a delivery report emits none). */
@@ -84,7 +85,7 @@ export function signalKindOf(
  * outcome is not recorded yet.
  */
 export async function applySignal(
-  ctx: EngineContext,
+  ctx: InboundContext,
   delivery: DeliveryRecord,
   facts: SignalFacts,
 ): Promise<InboundEffect> {
@@ -140,7 +141,7 @@ export async function applySignal(
       },
       'inbound signal applied',
     );
-    ctx.events.emit('inbound', { ...effect, source: facts.source });
+    ctx.events.view<InboundEvents>().emit('inbound', { ...effect, source: facts.source });
   }
   return effect;
 }
@@ -152,7 +153,7 @@ export async function applySignal(
  * so is the `email.bounced` event ({@link refusalEventData}). Keyed by attempt: a repeat changes nothing.
  */
 export async function recordRefusal(
-  ctx: EngineContext,
+  ctx: InboundContext,
   delivery: DeliveryRecord,
   facts: SignalFacts,
 ): Promise<{ suppressed: boolean }> {

@@ -1,6 +1,7 @@
 import type { Logger } from '../base/base-types.js';
 import { isMailroomError } from '../base/errors.js';
-import type { EngineContext } from '../engine/engine-context.js';
+import type { InboundContext } from './inbound-context.js';
+import type { InboundEvents } from './inbound-events.js';
 import type {
   InboundEffect,
   InboundIgnoreCode,
@@ -34,11 +35,11 @@ export function appliedReceipt(report: ReceiptReport, effects: InboundEffect[]):
 
 /** Emits `inbound:message` for a receipt (the metrics count it); returns the receipt. */
 export function countedReceipt(
-  ctx: EngineContext,
+  ctx: InboundContext,
   via: InboundMessageEvent['via'],
   receipt: InboundReceipt,
 ): InboundReceipt {
-  ctx.events.emit('inbound:message', {
+  ctx.events.view<InboundEvents>().emit('inbound:message', {
     via,
     report: receipt.report,
     outcome: receipt.outcome,
@@ -56,8 +57,8 @@ export interface Deferral {
 }
 
 /** Emits `inbound:message` for a deferral (not sent yet, or the store failed); returns the error to rethrow. */
-export function deferredError(ctx: EngineContext, { via, report, error }: Deferral): unknown {
-  ctx.events.emit('inbound:message', {
+export function deferredError(ctx: InboundContext, { via, report, error }: Deferral): unknown {
+  ctx.events.view<InboundEvents>().emit('inbound:message', {
     via,
     report,
     outcome: 'deferred',

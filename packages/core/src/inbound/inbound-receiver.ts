@@ -8,7 +8,7 @@
  * (the SMTP listener's questions), `inbound-receipts.ts` (receipts and their counting).
  */
 
-import type { EngineContext } from '../engine/engine-context.js';
+import type { InboundContext } from './inbound-context.js';
 import { countedReceipt } from './inbound-receipts.js';
 import type { MailroomInbound, ProviderSignal } from './inbound-types.js';
 import { acceptsRecipient, noteRefusal, recipientVerdict } from './listener-answers.js';
@@ -19,7 +19,7 @@ import { receiveMessage } from './receive-message.js';
 export { MAX_INBOUND_BYTES } from './receive-message.js';
 
 /** The engine's `inbound` member. */
-export function createInbound(ctx: EngineContext, notifications: NotificationOptions = {}): MailroomInbound {
+export function createInbound(ctx: InboundContext, notifications: NotificationOptions = {}): MailroomInbound {
   const countedSignal = (signal: ProviderSignal) => applyCountedProviderSignal(ctx, signal);
   const notify = createNotifications(ctx, notifications, countedSignal);
 

@@ -2,21 +2,22 @@
  * What the inbound SMTP listener asks the engine before it hands a message on (may this recipient be
  * taken?) and tells it when it refuses one unread: I/O stays in the listener, the decision here.
  */
-import type { EngineContext } from '../engine/engine-context.js';
 import { isAtDomain } from './find-delivery.js';
+import type { InboundContext } from './inbound-context.js';
+import type { InboundEvents } from './inbound-events.js';
 import type { InboundEnvelope } from './inbound-types.js';
 
 /** Longest address taken at RCPT: 64 for the local part, the @, 255 for the domain (RFC 5321). */
 const MAX_ADDRESS_LENGTH = 320;
 
 /** `MailroomInbound.acceptsRecipient`: any local part at the bounce domain, of a sane length. */
-export function acceptsRecipient(ctx: EngineContext, address: string): boolean {
+export function acceptsRecipient(ctx: InboundContext, address: string): boolean {
   return isAtDomain(ctx.bounces?.domain, address) && address.length <= MAX_ADDRESS_LENGTH;
 }
 
 /** `MailroomInbound.recipientVerdict`: `outside`, `forged` (by the MAC alone) or `accept`. */
 export async function recipientVerdict(
-  ctx: EngineContext,
+  ctx: InboundContext,
   address: string,
 ): Promise<'accept' | 'outside' | 'forged'> {
   if (!acceptsRecipient(ctx, address) || !ctx.bounces) return 'outside';
@@ -30,7 +31,7 @@ export type ListenerRefusal = 'too-large' | 'rate-limited' | 'header-too-large' 
 
 /** `MailroomInbound.refused`: logs the refusals the listener does not log itself, and counts every one. */
 export function noteRefusal(
-  ctx: EngineContext,
+  ctx: InboundContext,
   code: ListenerRefusal,
   envelope: Partial<InboundEnvelope>,
 ): void {
@@ -42,7 +43,7 @@ export function noteRefusal(
         : 'inbound message deferred: rate limit',
     );
   }
-  ctx.events.emit('inbound:message', {
+  ctx.events.view<InboundEvents>().emit('inbound:message', {
     via: 'smtp',
     report: 'unrecognised',
     outcome: code === 'rate-limited' ? 'deferred' : 'ignored',

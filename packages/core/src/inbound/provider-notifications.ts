@@ -5,7 +5,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { MailroomError } from '../base/errors.js';
-import type { BaseContext } from '../engine/base-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import type { InboundSignalKind } from '../store/records.js';
 import type { BounceReason } from './bounce-reasons.js';
 import type { InboundReceipt, ProviderSignal } from './inbound-types.js';

@@ -2,17 +2,17 @@
  * Applying a provider's signal (an SES or Mailgun bounce, complaint or delivery, its signature already
  * verified): found by the message's Message-ID, checked against its recipient, classified like any bounce.
  */
-import type { EngineContext } from '../engine/engine-context.js';
 import { bounceEffect, reasonGroup } from './bounce-reasons.js';
 import { classifyReason } from './classify-reason.js';
 import { deliveryByMessageId } from './find-delivery.js';
+import type { InboundContext } from './inbound-context.js';
 import { applySignal, type SignalFacts, signalKindOf } from './inbound-effects.js';
 import { appliedReceipt, countedReceipt, deferredError, ignoredReceipt } from './inbound-receipts.js';
 import type { InboundReceipt, ProviderSignal } from './inbound-types.js';
 
 /** `mailroom.inbound.applyProviderSignal`: applies the signal and counts it (`inbound:message`). */
 export async function applyCountedProviderSignal(
-  ctx: EngineContext,
+  ctx: InboundContext,
   signal: ProviderSignal,
 ): Promise<InboundReceipt> {
   try {
@@ -23,7 +23,7 @@ export async function applyCountedProviderSignal(
 }
 
 /** Applies the signal to the delivery its Message-ID names, if it names that delivery's recipient. */
-async function applyProviderSignal(ctx: EngineContext, signal: ProviderSignal): Promise<InboundReceipt> {
+async function applyProviderSignal(ctx: InboundContext, signal: ProviderSignal): Promise<InboundReceipt> {
   await ctx.ready();
   const { logger } = ctx;
   const log = { source: signal.source, messageId: signal.messageId };

@@ -3,8 +3,8 @@
  * parse, then the report applied by its type (`apply-report.ts`).
  */
 import { isMailroomError } from '../base/errors.js';
-import type { EngineContext } from '../engine/engine-context.js';
 import { applyBounceReport, applyComplaintReport } from './apply-report.js';
+import type { InboundContext } from './inbound-context.js';
 import { deferredError, ignoredReceipt } from './inbound-receipts.js';
 import type { InboundReport } from './inbound-report.js';
 import type { InboundEnvelope, InboundReceipt } from './inbound-types.js';
@@ -25,7 +25,7 @@ export interface InboundMessage {
  * deferral, when it cannot be applied now (see `MailroomInbound.receive`). Not counted here otherwise.
  */
 export async function receiveMessage(
-  ctx: EngineContext,
+  ctx: InboundContext,
   { raw, envelope }: InboundMessage,
 ): Promise<InboundReceipt> {
   await ctx.ready();

@@ -1,6 +1,6 @@
 import { MailroomError } from '../base/errors.js';
-import type { BaseContext } from '../engine/base-context.js';
-import { installationSecret } from '../engine/installation-secret.js';
+import type { BaseContext } from '../context/base-context.js';
+import { installationSecret } from '../context/installation-secret.js';
 import type { BouncesOptions } from './bounces-options.js';
 import { verifyVerpToken, verpAddress, verpTokenOf } from './verp-token.js';
 

@@ -1,6 +1,6 @@
 import { MailroomError } from '../base/errors.js';
+import type { AuthContext } from '../context/auth-context.js';
 import { normalizeDomain } from '../domains/domain-name.js';
-import type { AuthContext } from '../engine/auth-context.js';
 
 /** A key's domain list, normalised and without repeats; a malformed entry is refused naming its index. */
 export function normalizeKeyDomains(domains: readonly unknown[] | undefined): string[] {

@@ -1,9 +1,6 @@
-/**
- * What a project key may do. `full`: everything over HTTP; `sending`: only the spec's send endpoints
- * (send, broadcast and its batches); `read`: only reads (GET and HEAD of the management routes).
- * `sending` and `read` are disjoint; `full` holds both.
- */
-export type KeyScope = 'full' | 'sending' | 'read';
+import type { KeyScope } from '../store/records.js';
+
+export type { KeyScope } from '../store/records.js';
 
 /** Every scope, in the order the docs and the CLI list them. */
 export const KEY_SCOPES: readonly KeyScope[] = ['full', 'sending', 'read'];

@@ -1,4 +1,4 @@
-import type { AuthContext } from '../engine/auth-context.js';
+import type { AuthContext } from '../context/auth-context.js';
 import type { SecretMode } from '../store/records.js';
 import type { KeyScope } from './key-scope.js';
 

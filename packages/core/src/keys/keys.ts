@@ -1,6 +1,6 @@
 import { MailroomError } from '../base/errors.js';
-import type { AuthContext } from '../engine/auth-context.js';
-import type { BaseContext } from '../engine/base-context.js';
+import type { AuthContext } from '../context/auth-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import type { ApiKeyRecord } from '../store/records.js';
 import { normalizeKeyDomains } from './key-domains.js';
 import { KEY_SCOPES, type KeyScope } from './key-scope.js';

@@ -1,5 +1,5 @@
 import { MailroomError } from '../base/errors.js';
-import type { BaseContext } from '../engine/base-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import type { EventType, PauseEventData } from '../store/event-records.js';
 import type { PauseRecord, PauseRule, PauseScope } from '../store/pause-store.js';
 import type { MailingRecord } from '../store/records.js';

@@ -1,4 +1,4 @@
-import type { BaseContext } from '../engine/base-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import type { EventSeriesRow } from '../store/activity-store.js';
 import type { PauseRule } from '../store/pause-store.js';
 import { describeRule } from './describe-rule.js';

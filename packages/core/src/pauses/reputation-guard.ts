@@ -1,6 +1,7 @@
-import { domainOf } from '../base/address.js';
+import { domainOf } from '../base/address-parts.js';
 import { isStoreOutage } from '../base/errors.js';
-import type { BaseContext } from '../engine/base-context.js';
+import type { BaseContext } from '../context/base-context.js';
+import type { DeliveryEvents } from '../delivery/delivery-events.js';
 import type { PauseRule } from '../store/pause-store.js';
 import type { MailingRecord } from '../store/records.js';
 import { describeRule } from './describe-rule.js';
@@ -51,7 +52,7 @@ export function createReputationGuard(
   let timer: ReturnType<typeof setInterval> | undefined;
   let running: Promise<unknown> | undefined;
 
-  ctx.events.on('delivery', (event) => {
+  ctx.events.view<DeliveryEvents>().on('delivery', (event) => {
     const now = ctx.clock.now().getTime();
     if (event.kind === 'broadcast') broadcasts.set(`${event.projectId} ${event.mailingRef}`, now);
     projects.set(event.projectId, now);

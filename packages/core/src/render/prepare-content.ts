@@ -1,6 +1,5 @@
 import type { Template } from 'liquidjs';
 import type { ContentSnapshot, Variables } from '../store/records.js';
-import type { PreparedTracking } from '../tracking/tracking-links.js';
 import { RENDER_LIMIT_DEFAULTS } from './liquid-engine.js';
 import { parseLiquid } from './parse-liquid.js';
 
@@ -60,8 +59,6 @@ export interface PreparedContent {
   readonly variables: Variables;
   /** Options of every render of this content. */
   readonly renderOptions: PreparedRenderOptions;
-  /** Open and click tracking (`prepareTracked`); absent when the mailing is not tracked. */
-  readonly tracking?: PreparedTracking;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Liquid, Template } from 'liquidjs';
 import type { RenderedContent } from '../store/records.js';
-import { applyTracking, type TrackingStamp } from '../tracking/tracking-links.js';
+import type { HtmlRewrite } from './html-rewrite.js';
 import { htmlToText } from './html-to-text.js';
 import { liquidEngines } from './liquid-engine.js';
 import { liquidFailure } from './liquid-error.js';
@@ -22,7 +22,8 @@ import { singleLine } from './single-line.js';
  * - Without a text source, the text is derived from the rendered HTML (or rendered from the text variant
  *   of the few outputs it depends on, see `TextVariants`); without HTML the message is text-only
  *   (`html: null`).
- * - With `stamp` and a tracked content (`prepareTracked`), links are tracked and the open pixel added.
+ * - With `rewrite` (tracking's, see `trackingRewrite`), the HTML is rewritten after rendering: links
+ *   tracked, the open pixel added.
  *
  * @throws MailroomError `RENDER_FAILED` naming the part and the cause: a missing variable under
  * `strictVariables` (`undefined variable: firstName`), a render time or memory limit exceeded, a filter
@@ -31,7 +32,7 @@ import { singleLine } from './single-line.js';
 export function renderDelivery(
   prepared: PreparedContent,
   recipient: RenderRecipient,
-  stamp?: TrackingStamp,
+  rewrite?: HtmlRewrite,
 ): RenderedContent {
   const scope = buildScope(prepared.variables, recipient);
   const options = prepared.renderOptions;
@@ -41,11 +42,10 @@ export function renderDelivery(
   let html = prepared.html === null ? null : renderPart(htmlEngine, prepared.html, scope, options, 'html');
   // Tracking (opens, clicks): the text part comes from the untracked HTML unless the mailing opted in.
   let textHtml: string | null | (() => string) = html;
-  if (html !== null && prepared.tracking && stamp) {
-    const { textLinks } = prepared.tracking;
-    const tracked = applyTracking(prepared.tracking, html, stamp);
-    html = tracked.html;
-    textHtml = textLinks ? tracked.html : tracked.plain;
+  if (html !== null && rewrite) {
+    const rewritten = rewrite.apply(html);
+    html = rewritten.html;
+    textHtml = rewrite.textFromRewritten ? rewritten.html : rewritten.plain;
   }
   let text: string;
   if (prepared.text !== null) text = renderPart(textEngine, prepared.text, scope, options, 'text');

@@ -1,4 +1,4 @@
-import type { Page } from '../admin/engine-views.js';
+import type { Page } from '../store/paging.js';
 
 /** Page size of the management listings when none is asked. */
 export const DEFAULT_PAGE_LIMIT = 50;

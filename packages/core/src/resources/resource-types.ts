@@ -1,6 +1,26 @@
-import type { Page, TemplateSample, TemplateView } from '../admin/engine-views.js';
-import type { AuthContext } from '../engine/auth-context.js';
-import type { RenderedContent, SuppressionReason, TemplateFormat } from '../store/records.js';
+import type { AuthContext } from '../context/auth-context.js';
+import type { Page } from '../store/paging.js';
+import type { RenderedContent, SuppressionReason, TemplateFormat, Variables } from '../store/records.js';
+
+/** A template of the project. */
+export interface TemplateView {
+  ref: string;
+  format: TemplateFormat;
+  subject: string | null;
+  /** The source as written (MJML, HTML or text, with Liquid). */
+  source: string;
+  version: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Sample data for a template preview. */
+export interface TemplateSample {
+  /** Global variables. @default {} */
+  variables?: Variables;
+  /** The recipient the preview is rendered for. @default { address: 'ada@example.com', name: 'Ada Lovelace' } */
+  recipient?: { address?: string; name?: string };
+}
 
 /**
  * The management API of a project's templates, senders and suppressions (`mailroom.templates`,

@@ -1,7 +1,7 @@
 import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
-import type { AuthContext } from '../engine/auth-context.js';
-import type { BaseContext } from '../engine/base-context.js';
+import type { AuthContext } from '../context/auth-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import { normalizeAddress } from '../request/index.js';
 import type { SenderRecord } from '../store/records.js';
 import { clampPageLimit, pageOf } from './resource-paging.js';

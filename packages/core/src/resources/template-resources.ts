@@ -1,10 +1,8 @@
-import type { TemplateView } from '../admin/engine-views.js';
 import { MailroomError } from '../base/errors.js';
-import type { AuthContext } from '../engine/auth-context.js';
-import type { BaseContext } from '../engine/base-context.js';
-import type { Mailroom } from '../engine/mailroom-types.js';
+import type { AuthContext } from '../context/auth-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import { validationError } from '../request/issues.js';
-import type { TemplateFormat, TemplateRecord, Variables } from '../store/records.js';
+import type { RenderedContent, TemplateFormat, TemplateRecord, Variables } from '../store/records.js';
 import { clampPageLimit, pageOf } from './resource-paging.js';
 import {
   parseResourceBody,
@@ -13,7 +11,7 @@ import {
   templatePreviewSchema,
   templateUpdateSchema,
 } from './resource-schemas.js';
-import type { MailroomTemplates, TemplateProblem } from './resource-types.js';
+import type { MailroomTemplates, TemplateProblem, TemplateSample, TemplateView } from './resource-types.js';
 import { checkTemplate } from './template-check.js';
 import { writeTemplateVersion } from './template-versions.js';
 
@@ -21,7 +19,7 @@ import { writeTemplateVersion } from './template-versions.js';
 export interface TemplateResourceDeps {
   resolveAuth(auth: string | AuthContext): Promise<AuthContext>;
   /** The dashboard's preview, which renders a stored template for a sample. */
-  previewTemplate: Mailroom['previewTemplate'];
+  previewTemplate(auth: string | AuthContext, ref: string, sample?: TemplateSample): Promise<RenderedContent>;
 }
 
 /** The management API of a project's templates (see {@link MailroomTemplates}). */

@@ -1,6 +1,6 @@
 import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
-import type { BaseContext } from '../engine/base-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import type { TemplateFormat, TemplateRecord } from '../store/records.js';
 
 /** A template version's content, already compiled and checked. */

@@ -1,7 +1,7 @@
-import { newDelivery } from '../accept/accept.js';
-import { domainOf, localPart } from '../base/address.js';
+import { domainOf, localPart } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
-import type { BaseContext } from '../engine/base-context.js';
+import type { BaseContext } from '../context/base-context.js';
+import { newDelivery } from '../store/new-delivery.js';
 import type { ProfileRecord, ProfileUpsert, SourceJobRecord } from '../store/records.js';
 import type { SourceEnv, SourceExpander, SourcePage } from './source-expander.js';
 

@@ -1,5 +1,5 @@
 import { MailroomError } from '../base/errors.js';
-import type { BaseContext } from '../engine/base-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import type { CsvSourceSpec } from '../request/request-types.js';
 
 /** The config a CSV source job carries: the request's fields plus what the probe learned of the file. */

@@ -1,8 +1,8 @@
-import { newDelivery } from '../accept/accept.js';
-import { domainOf, localPart } from '../base/address.js';
+import { domainOf, localPart } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
-import type { BaseContext } from '../engine/base-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import type { GuardedFetcher } from '../fetch/fetch-types.js';
+import { newDelivery } from '../store/new-delivery.js';
 import type {
   DeliveryRecord,
   ProfileUpsert,

@@ -1,7 +1,7 @@
-import type { MailingEntry } from '../delivery/mailing-cache.js';
-import type { BaseContext } from '../engine/base-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import type {
   DeliveryRecord,
+  MailingRecord,
   ProfileUpsert,
   ProfileUpsertOptions,
   SourceJobRecord,
@@ -25,7 +25,7 @@ export interface SourceEnv {
    * The source's mailing, with its content prepared; `null` for an audience import (a CSV source that
    * feeds a group and no mailing: `isAudienceImport`), whose pages hold profiles and no deliveries.
    */
-  entry: MailingEntry | null;
+  entry: { readonly mailing: MailingRecord } | null;
   now: Date;
 }
 

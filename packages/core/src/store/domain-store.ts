@@ -2,8 +2,7 @@
  * The store's role for a project's sending domains: the domains, their DKIM keys and the last DNS check
  * (docs/domains.md). Part of {@link Store}; the conformance kit (`store-suite-domains.ts`) checks it.
  */
-import type { DkimAlgorithm } from '../domains/dkim-key.js';
-import type { DomainFinding } from '../domains/domain-finding.js';
+import type { DkimAlgorithm, DomainFinding } from './domain-types.js';
 import type { OutboxWrite } from './event-records.js';
 import type { DomainState } from './records.js';
 

@@ -2,7 +2,7 @@
  * The records of the event outbox and of webhook delivery (docs/architecture.md, flow 5). Like
  * `records.ts`, a store persists them as they are and derives nothing.
  */
-import type { DomainFinding } from '../domains/domain-finding.js';
+import type { DomainFinding } from './domain-types.js';
 import type { PauseRule, PauseScope } from './pause-records.js';
 import type { DomainState, MailingKind } from './records.js';
 
@@ -172,7 +172,7 @@ export interface WebhookMessageRecord {
    * Claimed in this order (within one, oldest `nextAttemptAt` first): 0, events of single messages and
    * everything else; 1, events of a broadcast's deliveries. So that while a large broadcast's events wait
    * behind its delivery ("mail first"), the events of a password reset sent meanwhile do not wait behind
-   * them. The core sets it (`outbox/event-outbox.ts`); stores keep it and claim by it.
+   * them. The core sets it (`events/event-outbox.ts`); stores keep it and claim by it.
    */
   priority: WebhookPriority;
   status: WebhookMessageStatus;

@@ -4,3 +4,10 @@ export interface PageOptions {
   after?: string | null;
   limit: number;
 }
+
+/** One page of a listing and the cursor of the next one (`null` on the last page). */
+export interface Page<T> {
+  items: T[];
+  /** Pass as `after` to get the next page; `null` when there is none. */
+  next: string | null;
+}

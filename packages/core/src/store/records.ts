@@ -4,7 +4,7 @@
  * before they reach a store (see `normalizeAddress`): the local part as given, the domain lower-cased.
  */
 
-import type { KeyScope } from '../keys/key-scope.js';
+import type { SecretMode } from '../base/secrets.js';
 
 /** A JSON value: what variables, traits and configs are made of. */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
@@ -19,8 +19,14 @@ export interface ProjectRecord {
   createdAt: Date;
 }
 
-/** `live` secrets deliver; `sandbox` secrets are accepted and recorded but never delivered. */
-export type SecretMode = 'live' | 'sandbox';
+export type { SecretMode } from '../base/secrets.js';
+
+/**
+ * What a project key may do. `full`: everything over HTTP; `sending`: only the spec's send endpoints
+ * (send, broadcast and its batches); `read`: only reads (GET and HEAD of the management routes).
+ * `sending` and `read` are disjoint; `full` holds both.
+ */
+export type KeyScope = 'full' | 'sending' | 'read';
 
 /**
  * A project's API key, stored only as the SHA-256 hex digest of its secret. The project's first secret is

@@ -1,4 +1,4 @@
-import type { BaseContext } from '../engine/base-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import type { TrackingHit } from '../store/store.js';
 
 /** A verified hit waiting to be written, with what the scanner rule needs. */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { decodeHTMLAttribute } from 'entities';
 import { Tokenizer } from 'htmlparser2';
 import type { Template } from 'liquidjs';
+import type { HtmlRewrite } from '../render/html-rewrite.js';
 import { parseLiquid } from '../render/parse-liquid.js';
 import type { ContentSnapshot } from '../store/records.js';
 import { deliverySigner, MAX_TOKEN_URL_LENGTH } from './tracking-token.js';
@@ -50,6 +51,9 @@ export interface PreparedTracking extends TrackingSetup {
   /** The shape of each link map entry (null: fixed), computed once per prepared content. */
   readonly shapes: ReadonlyArray<LinkShape | null>;
 }
+
+/** A prepared content, with its tracking when the mailing is tracked (`prepareTracked`). */
+export type TrackedContent<P> = P & { readonly tracking?: PreparedTracking };
 
 /** The delivery a render is for, as the tracking tokens name it. */
 export interface TrackingStamp {
@@ -160,7 +164,7 @@ export function prepareTracked<P extends TrackablePrepared>(
   content: ContentSnapshot,
   setup: TrackingSetup | null | undefined,
   prepare: (content: ContentSnapshot) => P,
-): P {
+): TrackedContent<P> {
   const prepared = prepare(content);
   if (!setup || content.html === null || prepared.html === null || !(setup.opens || setup.clicks)) {
     return prepared;
@@ -181,6 +185,19 @@ export function prepareTracked<P extends TrackablePrepared>(
     return { ...rest, html, text: null, tracking } as P;
   }
   return { ...prepared, html, tracking };
+}
+
+/**
+ * The tracking of one recipient's HTML, for `renderDelivery`: links tracked and the open pixel added, signed
+ * for `stamp`'s delivery; `undefined` when the content is not tracked.
+ */
+export function trackingRewrite(
+  prepared: { readonly tracking?: PreparedTracking },
+  stamp: TrackingStamp,
+): HtmlRewrite | undefined {
+  const tracking = prepared.tracking;
+  if (tracking === undefined) return undefined;
+  return { textFromRewritten: tracking.textLinks, apply: (html) => applyTracking(tracking, html, stamp) };
 }
 
 /** The template with each link of `links` wrapped in markers; links absent from the map stay as they are. */

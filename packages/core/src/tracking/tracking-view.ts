@@ -1,4 +1,4 @@
-import type { BaseContext } from '../engine/base-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import type { MailingRecord } from '../store/records.js';
 import { linkLabel } from './tracking-links.js';
 import type { TrackingView } from './tracking-options.js';

@@ -1,10 +1,11 @@
 import { publicBaseUrl } from '../base/base-url.js';
 import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
-import type { BaseContext } from '../engine/base-context.js';
-import { installationSecret } from '../engine/installation-secret.js';
+import type { BaseContext } from '../context/base-context.js';
+import { installationSecret } from '../context/installation-secret.js';
 import type { MailingRecord } from '../store/records.js';
 import type { TrackingHit } from '../store/store.js';
+import type { TrackingEvents } from './tracking-events.js';
 import { createHitRecorder, type HitRecorder } from './tracking-hits.js';
 import { clickDestination, linkMapOf, type TrackingSetup } from './tracking-links.js';
 import { isMachineClick, isMachineOpen } from './tracking-machine.js';
@@ -46,7 +47,8 @@ const MAILINGS_CACHED = 1024;
  * once and kept in the store (like the unsubscribe key), so every process signs and verifies alike.
  */
 export function createTracking(ctx: BaseContext, options: TrackingOptions): Tracking {
-  const { store, clock, events } = ctx;
+  const { store, clock } = ctx;
+  const events = ctx.events.view<TrackingEvents>();
   if (options.secret !== undefined && options.secret.length < MIN_TRACKING_SECRET_LENGTH) {
     throw invalid('secret', `The tracking secret needs at least ${MIN_TRACKING_SECRET_LENGTH} characters`);
   }

@@ -1,8 +1,9 @@
 import { publicBaseUrl } from '../base/base-url.js';
 import { MailroomError } from '../base/errors.js';
-import type { EngineContext } from '../engine/engine-context.js';
-import { installationSecret } from '../engine/installation-secret.js';
+import { installationSecret } from '../context/installation-secret.js';
 import type { DeliveryRecord, MailingRecord } from '../store/records.js';
+import type { UnsubscribeContext } from './unsubscribe-context.js';
+import type { UnsubscribeEvents } from './unsubscribe-events.js';
 import type { UnsubscribeLinks } from './unsubscribe-links.js';
 import type { UnsubscribeOptions, UnsubscribeTarget } from './unsubscribe-options.js';
 import {
@@ -20,7 +21,7 @@ export const UNSUBSCRIBE_SECRET_SETTING = 'unsubscribe-secret';
  * single message (transactional mail is not a list) or when the engine has no `unsubscribe` option.
  */
 export async function listUnsubscribeHeaders(
-  ctx: EngineContext,
+  ctx: UnsubscribeContext,
   mailing: MailingRecord,
   delivery: DeliveryRecord,
 ): Promise<Record<string, string>> {
@@ -33,8 +34,12 @@ export async function listUnsubscribeHeaders(
  * Links signed with `options.secret`, or with a secret generated once and kept in the store (so that every
  * process on the store signs alike and links survive restarts).
  */
-export function createUnsubscribeLinks(ctx: EngineContext, options: UnsubscribeOptions): UnsubscribeLinks {
-  const { store, clock, logger, events } = ctx;
+export function createUnsubscribeLinks(
+  ctx: UnsubscribeContext,
+  options: UnsubscribeOptions,
+): UnsubscribeLinks {
+  const { store, clock, logger } = ctx;
+  const events = ctx.events.view<UnsubscribeEvents>();
   if (options.secret !== undefined && options.secret.length < MIN_UNSUBSCRIBE_SECRET_LENGTH) {
     throw invalidOption(
       'secret',

@@ -1,10 +1,10 @@
-import type { Page } from '../admin/engine-views.js';
 import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
-import type { AuthContext } from '../engine/auth-context.js';
-import type { BaseContext } from '../engine/base-context.js';
+import type { AuthContext } from '../context/auth-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import { eventPayload } from '../events/event-outbox.js';
 import { EVENT_TYPES, type EventType, type WebhookEndpointRecord } from '../store/event-records.js';
+import type { Page } from '../store/paging.js';
 import type { WebhookSender } from './webhook-sender.js';
 import { newWebhookSecret } from './webhook-signature.js';
 import type { EventView, ListEventsOptions, MailroomWebhooks, WebhookEndpointView } from './webhook-types.js';

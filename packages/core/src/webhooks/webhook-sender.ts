@@ -1,6 +1,6 @@
 import { isMailroomError, isStoreOutage } from '../base/errors.js';
 import { newId } from '../base/ids.js';
-import type { BaseContext } from '../engine/base-context.js';
+import type { BaseContext } from '../context/base-context.js';
 import type {
   ClaimedWebhookMessage,
   WebhookAttemptRecord,
@@ -10,6 +10,7 @@ import type {
 } from '../store/event-records.js';
 import { createBusyPacer } from './busy-pacer.js';
 import { createLanes, type Lane } from './endpoint-lanes.js';
+import type { WebhookEvents } from './webhook-events.js';
 import { secretKey, signedHeaders } from './webhook-signature.js';
 import type { WebhookOptions } from './webhook-types.js';
 
@@ -111,7 +112,8 @@ export function createWebhookSender(
   // Mail first: while this process's worker has deliveries in flight, events go at a capped rate.
   const pacer = createBusyPacer(opts.busyRatePerSecond, busy, () => running || draining);
   const paced = () => opts.busyRatePerSecond > 0 && busy();
-  const { store, clock, logger, events, fetcher, outbox } = ctx;
+  const { store, clock, logger, fetcher, outbox } = ctx;
+  const events = ctx.events.view<WebhookEvents>();
   const endpoints = new Map<
     string,
     { until: number; endpoint: Promise<WebhookEndpointRecord | undefined> }

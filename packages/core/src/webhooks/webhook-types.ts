@@ -1,5 +1,4 @@
-import type { Page } from '../admin/engine-views.js';
-import type { AuthContext } from '../engine/auth-context.js';
+import type { AuthContext } from '../context/auth-context.js';
 import type { EventPayload } from '../events/event-outbox.js';
 import type {
   EventRecord,
@@ -9,6 +8,7 @@ import type {
   WebhookMessageRecord,
   WebhookMessageStatus,
 } from '../store/event-records.js';
+import type { Page } from '../store/paging.js';
 
 /** Settings of webhook delivery (`createMailroom({ webhooks })`). */
 export interface WebhookOptions {

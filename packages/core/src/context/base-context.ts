@@ -1,5 +1,4 @@
 import type { Clock, Logger, MailroomLimits } from '../base/base-types.js';
-import type { WarmupOptions } from '../delivery/warmup.js';
 import type { EventOutbox } from '../events/event-outbox.js';
 import type { GuardedFetcher } from '../fetch/fetch-types.js';
 import type { Store } from '../store/store.js';
@@ -28,8 +27,6 @@ export interface BaseContext {
   outbox: EventOutbox;
   limits: MailroomLimits & { attachments: AttachmentLimits };
   strictVariables: boolean;
-  /** Sender domains' warm-up schedules, when the engine has the `warmup` option (delivery and views read them). */
-  warmup?: WarmupOptions;
   storeContentDefault: boolean;
   /** The only way the engine fetches a URL: attachments by URL, CSV sources. */
   fetcher: GuardedFetcher;

@@ -1,7 +1,9 @@
-import type { MailingProgress } from '../admin/engine-views.js';
+import type { BaseContext } from '../context/base-context.js';
+import type { DeliveryEvents } from '../delivery/delivery-events.js';
 import { TERMINAL_DELIVERY_STATUSES } from '../store/records.js';
 import type { MailingStore } from '../store/store.js';
-import type { BaseContext } from './base-context.js';
+import type { ProgressEvents } from './admin-events.js';
+import type { MailingProgress } from './engine-views.js';
 
 /** Default of `MailroomOptions.progressIntervalMs`. */
 export const DEFAULT_PROGRESS_INTERVAL_MS = 1_000;
@@ -32,7 +34,8 @@ export interface ProgressReporter {
  * only once something listens to `broadcast:progress`: an engine nobody watches pays nothing.
  */
 export function createProgressReporter(ctx: BaseContext, intervalMs: number): ProgressReporter {
-  const { events, logger } = ctx;
+  const { logger } = ctx;
+  const events = ctx.events.view<ProgressEvents & DeliveryEvents>();
   const store: MailingStore = ctx.store;
   const tracked = new Map<string, Tracked>();
   const unsubscribe: Array<() => void> = [];

@@ -1,6 +1,6 @@
 import { MailroomError } from '../base/errors.js';
+import type { BaseContext } from '../context/base-context.js';
 import type { RetentionStore } from '../store/store.js';
-import type { BaseContext } from './base-context.js';
 import type { RetentionOptions } from './retention-options.js';
 
 /** Rows changed per store call of a sweep: small enough that no call holds locks for long. */

@@ -1,9 +1,9 @@
 import { MailroomError } from '../base/errors.js';
 import { hashSecret, isWellFormedSecret } from '../base/secrets.js';
-import { keyState } from '../keys/key-view.js';
+import type { AuthContext } from '../context/auth-context.js';
 import type { AccountStore } from '../store/account-store.js';
 import type { ApiKeyRecord } from '../store/records.js';
-import type { AuthContext } from './auth-context.js';
+import { keyState } from './key-view.js';
 
 /**
  * The project of `secret`, found through `store` (the engine's, or one bound to the app's transaction),

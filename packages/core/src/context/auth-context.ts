@@ -1,5 +1,4 @@
-import type { KeyScope } from '../keys/key-scope.js';
-import type { ProjectRecord, SecretMode } from '../store/records.js';
+import type { KeyScope, ProjectRecord, SecretMode } from '../store/records.js';
 
 /** The project a request acts for, after authentication. */
 export interface AuthContext {

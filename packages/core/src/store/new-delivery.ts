@@ -1,0 +1,37 @@
+import { newId } from '../base/ids.js';
+import type { DeliveryRecord, MailingRecord, Variables } from './records.js';
+
+/** One delivery; its Message-ID is fixed now so every attempt carries the same one. */
+export function newDelivery(
+  mailing: MailingRecord,
+  batchId: string,
+  r: { address: string; name: string; variables?: Variables; traits?: Variables },
+  notBefore: Date,
+  senderDomain: string,
+  now: Date,
+  id: string = newId('dlv', now.getTime()),
+): DeliveryRecord {
+  const sandbox = mailing.sandbox;
+  return {
+    id,
+    projectId: mailing.projectId,
+    mailingId: mailing.id,
+    batchId,
+    address: r.address,
+    name: r.name,
+    variables: r.variables ?? {},
+    traits: r.traits ?? {},
+    status: sandbox ? 'skipped' : 'queued',
+    attempts: 0,
+    nextAttemptAt: notBefore,
+    leaseExpiresAt: null,
+    leaseToken: 0,
+    messageId: `<${id}@${senderDomain}>`,
+    lastResponse: null,
+    lastError: sandbox ? 'sandbox secret: recorded, not delivered' : null,
+    sentAt: null,
+    content: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}

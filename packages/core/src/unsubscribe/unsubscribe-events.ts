@@ -1,0 +1,5 @@
+/** The events of one-click unsubscribe (part of `MailroomEvents`). */
+export interface UnsubscribeEvents {
+  /** An address unsubscribed through a one-click link (not on repeats of the same click). */
+  unsubscribe: (event: { projectId: string; address: string; broadcastRef: string }) => void;
+}
