@@ -1,13 +1,13 @@
-export type { AuthFailureLimitOptions } from './auth-failure-limit.js';
 export type { DashboardOptions } from './dashboard/dashboard-options.js';
-export { createHandler, DEFAULT_BODY_LIMIT } from './handler.js';
-export type { MetricsOptions } from './metrics-options.js';
-export { buildOpenApiDocument } from './openapi.js';
-export { DEFAULT_RETRY_AFTER_SECONDS } from './responses.js';
+export { createHandler, DEFAULT_BODY_LIMIT } from './handler/handler.js';
+export type { AuthFailureLimitOptions } from './limits/auth-failure-limit.js';
+export type { MetricsOptions } from './metrics/metrics-options.js';
+export { DEFAULT_RETRY_AFTER_SECONDS } from './neutral/responses.js';
 export type {
   HttpOptions,
   MailroomHttpHandler,
   NeutralRequest,
   NeutralResponse,
   RateLimitOptions,
-} from './types.js';
+} from './neutral/types.js';
+export { buildOpenApiDocument } from './openapi/openapi.js';

@@ -1,5 +1,5 @@
+import { html, raw, type SafeHtml } from '../pages/html.js';
 import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js';
-import { html, raw, type SafeHtml } from './html.js';
 
 /** The sections of the navigation. */
 export type Section =
