@@ -1,7 +1,22 @@
 import { parseAllowHost, type WebhookOptions, type WorkerOptions } from '@mailroom/core';
 import { UsageError } from '../output/cli-errors.js';
-import type { EngineFlags } from '../server/open-engine.js';
 import type { FlagSpec, ParsedArgs } from './args.js';
+
+/** The `--database`, `--smtp`, `--outbox` and `--ses-*` flags, as given (absent ones undefined). */
+export interface EngineFlags {
+  /** `--database`. */
+  database?: string | undefined;
+  /** `--smtp`. */
+  smtp?: string | undefined;
+  /** `--outbox`. */
+  outbox?: string | undefined;
+  /** `--ses-region`. */
+  sesRegion?: string | undefined;
+  /** `--ses-endpoint`. */
+  sesEndpoint?: string | undefined;
+  /** `--ses-configuration-set`. */
+  sesConfigurationSet?: string | undefined;
+}
 
 /** Flags of the commands that deliver (`serve`, `worker`): the database, SMTP or outbox, and worker tuning. */
 export const DELIVERY_FLAGS: FlagSpec = {

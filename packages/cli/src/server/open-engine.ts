@@ -18,6 +18,7 @@ import {
 } from '@mailroom/core';
 import { outboxTransport, smtpTransport } from '@mailroom/smtp';
 import { sqlStore } from '@mailroom/sql';
+import type { EngineFlags } from '../flags/engine-flags.js';
 import { UsageError } from '../output/cli-errors.js';
 import type { CliIo } from '../output/io.js';
 
@@ -53,22 +54,6 @@ export type DeliveryTarget =
       label: string;
     }
   | { kind: 'outbox'; dir: string; label: string };
-
-/** The `--database`, `--smtp`, `--outbox` and `--ses-*` flags, as given (absent ones undefined). */
-export interface EngineFlags {
-  /** `--database`. */
-  database?: string | undefined;
-  /** `--smtp`. */
-  smtp?: string | undefined;
-  /** `--outbox`. */
-  outbox?: string | undefined;
-  /** `--ses-region`. */
-  sesRegion?: string | undefined;
-  /** `--ses-endpoint`. */
-  sesEndpoint?: string | undefined;
-  /** `--ses-configuration-set`. */
-  sesConfigurationSet?: string | undefined;
-}
 
 /** An opened engine with what it runs on, for the banner and for shutdown. */
 export interface OpenedEngine {

@@ -1,8 +1,9 @@
 import type { Mailroom } from '@mailroom/core';
 import express, { type Request, type Response, type Router } from 'express';
 import { createHandler } from '../handler/handler.js';
+import type { HttpOptions, MailroomHttpHandler } from '../handler/http-options.js';
 import { unreadableBody } from '../neutral/http-errors.js';
-import type { HttpOptions, MailroomHttpHandler, NeutralRequest, NeutralResponse } from '../neutral/types.js';
+import type { NeutralRequest, NeutralResponse } from '../neutral/types.js';
 import { flattenHeaders } from './node-headers.js';
 import { readRequestBody } from './read-request-body.js';
 

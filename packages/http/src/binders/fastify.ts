@@ -3,8 +3,9 @@ import { MailroomError } from '@mailroom/core';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { createHandler } from '../handler/handler.js';
+import type { HttpOptions, MailroomHttpHandler } from '../handler/http-options.js';
 import { payloadTooLarge, unreadableBody, unsupportedMediaType } from '../neutral/http-errors.js';
-import type { HttpOptions, MailroomHttpHandler, NeutralRequest, NeutralResponse } from '../neutral/types.js';
+import type { NeutralRequest, NeutralResponse } from '../neutral/types.js';
 import { flattenHeaders } from './node-headers.js';
 
 /** Options of {@link mailroomPlugin}: the engine, where to mount, and the HTTP options. */

@@ -8,10 +8,11 @@ import { createRequestRateLimiter, type RequestRateLimiter } from '../limits/req
 import { createHttpMetrics } from '../metrics/metrics.js';
 import { routeNotFound } from '../neutral/http-errors.js';
 import { errorResponse, methodNotAllowedResponse } from '../neutral/responses.js';
-import type { HttpOptions, MailroomHttpHandler, NeutralRequest, NeutralResponse } from '../neutral/types.js';
+import type { NeutralRequest, NeutralResponse } from '../neutral/types.js';
 import { createRouteAccess } from '../routes/route-access.js';
 import { createRouteTable, routeHandler } from '../routes/route-table.js';
 import { matchRoute } from '../routes/routes.js';
+import type { HttpOptions, MailroomHttpHandler } from './http-options.js';
 import { pickRequestId } from './request-id.js';
 
 /** Default body limit: 10 MB, room for a few base64 attachments. */

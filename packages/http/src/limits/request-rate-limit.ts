@@ -1,5 +1,12 @@
 import { MailroomError } from '@mailroom/core';
-import type { RateLimitOptions } from '../neutral/types.js';
+
+/** Per-project rate limit (an in-memory token bucket in this process). */
+export interface RateLimitOptions {
+  /** Sustained requests per second per project. */
+  perProjectPerSecond: number;
+  /** Requests a project may make at once before the sustained rate applies. @default perProjectPerSecond */
+  burst?: number;
+}
 
 /** The API's request rate limit: a token bucket per key (the project id). Not the core's send cap. */
 export interface RequestRateLimiter {

@@ -1,7 +1,12 @@
-import { bareLayout, layout, type PageContext } from '../dashboard/layout.js';
 import { html, type SafeHtml } from './html.js';
 
-/** What a refusal or fault says, by status: nothing from the request is echoed back. */
+/**
+ * Draws a whole page around its content: the dashboard's layout (dashboard/layout.ts, `frameOf`) or the
+ * unsubscribe link's own shell (unsubscribe-page.ts).
+ */
+export type PageFrame = (title: string, content: SafeHtml) => SafeHtml;
+
+/** What an error page says, by status: nothing from the request is echoed back. */
 const TEXTS: Record<number, { title: string; text: string }> = {
   400: { title: 'Bad request', text: 'The request could not be understood.' },
   403: {
@@ -15,20 +20,31 @@ const TEXTS: Record<number, { title: string; text: string }> = {
   415: { title: 'Unsupported form', text: 'The form was not sent as a form.' },
 };
 
-/** An error page, inside the dashboard frame when someone is signed in. */
+/** What an error page shows besides its status and request id; each part has a default by status. */
+export interface ErrorPageWords {
+  /** The heading. @default the status's title ("Not found", ...) */
+  title?: string | undefined;
+  /** The sentence under it; escaped. @default the status's sentence */
+  text?: string | undefined;
+  /** Markup after the status line (a link back), or nothing. */
+  after?: SafeHtml | false | undefined;
+}
+
+/**
+ * The one HTML error page of the package (the dashboard's and the unsubscribe link's): a title, a sentence,
+ * and the status and request id a user can quote to whoever runs the server, inside `frame`.
+ */
 export function errorPage(
-  nonce: string,
+  frame: PageFrame,
   status: number,
   requestId: string,
-  ctx: PageContext | undefined,
-  detail?: string,
+  words: ErrorPageWords = {},
 ): SafeHtml {
-  const { title, text } = TEXTS[status] ?? {
+  const byStatus = TEXTS[status] ?? {
     title: 'Something went wrong',
     text: 'The dashboard could not show this page.',
   };
-  const content = html`<div class="card"><h1>${title}</h1><p>${detail ?? text}</p><p class="muted">Status ${status} · request <code>${requestId}</code></p>${
-    ctx && html`<p><a href="${ctx.root}/broadcasts">Back to the broadcasts</a></p>`
-  }</div>`;
-  return ctx ? layout(ctx, title, null, content) : bareLayout(nonce, title, content);
+  const title = words.title ?? byStatus.title;
+  const content = html`<div class="card"><h1>${title}</h1><p>${words.text ?? byStatus.text}</p><p class="muted">Status ${status} · request <code>${requestId}</code></p>${words.after}</div>`;
+  return frame(title, content);
 }

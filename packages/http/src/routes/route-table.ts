@@ -4,7 +4,7 @@ import { malformedJson, payloadTooLarge, unsupportedMediaType } from '../neutral
 import { jsonResponse, successResponse } from '../neutral/responses.js';
 import type { NeutralRequest, NeutralResponse } from '../neutral/types.js';
 import { buildOpenApiDocument } from '../openapi/openapi.js';
-import { confirmPage, donePage, errorPage } from '../pages/unsubscribe-page.js';
+import { confirmPage, donePage, refusedLinkPage } from '../pages/unsubscribe-page.js';
 import { AUDIENCE_ROUTES } from './audience-routes.js';
 import { DOMAIN_ROUTES } from './domain-routes.js';
 import { EVENT_ROUTES, type ProjectCall } from './event-routes.js';
@@ -154,7 +154,7 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
         return confirmPage(requestId, await mailroom.resolveUnsubscribe(token), token);
       } catch (error) {
         // A person reads these in a browser: refusals as a page; faults go the usual way (logged, JSON 500).
-        if (isMailroomError(error) && error.status < 500) return errorPage(requestId, error);
+        if (isMailroomError(error) && error.status < 500) return refusedLinkPage(requestId, error);
         throw error;
       }
     },
