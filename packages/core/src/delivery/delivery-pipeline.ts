@@ -2,11 +2,17 @@ import { domainOf } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
 import { recordRefusal, refusalEventData, type SignalFacts } from '../inbound/inbound-effects.js';
 import { refusalFacts } from '../inbound/refusal-reason.js';
+import { outgoingComposer } from '../mime/outgoing-composer.js';
 import { renderDelivery } from '../render/index.js';
 import type { DeliveryOutcome } from '../store/delivery-queue.js';
 import type { ClaimedDelivery, MailingRecord } from '../store/records.js';
 import { trackingRewrite } from '../tracking/tracking-links.js';
-import { receiptResponse, type SendReceipt, sentVia } from '../transport/transport.js';
+import {
+  type RawOutgoingMessage,
+  receiptResponse,
+  type SendReceipt,
+  sentVia,
+} from '../transport/transport.js';
 import { listUnsubscribeHeaders } from '../unsubscribe/unsubscribe.js';
 import { composeMessage } from './compose-message.js';
 import type { DeliveryContext } from './delivery-context.js';
@@ -68,8 +74,8 @@ export interface DeliveryPipeline {
 
 /**
  * What happens to each claimed delivery: the suppression and subscription checks, rendering from the
- * mailing's prepared content (on the main thread, or on render threads that also build the MIME when
- * the transport has a composer), the send through the transport under the concurrency gate and the
+ * mailing's prepared content and composing it (on the main thread, or on render threads that also build
+ * the MIME), the send through the transport under the concurrency gate and the
  * rate limits, and the outcome, recorded in bulk by an outcome buffer and fenced by the lease token.
  * `delivery` events are emitted once an outcome is durable.
  */
@@ -94,8 +100,10 @@ export function createDeliveryPipeline(
     createDestinationGate(ctx.destinations, { store, clock, logger, concurrency: opts.concurrency });
   // Warm-up (engine option `warmup`): a daily allowance per sender domain and route, shared through the store.
   const warmup = ctx.warmup && createWarmupGate(ctx.warmup, { store, clock, logger });
-  const useThreads =
-    opts.renderThreads > 0 && transport.composer !== undefined && transport.sendRaw !== undefined;
+  // The one composition every message gets, as the transport's capabilities say (on this thread, or the
+  // same module on the render threads); a transport that also wants the fields renders here.
+  const composer = outgoingComposer(transport.capabilities);
+  const useThreads = opts.renderThreads > 0 && transport.capabilities.fields !== true;
   let pool: RenderPool | undefined;
   let outstanding = 0;
   let halted = false;
@@ -319,30 +327,30 @@ export function createDeliveryPipeline(
     const senderDomain = domainOf(mailing.sender.address);
     const envelopeFrom = ctx.bounces ? await ctx.bounces.address(delivery.id) : mailing.sender.address;
     const context = { projectId: mailing.projectId, kind: mailing.kind, ref: mailing.ref };
-    // The route that will take it (a warm-up per route), by the address the route will see.
-    const route = transport.routeOf?.(useThreads ? envelopeFrom : mailing.sender.address, context);
+    // The route that will take it (a warm-up per route), by the sender's address, as the route sees it.
+    const route = transport.routeOf?.(mailing.sender.address, context);
     const cold = warmup?.closedUntil(senderDomain, route);
     if (cold) return result(mailing, deferredOutcome(cold.until, cold.reason, clock.now()));
-    let send: () => Promise<SendReceipt>;
+    let outgoing: RawOutgoingMessage;
     let content: DeliveryOutcome['content'] = null;
     const headers = await listUnsubscribeHeaders(ctx, mailing, delivery);
     try {
       if (useThreads) {
         pool ??= createRenderPool({
           threads: opts.renderThreads,
-          composer: transport.composer as NonNullable<typeof transport.composer>,
+          composer: composer.threadComposer,
           strictVariables: ctx.strictVariables,
           logger,
         });
         const built = await pool.build(entry, delivery, headers, clock.now());
         content = built.content;
-        const raw = {
+        outgoing = {
           messageId: delivery.messageId,
           envelope: { from: envelopeFrom, to: [delivery.address] },
+          from: mailing.sender.address,
           raw: built.raw,
           mailing: context,
         };
-        send = () => (transport.sendRaw as NonNullable<typeof transport.sendRaw>)(raw);
       } else {
         const rendered = renderDelivery(
           entry.prepared,
@@ -352,7 +360,7 @@ export function createDeliveryPipeline(
         if (mailing.options.storeContent) content = rendered;
         const message = composeMessage(mailing, delivery, rendered, entry.parts, headers, clock.now());
         if (ctx.bounces) message.envelopeFrom = envelopeFrom;
-        send = () => transport.send(message);
+        outgoing = composer.compose(message);
       }
     } catch (error) {
       // A render or build failure is the content's fault (final), unless a render thread died.
@@ -364,7 +372,7 @@ export function createDeliveryPipeline(
     const timed = async (): Promise<SendReceipt> => {
       const started = performance.now();
       try {
-        return await send();
+        return await transport.send(outgoing);
       } finally {
         latencyMs = performance.now() - started;
       }
