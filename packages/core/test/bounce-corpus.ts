@@ -7,8 +7,9 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { BounceReason, ReasonGroup } from '../src/inbound/bounce-reasons.js';
 import { classifyReport, type ReasonVerdict } from '../src/inbound/classify-reason.js';
-import type { InboundReport } from '../src/inbound/inbound-report.js';
+import type { BounceRecipient, InboundReport } from '../src/inbound/inbound-report.js';
 import { parseInboundMessage } from '../src/inbound/parse-inbound.js';
+import { NO_SUCH_USER_WORDS } from '../src/inbound/reason-patterns.js';
 
 /** What a message of the corpus is, by Sisimai's reading. */
 export type CorpusKind = 'bounce' | 'delivery-report' | 'auto-reply' | 'complaint' | 'not-a-bounce';
@@ -39,6 +40,8 @@ export interface CorpusRow {
   report: InboundReport;
   /** Mailroom's verdict for the recipient at the same position (or the last one), if any. */
   verdict: ReasonVerdict | undefined;
+  /** The report's recipient that verdict is for. */
+  recipient: BounceRecipient | undefined;
 }
 
 /**
@@ -63,6 +66,8 @@ export interface PartFigures {
   recipients: number;
   /** Recipients whose hard bounce (recipient-hard, suppressed) or not agrees with Sisimai's `hardBounce`. */
   hardAgreement: number;
+  /** Of the others, those where Mailroom differs on purpose, by a documented rule ({@link differsOnPurpose}). */
+  hardOnPurpose: number;
   groupAgreement: number;
 }
 
@@ -115,7 +120,9 @@ export async function runCorpus(): Promise<{
       if (verdicts.every((v) => v.effect === 'none')) changedNothing++;
     }
     for (const [expected, verdict] of pair(message.recipients, verdicts)) {
-      rows.push({ message, expected, report, verdict });
+      const recipient =
+        report.type === 'bounce' && verdict ? report.recipients[verdicts.indexOf(verdict)] : undefined;
+      rows.push({ message, expected, report, verdict, recipient });
     }
   }
   const agree = (f: (r: CorpusRow) => boolean) => rows.filter(f).length;
@@ -153,6 +160,7 @@ function partFigures(
     recognised: mine.filter((m) => recognisedIn.has(m.file)).length,
     recipients: myRows.length,
     hardAgreement: myRows.filter((r) => isHard(r) === r.expected.hardBounce).length,
+    hardOnPurpose: myRows.filter((r) => isHard(r) !== r.expected.hardBounce && differsOnPurpose(r)).length,
     groupAgreement: myRows.filter((r) => groupOf(r) === r.expected.group).length,
   };
 }
@@ -160,6 +168,24 @@ function partFigures(
 /** Whether Mailroom reads the row as a hard bounce (the address is suppressed). */
 export function isHard(row: CorpusRow): boolean {
   return groupOf(row) === 'recipient-hard';
+}
+
+/**
+ * Why Mailroom's hard-or-not reading of a row differs from Sisimai's on purpose, by one of the rules of
+ * docs/design-notes.md ("Bounce reading: where we differ from Sisimai"), or undefined:
+ * - `no-such-user-words`: the refusal says outright that the mailbox does not exist; Sisimai reads it as
+ *   `filtered` (or another soft reason) from the MTA module, the SMTP stage or a 5.7.x code;
+ * - `temporary`: a recipient-hard reason under a 4.x.x status or in a delay notice stays soft.
+ * The same rules apply to both parts of the split; the figures count these rows apart, never as agreement.
+ */
+export function differsOnPurpose(row: CorpusRow): 'no-such-user-words' | 'temporary' | undefined {
+  if (isHard(row) === row.expected.hardBounce) return undefined;
+  if (row.expected.hardBounce && row.verdict?.final === false) return 'temporary';
+  const words = row.recipient?.diagnostic ?? '';
+  if (!row.expected.hardBounce && row.verdict?.reason === 'userunknown' && NO_SUCH_USER_WORDS.test(words)) {
+    return 'no-such-user-words';
+  }
+  return undefined;
 }
 
 /**
