@@ -158,7 +158,7 @@ async function run(bounces: Buffer[]): Promise<RunResult> {
       const raw = bounces[i % bounces.length] as Buffer;
       for (let attempt = 1; ; attempt++) {
         try {
-          const receipt = await client.sendRaw({
+          const receipt = await client.send({
             messageId: `<report-${i}@relay.bench.test>`,
             envelope: { from: '', to: [paths[i] as string] },
             raw,

@@ -5,6 +5,7 @@
  * receiver would: DKIM pass, SPF pass for the relay's address, DMARC pass.
  */
 import { randomUUID } from 'node:crypto';
+import { composeFor } from '@mailroom/core';
 import { type SmtpTransport, smtpTransport } from '@mailroom/smtp';
 import { authenticate } from 'mailauth';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -56,18 +57,20 @@ async function onboard(algorithm: DkimAlgorithm) {
 
 /** Sends one message from the domain with a VERP return path; answers what the receiving server got. */
 async function sendFromDomain(dkim: { selector: string; privateKey: string }) {
-  await transport.send({
-    messageId: `<${randomUUID()}@${DOMAIN}>`,
-    from: { address: `news@${DOMAIN}`, name: 'Acme News' },
-    to: { address: 'reader@example.org', name: 'Reader' },
-    subject: 'Proven sender',
-    text: 'This message is signed with the domain key Mailroom made.',
-    html: '<p>This message is signed with the domain key <b>Mailroom</b> made.</p>',
-    attachments: [],
-    headers: { 'List-Unsubscribe': `<mailto:unsubscribe@${DOMAIN}>` },
-    dkim: { ...dkim, domain: DOMAIN },
-    envelopeFrom: `b+token123@${RETURN_PATH.domain}`,
-  });
+  await transport.send(
+    composeFor(transport, {
+      messageId: `<${randomUUID()}@${DOMAIN}>`,
+      from: { address: `news@${DOMAIN}`, name: 'Acme News' },
+      to: { address: 'reader@example.org', name: 'Reader' },
+      subject: 'Proven sender',
+      text: 'This message is signed with the domain key Mailroom made.',
+      html: '<p>This message is signed with the domain key <b>Mailroom</b> made.</p>',
+      attachments: [],
+      headers: { 'List-Unsubscribe': `<mailto:unsubscribe@${DOMAIN}>` },
+      dkim: { ...dkim, domain: DOMAIN },
+      envelopeFrom: `b+token123@${RETURN_PATH.domain}`,
+    }),
+  );
   const [received] = await sink.waitFor(1);
   if (!received) throw new Error('nothing arrived');
   return received;

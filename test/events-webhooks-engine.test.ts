@@ -398,7 +398,7 @@ function heldTransport(): { transport: Transport; started: Promise<void>; releas
     name: 'held',
     capabilities: inner.capabilities,
     async send(message) {
-      if (message.to.address.startsWith('slow')) {
+      if (message.envelope.to[0]?.startsWith('slow')) {
         slowStarted();
         await held;
       }

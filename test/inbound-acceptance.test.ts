@@ -232,7 +232,7 @@ describe('mailroom inbound (standalone listener)', () => {
       const [, port] = await waitForOutput(cli, /inbound SMTP listening on 127\.0\.0\.1:(\d+)/);
       const client = smtpTransport({ host: '127.0.0.1', port: Number(port), ignoreTLS: true });
       const raw = Buffer.from('From: MAILER-DAEMON@mx.test\r\nSubject: failure notice\r\n\r\nhello\r\n');
-      const taken = await client.sendRaw({
+      const taken = await client.send({
         messageId: '<a@b>',
         envelope: { from: '', to: [`b+dlv_x-0123456789abcdef@${DOMAIN}`] },
         raw,
@@ -241,7 +241,7 @@ describe('mailroom inbound (standalone listener)', () => {
       // With --inbound-max-forged 1 that was this address's one forged token of the minute: the next is
       // refused at RCPT, before its data.
       const refused = await client
-        .sendRaw({
+        .send({
           messageId: '<a@b>',
           envelope: { from: '', to: [`b+dlv_y-0123456789abcdef@${DOMAIN}`] },
           raw,
@@ -250,12 +250,12 @@ describe('mailroom inbound (standalone listener)', () => {
       expect(refused).toMatchObject({ responseCode: 550 });
       expect(String((refused as Error).message)).toMatch(/Return-path token not recognised/);
       await expect(
-        client.sendRaw({ messageId: '<a@b>', envelope: { from: '', to: ['someone@example.org'] }, raw }),
+        client.send({ messageId: '<a@b>', envelope: { from: '', to: ['someone@example.org'] }, raw }),
       ).rejects.toMatchObject({ responseCode: 550 });
       // The abuse limits from their flags: 21 header lines are refused with 552 ...
       const flood = Buffer.from(`${'X-Flood: 1\r\n'.repeat(21)}\r\nhello\r\n`);
       await expect(
-        client.sendRaw({ messageId: '<a@b>', envelope: { from: '', to: [`fbl@${DOMAIN}`] }, raw: flood }),
+        client.send({ messageId: '<a@b>', envelope: { from: '', to: [`fbl@${DOMAIN}`] }, raw: flood }),
       ).rejects.toMatchObject({ responseCode: 552 });
       await client.close();
       // ... and a third connection from this address while two are held is refused with 421.

@@ -376,11 +376,11 @@ for (const storeCase of storeCases()) {
         store: await storeCase.make(),
         transport: {
           name: 'held',
-          capabilities: { dkim: false, maxConcurrency: 1 },
+          capabilities: { dkim: false, maxConcurrency: 1, fields: true },
           async send(m) {
-            captured = m;
+            captured = m.fields;
             await gate;
-            return { messageId: m.messageId, accepted: [m.to.address], rejected: [], response: '250 ok' };
+            return { messageId: m.messageId, accepted: m.envelope.to, rejected: [], response: '250 ok' };
           },
         },
         bounces: { domain: DOMAIN },

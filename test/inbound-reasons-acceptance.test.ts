@@ -133,7 +133,7 @@ describe('bounce reasons end to end (mailroom serve, loopback relay)', () => {
   async function mailIn(to: string, raw: Buffer): Promise<string> {
     const client = smtpTransport({ host: '127.0.0.1', port: inboundPort, ignoreTLS: true });
     try {
-      return (await client.sendRaw({ messageId: '<r@relay.test>', envelope: { from: '', to: [to] }, raw }))
+      return (await client.send({ messageId: '<r@relay.test>', envelope: { from: '', to: [to] }, raw }))
         .response;
     } catch (error) {
       return (error as { response?: string }).response ?? String(error);

@@ -30,7 +30,7 @@ async function mailTo(port: number, to: string, raw: string | Buffer, tls?: { ce
     ...(tls ? { requireTLS: true, tls: { ca: tls.cert, servername: DOMAIN } } : { ignoreTLS: true }),
   });
   try {
-    return await client.sendRaw({
+    return await client.send({
       messageId: '<x@test>',
       envelope: { from: '', to: [to] },
       raw: Buffer.from(raw),

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import {
+  composeFor,
   createMailroom,
   MailroomError,
   type OutgoingMessage,
@@ -103,7 +104,7 @@ describe('routeTransport', () => {
       ],
       fallback: spare.transport,
     });
-    const sent = async (m: OutgoingMessage) => (await route.send(m)).transport;
+    const sent = async (m: OutgoingMessage) => (await route.send(composeFor(route, m))).transport;
     expect(
       await sent(
         message({
@@ -126,23 +127,25 @@ describe('routeTransport', () => {
   it('without a fallback, a message no route takes fails permanently', async () => {
     const a = switchable('a');
     const route = routeTransport({ routes: [{ when: { kind: 'message' }, transport: a.transport }] });
-    await expect(route.send(message())).rejects.toMatchObject({ code: 'TRANSPORT_PERMANENT' });
+    await expect(route.send(composeFor(route, message()))).rejects.toMatchObject({
+      code: 'TRANSPORT_PERMANENT',
+    });
   });
 
   it('fails over on a transient failure, for the next attempt of the message and others, then probes back', async () => {
     const { primary, spare, route, at } = failoverRig();
     primary.fail(transient());
     const first = message();
-    const error = await route.send(first).catch((e: unknown) => e);
+    const error = await route.send(composeFor(route, first)).catch((e: unknown) => e);
     // The worker retries it, and neither slows down nor pauses: the next attempt goes elsewhere.
     expect(error).toMatchObject({ code: 'TRANSPORT_TRANSIENT', backpressure: 'none', responseCode: 421 });
-    expect((await route.send(first)).transport).toBe('spare');
-    expect((await route.send(message())).transport).toBe('spare');
+    expect((await route.send(composeFor(route, first))).transport).toBe('spare');
+    expect((await route.send(composeFor(route, message()))).transport).toBe('spare');
     // The window passes and the primary is back: one probe, and it takes its mail again.
     primary.fail(undefined);
     at(1001);
-    expect((await route.send(message())).transport).toBe('primary');
-    expect((await route.send(message())).transport).toBe('primary');
+    expect((await route.send(composeFor(route, message()))).transport).toBe('primary');
+    expect((await route.send(composeFor(route, message()))).transport).toBe('primary');
     expect(primary.outbox.map((m) => m.messageId)).not.toContain(first.messageId);
     expect(spare.outbox.filter((m) => m.messageId === first.messageId)).toHaveLength(1);
   });
@@ -150,11 +153,15 @@ describe('routeTransport', () => {
   it('a failed probe keeps the route on the fallback for another window', async () => {
     const { primary, spare, route, at } = failoverRig();
     primary.fail(transient('451 4.4.1 Connection refused'));
-    await expect(route.send(message())).rejects.toMatchObject({ code: 'TRANSPORT_TRANSIENT' });
+    await expect(route.send(composeFor(route, message()))).rejects.toMatchObject({
+      code: 'TRANSPORT_TRANSIENT',
+    });
     at(1500);
-    await expect(route.send(message())).rejects.toMatchObject({ code: 'TRANSPORT_TRANSIENT' });
+    await expect(route.send(composeFor(route, message()))).rejects.toMatchObject({
+      code: 'TRANSPORT_TRANSIENT',
+    });
     at(2000);
-    expect((await route.send(message())).transport).toBe('spare');
+    expect((await route.send(composeFor(route, message()))).transport).toBe('spare');
     expect(spare.outbox).toHaveLength(1);
   });
 
@@ -162,13 +169,15 @@ describe('routeTransport', () => {
     const { primary, spare, route, at } = failoverRig();
     primary.fail(transient());
     const m = message();
-    await expect(route.send(m)).rejects.toMatchObject({ code: 'TRANSPORT_TRANSIENT' });
+    await expect(route.send(composeFor(route, m))).rejects.toMatchObject({ code: 'TRANSPORT_TRANSIENT' });
     spare.fail(transient('451 4.3.0 spare busy'));
-    await expect(route.send(m)).rejects.toMatchObject({ response: '451 4.3.0 spare busy' });
+    await expect(route.send(composeFor(route, m))).rejects.toMatchObject({
+      response: '451 4.3.0 spare busy',
+    });
     // The primary is back after its window: the message goes there, not to the failing fallback.
     primary.fail(undefined);
     at(1001);
-    expect((await route.send(m)).transport).toBe('primary');
+    expect((await route.send(composeFor(route, m))).transport).toBe('primary');
   });
 
   it('a permanent refusal never fails over', async () => {
@@ -180,12 +189,12 @@ describe('routeTransport', () => {
     });
     primary.fail(new MailroomError('TRANSPORT_PERMANENT', '550 5.1.1 no such user', { responseCode: 550 }));
     const refused = message();
-    await expect(route.send(refused)).rejects.toMatchObject({
+    await expect(route.send(composeFor(route, refused))).rejects.toMatchObject({
       code: 'TRANSPORT_PERMANENT',
       responseCode: 550,
     });
     primary.fail(undefined);
-    expect((await route.send(refused)).transport).toBe('primary');
+    expect((await route.send(composeFor(route, refused))).transport).toBe('primary');
     expect(spare.outbox).toHaveLength(0);
   });
 
@@ -193,23 +202,22 @@ describe('routeTransport', () => {
     const primary = switchable('primary');
     const route = routeTransport({ routes: [{ when: {}, transport: primary.transport }] });
     primary.fail(transient());
-    const error = await route.send(message()).catch((e: unknown) => e);
+    const error = await route.send(composeFor(route, message())).catch((e: unknown) => e);
     expect(error).toMatchObject({ responseCode: 421 });
     expect((error as MailroomError).backpressure).toBeUndefined();
   });
 
-  it('offers sendRaw only when every transport shares one composer', async () => {
+  it('asks the core to compose once for every route: signed if any route signs, fields if any wants them', async () => {
     const sinkA = await startSmtpSink();
     const sinkB = await startSmtpSink();
     const shared = routeTransport({
-      routes: [{ when: {}, transport: smtpTransport(sinkA.url) }],
+      routes: [{ when: {}, transport: smtpTransport(`${sinkA.url}?textEncoding=quoted-printable`) }],
       fallback: smtpTransport(sinkB.url),
     });
-    expect(shared.composer).toBeDefined();
-    expect(shared.sendRaw).toBeDefined();
+    expect(shared.capabilities).toMatchObject({ dkim: true, textEncoding: 'quoted-printable' });
+    expect(shared.capabilities.fields).toBeUndefined();
     const mixed = routeTransport({ routes: [{ when: {}, transport: memoryTransport() }], fallback: shared });
-    expect(mixed.composer).toBeUndefined();
-    expect(mixed.sendRaw).toBeUndefined();
+    expect(mixed.capabilities).toMatchObject({ dkim: true, fields: true });
     await shared.close?.();
     await Promise.all([sinkA.close(), sinkB.close()]);
   });
@@ -222,7 +230,7 @@ describe('routeTransport', () => {
       fallback: smtpTransport(sink.url),
     });
     await route.verify?.();
-    expect((await route.send(message())).transport).toBe('smtp');
+    expect((await route.send(composeFor(route, message()))).transport).toBe('smtp');
     expect(sink.messages).toHaveLength(1);
     const alone = routeTransport({ routes: [{ when: {}, transport: down }] });
     await expect(alone.verify?.()).rejects.toMatchObject({ code: 'TRANSPORT_TRANSIENT' });

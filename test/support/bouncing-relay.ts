@@ -77,7 +77,7 @@ export async function startBouncingRelay(plans: Record<string, BouncePlan>): Pro
     // As an MTA does, a report deferred with 4xx (it outran the record of the send) is sent again later.
     for (let attempt = 1; ; attempt++) {
       try {
-        const receipt = await client.sendRaw({
+        const receipt = await client.send({
           messageId: '<report@relay.test>',
           envelope: { from: '', to: [to] },
           raw,

@@ -1,4 +1,10 @@
-import type { MailroomError, OutgoingMessage, SendReceipt, Transport } from '@mailroom/core';
+import {
+  MailroomError,
+  type OutgoingMessage,
+  type RawOutgoingMessage,
+  type SendReceipt,
+  type Transport,
+} from '@mailroom/core';
 
 const DRIVER_NAME = 'memory';
 
@@ -59,10 +65,12 @@ export function memoryTransport(options: MemoryTransportOptions = {}): MemoryTra
 
   return {
     name: DRIVER_NAME,
-    capabilities: { dkim: false, maxConcurrency: options.maxConcurrency ?? 64 },
+    // `fields`: the outbox keeps messages as fields, to assert on (the core renders on the main thread).
+    capabilities: { dkim: false, maxConcurrency: options.maxConcurrency ?? 64, fields: true },
     outbox,
 
-    async send(message): Promise<SendReceipt> {
+    async send(outgoing): Promise<SendReceipt> {
+      const message = fieldsOf(outgoing);
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       const error = options.failWith?.(message);
       if (error) throw error;
@@ -84,6 +92,18 @@ export function memoryTransport(options: MemoryTransportOptions = {}): MemoryTra
       outbox.length = 0;
     },
   };
+}
+
+/**
+ * The message as fields, which the engine gives a transport declaring `capabilities.fields`. A message
+ * sent by hand must be composed the same way (`outgoingComposer(transport.capabilities).compose(...)`).
+ */
+export function fieldsOf(outgoing: RawOutgoingMessage): OutgoingMessage {
+  if (outgoing.fields) return outgoing.fields;
+  throw new MailroomError(
+    'TRANSPORT_PERMANENT',
+    `${DRIVER_NAME} transport: message ${outgoing.messageId} came without its fields; compose it with outgoingComposer(transport.capabilities)`,
+  );
 }
 
 /** The address with its domain lower-cased; the local part is case-sensitive (RFC 5321). */

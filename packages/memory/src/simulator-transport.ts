@@ -3,9 +3,10 @@ import {
   MailroomError,
   type MailroomInbound,
   type OutgoingMessage,
+  type RawOutgoingMessage,
   type SendReceipt,
 } from '@mailroom/core';
-import { type MemoryTransport, memoryTransport } from './memory-transport.js';
+import { fieldsOf, type MemoryTransport, memoryTransport } from './memory-transport.js';
 import { buildDeliveryStatusNotification, buildFeedbackReport } from './simulator-reports.js';
 
 const DRIVER_NAME = 'simulator';
@@ -177,7 +178,8 @@ export function simulatorTransport(options: SimulatorTransportOptions = {}): Sim
     void handing.finally(() => inFlight.delete(handing));
   }
 
-  async function send(message: OutgoingMessage): Promise<SendReceipt> {
+  async function send(outgoing: RawOutgoingMessage): Promise<SendReceipt> {
+    const message = fieldsOf(outgoing);
     const outcome = outcomeOf(message.to.address);
     if (outcome === 'bounce')
       throw refusal(message, 550, '5.1.1', 'Recipient address rejected: User unknown');
@@ -192,7 +194,7 @@ export function simulatorTransport(options: SimulatorTransportOptions = {}): Sim
     }
     if (outcome === 'slow') await new Promise((resolve) => setTimeout(resolve, slowMs));
     const arrivedAt = new Date();
-    const receipt = await inner.send(message);
+    const receipt = await inner.send(outgoing);
     const returnPath = returnPathOf(message);
     const about = { message, returnPath, arrivedAt, host: SIMULATOR_DOMAIN };
     const report = { messageId: message.messageId, address: message.to.address, state: 'pending' as const };

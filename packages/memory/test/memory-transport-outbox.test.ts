@@ -1,4 +1,4 @@
-import { MailroomError, type OutgoingMessage } from '@mailroom/core';
+import { composeFor, MailroomError, type OutgoingMessage } from '@mailroom/core';
 import { describe, expect, it } from 'vitest';
 import { memoryTransport } from '../src/index.js';
 
@@ -20,24 +20,24 @@ describe('memoryTransport outbox', () => {
     const transport = memoryTransport();
     const a = message('a@example.com');
     const b = message('b@example.com');
-    expect(await transport.send(a)).toEqual({
+    expect(await transport.send(composeFor(transport, a))).toEqual({
       messageId: a.messageId,
       accepted: ['a@example.com'],
       rejected: [],
       response: '250 OK (memory)',
     });
-    await transport.send(b);
+    await transport.send(composeFor(transport, b));
     expect(transport.outbox).toEqual([a, b]);
-    expect(transport.capabilities).toEqual({ dkim: false, maxConcurrency: 64 });
+    expect(transport.capabilities).toEqual({ dkim: false, maxConcurrency: 64, fields: true });
   });
 
   it('finds messages by address, the domain case-insensitively, the local part exactly', async () => {
     const transport = memoryTransport();
     const first = message('Ann@Example.COM', { subject: 'first' });
     const second = message('Ann@example.com', { subject: 'second' });
-    await transport.send(first);
-    await transport.send(message('ann@example.com'));
-    await transport.send(second);
+    await transport.send(composeFor(transport, first));
+    await transport.send(composeFor(transport, message('ann@example.com')));
+    await transport.send(composeFor(transport, second));
     expect(transport.messagesTo('Ann@EXAMPLE.com').map((m) => m.subject)).toEqual(['first', 'second']);
     expect(transport.lastMessageTo('Ann@example.com')?.subject).toBe('second');
     expect(transport.lastMessageTo('nobody@example.com')).toBeUndefined();
@@ -47,7 +47,7 @@ describe('memoryTransport outbox', () => {
     const transport = memoryTransport();
     const { outbox } = transport;
     const m = message('a@example.com');
-    await transport.send(m);
+    await transport.send(composeFor(transport, m));
     m.subject = 'mutated after send';
     expect(outbox[0]?.subject).toBe('To a@example.com');
     transport.clear();
@@ -62,14 +62,16 @@ describe('memoryTransport outbox', () => {
     const transport = memoryTransport({
       failWith: (m) => (m.to.address === 'bounce@example.com' ? permanent : undefined),
     });
-    await expect(transport.send(message('bounce@example.com'))).rejects.toBe(permanent);
-    await transport.send(message('ok@example.com'));
+    await expect(transport.send(composeFor(transport, message('bounce@example.com')))).rejects.toBe(
+      permanent,
+    );
+    await transport.send(composeFor(transport, message('ok@example.com')));
     expect(transport.outbox.map((m) => m.to.address)).toEqual(['ok@example.com']);
   });
 
   it('delayMs holds each send in flight', async () => {
     const transport = memoryTransport({ delayMs: 30, maxConcurrency: 2 });
-    const pending = transport.send(message('a@example.com'));
+    const pending = transport.send(composeFor(transport, message('a@example.com')));
     expect(transport.outbox).toHaveLength(0);
     await pending;
     expect(transport.outbox).toHaveLength(1);

@@ -1,4 +1,4 @@
-import { createMailroom, type OutgoingMessage } from '@mailroom/core';
+import { composeFor, createMailroom, type OutgoingMessage } from '@mailroom/core';
 import { transportTestSuite } from '@mailroom/core/testing';
 import { memoryStore, SIMULATOR_DOMAIN, simulatorTransport } from '@mailroom/memory';
 import { type ParsedMail, simpleParser } from 'mailparser';
@@ -53,7 +53,7 @@ function fields(part: string): Record<string, string> {
 describe('simulatorTransport: the outcomes', () => {
   it('accepts ordinary addresses into the outbox, like memoryTransport', async () => {
     const transport = simulatorTransport();
-    const receipt = await transport.send(message('ann@example.org'));
+    const receipt = await transport.send(composeFor(transport, message('ann@example.org')));
     expect(receipt).toMatchObject({ accepted: ['ann@example.org'], rejected: [] });
     expect(transport.lastMessageTo('ann@example.org')?.subject).toBe('Grüße');
     expect(transport.reports).toEqual([]);
@@ -61,7 +61,7 @@ describe('simulatorTransport: the outcomes', () => {
 
   it('bounce@ is refused at once with a 550 5.1.1 to RCPT TO, and never reaches the outbox', async () => {
     const transport = simulatorTransport();
-    await expect(transport.send(message(at('bounce+7')))).rejects.toMatchObject({
+    await expect(transport.send(composeFor(transport, message(at('bounce+7'))))).rejects.toMatchObject({
       code: 'TRANSPORT_PERMANENT',
       responseCode: 550,
       command: 'RCPT TO',
@@ -74,20 +74,22 @@ describe('simulatorTransport: the outcomes', () => {
     const transport = simulatorTransport();
     const m = message(at('soft'));
     for (let i = 0; i < 2; i++) {
-      await expect(transport.send(m)).rejects.toMatchObject({
+      await expect(transport.send(composeFor(transport, m))).rejects.toMatchObject({
         code: 'TRANSPORT_TRANSIENT',
         responseCode: 451,
       });
     }
-    await expect(transport.send(m)).resolves.toMatchObject({ accepted: [at('soft')] });
+    await expect(transport.send(composeFor(transport, m))).resolves.toMatchObject({ accepted: [at('soft')] });
     // Another message to the same address gets its own two refusals.
-    await expect(transport.send(message(at('soft')))).rejects.toMatchObject({ responseCode: 451 });
+    await expect(transport.send(composeFor(transport, message(at('soft'))))).rejects.toMatchObject({
+      responseCode: 451,
+    });
   });
 
   it('slow@ takes 2 s', async () => {
     const transport = simulatorTransport();
     const started = performance.now();
-    await transport.send(message(at('slow')));
+    await transport.send(composeFor(transport, message(at('slow'))));
     expect(performance.now() - started).toBeGreaterThanOrEqual(1990);
     expect(transport.outbox).toHaveLength(1);
   });
@@ -96,7 +98,7 @@ describe('simulatorTransport: the outcomes', () => {
     const inbound: Uint8Array[] = [];
     const transport = simulatorTransport({ onInbound: (raw) => void inbound.push(raw), reportDelayMs: 20 });
     const sent = message(at('async-bounce'));
-    await transport.send(sent);
+    await transport.send(composeFor(transport, sent));
     expect(transport.outbox).toHaveLength(1);
     expect(inbound).toHaveLength(0);
     await transport.settled();
@@ -141,7 +143,7 @@ describe('simulatorTransport: the outcomes', () => {
       inbound.push(raw);
     };
     const sent = message(at('complaint'));
-    await transport.send(sent);
+    await transport.send(composeFor(transport, sent));
     await transport.settled();
     expect(inbound).toHaveLength(1);
     const arf = await simpleParser(Buffer.from(inbound[0] as Uint8Array));
@@ -169,7 +171,9 @@ describe('simulatorTransport: the outcomes', () => {
       onInbound: (_, envelope) => void envelopes.push(envelope),
     });
     const verp = 'b+dlv_1-abc@bounces.acme.test';
-    await transport.send({ ...message(at('complaint')), envelopeFrom: verp } as OutgoingMessage);
+    await transport.send(
+      composeFor(transport, { ...message(at('complaint')), envelopeFrom: verp } as OutgoingMessage),
+    );
     await transport.settled();
     expect(envelopes).toEqual([{ envelopeTo: [verp], envelopeFrom: `fbl@${SIMULATOR_DOMAIN}` }]);
     const [, feedback] = await reportParts(transport.reports[0]?.raw as Uint8Array);
@@ -178,7 +182,7 @@ describe('simulatorTransport: the outcomes', () => {
 
   it('without a hook the reports are kept (skipped); a failing hook is recorded, never thrown at the sender', async () => {
     const bare = simulatorTransport({ reportDelayMs: 1 });
-    await bare.send(message(at('async-bounce')));
+    await bare.send(composeFor(bare, message(at('async-bounce'))));
     await bare.settled();
     expect(bare.reports[0]?.state).toBe('skipped');
     const failing = simulatorTransport({
@@ -187,7 +191,7 @@ describe('simulatorTransport: the outcomes', () => {
         throw new Error('inbound down');
       },
     });
-    await failing.send(message(at('complaint')));
+    await failing.send(composeFor(failing, message(at('complaint'))));
     await failing.settled();
     expect(failing.reports[0]).toMatchObject({ state: 'failed', error: new Error('inbound down') });
   });

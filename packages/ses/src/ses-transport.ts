@@ -8,14 +8,14 @@ import {
   type SESv2ClientConfig,
   SendEmailCommand,
 } from '@aws-sdk/client-sesv2';
-import type { OutgoingMessage, RawOutgoingMessage, SendReceipt, Transport } from '@mailroom/core';
-import { createComposer, DEFAULT_TEXT_ENCODING, rawComposer, type TextEncoding } from '@mailroom/core';
+import type { RawOutgoingMessage, SendReceipt, Transport } from '@mailroom/core';
+import { DEFAULT_TEXT_ENCODING, type TextEncoding } from '@mailroom/core';
 import { toSesError } from './ses-error.js';
 
 const TRANSPORT_NAME = 'ses';
 
-/** The transport {@link sesTransport} returns: `verify`, `close`, `sendRaw` and `composer` are always there. */
-export type SesTransport = Transport & Required<Pick<Transport, 'verify' | 'close' | 'sendRaw' | 'composer'>>;
+/** The transport {@link sesTransport} returns: `verify` and `close` are always there. */
+export type SesTransport = Transport & Required<Pick<Transport, 'verify' | 'close'>>;
 
 /** Options of {@link sesTransport}. */
 export interface SesTransportOptions {
@@ -63,8 +63,8 @@ export interface SesTransportOptions {
 /**
  * Creates the SES transport on `@aws-sdk/client-sesv2`.
  *
- * Each message is built by the core's MIME composer (the bytes the SMTP transport would send,
- * DKIM-signed when the sender has a key and `dkim` is on) and sent with `SendEmail` as raw content to its
+ * Each message is composed by the core (the bytes the SMTP transport would send, DKIM-signed when the
+ * sender has a key and `dkim` is on: the transport declares both in its capabilities) and sent with `SendEmail` as raw content to its
  * one recipient. The receipt's `providerMessageId` is SES's `MessageId`, the id its bounce and complaint
  * notifications name; its `response` reads `250 Ok <MessageId>`, as SES's SMTP interface answers.
  *
@@ -80,10 +80,9 @@ export function sesTransport(options: SesTransportOptions): SesTransport {
   const textEncoding = options.textEncoding ?? DEFAULT_TEXT_ENCODING;
   const sign = options.dkim ?? true;
   const client = options.client ?? new SESv2Client(clientConfig(options));
-  const compose = createComposer({ textEncoding, dkim: sign });
   const maxConcurrency = options.maxConcurrency ?? 16;
 
-  async function sendRaw(message: RawOutgoingMessage): Promise<SendReceipt> {
+  async function send(message: RawOutgoingMessage): Promise<SendReceipt> {
     let messageId: string | undefined;
     try {
       const answer = await client.send(
@@ -114,21 +113,9 @@ export function sesTransport(options: SesTransportOptions): SesTransport {
 
   return {
     name: TRANSPORT_NAME,
-    capabilities: { dkim: sign, maxConcurrency },
-    composer: rawComposer(textEncoding, { dkim: sign }),
-
-    async send(message: OutgoingMessage): Promise<SendReceipt> {
-      const raw = await compose(message);
-      const outgoing: RawOutgoingMessage = {
-        messageId: message.messageId,
-        envelope: { from: message.envelopeFrom ?? message.from.address, to: [message.to.address] },
-        raw,
-      };
-      if (message.mailing) outgoing.mailing = message.mailing;
-      return sendRaw(outgoing);
-    },
-
-    sendRaw,
+    // `dkim: false` leaves messages unsigned by the core, for an account whose SES identity signs (Easy DKIM).
+    capabilities: { dkim: sign, maxConcurrency, textEncoding },
+    send,
 
     async verify(): Promise<void> {
       try {

@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { MailroomError } from '@mailroom/core';
+import { composeFor, MailroomError } from '@mailroom/core';
 import { type SesTransport, sesTransport } from '@mailroom/ses';
 import { smtpTransport } from '@mailroom/smtp';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -40,7 +40,7 @@ beforeEach(() => ses.fault(undefined));
 describe('sesTransport: sending', () => {
   it("records SES's MessageId as the provider id, sends to the one recipient with the configuration set", async () => {
     const message = makeMessage({ to: { address: 'ann@example.org', name: 'Ann' } });
-    const receipt = await transport.send(message);
+    const receipt = await transport.send(composeFor(transport, message));
     const sent = ses.sent.at(-1);
     expect(sent?.parsed.messageId).toBe(message.messageId);
     expect(receipt).toMatchObject({
@@ -71,8 +71,8 @@ describe('sesTransport: sending', () => {
       ],
       calendar: { method: 'REQUEST', content: INVITATION, filename: 'invite.ics' },
     });
-    await smtp.send(message);
-    await transport.send(message);
+    await smtp.send(composeFor(smtp, message));
+    await transport.send(composeFor(transport, message));
     // Only the Date and the builders' random boundary prefixes may differ.
     const same = (raw: Buffer) =>
       raw
@@ -91,9 +91,9 @@ describe('sesTransport: sending', () => {
       selector: 'mr1',
       privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
     };
-    await transport.send(makeMessage({ dkim }));
+    await transport.send(composeFor(transport, makeMessage({ dkim })));
     expect(ses.sent.at(-1)?.parsed.headers.get('dkim-signature')).toBeDefined();
-    await transport.send(makeMessage());
+    await transport.send(composeFor(transport, makeMessage()));
     expect(ses.sent.at(-1)?.parsed.headers.get('dkim-signature')).toBeUndefined();
     const unsigned = sesTransport({
       region: 'us-east-1',
@@ -102,17 +102,16 @@ describe('sesTransport: sending', () => {
       dkim: false,
     });
     expect(unsigned.capabilities.dkim).toBe(false);
-    expect(unsigned.composer.options).toMatchObject({ dkim: false });
-    await unsigned.send(makeMessage({ dkim }));
+    await unsigned.send(composeFor(unsigned, makeMessage({ dkim })));
     expect(ses.sent.at(-1)?.parsed.headers.get('dkim-signature')).toBeUndefined();
     await unsigned.close();
   });
 
-  it('sendRaw sends the given bytes as they are', async () => {
+  it('send hands the given bytes over as they are', async () => {
     const raw = Buffer.from(
       'From: a@example.com\r\nTo: b@example.org\r\nSubject: Raw\r\nMessage-ID: <raw-1@mailroom.test>\r\n\r\nBody\r\n',
     );
-    await transport.sendRaw({
+    await transport.send({
       messageId: '<raw-1@mailroom.test>',
       envelope: { from: 'a@example.com', to: ['b@example.org'] },
       raw,
@@ -143,7 +142,7 @@ describe('sesTransport: errors', () => {
     async (_, status, type, code, pressure) => {
       ses.fault(() => ({ status, type, message: `${type} for the test` }));
       const before = ses.requests;
-      const error = await transport.send(makeMessage()).catch((e: unknown) => e);
+      const error = await transport.send(composeFor(transport, makeMessage())).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(MailroomError);
       expect(error).toMatchObject({ code, response: `${type}: ${type} for the test` });
       expect((error as MailroomError).backpressure).toBe(pressure);
@@ -160,7 +159,7 @@ describe('sesTransport: errors', () => {
       endpoint: `http://127.0.0.1:${port}`,
       credentials: SES_TEST_CREDENTIALS,
     });
-    await expect(down.send(makeMessage())).rejects.toMatchObject({
+    await expect(down.send(composeFor(down, makeMessage()))).rejects.toMatchObject({
       code: 'TRANSPORT_TRANSIENT',
       message: expect.stringMatching(/ECONNREFUSED/),
     });

@@ -7,14 +7,9 @@ import { constants } from 'node:fs';
 import { access, mkdir, open, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
-  buildSignedMime,
-  createDkimSigner,
-  createMimeBuilder,
   DEFAULT_TEXT_ENCODING,
   MailroomError,
-  type OutgoingMessage,
   type RawOutgoingMessage,
-  rawComposer,
   type SendReceipt,
   type TextEncoding,
   type Transport,
@@ -23,8 +18,7 @@ import {
 const TRANSPORT_NAME = 'outbox';
 
 /** The transport {@link outboxTransport} returns: `verify` and `close` are always there. */
-export type OutboxTransport = Transport &
-  Required<Pick<Transport, 'verify' | 'close' | 'sendRaw' | 'composer'>>;
+export type OutboxTransport = Transport & Required<Pick<Transport, 'verify' | 'close'>>;
 
 /** Options of {@link outboxTransport}. */
 export interface OutboxTransportOptions {
@@ -49,12 +43,12 @@ export interface OutboxTransportOptions {
 }
 
 /**
- * Creates a transport that writes each message, as full MIME (DKIM-signed when `message.dkim` is
- * set), to `<dir>/<UTC timestamp>-<Message-ID>-<random>.eml`, headed by `Return-Path: <envelope sender>` as a
+ * Creates a transport that writes each message, the full MIME the core composed (DKIM-signed when the
+ * sender has a key, in `textEncoding`, which it declares in its capabilities), to
+ * `<dir>/<UTC timestamp>-<Message-ID>-<random>.eml`, headed by `Return-Path: <envelope sender>` as a
  * final delivery agent writes it. Files appear atomically: written under
  * a dot-prefixed temporary name, then renamed. The receipt's response is `250 written <path>`.
- * File-system failures reject with `TRANSPORT_TRANSIENT`. `sendRaw` writes bytes built by `composer` (on
- * the engine's render threads) the same way.
+ * File-system failures reject with `TRANSPORT_TRANSIENT`.
  *
  * @example
  * const transport = outboxTransport({ dir: '.mailroom/outbox' });
@@ -63,7 +57,6 @@ export function outboxTransport(options: OutboxTransportOptions): OutboxTranspor
   const dir = resolve(options.dir);
   const textEncoding = options.textEncoding ?? DEFAULT_TEXT_ENCODING;
   const fsync = options.fsync ?? true;
-  const settings = { builder: createMimeBuilder({ textEncoding }), signer: createDkimSigner() };
   let ready: Promise<unknown> | undefined;
   const ensureDir = () => {
     ready ??= mkdir(dir, { recursive: true }).catch((error: unknown) => {
@@ -75,20 +68,9 @@ export function outboxTransport(options: OutboxTransportOptions): OutboxTranspor
 
   const outbox: OutboxTransport = {
     name: TRANSPORT_NAME,
-    capabilities: { dkim: true, maxConcurrency: options.maxConcurrency ?? 8 },
+    capabilities: { dkim: true, maxConcurrency: options.maxConcurrency ?? 8, textEncoding },
 
-    composer: rawComposer(textEncoding),
-
-    async send(message: OutgoingMessage): Promise<SendReceipt> {
-      const raw = buildSignedMime(message, settings);
-      return outbox.sendRaw({
-        messageId: message.messageId,
-        envelope: { from: message.envelopeFrom ?? message.from.address, to: [message.to.address] },
-        raw,
-      });
-    },
-
-    async sendRaw(message: RawOutgoingMessage): Promise<SendReceipt> {
+    async send(message: RawOutgoingMessage): Promise<SendReceipt> {
       const { raw } = message;
       const unique = randomBytes(4).toString('hex');
       const path = join(dir, `${timestamp(new Date())}-${fileSafe(message.messageId)}-${unique}.eml`);

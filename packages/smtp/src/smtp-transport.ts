@@ -2,15 +2,8 @@
  * The SMTP transport: nodemailer's pooled SMTP client behind the `Transport` contract.
  */
 import type { ConnectionOptions } from 'node:tls';
-import type { OutgoingMessage, RawOutgoingMessage, SendReceipt, Transport } from '@mailroom/core';
-import {
-  buildSignedMime,
-  createDkimSigner,
-  createMimeBuilder,
-  DEFAULT_TEXT_ENCODING,
-  rawComposer,
-  type TextEncoding,
-} from '@mailroom/core';
+import type { RawOutgoingMessage, SendReceipt, Transport } from '@mailroom/core';
+import { DEFAULT_TEXT_ENCODING, type TextEncoding } from '@mailroom/core';
 import nodemailer, { type SentMessageInfo, type Transporter } from 'nodemailer';
 import { type PoolSender, poolSender } from './pool-sender.js';
 import { toTransportError } from './smtp-error.js';
@@ -18,8 +11,7 @@ import { toTransportError } from './smtp-error.js';
 const TRANSPORT_NAME = 'smtp';
 
 /** The transport {@link smtpTransport} returns: `verify` and `close` are always there. */
-export type SmtpTransport = Transport &
-  Required<Pick<Transport, 'verify' | 'close' | 'sendRaw' | 'composer'>>;
+export type SmtpTransport = Transport & Required<Pick<Transport, 'verify' | 'close'>>;
 
 /** Connection and pool settings of {@link smtpTransport}. */
 export interface SmtpTransportOptions {
@@ -105,10 +97,9 @@ export interface SmtpTransporterSettings {
  *   credentials); `?maxConnections=10&textEncoding=quoted-printable` are read too.
  * - A nodemailer transporter you built yourself (any transport nodemailer has); it is closed by `close()`.
  *
- * Messages are built here without nodemailer's composer (and DKIM-signed when `message.dkim` is set, RSA
- * or Ed25519) and handed to the pool as finished bytes with an explicit envelope (to an injected
- * transporter through `sendMail({ raw })`). `composer` names the same composition as a
- * module the engine may run on worker threads; it then hands the bytes to `sendRaw`. Failures reject with `TRANSPORT_TRANSIENT`
+ * The core composes and DKIM-signs each message (in `textEncoding`, which the transport declares in its
+ * capabilities); this transport hands the finished bytes to the pool with their explicit envelope (to an
+ * injected transporter through `sendMail({ raw })`), without nodemailer's composer. Failures reject with `TRANSPORT_TRANSIENT`
  * (4xx, timeouts, dropped connections, authentication) or `TRANSPORT_PERMANENT` (5xx), keeping
  * `responseCode`, `command` and `response`. Nothing is retried here: a message is handed to the
  * server at most once per `send`.
@@ -122,11 +113,10 @@ export function smtpTransport(
   settings: SmtpTransporterSettings = {},
 ): SmtpTransport {
   const { transporter, maxConnections, textEncoding, owned } = resolve(options, settings);
-  const compose = { builder: createMimeBuilder({ textEncoding }), signer: createDkimSigner() };
   // Our own pool takes the bytes directly; an injected transporter (any kind) gets them through sendMail.
   const direct = owned ? poolSender((transporter as { transporter?: unknown }).transporter) : undefined;
 
-  async function sendRaw(message: RawOutgoingMessage): Promise<SendReceipt> {
+  async function send(message: RawOutgoingMessage): Promise<SendReceipt> {
     let info: SentMessageInfo;
     try {
       const raw = asBuffer(message.raw);
@@ -141,19 +131,8 @@ export function smtpTransport(
 
   const transport: SmtpTransport = {
     name: TRANSPORT_NAME,
-    capabilities: { dkim: true, maxConcurrency: maxConnections },
-    composer: rawComposer(textEncoding),
-
-    async send(message: OutgoingMessage): Promise<SendReceipt> {
-      const raw = buildSignedMime(message, compose);
-      return sendRaw({
-        messageId: message.messageId,
-        envelope: { from: message.envelopeFrom ?? message.from.address, to: [message.to.address] },
-        raw,
-      });
-    },
-
-    sendRaw,
+    capabilities: { dkim: true, maxConcurrency: maxConnections, textEncoding },
+    send,
 
     async verify(): Promise<void> {
       try {

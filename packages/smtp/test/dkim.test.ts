@@ -2,7 +2,7 @@ import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:cryp
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { OutgoingMessage } from '@mailroom/core';
+import { composeFor, type OutgoingMessage, outgoingComposer, type Transport } from '@mailroom/core';
 import { DKIM_SIGNED_HEADERS, outboxTransport, type SmtpTransport, smtpTransport } from '@mailroom/smtp';
 import { dkimVerify } from 'mailauth';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -116,13 +116,18 @@ beforeEach(() => {
   sink.clear();
 });
 
+/** Composes as the engine does, then sends: a composition failure rejects like a failed send. */
+async function sendVia(transport: Transport, message: OutgoingMessage) {
+  return transport.send(composeFor(transport, message));
+}
+
 describe('smtpTransport: DKIM', () => {
   it.each([
     ['RSA 2048', rsa, 'rsa-sha256'],
     ['Ed25519', ed, 'ed25519-sha256'],
   ])('signs with %s; mailauth verifies the copy the server received', async (_label, key, algo) => {
     const message = richMessage(key);
-    await transport.send(message);
+    await transport.send(composeFor(transport, message));
     const [got] = await sink.waitFor(1);
     if (!got) throw new Error('nothing received');
     expect(await verify(got.raw)).toEqual([
@@ -155,10 +160,13 @@ describe('smtpTransport: DKIM', () => {
 
   it('signs a text-only message with no optional headers', async () => {
     await transport.send(
-      makeMessage({
-        from: { address: `a@${DOMAIN}`, name: '' },
-        dkim: { selector: rsa.selector, privateKey: rsa.pem, domain: DOMAIN },
-      }),
+      composeFor(
+        transport,
+        makeMessage({
+          from: { address: `a@${DOMAIN}`, name: '' },
+          dkim: { selector: rsa.selector, privateKey: rsa.pem, domain: DOMAIN },
+        }),
+      ),
     );
     const [got] = await sink.waitFor(1);
     if (!got) throw new Error('nothing received');
@@ -166,7 +174,7 @@ describe('smtpTransport: DKIM', () => {
   });
 
   it('a changed subject or body no longer verifies (the check can fail)', async () => {
-    await transport.send(richMessage(rsa));
+    await transport.send(composeFor(transport, richMessage(rsa)));
     const [got] = await sink.waitFor(1);
     if (!got) throw new Error('nothing received');
     const raw = got.raw.toString('latin1');
@@ -180,7 +188,7 @@ describe('smtpTransport: DKIM', () => {
   });
 
   it('signs nothing when the message has no key', async () => {
-    await transport.send(makeMessage());
+    await transport.send(composeFor(transport, makeMessage()));
     const [got] = await sink.waitFor(1);
     expect(got?.raw.toString('latin1')).not.toMatch(/DKIM-Signature/i);
   });
@@ -188,15 +196,17 @@ describe('smtpTransport: DKIM', () => {
   it('parses each distinct key once, not per message', async () => {
     const parse = vi.mocked(createPrivateKey);
     const signing = smtpTransport({ host: sink.host, port: sink.port });
+    // The core's composer signs (one per worker in the engine): its key cache is what is measured.
+    const composer = outgoingComposer(signing.capabilities);
     try {
       parse.mockClear();
-      await Promise.all(Array.from({ length: 20 }, () => signing.send(richMessage(rsa))));
+      await Promise.all(Array.from({ length: 20 }, () => signing.send(composer.compose(richMessage(rsa)))));
       expect(parse).toHaveBeenCalledTimes(1);
-      await Promise.all(Array.from({ length: 5 }, () => signing.send(richMessage(ed))));
-      await signing.send(richMessage(rsa));
+      await Promise.all(Array.from({ length: 5 }, () => signing.send(composer.compose(richMessage(ed)))));
+      await signing.send(composer.compose(richMessage(rsa)));
       expect(parse).toHaveBeenCalledTimes(2);
       // Same PEM under another selector is another key: its own cache entry.
-      await signing.send(richMessage({ ...rsa, selector: 'other' }));
+      await signing.send(composer.compose(richMessage({ ...rsa, selector: 'other' })));
       expect(parse).toHaveBeenCalledTimes(3);
     } finally {
       await signing.close();
@@ -211,16 +221,17 @@ describe('smtpTransport: DKIM', () => {
       privateKey: '-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----',
       domain: DOMAIN,
     };
-    const error = await transport.send(makeMessage({ dkim: broken })).catch((e: unknown) => e);
+    // The core composes and signs: the key fails the message there, before anything reaches the transport.
+    const error = await sendVia(transport, makeMessage({ dkim: broken })).catch((e: unknown) => e);
     expect(error).toMatchObject({ name: 'MailroomError', code: 'TRANSPORT_PERMANENT', retryable: false });
     expect((error as { responseCode?: number }).responseCode).toBeUndefined();
     const { privateKey: ec } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const unsupported = { selector: 'ec', privateKey: pem(ec), domain: DOMAIN };
-    await expect(transport.send(makeMessage({ dkim: unsupported }))).rejects.toMatchObject({
+    await expect(sendVia(transport, makeMessage({ dkim: unsupported }))).rejects.toMatchObject({
       code: 'TRANSPORT_PERMANENT',
     });
     const injected = { selector: 'a;\r\nBcc: x@example.net', privateKey: rsa.pem, domain: DOMAIN };
-    await expect(transport.send(makeMessage({ dkim: injected }))).rejects.toMatchObject({
+    await expect(sendVia(transport, makeMessage({ dkim: injected }))).rejects.toMatchObject({
       code: 'TRANSPORT_PERMANENT',
     });
     expect(sink.messages).toHaveLength(0);
@@ -230,8 +241,8 @@ describe('smtpTransport: DKIM', () => {
     const dir = await mkdtemp(join(tmpdir(), 'mailroom-dkim-outbox-'));
     try {
       const outbox = outboxTransport({ dir, fsync: false });
-      await outbox.send(richMessage(rsa));
-      await outbox.send(richMessage(ed));
+      await outbox.send(composeFor(outbox, richMessage(rsa)));
+      await outbox.send(composeFor(outbox, richMessage(ed)));
       const files = await readdir(dir);
       expect(files).toHaveLength(2);
       for (const name of files) {

@@ -1,4 +1,4 @@
-import type { OutgoingMessage } from '@mailroom/core';
+import { composeFor, type OutgoingMessage } from '@mailroom/core';
 import { smtpTransport } from '@mailroom/smtp';
 import fc from 'fast-check';
 import { simpleParser } from 'mailparser';
@@ -301,11 +301,11 @@ describe('SMTP data (the lean send path)', () => {
     const injected = smtpTransport(nodemailer.createTransport({ host: sink.host, port: sink.port }));
     try {
       const text = '.leading dot\n..two dots\n.\nend';
-      await transport.send(makeMessage({ text }));
+      await transport.send(composeFor(transport, makeMessage({ text })));
       expect(sink.messages[0]?.parsed.text?.trimEnd()).toBe(text);
       expect(transform).not.toHaveBeenCalled();
       // An injected transporter goes through sendMail and so through the data stream: the spy sees that.
-      await injected.send(makeMessage({ text }));
+      await injected.send(composeFor(injected, makeMessage({ text })));
       expect(sink.messages[1]?.parsed.text?.trimEnd()).toBe(text);
       expect(transform).toHaveBeenCalled();
     } finally {

@@ -1,6 +1,7 @@
 import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { composeFor } from '@mailroom/core';
 import { transportTestSuite } from '@mailroom/core/testing';
 import { outboxTransport } from '@mailroom/smtp';
 import { simpleParser } from 'mailparser';
@@ -42,7 +43,7 @@ describe('outboxTransport', () => {
       html: '<p>Hi</p>',
       calendar: { method: 'REQUEST', content: INVITATION, filename: 'invite.ics' },
     });
-    const receipt = await transport.send(message);
+    const receipt = await transport.send(composeFor(transport, message));
     const files = await readOutbox(dir);
     expect(files).toHaveLength(1);
     const [file] = files;
@@ -71,14 +72,17 @@ describe('outboxTransport', () => {
     const dir = join(root, 'twice');
     const transport = outboxTransport({ dir, fsync: false });
     const message = makeMessage();
-    await Promise.all([transport.send(message), transport.send(message)]);
+    await Promise.all([
+      transport.send(composeFor(transport, message)),
+      transport.send(composeFor(transport, message)),
+    ]);
     expect(await readOutbox(dir)).toHaveLength(2);
   });
 
   it('declares its capabilities and verifies that the folder is writable', async () => {
     const transport = outboxTransport({ dir: join(root, 'verify') });
     expect(transport.name).toBe('outbox');
-    expect(transport.capabilities).toEqual({ dkim: true, maxConcurrency: 8 });
+    expect(transport.capabilities).toEqual({ dkim: true, maxConcurrency: 8, textEncoding: 'base64' });
     await expect(transport.verify()).resolves.toBeUndefined();
     expect(await readdir(join(root, 'verify'))).toEqual([]);
   });
@@ -87,7 +91,7 @@ describe('outboxTransport', () => {
     const blocker = join(root, 'blocker');
     await writeFile(blocker, 'a file where the folder should be');
     const transport = outboxTransport({ dir: join(blocker, 'outbox') });
-    await expect(transport.send(makeMessage())).rejects.toMatchObject({
+    await expect(transport.send(composeFor(transport, makeMessage()))).rejects.toMatchObject({
       name: 'MailroomError',
       code: 'TRANSPORT_TRANSIENT',
       retryable: true,
@@ -101,7 +105,9 @@ describe('outboxTransport', () => {
     try {
       // root ignores permissions: only assert where they apply.
       if (process.getuid?.() !== 0) {
-        await expect(writable.send(makeMessage())).rejects.toMatchObject({ code: 'TRANSPORT_TRANSIENT' });
+        await expect(writable.send(composeFor(writable, makeMessage()))).rejects.toMatchObject({
+          code: 'TRANSPORT_TRANSIENT',
+        });
         expect(await readdir(readOnly)).toEqual([]);
       }
     } finally {
@@ -112,7 +118,7 @@ describe('outboxTransport', () => {
   it('writes the bytes the SMTP transport would send, base64 for long HTML by default', async () => {
     const dir = join(root, 'encoding');
     const html = `<p>${'Long line with é. '.repeat(300)}</p>`;
-    await outboxTransport({ dir }).send(makeMessage({ html }));
+    await outboxTransport({ dir }).send(composeFor(outboxTransport({ dir }), makeMessage({ html })));
     const [file] = await readOutbox(dir);
     expect(file?.raw.toString('latin1')).toMatch(
       /Content-Type: text\/html; charset=utf-8\r\nContent-Transfer-Encoding: base64/,

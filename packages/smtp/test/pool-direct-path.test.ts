@@ -1,3 +1,4 @@
+import { composeFor } from '@mailroom/core';
 import { smtpTransport } from '@mailroom/smtp';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,7 +26,7 @@ describe('the SMTP pool sender', () => {
         // A line that starts with a dot: the direct writer stuffs it as nodemailer's stream would.
         makeMessage({ text: `Message ${i}\n.hidden unless stuffed\nend` }),
       );
-      await Promise.all(messages.map((message) => transport.send(message)));
+      await Promise.all(messages.map((message) => transport.send(composeFor(transport, message))));
       expect(sender?.stats).toEqual({ direct: 5 });
       const received = await sink.waitFor(messages.length);
       for (const message of messages) {

@@ -1,3 +1,4 @@
+import { composeFor } from '@mailroom/core';
 import { smtpTransport } from '@mailroom/smtp';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -5,7 +6,7 @@ import { type SmtpSink, startSmtpSink } from '../../../test/support/smtp-sink.js
 import { makeMessage } from './fixtures.js';
 
 // The kit covers the pool's fast path; these cover the paths it does not: an injected transporter
-// (sendMail with raw bytes) and sendRaw with a VERP envelope.
+// (sendMail with raw bytes) and send with a VERP envelope.
 describe('envelope sender (VERP)', () => {
   let sink: SmtpSink;
   beforeAll(async () => {
@@ -20,7 +21,7 @@ describe('envelope sender (VERP)', () => {
     const transport = smtpTransport(injected);
     try {
       const message = makeMessage({ envelopeFrom: verp });
-      await transport.send(message);
+      await transport.send(composeFor(transport, message));
       const got = sink.messages.find((m) => m.parsed.messageId === message.messageId);
       expect(got?.envelope.mailFrom).toBe(verp);
       expect(got?.parsed.from?.value[0]?.address).toBe('sender@example.com');
@@ -29,14 +30,14 @@ describe('envelope sender (VERP)', () => {
     }
   });
 
-  it('sendRaw on the pool uses the given envelope sender', async () => {
+  it('send on the pool uses the given envelope sender', async () => {
     const transport = smtpTransport({ host: sink.host, port: sink.port });
     try {
       const message = makeMessage();
       const raw = Buffer.from(
         `From: sender@example.com\r\nTo: recipient@example.org\r\nMessage-ID: ${message.messageId}\r\nSubject: raw\r\n\r\nHi\r\n`,
       );
-      await transport.sendRaw({
+      await transport.send({
         messageId: message.messageId,
         envelope: { from: verp, to: ['recipient@example.org'] },
         raw,

@@ -1,3 +1,4 @@
+import { composeFor } from '@mailroom/core';
 import { type SmtpTransport, smtpTransport } from '@mailroom/smtp';
 import nodemailer from 'nodemailer';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -19,7 +20,7 @@ afterEach(() => sink.clear());
 
 /** Sends and returns what the sink got (the sink parses before its 250). */
 async function roundTrip(message = makeMessage(), via = transport) {
-  const receipt = await via.send(message);
+  const receipt = await via.send(composeFor(via, message));
   const got = sink.messages.find((m) => m.parsed.messageId === message.messageId);
   if (!got) throw new Error(`message ${message.messageId} not in the sink`);
   const head = got.raw.subarray(0, got.raw.indexOf('\r\n\r\n')).toString('latin1');
@@ -186,7 +187,7 @@ describe('smtpTransport: the message on the wire', () => {
 describe('smtpTransport: configuration', () => {
   it('declares dkim and the pool size (8 connections by default: the worker concurrency) as its concurrency', () => {
     expect(transport.name).toBe('smtp');
-    expect(transport.capabilities).toEqual({ dkim: true, maxConcurrency: 8 });
+    expect(transport.capabilities).toEqual({ dkim: true, maxConcurrency: 8, textEncoding: 'base64' });
     const small = smtpTransport({ host: '127.0.0.1', port: sink.port, maxConnections: 2 });
     expect(small.capabilities.maxConcurrency).toBe(2);
   });
@@ -195,7 +196,7 @@ describe('smtpTransport: configuration', () => {
     const before = sink.connections;
     const pooled = smtpTransport({ host: sink.host, port: sink.port, maxConnections: 3 });
     try {
-      await Promise.all(Array.from({ length: 20 }, () => pooled.send(makeMessage())));
+      await Promise.all(Array.from({ length: 20 }, () => pooled.send(composeFor(pooled, makeMessage()))));
     } finally {
       await pooled.close();
     }
@@ -211,7 +212,7 @@ describe('smtpTransport: configuration', () => {
       expect(authSink.url).toContain('mailer%40example.com:p%40ss%3Aw%2Frd%20%C3%A9@127.0.0.1');
       expect(viaUrl.capabilities.maxConcurrency).toBe(2);
       await viaUrl.verify();
-      await viaUrl.send(makeMessage());
+      await viaUrl.send(composeFor(viaUrl, makeMessage()));
       expect(authSink.messages).toHaveLength(1);
     } finally {
       await viaUrl.close();
@@ -227,7 +228,7 @@ describe('smtpTransport: configuration', () => {
       auth: { user: 'u', pass: 'wrong' },
     });
     try {
-      const error = await wrong.send(makeMessage()).catch((e: unknown) => e);
+      const error = await wrong.send(composeFor(wrong, makeMessage())).catch((e: unknown) => e);
       expect(error).toMatchObject({ name: 'MailroomError', code: 'TRANSPORT_TRANSIENT', responseCode: 535 });
       expect(authSink.messages).toHaveLength(0);
     } finally {
@@ -251,7 +252,7 @@ describe('smtpTransport: configuration', () => {
     try {
       expect(viaTransporter.capabilities.maxConcurrency).toBe(4);
       const message = makeMessage();
-      const receipt = await viaTransporter.send(message);
+      const receipt = await viaTransporter.send(composeFor(viaTransporter, message));
       expect(receipt.accepted).toEqual(['recipient@example.org']);
       expect(sink.messages.map((m) => m.parsed.messageId)).toEqual([message.messageId]);
     } finally {

@@ -1,4 +1,4 @@
-import { isMailroomError, type MailroomError } from '@mailroom/core';
+import { composeFor, isMailroomError, type MailroomError } from '@mailroom/core';
 import { smtpTransport } from '@mailroom/smtp';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -28,7 +28,7 @@ async function failure(script: RawSmtpScript, options: { auth?: { user: string; 
     ...options,
   });
   try {
-    const outcome = await transport.send(makeMessage()).then(
+    const outcome = await transport.send(composeFor(transport, makeMessage())).then(
       (receipt) => ({ receipt }),
       (error: unknown) => ({ error }),
     );
@@ -180,7 +180,7 @@ describe('smtpTransport: SMTP replies become transient or permanent errors', () 
     await closed.close();
     const transport = smtpTransport({ host: '127.0.0.1', port, connectionTimeout: 1000 });
     try {
-      const error = await transport.send(makeMessage()).catch((e: unknown) => e);
+      const error = await transport.send(composeFor(transport, makeMessage())).catch((e: unknown) => e);
       expect(error).toMatchObject({ name: 'MailroomError', code: 'TRANSPORT_TRANSIENT', retryable: true });
       expect((error as MailroomError).responseCode).toBeUndefined();
       await expect(transport.verify()).rejects.toMatchObject({ code: 'TRANSPORT_TRANSIENT' });
@@ -195,7 +195,7 @@ describe('smtpTransport: SMTP replies become transient or permanent errors', () 
     const transport = smtpTransport({ host: server.host, port: server.port, maxConnections: 1 });
     try {
       for (let i = 0; i < 4; i++) {
-        const receipt = await transport.send(makeMessage());
+        const receipt = await transport.send(composeFor(transport, makeMessage()));
         expect(receipt.response).toBe('250 2.0.0 Ok: queued, bye');
       }
     } finally {
@@ -211,7 +211,7 @@ describe('smtpTransport: SMTP replies become transient or permanent errors', () 
     const transport = smtpTransport({ host: server.host, port: server.port });
     try {
       const message = makeMessage();
-      const receipt = await transport.send(message);
+      const receipt = await transport.send(composeFor(transport, message));
       expect(receipt.messageId).toBe(message.messageId);
       expect(receipt.accepted).toEqual(['recipient@example.org']);
       expect(receipt.response).toMatch(/queued as ABC123/);

@@ -18,7 +18,7 @@ export interface BuiltMessage {
 export interface RenderPoolOptions {
   /** Threads to start (at least 1). */
   threads: number;
-  /** The transport's composer, loaded by every thread. */
+  /** The core's composer for the transport (`outgoingComposer(...).threadComposer`), loaded by every thread. */
   composer: TransportComposer;
   strictVariables: boolean;
   logger: Logger;

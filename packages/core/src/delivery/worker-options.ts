@@ -55,8 +55,8 @@ export interface WorkerOptions {
   flushMs?: number;
   /**
    * Worker threads that render recipients and build their MIME, leaving the main thread to the store
-   * and the sockets (0 = render on the main thread). Used when the transport has a `composer` and
-   * `sendRaw` (the SMTP, outbox and SES transports do); other transports render on the main thread.
+   * and the sockets (0 = render on the main thread). A transport that wants the message as fields
+   * (`capabilities.fields`: the memory transport) renders on the main thread.
    * `'auto'`: one thread where the process may use two cores or more (`os.availableParallelism()`),
    * none on one core. A thread costs CPU per message (the hand-over, a second heap) and RSS, and pays
    * where a second core is there to run it (figures: BENCHMARKS.md, delivery-corpus).

@@ -14,5 +14,6 @@ export {
   type TextEncoding,
   wireAddress,
 } from './mime-builder.js';
+export { composeFor, type OutgoingComposer, outgoingComposer } from './outgoing-composer.js';
 export { createComposer, rawComposer } from './raw-composer.js';
 export { buildSignedMime, DEFAULT_TEXT_ENCODING, type SignedMimeSettings } from './signed-mime.js';

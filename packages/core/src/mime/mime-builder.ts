@@ -12,15 +12,9 @@ import { randomBytes } from 'node:crypto';
 import { domainToASCII, domainToUnicode } from 'node:url';
 import { MailroomError } from '../base/errors.js';
 import type { Mailbox } from '../store/records.js';
-import type { OutgoingAttachment, OutgoingMessage } from '../transport/transport.js';
+import type { OutgoingAttachment, OutgoingMessage, TextEncoding } from '../transport/transport.js';
 
-/**
- * Transfer encoding of text parts that are not plain short-lined ASCII (those stay 7bit), and of
- * non-ASCII header words. `base64` is the cheaper to build (Buffer base64 is native, quoted-printable is
- * written byte by byte); `quoted-printable` keeps the source readable and sends fewer bytes of
- * mostly-ASCII HTML. Build costs: BENCHMARKS.md, `delivery-broadcast` ("The in-process run").
- */
-export type TextEncoding = 'base64' | 'quoted-printable';
+export type { TextEncoding } from '../transport/transport.js';
 
 /** Builds MIME messages; keeps the per-mailing parts it has built. */
 export interface MimeBuilder {

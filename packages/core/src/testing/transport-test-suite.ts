@@ -5,11 +5,13 @@
  * transportTestSuite('smtp', async () => ({ transport, received: () => sink.received(), close }));
  * ```
  *
- * It is transport-neutral: it sends through `transport.send` and reads what arrived back through the
+ * It is transport-neutral: it composes each message as the engine does (`outgoingComposer` with the
+ * transport's capabilities), sends it through `transport.send` and reads what arrived back through the
  * context's `received()` (an SMTP sink, a folder of `.eml` files, a memory outbox).
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { outgoingComposer } from '../mime/outgoing-composer.js';
 import type { Mailbox } from '../store/records.js';
 import type { OutgoingMessage, SendReceipt, Transport } from '../transport/transport.js';
 
@@ -115,11 +117,17 @@ export function transportTestSuite(
       else it(title, fn);
     };
 
+    /** Composes `message` for the transport under test as the engine does, and sends it. */
+    const send = (message: OutgoingMessage): Promise<SendReceipt> => {
+      const { transport } = context();
+      return transport.send(outgoingComposer(transport.capabilities).compose(message));
+    };
+
     /** Sends and waits until the message shows up on the far side. */
     async function roundTrip(
       message: OutgoingMessage,
     ): Promise<{ receipt: SendReceipt; got: ReceivedMessage }> {
-      const receipt = await context().transport.send(message);
+      const receipt = await send(message);
       const got = await arrival(context(), message.messageId, arrivalTimeoutMs);
       return { receipt, got };
     }
@@ -235,7 +243,7 @@ export function transportTestSuite(
       const messages = Array.from({ length: count }, (_, i) =>
         baseMessage({ to: { address: `many${i}@example.org`, name: `Many ${i}` }, subject: `Message ${i}` }),
       );
-      const receipts = await Promise.all(messages.map((m) => context().transport.send(m)));
+      const receipts = await Promise.all(messages.map((m) => send(m)));
       expect(receipts.map((r) => r.messageId)).toEqual(messages.map((m) => m.messageId));
       for (const message of messages) {
         const got = await arrival(context(), message.messageId, arrivalTimeoutMs);

@@ -4,13 +4,7 @@
  */
 import { isMailroomError, MailroomError, type MailroomErrorOptions } from '../base/errors.js';
 import type { MailingKind } from '../store/records.js';
-import type {
-  OutgoingMailingContext,
-  RawOutgoingMessage,
-  SendReceipt,
-  Transport,
-  TransportComposer,
-} from './transport.js';
+import type { OutgoingMailingContext, SendReceipt, Transport } from './transport.js';
 
 const DRIVER_NAME = 'route';
 
@@ -82,8 +76,9 @@ const MAX_REMEMBERED = 10_000;
  * elsewhere, so the worker neither slows down nor pauses for it.
  *
  * The receipt's `transport` names the transport that sent the message (`smtp`, `ses`...), which the
- * engine stores with the reply (`ses: 250 Ok ...`). Builds MIME on render threads when every transport
- * shares one composer (the SMTP and SES transports do).
+ * engine stores with the reply (`ses: 250 Ok ...`). The core composes each message once for all routes:
+ * signed when any route's transport wants the core to sign (a provider that signs too adds its own
+ * signature), in the first transport's text encoding, with the fields when any route wants them.
  *
  * @example
  * const transport = routeTransport({
@@ -101,7 +96,6 @@ export function routeTransport(options: RouteTransportOptions): Transport {
   const all = unique([...routes.map((r) => r.transport), ...(fallback ? [fallback] : [])]);
   const health = new Map<Transport, Health>(all.map((t) => [t, { downUntil: 0, probing: false }]));
   const failedOn = new Map<string, Transport>();
-  const composer = sharedComposer(all);
   const routeNames = routes.flatMap((r) => (r.name === undefined ? [] : [r.name]));
   if (new Set(routeNames).size !== routeNames.length) {
     throw new TypeError(`routeTransport: route names must be unique, got ${routeNames.join(', ')}`);
@@ -174,11 +168,13 @@ export function routeTransport(options: RouteTransportOptions): Transport {
     if (failedOn.size > MAX_REMEMBERED) failedOn.delete(failedOn.keys().next().value as string);
   }
 
-  const base: Transport = {
+  return {
     name: DRIVER_NAME,
     capabilities: {
-      dkim: all.every((t) => t.capabilities.dkim),
+      dkim: all.some((t) => t.capabilities.dkim),
       maxConcurrency: Math.max(...all.map((t) => t.capabilities.maxConcurrency)),
+      ...(all[0]?.capabilities.textEncoding ? { textEncoding: all[0].capabilities.textEncoding } : {}),
+      ...(all.some((t) => t.capabilities.fields) ? { fields: true } : {}),
     },
 
     routeNames,
@@ -189,7 +185,8 @@ export function routeTransport(options: RouteTransportOptions): Transport {
     },
 
     send(message) {
-      return dispatch(message.messageId, message.from.address, message.mailing, (t) => t.send(message));
+      const from = message.from ?? message.envelope.from;
+      return dispatch(message.messageId, from, message.mailing, (t) => t.send(message));
     },
 
     async verify() {
@@ -214,15 +211,6 @@ export function routeTransport(options: RouteTransportOptions): Transport {
     async close() {
       await Promise.all(all.map((t) => t.close?.()));
     },
-  };
-  if (!composer) return base;
-  return {
-    ...base,
-    composer,
-    sendRaw: (message: RawOutgoingMessage) =>
-      dispatch(message.messageId, message.envelope.from, message.mailing, (t) =>
-        (t.sendRaw as NonNullable<Transport['sendRaw']>)(message),
-      ),
   };
 }
 
@@ -249,18 +237,6 @@ function routedAround(error: MailroomError, transport: Transport): MailroomError
     `${transport.name} failed, the next attempt goes to the fallback: ${error.message}`,
     options,
   );
-}
-
-/** The one composer every transport declares, if they all declare the same one (and `sendRaw`). */
-function sharedComposer(transports: Transport[]): TransportComposer | undefined {
-  const [first, ...rest] = transports;
-  if (!first?.composer || !first.sendRaw) return undefined;
-  const key = JSON.stringify([first.composer.module, first.composer.options]);
-  for (const t of rest) {
-    if (!t.composer || !t.sendRaw) return undefined;
-    if (JSON.stringify([t.composer.module, t.composer.options]) !== key) return undefined;
-  }
-  return first.composer;
 }
 
 function list<T>(value: T | T[]): T[] {

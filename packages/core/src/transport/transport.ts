@@ -91,24 +91,68 @@ export interface SendReceipt {
   transport?: string;
 }
 
-/** A finished message for {@link Transport.sendRaw}: MIME bytes and the SMTP envelope. */
+/**
+ * What a transport is handed: one finished message, composed and (unless the transport declares
+ * `capabilities.dkim: false`) DKIM-signed by the core, as MIME bytes with its SMTP envelope. A transport
+ * delivers these bytes; it builds nothing.
+ */
 export interface RawOutgoingMessage {
   /** The Message-ID inside `raw`, including angle brackets. */
   messageId: string;
-  /** Envelope sender and recipients (`MAIL FROM`, `RCPT TO`). */
+  /** Envelope sender and recipients (`MAIL FROM`, `RCPT TO`): the sender is the VERP address with `bounces`. */
   envelope: { from: string; to: string[] };
+  /**
+   * The address of the `From` header (the sender identity), for a transport that chooses by sender
+   * (`routeTransport`'s `senderDomain`): the envelope sender may be a VERP return path.
+   * @default envelope.from
+   */
+  from?: string;
   /** The whole message (headers and body, CRLF line ends), DKIM-signed if it is to be signed. */
   raw: Uint8Array;
   /** The project and mailing it belongs to, as {@link OutgoingMessage.mailing}; optional. */
   mailing?: OutgoingMailingContext;
+  /**
+   * The same message as fields (the structured form the core composed `raw` from), given only to a
+   * transport that declares `capabilities.fields`: a test outbox (`memoryTransport`) or an API transport
+   * that takes fields rather than MIME. Documented here so such a transport needs no MIME parser.
+   */
+  fields?: OutgoingMessage;
 }
 
 /**
- * How a transport builds MIME, as a module any thread can load, so the core can build messages on
- * worker threads (`WorkerOptions.renderThreads`) and hand the bytes to {@link Transport.sendRaw}.
- * The module exports `createComposer(options)`, returning a function from an {@link OutgoingMessage} to
- * its finished bytes (signed with `message.dkim` when set), which rejects with a `MailroomError` as
- * `send` would for a message it cannot build.
+ * Transfer encoding of text parts that are not plain short-lined ASCII (those stay 7bit), and of
+ * non-ASCII header words. `base64` is the cheaper to build (Buffer base64 is native, quoted-printable is
+ * written byte by byte); `quoted-printable` keeps the source readable and sends fewer bytes of
+ * mostly-ASCII HTML. Build costs: BENCHMARKS.md, `delivery-broadcast` ("The in-process run").
+ */
+export type TextEncoding = 'base64' | 'quoted-printable';
+
+/**
+ * What a transport declares as data: how many sends it runs at once, and how the core should compose
+ * the bytes it is handed.
+ */
+export interface TransportCapabilities {
+  /**
+   * The core signs messages from a sender with a DKIM key (its domain's, or the sender's own) before
+   * handing them over. `false`: they go unsigned, for a provider that signs itself.
+   */
+  readonly dkim: boolean;
+  /** Largest number of sends the transport can usefully run at once (pool size). */
+  readonly maxConcurrency: number;
+  /** Transfer encoding the core builds the text parts with. @default 'base64' */
+  readonly textEncoding?: TextEncoding;
+  /**
+   * The transport also wants the message as fields ({@link RawOutgoingMessage.fields}). The core then
+   * renders on the main thread (the fields are not carried back from render threads). @default false
+   */
+  readonly fields?: boolean;
+}
+
+/**
+ * How the core builds MIME on a render thread: a module that exports `createComposer(options)`, returning
+ * a function from an {@link OutgoingMessage} to its finished bytes. Internal to the engine since
+ * transports deliver bytes; kept for the render threads.
+ * @deprecated A transport no longer declares a composer: the core composes every message. Kept until 1.0.
  */
 export interface TransportComposer {
   /** URL (`file:`) of the ES module. */
@@ -122,16 +166,10 @@ export type CreateComposer = (
   options: TransportComposer['options'],
 ) => (message: OutgoingMessage) => Promise<Uint8Array>;
 
-/** Optional abilities a transport declares as data. */
-export interface TransportCapabilities {
-  /** The transport signs with `message.dkim` itself. */
-  readonly dkim: boolean;
-  /** Largest number of sends the transport can usefully run at once (pool size). */
-  readonly maxConcurrency: number;
-}
-
 /**
- * Hands rendered messages to the outside world (an SMTP relay, a folder, memory).
+ * Delivers finished messages to the outside world (an SMTP relay, a provider's API, a folder, memory):
+ * one job, `send`. The core renders, composes and signs (`@mailroom/core`'s MIME composer); the transport
+ * hands the bytes over.
  *
  * Errors: `send` rejects with a `MailroomError` of code `TRANSPORT_TRANSIENT` (SMTP 4xx, timeout,
  * connection refused or dropped: may pass) or `TRANSPORT_PERMANENT` (SMTP 5xx: will not pass), carrying
@@ -144,18 +182,10 @@ export interface TransportCapabilities {
 export interface Transport {
   /** Short name for logs, for example `smtp` or `memory`. */
   readonly name: string;
-  /** Optional abilities, as data. */
+  /** Optional abilities and how the core composes for it, as data. */
   readonly capabilities: TransportCapabilities;
-  /** Send one message to its one recipient. */
-  send(message: OutgoingMessage): Promise<SendReceipt>;
-  /**
-   * Optional: send a message already built (by the transport's own {@link Transport.composer}, so the
-   * bytes are what `send` would have put on the wire). Same errors and receipt as `send`. The core uses
-   * it only together with `composer`; a transport without both is always given `send`.
-   */
-  sendRaw?(message: RawOutgoingMessage): Promise<SendReceipt>;
-  /** Optional: how to build this transport's MIME on another thread (see {@link TransportComposer}). */
-  readonly composer?: TransportComposer;
+  /** Deliver one finished message to its one recipient (`envelope.to`). */
+  send(message: RawOutgoingMessage): Promise<SendReceipt>;
   /**
    * Optional, for a transport that routes to others (`routeTransport`): the name of the route that takes
    * a message from `from` (the sender's address) with this mailing context, undefined when no named
