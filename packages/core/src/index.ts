@@ -108,6 +108,7 @@ export { decideTokens, tokenRetryAt, tokenWindowSpan } from './store/destination
 export * from './store/event-records.js';
 export * from './store/records.js';
 export type * from './store/store.js';
+export * from './transport/message-transport.js';
 export * from './transport/route-transport.js';
 export type * from './transport/transport.js';
 export { receiptResponse, sentVia } from './transport/transport.js';

@@ -1,7 +1,6 @@
 /**
- * The SMTP and outbox transports' MIME building as a module that a worker thread can load (the
- * `Transport.composer` contract): the core renders and builds messages off the main thread, then hands
- * the bytes to `sendRaw`.
+ * The core's MIME building as a module that a render thread loads: the core renders and builds messages
+ * off the main thread (`WorkerOptions.renderThreads`), then hands the bytes to the transport's `send`.
  */
 import type { CreateComposer, TransportComposer } from '../transport/transport.js';
 import { createDkimSigner } from './dkim-signer.js';
