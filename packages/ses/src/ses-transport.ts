@@ -15,7 +15,14 @@ import { toSesError } from './ses-error.js';
 const TRANSPORT_NAME = 'ses';
 
 /** The transport {@link sesTransport} returns: `verify` and `close` are always there. */
-export type SesTransport = Transport & Required<Pick<Transport, 'verify' | 'close'>>;
+export type SesTransport = Transport &
+  Required<Pick<Transport, 'verify' | 'close'>> & {
+    /**
+     * The same function as `send`.
+     * @deprecated `send` takes the bytes now (a transport's one job); removed in 1.0.
+     */
+    sendRaw: Transport['send'];
+  };
 
 /** Options of {@link sesTransport}. */
 export interface SesTransportOptions {
@@ -116,6 +123,7 @@ export function sesTransport(options: SesTransportOptions): SesTransport {
     // `dkim: false` leaves messages unsigned by the core, for an account whose SES identity signs (Easy DKIM).
     capabilities: { dkim: sign, maxConcurrency, textEncoding },
     send,
+    sendRaw: send,
 
     async verify(): Promise<void> {
       try {

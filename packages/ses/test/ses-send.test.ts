@@ -107,10 +107,11 @@ describe('sesTransport: sending', () => {
     await unsigned.close();
   });
 
-  it('send hands the given bytes over as they are', async () => {
+  it('send hands the given bytes over as they are (sendRaw: its deprecated alias)', async () => {
     const raw = Buffer.from(
       'From: a@example.com\r\nTo: b@example.org\r\nSubject: Raw\r\nMessage-ID: <raw-1@mailroom.test>\r\n\r\nBody\r\n',
     );
+    expect(transport.sendRaw).toBe(transport.send);
     await transport.send({
       messageId: '<raw-1@mailroom.test>',
       envelope: { from: 'a@example.com', to: ['b@example.org'] },

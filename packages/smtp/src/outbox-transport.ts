@@ -18,7 +18,14 @@ import {
 const TRANSPORT_NAME = 'outbox';
 
 /** The transport {@link outboxTransport} returns: `verify` and `close` are always there. */
-export type OutboxTransport = Transport & Required<Pick<Transport, 'verify' | 'close'>>;
+export type OutboxTransport = Transport &
+  Required<Pick<Transport, 'verify' | 'close'>> & {
+    /**
+     * The same function as `send`.
+     * @deprecated `send` takes the bytes now (a transport's one job); removed in 1.0.
+     */
+    sendRaw: Transport['send'];
+  };
 
 /** Options of {@link outboxTransport}. */
 export interface OutboxTransportOptions {
@@ -96,6 +103,10 @@ export function outboxTransport(options: OutboxTransportOptions): OutboxTranspor
         rejected: [],
         response: `250 written ${path}`,
       };
+    },
+
+    sendRaw(message) {
+      return outbox.send(message);
     },
 
     async verify(): Promise<void> {

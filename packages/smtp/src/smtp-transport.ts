@@ -11,7 +11,14 @@ import { toTransportError } from './smtp-error.js';
 const TRANSPORT_NAME = 'smtp';
 
 /** The transport {@link smtpTransport} returns: `verify` and `close` are always there. */
-export type SmtpTransport = Transport & Required<Pick<Transport, 'verify' | 'close'>>;
+export type SmtpTransport = Transport &
+  Required<Pick<Transport, 'verify' | 'close'>> & {
+    /**
+     * The same function as `send`.
+     * @deprecated `send` takes the bytes now (a transport's one job); removed in 1.0.
+     */
+    sendRaw: Transport['send'];
+  };
 
 /** Connection and pool settings of {@link smtpTransport}. */
 export interface SmtpTransportOptions {
@@ -133,6 +140,7 @@ export function smtpTransport(
     name: TRANSPORT_NAME,
     capabilities: { dkim: true, maxConcurrency: maxConnections, textEncoding },
     send,
+    sendRaw: send,
 
     async verify(): Promise<void> {
       try {

@@ -72,9 +72,10 @@ describe('outboxTransport', () => {
     const dir = join(root, 'twice');
     const transport = outboxTransport({ dir, fsync: false });
     const message = makeMessage();
+    // The second through `sendRaw`, the deprecated alias of `send`.
     await Promise.all([
       transport.send(composeFor(transport, message)),
-      transport.send(composeFor(transport, message)),
+      transport.sendRaw(composeFor(transport, message)),
     ]);
     expect(await readOutbox(dir)).toHaveLength(2);
   });

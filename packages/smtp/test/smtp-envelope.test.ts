@@ -30,13 +30,14 @@ describe('envelope sender (VERP)', () => {
     }
   });
 
-  it('send on the pool uses the given envelope sender', async () => {
+  it('send on the pool uses the given envelope sender (sendRaw: its deprecated alias)', async () => {
     const transport = smtpTransport({ host: sink.host, port: sink.port });
     try {
       const message = makeMessage();
       const raw = Buffer.from(
         `From: sender@example.com\r\nTo: recipient@example.org\r\nMessage-ID: ${message.messageId}\r\nSubject: raw\r\n\r\nHi\r\n`,
       );
+      expect(transport.sendRaw).toBe(transport.send);
       await transport.send({
         messageId: message.messageId,
         envelope: { from: verp, to: ['recipient@example.org'] },
