@@ -9,7 +9,7 @@
  * transport's capabilities), sends it through `transport.send` and reads what arrived back through the
  * context's `received()` (an SMTP sink, a folder of `.eml` files, a memory outbox).
  */
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outgoingComposer } from '../mime/outgoing-composer.js';
 import type { Mailbox } from '../store/records.js';
@@ -63,6 +63,7 @@ export type TransportTestCase =
   | 'headers'
   | 'text-only'
   | 'envelope-sender'
+  | 'signed'
   | 'concurrent';
 
 /** Toggles of the kit. */
@@ -82,8 +83,9 @@ export interface TransportTestSuiteOptions {
 /**
  * Runs the Transport conformance kit as a vitest `describe` block: a message arrives with its
  * Message-ID, display names (non-ASCII ones included), subject, both alternatives, Reply-To,
- * attachments byte for byte, extra headers (`List-Unsubscribe`); text-only messages; the receipt
- * lists the recipient as accepted; capabilities are declared.
+ * attachments byte for byte, extra headers (`List-Unsubscribe`); text-only messages; the envelope
+ * sender; the core's DKIM signature arrives as composed (unless the transport declares `dkim: false`);
+ * the receipt lists the recipient as accepted; capabilities are declared.
  *
  * @param name Name of the transport, used in the test titles.
  * @param factory Builds a fresh context once for the whole block; `close()` runs after it.
@@ -228,6 +230,22 @@ export function transportTestSuite(
       expect(normalizeHeader(headerOf(got, 'List-Unsubscribe'))).toBe(unsubscribe);
       expect(normalizeHeader(headerOf(got, 'List-Unsubscribe-Post'))).toBe('List-Unsubscribe=One-Click');
     });
+
+    test(
+      'signed',
+      'delivers the bytes as the core signed them (a DKIM-Signature of the sender domain)',
+      async () => {
+        // A transport that declares `dkim: false` is handed unsigned bytes: nothing to see.
+        if (!context().transport.capabilities.dkim) return;
+        const { privateKey } = generateKeyPairSync('ed25519');
+        const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+        const message = baseMessage({ dkim: { selector: 'kit', privateKey: pem, domain: 'example.com' } });
+        const { got } = await roundTrip(message);
+        const signature = normalizeHeader(headerOf(got, 'DKIM-Signature')) ?? '';
+        expect(signature).toMatch(/\bd=example\.com;/);
+        expect(signature).toMatch(/\bs=kit;/);
+      },
+    );
 
     test('text-only', 'sends a text-only message without an HTML part', async () => {
       const message = baseMessage({ to: { address: 'plain@example.org', name: '' }, text: 'Just text.' });
