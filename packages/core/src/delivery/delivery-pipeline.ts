@@ -258,10 +258,8 @@ export function createDeliveryPipeline(
       return result(undefined, { status: 'failed', lastError: 'mailing not found', now: clock.now() });
     const { mailing } = entry;
     const since = retryWindowStart(delivery, mailing, clock.now(), opts);
-    const skipped = await skipBeforeWork(
-      { delivery, mailing, blocked, since, now: clock.now() },
-      { store, opts },
-    );
+    let skipped = skipBeforeWork({ delivery, mailing, blocked, since, now: clock.now() }, { store, opts });
+    if (skipped instanceof Promise) skipped = await skipped;
     if (skipped) return result(mailing, skipped);
     const destination = destinations && (await destinations.destinationOf(delivery.address));
     const senderDomain = domainOf(mailing.sender.address);
@@ -275,7 +273,7 @@ export function createDeliveryPipeline(
     let built: Awaited<ReturnType<typeof builder.build>>;
     try {
       const verp = ctx.bounces !== undefined;
-      built = await builder.build({
+      const building = builder.build({
         entry,
         delivery,
         headers,
@@ -284,6 +282,7 @@ export function createDeliveryPipeline(
         context,
         now: clock.now(),
       });
+      built = building instanceof Promise ? await building : building;
     } catch (error) {
       // A render or build failure is the content's fault (final), unless a render thread died.
       const err = asTransportError(error);

@@ -44,7 +44,7 @@ export interface OutgoingBuilder {
    * @throws MailroomError `RENDER_FAILED` (final for this recipient), a composition failure, or a
    * retryable error when a render thread died.
    */
-  build(request: BuildRequest): Promise<BuiltOutgoing>;
+  build(request: BuildRequest): BuiltOutgoing | Promise<BuiltOutgoing>;
   close(): Promise<void>;
 }
 
@@ -59,7 +59,8 @@ export function createOutgoingBuilder(options: {
   let pool: RenderPool | undefined;
   return {
     threaded: options.threads > 0,
-    async build({ entry, delivery, headers, envelopeFrom, verp, context, now }) {
+    // Synchronous on this thread (no wait added to a delivery); a promise from the render threads.
+    build({ entry, delivery, headers, envelopeFrom, verp, context, now }) {
       const { mailing } = entry;
       if (options.threads > 0) {
         pool ??= createRenderPool({
@@ -68,15 +69,16 @@ export function createOutgoingBuilder(options: {
           strictVariables: options.strictVariables,
           logger: options.logger,
         });
-        const built = await pool.build(entry, delivery, headers, now);
-        const outgoing: RawOutgoingMessage = {
-          messageId: delivery.messageId,
-          envelope: { from: envelopeFrom, to: [delivery.address] },
-          from: mailing.sender.address,
-          raw: built.raw,
-          mailing: context,
-        };
-        return { outgoing, content: built.content };
+        return pool.build(entry, delivery, headers, now).then((built) => {
+          const outgoing: RawOutgoingMessage = {
+            messageId: delivery.messageId,
+            envelope: { from: envelopeFrom, to: [delivery.address] },
+            from: mailing.sender.address,
+            raw: built.raw,
+            mailing: context,
+          };
+          return { outgoing, content: built.content };
+        });
       }
       const rendered = renderDelivery(
         entry.prepared,

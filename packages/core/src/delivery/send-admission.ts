@@ -40,10 +40,10 @@ type StepEntry =
   | { go: true; leave?: (signal: SendSignal) => void }
   | { go: false; until: Date; reason: string };
 
-/** One gate. */
+/** One gate: its entry, synchronous when it need not wait (a promise only from a gate that waits). */
 interface AdmissionStep {
   readonly name: string;
-  enter(request: AdmissionRequest): Promise<StepEntry>;
+  enter(request: AdmissionRequest): StepEntry | Promise<StepEntry>;
 }
 
 /** The parts the gates are made of; the optional ones are absent when their engine option is. */
@@ -55,82 +55,95 @@ export interface AdmissionParts {
   destinations: DestinationGate | undefined;
 }
 
+const GO: StepEntry = { go: true };
+
 /** The gates of one worker, in order. */
 export function createSendAdmission(parts: AdmissionParts): {
-  enter(request: AdmissionRequest): Promise<Admission>;
+  enter(request: AdmissionRequest): Admission | Promise<Admission>;
 } {
   const steps: AdmissionStep[] = [
     {
       name: 'project rate',
-      async enter({ projectId }) {
+      enter({ projectId }) {
         const limiter = parts.projectRate(projectId);
-        if (!limiter) return { go: true };
-        const done = await limiter.acquire();
-        return { go: true, leave: () => done() };
+        if (!limiter) return GO;
+        return limiter.acquire().then((done) => ({ go: true, leave: () => done() }));
       },
     },
     {
       name: 'worker rate',
-      async enter() {
-        const done = await parts.rate.acquire();
-        return { go: true, leave: () => done() };
+      enter() {
+        return parts.rate.acquire().then((done) => ({ go: true, leave: () => done() }));
       },
     },
     {
       name: 'concurrency',
-      async enter() {
-        const release = await parts.gate.acquire();
-        return {
+      enter() {
+        return parts.gate.acquire().then((release) => ({
           go: true,
-          leave: (signal) =>
+          leave: (signal: SendSignal) =>
             release(signal === 'ok' || signal === 'pause' || signal === 'slow-down' ? signal : 'failed'),
-        };
+        }));
       },
     },
     {
       name: 'warm-up',
-      async enter({ senderDomain, route }) {
-        const warm = await parts.warmup?.admit(senderDomain, route);
-        return !warm || warm.go ? { go: true } : warm;
+      enter({ senderDomain, route }) {
+        if (!parts.warmup) return GO;
+        return parts.warmup.admit(senderDomain, route).then((warm) => (warm.go ? GO : warm));
       },
     },
     {
       name: 'destination',
-      async enter({ destination }) {
-        if (destination === undefined || !parts.destinations) return { go: true };
-        const admitted = await parts.destinations.admit(destination);
-        if (!admitted.go) return admitted;
-        return {
-          go: true,
-          // A pause of the whole transport says nothing about the destination.
-          leave: (signal) => {
-            if (signal === 'pause') return;
-            admitted.done(
-              signal === 'ok' ? 'ok' : signal === 'destination-slow-down' ? 'slow-down' : 'failed',
-            );
-          },
-        };
+      enter({ destination }) {
+        const gate = parts.destinations;
+        if (destination === undefined || !gate) return GO;
+        return gate.admit(destination).then((admitted): StepEntry => {
+          if (!admitted.go) return admitted;
+          return {
+            go: true,
+            // A pause of the whole transport says nothing about the destination.
+            leave: (signal) => {
+              if (signal === 'pause') return;
+              admitted.done(
+                signal === 'ok' ? 'ok' : signal === 'destination-slow-down' ? 'slow-down' : 'failed',
+              );
+            },
+          };
+        });
       },
     },
   ];
 
   return {
-    async enter(request) {
+    enter(request) {
       const entered: Array<(signal: SendSignal) => void> = [];
       const leave = (signal: SendSignal) => {
         for (let i = entered.length - 1; i >= 0; i--) entered[i]?.(signal);
       };
       let destinationAdmitted = false;
-      for (const step of steps) {
-        const entry = await step.enter(request);
+      /** A refusal, or undefined once the step's entry is noted. */
+      const take = (step: AdmissionStep, entry: StepEntry): Admission | undefined => {
         if (!entry.go)
           return { go: false, until: entry.until, reason: entry.reason, leave: () => leave('deferred') };
         if (entry.leave) entered.push(entry.leave);
         if (step.name === 'destination' && request.destination !== undefined && parts.destinations) {
           destinationAdmitted = true;
         }
-      }
-      return { go: true, destinationAdmitted, leave };
+        return undefined;
+      };
+      // The steps from `from` on, without a wait where a step need not wait.
+      const from = (first: number): Admission | Promise<Admission> => {
+        for (let i = first; i < steps.length; i++) {
+          const step = steps[i] as AdmissionStep;
+          const entry = step.enter(request);
+          if (entry instanceof Promise) return entry.then((e) => take(step, e) ?? from(i + 1));
+          const refused = take(step, entry);
+          if (refused) return refused;
+        }
+        return { go: true, destinationAdmitted, leave };
+      };
+      return from(0);
     },
   };
 }
