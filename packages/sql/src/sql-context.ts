@@ -1,9 +1,9 @@
-import type { BulkWrites } from './bulk-writes.js';
-import type { Codec, Row } from './codec.js';
-import type { Db } from './connect.js';
-import type { SqlKind } from './options.js';
-import type { SqlClaims } from './sql-claims.js';
-import type { SqlRunner } from './sql-runner.js';
+import type { SqlClaims } from './claims/sql-claims.js';
+import type { Db } from './connection/connect.js';
+import type { SqlKind } from './connection/options.js';
+import type { SqlRunner } from './connection/sql-runner.js';
+import type { Codec, Row } from './rows/codec.js';
+import type { BulkWrites } from './writes/bulk-writes.js';
 
 /** Keys per `IN (...)` list. */
 export const IN_LIST_SIZE = 500;

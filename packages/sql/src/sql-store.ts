@@ -1,16 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import type { Store } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
-import { STORE_ID_SETTING, sqlAppTransactions } from './app-transaction.js';
-import { createBulkWrites } from './bulk-writes.js';
-import { createCodec } from './codec.js';
-import { connect } from './connect.js';
+import { createSqlClaims } from './claims/sql-claims.js';
+import { connect } from './connection/connect.js';
+import type { SqlStoreOptions } from './connection/options.js';
+import { toStoreError } from './connection/sql-errors.js';
+import { createSqlRunner } from './connection/sql-runner.js';
 import { DEFAULT_SQLITE_RESERVE_MIB, sqliteReserve } from './dialects/sqlite/sqlite-reserve.js';
 import { createSqliteSourcePages } from './dialects/sqlite/sqlite-source-pages.js';
-import { runMigrations } from './migrations.js';
-import type { SqlStoreOptions } from './options.js';
+import { runMigrations } from './migrations/migrations.js';
 import { sqlAccountStore } from './roles/account-store.js';
 import { sqlActivityStore } from './roles/activity-store.js';
+import { STORE_ID_SETTING, sqlAppTransactions } from './roles/app-transaction.js';
 import { sqlAudienceAdminStore } from './roles/audience-admin-store.js';
 import { sqlAudienceStore } from './roles/audience-store.js';
 import { sqlDeliveryQueue } from './roles/delivery-queue.js';
@@ -26,10 +27,9 @@ import { sqlResourceStore } from './roles/resource-store.js';
 import { sqlRetentionStore } from './roles/retention-store.js';
 import { sqlSourceJobStore } from './roles/source-job-store.js';
 import { sqlTrackingStore } from './roles/tracking-store.js';
-import { createSqlClaims } from './sql-claims.js';
+import { createCodec } from './rows/codec.js';
 import { createSqlContext, type GuardOptions } from './sql-context.js';
-import { toStoreError } from './sql-errors.js';
-import { createSqlRunner } from './sql-runner.js';
+import { createBulkWrites } from './writes/bulk-writes.js';
 
 /**
  * A `Store` on SQL through Kysely: SQLite (better-sqlite3, the embedded default), PostgreSQL (pg) and

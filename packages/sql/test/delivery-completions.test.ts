@@ -1,11 +1,11 @@
 import { testTime } from '@mailroom/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createCodec } from '../src/codec.js';
-import { connect } from '../src/connect.js';
-import { completeDeliveries } from '../src/delivery-completions.js';
+import { createSqlClaims } from '../src/claims/sql-claims.js';
+import { connect } from '../src/connection/connect.js';
+import { createSqlRunner } from '../src/connection/sql-runner.js';
 import { writeOutbox } from '../src/roles/event-store.js';
-import { createSqlClaims } from '../src/sql-claims.js';
-import { createSqlRunner } from '../src/sql-runner.js';
+import { createCodec } from '../src/rows/codec.js';
+import { completeDeliveries } from '../src/writes/delivery-completions.js';
 import { storeOn, testDatabases } from './support/databases.js';
 import { seedDeliveries } from './support/seed.js';
 

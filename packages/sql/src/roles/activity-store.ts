@@ -1,6 +1,6 @@
 import type { ActivityStore, EventRecord, EventSeriesRow, EventType } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
-import type { SqlKind } from '../options.js';
+import type { SqlKind } from '../connection/options.js';
 import type { SqlContext } from '../sql-context.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { AudienceAdminStore, ErasureCounts, ProfileRecord } from '@mailroom/core';
 import { ERASED_ADDRESS, erasedDeliveryAddress, scrubAddress, scrubText } from '@mailroom/core';
-import type { Row } from '../codec.js';
-import { SOURCE_JOB_COLUMNS } from '../codec.js';
+import type { Row } from '../rows/codec.js';
+import { SOURCE_JOB_COLUMNS } from '../rows/codec.js';
 import type { SqlContext } from '../sql-context.js';
 import { IN_LIST_SIZE } from '../sql-context.js';
 

@@ -1,10 +1,10 @@
 import type { ClaimedDelivery, DeliveryQueue } from '@mailroom/core';
-import type { Row } from '../codec.js';
-import { DELIVERY_COLUMNS, DELIVERY_JSON_COLUMNS } from '../codec.js';
-import { completeDeliveries } from '../delivery-completions.js';
-import type { SqlKind } from '../options.js';
+import type { SqlKind } from '../connection/options.js';
+import type { Row } from '../rows/codec.js';
+import { DELIVERY_COLUMNS, DELIVERY_JSON_COLUMNS } from '../rows/codec.js';
 import type { SqlContext } from '../sql-context.js';
 import { IN_LIST_SIZE } from '../sql-context.js';
+import { completeDeliveries } from '../writes/delivery-completions.js';
 import { writeOutbox } from './event-store.js';
 import { activePauses, notPausedClause } from './pause-store.js';
 

@@ -1,7 +1,7 @@
 import type { DkimKeyRecord, DomainFinding, DomainRecord, DomainStore } from '@mailroom/core';
-import type { Codec, Row } from '../codec.js';
-import { ms } from '../codec.js';
-import type { Db } from '../connect.js';
+import type { Db } from '../connection/connect.js';
+import type { Codec, Row } from '../rows/codec.js';
+import { ms } from '../rows/codec.js';
 import { IN_LIST_SIZE, type SqlContext } from '../sql-context.js';
 import { writeOutbox } from './event-store.js';
 

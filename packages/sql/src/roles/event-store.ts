@@ -11,14 +11,14 @@ import type {
 } from '@mailroom/core';
 import { WEBHOOK_PRIORITIES } from '@mailroom/core';
 import type Database from 'better-sqlite3';
-import type { Codec, Row } from '../codec.js';
-import { ms } from '../codec.js';
-import type { Db } from '../connect.js';
-import type { SqlClaims } from '../sql-claims.js';
+import type { SqlClaims } from '../claims/sql-claims.js';
+import type { Db } from '../connection/connect.js';
+import type { SqlRunner } from '../connection/sql-runner.js';
+import type { Codec, Row } from '../rows/codec.js';
+import { ms } from '../rows/codec.js';
+import { WEBHOOK_FENCE } from '../rows/webhook-outcome-rows.js';
 import type { GuardOptions, SqlContext } from '../sql-context.js';
-import type { SqlRunner } from '../sql-runner.js';
-import { writeWebhookCompletions } from '../webhook-completions.js';
-import { WEBHOOK_FENCE } from '../webhook-outcome-rows.js';
+import { writeWebhookCompletions } from '../writes/webhook-completions.js';
 
 const EVENT_COLUMNS = [
   'id',

@@ -1,6 +1,6 @@
 import type { ApiKeyRecord, KeyStore } from '@mailroom/core';
-import type { Codec } from '../codec.js';
-import { ms } from '../codec.js';
+import type { Codec } from '../rows/codec.js';
+import { ms } from '../rows/codec.js';
 import type { SqlContext } from '../sql-context.js';
 
 /** The columns of a key row, in the order of {@link keyParams}. */

@@ -7,11 +7,11 @@ import type {
   SourceJobRecord,
 } from '@mailroom/core';
 import { DELIVERY_STATUSES, MailroomError } from '@mailroom/core';
-import type { Row } from '../codec.js';
-import { MAILING_COLUMNS, SOURCE_JOB_COLUMNS } from '../codec.js';
-import type { Db } from '../connect.js';
+import type { Db } from '../connection/connect.js';
 import { pgCommitBatch } from '../dialects/postgres/postgres-statements.js';
 import { JsonMemo } from '../dialects/sqlite/sqlite-writes.js';
+import type { Row } from '../rows/codec.js';
+import { MAILING_COLUMNS, SOURCE_JOB_COLUMNS } from '../rows/codec.js';
 import type { SqlContext } from '../sql-context.js';
 import { writeOutbox } from './event-store.js';
 

@@ -1,8 +1,8 @@
 import type { SourceJobStore } from '@mailroom/core';
-import { SOURCE_JOB_COLUMNS } from '../codec.js';
 import type { SqliteSourcePages } from '../dialects/sqlite/sqlite-source-pages.js';
 import { NOT_ON_WRITER } from '../dialects/sqlite/sqlite-source-pages.js';
 import { JsonMemo } from '../dialects/sqlite/sqlite-writes.js';
+import { SOURCE_JOB_COLUMNS } from '../rows/codec.js';
 import type { SqlContext } from '../sql-context.js';
 
 /** `SourceJobStore` on SQL. Source jobs: their claims and their pages. On a SQLite file, large pages go to its background thread (`dialects/sqlite/sqlite-source-pages.ts`). */

@@ -1,6 +1,6 @@
 import type { DeliveryTracking, TrackingStore, TrackingSummary } from '@mailroom/core';
-import type { Row } from '../codec.js';
-import type { Db } from '../connect.js';
+import type { Db } from '../connection/connect.js';
+import type { Row } from '../rows/codec.js';
 import type { SqlContext } from '../sql-context.js';
 import { writeOutbox } from './event-store.js';
 

@@ -1,8 +1,13 @@
 import type { BatchWrite, ProfileUpsert, ProfileUpsertOptions } from '@mailroom/core';
 import { newProfile } from '@mailroom/core';
-import type { Codec } from '../../codec.js';
-import { DELIVERY_COLUMNS, DELIVERY_PG_TYPES, MAILING_COLUMNS, SOURCE_JOB_COLUMNS } from '../../codec.js';
-import { pgInsert } from '../../insert-many.js';
+import type { Codec } from '../../rows/codec.js';
+import {
+  DELIVERY_COLUMNS,
+  DELIVERY_PG_TYPES,
+  MAILING_COLUMNS,
+  SOURCE_JOB_COLUMNS,
+} from '../../rows/codec.js';
+import { pgInsert } from '../../writes/insert-many.js';
 
 /** A statement with `?` placeholders and its parameters, in order. */
 export interface Statement {

@@ -1,18 +1,18 @@
 import type { AppTransaction, AppTransactionStore, TransactionStore } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
 import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
-import { createBulkWrites } from './bulk-writes.js';
-import type { Db } from './connect.js';
-import type { SqlKind } from './options.js';
-import { sqlAccountStore } from './roles/account-store.js';
-import { sqlAudienceStore } from './roles/audience-store.js';
-import { sqlDomainStore } from './roles/domain-store.js';
-import { sqlIdempotencyStore } from './roles/idempotency-store.js';
-import { sqlMailingStore } from './roles/mailing-store.js';
-import type { SqlContext } from './sql-context.js';
-import { createSqlContext } from './sql-context.js';
-import { isTransient, toStoreError } from './sql-errors.js';
-import { createSqlRunner, type SqlRunner } from './sql-runner.js';
+import type { Db } from '../connection/connect.js';
+import type { SqlKind } from '../connection/options.js';
+import { isTransient, toStoreError } from '../connection/sql-errors.js';
+import { createSqlRunner, type SqlRunner } from '../connection/sql-runner.js';
+import type { SqlContext } from '../sql-context.js';
+import { createSqlContext } from '../sql-context.js';
+import { createBulkWrites } from '../writes/bulk-writes.js';
+import { sqlAccountStore } from './account-store.js';
+import { sqlAudienceStore } from './audience-store.js';
+import { sqlDomainStore } from './domain-store.js';
+import { sqlIdempotencyStore } from './idempotency-store.js';
+import { sqlMailingStore } from './mailing-store.js';
 
 /** The savepoint a request runs in, inside the app's transaction (calls on one transaction run one at a time). */
 const SAVEPOINT = 'mailroom_request';

@@ -1,6 +1,6 @@
 import type { Kysely, Migration } from 'kysely';
-import type { ColumnTypes, tableOptions } from './column-types.js';
-import type { SqlKind } from './options.js';
+import type { SqlKind } from '../connection/options.js';
+import type { ColumnTypes, tableOptions } from '../dialects/column-types.js';
 
 /**
  * 004: inbound signals (bounces, complaints, delivery reports) with the key that makes a repeated one a

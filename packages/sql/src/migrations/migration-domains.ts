@@ -1,6 +1,6 @@
 import type { Kysely, Migration } from 'kysely';
-import type { ColumnTypes, tableOptions } from './column-types.js';
-import type { SqlKind } from './options.js';
+import type { SqlKind } from '../connection/options.js';
+import type { ColumnTypes, tableOptions } from '../dialects/column-types.js';
 
 /**
  * 007: sending domains and their DKIM keys. A domain is unique per project; its keys are rows of their own

@@ -1,5 +1,5 @@
-import type { Db } from './connect.js';
-import type { RunResult, SqlRunner } from './sql-runner.js';
+import type { Db } from '../connection/connect.js';
+import type { RunResult, SqlRunner } from '../connection/sql-runner.js';
 
 /** A table's shape for {@link insertMany}. */
 export interface InsertTarget {

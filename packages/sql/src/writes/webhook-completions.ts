@@ -1,14 +1,14 @@
-import type { Db } from './connect.js';
-import { writeWebhooksPostgres } from './dialects/postgres/postgres-completions.js';
-import { writeWebhooksSqliteFile } from './dialects/sqlite/sqlite-completions.js';
-import type { SqlClaims } from './sql-claims.js';
-import type { SqlRunner } from './sql-runner.js';
+import type { SqlClaims } from '../claims/sql-claims.js';
+import type { Db } from '../connection/connect.js';
+import type { SqlRunner } from '../connection/sql-runner.js';
+import { writeWebhooksPostgres } from '../dialects/postgres/postgres-completions.js';
+import { writeWebhooksSqliteFile } from '../dialects/sqlite/sqlite-completions.js';
 import {
   WEBHOOK_FENCE,
   WEBHOOK_SET,
   type WebhookCompletion,
   webhookSetValues,
-} from './webhook-outcome-rows.js';
+} from '../rows/webhook-outcome-rows.js';
 
 /**
  * Write the outcomes of `items` on `tx` (a transaction) and say, in input order, which fences held.

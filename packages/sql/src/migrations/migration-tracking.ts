@@ -1,6 +1,6 @@
 import type { Kysely, Migration } from 'kysely';
-import type { ColumnTypes, tableOptions } from './column-types.js';
-import type { SqlKind } from './options.js';
+import type { SqlKind } from '../connection/options.js';
+import type { ColumnTypes, tableOptions } from '../dialects/column-types.js';
 
 /**
  * 005: open and click tracking. Link maps (one JSON text per mailing), opens (one row per delivery and

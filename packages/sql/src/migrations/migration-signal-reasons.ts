@@ -1,7 +1,7 @@
 import type { Kysely, Migration } from 'kysely';
 import { sql } from 'kysely';
-import type { ColumnTypes } from './column-types.js';
-import type { SqlKind } from './options.js';
+import type { SqlKind } from '../connection/options.js';
+import type { ColumnTypes } from '../dialects/column-types.js';
 
 /**
  * 008: inbound signals keep the bounce's reason, the mailing and destination domain they are counted by

@@ -1,12 +1,12 @@
 import type { DeliveryOutcome } from '@mailroom/core';
+import type { Db } from '../connection/connect.js';
+import type { SqlRunner } from '../connection/sql-runner.js';
+import { mysqlClaim, mysqlRenew } from '../dialects/mysql/mysql-claims.js';
+import { pgClaim, pgInDueOrder } from '../dialects/postgres/postgres-claims.js';
+import { createSqliteClaims } from '../dialects/sqlite/sqlite-claims.js';
+import type { Codec } from '../rows/codec.js';
+import { ms } from '../rows/codec.js';
 import type { ClaimSpec } from './claim-spec.js';
-import type { Codec } from './codec.js';
-import { ms } from './codec.js';
-import type { Db } from './connect.js';
-import { mysqlClaim, mysqlRenew } from './dialects/mysql/mysql-claims.js';
-import { pgClaim, pgInDueOrder } from './dialects/postgres/postgres-claims.js';
-import { createSqliteClaims } from './dialects/sqlite/sqlite-claims.js';
-import type { SqlRunner } from './sql-runner.js';
 
 /** The lease primitives: claim with a lease, renew it, write an outcome fenced by its token. */
 export interface SqlClaims {

@@ -1,13 +1,13 @@
 import type { DeliveryRecord, ProfileFields, ProfileUpsert, ProfileUpsertOptions } from '@mailroom/core';
 import { mergeProfile, newProfile } from '@mailroom/core';
-import type { Codec, Row } from './codec.js';
-import { DELIVERY_COLUMNS, DELIVERY_PG_TYPES } from './codec.js';
-import type { Db } from './connect.js';
-import { pgAddMembers, pgUpsertProfiles } from './dialects/postgres/postgres-statements.js';
-import { JsonMemo, sqliteWriter } from './dialects/sqlite/sqlite-writes.js';
+import type { Db } from '../connection/connect.js';
+import type { SqlRunner } from '../connection/sql-runner.js';
+import { pgAddMembers, pgUpsertProfiles } from '../dialects/postgres/postgres-statements.js';
+import { JsonMemo, sqliteWriter } from '../dialects/sqlite/sqlite-writes.js';
+import type { Codec, Row } from '../rows/codec.js';
+import { DELIVERY_COLUMNS, DELIVERY_PG_TYPES } from '../rows/codec.js';
 import type { InsertTarget } from './insert-many.js';
 import { insertMany } from './insert-many.js';
-import type { SqlRunner } from './sql-runner.js';
 
 const DELIVERIES: InsertTarget = {
   table: 'mailroom_deliveries',

@@ -1,7 +1,8 @@
 import type { Kysely, Migration, MigrationProvider } from 'kysely';
 import { Migrator, sql } from 'kysely';
-import { columnTypes, tableOptions } from './column-types.js';
-import type { Db } from './connect.js';
+import type { Db } from '../connection/connect.js';
+import type { SqlKind } from '../connection/options.js';
+import { columnTypes, tableOptions } from '../dialects/column-types.js';
 import { apiKeys } from './migration-api-keys.js';
 import { destinationLimitsSchema } from './migration-destination-limits.js';
 import { domainsSchema } from './migration-domains.js';
@@ -13,7 +14,6 @@ import { signalReasons } from './migration-signal-reasons.js';
 import { trackingSchema } from './migration-tracking.js';
 import { webhookCircuit } from './migration-webhook-circuit.js';
 import { webhookPriority } from './migration-webhook-priority.js';
-import type { SqlKind } from './options.js';
 
 /** Name of the table that records applied migrations. */
 export const MIGRATION_TABLE = 'mailroom_migrations';

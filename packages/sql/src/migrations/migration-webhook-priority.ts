@@ -1,7 +1,7 @@
 import type { Kysely, Migration } from 'kysely';
 import { sql } from 'kysely';
-import type { ColumnTypes } from './column-types.js';
-import type { SqlKind } from './options.js';
+import type { SqlKind } from '../connection/options.js';
+import type { ColumnTypes } from '../dialects/column-types.js';
 
 /**
  * 006: webhook messages get a claim priority (`WebhookMessageRecord.priority`: 0, single messages and

@@ -13,7 +13,7 @@ import type {
   SuppressionRecord,
   TemplateRecord,
 } from '@mailroom/core';
-import type { SqlKind } from './options.js';
+import type { SqlKind } from '../connection/options.js';
 
 /** A row as a driver returns it: column name to value. */
 export type Row = Record<string, unknown>;

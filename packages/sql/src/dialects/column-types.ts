@@ -1,6 +1,6 @@
 import type { CreateTableBuilder, Expression } from 'kysely';
 import { sql } from 'kysely';
-import type { SqlKind } from './options.js';
+import type { SqlKind } from '../connection/options.js';
 
 type DataType = Expression<unknown>;
 

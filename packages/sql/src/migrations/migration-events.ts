@@ -1,7 +1,7 @@
 import type { Kysely, Migration } from 'kysely';
 import { sql } from 'kysely';
-import type { ColumnTypes, tableOptions } from './column-types.js';
-import type { SqlKind } from './options.js';
+import type { SqlKind } from '../connection/options.js';
+import type { ColumnTypes, tableOptions } from '../dialects/column-types.js';
 
 /**
  * 003: the event outbox and the webhook queue (`EventStore` in `@mailroom/core`). Indexes are few on

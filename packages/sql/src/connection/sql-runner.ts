@@ -2,8 +2,8 @@ import { MailroomError } from '@mailroom/core';
 import type Database from 'better-sqlite3';
 import { CompiledQuery } from 'kysely';
 import type pg from 'pg';
+import type { SqliteFile } from '../dialects/sqlite/sqlite-database.js';
 import type { Db } from './connect.js';
-import type { SqliteFile } from './dialects/sqlite/sqlite-database.js';
 import type { SqlKind } from './options.js';
 import { isTransient } from './sql-errors.js';
 

@@ -1,6 +1,6 @@
 import type { Kysely, Migration } from 'kysely';
-import type { ColumnTypes, tableOptions } from './column-types.js';
-import type { SqlKind } from './options.js';
+import type { SqlKind } from '../connection/options.js';
+import type { ColumnTypes, tableOptions } from '../dialects/column-types.js';
 
 /**
  * 014: the shared send limits (`DestinationLimitStore`). One row per key, the row every taker of the key

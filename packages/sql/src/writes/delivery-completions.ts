@@ -1,11 +1,11 @@
 import type { OutboxWrite } from '@mailroom/core';
-import type { Codec } from './codec.js';
-import type { Db } from './connect.js';
-import { writePostgres } from './dialects/postgres/postgres-completions.js';
-import { writeSqlite, writeSqliteFile } from './dialects/sqlite/sqlite-completions.js';
-import type { OutcomeItem } from './outcome-rows.js';
-import type { SqlClaims } from './sql-claims.js';
-import type { SqlRunner } from './sql-runner.js';
+import type { SqlClaims } from '../claims/sql-claims.js';
+import type { Db } from '../connection/connect.js';
+import type { SqlRunner } from '../connection/sql-runner.js';
+import { writePostgres } from '../dialects/postgres/postgres-completions.js';
+import { writeSqlite, writeSqliteFile } from '../dialects/sqlite/sqlite-completions.js';
+import type { Codec } from '../rows/codec.js';
+import type { OutcomeItem } from '../rows/outcome-rows.js';
 
 /** Outcomes written per group (one transaction; one statement on PostgreSQL and a SQLite dialect). */
 const MAX_GROUP = 500;
