@@ -38,9 +38,9 @@ export interface SqlContext {
   /** The database (the store's own, or the Kysely instance it was given). */
   readonly db: Db;
   /** Runs statements on `db` or a transaction of it, in the dialect's way. */
-  readonly r: SqlRunner;
+  readonly runner: SqlRunner;
   /** Rows to records and back. */
-  readonly c: Codec;
+  readonly codec: Codec;
   /** Set-based inserts of deliveries and upserts of profiles. */
   readonly bulk: BulkWrites;
   /** The lease primitives (claim, renew, fenced outcome). */
@@ -68,17 +68,17 @@ export interface SqlContext {
 export function createSqlContext(
   parts: Omit<SqlContext, 'mysql' | 'all' | 'first' | 'write' | 'upsertAll' | 'pageAfter'>,
 ): SqlContext {
-  const { db, r, kind } = parts;
+  const { db, runner, kind } = parts;
   const mysql = kind === 'mysql';
   const all = async (text: string, params: unknown[] = [], on: Db = db): Promise<Row[]> =>
-    (await r.run<Row>(on, text, params)).rows;
+    (await runner.run<Row>(on, text, params)).rows;
   const first = async (text: string, params: unknown[] = [], on: Db = db): Promise<Row | undefined> =>
-    (await r.run<Row>(on, text, params)).rows[0];
+    (await runner.run<Row>(on, text, params)).rows[0];
   const write = async (text: string, params: unknown[] = [], on: Db = db): Promise<number> =>
-    (await r.run(on, text, params)).affected;
+    (await runner.run(on, text, params)).affected;
   /** `INSERT ... ON CONFLICT (key) DO UPDATE` that replaces every column, or MySQL's equivalent. */
   const upsertAll = (table: string, columns: readonly string[], key: string): string => {
-    const head = `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${r.values(1, columns.length)}`;
+    const head = `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${runner.values(1, columns.length)}`;
     return mysql
       ? `${head} ON DUPLICATE KEY UPDATE ${columns.map((col) => `${col} = VALUES(${col})`).join(', ')}`
       : `${head} ON CONFLICT (${key}) DO UPDATE SET ${columns.map((col) => `${col} = excluded.${col}`).join(', ')}`;

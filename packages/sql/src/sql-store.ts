@@ -46,10 +46,10 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     options as SqlStoreOptions,
   );
   const name = `sql:${kind}`;
-  const r = createSqlRunner(kind, { root: db, sqliteFile, pgPrepare, pgPool });
-  const c = createCodec(kind);
-  const bulk = createBulkWrites(r, c);
-  const claims = createSqlClaims(r, c);
+  const runner = createSqlRunner(kind, { root: db, sqliteFile, pgPrepare, pgPool });
+  const codec = createCodec(kind);
+  const bulk = createBulkWrites(runner, codec);
+  const claims = createSqlClaims(runner, codec);
   let migrated: Promise<void> | undefined;
   let storeId: string | undefined;
   let closed = false;
@@ -66,7 +66,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     if (closed)
       throw new MailroomError('STORE_FAILED', `${operation}: the store is closed`, { source: name });
     try {
-      return await (options.retry === false ? fn() : r.retrying(fn));
+      return await (options.retry === false ? fn() : runner.retrying(fn));
     } catch (error) {
       throw toStoreError(error, name, operation, options.exists);
     }
@@ -77,7 +77,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
       ? Math.max(1, options.sqliteWriterThreadRows ?? 1024)
       : Number.POSITIVE_INFINITY;
 
-  const ctx = createSqlContext({ name, kind, db, r, c, bulk, claims, guard });
+  const ctx = createSqlContext({ name, kind, db, runner, codec, bulk, claims, guard });
   const accounts = sqlAccountStore(ctx);
   const mailings = sqlMailingStore(ctx);
   const idempotency = sqlIdempotencyStore(ctx);
@@ -123,7 +123,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
         'ping',
         async () => {
           admit('ping');
-          await r.run(db, 'SELECT 1');
+          await runner.run(db, 'SELECT 1');
         },
         { retry: false },
       );

@@ -37,7 +37,7 @@ const text = (value: unknown): string | null =>
  * integer arithmetic, the same in every dialect.
  */
 export function sqlActivityStore(ctx: SqlContext): ActivityStore {
-  const { kind, all, guard, c } = ctx;
+  const { kind, all, guard, codec } = ctx;
   const { bounceClass, machine } = JSON_PARTS[kind];
   const variant = `CASE WHEN type = 'email.bounced' THEN ${bounceClass} WHEN type IN ('email.opened', 'email.clicked') THEN (CASE WHEN ${machine} THEN 'machine' ELSE 'human' END) ELSE NULL END`;
 
@@ -100,7 +100,7 @@ export function sqlActivityStore(ctx: SqlContext): ActivityStore {
             mailingRef: text(row.mailing_ref),
             deliveryId: text(row.delivery_id),
             address: text(row.address),
-            data: c.fromJson(row.data),
+            data: codec.fromJson(row.data),
             createdAt: new Date(Number(row.created_at)),
           }),
         );

@@ -47,7 +47,7 @@ export function sqlAppTransactions(parts: AppTransactionParts): Required<AppTran
   const { ctx } = parts;
   const { name, kind } = ctx;
   const runner = transactionRunner(kind);
-  const bulk = createBulkWrites(runner, ctx.c);
+  const bulk = createBulkWrites(runner, ctx.codec);
   const queues = new WeakMap<object, Promise<unknown>>();
   const clients = new WeakMap<object, Db>();
 
@@ -171,8 +171,8 @@ export function sqlAppTransactions(parts: AppTransactionParts): Required<AppTran
       name,
       kind,
       db,
-      r: runner,
-      c: ctx.c,
+      runner,
+      codec: ctx.codec,
       bulk,
       // Not used by the bound roles (claims belong to the delivery queue and webhooks).
       claims: ctx.claims,

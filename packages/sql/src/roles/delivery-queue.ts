@@ -23,7 +23,7 @@ const notBlocked = (kind: SqlKind): string =>
 
 /** `DeliveryQueue` on SQL. The worker's hot path: claims, leases and outcomes. The dialects' claim statements are in the dialect folders. */
 export function sqlDeliveryQueue(ctx: SqlContext): DeliveryQueue {
-  const { kind, mysql, db, r, c, claims, guard, write } = ctx;
+  const { kind, mysql, db, runner, codec, claims, guard, write } = ctx;
   const notBlockedSql = notBlocked(kind);
 
   return {
@@ -46,8 +46,8 @@ export function sqlDeliveryQueue(ctx: SqlContext): DeliveryQueue {
           set: "status = 'sending', lease_expires_at = ?, lease_token = lease_token + 1, attempts = attempts + 1, updated_at = ?",
           setParams: [until, now],
           columns: DELIVERY_COLUMNS,
-          decode: c.delivery,
-          decodeValues: c.deliveryValues,
+          decode: codec.delivery,
+          decodeValues: codec.deliveryValues,
           jsonColumns: DELIVERY_JSON_COLUMNS,
           rememberRowids: true,
         })) as ClaimedDelivery[];
@@ -67,9 +67,13 @@ export function sqlDeliveryQueue(ctx: SqlContext): DeliveryQueue {
 
     completeDeliveries(items) {
       // Retried group by group inside (a group commits on its own), not as a whole.
-      return guard('completeDeliveries', () => completeDeliveries(db, r, claims, c, writeOutbox, items), {
-        retry: false,
-      });
+      return guard(
+        'completeDeliveries',
+        () => completeDeliveries(db, runner, claims, codec, writeOutbox, items),
+        {
+          retry: false,
+        },
+      );
     },
 
     settleOpenDeliveries(mailingId, status, reason, now) {

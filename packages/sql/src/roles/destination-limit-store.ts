@@ -10,13 +10,13 @@ import type { SqlContext } from '../sql-context.js';
  * do not wait for each other.
  */
 export function sqlDestinationLimitStore(ctx: SqlContext): DestinationLimitStore {
-  const { kind, mysql, db, r, all, write, guard } = ctx;
+  const { kind, mysql, db, runner, all, write, guard } = ctx;
   /** Adds tokens to `rows` buckets of a key, one statement. */
   const upsert = (rows: number) =>
     mysql
-      ? `INSERT INTO mailroom_destination_tokens (dest_key, window_ms, bucket_start, tokens) VALUES ${r.values(rows, 4)}
+      ? `INSERT INTO mailroom_destination_tokens (dest_key, window_ms, bucket_start, tokens) VALUES ${runner.values(rows, 4)}
        ON DUPLICATE KEY UPDATE tokens = tokens + VALUES(tokens)`
-      : `INSERT INTO mailroom_destination_tokens (dest_key, window_ms, bucket_start, tokens) VALUES ${r.values(rows, 4)}
+      : `INSERT INTO mailroom_destination_tokens (dest_key, window_ms, bucket_start, tokens) VALUES ${runner.values(rows, 4)}
        ON CONFLICT (dest_key, window_ms, bucket_start) DO UPDATE SET tokens = mailroom_destination_tokens.tokens + excluded.tokens`;
   const addKey = mysql
     ? 'INSERT IGNORE INTO mailroom_destination_keys (dest_key, created_at) VALUES (?, ?)'
@@ -31,13 +31,13 @@ export function sqlDestinationLimitStore(ctx: SqlContext): DestinationLimitStore
   const lockAndRead = (windows: number) => `SELECT t.window_ms, t.bucket_start, t.tokens
     FROM mailroom_destination_keys k
     LEFT JOIN mailroom_destination_tokens t ON t.dest_key = k.dest_key AND (${perWindow(windows, '>=')})
-    WHERE k.dest_key = ?${kind === 'postgres' ? '' : r.forUpdate}`;
+    WHERE k.dest_key = ?${kind === 'postgres' ? '' : runner.forUpdate}`;
   const lockOnly = 'SELECT dest_key FROM mailroom_destination_keys WHERE dest_key = ? FOR UPDATE';
 
   return {
     takeTokens(request) {
       return guard('takeTokens', () =>
-        r.transaction(db, async (tx) => {
+        runner.transaction(db, async (tx) => {
           const now = request.now.getTime();
           const spans = request.windows.flatMap((w) => [
             w.windowMs,

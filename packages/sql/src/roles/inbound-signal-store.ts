@@ -38,13 +38,13 @@ const SIGNAL_COLUMNS = [
  * conditional statements, so no value is read and written back.
  */
 export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
-  const { db, r, c, guard, mysql } = ctx;
+  const { db, runner, codec, guard, mysql } = ctx;
   const write = async (tx: Db, text: string, params: unknown[]): Promise<number> =>
-    (await r.run(tx, text, params)).affected;
+    (await runner.run(tx, text, params)).affected;
   const insertIgnore = (table: string, columns: readonly string[], key: string): string =>
     mysql
-      ? `INSERT IGNORE INTO ${table} (${columns.join(', ')}) VALUES ${r.values(1, columns.length)}`
-      : `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${r.values(1, columns.length)} ON CONFLICT (${key}) DO NOTHING`;
+      ? `INSERT IGNORE INTO ${table} (${columns.join(', ')}) VALUES ${runner.values(1, columns.length)}`
+      : `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${runner.values(1, columns.length)} ON CONFLICT (${key}) DO NOTHING`;
 
   const suppress = (tx: Db, row: SuppressionRecord): Promise<number> =>
     write(
@@ -60,7 +60,7 @@ export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
   return {
     applyInboundSignal(input: InboundSignalWrite) {
       return guard('applyInboundSignal', () =>
-        r.transaction(db, async (tx): Promise<InboundSignalResult> => {
+        runner.transaction(db, async (tx): Promise<InboundSignalResult> => {
           const { signal, now } = input;
           const at = now.getTime();
           const result: InboundSignalResult = {
@@ -97,7 +97,7 @@ export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
             const changed = await write(
               tx,
               `UPDATE mailroom_deliveries SET status = ?, last_error = ?, updated_at = ?
-               WHERE id = ? AND status IN ${r.values(1, from.length)}`,
+               WHERE id = ? AND status IN ${runner.values(1, from.length)}`,
               [status, lastError, at, signal.deliveryId, ...from],
             );
             result.deliveryChanged = changed > 0;
@@ -122,7 +122,7 @@ export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
               [...addressKey, at],
             );
             const [row] = (
-              await r.run<Row>(
+              await runner.run<Row>(
                 tx,
                 'SELECT soft_count FROM mailroom_soft_bounces WHERE project_id = ? AND address = ?',
                 addressKey,
@@ -147,7 +147,7 @@ export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
               [...addressKey, at, at],
             );
           }
-          await writeOutbox(r, c, tx, [input.outbox]);
+          await writeOutbox(runner, codec, tx, [input.outbox]);
           return result;
         }),
       );
@@ -155,7 +155,7 @@ export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
 
     listInboundSignals(deliveryId) {
       return guard('listInboundSignals', async () => {
-        const { rows } = await r.run<Row>(
+        const { rows } = await runner.run<Row>(
           db,
           `SELECT ${SIGNAL_COLUMNS.join(', ')} FROM mailroom_inbound_signals WHERE delivery_id = ? ORDER BY created_at, id`,
           [deliveryId],
@@ -167,7 +167,7 @@ export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
     countInboundSignals(query) {
       return guard('countInboundSignals', async () => {
         if (query.kinds.length === 0) return [];
-        const where = ['project_id = ?', `kind IN ${r.values(1, query.kinds.length)}`];
+        const where = ['project_id = ?', `kind IN ${runner.values(1, query.kinds.length)}`];
         const params: unknown[] = [query.projectId, ...query.kinds];
         if (query.mailingId !== undefined) {
           where.push('mailing_id = ?');
@@ -181,7 +181,7 @@ export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
           where.push('created_at >= ?');
           params.push(query.since.getTime());
         }
-        const { rows } = await r.run<Row>(
+        const { rows } = await runner.run<Row>(
           db,
           `SELECT kind, domain, reason, COUNT(*) AS n FROM mailroom_inbound_signals
            WHERE ${where.join(' AND ')} GROUP BY kind, domain, reason`,

@@ -7,7 +7,7 @@ import type { SqlContext } from '../sql-context.js';
  * version), so the database's row lock decides between racing writers.
  */
 export function sqlResourceStore(ctx: SqlContext): ResourceStore {
-  const { kind, mysql, c, guard, all, write, pageAfter } = ctx;
+  const { kind, mysql, codec, guard, all, write, pageAfter } = ctx;
   // Byte-exact substring tests (LIKE is case-insensitive on SQLite and needs escaping everywhere).
   const contains =
     kind === 'postgres'
@@ -24,7 +24,7 @@ export function sqlResourceStore(ctx: SqlContext): ResourceStore {
           `SELECT * FROM mailroom_senders WHERE project_id = ?${after} ORDER BY address LIMIT ?`,
           [projectId, ...params, page.limit],
         );
-        return rows.map(c.sender);
+        return rows.map(codec.sender);
       });
     },
 
@@ -45,7 +45,7 @@ export function sqlResourceStore(ctx: SqlContext): ResourceStore {
           `SELECT * FROM mailroom_templates WHERE project_id = ?${after} ORDER BY ref LIMIT ?`,
           [projectId, ...params, page.limit],
         );
-        return rows.map(c.template);
+        return rows.map(codec.template);
       });
     },
 
@@ -113,7 +113,7 @@ export function sqlResourceStore(ctx: SqlContext): ResourceStore {
           `SELECT * FROM mailroom_suppressions WHERE project_id = ?${after}${filter} ORDER BY address LIMIT ?`,
           [projectId, ...params, ...filterParams, page.limit],
         );
-        return rows.map(c.suppression);
+        return rows.map(codec.suppression);
       });
     },
   };
