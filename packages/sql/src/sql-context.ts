@@ -1,7 +1,7 @@
 import type { SqlClaims } from './claims/sql-claims.js';
 import type { Db } from './connection/connect.js';
-import type { SqlKind } from './connection/options.js';
 import type { SqlRunner } from './connection/sql-runner.js';
+import type { SqlDialect } from './dialects/sql-dialect.js';
 import type { Codec, Row } from './rows/codec.js';
 import type { BulkWrites } from './writes/bulk-writes.js';
 
@@ -32,9 +32,8 @@ export interface GuardOptions {
 export interface SqlContext {
   /** The store's name, `sql:<kind>`, for errors. */
   readonly name: string;
-  readonly kind: SqlKind;
-  /** `kind === 'mysql'`: the statements that differ are written for MySQL and for the rest. */
-  readonly mysql: boolean;
+  /** What differs between the databases: the roles ask it, never which database the store is on. */
+  readonly dialect: SqlDialect;
   /** The database (the store's own, or the Kysely instance it was given). */
   readonly db: Db;
   /** Runs statements on `db` or a transaction of it, in the dialect's way. */
@@ -66,10 +65,9 @@ export interface SqlContext {
 
 /** The context of one store, with its statement helpers. */
 export function createSqlContext(
-  parts: Omit<SqlContext, 'mysql' | 'all' | 'first' | 'write' | 'upsertAll' | 'pageAfter'>,
+  parts: Omit<SqlContext, 'all' | 'first' | 'write' | 'upsertAll' | 'pageAfter'>,
 ): SqlContext {
-  const { db, runner, kind } = parts;
-  const mysql = kind === 'mysql';
+  const { db, runner, dialect } = parts;
   const all = async (text: string, params: unknown[] = [], on: Db = db): Promise<Row[]> =>
     (await runner.run<Row>(on, text, params)).rows;
   const first = async (text: string, params: unknown[] = [], on: Db = db): Promise<Row | undefined> =>
@@ -79,11 +77,9 @@ export function createSqlContext(
   /** `INSERT ... ON CONFLICT (key) DO UPDATE` that replaces every column, or MySQL's equivalent. */
   const upsertAll = (table: string, columns: readonly string[], key: string): string => {
     const head = `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${runner.values(1, columns.length)}`;
-    return mysql
-      ? `${head} ON DUPLICATE KEY UPDATE ${columns.map((col) => `${col} = VALUES(${col})`).join(', ')}`
-      : `${head} ON CONFLICT (${key}) DO UPDATE SET ${columns.map((col) => `${col} = excluded.${col}`).join(', ')}`;
+    return `${head}${dialect.onConflictUpdate(table, key, ({ incoming }) => columns.map((col) => `${col} = ${incoming(col)}`))}`;
   };
   const pageAfter = (after: string | null | undefined, column: string): [string, unknown[]] =>
     after === undefined || after === null ? ['', []] : [` AND ${column} > ?`, [after]];
-  return { ...parts, mysql, all, first, write, upsertAll, pageAfter };
+  return { ...parts, all, first, write, upsertAll, pageAfter };
 }

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Store } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
-import { createSqlClaims } from './claims/sql-claims.js';
+import { createSqlClaims } from './claims/create-sql-claims.js';
 import { connect } from './connection/connect.js';
 import type { SqlStoreOptions } from './connection/options.js';
 import { toStoreError } from './connection/sql-errors.js';
 import { createSqlRunner } from './connection/sql-runner.js';
+import { dialectOf } from './dialects/dialect-of.js';
 import { DEFAULT_SQLITE_RESERVE_MIB, sqliteReserve } from './dialects/sqlite/sqlite-reserve.js';
 import { createSqliteSourcePages } from './dialects/sqlite/sqlite-source-pages.js';
 import { runMigrations } from './migrations/migrations.js';
@@ -46,10 +47,11 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     options as SqlStoreOptions,
   );
   const name = `sql:${kind}`;
-  const runner = createSqlRunner(kind, { root: db, sqliteFile, pgPrepare, pgPool });
-  const codec = createCodec(kind);
-  const bulk = createBulkWrites(runner, codec);
-  const claims = createSqlClaims(runner, codec);
+  const dialect = dialectOf(kind);
+  const runner = createSqlRunner(dialect, { root: db, sqliteFile, pgPrepare, pgPool });
+  const codec = createCodec(dialect.jsonParsedByDriver);
+  const bulk = createBulkWrites(dialect, runner, codec);
+  const claims = createSqlClaims(dialect, runner, codec);
   let migrated: Promise<void> | undefined;
   let storeId: string | undefined;
   let closed = false;
@@ -71,13 +73,16 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
       throw toStoreError(error, name, operation, options.exists);
     }
   };
-  /** Rows from which a source page goes to the SQLite writer thread (see `sqliteWriterThreadRows`). */
+  /**
+   * Rows from which a source page goes to the SQLite writer thread (see `sqliteWriterThreadRows`): only
+   * on a SQLite file the store opened from a URL.
+   */
   const writerThreadRows =
-    kind === 'sqlite' && 'url' in options
+    sqliteFile !== undefined && 'url' in options
       ? Math.max(1, options.sqliteWriterThreadRows ?? 1024)
       : Number.POSITIVE_INFINITY;
 
-  const ctx = createSqlContext({ name, kind, db, runner, codec, bulk, claims, guard });
+  const ctx = createSqlContext({ name, dialect, db, runner, codec, bulk, claims, guard });
   const accounts = sqlAccountStore(ctx);
   const mailings = sqlMailingStore(ctx);
   const idempotency = sqlIdempotencyStore(ctx);
@@ -94,7 +99,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
   };
   const init = () =>
     guard('init', async () => {
-      migrated ??= runMigrations(db, kind)
+      migrated ??= runMigrations(db, dialect)
         .then(async () => {
           // The database's id, for telling whether an app's transaction is on this database.
           const id = randomBytes(16).toString('hex');

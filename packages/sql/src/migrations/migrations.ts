@@ -2,7 +2,8 @@ import type { Kysely, Migration, MigrationProvider } from 'kysely';
 import { Migrator, sql } from 'kysely';
 import type { Db } from '../connection/connect.js';
 import type { SqlKind } from '../connection/options.js';
-import { columnTypes, tableOptions } from '../dialects/column-types.js';
+import { dialectOf } from '../dialects/dialect-of.js';
+import type { SqlDialect } from '../dialects/sql-dialect.js';
 import { apiKeys } from './migration-api-keys.js';
 import { destinationLimitsSchema } from './migration-destination-limits.js';
 import { domainsSchema } from './migration-domains.js';
@@ -24,154 +25,164 @@ export const MIGRATION_LOCK_TABLE = 'mailroom_migrations_lock';
 const MIGRATE_ATTEMPTS = 6;
 
 /** 001: every table of the records in `@mailroom/core`, with the unique keys that carry invariants. */
-function initialSchema(kind: SqlKind): Migration {
-  const t = columnTypes(kind);
+function initialSchema(dialect: SqlDialect): Migration {
+  const t = dialect.columnTypes;
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       const s = db.schema;
-      await tableOptions(
-        kind,
-        s
-          .createTable('mailroom_projects')
-          .addColumn('id', t.id, (c) => c.primaryKey())
-          .addColumn('name', t.text, (c) => c.notNull())
-          .addColumn('created_at', t.big, (c) => c.notNull()),
-      ).execute();
+      await dialect
+        .tableOptions(
+          s
+            .createTable('mailroom_projects')
+            .addColumn('id', t.id, (c) => c.primaryKey())
+            .addColumn('name', t.text, (c) => c.notNull())
+            .addColumn('created_at', t.big, (c) => c.notNull()),
+        )
+        .execute();
 
-      await tableOptions(
-        kind,
-        s
-          .createTable('mailroom_project_secrets')
-          .addColumn('hash', t.ref, (c) => c.primaryKey())
-          .addColumn('project_id', t.id, (c) => c.notNull())
-          .addColumn('mode', t.short, (c) => c.notNull())
-          .addColumn('created_at', t.big, (c) => c.notNull()),
-      ).execute();
+      await dialect
+        .tableOptions(
+          s
+            .createTable('mailroom_project_secrets')
+            .addColumn('hash', t.ref, (c) => c.primaryKey())
+            .addColumn('project_id', t.id, (c) => c.notNull())
+            .addColumn('mode', t.short, (c) => c.notNull())
+            .addColumn('created_at', t.big, (c) => c.notNull()),
+        )
+        .execute();
       await s
         .createIndex('mailroom_project_secrets_project')
         .on('mailroom_project_secrets')
         .column('project_id')
         .execute();
 
-      await tableOptions(
-        kind,
-        s
-          .createTable('mailroom_senders')
-          .addColumn('id', t.id, (c) => c.primaryKey())
-          .addColumn('project_id', t.id, (c) => c.notNull())
-          .addColumn('address', t.address, (c) => c.notNull())
-          .addColumn('name', t.text)
-          .addColumn('dkim', t.json)
-          .addColumn('created_at', t.big, (c) => c.notNull())
-          .addUniqueConstraint('mailroom_senders_project_address', ['project_id', 'address']),
-      ).execute();
+      await dialect
+        .tableOptions(
+          s
+            .createTable('mailroom_senders')
+            .addColumn('id', t.id, (c) => c.primaryKey())
+            .addColumn('project_id', t.id, (c) => c.notNull())
+            .addColumn('address', t.address, (c) => c.notNull())
+            .addColumn('name', t.text)
+            .addColumn('dkim', t.json)
+            .addColumn('created_at', t.big, (c) => c.notNull())
+            .addUniqueConstraint('mailroom_senders_project_address', ['project_id', 'address']),
+        )
+        .execute();
 
-      await tableOptions(
-        kind,
-        s
-          .createTable('mailroom_templates')
-          .addColumn('id', t.id, (c) => c.primaryKey())
-          .addColumn('project_id', t.id, (c) => c.notNull())
-          .addColumn('ref', t.ref, (c) => c.notNull())
-          .addColumn('format', t.short, (c) => c.notNull())
-          .addColumn('subject', t.text)
-          .addColumn('source', t.text, (c) => c.notNull())
-          .addColumn('compiled', t.text, (c) => c.notNull())
-          .addColumn('version', t.int, (c) => c.notNull())
-          .addColumn('created_at', t.big, (c) => c.notNull())
-          .addColumn('updated_at', t.big, (c) => c.notNull())
-          .addUniqueConstraint('mailroom_templates_project_ref', ['project_id', 'ref']),
-      ).execute();
+      await dialect
+        .tableOptions(
+          s
+            .createTable('mailroom_templates')
+            .addColumn('id', t.id, (c) => c.primaryKey())
+            .addColumn('project_id', t.id, (c) => c.notNull())
+            .addColumn('ref', t.ref, (c) => c.notNull())
+            .addColumn('format', t.short, (c) => c.notNull())
+            .addColumn('subject', t.text)
+            .addColumn('source', t.text, (c) => c.notNull())
+            .addColumn('compiled', t.text, (c) => c.notNull())
+            .addColumn('version', t.int, (c) => c.notNull())
+            .addColumn('created_at', t.big, (c) => c.notNull())
+            .addColumn('updated_at', t.big, (c) => c.notNull())
+            .addUniqueConstraint('mailroom_templates_project_ref', ['project_id', 'ref']),
+        )
+        .execute();
 
-      await tableOptions(
-        kind,
-        s
-          .createTable('mailroom_groups')
-          .addColumn('id', t.id, (c) => c.primaryKey())
-          .addColumn('project_id', t.id, (c) => c.notNull())
-          .addColumn('ref', t.ref, (c) => c.notNull())
-          .addColumn('name', t.text)
-          .addColumn('created_at', t.big, (c) => c.notNull())
-          .addUniqueConstraint('mailroom_groups_project_ref', ['project_id', 'ref']),
-      ).execute();
+      await dialect
+        .tableOptions(
+          s
+            .createTable('mailroom_groups')
+            .addColumn('id', t.id, (c) => c.primaryKey())
+            .addColumn('project_id', t.id, (c) => c.notNull())
+            .addColumn('ref', t.ref, (c) => c.notNull())
+            .addColumn('name', t.text)
+            .addColumn('created_at', t.big, (c) => c.notNull())
+            .addUniqueConstraint('mailroom_groups_project_ref', ['project_id', 'ref']),
+        )
+        .execute();
 
-      await tableOptions(
-        kind,
-        s
-          .createTable('mailroom_group_members')
-          .addColumn('group_id', t.id, (c) => c.notNull())
-          .addColumn('address', t.address, (c) => c.notNull())
-          .addColumn('project_id', t.id, (c) => c.notNull())
-          .addColumn('created_at', t.big, (c) => c.notNull())
-          .addPrimaryKeyConstraint('mailroom_group_members_pk', ['group_id', 'address']),
-      ).execute();
+      await dialect
+        .tableOptions(
+          s
+            .createTable('mailroom_group_members')
+            .addColumn('group_id', t.id, (c) => c.notNull())
+            .addColumn('address', t.address, (c) => c.notNull())
+            .addColumn('project_id', t.id, (c) => c.notNull())
+            .addColumn('created_at', t.big, (c) => c.notNull())
+            .addPrimaryKeyConstraint('mailroom_group_members_pk', ['group_id', 'address']),
+        )
+        .execute();
 
-      await tableOptions(
-        kind,
-        s
-          .createTable('mailroom_profiles')
-          .addColumn('project_id', t.id, (c) => c.notNull())
-          .addColumn('address', t.address, (c) => c.notNull())
-          .addColumn('name', t.text)
-          .addColumn('traits', t.json, (c) => c.notNull())
-          .addColumn('status', t.short, (c) => c.notNull())
-          .addColumn('labels', t.json, (c) => c.notNull())
-          .addColumn('created_at', t.big, (c) => c.notNull())
-          .addColumn('updated_at', t.big, (c) => c.notNull())
-          .addPrimaryKeyConstraint('mailroom_profiles_pk', ['project_id', 'address']),
-      ).execute();
+      await dialect
+        .tableOptions(
+          s
+            .createTable('mailroom_profiles')
+            .addColumn('project_id', t.id, (c) => c.notNull())
+            .addColumn('address', t.address, (c) => c.notNull())
+            .addColumn('name', t.text)
+            .addColumn('traits', t.json, (c) => c.notNull())
+            .addColumn('status', t.short, (c) => c.notNull())
+            .addColumn('labels', t.json, (c) => c.notNull())
+            .addColumn('created_at', t.big, (c) => c.notNull())
+            .addColumn('updated_at', t.big, (c) => c.notNull())
+            .addPrimaryKeyConstraint('mailroom_profiles_pk', ['project_id', 'address']),
+        )
+        .execute();
 
-      await tableOptions(
-        kind,
-        s
-          .createTable('mailroom_suppressions')
-          .addColumn('project_id', t.id, (c) => c.notNull())
-          .addColumn('address', t.address, (c) => c.notNull())
-          .addColumn('reason', t.short, (c) => c.notNull())
-          .addColumn('detail', t.text)
-          .addColumn('created_at', t.big, (c) => c.notNull())
-          .addPrimaryKeyConstraint('mailroom_suppressions_pk', ['project_id', 'address']),
-      ).execute();
+      await dialect
+        .tableOptions(
+          s
+            .createTable('mailroom_suppressions')
+            .addColumn('project_id', t.id, (c) => c.notNull())
+            .addColumn('address', t.address, (c) => c.notNull())
+            .addColumn('reason', t.short, (c) => c.notNull())
+            .addColumn('detail', t.text)
+            .addColumn('created_at', t.big, (c) => c.notNull())
+            .addPrimaryKeyConstraint('mailroom_suppressions_pk', ['project_id', 'address']),
+        )
+        .execute();
 
-      await tableOptions(
-        kind,
-        s
-          .createTable('mailroom_mailings')
-          .addColumn('id', t.id, (c) => c.primaryKey())
-          .addColumn('project_id', t.id, (c) => c.notNull())
-          .addColumn('kind', t.short, (c) => c.notNull())
-          .addColumn('ref', t.ref, (c) => c.notNull())
-          .addColumn('status', t.short, (c) => c.notNull())
-          .addColumn('sender', t.json, (c) => c.notNull())
-          .addColumn('reply_to', t.text)
-          .addColumn('content', t.json, (c) => c.notNull())
-          .addColumn('attachments', t.json, (c) => c.notNull())
-          .addColumn('invitation', t.json)
-          .addColumn('acquiring_audience', t.text)
-          .addColumn('schedule_for', t.big)
-          .addColumn('store_content', t.int, (c) => c.notNull())
-          .addColumn('sandbox', t.int, (c) => c.notNull())
-          .addColumn('batch_count', t.int, (c) => c.notNull())
-          .addColumn('created_at', t.big, (c) => c.notNull())
-          .addColumn('updated_at', t.big, (c) => c.notNull())
-          .addUniqueConstraint('mailroom_mailings_project_ref', ['project_id', 'ref']),
-      ).execute();
+      await dialect
+        .tableOptions(
+          s
+            .createTable('mailroom_mailings')
+            .addColumn('id', t.id, (c) => c.primaryKey())
+            .addColumn('project_id', t.id, (c) => c.notNull())
+            .addColumn('kind', t.short, (c) => c.notNull())
+            .addColumn('ref', t.ref, (c) => c.notNull())
+            .addColumn('status', t.short, (c) => c.notNull())
+            .addColumn('sender', t.json, (c) => c.notNull())
+            .addColumn('reply_to', t.text)
+            .addColumn('content', t.json, (c) => c.notNull())
+            .addColumn('attachments', t.json, (c) => c.notNull())
+            .addColumn('invitation', t.json)
+            .addColumn('acquiring_audience', t.text)
+            .addColumn('schedule_for', t.big)
+            .addColumn('store_content', t.int, (c) => c.notNull())
+            .addColumn('sandbox', t.int, (c) => c.notNull())
+            .addColumn('batch_count', t.int, (c) => c.notNull())
+            .addColumn('created_at', t.big, (c) => c.notNull())
+            .addColumn('updated_at', t.big, (c) => c.notNull())
+            .addUniqueConstraint('mailroom_mailings_project_ref', ['project_id', 'ref']),
+        )
+        .execute();
       await s
         .createIndex('mailroom_mailings_listing')
         .on('mailroom_mailings')
         .columns(['project_id', 'kind', 'created_at', 'id'])
         .execute();
 
-      await tableOptions(
-        kind,
-        s
-          .createTable('mailroom_batches')
-          .addColumn('id', t.id, (c) => c.primaryKey())
-          .addColumn('mailing_id', t.id, (c) => c.notNull())
-          .addColumn('seq', t.int, (c) => c.notNull())
-          .addColumn('recipient_count', t.int, (c) => c.notNull())
-          .addColumn('created_at', t.big, (c) => c.notNull()),
-      ).execute();
+      await dialect
+        .tableOptions(
+          s
+            .createTable('mailroom_batches')
+            .addColumn('id', t.id, (c) => c.primaryKey())
+            .addColumn('mailing_id', t.id, (c) => c.notNull())
+            .addColumn('seq', t.int, (c) => c.notNull())
+            .addColumn('recipient_count', t.int, (c) => c.notNull())
+            .addColumn('created_at', t.big, (c) => c.notNull()),
+        )
+        .execute();
       await s.createIndex('mailroom_batches_mailing').on('mailroom_batches').column('mailing_id').execute();
 
       let deliveries = s
@@ -197,7 +208,7 @@ function initialSchema(kind: SqlKind): Migration {
         .addColumn('created_at', t.big, (c) => c.notNull())
         .addColumn('updated_at', t.big, (c) => c.notNull())
         .addUniqueConstraint('mailroom_deliveries_mailing_address', ['mailing_id', 'address']);
-      if (kind === 'mysql') {
+      if (dialect.openAtColumn) {
         // MySQL has no partial indexes: a stored column that is the attempt time of open rows only
         // (NULL once terminal) gives the claim an index to walk in due order.
         deliveries = deliveries.addColumn('open_at', t.big, (c) =>
@@ -206,13 +217,13 @@ function initialSchema(kind: SqlKind): Migration {
             .stored(),
         );
       }
-      await tableOptions(kind, deliveries).execute();
+      await dialect.tableOptions(deliveries).execute();
       await s
         .createIndex('mailroom_deliveries_mailing_status')
         .on('mailroom_deliveries')
         .columns(['mailing_id', 'status'])
         .execute();
-      if (kind === 'mysql') {
+      if (dialect.openAtColumn) {
         await s.createIndex('mailroom_deliveries_due').on('mailroom_deliveries').column('open_at').execute();
       } else {
         // Only open deliveries are indexed: the claim walks them in due order and stops at its limit,
@@ -225,27 +236,28 @@ function initialSchema(kind: SqlKind): Migration {
           .execute();
       }
 
-      await tableOptions(
-        kind,
-        s
-          .createTable('mailroom_source_jobs')
-          .addColumn('id', t.id, (c) => c.primaryKey())
-          .addColumn('project_id', t.id, (c) => c.notNull())
-          .addColumn('mailing_id', t.id, (c) => c.notNull())
-          .addColumn('batch_id', t.id, (c) => c.notNull())
-          .addColumn('kind', t.short, (c) => c.notNull())
-          .addColumn('config', t.json, (c) => c.notNull())
-          .addColumn('status', t.short, (c) => c.notNull())
-          .addColumn('checkpoint', t.json)
-          .addColumn('rows_done', t.big, (c) => c.notNull())
-          .addColumn('rows_failed', t.big, (c) => c.notNull())
-          .addColumn('row_errors', t.json, (c) => c.notNull())
-          .addColumn('error', t.text)
-          .addColumn('lease_expires_at', t.big)
-          .addColumn('lease_token', t.big, (c) => c.notNull())
-          .addColumn('created_at', t.big, (c) => c.notNull())
-          .addColumn('updated_at', t.big, (c) => c.notNull()),
-      ).execute();
+      await dialect
+        .tableOptions(
+          s
+            .createTable('mailroom_source_jobs')
+            .addColumn('id', t.id, (c) => c.primaryKey())
+            .addColumn('project_id', t.id, (c) => c.notNull())
+            .addColumn('mailing_id', t.id, (c) => c.notNull())
+            .addColumn('batch_id', t.id, (c) => c.notNull())
+            .addColumn('kind', t.short, (c) => c.notNull())
+            .addColumn('config', t.json, (c) => c.notNull())
+            .addColumn('status', t.short, (c) => c.notNull())
+            .addColumn('checkpoint', t.json)
+            .addColumn('rows_done', t.big, (c) => c.notNull())
+            .addColumn('rows_failed', t.big, (c) => c.notNull())
+            .addColumn('row_errors', t.json, (c) => c.notNull())
+            .addColumn('error', t.text)
+            .addColumn('lease_expires_at', t.big)
+            .addColumn('lease_token', t.big, (c) => c.notNull())
+            .addColumn('created_at', t.big, (c) => c.notNull())
+            .addColumn('updated_at', t.big, (c) => c.notNull()),
+        )
+        .execute();
       await s
         .createIndex('mailroom_source_jobs_mailing')
         .on('mailroom_source_jobs')
@@ -257,19 +269,20 @@ function initialSchema(kind: SqlKind): Migration {
         .columns(['status', 'created_at'])
         .execute();
 
-      await tableOptions(
-        kind,
-        s
-          .createTable('mailroom_idempotency')
-          .addColumn('project_id', t.id, (c) => c.notNull())
-          .addColumn('idem_key', t.ref, (c) => c.notNull())
-          .addColumn('request_hash', t.ref, (c) => c.notNull())
-          .addColumn('state', t.short, (c) => c.notNull())
-          .addColumn('response', t.json)
-          .addColumn('created_at', t.big, (c) => c.notNull())
-          .addColumn('expires_at', t.big, (c) => c.notNull())
-          .addPrimaryKeyConstraint('mailroom_idempotency_pk', ['project_id', 'idem_key']),
-      ).execute();
+      await dialect
+        .tableOptions(
+          s
+            .createTable('mailroom_idempotency')
+            .addColumn('project_id', t.id, (c) => c.notNull())
+            .addColumn('idem_key', t.ref, (c) => c.notNull())
+            .addColumn('request_hash', t.ref, (c) => c.notNull())
+            .addColumn('state', t.short, (c) => c.notNull())
+            .addColumn('response', t.json)
+            .addColumn('created_at', t.big, (c) => c.notNull())
+            .addColumn('expires_at', t.big, (c) => c.notNull())
+            .addPrimaryKeyConstraint('mailroom_idempotency_pk', ['project_id', 'idem_key']),
+        )
+        .execute();
     },
   };
 }
@@ -278,20 +291,21 @@ function initialSchema(kind: SqlKind): Migration {
  * 002: installation settings (the unsubscribe secret lives there, so every node signs alike), idempotency
  * keys of up to 256 characters on MySQL, and indexes for the retention sweeps.
  */
-function settingsAndRetention(kind: SqlKind): Migration {
-  const t = columnTypes(kind);
+function settingsAndRetention(dialect: SqlDialect): Migration {
+  const t = dialect.columnTypes;
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       const s = db.schema;
-      await tableOptions(
-        kind,
-        s
-          .createTable('mailroom_settings')
-          .addColumn('name', t.ref, (c) => c.primaryKey())
-          .addColumn('value', t.text, (c) => c.notNull())
-          .addColumn('created_at', t.big, (c) => c.notNull()),
-      ).execute();
-      if (kind === 'mysql') {
+      await dialect
+        .tableOptions(
+          s
+            .createTable('mailroom_settings')
+            .addColumn('name', t.ref, (c) => c.primaryKey())
+            .addColumn('value', t.text, (c) => c.notNull())
+            .addColumn('created_at', t.big, (c) => c.notNull()),
+        )
+        .execute();
+      if (dialect.boundedKeys) {
         // Keys of 1 to 256 characters are accepted; varchar(255) would refuse the longest.
         await sql`alter table mailroom_idempotency modify idem_key varchar(256) not null`.execute(db);
       }
@@ -302,7 +316,7 @@ function settingsAndRetention(kind: SqlKind): Migration {
         .execute();
       // Only deliveries that keep content are indexed (MySQL, without partial indexes, scans instead:
       // an index on every outcome's updated_at would tax the hot path for a daily sweep).
-      if (kind !== 'mysql') {
+      if (!dialect.openAtColumn) {
         await s
           .createIndex('mailroom_deliveries_content')
           .on('mailroom_deliveries')
@@ -316,19 +330,20 @@ function settingsAndRetention(kind: SqlKind): Migration {
 
 /** The store's migrations for `kind`, in order. Names sort in application order. */
 export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
+  const dialect = dialectOf(kind);
   return {
-    '001_initial': initialSchema(kind),
-    '002_settings_retention': settingsAndRetention(kind),
-    '003_events_webhooks': eventsAndWebhooks(kind, columnTypes(kind), tableOptions),
-    '004_inbound_signals': inboundSignalsMigration(kind, columnTypes(kind), tableOptions),
-    '005_tracking': trackingSchema(kind, columnTypes(kind), tableOptions),
-    '006_webhook_priority': webhookPriority(kind, columnTypes(kind)),
-    '007_domains': domainsSchema(kind, columnTypes(kind), tableOptions),
-    '008_signal_reasons': signalReasons(kind, columnTypes(kind)),
-    '009_webhook_circuit': webhookCircuit(columnTypes(kind)),
-    '010_api_keys': apiKeys(columnTypes(kind)),
-    '013_pauses': pausesSchema(kind, columnTypes(kind), tableOptions),
-    '014_destination_limits': destinationLimitsSchema(kind, columnTypes(kind), tableOptions),
+    '001_initial': initialSchema(dialect),
+    '002_settings_retention': settingsAndRetention(dialect),
+    '003_events_webhooks': eventsAndWebhooks(dialect),
+    '004_inbound_signals': inboundSignalsMigration(dialect),
+    '005_tracking': trackingSchema(dialect),
+    '006_webhook_priority': webhookPriority(dialect),
+    '007_domains': domainsSchema(dialect),
+    '008_signal_reasons': signalReasons(dialect),
+    '009_webhook_circuit': webhookCircuit(dialect.columnTypes),
+    '010_api_keys': apiKeys(dialect.columnTypes),
+    '013_pauses': pausesSchema(dialect),
+    '014_destination_limits': destinationLimitsSchema(dialect),
     '017_event_series': eventSeries(),
   };
 }
@@ -344,40 +359,16 @@ export function mailroomMigrationProvider(kind: SqlKind): MigrationProvider {
  * transaction, so the second process waits for the first and then finds nothing to do. A run that loses
  * a race anyway (a busy file, two `CREATE TABLE IF NOT EXISTS` of the migration table) is run again.
  */
-export async function runMigrations(db: Db, kind: SqlKind): Promise<void> {
+export async function runMigrations(db: Db, dialect: SqlDialect): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await migrateOnce(db, kind);
+      await dialect.runMigrator(db, (on, schema) => migrateWith(on, dialect.kind, schema));
       return;
     } catch (error) {
       if (attempt >= MIGRATE_ATTEMPTS) throw error;
       await new Promise((resolve) => setTimeout(resolve, 25 * attempt + Math.random() * 50));
     }
   }
-}
-
-async function migrateOnce(db: Db, kind: SqlKind): Promise<void> {
-  if (kind === 'sqlite') {
-    await db.connection().execute(async (conn) => {
-      await sql`begin immediate`.execute(conn);
-      try {
-        await migrateWith(conn, kind, undefined);
-        await sql`commit`.execute(conn);
-      } catch (error) {
-        await sql`rollback`.execute(conn).catch(() => undefined);
-        throw error;
-      }
-    });
-    return;
-  }
-  // Without a schema, Kysely's migrator looks for its table in every schema of the database and may
-  // find another tenant's; name the schema the connection actually uses.
-  const schema =
-    kind === 'postgres'
-      ? ((await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)).rows[0]
-          ?.schema ?? undefined)
-      : undefined;
-  await migrateWith(db, kind, schema);
 }
 
 async function migrateWith(db: Db, kind: SqlKind, schema: string | undefined): Promise<void> {

@@ -5,7 +5,7 @@ import { INSERT_KEY, keyParams } from './key-store.js';
 
 /** `AccountStore` on SQL. Projects, secrets, sender identities, templates and the installation's settings. */
 export function sqlAccountStore(ctx: SqlContext): AccountStore {
-  const { name, mysql, db, runner, codec, guard, all, first, write, upsertAll } = ctx;
+  const { name, dialect, db, runner, codec, guard, all, first, write, upsertAll } = ctx;
 
   return {
     // Projects and secrets
@@ -147,12 +147,11 @@ export function sqlAccountStore(ctx: SqlContext): AccountStore {
     ensureSetting(settingName, value, now) {
       return guard('ensureSetting', async () => {
         const columns = 'name, value, created_at';
-        await write(
-          mysql
-            ? `INSERT IGNORE INTO mailroom_settings (${columns}) VALUES (?, ?, ?)`
-            : `INSERT INTO mailroom_settings (${columns}) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`,
-          [settingName, value, now.getTime()],
-        );
+        await write(dialect.insertIgnore('mailroom_settings', columns, '(?, ?, ?)', 'name'), [
+          settingName,
+          value,
+          now.getTime(),
+        ]);
         // Settings are never deleted: whoever inserted first, this reads the value that stays.
         const row = await first('SELECT value FROM mailroom_settings WHERE name = ?', [settingName]);
         if (typeof row?.value !== 'string') {

@@ -5,7 +5,7 @@ import { writeOutbox } from './event-store.js';
 
 /** `AudienceStore` on SQL. Audience groups, profiles and suppressions. */
 export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
-  const { mysql, db, runner, codec, guard, all, first, write, upsertAll, pageAfter } = ctx;
+  const { dialect, db, runner, codec, guard, all, first, write, upsertAll, pageAfter } = ctx;
 
   return {
     // Groups and profiles
@@ -74,9 +74,7 @@ export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
       return guard('setProfileStatus', async () => {
         const head =
           'INSERT INTO mailroom_profiles (project_id, address, name, traits, status, labels, created_at, updated_at) VALUES (?, ?, NULL, ?, ?, ?, ?, ?)';
-        const text = mysql
-          ? `${head} ON DUPLICATE KEY UPDATE status = VALUES(status), updated_at = VALUES(updated_at)`
-          : `${head} ON CONFLICT (project_id, address) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at`;
+        const text = `${head}${dialect.onConflictUpdate('mailroom_profiles', 'project_id, address', ({ incoming }) => [`status = ${incoming('status')}`, `updated_at = ${incoming('updated_at')}`])}`;
         const params = [projectId, address, '{}', status, '[]', now.getTime(), now.getTime()];
         if (!outbox) return void (await write(text, params));
         await runner.transaction(db, async (tx) => {

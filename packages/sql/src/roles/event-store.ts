@@ -14,6 +14,7 @@ import type Database from 'better-sqlite3';
 import type { SqlClaims } from '../claims/sql-claims.js';
 import type { Db } from '../connection/connect.js';
 import type { SqlRunner } from '../connection/sql-runner.js';
+import type { SqlDialect } from '../dialects/sql-dialect.js';
 import type { Codec, Row } from '../rows/codec.js';
 import { ms } from '../rows/codec.js';
 import { WEBHOOK_FENCE } from '../rows/webhook-outcome-rows.js';
@@ -79,6 +80,7 @@ const ATTEMPT_COLUMNS = [
 
 /** What the event members of the SQL store share with the rest of it. */
 export interface SqlEventsDeps {
+  dialect: SqlDialect;
   db: Db;
   runner: SqlRunner;
   codec: Codec;
@@ -173,6 +175,7 @@ const strOrNull = (value: unknown): string | null =>
 /** `EventStore` on SQL: the event outbox, webhook endpoints and the webhook queue. */
 export function sqlEventStore(ctx: SqlContext): EventStore {
   return createSqlEvents({
+    dialect: ctx.dialect,
     db: ctx.db,
     runner: ctx.runner,
     codec: ctx.codec,
@@ -182,8 +185,10 @@ export function sqlEventStore(ctx: SqlContext): EventStore {
 }
 
 /** The `EventStore` members of the SQL store. */
-function createSqlEvents({ db, runner, codec, claims, guard }: SqlEventsDeps): EventStore {
-  const mysql = runner.kind === 'mysql';
+function createSqlEvents({ dialect, db, runner, codec, claims, guard }: SqlEventsDeps): EventStore {
+  // Open messages: by the stored `open_at` column where the dialect keeps one, else by status (the
+  // partial due index).
+  const openAt = dialect.openAtColumn;
   const all = async (text: string, params: unknown[] = [], on: Db = db): Promise<Row[]> =>
     (await runner.run<Row>(on, text, params)).rows;
   const write = async (text: string, params: unknown[] = [], on: Db = db): Promise<number> =>
@@ -254,8 +259,7 @@ function createSqlEvents({ db, runner, codec, claims, guard }: SqlEventsDeps): E
       return guard('listEvents', async () => {
         // A delivery's events are found by its index: SQLite would otherwise walk the project's index
         // (which gives the order for free) through every event of the project, a large broadcast's too.
-        let where =
-          filter.deliveryId !== undefined && runner.kind === 'sqlite' ? '+project_id = ?' : 'project_id = ?';
+        let where = `${filter.deliveryId !== undefined ? dialect.unindexed('project_id') : 'project_id'} = ?`;
         const params: unknown[] = [projectId];
         if (page.after !== undefined && page.after !== null) {
           where += ' AND id > ?';
@@ -374,8 +378,8 @@ function createSqlEvents({ db, runner, codec, claims, guard }: SqlEventsDeps): E
           // Per priority, over the due index (as a claim walks it), not over every message ever sent.
           for (const priority of WEBHOOK_PRIORITIES) {
             await write(
-              mysql
-                ? `UPDATE mailroom_webhook_messages FORCE INDEX (mailroom_webhook_messages_due) SET next_attempt_at = ?
+              openAt
+                ? `UPDATE mailroom_webhook_messages${dialect.forceIndex('mailroom_webhook_messages_due')} SET next_attempt_at = ?
                    WHERE priority = ? AND open_at < ? AND status = 'pending' AND endpoint_id = ?`
                 : `UPDATE mailroom_webhook_messages SET next_attempt_at = ?
                    WHERE status IN ('pending', 'sending') AND priority = ? AND next_attempt_at < ?
@@ -413,7 +417,7 @@ function createSqlEvents({ db, runner, codec, claims, guard }: SqlEventsDeps): E
           if (options.priority !== undefined && priority !== options.priority) continue;
           const limit = options.limit - claimed.length;
           if (limit <= 0) break;
-          const due = mysql
+          const due = openAt
             ? `d.priority = ? AND d.open_at <= ? AND (d.status = 'pending' OR d.lease_expires_at <= ?)${notSkipped} ORDER BY d.open_at`
             : `d.status IN ('pending', 'sending') AND d.priority = ? AND d.next_attempt_at <= ? AND (d.status = 'pending' OR d.lease_expires_at <= ?)${notSkipped} ORDER BY d.next_attempt_at`;
           const rows = await claims.claim(db, {
@@ -443,7 +447,7 @@ function createSqlEvents({ db, runner, codec, claims, guard }: SqlEventsDeps): E
         'completeWebhookMessages',
         () =>
           runner.transaction(db, async (tx) => {
-            const written = await writeWebhookCompletions(runner, claims, tx, items);
+            const written = await writeWebhookCompletions(dialect, runner, claims, tx, items);
             const attempts: unknown[][] = [];
             items.forEach(({ attempt: a }, i) => {
               if (!a || !written[i]) return;
@@ -544,12 +548,12 @@ function createSqlEvents({ db, runner, codec, claims, guard }: SqlEventsDeps): E
 
     webhookQueueState() {
       return guard('webhookQueueState', async () => {
-        const open = mysql ? 'open_at IS NOT NULL' : "status IN ('pending', 'sending')";
+        const open = openAt ? 'open_at IS NOT NULL' : "status IN ('pending', 'sending')";
         const [oldest] = await all(
           `SELECT MIN(created_at) AS at FROM mailroom_webhook_messages WHERE ${open}`,
         );
         const [due] = await all(
-          mysql
+          openAt
             ? "SELECT MIN(open_at) AS at FROM mailroom_webhook_messages WHERE open_at IS NOT NULL AND status = 'pending'"
             : "SELECT MIN(next_attempt_at) AS at FROM mailroom_webhook_messages WHERE status = 'pending'",
         );

@@ -3,7 +3,7 @@ import type { SqlContext } from '../sql-context.js';
 
 /** `IdempotencyStore` on SQL. Idempotency keys. */
 export function sqlIdempotencyStore(ctx: SqlContext): IdempotencyStore {
-  const { mysql, db, runner, codec, guard, first, write } = ctx;
+  const { dialect, db, runner, codec, guard, first, write } = ctx;
 
   return {
     beginIdempotent(record, now) {
@@ -22,9 +22,12 @@ export function sqlIdempotencyStore(ctx: SqlContext): IdempotencyStore {
               record.expiresAt.getTime(),
             ];
             const inserted = await write(
-              mysql
-                ? `INSERT IGNORE INTO mailroom_idempotency (${columns}) VALUES ${runner.values(1, 7)}`
-                : `INSERT INTO mailroom_idempotency (${columns}) VALUES ${runner.values(1, 7)} ON CONFLICT (project_id, idem_key) DO NOTHING`,
+              dialect.insertIgnore(
+                'mailroom_idempotency',
+                columns,
+                runner.values(1, 7),
+                'project_id, idem_key',
+              ),
               values,
               tx,
             );

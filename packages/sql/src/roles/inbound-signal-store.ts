@@ -38,13 +38,11 @@ const SIGNAL_COLUMNS = [
  * conditional statements, so no value is read and written back.
  */
 export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
-  const { db, runner, codec, guard, mysql } = ctx;
+  const { db, runner, codec, guard, dialect } = ctx;
   const write = async (tx: Db, text: string, params: unknown[]): Promise<number> =>
     (await runner.run(tx, text, params)).affected;
   const insertIgnore = (table: string, columns: readonly string[], key: string): string =>
-    mysql
-      ? `INSERT IGNORE INTO ${table} (${columns.join(', ')}) VALUES ${runner.values(1, columns.length)}`
-      : `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${runner.values(1, columns.length)} ON CONFLICT (${key}) DO NOTHING`;
+    dialect.insertIgnore(table, columns.join(', '), runner.values(1, columns.length), key);
 
   const suppress = (tx: Db, row: SuppressionRecord): Promise<number> =>
     write(
@@ -116,9 +114,7 @@ export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
               'INSERT INTO mailroom_soft_bounces (project_id, address, soft_count, updated_at) VALUES (?, ?, 1, ?)';
             await write(
               tx,
-              mysql
-                ? `${head} ON DUPLICATE KEY UPDATE soft_count = soft_count + 1, updated_at = VALUES(updated_at)`
-                : `${head} ON CONFLICT (project_id, address) DO UPDATE SET soft_count = mailroom_soft_bounces.soft_count + 1, updated_at = excluded.updated_at`,
+              `${head}${dialect.onConflictUpdate('mailroom_soft_bounces', 'project_id, address', ({ stored, incoming }) => [`soft_count = ${stored('soft_count')} + 1`, `updated_at = ${incoming('updated_at')}`])}`,
               [...addressKey, at],
             );
             const [row] = (
@@ -141,9 +137,7 @@ export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
               "INSERT INTO mailroom_profiles (project_id, address, name, traits, status, labels, created_at, updated_at) VALUES (?, ?, NULL, '{}', 'unsubscribed', '[]', ?, ?)";
             await write(
               tx,
-              mysql
-                ? `${head} ON DUPLICATE KEY UPDATE status = VALUES(status), updated_at = VALUES(updated_at)`
-                : `${head} ON CONFLICT (project_id, address) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at`,
+              `${head}${dialect.onConflictUpdate('mailroom_profiles', 'project_id, address', ({ incoming }) => [`status = ${incoming('status')}`, `updated_at = ${incoming('updated_at')}`])}`,
               [...addressKey, at, at],
             );
           }

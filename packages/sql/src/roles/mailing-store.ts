@@ -8,7 +8,6 @@ import type {
 } from '@mailroom/core';
 import { DELIVERY_STATUSES, MailroomError } from '@mailroom/core';
 import type { Db } from '../connection/connect.js';
-import { pgCommitBatch } from '../dialects/postgres/postgres-statements.js';
 import { JsonMemo } from '../dialects/sqlite/sqlite-writes.js';
 import type { Row } from '../rows/codec.js';
 import { MAILING_COLUMNS, SOURCE_JOB_COLUMNS } from '../rows/codec.js';
@@ -17,7 +16,7 @@ import { writeOutbox } from './event-store.js';
 
 /** `MailingStore` on SQL. Mailings, batches, their status, and the reads of their deliveries. */
 export function sqlMailingStore(ctx: SqlContext): MailingStore {
-  const { name, kind, db, runner, codec, bulk, guard, all, first, write, pageAfter } = ctx;
+  const { name, dialect, db, runner, codec, bulk, guard, all, first, write, pageAfter } = ctx;
   const mailingColumns = MAILING_COLUMNS.join(', ');
   const sourceJobColumns = SOURCE_JOB_COLUMNS.join(', ');
   const getMailingRow = (id: string) => first('SELECT * FROM mailroom_mailings WHERE id = ?', [id]);
@@ -41,7 +40,7 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
     // Mailings and batches
 
     commitBatch(batchWrite) {
-      const single = kind === 'postgres' ? pgCommitBatch(codec, batchWrite) : undefined;
+      const single = dialect.commitBatch?.(codec, batchWrite);
       if (single) {
         return guard('commitBatch', async (): Promise<BatchCommitResult> => {
           const [row] = (await runner.run<Row>(db, single.text, single.params, true)).rows;

@@ -26,7 +26,7 @@ const ACTIVE = '(until_at IS NULL OR until_at > ?)';
  * exclusive; removing is a delete whose changed-row count says which caller removed it.
  */
 export function sqlPauseStore(ctx: SqlContext): PauseStore {
-  const { db, runner, codec, guard, all, first, write, mysql } = ctx;
+  const { db, runner, codec, guard, all, first, write, dialect } = ctx;
   const where = 'project_id = ? AND scope = ? AND target = ?';
 
   return {
@@ -42,9 +42,7 @@ export function sqlPauseStore(ctx: SqlContext): PauseStore {
           );
           const columns = PAUSE_COLUMNS.join(', ');
           const values = runner.values(1, PAUSE_COLUMNS.length);
-          const text = mysql
-            ? `INSERT IGNORE INTO mailroom_pauses (${columns}) VALUES ${values}`
-            : `INSERT INTO mailroom_pauses (${columns}) VALUES ${values} ON CONFLICT (project_id, scope, target) DO NOTHING`;
+          const text = dialect.insertIgnore('mailroom_pauses', columns, values, 'project_id, scope, target');
           if ((await write(text, pauseParams(codec, pause), tx)) === 0) return false;
           await writeOutboxIf(ctx, tx, outbox);
           return true;

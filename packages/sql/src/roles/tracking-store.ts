@@ -8,12 +8,8 @@ import { writeOutbox } from './event-store.js';
  * The tracking role of the SQL store (tables of migration `003_tracking`): link maps as one JSON text per
  * mailing, opens as one row per (delivery, machine) with a count, clicks as one row each.
  */
-export function sqlTrackingStore({ db, runner, codec, guard }: SqlContext): TrackingStore {
-  const mysql = runner.kind === 'mysql';
-  const insertIgnore = (table: string, columns: string, values: string, key: string) =>
-    mysql
-      ? `INSERT IGNORE INTO ${table} (${columns}) VALUES ${values}`
-      : `INSERT INTO ${table} (${columns}) VALUES ${values} ON CONFLICT (${key}) DO NOTHING`;
+export function sqlTrackingStore({ dialect, db, runner, codec, guard }: SqlContext): TrackingStore {
+  const { insertIgnore } = dialect;
   const rows = async (text: string, params: unknown[], on: Db = db): Promise<Row[]> =>
     (await runner.run<Row>(on, text, params)).rows;
   const getLinkMap = async (mailingId: string): Promise<string[] | undefined> => {
@@ -84,7 +80,7 @@ export function sqlTrackingStore({ db, runner, codec, guard }: SqlContext): Trac
             }
             await runner.run(
               tx,
-              `UPDATE mailroom_tracking_opens SET hits = hits + 1, last_at = ${runner.kind === 'sqlite' ? 'MAX' : 'GREATEST'}(last_at, ?) WHERE delivery_id = ? AND machine = ?`,
+              `UPDATE mailroom_tracking_opens SET hits = hits + 1, last_at = ${dialect.greatest('last_at', '?')} WHERE delivery_id = ? AND machine = ?`,
               [at, hit.deliveryId, machine],
             );
             fresh.push(false);

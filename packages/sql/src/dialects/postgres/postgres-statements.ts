@@ -7,13 +7,8 @@ import {
   MAILING_COLUMNS,
   SOURCE_JOB_COLUMNS,
 } from '../../rows/codec.js';
-import { pgInsert } from '../../writes/insert-many.js';
-
-/** A statement with `?` placeholders and its parameters, in order. */
-export interface Statement {
-  text: string;
-  params: unknown[];
-}
+import type { Statement } from '../sql-dialect.js';
+import { pgInsert } from './postgres-insert.js';
 
 const SOURCE_JOB_PG_TYPES = [
   'text',
