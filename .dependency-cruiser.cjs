@@ -95,9 +95,56 @@ const layerRules = folders.map((folder) => {
   };
 });
 
+/**
+ * The folders of the http and cli packages, by rank, lowest first (their READMEs, "Source layout"): a folder
+ * imports only folders of lower ranks, never one of its own rank or above; the files at a package's root
+ * (index.ts, the cli's main.ts and bin.ts) are its entries, and no folder imports them.
+ */
+const PACKAGE_RANKS = {
+  http: [
+    ['neutral'],
+    ['pages', 'limits', 'metrics', 'openapi'],
+    ['routes'],
+    ['dashboard'],
+    ['handler'],
+    ['binders'],
+  ],
+  cli: [['output'], ['flags'], ['server'], ['admin'], ['commands']],
+};
+
+const packageLayerRules = Object.entries(PACKAGE_RANKS).flatMap(([pkg, ranks]) => {
+  const src = `packages/${pkg}/src`;
+  const folderRules = ranks.flatMap((rank, level) =>
+    rank.map((folder) => {
+      const forbidden = ranks
+        .slice(level)
+        .flat()
+        .filter((other) => other !== folder);
+      return {
+        name: `${pkg}-layers-${folder}`,
+        severity: 'error',
+        comment: `${pkg}/${folder} imports only folders of lower ranks (PACKAGE_RANKS).`,
+        from: { path: `^${src}/${folder}/` },
+        to: { path: forbidden.length > 0 ? `^${src}/(${forbidden.join('|')})/` : '^$' },
+      };
+    }),
+  );
+  return [
+    ...folderRules,
+    {
+      name: `${pkg}-root-is-the-entry`,
+      severity: 'error',
+      comment: `The files at the root of ${pkg}/src are its entries; no folder imports them.`,
+      from: { path: `^${src}/[^/]+/` },
+      to: { path: `^${src}/[^/]+\\.ts$` },
+    },
+  ];
+});
+
 module.exports = {
   forbidden: [
     ...layerRules,
+    ...packageLayerRules,
     {
       name: 'core-root-is-the-entry',
       severity: 'error',

@@ -2,8 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseCommandArgs } from '../packages/cli/src/args.js';
-import { DESTINATION_FLAGS, destinationsOf } from '../packages/cli/src/destination-flags.js';
+import { parseCommandArgs } from '../packages/cli/src/flags/args.js';
+import { DESTINATION_FLAGS, destinationsOf } from '../packages/cli/src/flags/destination-flags.js';
 
 const parse = (argv: string[], cwd = tmpdir(), dns: string[] = []) =>
   destinationsOf(

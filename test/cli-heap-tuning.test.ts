@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HEAP_FLAGS, tuneHeap } from '../packages/cli/src/heap-tuning.js';
+import { HEAP_FLAGS, tuneHeap } from '../packages/cli/src/server/heap-tuning.js';
 
 describe('the heap settings of the mailroom process', () => {
   it('sets every flag the process was not started with', () => {

@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import { createMailroom } from '@mailroom/core';
 import { memoryStore, memoryTransport } from '@mailroom/memory';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEMO_SENDER, DEMO_TEMPLATE_REF, ensureDemoProject } from '../packages/cli/src/demo-project.js';
+import {
+  DEMO_SENDER,
+  DEMO_TEMPLATE_REF,
+  ensureDemoProject,
+} from '../packages/cli/src/server/demo-project.js';
 import { type RunningCli, startCli, waitForOutput } from './support/cli-harness.js';
 
 /**

@@ -13,13 +13,16 @@ const repo = resolve(import.meta.dirname, '..');
 const depcruise = join(repo, 'node_modules/.bin/depcruise');
 const dirs: string[] = [];
 
-/** Writes `files` (path under packages/core/src -> source) into a fresh tree and cruises it. */
-async function cruise(files: Record<string, string>): Promise<{ ok: boolean; output: string }> {
+/** Writes `files` (path under `src`, by default the core's -> source) into a fresh tree and cruises it. */
+async function cruise(
+  files: Record<string, string>,
+  src = 'packages/core/src',
+): Promise<{ ok: boolean; output: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'mailroom-layers-'));
   dirs.push(dir);
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true } }));
   for (const [path, source] of Object.entries(files)) {
-    const file = join(dir, 'packages/core/src', path);
+    const file = join(dir, src, path);
     mkdirSync(dirname(file), { recursive: true });
     writeFileSync(file, source);
   }
@@ -98,5 +101,58 @@ describe('the core layers (.dependency-cruiser.cjs)', () => {
     });
     expect(result.ok).toBe(false);
     expect(result.output).toContain('core-layers-inbound');
+  });
+});
+
+describe('the http and cli folders (PACKAGE_RANKS in .dependency-cruiser.cjs)', () => {
+  it('passes imports that point down, from the entries at the root to the lowest folder', async () => {
+    const http = await cruise(
+      {
+        'neutral/types.ts': leaf,
+        'routes/routes.ts': "import { value } from '../neutral/types.js';\nexport const r = value;\n",
+        'handler/handler.ts': "import { r } from '../routes/routes.js';\nexport const h = r;\n",
+        'index.ts': "export { h } from './handler/handler.js';\n",
+      },
+      'packages/http/src',
+    );
+    expect(http.output).toContain('no dependency violations');
+    const cli = await cruise(
+      {
+        'output/io.ts': leaf,
+        'flags/args.ts': "import { value } from '../output/io.js';\nexport const a = value;\n",
+        'commands/commands.ts': "import { a } from '../flags/args.js';\nexport const c = a;\n",
+        'main.ts': "export { c } from './commands/commands.js';\n",
+      },
+      'packages/cli/src',
+    );
+    expect(cli.output).toContain('no dependency violations');
+  });
+
+  it('fails a folder that imports one of its own rank or above, or an entry at the root', async () => {
+    const http = await cruise(
+      {
+        'routes/routes.ts': leaf,
+        'openapi/openapi.ts': leaf,
+        'neutral/responses.ts': "import { value } from '../routes/routes.js';\nexport const r = value;\n",
+        'metrics/metrics.ts': "import { value } from '../openapi/openapi.js';\nexport const m = value;\n",
+      },
+      'packages/http/src',
+    );
+    expect(http.ok).toBe(false);
+    expect(http.output).toContain('http-layers-neutral');
+    expect(http.output).toContain('http-layers-metrics');
+    const cli = await cruise(
+      {
+        'main.ts': leaf,
+        'admin/admin-target.ts': leaf,
+        'server/open-engine.ts':
+          "import { value } from '../admin/admin-target.js';\nexport const o = value;\n",
+        'output/io.ts': "import { value } from '../main.js';\nexport const io = value;\n",
+      },
+      'packages/cli/src',
+    );
+    expect(cli.ok).toBe(false);
+    expect(cli.output).toContain('cli-layers-server');
+    expect(cli.output).toContain('cli-root-is-the-entry');
   });
 });

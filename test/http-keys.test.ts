@@ -11,7 +11,7 @@ import { mailroomPlugin } from '@mailroom/http/fastify';
 import { memoryStore, memoryTransport } from '@mailroom/memory';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAuthFailureLimit } from '../packages/http/src/auth-failure-limit.js';
+import { createAuthFailureLimit } from '../packages/http/src/limits/auth-failure-limit.js';
 
 interface Answer {
   status: number;

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { buildOpenApiDocument } from '@mailroom/http';
 import { describe, expect, it } from 'vitest';
-import { matchRoute } from '../packages/http/src/routes.js';
+import { matchRoute } from '../packages/http/src/routes/routes.js';
 
 /**
  * The route table of the http package's README lists every route the handler serves (issue 29: it lacked

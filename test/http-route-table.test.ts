@@ -7,7 +7,7 @@ import { memoryStore, memoryTransport } from '@mailroom/memory';
 import express from 'express';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { MatchedRoute } from '../packages/http/src/routes.js';
+import type { MatchedRoute } from '../packages/http/src/routes/routes.js';
 
 /**
  * The handler dispatches through a table keyed by route name. A route the path table knows but the
@@ -15,7 +15,7 @@ import type { MatchedRoute } from '../packages/http/src/routes.js';
  * an object) must answer 404, never be served as another route: the former if-chain served it as a
  * broadcast. The path table is wrapped so that two such paths match; everything else is the real one.
  */
-vi.mock(import('../packages/http/src/routes.js'), async (importOriginal) => {
+vi.mock(import('../packages/http/src/routes/routes.js'), async (importOriginal) => {
   const real = await importOriginal();
   const unhandled: Record<string, MatchedRoute> = {
     '/send/mail/retired': {

@@ -1,7 +1,7 @@
 import { type AuthContext, createMailroom, type KeyScope, type Mailroom, scopeAllows } from '@mailroom/core';
 import { memoryStore, memoryTransport } from '@mailroom/memory';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { matchRoute, ROUTE_NAMES, type RouteName } from '../packages/http/src/routes.js';
+import { matchRoute, ROUTE_NAMES, type RouteName } from '../packages/http/src/routes/routes.js';
 import { type DnsZoneServer, publish, startDnsZone } from './support/dns-zone.js';
 import { listenMailroom } from './support/http-harness.js';
 

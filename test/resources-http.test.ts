@@ -11,7 +11,7 @@ import { createMailroom, type Mailroom, type ManualClock, manualClock, type Stor
 import { type MemoryTransport, memoryStore, memoryTransport } from '@mailroom/memory';
 import { sqlStore } from '@mailroom/sql';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { matchRoute } from '../packages/http/src/routes.js';
+import { matchRoute } from '../packages/http/src/routes/routes.js';
 import { callApi, listenMailroom } from './support/http-harness.js';
 
 const PREFIX = '/v1';

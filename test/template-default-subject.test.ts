@@ -7,7 +7,11 @@ import { createHandler } from '@mailroom/http';
 import { type MemoryTransport, memoryStore, memoryTransport } from '@mailroom/memory';
 import { sqlStore } from '@mailroom/sql';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEMO_SENDER, DEMO_TEMPLATE_REF, ensureDemoProject } from '../packages/cli/src/demo-project.js';
+import {
+  DEMO_SENDER,
+  DEMO_TEMPLATE_REF,
+  ensureDemoProject,
+} from '../packages/cli/src/server/demo-project.js';
 
 // A template's subject is the default when a request gives none (spec: subject is required; our
 // extension lets a template carry it). A request with neither is a 400 naming `subject` and the way out.

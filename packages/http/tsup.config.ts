@@ -1,4 +1,9 @@
 import { defineConfig } from 'tsup';
 import { base } from '../../tsup.base.ts';
 
-export default defineConfig({ ...base, entry: ['src/index.ts', 'src/express.ts', 'src/fastify.ts'] });
+// Named entries: the binders live in src/binders/, their builds stay dist/express.js and dist/fastify.js
+// (the `./express` and `./fastify` exports).
+export default defineConfig({
+  ...base,
+  entry: { index: 'src/index.ts', express: 'src/binders/express.ts', fastify: 'src/binders/fastify.ts' },
+});

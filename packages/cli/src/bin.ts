@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-import { tuneHeap } from './heap-tuning.js';
 import { main } from './main.js';
+import { tuneHeap } from './server/heap-tuning.js';
 
 // The process is ours: the heap settings of a long-running server (see heap-tuning.ts), not set by
 // `main`, which tests and embedders call in processes of their own.

@@ -1,11 +1,11 @@
-export type { ParsedArgs } from './args.js';
-export { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from './cli-errors.js';
-export { cliLogger, type LogLevel } from './cli-logger.js';
-export type { Command } from './command.js';
-export { COMMANDS } from './commands.js';
-export { DEMO_SENDER, DEMO_TEMPLATE_REF, type DemoProject } from './demo-project.js';
-export { type CliIo, type CliOutput, processIo } from './io.js';
+export type { Command } from './commands/command.js';
+export { COMMANDS } from './commands/commands.js';
+export type { ParsedArgs } from './flags/args.js';
 export { main } from './main.js';
+export { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from './output/cli-errors.js';
+export { cliLogger, type LogLevel } from './output/cli-logger.js';
+export { type CliIo, type CliOutput, processIo } from './output/io.js';
+export { DEMO_SENDER, DEMO_TEMPLATE_REF, type DemoProject } from './server/demo-project.js';
 export {
   type DatabaseTarget,
   DEFAULT_DATABASE,
@@ -13,5 +13,5 @@ export {
   type DeliveryTarget,
   resolveDatabase,
   resolveDelivery,
-} from './open-engine.js';
-export { type RunningServer, type ServerOptions, startServer } from './start-server.js';
+} from './server/open-engine.js';
+export { type RunningServer, type ServerOptions, startServer } from './server/start-server.js';

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { REMOTE_HELP } from './admin-target.js';
-import { parseCommandArgs, takeGlobalOptions } from './args.js';
-import { codeOf, describeFailure, EXIT_OK, EXIT_USAGE, exitCodeOf, UsageError } from './cli-errors.js';
-import type { Command } from './command.js';
-import { findCommand, subcommandsOf, topLevelHelp } from './commands.js';
-import { type CliIo, onSignals, println, processIo } from './io.js';
+import { REMOTE_HELP } from './admin/admin-target.js';
+import type { Command } from './commands/command.js';
+import { findCommand, subcommandsOf, topLevelHelp } from './commands/commands.js';
+import { parseCommandArgs, takeGlobalOptions } from './flags/args.js';
+import { codeOf, describeFailure, EXIT_OK, EXIT_USAGE, exitCodeOf, UsageError } from './output/cli-errors.js';
+import { type CliIo, onSignals, println, processIo } from './output/io.js';
 
 /**
  * Runs the `mailroom` command line and resolves to its exit code: 0 done, 1 runtime failure (database or

@@ -19,6 +19,6 @@ export async function renderOpenApiTypes(): Promise<string> {
   const header =
     `${COMMENT_HEADER.trimEnd()}\n` +
     '// Regenerate with `pnpm --filter @mailroom/client generate` after changing the HTTP routes or their\n' +
-    '// schemas (packages/http/src/openapi*.ts); test/openapi-types.test.ts fails while this file is stale.\n\n';
+    '// schemas (packages/http/src/openapi/); test/openapi-types.test.ts fails while this file is stale.\n\n';
   return header + astToString(ast);
 }

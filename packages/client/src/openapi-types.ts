@@ -3,7 +3,7 @@
  * Do not make direct changes to the file.
  */
 // Regenerate with `pnpm --filter @mailroom/client generate` after changing the HTTP routes or their
-// schemas (packages/http/src/openapi*.ts); test/openapi-types.test.ts fails while this file is stale.
+// schemas (packages/http/src/openapi/); test/openapi-types.test.ts fails while this file is stale.
 
 export interface paths {
     "/events": {

@@ -1,13 +1,9 @@
-export type { AuthFailureLimitOptions } from './auth-failure-limit.js';
 export type { DashboardOptions } from './dashboard/dashboard-options.js';
-export { createHandler, DEFAULT_BODY_LIMIT } from './handler.js';
-export type { MetricsOptions } from './metrics-options.js';
-export { buildOpenApiDocument } from './openapi.js';
-export { DEFAULT_RETRY_AFTER_SECONDS } from './responses.js';
-export type {
-  HttpOptions,
-  MailroomHttpHandler,
-  NeutralRequest,
-  NeutralResponse,
-  RateLimitOptions,
-} from './types.js';
+export { createHandler, DEFAULT_BODY_LIMIT } from './handler/handler.js';
+export type { HttpOptions, MailroomHttpHandler } from './handler/http-options.js';
+export type { AuthFailureLimitOptions } from './limits/auth-failure-limit.js';
+export type { RateLimitOptions } from './limits/request-rate-limit.js';
+export type { MetricsOptions } from './metrics/metrics-options.js';
+export { DEFAULT_RETRY_AFTER_SECONDS } from './neutral/responses.js';
+export type { NeutralRequest, NeutralResponse } from './neutral/types.js';
+export { buildOpenApiDocument } from './openapi/openapi.js';

@@ -15,7 +15,7 @@ import {
 } from './bounce-reasons.js';
 import type { BounceRecipient, InboundReport, SmtpCommand } from './inbound-report.js';
 import { replyCodeIn } from './notice-text.js';
-import { REASON_PATTERNS } from './reason-patterns.js';
+import { NO_SUCH_USER_WORDS, REASON_PATTERNS } from './reason-patterns.js';
 import { statusCodeIn } from './report-fields.js';
 import { statusReason } from './status-reasons.js';
 
@@ -219,8 +219,11 @@ const ALWAYS_UNKNOWN =
 /**
  * "User unknown" without a code that says so: the recipient, when said at RCPT or with no word of the
  * stage; a filter's refusal of this sender when said after DATA (the message was read first) or under a
- * mailbox-status code (5.2.x). The Japanese carriers word their subscribers' filters so: au (KDDI) answers
- * "550 : User unknown", naming no address; docomo "Unknown user" (after DATA, for the sender's domain).
+ * mailbox-status code (5.2.x). Under a security or policy code (5.7.x) not said at RCPT, only words saying
+ * outright that the mailbox does not exist ({@link NO_SUCH_USER_WORDS}) name the recipient; "mailbox
+ * unavailable" or "recipient rejected" there is a refusal of the message. The Japanese carriers word their
+ * subscribers' filters so: au (KDDI) answers "550 : User unknown", naming no address; docomo "Unknown
+ * user" (after DATA, for the sender's domain).
  */
 function unknownUser(words: string, { byStatus, command, docomo }: Context): BounceReason {
   if (/\b5\d\d[\s:]*:\s*user unknown/i.test(words)) return 'filtered';
@@ -228,11 +231,11 @@ function unknownUser(words: string, { byStatus, command, docomo }: Context): Bou
     return 'userunknown';
   }
   if (byStatus?.reason === 'filtered' || byStatus?.reason === 'suspend') return 'filtered';
-  // Under a security or policy code (5.7.x), "mailbox unavailable" not said at RCPT is a refusal of the
-  // message, not proof that the mailbox is missing.
-  if (byStatus && BOUNCE_REASONS[byStatus.reason].group === 'sender-side') return 'filtered';
   if (docomo && command === 'DATA') return 'rejected';
   if (command === 'DATA' || docomo) return 'filtered';
+  if (byStatus && BOUNCE_REASONS[byStatus.reason].group === 'sender-side') {
+    return NO_SUCH_USER_WORDS.test(words) ? 'userunknown' : 'filtered';
+  }
   return 'userunknown';
 }
 

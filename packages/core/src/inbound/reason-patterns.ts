@@ -2,24 +2,29 @@
  * The words by which remote servers say why they refused, per reason: the replies of the common MTAs
  * (Postfix, Exim, sendmail, qmail, Exchange, Notes, Courier...) and providers (Gmail, Microsoft, Yahoo,
  * Apple, GoDaddy, Tencent, Orange, the Japanese carriers), in English and the other languages they use.
- * Matched case-insensitively against one line of text; the classifier decides in which order.
+ * Matched case-insensitively against one line of text; the classifier decides in which order. The large
+ * families (unknown users and hosts, full mailboxes, suspended accounts, refusals by the recipient or of the
+ * sender) are data tables under `phrases/`, with their sources; every table is compiled once, at load.
  */
 import type { BounceReason } from './bounce-reasons.js';
+import { MAILBOX_FULL } from './phrases/mailbox-full-phrases.js';
+import { compilePhrases } from './phrases/phrase-table.js';
+import { RECIPIENT_FILTER, SENDER_REFUSED } from './phrases/refused-by-recipient-phrases.js';
+import { ACCOUNT_SUSPENDED } from './phrases/suspended-phrases.js';
+import { NO_MAIL_HOST, NO_SUCH_DOMAIN } from './phrases/unknown-host-phrases.js';
+import { NO_SUCH_USER, REFUSED_RECIPIENT } from './phrases/unknown-user-phrases.js';
 
 const p = (...parts: RegExp[]) => new RegExp(parts.map((r) => r.source).join('|'), 'i');
 
+/**
+ * Words that say outright that the mailbox or user does not exist (not merely "refused" or "unavailable"):
+ * they name a missing mailbox under a generic code too (5.0.0, 5.7.1).
+ */
+export const NO_SUCH_USER_WORDS: RegExp = compilePhrases(NO_SUCH_USER);
+
 /** The patterns of each reason that words can tell (not `delivered`, `feedback`, `undefined`). */
 export const REASON_PATTERNS: Partial<Record<BounceReason, RegExp>> = {
-  mailboxfull: p(
-    /mailbox (is |was )?(full|over ?quota|exceeded|has exceeded|size limit exceeded)/,
-    /(mail ?box|inbox|account|user|recipient)('s)? (is )?(over|exceeded|exceeds) (the )?(storage |disk )?(quota|storage|size|limit)/,
-    /over ?quota|quota (exceeded|full|violation)|exceeded (the )?(storage )?quota|disk quota/,
-    /(inbox|mailbox) is out of storage|insufficient (storage|space) (in|for) (the )?(mail ?box|inbox)|out of storage space/,
-    /user mailbox exceeds allowed size|mailbox size limit|mailfolder is full|mailbox full/,
-    /number of messages in recipient's mailbox exceeded|too many messages in (this|the) mailbox/,
-    /their mailbox is full|recipient'?s? mailbox is full|boite (aux lettres )?pleine/,
-    /メールボックスが(一杯|いっぱい|満杯)|容量(を)?(超過|オーバー)/,
-  ),
+  mailboxfull: compilePhrases(MAILBOX_FULL),
   exceedlimit: p(
     /message (size |length )?exceeds? (the )?limit set by (the )?recipient/,
     /too large for this recipient|recipsizelimit|exceeds (the )?(recipient|mailbox)('s)? (size )?limit/,
@@ -29,13 +34,7 @@ export const REASON_PATTERNS: Partial<Record<BounceReason, RegExp>> = {
     /exceeds (the )?(fixed )?maximum (allowed )?message size|message size exceeds|mail too large/,
     /line limit exceeded|line too long|message file too big|exceeded the maximum size/,
   ),
-  suspend: p(
-    /(account|mailbox|address|user) (has been |is |was )?(disabled|suspended|inactive|deactivated|frozen|locked|blocked|discontinued)/,
-    /disabled (recipient|mailbox|account|user)|suspended (recipient|mailbox|account)|inactive (mailbox|account|user)/,
-    /mailbox (is )?(frozen|inactive|disabled)|temporar(il)?y locked|account is not active|recipient account is blocked/,
-    /user account disabled|the email account that you tried to reach is (disabled|inactive)|account has been disabled or discontinued/,
-    /le compte du destinataire est bloque|the user\(s\) account is disabled/,
-  ),
+  suspend: compilePhrases(ACCOUNT_SUSPENDED),
   hasmoved: p(
     /no longer (on|at) (this )?server|recipient no longer|has moved|address has changed|not our (user|customer)/,
     /mailbox has moved|moved to a new address|no longer (valid|active|in use)|address no longer accepts mail/,
@@ -71,35 +70,10 @@ export const REASON_PATTERNS: Partial<Record<BounceReason, RegExp>> = {
     /rfc ?5322|rfc ?2822|rfc ?822 (compliant|violation)|not (rfc|rfc-) ?compliant/,
     /multiple (addresses in from|\w+ headers)|duplicate header|messages with multiple .{0,30} are not accepted/,
   ),
-  userunknown: p(
-    /user (is )?unknown|unknown (user|recipient|mailbox|local ?part)|no such (user|mailbox|recipient|address|account|local user)/,
-    /(mailbox|user|recipient|address|account) (does not|doesn't|did not) exist|(user|recipient) not (found|exist|listed)/,
-    /invalid (recipient|mailbox|user|address|final delivery userid)|recipient (is )?(invalid|unknown|rejected)/,
-    /no mailbox here|not a valid (mailbox|recipient|user)|(mailbox|user) not found|recipnotfound|recipient name is not recognized/,
-    /address (is )?(unknown|invalid|not found)|address rejected\.$|bad destination mailbox|unrouteable address|address not found/,
-    /the email account that you tried to reach does not exist|doesn't have an? .{1,40} account|this user doesn't have/,
-    /mailbox (not found|unavailable|does not exist)|user not listed|not listed in .{0,30}(directory|address book)/,
-    /no one with that email address here|addressee unknown|the recipient (address )?does not exist|requested action not taken: no such user/,
-    /destination (address|user) (does not exist|unknown)|undeliverable address|unknown or illegal alias/,
-    /recipient address rejected: access denied|no valid recipients|invalid recipient|adresse destinataire invalide/,
-    /please check if (the )?(e-?mail )?address is correct|\(and other recipients in the same domain\)/,
-    /宛先.{0,10}(見つかりません|存在しません)|存在しない(ユーザ|アドレス)/,
-  ),
-  filtered: p(
-    /message filtered|filtered by|rejected (by|due to) (the )?recipient'?s? (preferences|filter|settings)/,
-    /refused due to recipient preferences|domain filter|rejected-by-the-domain-filter|受信拒否/,
-  ),
-  hostunknown: p(
-    /host (or domain name )?(not found(?!, try again)|unknown)|unknown (host|domain)|no such (domain|host)|domain (does not exist|not found|is invalid)/,
-    /(couldn't|could not|can't|cannot) find any host|invalid domain|domain name not found|nxdomain/,
-    /name service error .{0,60}host not found(?!, try again)|domain is not reachable|unrouteable (domain|mail domain)/,
-    /host [a-z0-9.-]+ not found|(?<![@\w.-])[a-z0-9-]+(\.[a-z0-9-]+)+\.? does not exist|the account or domain may not exist/,
-  ),
-  notaccept: p(
-    /null mx|does not accept (e-?mail|mail)|doesn't receive email|accepts no mail|not accepting (network )?(mail|messages)/,
-    /couldn't find a mail exchanger|no mail exchanger|no (mx|mail) (record|host)s?|mx (record|lookup) (not found|failed)/,
-    /no mx found|indicated no smtp service|mx or srv record indicated no/,
-  ),
+  userunknown: compilePhrases(NO_SUCH_USER, REFUSED_RECIPIENT),
+  filtered: compilePhrases(RECIPIENT_FILTER),
+  hostunknown: compilePhrases(NO_SUCH_DOMAIN),
+  notaccept: compilePhrases(NO_MAIL_HOST),
   virusdetected: p(/\bvirus|malware|infected|trojan|worm detected|dangerous attachment/),
   spamdetected: p(
     /spam (detected|message|content|score|filter)|(detected|identified|classified|scored|flagged|marked|considered) as (spam|junk|unsolicited)/,
@@ -119,12 +93,7 @@ export const REASON_PATTERNS: Partial<Record<BounceReason, RegExp>> = {
     /adresse ip source bloquee|may not be mail exchanger|\(bl\)|blocked by|access denied\.\.\./,
     /invalid ip for sending mail/,
   ),
-  rejected: p(
-    /sender (address )?(rejected|refused|denied|not allowed|blocked|unknown|invalid)|(envelope|return path|mail from) (address )?(rejected|refused|invalid)/,
-    /domain of sender address .{0,80}does not exist|sender domain (does not exist|must exist|not found|is invalid)/,
-    /unroutable sender|(invalid|bad|unknown) sender|purported responsible address|from: domain is invalid|you are not a member/,
-    /sending this from a different address or alias|sender verify failed|sender verification failed|not (allowed|permitted) to (send|post)|don't have permission to post|may not exist, or you may not have permission/,
-  ),
+  rejected: compilePhrases(SENDER_REFUSED),
   policyviolation: p(
     /polic(y|ies)( reasons| violation)?|protocol violation|header error|not allowed by|content presents a potential/,
     /message not allowed|prohibited (attachment|content|file)|attachment (type )?(not allowed|rejected|blocked)/,

@@ -103,7 +103,7 @@ export function statusReason(
 /**
  * Exchange Online's own details under 5.4 and 5.7 (documented in its NDR reference): 5.7.5xx and
  * 5.7.6xx refuse the sending IP or domain, 5.7.509 is DMARC, 4.7.650 a rate limit by IP reputation,
- * 5.4.3xx DNS and routing failures and expiry.
+ * 5.4.3xx DNS and routing failures and expiry; 5.4.310 says the recipient's domain does not exist.
  */
 function microsoftCode(subject: number, detail: number): { reason: BounceReason; specific: boolean } | null {
   if (subject === 7 && detail === 509) return { reason: 'authfailure', specific: true };
@@ -111,6 +111,7 @@ function microsoftCode(subject: number, detail: number): { reason: BounceReason;
     return { reason: detail >= 650 && detail <= 652 ? 'badreputation' : 'blocked', specific: true };
   }
   if (subject === 4 && (detail === 300 || detail === 316)) return { reason: 'expired', specific: true };
-  if (subject === 4 && detail >= 310 && detail <= 312) return { reason: 'networkerror', specific: true };
+  if (subject === 4 && detail === 310) return { reason: 'hostunknown', specific: true };
+  if (subject === 4 && detail >= 311 && detail <= 312) return { reason: 'networkerror', specific: true };
   return null;
 }

@@ -4,7 +4,7 @@
  * the list of the period's pauses and today's warm-up in words.
  */
 import type { ActivityChart, GuardLine, PauseBand } from '@mailroom/core';
-import { html, type SafeHtml } from './html.js';
+import { html, type SafeHtml } from '../pages/html.js';
 
 /** The geometry of a panel, shared with `activity-chart.ts`. */
 export interface PanelFrame {

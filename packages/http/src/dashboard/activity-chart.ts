@@ -7,8 +7,8 @@
  * with the chart's `data-buckets`.
  */
 import type { ActivityChart, ActivitySeriesName } from '@mailroom/core';
+import { html, type SafeHtml } from '../pages/html.js';
 import { guardPanel, type PanelFrame, pauseBandsSvg, pausesAndWarmup } from './activity-chart-marks.js';
-import { html, type SafeHtml } from './html.js';
 
 interface Panel {
   title: string;

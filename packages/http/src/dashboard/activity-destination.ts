@@ -3,7 +3,7 @@
  * a group's name or a domain; empty for every destination.
  */
 import { DEFAULT_DESTINATION_GROUPS } from '@mailroom/core';
-import { html, type SafeHtml } from './html.js';
+import { html, type SafeHtml } from '../pages/html.js';
 
 /** Longest destination name taken from the query (a domain's longest). */
 const MAX_NAME = 253;

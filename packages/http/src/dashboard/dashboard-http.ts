@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { MailroomError } from '@mailroom/core';
-import type { NeutralRequest, NeutralResponse } from '../types.js';
-import type { SafeHtml } from './html.js';
+import type { NeutralRequest, NeutralResponse } from '../neutral/types.js';
+import type { SafeHtml } from '../pages/html.js';
 
 /**
  * The HTTP plumbing of the dashboard: response headers (a strict policy with no remote source anywhere),

@@ -1,7 +1,9 @@
 import type { AuthContext, DeliveryStatus, Logger, MailingKind, Mailroom, Variables } from '@mailroom/core';
 import { ERROR_CODES, isMailroomError, MailroomError } from '@mailroom/core';
-import { isScopeRefusal, requireScope } from '../route-access.js';
-import type { NeutralRequest, NeutralResponse } from '../types.js';
+import type { NeutralRequest, NeutralResponse } from '../neutral/types.js';
+import { errorPage } from '../pages/error-page.js';
+import { escapeHtml, html, type SafeHtml } from '../pages/html.js';
+import { isScopeRefusal, requireScope } from '../routes/route-access.js';
 import { destinationParam } from './activity-destination.js';
 import {
   checkSameOrigin,
@@ -19,12 +21,10 @@ import {
 } from './dashboard-http.js';
 import type { ResolvedDashboardOptions } from './dashboard-options.js';
 import { DELIVERY_STATUS_ORDER, progressOf } from './fragments.js';
-import { escapeHtml, type SafeHtml } from './html.js';
-import type { PageContext } from './layout.js';
+import { frameOf, type PageContext } from './layout.js';
 import { audiencePage } from './pages/audience-page.js';
 import { deliveryPage } from './pages/delivery-page.js';
 import { domainsPage } from './pages/domains-page.js';
-import { errorPage } from './pages/error-page.js';
 import { keysPage } from './pages/keys-page.js';
 import { mailingPage } from './pages/mailing-page.js';
 import { mailingsPage } from './pages/mailings-page.js';
@@ -568,13 +568,10 @@ export function createDashboard(
       call.requestId,
       call.nonce,
       // A scope refusal says which scope the action needs; other refusals keep their fixed words.
-      errorPage(
-        call.nonce,
-        status,
-        call.requestId,
-        call.ctx,
-        isScopeRefusal(error) ? error.message : undefined,
-      ),
+      errorPage(frameOf(call.nonce, call.ctx), status, call.requestId, {
+        text: isScopeRefusal(error) ? error.message : undefined,
+        after: call.ctx && html`<p><a href="${call.ctx.root}/broadcasts">Back to the broadcasts</a></p>`,
+      }),
       extra,
     );
   }

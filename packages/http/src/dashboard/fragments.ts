@@ -5,7 +5,7 @@ import {
   type MailingView,
   TERMINAL_DELIVERY_STATUSES,
 } from '@mailroom/core';
-import { html, type SafeHtml } from './html.js';
+import { html, type SafeHtml } from '../pages/html.js';
 
 /** Pieces of markup that several pages share. */
 

@@ -1,5 +1,6 @@
+import type { PageFrame } from '../pages/error-page.js';
+import { html, raw, type SafeHtml } from '../pages/html.js';
 import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js';
-import { html, raw, type SafeHtml } from './html.js';
 
 /** The sections of the navigation. */
 export type Section =
@@ -58,6 +59,11 @@ export function layout(
 /** A page without navigation (sign-in). */
 export function bareLayout(nonce: string, title: string, content: SafeHtml): SafeHtml {
   return shell(nonce, title, html`<main>${content}</main>`);
+}
+
+/** The frame of a page that may be shown signed in or not (an error): the layout, else the bare one. */
+export function frameOf(nonce: string, ctx: PageContext | undefined): PageFrame {
+  return (title, content) => (ctx ? layout(ctx, title, null, content) : bareLayout(nonce, title, content));
 }
 
 /** The hidden field carrying the session's CSRF token. */

@@ -1,6 +1,6 @@
 import type { AudienceGroupView } from '@mailroom/core';
+import { html, type SafeHtml } from '../../pages/html.js';
 import { time } from '../fragments.js';
-import { html, type SafeHtml } from '../html.js';
 import { layout, type PageContext } from '../layout.js';
 
 /** The project's audience groups with their member counts. */

@@ -1,5 +1,5 @@
 import { BOUNCE_REASONS, type DomainBounces, isBounceReason } from '@mailroom/core';
-import { html, type SafeHtml } from '../html.js';
+import { html, type SafeHtml } from '../../pages/html.js';
 
 /** Reasons shown per domain; the rest are summed up in the counts. */
 const REASONS_SHOWN = 4;

@@ -8,8 +8,8 @@ import {
   type MailingView,
   sentVia,
 } from '@mailroom/core';
+import { html, type SafeHtml } from '../../pages/html.js';
 import { badge, time } from '../fragments.js';
-import { html, type SafeHtml } from '../html.js';
 import { layout, type PageContext } from '../layout.js';
 import { deliveryPreviewUrl, mailingUrl, sectionOf } from '../urls.js';
 import { deliveryTrackingSection } from './tracking-section.js';

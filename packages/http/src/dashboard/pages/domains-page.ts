@@ -1,6 +1,6 @@
 import type { DnsRecordToPublish, DomainFinding, DomainView, DomainWarning } from '@mailroom/core';
+import { html, type SafeHtml } from '../../pages/html.js';
 import { badge, time } from '../fragments.js';
-import { html, type SafeHtml } from '../html.js';
 import { csrfField, layout, type PageContext } from '../layout.js';
 
 /** What the Domains page shows. */

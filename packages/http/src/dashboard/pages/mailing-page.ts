@@ -8,6 +8,7 @@ import type {
   SourceJobView,
   TrackingView,
 } from '@mailroom/core';
+import { html, raw, type SafeHtml } from '../../pages/html.js';
 import { activitySection } from '../activity-chart.js';
 import {
   badge,
@@ -19,7 +20,6 @@ import {
   progressOf,
   time,
 } from '../fragments.js';
-import { html, raw, type SafeHtml } from '../html.js';
 import { csrfField, layout, type PageContext } from '../layout.js';
 import { deliveryUrl, mailingUrl, progressUrl, query, sectionOf } from '../urls.js';
 import { bouncesSection } from './bounces-section.js';

@@ -1,8 +1,8 @@
 import type { ActivityChart, DomainBounces, MailingKind, MailingView, Page } from '@mailroom/core';
+import { html, type SafeHtml } from '../../pages/html.js';
 import { activitySection } from '../activity-chart.js';
 import { destinationPicker } from '../activity-destination.js';
 import { badge, copyableRef, countsLine, pager, progressBar, progressOf, time } from '../fragments.js';
-import { html, type SafeHtml } from '../html.js';
 import { layout, type PageContext } from '../layout.js';
 import { mailingUrl, progressUrl, query, sectionOf } from '../urls.js';
 import { bouncesSection } from './bounces-section.js';

@@ -1,6 +1,6 @@
 import { MAX_PAUSE_MINUTES, MAX_PAUSE_REASON, type MailingView, type PauseView } from '@mailroom/core';
+import { html, type SafeHtml } from '../../pages/html.js';
 import { time } from '../fragments.js';
-import { html, type SafeHtml } from '../html.js';
 import { csrfField, layout, type PageContext } from '../layout.js';
 import { mailingUrl } from '../urls.js';
 

@@ -1,4 +1,4 @@
-import { html, type SafeHtml } from '../html.js';
+import { html, type SafeHtml } from '../../pages/html.js';
 import { bareLayout } from '../layout.js';
 
 /** The sign-in form: the project secret, posted to the dashboard and kept nowhere but the server's check. */

@@ -1,6 +1,6 @@
 import type { SuppressionView } from '@mailroom/core';
+import { html, type SafeHtml } from '../../pages/html.js';
 import { pager, time } from '../fragments.js';
-import { html, type SafeHtml } from '../html.js';
 import { csrfField, layout, type PageContext } from '../layout.js';
 import { query } from '../urls.js';
 

@@ -1,6 +1,6 @@
 import type { RenderedContent, TemplateView } from '@mailroom/core';
+import { html, type SafeHtml } from '../../pages/html.js';
 import { time } from '../fragments.js';
-import { html, type SafeHtml } from '../html.js';
 import { layout, type PageContext } from '../layout.js';
 import { query, templateUrl } from '../urls.js';
 

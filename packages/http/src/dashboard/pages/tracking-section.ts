@@ -1,6 +1,6 @@
 import type { DeliveryTracking, TrackingView } from '@mailroom/core';
+import { html, type SafeHtml } from '../../pages/html.js';
 import { time } from '../fragments.js';
-import { html, type SafeHtml } from '../html.js';
 
 /**
  * A mailing's opens and clicks: unique people and machines apart (mail-privacy proxies, link scanners),

@@ -1,0 +1,255 @@
+import { resolveRenderThreads, WORKER_DEFAULTS } from '@mailroom/core';
+import { parseBoundedInt } from '../flags/args.js';
+import { DESTINATION_FLAGS, DESTINATION_FLAGS_HELP, destinationsOf } from '../flags/destination-flags.js';
+import {
+  DOMAIN_FLAGS,
+  DOMAIN_FLAGS_HELP,
+  dnsServersOf,
+  domainsOptionsOf,
+  sesRelayOf,
+} from '../flags/domain-flags.js';
+import {
+  allowHostsOf,
+  DELIVERY_FLAGS,
+  DELIVERY_FLAGS_HELP,
+  deliveryFlagsOf,
+  publicUrlOf,
+  threadsLabel,
+  trackingFlagsOf,
+  unsubscribeSecretOf,
+  webhookOptionsOf,
+  workerOptionsOf,
+} from '../flags/engine-flags.js';
+import {
+  BOUNCE_FLAGS,
+  BOUNCE_FLAGS_HELP,
+  bouncesOf,
+  INBOUND_FLAGS,
+  INBOUND_FLAGS_HELP,
+  inboundListenOf,
+  NOTIFICATIONS_HELP,
+  notificationsOf,
+} from '../flags/inbound-flags.js';
+import { EXIT_OK, UsageError } from '../output/cli-errors.js';
+import { cliLogger, logLevelOf } from '../output/cli-logger.js';
+import { type CliIo, println } from '../output/io.js';
+import { demoCurlLine, templateAddHint } from '../server/demo-project.js';
+import {
+  type DeliveryTarget,
+  describeDelivery,
+  resolveDatabase,
+  resolveDelivery,
+} from '../server/open-engine.js';
+import { runUntilShutdown } from '../server/shutdown.js';
+import { type RunningServer, startServer } from '../server/start-server.js';
+import type { Command } from './command.js';
+
+/** `mailroom serve`: the HTTP API and an in-process worker on embedded defaults. */
+export const serveCommand: Command = {
+  name: 'serve',
+  localOnly: "runs the server on the database's machine",
+  summary: 'Run the HTTP API with an in-process delivery worker',
+  help: `Usage: mailroom serve [--port 3000] [--host 127.0.0.1] [--database URL|FILE]
+                      [--smtp URL | --ses-region REGION | --outbox DIR] [--no-worker] [--concurrency N] [--render-threads N] [--rate N]
+                      [--public-url URL] [--allow-host HOST:PORT]...
+                      [--track-opens] [--track-clicks]
+                      [--no-dashboard | --dashboard-prefix PATH]
+                      [--metrics] [--log-level LEVEL]
+                      [--bounce-domain DOMAIN [--inbound-port P] [--inbound-host HOST]
+                       [--inbound-rate N] [--inbound-trusted-relay CIDR]...
+                       [--tls-key FILE --tls-cert FILE]]
+                      [--domain-sending warn|enforce] [--dns-server HOST:PORT]... [--relay-ip IP]...
+
+Serves POST /send/mail and POST /send/mail/broadcast (and /openapi.json, and the
+one-click unsubscribe links of broadcasts at /unsubscribe/TOKEN) and delivers
+in the same process. On an empty database it creates a demo project and prints its
+secret once, with a curl line that sends a message. SIGTERM or Ctrl-C stops taking
+requests, finishes the sends in flight and exits.
+
+Options:
+  --port N           port to listen on, 0 for any free port (default: PORT, else 3000)
+  --host HOST        interface to listen on (default: 127.0.0.1; 0.0.0.0 for all)
+${DELIVERY_FLAGS_HELP}
+${BOUNCE_FLAGS_HELP}
+  --inbound-port P   also run the inbound SMTP listener on port P: it takes the bounces (DSNs),
+                     complaints (ARF) and replies mailed to the bounce domain, and refuses
+                     every other recipient (needs --bounce-domain; point the domain's MX here)
+${INBOUND_FLAGS_HELP}
+${DOMAIN_FLAGS_HELP}
+${DESTINATION_FLAGS_HELP}
+  --no-worker        do not deliver in this process (run mailroom worker instead)
+  --no-dashboard     do not serve the project dashboard (default: served at /dashboard,
+                     signed in with a project secret)
+  --dashboard-prefix PATH
+                     serve the dashboard at PATH instead of /dashboard
+  --metrics          serve Prometheus metrics at GET /metrics; with MAILROOM_METRICS_TOKEN set
+                     (which also turns them on) a scrape needs "Authorization: Bearer TOKEN"
+  --log-level LEVEL  debug, info, warn, error or silent (default: MAILROOM_LOG_LEVEL, else
+                     info); JSON lines on stderr, debug adds one line per request
+
+${NOTIFICATIONS_HELP}`,
+  flags: {
+    ...DELIVERY_FLAGS,
+    ...BOUNCE_FLAGS,
+    ...INBOUND_FLAGS,
+    ...DOMAIN_FLAGS,
+    ...DESTINATION_FLAGS,
+    'inbound-port': { type: 'string' },
+    port: { type: 'string' },
+    host: { type: 'string' },
+    'no-worker': { type: 'boolean' },
+    'no-dashboard': { type: 'boolean' },
+    'dashboard-prefix': { type: 'string' },
+    metrics: { type: 'boolean' },
+    'log-level': { type: 'string' },
+  },
+  positionals: { min: 0, max: 0, names: '' },
+  async run(args, io) {
+    const portText = args.string('port') ?? io.env.PORT;
+    const port =
+      portText === undefined || portText === ''
+        ? 3000
+        : parseBoundedInt(
+            portText,
+            args.string('port') === undefined ? 'PORT' : '--port',
+            { min: 0, max: 65535 },
+            this.name,
+          );
+    const host = args.string('host') ?? '127.0.0.1';
+    const worker = !args.flag('no-worker');
+    const workerOptions = workerOptionsOf(args);
+    const publicUrl = publicUrlOf(args, io.env, this.name);
+    const unsubscribeSecret = unsubscribeSecretOf(io.env, this.name);
+    const bounces = bouncesOf(args, io.env, this.name);
+    const notifications = notificationsOf(io.env);
+    const inboundPort = args.int('inbound-port', { min: 0, max: 65535 });
+    if (inboundPort !== undefined && !bounces) {
+      throw new UsageError('--inbound-port needs --bounce-domain (the domain it takes mail for)', this.name);
+    }
+    const inbound = inboundPort === undefined ? undefined : inboundListenOf(args, inboundPort, this.name);
+    const allowHosts = allowHostsOf(args, io.env, this.name);
+    const webhooks = webhookOptionsOf(args, this.name);
+    const logLevel = logLevelOf(args.string('log-level'), io.env.MAILROOM_LOG_LEVEL, this.name);
+    const dashboardPrefix = args.string('dashboard-prefix');
+    const metricsToken = io.env.MAILROOM_METRICS_TOKEN?.trim() || undefined;
+    const database = resolveDatabase(args.string('database'), io, this.name);
+    const delivery = resolveDelivery(deliveryFlagsOf(args), io, this.name);
+    const domains = domainsOptionsOf(args, io.env, this.name, sesRelayOf(delivery.kind));
+    const destinations = destinationsOf(args, io.cwd, dnsServersOf(args, io.env, this.name), this.name);
+    const server = await startServer({
+      port,
+      host,
+      database,
+      delivery,
+      worker,
+      workerOptions,
+      logger: cliLogger(io.stderr, logLevel),
+      http: {
+        dashboard: args.flag('no-dashboard')
+          ? { enabled: false }
+          : { ...(dashboardPrefix ? { prefix: dashboardPrefix } : {}) },
+        ...(args.flag('metrics') || metricsToken
+          ? { metrics: metricsToken ? { token: metricsToken } : {} }
+          : {}),
+      },
+      ...(publicUrl ? { publicUrl } : {}),
+      ...(unsubscribeSecret ? { unsubscribeSecret } : {}),
+      tracking: trackingFlagsOf(args),
+      ...(bounces ? { bounces } : {}),
+      ...(inbound ? { inbound } : {}),
+      ...(notifications ? { notifications } : {}),
+      allowHosts,
+      webhooks,
+      domains,
+      ...(destinations ? { destinations } : {}),
+    });
+    const databaseFlag = args.string('database');
+    printBanner(io, server, {
+      database: database.label,
+      // For the printed commands: the flag as given, except a server URL's password (redacted).
+      ...(databaseFlag
+        ? { databaseFlag: /^\w+:\/\//.test(databaseFlag) ? database.label : databaseFlag }
+        : {}),
+      allowHosts,
+      delivery,
+      worker,
+      concurrency: workerOptions.concurrency,
+      renderThreads: resolveRenderThreads(workerOptions.renderThreads),
+      bounceDomain: bounces?.domain,
+    });
+    await runUntilShutdown(io, async () => {
+      println(io.stderr, 'mailroom: stopping (finishing requests and sends in flight)...');
+      await server.stop();
+      println(io.stderr, 'mailroom: stopped');
+    });
+    return EXIT_OK;
+  },
+};
+
+function printBanner(
+  io: CliIo,
+  server: RunningServer,
+  setup: {
+    database: string;
+    delivery: DeliveryTarget;
+    worker: boolean;
+    concurrency: number | undefined;
+    renderThreads: number;
+    bounceDomain: string | undefined;
+    allowHosts: string[];
+    /** `--database` as the printed commands must repeat it (absent: the default or the environment's). */
+    databaseFlag?: string;
+  },
+): void {
+  const { delivery } = setup;
+  const out = io.stdout;
+  const where =
+    delivery.kind === 'outbox'
+      ? `${describeDelivery(delivery)} (one .eml file per message)`
+      : describeDelivery(delivery);
+  println(out, `Mailroom is listening on http://${hostForUrl(server.address.host)}:${server.address.port}`);
+  println(out, `  database  ${setup.database}`);
+  println(out, `  delivery  ${where}`);
+  println(out, `  links     ${server.publicUrl}/unsubscribe/... (one-click unsubscribe in broadcasts)`);
+  if (setup.bounceDomain) {
+    const listener = server.inbound
+      ? `inbound SMTP on ${hostForUrl(server.inbound.host)}:${server.inbound.port}`
+      : 'no inbound listener here (mailroom inbound)';
+    println(out, `  bounces   b+TOKEN@${setup.bounceDomain.toLowerCase()} (${listener})`);
+  }
+  if (server.dashboardUrl) println(out, `  dashboard ${server.dashboardUrl} (sign in with a project secret)`);
+  if (server.metricsUrl) println(out, `  metrics   ${server.metricsUrl} (Prometheus)`);
+  if (setup.allowHosts.length > 0) {
+    println(out, `  fetches   also from ${setup.allowHosts.join(', ')} (allow-listed)`);
+  }
+  println(
+    out,
+    `  worker    ${setup.worker ? `in-process (concurrency ${setup.concurrency ?? WORKER_DEFAULTS.concurrency}, ${threadsLabel(setup.renderThreads)})` : 'off: run mailroom worker to deliver'}`,
+  );
+  const { demo } = server;
+  if (!demo) return;
+  println(out);
+  println(
+    out,
+    `Created the demo project "${demo.project.name}" (${demo.project.id}) with the sender ${demo.sender} and the MJML template "${demo.templateRef}".`,
+  );
+  println(out, 'Its live secret, shown only this once (store it now):');
+  println(out, `  ${demo.secret}`);
+  println(out);
+  println(out, 'Send a message:');
+  println(out, `  ${demoCurlLine(server.url, demo.secret, demo.sender, demo.templateRef)}`);
+  println(out);
+  println(
+    out,
+    delivery.kind === 'outbox'
+      ? `The message lands in ${delivery.dir} as an .eml file.`
+      : `The message is delivered through ${describeDelivery(delivery)}.`,
+  );
+  println(out);
+  println(out, 'Use your own template (from this directory):');
+  println(out, `  ${templateAddHint(demo.project.id, setup.databaseFlag)}`);
+}
+
+function hostForUrl(address: string): string {
+  return address.includes(':') ? `[${address}]` : address;
+}
