@@ -13,7 +13,11 @@ import { sqlStore } from '@mailroom/sql';
 import Database from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, mailroomMigrations } from '../packages/sql/src/migrations.js';
+import {
+  MIGRATION_LOCK_TABLE,
+  MIGRATION_TABLE,
+  mailroomMigrations,
+} from '../packages/sql/src/migrations/migrations.js';
 
 async function run(cwd: string, argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';

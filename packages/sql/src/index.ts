@@ -1,15 +1,15 @@
-export { migrate } from './migrate.js';
-export {
-  MIGRATION_LOCK_TABLE,
-  MIGRATION_TABLE,
-  mailroomMigrationProvider,
-  mailroomMigrations,
-} from './migrations.js';
 export type {
   SqlDialectOptions,
   SqlKind,
   SqlKyselyOptions,
   SqlStoreOptions,
   SqlUrlOptions,
-} from './options.js';
+} from './connection/options.js';
+export { migrate } from './migrations/migrate.js';
+export {
+  MIGRATION_LOCK_TABLE,
+  MIGRATION_TABLE,
+  mailroomMigrationProvider,
+  mailroomMigrations,
+} from './migrations/migrations.js';
 export { sqlStore } from './sql-store.js';

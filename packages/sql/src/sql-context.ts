@@ -1,9 +1,9 @@
-import type { BulkWrites } from './bulk-writes.js';
-import type { Codec, Row } from './codec.js';
-import type { Db } from './connect.js';
-import type { SqlKind } from './options.js';
-import type { SqlClaims } from './sql-claims.js';
-import type { SqlRunner } from './sql-runner.js';
+import type { SqlClaims } from './claims/sql-claims.js';
+import type { Db } from './connection/connect.js';
+import type { SqlRunner } from './connection/sql-runner.js';
+import type { SqlDialect } from './dialects/sql-dialect.js';
+import type { Codec, Row } from './rows/codec.js';
+import type { BulkWrites } from './writes/bulk-writes.js';
 
 /** Keys per `IN (...)` list. */
 export const IN_LIST_SIZE = 500;
@@ -32,15 +32,14 @@ export interface GuardOptions {
 export interface SqlContext {
   /** The store's name, `sql:<kind>`, for errors. */
   readonly name: string;
-  readonly kind: SqlKind;
-  /** `kind === 'mysql'`: the statements that differ are written for MySQL and for the rest. */
-  readonly mysql: boolean;
+  /** What differs between the databases: the roles ask it, never which database the store is on. */
+  readonly dialect: SqlDialect;
   /** The database (the store's own, or the Kysely instance it was given). */
   readonly db: Db;
   /** Runs statements on `db` or a transaction of it, in the dialect's way. */
-  readonly r: SqlRunner;
+  readonly runner: SqlRunner;
   /** Rows to records and back. */
-  readonly c: Codec;
+  readonly codec: Codec;
   /** Set-based inserts of deliveries and upserts of profiles. */
   readonly bulk: BulkWrites;
   /** The lease primitives (claim, renew, fenced outcome). */
@@ -66,24 +65,21 @@ export interface SqlContext {
 
 /** The context of one store, with its statement helpers. */
 export function createSqlContext(
-  parts: Omit<SqlContext, 'mysql' | 'all' | 'first' | 'write' | 'upsertAll' | 'pageAfter'>,
+  parts: Omit<SqlContext, 'all' | 'first' | 'write' | 'upsertAll' | 'pageAfter'>,
 ): SqlContext {
-  const { db, r, kind } = parts;
-  const mysql = kind === 'mysql';
+  const { db, runner, dialect } = parts;
   const all = async (text: string, params: unknown[] = [], on: Db = db): Promise<Row[]> =>
-    (await r.run<Row>(on, text, params)).rows;
+    (await runner.run<Row>(on, text, params)).rows;
   const first = async (text: string, params: unknown[] = [], on: Db = db): Promise<Row | undefined> =>
-    (await r.run<Row>(on, text, params)).rows[0];
+    (await runner.run<Row>(on, text, params)).rows[0];
   const write = async (text: string, params: unknown[] = [], on: Db = db): Promise<number> =>
-    (await r.run(on, text, params)).affected;
+    (await runner.run(on, text, params)).affected;
   /** `INSERT ... ON CONFLICT (key) DO UPDATE` that replaces every column, or MySQL's equivalent. */
   const upsertAll = (table: string, columns: readonly string[], key: string): string => {
-    const head = `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${r.values(1, columns.length)}`;
-    return mysql
-      ? `${head} ON DUPLICATE KEY UPDATE ${columns.map((col) => `${col} = VALUES(${col})`).join(', ')}`
-      : `${head} ON CONFLICT (${key}) DO UPDATE SET ${columns.map((col) => `${col} = excluded.${col}`).join(', ')}`;
+    const head = `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${runner.values(1, columns.length)}`;
+    return `${head}${dialect.onConflictUpdate(table, key, ({ incoming }) => columns.map((col) => `${col} = ${incoming(col)}`))}`;
   };
   const pageAfter = (after: string | null | undefined, column: string): [string, unknown[]] =>
     after === undefined || after === null ? ['', []] : [` AND ${column} > ?`, [after]];
-  return { ...parts, mysql, all, first, write, upsertAll, pageAfter };
+  return { ...parts, all, first, write, upsertAll, pageAfter };
 }

@@ -1,16 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import type { Store } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
-import { STORE_ID_SETTING, sqlAppTransactions } from './app-transaction.js';
-import { createBulkWrites } from './bulk-writes.js';
-import { createCodec } from './codec.js';
-import { connect } from './connect.js';
+import { createSqlClaims } from './claims/create-sql-claims.js';
+import { connect } from './connection/connect.js';
+import type { SqlStoreOptions } from './connection/options.js';
+import { toStoreError } from './connection/sql-errors.js';
+import { createSqlRunner } from './connection/sql-runner.js';
+import { dialectOf } from './dialects/dialect-of.js';
 import { DEFAULT_SQLITE_RESERVE_MIB, sqliteReserve } from './dialects/sqlite/sqlite-reserve.js';
 import { createSqliteSourcePages } from './dialects/sqlite/sqlite-source-pages.js';
-import { runMigrations } from './migrations.js';
-import type { SqlStoreOptions } from './options.js';
+import { runMigrations } from './migrations/migrations.js';
 import { sqlAccountStore } from './roles/account-store.js';
 import { sqlActivityStore } from './roles/activity-store.js';
+import { STORE_ID_SETTING, sqlAppTransactions } from './roles/app-transaction.js';
 import { sqlAudienceAdminStore } from './roles/audience-admin-store.js';
 import { sqlAudienceStore } from './roles/audience-store.js';
 import { sqlDeliveryQueue } from './roles/delivery-queue.js';
@@ -26,10 +28,9 @@ import { sqlResourceStore } from './roles/resource-store.js';
 import { sqlRetentionStore } from './roles/retention-store.js';
 import { sqlSourceJobStore } from './roles/source-job-store.js';
 import { sqlTrackingStore } from './roles/tracking-store.js';
-import { createSqlClaims } from './sql-claims.js';
+import { createCodec } from './rows/codec.js';
 import { createSqlContext, type GuardOptions } from './sql-context.js';
-import { toStoreError } from './sql-errors.js';
-import { createSqlRunner } from './sql-runner.js';
+import { createBulkWrites } from './writes/bulk-writes.js';
 
 /**
  * A `Store` on SQL through Kysely: SQLite (better-sqlite3, the embedded default), PostgreSQL (pg) and
@@ -46,10 +47,11 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     options as SqlStoreOptions,
   );
   const name = `sql:${kind}`;
-  const r = createSqlRunner(kind, { root: db, sqliteFile, pgPrepare, pgPool });
-  const c = createCodec(kind);
-  const bulk = createBulkWrites(r, c);
-  const claims = createSqlClaims(r, c);
+  const dialect = dialectOf(kind);
+  const runner = createSqlRunner(dialect, { root: db, sqliteFile, pgPrepare, pgPool });
+  const codec = createCodec(dialect.jsonParsedByDriver);
+  const bulk = createBulkWrites(dialect, runner, codec);
+  const claims = createSqlClaims(dialect, runner, codec);
   let migrated: Promise<void> | undefined;
   let storeId: string | undefined;
   let closed = false;
@@ -66,18 +68,21 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     if (closed)
       throw new MailroomError('STORE_FAILED', `${operation}: the store is closed`, { source: name });
     try {
-      return await (options.retry === false ? fn() : r.retrying(fn));
+      return await (options.retry === false ? fn() : runner.retrying(fn));
     } catch (error) {
       throw toStoreError(error, name, operation, options.exists);
     }
   };
-  /** Rows from which a source page goes to the SQLite writer thread (see `sqliteWriterThreadRows`). */
+  /**
+   * Rows from which a source page goes to the SQLite writer thread (see `sqliteWriterThreadRows`): only
+   * on a SQLite file the store opened from a URL.
+   */
   const writerThreadRows =
-    kind === 'sqlite' && 'url' in options
+    sqliteFile !== undefined && 'url' in options
       ? Math.max(1, options.sqliteWriterThreadRows ?? 1024)
       : Number.POSITIVE_INFINITY;
 
-  const ctx = createSqlContext({ name, kind, db, r, c, bulk, claims, guard });
+  const ctx = createSqlContext({ name, dialect, db, runner, codec, bulk, claims, guard });
   const accounts = sqlAccountStore(ctx);
   const mailings = sqlMailingStore(ctx);
   const idempotency = sqlIdempotencyStore(ctx);
@@ -94,7 +99,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
   };
   const init = () =>
     guard('init', async () => {
-      migrated ??= runMigrations(db, kind)
+      migrated ??= runMigrations(db, dialect)
         .then(async () => {
           // The database's id, for telling whether an app's transaction is on this database.
           const id = randomBytes(16).toString('hex');
@@ -123,7 +128,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
         'ping',
         async () => {
           admit('ping');
-          await r.run(db, 'SELECT 1');
+          await runner.run(db, 'SELECT 1');
         },
         { retry: false },
       );

@@ -1,11 +1,12 @@
 import { testTime } from '@mailroom/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createCodec } from '../src/codec.js';
-import { connect } from '../src/connect.js';
-import { completeDeliveries } from '../src/delivery-completions.js';
+import { createSqlClaims } from '../src/claims/create-sql-claims.js';
+import { connect } from '../src/connection/connect.js';
+import { createSqlRunner } from '../src/connection/sql-runner.js';
+import { dialectOf } from '../src/dialects/dialect-of.js';
 import { writeOutbox } from '../src/roles/event-store.js';
-import { createSqlClaims } from '../src/sql-claims.js';
-import { createSqlRunner } from '../src/sql-runner.js';
+import { createCodec } from '../src/rows/codec.js';
+import { completeDeliveries } from '../src/writes/delivery-completions.js';
 import { storeOn, testDatabases } from './support/databases.js';
 import { seedDeliveries } from './support/seed.js';
 
@@ -30,7 +31,8 @@ for (const kind of ['sqlite', 'postgres', 'mysql'] as const) {
       // On its own connection, with a runner that counts the statements it sends.
       const { db, release } = connect({ url });
       cleanups.push(release);
-      const runner = createSqlRunner(kind);
+      const dialect = dialectOf(kind);
+      const runner = createSqlRunner(dialect);
       let statements = 0;
       const counting: typeof runner = {
         ...runner,
@@ -39,16 +41,19 @@ for (const kind of ['sqlite', 'postgres', 'mysql'] as const) {
           return runner.run(...args);
         },
       };
-      const codec = createCodec(kind);
+      const codec = createCodec(dialect.jsonParsedByDriver);
 
       const [first, second] = claimed;
       if (!first || !second) throw new Error('expected claims');
       const written = await completeDeliveries(
-        db,
-        counting,
-        createSqlClaims(counting, codec),
-        codec,
-        writeOutbox,
+        {
+          dialect,
+          db,
+          runner: counting,
+          claims: createSqlClaims(dialect, counting, codec),
+          codec,
+          writeOutbox,
+        },
         [
           ...claimed.map((d, i) => ({
             id: d.id,

@@ -5,27 +5,27 @@ import { INSERT_KEY, keyParams } from './key-store.js';
 
 /** `AccountStore` on SQL. Projects, secrets, sender identities, templates and the installation's settings. */
 export function sqlAccountStore(ctx: SqlContext): AccountStore {
-  const { name, mysql, db, r, c, guard, all, first, write, upsertAll } = ctx;
+  const { name, dialect, db, runner, codec, guard, all, first, write, upsertAll } = ctx;
 
   return {
     // Projects and secrets
 
     createProject(project, secret) {
       return guard('createProject', () =>
-        r.transaction(db, async (tx) => {
+        runner.transaction(db, async (tx) => {
           await write(
             'INSERT INTO mailroom_projects (id, name, created_at) VALUES (?, ?, ?)',
             [project.id, project.name, project.createdAt.getTime()],
             tx,
           );
-          await write(INSERT_KEY, keyParams(c, secret), tx);
+          await write(INSERT_KEY, keyParams(codec, secret), tx);
         }),
       );
     },
 
     addProjectSecret(secret) {
       return guard('addProjectSecret', async () => {
-        await write(INSERT_KEY, keyParams(c, secret));
+        await write(INSERT_KEY, keyParams(codec, secret));
       });
     },
 
@@ -38,8 +38,8 @@ export function sqlAccountStore(ctx: SqlContext): AccountStore {
         );
         if (!row) return undefined;
         return {
-          secret: c.secret(row),
-          project: c.project({
+          secret: codec.secret(row),
+          project: codec.project({
             id: row.project_id,
             name: row.project_name,
             created_at: row.project_created_at,
@@ -51,13 +51,13 @@ export function sqlAccountStore(ctx: SqlContext): AccountStore {
     getProject(id) {
       return guard('getProject', async () => {
         const row = await first('SELECT * FROM mailroom_projects WHERE id = ?', [id]);
-        return row && c.project(row);
+        return row && codec.project(row);
       });
     },
 
     listProjects() {
       return guard('listProjects', async () =>
-        (await all('SELECT * FROM mailroom_projects ORDER BY created_at, id')).map(c.project),
+        (await all('SELECT * FROM mailroom_projects ORDER BY created_at, id')).map(codec.project),
       );
     },
 
@@ -74,7 +74,7 @@ export function sqlAccountStore(ctx: SqlContext): AccountStore {
               sender.projectId,
               sender.address,
               sender.name,
-              c.json(sender.dkim),
+              codec.json(sender.dkim),
               sender.createdAt.getTime(),
             ],
           );
@@ -89,7 +89,7 @@ export function sqlAccountStore(ctx: SqlContext): AccountStore {
           projectId,
           address,
         ]);
-        return row && c.sender(row);
+        return row && codec.sender(row);
       });
     },
 
@@ -130,14 +130,14 @@ export function sqlAccountStore(ctx: SqlContext): AccountStore {
           projectId,
           ref,
         ]);
-        return row && c.template(row);
+        return row && codec.template(row);
       });
     },
 
     listTemplates(projectId) {
       return guard('listTemplates', async () =>
         (await all('SELECT * FROM mailroom_templates WHERE project_id = ? ORDER BY ref', [projectId])).map(
-          c.template,
+          codec.template,
         ),
       );
     },
@@ -147,12 +147,11 @@ export function sqlAccountStore(ctx: SqlContext): AccountStore {
     ensureSetting(settingName, value, now) {
       return guard('ensureSetting', async () => {
         const columns = 'name, value, created_at';
-        await write(
-          mysql
-            ? `INSERT IGNORE INTO mailroom_settings (${columns}) VALUES (?, ?, ?)`
-            : `INSERT INTO mailroom_settings (${columns}) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`,
-          [settingName, value, now.getTime()],
-        );
+        await write(dialect.insertIgnore('mailroom_settings', columns, '(?, ?, ?)', 'name'), [
+          settingName,
+          value,
+          now.getTime(),
+        ]);
         // Settings are never deleted: whoever inserted first, this reads the value that stays.
         const row = await first('SELECT value FROM mailroom_settings WHERE name = ?', [settingName]);
         if (typeof row?.value !== 'string') {

@@ -1,22 +1,6 @@
 import type { ActivityStore, EventRecord, EventSeriesRow, EventType } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
-import type { SqlKind } from '../options.js';
 import type { SqlContext } from '../sql-context.js';
-
-/**
- * The bounce class and the machine flag of an event's JSON `data`, per dialect: SQLite's `->>` with a
- * path (a JSON true reads as 1), PostgreSQL's jsonb operators (`'true'`), MySQL's and MariaDB's
- * `JSON_VALUE` (MariaDB has no `->>`).
- */
-const JSON_PARTS: Record<SqlKind, { bounceClass: string; machine: string }> = {
-  sqlite: { bounceClass: `data ->> '$.bounce.class'`, machine: `data ->> '$.machine' = 1` },
-  postgres: { bounceClass: `data #>> '{bounce,class}'`, machine: `data ->> 'machine' = 'true'` },
-  mysql: {
-    bounceClass: `JSON_VALUE(data, '$.bounce.class')`,
-    // MariaDB reads a JSON true as '1', MySQL as 'true'.
-    machine: `JSON_VALUE(data, '$.machine') IN ('true', '1')`,
-  },
-};
 
 /**
  * `LIKE` pattern of an address at `domain`, with the wildcards of the domain escaped by `!`; a group's
@@ -37,8 +21,10 @@ const text = (value: unknown): string | null =>
  * integer arithmetic, the same in every dialect.
  */
 export function sqlActivityStore(ctx: SqlContext): ActivityStore {
-  const { kind, all, guard, c } = ctx;
-  const { bounceClass, machine } = JSON_PARTS[kind];
+  const { dialect, all, guard, codec } = ctx;
+  // The bounce class and the machine flag of an event's JSON `data`.
+  const bounceClass = dialect.jsonText('data', ['bounce', 'class']);
+  const machine = dialect.jsonIsTrue('data', ['machine']);
   const variant = `CASE WHEN type = 'email.bounced' THEN ${bounceClass} WHEN type IN ('email.opened', 'email.clicked') THEN (CASE WHEN ${machine} THEN 'machine' ELSE 'human' END) ELSE NULL END`;
 
   return {
@@ -100,7 +86,7 @@ export function sqlActivityStore(ctx: SqlContext): ActivityStore {
             mailingRef: text(row.mailing_ref),
             deliveryId: text(row.delivery_id),
             address: text(row.address),
-            data: c.fromJson(row.data),
+            data: codec.fromJson(row.data),
             createdAt: new Date(Number(row.created_at)),
           }),
         );

@@ -1,7 +1,7 @@
 import type { AudienceAdminStore, ErasureCounts, ProfileRecord } from '@mailroom/core';
 import { ERASED_ADDRESS, erasedDeliveryAddress, scrubAddress, scrubText } from '@mailroom/core';
-import type { Row } from '../codec.js';
-import { SOURCE_JOB_COLUMNS } from '../codec.js';
+import type { Row } from '../rows/codec.js';
+import { SOURCE_JOB_COLUMNS } from '../rows/codec.js';
 import type { SqlContext } from '../sql-context.js';
 import { IN_LIST_SIZE } from '../sql-context.js';
 
@@ -13,7 +13,7 @@ const PROJECT_GROUPS = 'group_id IN (SELECT id FROM mailroom_groups WHERE projec
 
 /** `AudienceAdminStore` on SQL: listing and editing profiles, removing groups, erasing an address. */
 export function sqlAudienceAdminStore(ctx: SqlContext): AudienceAdminStore {
-  const { db, r, c, guard, all, write } = ctx;
+  const { db, runner, codec, guard, all, write } = ctx;
 
   /** One page of the project's profiles in address order after `after`, from `prefix` on. */
   const profileRange = async (
@@ -30,7 +30,7 @@ export function sqlAudienceAdminStore(ctx: SqlContext): AudienceAdminStore {
       `SELECT * FROM mailroom_profiles WHERE project_id = ? AND address ${op} ? ORDER BY address LIMIT ?`,
       [projectId, from, limit],
     );
-    return rows.map(c.profile);
+    return rows.map(codec.profile);
   };
 
   return {
@@ -59,16 +59,16 @@ export function sqlAudienceAdminStore(ctx: SqlContext): AudienceAdminStore {
       return guard(
         'updateProfile',
         () =>
-          r.transaction(db, async (tx) => {
+          runner.transaction(db, async (tx) => {
             const row = (
               await all(
-                `SELECT * FROM mailroom_profiles WHERE project_id = ? AND address = ?${r.forUpdate}`,
+                `SELECT * FROM mailroom_profiles WHERE project_id = ? AND address = ?${runner.forUpdate}`,
                 [projectId, address],
                 tx,
               )
             )[0];
             if (!row) return undefined;
-            const profile = c.profile(row);
+            const profile = codec.profile(row);
             const next: ProfileRecord = {
               ...profile,
               address: target,
@@ -85,8 +85,8 @@ export function sqlAudienceAdminStore(ctx: SqlContext): AudienceAdminStore {
               [
                 next.address,
                 next.name,
-                c.json(next.traits),
-                c.json(next.labels),
+                codec.json(next.traits),
+                codec.json(next.labels),
                 next.status,
                 now.getTime(),
                 projectId,
@@ -109,7 +109,7 @@ export function sqlAudienceAdminStore(ctx: SqlContext): AudienceAdminStore {
 
     deleteGroup(projectId, ref) {
       return guard('deleteGroup', () =>
-        r.transaction(db, async (tx) => {
+        runner.transaction(db, async (tx) => {
           const group = (
             await all('SELECT id FROM mailroom_groups WHERE project_id = ? AND ref = ?', [projectId, ref], tx)
           )[0];
@@ -123,7 +123,7 @@ export function sqlAudienceAdminStore(ctx: SqlContext): AudienceAdminStore {
 
     eraseAddress(projectId, address) {
       return guard('eraseAddress', () =>
-        r.transaction(db, async (tx) => {
+        runner.transaction(db, async (tx) => {
           const counts: ErasureCounts = {
             profiles: await write(
               'DELETE FROM mailroom_profiles WHERE project_id = ? AND address = ?',
@@ -175,7 +175,7 @@ export function sqlAudienceAdminStore(ctx: SqlContext): AudienceAdminStore {
           for (const slice of slices(deliveryIds)) {
             events.push(
               ...(await all(
-                `SELECT id, data FROM mailroom_events WHERE delivery_id IN ${r.values(1, slice.length)}`,
+                `SELECT id, data FROM mailroom_events WHERE delivery_id IN ${runner.values(1, slice.length)}`,
                 slice,
                 tx,
               )),
@@ -187,16 +187,16 @@ export function sqlAudienceAdminStore(ctx: SqlContext): AudienceAdminStore {
             const id = String(row.id);
             if (seen.has(id)) continue;
             seen.add(id);
-            const data = scrubAddress(c.fromJson<object>(row.data), address);
+            const data = scrubAddress(codec.fromJson<object>(row.data), address);
             counts.events += await write(
               'UPDATE mailroom_events SET address = NULL, data = ? WHERE id = ?',
-              [c.json(data), id],
+              [codec.json(data), id],
               tx,
             );
           }
           for (const slice of slices(eventIds)) {
             const messages = await all(
-              `SELECT id, payload FROM mailroom_webhook_messages WHERE project_id = ? AND event_id IN ${r.values(1, slice.length)}`,
+              `SELECT id, payload FROM mailroom_webhook_messages WHERE project_id = ? AND event_id IN ${runner.values(1, slice.length)}`,
               [projectId, ...slice],
               tx,
             );
@@ -211,7 +211,7 @@ export function sqlAudienceAdminStore(ctx: SqlContext): AudienceAdminStore {
           for (const slice of slices(deliveryIds)) {
             // A click's URL may carry the address (a link with the recipient's address in it).
             const clicks = await all(
-              `SELECT id, url FROM mailroom_tracking_clicks WHERE delivery_id IN ${r.values(1, slice.length)}`,
+              `SELECT id, url FROM mailroom_tracking_clicks WHERE delivery_id IN ${runner.values(1, slice.length)}`,
               slice,
               tx,
             );
@@ -227,7 +227,7 @@ export function sqlAudienceAdminStore(ctx: SqlContext): AudienceAdminStore {
             }
             counts.signals += await write(
               `UPDATE mailroom_inbound_signals SET address = ?, diagnostic = NULL, reported_address = NULL,
-               reported_message_id = NULL WHERE delivery_id IN ${r.values(1, slice.length)}`,
+               reported_message_id = NULL WHERE delivery_id IN ${runner.values(1, slice.length)}`,
               [ERASED_ADDRESS, ...slice],
               tx,
             );
@@ -240,8 +240,8 @@ export function sqlAudienceAdminStore(ctx: SqlContext): AudienceAdminStore {
     insertImportJob(job) {
       return guard('insertImportJob', async () => {
         await write(
-          `INSERT INTO mailroom_source_jobs (${SOURCE_JOB_COLUMNS.join(', ')}) VALUES ${r.values(1, SOURCE_JOB_COLUMNS.length)}`,
-          c.sourceJobParams(job),
+          `INSERT INTO mailroom_source_jobs (${SOURCE_JOB_COLUMNS.join(', ')}) VALUES ${runner.values(1, SOURCE_JOB_COLUMNS.length)}`,
+          codec.sourceJobParams(job),
         );
       });
     },

@@ -5,7 +5,7 @@ import { writeOutbox } from './event-store.js';
 
 /** `AudienceStore` on SQL. Audience groups, profiles and suppressions. */
 export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
-  const { mysql, db, r, c, guard, all, first, write, upsertAll, pageAfter } = ctx;
+  const { dialect, db, runner, codec, guard, all, first, write, upsertAll, pageAfter } = ctx;
 
   return {
     // Groups and profiles
@@ -29,7 +29,7 @@ export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
           projectId,
           ref,
         ]);
-        return row && c.group(row);
+        return row && codec.group(row);
       });
     },
 
@@ -40,7 +40,7 @@ export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
            FROM mailroom_groups g WHERE g.project_id = ? ORDER BY g.ref`,
           [projectId],
         );
-        return rows.map((row) => ({ ...c.group(row), members: Number(row.members) }));
+        return rows.map((row) => ({ ...codec.group(row), members: Number(row.members) }));
       });
     },
 
@@ -50,7 +50,7 @@ export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
           projectId,
           address,
         ]);
-        return row && c.profile(row);
+        return row && codec.profile(row);
       });
     },
 
@@ -61,10 +61,10 @@ export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
         for (let i = 0; i < unique.length; i += IN_LIST_SIZE) {
           const slice = unique.slice(i, i + IN_LIST_SIZE);
           const rows = await all(
-            `SELECT * FROM mailroom_profiles WHERE project_id = ? AND address IN ${r.values(1, slice.length)}`,
+            `SELECT * FROM mailroom_profiles WHERE project_id = ? AND address IN ${runner.values(1, slice.length)}`,
             [projectId, ...slice],
           );
-          found.push(...rows.map(c.profile));
+          found.push(...rows.map(codec.profile));
         }
         return found;
       });
@@ -74,14 +74,12 @@ export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
       return guard('setProfileStatus', async () => {
         const head =
           'INSERT INTO mailroom_profiles (project_id, address, name, traits, status, labels, created_at, updated_at) VALUES (?, ?, NULL, ?, ?, ?, ?, ?)';
-        const text = mysql
-          ? `${head} ON DUPLICATE KEY UPDATE status = VALUES(status), updated_at = VALUES(updated_at)`
-          : `${head} ON CONFLICT (project_id, address) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at`;
+        const text = `${head}${dialect.onConflictUpdate('mailroom_profiles', 'project_id, address', ({ incoming }) => [`status = ${incoming('status')}`, `updated_at = ${incoming('updated_at')}`])}`;
         const params = [projectId, address, '{}', status, '[]', now.getTime(), now.getTime()];
         if (!outbox) return void (await write(text, params));
-        await r.transaction(db, async (tx) => {
+        await runner.transaction(db, async (tx) => {
           await write(text, params, tx);
-          await writeOutbox(r, c, tx, [outbox]);
+          await writeOutbox(runner, codec, tx, [outbox]);
         });
       });
     },
@@ -95,7 +93,7 @@ export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
            WHERE gm.group_id = ? AND gm.project_id = ?${after} ORDER BY gm.address LIMIT ?`,
           [groupId, projectId, ...afterParams, page.limit],
         );
-        return rows.map(c.profile);
+        return rows.map(codec.profile);
       });
     },
 
@@ -137,10 +135,10 @@ export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
         for (let i = 0; i < unique.length; i += IN_LIST_SIZE) {
           const slice = unique.slice(i, i + IN_LIST_SIZE);
           const rows = await all(
-            `SELECT * FROM mailroom_suppressions WHERE project_id = ? AND address IN ${r.values(1, slice.length)}`,
+            `SELECT * FROM mailroom_suppressions WHERE project_id = ? AND address IN ${runner.values(1, slice.length)}`,
             [projectId, ...slice],
           );
-          found.push(...rows.map(c.suppression));
+          found.push(...rows.map(codec.suppression));
         }
         return found;
       });

@@ -1,10 +1,10 @@
 import type { ClaimedDelivery, DeliveryQueue } from '@mailroom/core';
-import type { Row } from '../codec.js';
-import { DELIVERY_COLUMNS, DELIVERY_JSON_COLUMNS } from '../codec.js';
-import { completeDeliveries } from '../delivery-completions.js';
-import type { SqlKind } from '../options.js';
+import type { SqlDialect } from '../dialects/sql-dialect.js';
+import type { Row } from '../rows/codec.js';
+import { DELIVERY_COLUMNS, DELIVERY_JSON_COLUMNS } from '../rows/codec.js';
 import type { SqlContext } from '../sql-context.js';
 import { IN_LIST_SIZE } from '../sql-context.js';
+import { completeDeliveries } from '../writes/delivery-completions.js';
 import { writeOutbox } from './event-store.js';
 import { activePauses, notPausedClause } from './pause-store.js';
 
@@ -13,18 +13,22 @@ const BLOCKED_MAILINGS = `('cancelled', 'failed')`;
 /**
  * The claim condition that `d` is not a delivery of a blocked mailing. PostgreSQL and SQLite get a
  * `NOT IN` over the (few) blocked mailings, which they run once as a hashed filter while walking the due
- * index in order; as an anti-join, PostgreSQL misjudges its size and sorts every due row instead. MySQL,
- * whose claim is pinned to the due index, checks each candidate's mailing by primary key.
+ * index in order; as an anti-join, PostgreSQL misjudges its size and sorts every due row instead. A
+ * dialect whose claim is pinned to the due index (`forcesIndexes`: MySQL) checks each candidate's
+ * mailing by primary key.
  */
-const notBlocked = (kind: SqlKind): string =>
-  kind === 'mysql'
+const notBlocked = (dialect: SqlDialect): string =>
+  dialect.forcesIndexes
     ? `NOT EXISTS (SELECT 1 FROM mailroom_mailings m WHERE m.id = d.mailing_id AND m.status IN ${BLOCKED_MAILINGS})`
     : `d.mailing_id NOT IN (SELECT m.id FROM mailroom_mailings m WHERE m.status IN ${BLOCKED_MAILINGS})`;
 
 /** `DeliveryQueue` on SQL. The worker's hot path: claims, leases and outcomes. The dialects' claim statements are in the dialect folders. */
 export function sqlDeliveryQueue(ctx: SqlContext): DeliveryQueue {
-  const { kind, mysql, db, r, c, claims, guard, write } = ctx;
-  const notBlockedSql = notBlocked(kind);
+  const { dialect, db, runner, codec, claims, guard, write } = ctx;
+  const notBlockedSql = notBlocked(dialect);
+  // Open deliveries: by the stored `open_at` column where the dialect keeps one, else by status (the
+  // partial due index).
+  const openAt = dialect.openAtColumn;
 
   return {
     claimDeliveries(claimOptions) {
@@ -34,7 +38,7 @@ export function sqlDeliveryQueue(ctx: SqlContext): DeliveryQueue {
         const until = now + claimOptions.leaseMs;
         // The pauses in force (a small table, read whole): none, and the claim is the one it always was.
         const [notPaused, pausedParams] = notPausedClause(await activePauses(ctx, now));
-        const due = mysql
+        const due = openAt
           ? `d.open_at <= ? AND (d.status = 'queued' OR d.lease_expires_at <= ?) AND ${notBlockedSql}${notPaused} ORDER BY d.open_at`
           : `d.status IN ('queued', 'sending') AND d.next_attempt_at <= ? AND (d.status = 'queued' OR d.lease_expires_at <= ?) AND ${notBlockedSql}${notPaused} ORDER BY d.next_attempt_at`;
         const claimed = (await claims.claim(db, {
@@ -46,8 +50,8 @@ export function sqlDeliveryQueue(ctx: SqlContext): DeliveryQueue {
           set: "status = 'sending', lease_expires_at = ?, lease_token = lease_token + 1, attempts = attempts + 1, updated_at = ?",
           setParams: [until, now],
           columns: DELIVERY_COLUMNS,
-          decode: c.delivery,
-          decodeValues: c.deliveryValues,
+          decode: codec.delivery,
+          decodeValues: codec.deliveryValues,
           jsonColumns: DELIVERY_JSON_COLUMNS,
           rememberRowids: true,
         })) as ClaimedDelivery[];
@@ -67,9 +71,13 @@ export function sqlDeliveryQueue(ctx: SqlContext): DeliveryQueue {
 
     completeDeliveries(items) {
       // Retried group by group inside (a group commits on its own), not as a whole.
-      return guard('completeDeliveries', () => completeDeliveries(db, r, claims, c, writeOutbox, items), {
-        retry: false,
-      });
+      return guard(
+        'completeDeliveries',
+        () => completeDeliveries({ dialect, db, runner, claims, codec, writeOutbox }, items),
+        {
+          retry: false,
+        },
+      );
     },
 
     settleOpenDeliveries(mailingId, status, reason, now) {
@@ -87,7 +95,7 @@ export function sqlDeliveryQueue(ctx: SqlContext): DeliveryQueue {
         const [notPaused, pausedParams] = notPausedClause(await activePauses(ctx, at.getTime()));
         const [row] = await claims.inDueOrder<Row>(
           db,
-          mysql
+          openAt
             ? `SELECT d.next_attempt_at FROM mailroom_deliveries d WHERE d.open_at IS NOT NULL AND d.status = 'queued' AND ${notBlockedSql}${notPaused} ORDER BY d.open_at LIMIT 1`
             : `SELECT d.next_attempt_at FROM mailroom_deliveries d WHERE d.status IN ('queued', 'sending') AND d.status = 'queued' AND ${notBlockedSql}${notPaused} ORDER BY d.next_attempt_at LIMIT 1`,
           pausedParams,

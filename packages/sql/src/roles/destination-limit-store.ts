@@ -10,34 +10,38 @@ import type { SqlContext } from '../sql-context.js';
  * do not wait for each other.
  */
 export function sqlDestinationLimitStore(ctx: SqlContext): DestinationLimitStore {
-  const { kind, mysql, db, r, all, write, guard } = ctx;
+  const { dialect, db, runner, all, write, guard } = ctx;
   /** Adds tokens to `rows` buckets of a key, one statement. */
+  const addTokens = dialect.onConflictUpdate(
+    'mailroom_destination_tokens',
+    'dest_key, window_ms, bucket_start',
+    ({ stored, incoming }) => [`tokens = ${stored('tokens')} + ${incoming('tokens')}`],
+  );
   const upsert = (rows: number) =>
-    mysql
-      ? `INSERT INTO mailroom_destination_tokens (dest_key, window_ms, bucket_start, tokens) VALUES ${r.values(rows, 4)}
-       ON DUPLICATE KEY UPDATE tokens = tokens + VALUES(tokens)`
-      : `INSERT INTO mailroom_destination_tokens (dest_key, window_ms, bucket_start, tokens) VALUES ${r.values(rows, 4)}
-       ON CONFLICT (dest_key, window_ms, bucket_start) DO UPDATE SET tokens = mailroom_destination_tokens.tokens + excluded.tokens`;
-  const addKey = mysql
-    ? 'INSERT IGNORE INTO mailroom_destination_keys (dest_key, created_at) VALUES (?, ?)'
-    : 'INSERT INTO mailroom_destination_keys (dest_key, created_at) VALUES (?, ?) ON CONFLICT (dest_key) DO NOTHING';
+    `INSERT INTO mailroom_destination_tokens (dest_key, window_ms, bucket_start, tokens) VALUES ${runner.values(rows, 4)}${addTokens}`;
+  const addKey = dialect.insertIgnore(
+    'mailroom_destination_keys',
+    'dest_key, created_at',
+    '(?, ?)',
+    'dest_key',
+  );
   /** Per window, `(window_ms = ? AND bucket_start <op> ?)`, joined by OR. */
   const perWindow = (windows: number, op: string) =>
     Array.from({ length: windows }, () => `(t.window_ms = ? AND t.bucket_start ${op} ?)`).join(' OR ');
-  // MySQL and SQLite: the key's row locked and its counted buckets read in one round trip (no row: the
-  // key is new); a locking read sees the latest committed buckets. PostgreSQL reads the joined rows of a
-  // locking statement from the snapshot taken before it waited for the lock: the lock goes first, alone,
+  // The key's row locked and its counted buckets read in one round trip (no row: the key is new); a
+  // locking read sees the latest committed buckets. Where it reads the joined rows from the snapshot
+  // taken before it waited for the lock (`lockBeforeJoinedRead`: PostgreSQL), the lock goes first, alone,
   // and the buckets are read by the next statement (a new snapshot, under read committed).
   const lockAndRead = (windows: number) => `SELECT t.window_ms, t.bucket_start, t.tokens
     FROM mailroom_destination_keys k
     LEFT JOIN mailroom_destination_tokens t ON t.dest_key = k.dest_key AND (${perWindow(windows, '>=')})
-    WHERE k.dest_key = ?${kind === 'postgres' ? '' : r.forUpdate}`;
+    WHERE k.dest_key = ?${dialect.lockBeforeJoinedRead ? '' : runner.forUpdate}`;
   const lockOnly = 'SELECT dest_key FROM mailroom_destination_keys WHERE dest_key = ? FOR UPDATE';
 
   return {
     takeTokens(request) {
       return guard('takeTokens', () =>
-        r.transaction(db, async (tx) => {
+        runner.transaction(db, async (tx) => {
           const now = request.now.getTime();
           const spans = request.windows.flatMap((w) => [
             w.windowMs,
@@ -45,7 +49,7 @@ export function sqlDestinationLimitStore(ctx: SqlContext): DestinationLimitStore
           ]);
           const read = lockAndRead(request.windows.length);
           const locked = async () =>
-            kind === 'postgres' ? (await all(lockOnly, [request.key], tx)).length > 0 : undefined;
+            dialect.lockBeforeJoinedRead ? (await all(lockOnly, [request.key], tx)).length > 0 : undefined;
           let rows: Awaited<ReturnType<typeof all>> = [];
           let found = await locked();
           if (found !== false) rows = await all(read, [...spans, request.key], tx);

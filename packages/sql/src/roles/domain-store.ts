@@ -1,7 +1,7 @@
 import type { DkimKeyRecord, DomainFinding, DomainRecord, DomainStore } from '@mailroom/core';
-import type { Codec, Row } from '../codec.js';
-import { ms } from '../codec.js';
-import type { Db } from '../connect.js';
+import type { Db } from '../connection/connect.js';
+import type { Codec, Row } from '../rows/codec.js';
+import { ms } from '../rows/codec.js';
 import { IN_LIST_SIZE, type SqlContext } from '../sql-context.js';
 import { writeOutbox } from './event-store.js';
 
@@ -43,7 +43,7 @@ type DomainRow = Omit<DomainRecord, 'keys'>;
  * transaction.
  */
 export function sqlDomainStore(ctx: SqlContext): DomainStore {
-  const { db, r, c, claims, guard, all, first, write } = ctx;
+  const { db, runner, codec, claims, guard, all, first, write } = ctx;
 
   /** The keys of `rows`, attached to them (oldest first, then by selector). */
   async function withKeys(rows: DomainRow[], on: Db = db): Promise<DomainRecord[]> {
@@ -52,7 +52,7 @@ export function sqlDomainStore(ctx: SqlContext): DomainStore {
     for (let i = 0; i < ids.length; i += IN_LIST_SIZE) {
       const chunk = ids.slice(i, i + IN_LIST_SIZE);
       const found = await all(
-        `SELECT * FROM mailroom_dkim_keys WHERE domain_id IN ${r.values(1, chunk.length)} ORDER BY created_at, selector`,
+        `SELECT * FROM mailroom_dkim_keys WHERE domain_id IN ${runner.values(1, chunk.length)} ORDER BY created_at, selector`,
         chunk,
         on,
       );
@@ -65,7 +65,7 @@ export function sqlDomainStore(ctx: SqlContext): DomainStore {
     list.length === 0
       ? Promise.resolve(0)
       : write(
-          `INSERT INTO mailroom_dkim_keys (${KEY_COLUMNS.join(', ')}) VALUES ${r.values(list.length, KEY_COLUMNS.length)}`,
+          `INSERT INTO mailroom_dkim_keys (${KEY_COLUMNS.join(', ')}) VALUES ${runner.values(list.length, KEY_COLUMNS.length)}`,
           list.flatMap((key) => keyParams(domainId, key)),
           tx,
         );
@@ -73,10 +73,10 @@ export function sqlDomainStore(ctx: SqlContext): DomainStore {
   return {
     addDomain(domain) {
       return guard('addDomain', () =>
-        r.transaction(db, async (tx) => {
+        runner.transaction(db, async (tx) => {
           await write(
-            `INSERT INTO mailroom_domains (${DOMAIN_COLUMNS.join(', ')}) VALUES ${r.values(1, DOMAIN_COLUMNS.length)}`,
-            domainParams(c, domain),
+            `INSERT INTO mailroom_domains (${DOMAIN_COLUMNS.join(', ')}) VALUES ${runner.values(1, DOMAIN_COLUMNS.length)}`,
+            domainParams(codec, domain),
             tx,
           );
           await insertKeys(tx, domain.id, domain.keys);
@@ -91,7 +91,7 @@ export function sqlDomainStore(ctx: SqlContext): DomainStore {
           domain,
         ]);
         if (!row) return undefined;
-        return (await withKeys([decodeDomain(c, row)]))[0];
+        return (await withKeys([decodeDomain(codec, row)]))[0];
       });
     },
 
@@ -100,15 +100,15 @@ export function sqlDomainStore(ctx: SqlContext): DomainStore {
         const rows = await all('SELECT * FROM mailroom_domains WHERE project_id = ? ORDER BY domain', [
           projectId,
         ]);
-        return withKeys(rows.map((row) => decodeDomain(c, row)));
+        return withKeys(rows.map((row) => decodeDomain(codec, row)));
       });
     },
 
     removeDomain(projectId, domain) {
       return guard('removeDomain', () =>
-        r.transaction(db, async (tx) => {
+        runner.transaction(db, async (tx) => {
           const row = await first(
-            `SELECT id FROM mailroom_domains WHERE project_id = ? AND domain = ?${r.forUpdate}`,
+            `SELECT id FROM mailroom_domains WHERE project_id = ? AND domain = ?${runner.forUpdate}`,
             [projectId, domain],
             tx,
           );
@@ -132,7 +132,7 @@ export function sqlDomainStore(ctx: SqlContext): DomainStore {
           set: 'next_check_at = ?, updated_at = ?',
           setParams: [t + leaseMs, t],
           columns: DOMAIN_COLUMNS,
-          decode: (row) => decodeDomain(c, row),
+          decode: (row) => decodeDomain(codec, row),
         });
         return withKeys(claimed);
       });
@@ -144,7 +144,7 @@ export function sqlDomainStore(ctx: SqlContext): DomainStore {
           'UPDATE mailroom_domains SET state = ?, findings = ?, checked_at = ?, next_check_at = ?, updated_at = ? WHERE id = ? AND state = ?';
         const params = [
           check.state,
-          c.json(check.findings),
+          codec.json(check.findings),
           check.checkedAt.getTime(),
           check.nextCheckAt.getTime(),
           check.checkedAt.getTime(),
@@ -153,9 +153,9 @@ export function sqlDomainStore(ctx: SqlContext): DomainStore {
         ];
         const outbox = check.outbox;
         if (!outbox) return (await write(text, params)) > 0;
-        return r.transaction(db, async (tx) => {
+        return runner.transaction(db, async (tx) => {
           if ((await write(text, params, tx)) === 0) return false;
-          await writeOutbox(r, c, tx, [outbox]);
+          await writeOutbox(runner, codec, tx, [outbox]);
           return true;
         });
       });
@@ -163,9 +163,9 @@ export function sqlDomainStore(ctx: SqlContext): DomainStore {
 
     addDkimKey(domainId, key, now) {
       return guard('addDkimKey', () =>
-        r.transaction(db, async (tx) => {
+        runner.transaction(db, async (tx) => {
           const row = await first(
-            `SELECT id FROM mailroom_domains WHERE id = ?${r.forUpdate}`,
+            `SELECT id FROM mailroom_domains WHERE id = ?${runner.forUpdate}`,
             [domainId],
             tx,
           );
@@ -183,7 +183,7 @@ export function sqlDomainStore(ctx: SqlContext): DomainStore {
 
     setDkimKeyState(domainId, selector, transition) {
       return guard('setDkimKeyState', () =>
-        r.transaction(db, async (tx) => {
+        runner.transaction(db, async (tx) => {
           const sets = ['state = ?'];
           const params: unknown[] = [transition.to];
           if (transition.to === 'active') {
@@ -213,7 +213,7 @@ export function sqlDomainStore(ctx: SqlContext): DomainStore {
   };
 }
 
-function domainParams(c: Codec, d: DomainRecord): unknown[] {
+function domainParams(codec: Codec, d: DomainRecord): unknown[] {
   return [
     d.id,
     d.projectId,
@@ -222,7 +222,7 @@ function domainParams(c: Codec, d: DomainRecord): unknown[] {
     d.returnPath,
     d.returnPathMx,
     d.dmarcReports,
-    c.json(d.findings),
+    codec.json(d.findings),
     ms(d.checkedAt),
     d.nextCheckAt.getTime(),
     d.createdAt.getTime(),
@@ -244,7 +244,7 @@ function keyParams(domainId: string, k: DkimKeyRecord): unknown[] {
   ];
 }
 
-function decodeDomain(c: Codec, row: Row): DomainRow {
+function decodeDomain(codec: Codec, row: Row): DomainRow {
   return {
     id: String(row.id),
     projectId: String(row.project_id),
@@ -253,7 +253,7 @@ function decodeDomain(c: Codec, row: Row): DomainRow {
     returnPath: stringOrNull(row.return_path),
     returnPathMx: stringOrNull(row.return_path_mx),
     dmarcReports: stringOrNull(row.dmarc_reports),
-    findings: c.fromJson<DomainFinding[] | null>(row.findings),
+    findings: codec.fromJson<DomainFinding[] | null>(row.findings),
     checkedAt: dateOrNull(row.checked_at),
     nextCheckAt: new Date(Number(row.next_check_at)),
     createdAt: new Date(Number(row.created_at)),

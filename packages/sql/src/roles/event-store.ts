@@ -11,14 +11,15 @@ import type {
 } from '@mailroom/core';
 import { WEBHOOK_PRIORITIES } from '@mailroom/core';
 import type Database from 'better-sqlite3';
-import type { Codec, Row } from '../codec.js';
-import { ms } from '../codec.js';
-import type { Db } from '../connect.js';
-import type { SqlClaims } from '../sql-claims.js';
+import type { SqlClaims } from '../claims/sql-claims.js';
+import type { Db } from '../connection/connect.js';
+import type { SqlRunner } from '../connection/sql-runner.js';
+import type { SqlDialect } from '../dialects/sql-dialect.js';
+import type { Codec, Row } from '../rows/codec.js';
+import { ms } from '../rows/codec.js';
+import { WEBHOOK_FENCE } from '../rows/webhook-outcome-rows.js';
 import type { GuardOptions, SqlContext } from '../sql-context.js';
-import type { SqlRunner } from '../sql-runner.js';
-import { writeWebhookCompletions } from '../webhook-completions.js';
-import { WEBHOOK_FENCE } from '../webhook-outcome-rows.js';
+import { writeWebhookCompletions } from '../writes/webhook-completions.js';
 
 const EVENT_COLUMNS = [
   'id',
@@ -79,6 +80,7 @@ const ATTEMPT_COLUMNS = [
 
 /** What the event members of the SQL store share with the rest of it. */
 export interface SqlEventsDeps {
+  dialect: SqlDialect;
   db: Db;
   runner: SqlRunner;
   codec: Codec;
@@ -172,16 +174,25 @@ const strOrNull = (value: unknown): string | null =>
 
 /** `EventStore` on SQL: the event outbox, webhook endpoints and the webhook queue. */
 export function sqlEventStore(ctx: SqlContext): EventStore {
-  return createSqlEvents({ db: ctx.db, runner: ctx.r, codec: ctx.c, claims: ctx.claims, guard: ctx.guard });
+  return createSqlEvents({
+    dialect: ctx.dialect,
+    db: ctx.db,
+    runner: ctx.runner,
+    codec: ctx.codec,
+    claims: ctx.claims,
+    guard: ctx.guard,
+  });
 }
 
 /** The `EventStore` members of the SQL store. */
-function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDeps): EventStore {
-  const mysql = r.kind === 'mysql';
+function createSqlEvents({ dialect, db, runner, codec, claims, guard }: SqlEventsDeps): EventStore {
+  // Open messages: by the stored `open_at` column where the dialect keeps one, else by status (the
+  // partial due index).
+  const openAt = dialect.openAtColumn;
   const all = async (text: string, params: unknown[] = [], on: Db = db): Promise<Row[]> =>
-    (await r.run<Row>(on, text, params)).rows;
+    (await runner.run<Row>(on, text, params)).rows;
   const write = async (text: string, params: unknown[] = [], on: Db = db): Promise<number> =>
-    (await r.run(on, text, params)).affected;
+    (await runner.run(on, text, params)).affected;
 
   const event = (row: Row): EventRecord => ({
     id: String(row.id),
@@ -190,14 +201,14 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
     mailingRef: strOrNull(row.mailing_ref),
     deliveryId: strOrNull(row.delivery_id),
     address: strOrNull(row.address),
-    data: c.fromJson(row.data),
+    data: codec.fromJson(row.data),
     createdAt: new Date(num(row.created_at)),
   });
   const endpoint = (row: Row): WebhookEndpointRecord => ({
     id: String(row.id),
     projectId: String(row.project_id),
     url: String(row.url),
-    events: c.fromJson<EventType[] | null>(row.events),
+    events: codec.fromJson<EventType[] | null>(row.events),
     secret: String(row.secret),
     enabled: num(row.enabled) === 1 || row.enabled === true,
     disabledReason: strOrNull(row.disabled_reason),
@@ -239,15 +250,16 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
 
   return {
     insertOutbox(outbox) {
-      return guard('insertOutbox', () => r.transaction(db, (tx) => writeOutbox(r, c, tx, [outbox])));
+      return guard('insertOutbox', () =>
+        runner.transaction(db, (tx) => writeOutbox(runner, codec, tx, [outbox])),
+      );
     },
 
     listEvents(projectId, filter, page) {
       return guard('listEvents', async () => {
         // A delivery's events are found by its index: SQLite would otherwise walk the project's index
         // (which gives the order for free) through every event of the project, a large broadcast's too.
-        let where =
-          filter.deliveryId !== undefined && r.kind === 'sqlite' ? '+project_id = ?' : 'project_id = ?';
+        let where = `${filter.deliveryId !== undefined ? dialect.unindexed('project_id') : 'project_id'} = ?`;
         const params: unknown[] = [projectId];
         if (page.after !== undefined && page.after !== null) {
           where += ' AND id > ?';
@@ -255,7 +267,7 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
         }
         if (filter.types !== undefined) {
           if (filter.types.length === 0) return [];
-          where += ` AND type IN ${r.values(1, filter.types.length)}`;
+          where += ` AND type IN ${runner.values(1, filter.types.length)}`;
           params.push(...filter.types);
         }
         for (const [column, value] of [
@@ -277,12 +289,12 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
     addWebhookEndpoint(e) {
       return guard('addWebhookEndpoint', async () => {
         await write(
-          `INSERT INTO mailroom_webhook_endpoints (${ENDPOINT_COLUMNS.join(', ')}) VALUES ${r.values(1, ENDPOINT_COLUMNS.length)}`,
+          `INSERT INTO mailroom_webhook_endpoints (${ENDPOINT_COLUMNS.join(', ')}) VALUES ${runner.values(1, ENDPOINT_COLUMNS.length)}`,
           [
             e.id,
             e.projectId,
             e.url,
-            c.json(e.events),
+            codec.json(e.events),
             e.secret,
             e.enabled ? 1 : 0,
             e.disabledReason,
@@ -318,7 +330,7 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
         const params: unknown[] = [now.getTime()];
         const given: Array<[string, unknown]> = [
           ['url', patch.url],
-          ['events', patch.events === undefined ? undefined : c.json(patch.events)],
+          ['events', patch.events === undefined ? undefined : codec.json(patch.events)],
           ['secret', patch.secret],
           ['enabled', patch.enabled === undefined ? undefined : patch.enabled ? 1 : 0],
           ['disabled_reason', patch.disabledReason],
@@ -355,7 +367,7 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
 
     setWebhookCircuit(id, openUntil) {
       return guard('setWebhookCircuit', () =>
-        r.transaction(db, async (tx) => {
+        runner.transaction(db, async (tx) => {
           const found = await write(
             'UPDATE mailroom_webhook_endpoints SET circuit_open_until = ? WHERE id = ?',
             [ms(openUntil), id],
@@ -366,8 +378,8 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
           // Per priority, over the due index (as a claim walks it), not over every message ever sent.
           for (const priority of WEBHOOK_PRIORITIES) {
             await write(
-              mysql
-                ? `UPDATE mailroom_webhook_messages FORCE INDEX (mailroom_webhook_messages_due) SET next_attempt_at = ?
+              openAt
+                ? `UPDATE mailroom_webhook_messages${dialect.forceIndex('mailroom_webhook_messages_due')} SET next_attempt_at = ?
                    WHERE priority = ? AND open_at < ? AND status = 'pending' AND endpoint_id = ?`
                 : `UPDATE mailroom_webhook_messages SET next_attempt_at = ?
                    WHERE status IN ('pending', 'sending') AND priority = ? AND next_attempt_at < ?
@@ -396,7 +408,8 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
       return guard('claimWebhookMessages', async () => {
         const now = options.now.getTime();
         const skip = options.skipEndpoints ?? [];
-        const notSkipped = skip.length === 0 ? '' : ` AND d.endpoint_id NOT IN ${r.values(1, skip.length)}`;
+        const notSkipped =
+          skip.length === 0 ? '' : ` AND d.endpoint_id NOT IN ${runner.values(1, skip.length)}`;
         // One claim per priority, the first first: each is an index range (priority, due time) on every
         // database, where one ORDER BY priority, due time would not be on MySQL (see migration 006).
         const claimed: WebhookMessageRecord[] = [];
@@ -404,7 +417,7 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
           if (options.priority !== undefined && priority !== options.priority) continue;
           const limit = options.limit - claimed.length;
           if (limit <= 0) break;
-          const due = mysql
+          const due = openAt
             ? `d.priority = ? AND d.open_at <= ? AND (d.status = 'pending' OR d.lease_expires_at <= ?)${notSkipped} ORDER BY d.open_at`
             : `d.status IN ('pending', 'sending') AND d.priority = ? AND d.next_attempt_at <= ? AND (d.status = 'pending' OR d.lease_expires_at <= ?)${notSkipped} ORDER BY d.next_attempt_at`;
           const rows = await claims.claim(db, {
@@ -433,8 +446,8 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
       return guard(
         'completeWebhookMessages',
         () =>
-          r.transaction(db, async (tx) => {
-            const written = await writeWebhookCompletions(r, claims, tx, items);
+          runner.transaction(db, async (tx) => {
+            const written = await writeWebhookCompletions(dialect, runner, claims, tx, items);
             const attempts: unknown[][] = [];
             items.forEach(({ attempt: a }, i) => {
               if (!a || !written[i]) return;
@@ -451,7 +464,7 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
                 a.createdAt.getTime(),
               ]);
             });
-            await insertRows(r, tx, 'mailroom_webhook_attempts', ATTEMPT_COLUMNS, attempts);
+            await insertRows(runner, tx, 'mailroom_webhook_attempts', ATTEMPT_COLUMNS, attempts);
             return written;
           }),
         { retry: false },
@@ -460,7 +473,7 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
 
     releaseWebhookMessages(items) {
       return guard('releaseWebhookMessages', () =>
-        r.transaction(db, async (tx) => {
+        runner.transaction(db, async (tx) => {
           // Rare (a circuit opening, a lease about to end): one fenced update per message.
           const written: boolean[] = [];
           for (const item of items) {
@@ -535,12 +548,12 @@ function createSqlEvents({ db, runner: r, codec: c, claims, guard }: SqlEventsDe
 
     webhookQueueState() {
       return guard('webhookQueueState', async () => {
-        const open = mysql ? 'open_at IS NOT NULL' : "status IN ('pending', 'sending')";
+        const open = openAt ? 'open_at IS NOT NULL' : "status IN ('pending', 'sending')";
         const [oldest] = await all(
           `SELECT MIN(created_at) AS at FROM mailroom_webhook_messages WHERE ${open}`,
         );
         const [due] = await all(
-          mysql
+          openAt
             ? "SELECT MIN(open_at) AS at FROM mailroom_webhook_messages WHERE open_at IS NOT NULL AND status = 'pending'"
             : "SELECT MIN(next_attempt_at) AS at FROM mailroom_webhook_messages WHERE status = 'pending'",
         );

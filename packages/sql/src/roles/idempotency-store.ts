@@ -3,12 +3,12 @@ import type { SqlContext } from '../sql-context.js';
 
 /** `IdempotencyStore` on SQL. Idempotency keys. */
 export function sqlIdempotencyStore(ctx: SqlContext): IdempotencyStore {
-  const { mysql, db, r, c, guard, first, write } = ctx;
+  const { dialect, db, runner, codec, guard, first, write } = ctx;
 
   return {
     beginIdempotent(record, now) {
       return guard('beginIdempotent', () =>
-        r.transaction(
+        runner.transaction(
           db,
           async (tx): Promise<{ created: true } | { created: false; existing: IdempotencyRecord }> => {
             const columns = 'project_id, idem_key, request_hash, state, response, created_at, expires_at';
@@ -17,33 +17,36 @@ export function sqlIdempotencyStore(ctx: SqlContext): IdempotencyStore {
               record.key,
               record.requestHash,
               record.state,
-              c.json(record.response),
+              codec.json(record.response),
               record.createdAt.getTime(),
               record.expiresAt.getTime(),
             ];
             const inserted = await write(
-              mysql
-                ? `INSERT IGNORE INTO mailroom_idempotency (${columns}) VALUES ${r.values(1, 7)}`
-                : `INSERT INTO mailroom_idempotency (${columns}) VALUES ${r.values(1, 7)} ON CONFLICT (project_id, idem_key) DO NOTHING`,
+              dialect.insertIgnore(
+                'mailroom_idempotency',
+                columns,
+                runner.values(1, 7),
+                'project_id, idem_key',
+              ),
               values,
               tx,
             );
             if (inserted > 0) return { created: true };
             const row = await first(
-              `SELECT * FROM mailroom_idempotency WHERE project_id = ? AND idem_key = ?${r.forUpdate}`,
+              `SELECT * FROM mailroom_idempotency WHERE project_id = ? AND idem_key = ?${runner.forUpdate}`,
               [record.projectId, record.key],
               tx,
             );
             if (!row) {
               // Dropped between the two statements: the key is free again.
               await write(
-                `INSERT INTO mailroom_idempotency (${columns}) VALUES ${r.values(1, 7)}`,
+                `INSERT INTO mailroom_idempotency (${columns}) VALUES ${runner.values(1, 7)}`,
                 values,
                 tx,
               );
               return { created: true };
             }
-            const existing = c.idempotency(row);
+            const existing = codec.idempotency(row);
             if (existing.expiresAt.getTime() > now.getTime()) return { created: false, existing };
             await write(
               'UPDATE mailroom_idempotency SET request_hash = ?, state = ?, response = ?, created_at = ?, expires_at = ? WHERE project_id = ? AND idem_key = ?',
@@ -60,7 +63,7 @@ export function sqlIdempotencyStore(ctx: SqlContext): IdempotencyStore {
       return guard('finishIdempotent', async () => {
         await write(
           "UPDATE mailroom_idempotency SET state = 'done', response = ? WHERE project_id = ? AND idem_key = ?",
-          [c.json(response), projectId, key],
+          [codec.json(response), projectId, key],
         );
       });
     },

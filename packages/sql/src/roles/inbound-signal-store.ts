@@ -8,8 +8,8 @@ import type {
   SignalCount,
   SuppressionRecord,
 } from '@mailroom/core';
-import type { Row } from '../codec.js';
-import type { Db } from '../connect.js';
+import type { Db } from '../connection/connect.js';
+import type { Row } from '../rows/codec.js';
 import type { SqlContext } from '../sql-context.js';
 import { writeOutbox } from './event-store.js';
 
@@ -38,13 +38,11 @@ const SIGNAL_COLUMNS = [
  * conditional statements, so no value is read and written back.
  */
 export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
-  const { db, r, c, guard, mysql } = ctx;
+  const { db, runner, codec, guard, dialect } = ctx;
   const write = async (tx: Db, text: string, params: unknown[]): Promise<number> =>
-    (await r.run(tx, text, params)).affected;
+    (await runner.run(tx, text, params)).affected;
   const insertIgnore = (table: string, columns: readonly string[], key: string): string =>
-    mysql
-      ? `INSERT IGNORE INTO ${table} (${columns.join(', ')}) VALUES ${r.values(1, columns.length)}`
-      : `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${r.values(1, columns.length)} ON CONFLICT (${key}) DO NOTHING`;
+    dialect.insertIgnore(table, columns.join(', '), runner.values(1, columns.length), key);
 
   const suppress = (tx: Db, row: SuppressionRecord): Promise<number> =>
     write(
@@ -60,7 +58,7 @@ export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
   return {
     applyInboundSignal(input: InboundSignalWrite) {
       return guard('applyInboundSignal', () =>
-        r.transaction(db, async (tx): Promise<InboundSignalResult> => {
+        runner.transaction(db, async (tx): Promise<InboundSignalResult> => {
           const { signal, now } = input;
           const at = now.getTime();
           const result: InboundSignalResult = {
@@ -97,7 +95,7 @@ export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
             const changed = await write(
               tx,
               `UPDATE mailroom_deliveries SET status = ?, last_error = ?, updated_at = ?
-               WHERE id = ? AND status IN ${r.values(1, from.length)}`,
+               WHERE id = ? AND status IN ${runner.values(1, from.length)}`,
               [status, lastError, at, signal.deliveryId, ...from],
             );
             result.deliveryChanged = changed > 0;
@@ -116,13 +114,11 @@ export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
               'INSERT INTO mailroom_soft_bounces (project_id, address, soft_count, updated_at) VALUES (?, ?, 1, ?)';
             await write(
               tx,
-              mysql
-                ? `${head} ON DUPLICATE KEY UPDATE soft_count = soft_count + 1, updated_at = VALUES(updated_at)`
-                : `${head} ON CONFLICT (project_id, address) DO UPDATE SET soft_count = mailroom_soft_bounces.soft_count + 1, updated_at = excluded.updated_at`,
+              `${head}${dialect.onConflictUpdate('mailroom_soft_bounces', 'project_id, address', ({ stored, incoming }) => [`soft_count = ${stored('soft_count')} + 1`, `updated_at = ${incoming('updated_at')}`])}`,
               [...addressKey, at],
             );
             const [row] = (
-              await r.run<Row>(
+              await runner.run<Row>(
                 tx,
                 'SELECT soft_count FROM mailroom_soft_bounces WHERE project_id = ? AND address = ?',
                 addressKey,
@@ -141,13 +137,11 @@ export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
               "INSERT INTO mailroom_profiles (project_id, address, name, traits, status, labels, created_at, updated_at) VALUES (?, ?, NULL, '{}', 'unsubscribed', '[]', ?, ?)";
             await write(
               tx,
-              mysql
-                ? `${head} ON DUPLICATE KEY UPDATE status = VALUES(status), updated_at = VALUES(updated_at)`
-                : `${head} ON CONFLICT (project_id, address) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at`,
+              `${head}${dialect.onConflictUpdate('mailroom_profiles', 'project_id, address', ({ incoming }) => [`status = ${incoming('status')}`, `updated_at = ${incoming('updated_at')}`])}`,
               [...addressKey, at, at],
             );
           }
-          await writeOutbox(r, c, tx, [input.outbox]);
+          await writeOutbox(runner, codec, tx, [input.outbox]);
           return result;
         }),
       );
@@ -155,7 +149,7 @@ export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
 
     listInboundSignals(deliveryId) {
       return guard('listInboundSignals', async () => {
-        const { rows } = await r.run<Row>(
+        const { rows } = await runner.run<Row>(
           db,
           `SELECT ${SIGNAL_COLUMNS.join(', ')} FROM mailroom_inbound_signals WHERE delivery_id = ? ORDER BY created_at, id`,
           [deliveryId],
@@ -167,7 +161,7 @@ export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
     countInboundSignals(query) {
       return guard('countInboundSignals', async () => {
         if (query.kinds.length === 0) return [];
-        const where = ['project_id = ?', `kind IN ${r.values(1, query.kinds.length)}`];
+        const where = ['project_id = ?', `kind IN ${runner.values(1, query.kinds.length)}`];
         const params: unknown[] = [query.projectId, ...query.kinds];
         if (query.mailingId !== undefined) {
           where.push('mailing_id = ?');
@@ -181,7 +175,7 @@ export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
           where.push('created_at >= ?');
           params.push(query.since.getTime());
         }
-        const { rows } = await r.run<Row>(
+        const { rows } = await runner.run<Row>(
           db,
           `SELECT kind, domain, reason, COUNT(*) AS n FROM mailroom_inbound_signals
            WHERE ${where.join(' AND ')} GROUP BY kind, domain, reason`,

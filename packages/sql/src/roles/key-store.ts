@@ -1,6 +1,6 @@
 import type { ApiKeyRecord, KeyStore } from '@mailroom/core';
-import type { Codec } from '../codec.js';
-import { ms } from '../codec.js';
+import type { Codec } from '../rows/codec.js';
+import { ms } from '../rows/codec.js';
 import type { SqlContext } from '../sql-context.js';
 
 /** The columns of a key row, in the order of {@link keyParams}. */
@@ -11,14 +11,14 @@ export const KEY_COLUMNS =
 export const INSERT_KEY = `INSERT INTO mailroom_project_secrets (${KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /** The parameters of one key row, in {@link KEY_COLUMNS} order. */
-export function keyParams(c: Codec, key: ApiKeyRecord): unknown[] {
+export function keyParams(codec: Codec, key: ApiKeyRecord): unknown[] {
   return [
     key.hash,
     key.id,
     key.projectId,
     key.mode,
     key.scope,
-    c.json(key.domains),
+    codec.json(key.domains),
     key.prefix,
     key.createdAt.getTime(),
     ms(key.lastUsedAt),
@@ -30,14 +30,14 @@ export function keyParams(c: Codec, key: ApiKeyRecord): unknown[] {
 
 /** `KeyStore` on SQL, over the table of project secrets (which 010 made the table of keys). */
 export function sqlKeyStore(ctx: SqlContext): KeyStore {
-  const { db, r, c, guard, all, first, write } = ctx;
+  const { db, runner, codec, guard, all, first, write } = ctx;
 
   const read = async (projectId: string, id: string): Promise<ApiKeyRecord | undefined> => {
     const row = await first('SELECT * FROM mailroom_project_secrets WHERE project_id = ? AND id = ?', [
       projectId,
       id,
     ]);
-    return row && c.secret(row);
+    return row && codec.secret(row);
   };
 
   return {
@@ -47,7 +47,7 @@ export function sqlKeyStore(ctx: SqlContext): KeyStore {
           await all('SELECT * FROM mailroom_project_secrets WHERE project_id = ? ORDER BY created_at, id', [
             projectId,
           ])
-        ).map(c.secret),
+        ).map(codec.secret),
       );
     },
 
@@ -68,7 +68,7 @@ export function sqlKeyStore(ctx: SqlContext): KeyStore {
 
     rotateKey(projectId, id, replacement, expiresAt, now) {
       return guard('rotateKey', () =>
-        r.transaction(db, async (tx) => {
+        runner.transaction(db, async (tx) => {
           // The update takes the row's lock: a racing rotation waits, then finds `replaced_by` set.
           const changed = await write(
             `UPDATE mailroom_project_secrets SET expires_at = ?, replaced_by = ?
@@ -78,7 +78,7 @@ export function sqlKeyStore(ctx: SqlContext): KeyStore {
             tx,
           );
           if (changed !== 1) return false;
-          await write(INSERT_KEY, keyParams(c, replacement), tx);
+          await write(INSERT_KEY, keyParams(codec, replacement), tx);
           return true;
         }),
       );

@@ -7,30 +7,29 @@ import type {
   SourceJobRecord,
 } from '@mailroom/core';
 import { DELIVERY_STATUSES, MailroomError } from '@mailroom/core';
-import type { Row } from '../codec.js';
-import { MAILING_COLUMNS, SOURCE_JOB_COLUMNS } from '../codec.js';
-import type { Db } from '../connect.js';
-import { pgCommitBatch } from '../dialects/postgres/postgres-statements.js';
+import type { Db } from '../connection/connect.js';
 import { JsonMemo } from '../dialects/sqlite/sqlite-writes.js';
+import type { Row } from '../rows/codec.js';
+import { MAILING_COLUMNS, SOURCE_JOB_COLUMNS } from '../rows/codec.js';
 import type { SqlContext } from '../sql-context.js';
 import { writeOutbox } from './event-store.js';
 
 /** `MailingStore` on SQL. Mailings, batches, their status, and the reads of their deliveries. */
 export function sqlMailingStore(ctx: SqlContext): MailingStore {
-  const { name, kind, db, r, c, bulk, guard, all, first, write, pageAfter } = ctx;
+  const { name, dialect, db, runner, codec, bulk, guard, all, first, write, pageAfter } = ctx;
   const mailingColumns = MAILING_COLUMNS.join(', ');
   const sourceJobColumns = SOURCE_JOB_COLUMNS.join(', ');
   const getMailingRow = (id: string) => first('SELECT * FROM mailroom_mailings WHERE id = ?', [id]);
   const insertMailing = (tx: Db, mailing: MailingRecord) =>
     write(
-      `INSERT INTO mailroom_mailings (${mailingColumns}) VALUES ${r.values(1, MAILING_COLUMNS.length)}`,
-      c.mailingParams(mailing),
+      `INSERT INTO mailroom_mailings (${mailingColumns}) VALUES ${runner.values(1, MAILING_COLUMNS.length)}`,
+      codec.mailingParams(mailing),
       tx,
     );
   const insertSourceJobs = async (tx: Db, jobs: readonly SourceJobRecord[]) => {
-    for (const chunk of r.chunk(jobs.map(c.sourceJobParams), SOURCE_JOB_COLUMNS.length)) {
+    for (const chunk of runner.chunk(jobs.map(codec.sourceJobParams), SOURCE_JOB_COLUMNS.length)) {
       await write(
-        `INSERT INTO mailroom_source_jobs (${sourceJobColumns}) VALUES ${r.values(chunk.length, SOURCE_JOB_COLUMNS.length)}`,
+        `INSERT INTO mailroom_source_jobs (${sourceJobColumns}) VALUES ${runner.values(chunk.length, SOURCE_JOB_COLUMNS.length)}`,
         chunk.flat(),
         tx,
       );
@@ -41,10 +40,10 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
     // Mailings and batches
 
     commitBatch(batchWrite) {
-      const single = kind === 'postgres' ? pgCommitBatch(c, batchWrite) : undefined;
+      const single = dialect.commitBatch?.(codec, batchWrite);
       if (single) {
         return guard('commitBatch', async (): Promise<BatchCommitResult> => {
-          const [row] = (await r.run<Row>(db, single.text, single.params, true)).rows;
+          const [row] = (await runner.run<Row>(db, single.text, single.params, true)).rows;
           const { target, now } = batchWrite;
           if (!row) {
             // Nothing was written: say why.
@@ -71,11 +70,11 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
             };
             return { inserted, mailing };
           }
-          return { inserted, mailing: c.mailing(row) };
+          return { inserted, mailing: codec.mailing(row) };
         });
       }
       return guard('commitBatch', () =>
-        r.transaction(db, async (tx): Promise<BatchCommitResult> => {
+        runner.transaction(db, async (tx): Promise<BatchCommitResult> => {
           const { target, batch, now } = batchWrite;
           let mailing: MailingRecord;
           if ('create' in target) {
@@ -89,7 +88,7 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
           } else {
             // The row lock orders this commit against setMailingStatus and completeMailingIfSettled.
             const row = await first(
-              `SELECT * FROM mailroom_mailings WHERE id = ?${r.forUpdate}`,
+              `SELECT * FROM mailroom_mailings WHERE id = ?${runner.forUpdate}`,
               [target.mailingId],
               tx,
             );
@@ -97,7 +96,7 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
               throw new MailroomError('NOT_FOUND', 'commitBatch: the mailing does not exist', {
                 source: name,
               });
-            const current = c.mailing(row);
+            const current = codec.mailing(row);
             if (!target.allowStatus.includes(current.status)) {
               throw new MailroomError('BROADCAST_CLOSED', `commitBatch: the mailing is ${current.status}`, {
                 source: name,
@@ -144,14 +143,14 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
           projectId,
           ref,
         ]);
-        return row && c.mailing(row);
+        return row && codec.mailing(row);
       });
     },
 
     getMailingById(id) {
       return guard('getMailingById', async () => {
         const row = await first('SELECT * FROM mailroom_mailings WHERE id = ?', [id]);
-        return row && c.mailing(row);
+        return row && codec.mailing(row);
       });
     },
 
@@ -173,19 +172,19 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
           `SELECT * FROM mailroom_mailings WHERE project_id = ? AND kind = ?${cursor} ORDER BY created_at DESC, id DESC LIMIT ?`,
           params,
         );
-        return rows.map(c.mailing);
+        return rows.map(codec.mailing);
       });
     },
 
     setMailingStatus(id, from, to, now, outbox) {
       return guard('setMailingStatus', async () => {
         if (from.length === 0) return false;
-        const text = `UPDATE mailroom_mailings SET status = ?, updated_at = ? WHERE id = ? AND status IN ${r.values(1, from.length)}`;
+        const text = `UPDATE mailroom_mailings SET status = ?, updated_at = ? WHERE id = ? AND status IN ${runner.values(1, from.length)}`;
         const params = [to, now.getTime(), id, ...from];
         if (!outbox) return (await write(text, params)) > 0;
-        return r.transaction(db, async (tx) => {
+        return runner.transaction(db, async (tx) => {
           if ((await write(text, params, tx)) === 0) return false;
-          await writeOutbox(r, c, tx, [outbox]);
+          await writeOutbox(runner, codec, tx, [outbox]);
           return true;
         });
       });
@@ -193,10 +192,10 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
 
     completeMailingIfSettled(id, now, outbox) {
       return guard('completeMailingIfSettled', () =>
-        r.transaction(db, async (tx) => {
+        runner.transaction(db, async (tx) => {
           // Locking the mailing first serializes this check with commitBatch, which locks it too.
           const mailing = await first(
-            `SELECT status FROM mailroom_mailings WHERE id = ?${r.forUpdate}`,
+            `SELECT status FROM mailroom_mailings WHERE id = ?${runner.forUpdate}`,
             [id],
             tx,
           );
@@ -218,7 +217,7 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
             [now.getTime(), id],
             tx,
           );
-          await writeOutbox(r, c, tx, [outbox]);
+          await writeOutbox(runner, codec, tx, [outbox]);
           return true;
         }),
       );
@@ -228,10 +227,10 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
 
     rescheduleMailing(id, scheduleFor, status, now) {
       return guard('rescheduleMailing', () =>
-        r.transaction(db, async (tx) => {
+        runner.transaction(db, async (tx) => {
           // The row lock orders this against commitBatch, setMailingStatus and completeMailingIfSettled.
           const row = await first(
-            `SELECT status FROM mailroom_mailings WHERE id = ?${r.forUpdate}`,
+            `SELECT status FROM mailroom_mailings WHERE id = ?${runner.forUpdate}`,
             [id],
             tx,
           );
@@ -257,7 +256,7 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
     getDelivery(id) {
       return guard('getDelivery', async () => {
         const row = await first('SELECT * FROM mailroom_deliveries WHERE id = ?', [id]);
-        return row && c.delivery(row);
+        return row && codec.delivery(row);
       });
     },
 
@@ -267,7 +266,7 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
           mailingId,
           address,
         ]);
-        return row && c.delivery(row);
+        return row && codec.delivery(row);
       });
     },
 
@@ -279,7 +278,7 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
           `SELECT * FROM mailroom_deliveries WHERE mailing_id = ?${status}${after} ORDER BY address LIMIT ?`,
           [mailingId, ...statusParams, ...afterParams, page.limit],
         );
-        return rows.map(c.delivery);
+        return rows.map(codec.delivery);
       });
     },
 

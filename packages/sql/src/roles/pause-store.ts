@@ -1,7 +1,7 @@
 import type { OutboxWrite, PauseRecord, PauseRule, PauseStore } from '@mailroom/core';
-import type { Codec, Row } from '../codec.js';
-import { ms } from '../codec.js';
-import type { Db } from '../connect.js';
+import type { Db } from '../connection/connect.js';
+import type { Codec, Row } from '../rows/codec.js';
+import { ms } from '../rows/codec.js';
 import type { SqlContext } from '../sql-context.js';
 import { writeOutbox } from './event-store.js';
 
@@ -26,13 +26,13 @@ const ACTIVE = '(until_at IS NULL OR until_at > ?)';
  * exclusive; removing is a delete whose changed-row count says which caller removed it.
  */
 export function sqlPauseStore(ctx: SqlContext): PauseStore {
-  const { db, r, c, guard, all, first, write, mysql } = ctx;
+  const { db, runner, codec, guard, all, first, write, dialect } = ctx;
   const where = 'project_id = ? AND scope = ? AND target = ?';
 
   return {
     addPause(pause, now, outbox) {
       return guard('addPause', () =>
-        r.transaction(db, async (tx) => {
+        runner.transaction(db, async (tx) => {
           const key = [pause.projectId, pause.scope, pause.target];
           // An expired pause of the same key gives way; an active one makes the insert below a no-op.
           await write(
@@ -41,11 +41,9 @@ export function sqlPauseStore(ctx: SqlContext): PauseStore {
             tx,
           );
           const columns = PAUSE_COLUMNS.join(', ');
-          const values = r.values(1, PAUSE_COLUMNS.length);
-          const text = mysql
-            ? `INSERT IGNORE INTO mailroom_pauses (${columns}) VALUES ${values}`
-            : `INSERT INTO mailroom_pauses (${columns}) VALUES ${values} ON CONFLICT (project_id, scope, target) DO NOTHING`;
-          if ((await write(text, pauseParams(c, pause), tx)) === 0) return false;
+          const values = runner.values(1, PAUSE_COLUMNS.length);
+          const text = dialect.insertIgnore('mailroom_pauses', columns, values, 'project_id, scope, target');
+          if ((await write(text, pauseParams(codec, pause), tx)) === 0) return false;
           await writeOutboxIf(ctx, tx, outbox);
           return true;
         }),
@@ -54,12 +52,12 @@ export function sqlPauseStore(ctx: SqlContext): PauseStore {
 
     removePause(projectId, scope, target, now, outbox) {
       return guard('removePause', () =>
-        r.transaction(db, async (tx) => {
+        runner.transaction(db, async (tx) => {
           const key = [projectId, scope, target];
-          const row = await first(`SELECT * FROM mailroom_pauses WHERE ${where}${r.forUpdate}`, key, tx);
+          const row = await first(`SELECT * FROM mailroom_pauses WHERE ${where}${runner.forUpdate}`, key, tx);
           if (!row) return undefined;
           if ((await write(`DELETE FROM mailroom_pauses WHERE ${where}`, key, tx)) === 0) return undefined;
-          const pause = decodePause(c, row);
+          const pause = decodePause(codec, row);
           if (pause.until !== null && pause.until.getTime() <= now.getTime()) return undefined;
           await writeOutboxIf(ctx, tx, outbox);
           return pause;
@@ -78,7 +76,7 @@ export function sqlPauseStore(ctx: SqlContext): PauseStore {
                 `SELECT * FROM mailroom_pauses WHERE project_id = ? AND ${ACTIVE} ORDER BY created_at, scope, target`,
                 [projectId, now.getTime()],
               );
-        return rows.map((row) => decodePause(c, row));
+        return rows.map((row) => decodePause(codec, row));
       });
     },
   };
@@ -113,36 +111,36 @@ export function notPausedClause(pauses: readonly PauseRecord[]): [string, unknow
 /** The pauses in force at `now`, every project's (what a claim passes over). */
 export async function activePauses(ctx: SqlContext, now: number): Promise<PauseRecord[]> {
   const rows = await ctx.all(`SELECT * FROM mailroom_pauses WHERE ${ACTIVE}`, [now]);
-  return rows.map((row) => decodePause(ctx.c, row));
+  return rows.map((row) => decodePause(ctx.codec, row));
 }
 
 async function writeOutboxIf(ctx: SqlContext, tx: Db, outbox: OutboxWrite | undefined): Promise<void> {
-  if (outbox) await writeOutbox(ctx.r, ctx.c, tx, [outbox]);
+  if (outbox) await writeOutbox(ctx.runner, ctx.codec, tx, [outbox]);
 }
 
-function pauseParams(c: Codec, p: PauseRecord): unknown[] {
+function pauseParams(codec: Codec, p: PauseRecord): unknown[] {
   return [
     p.projectId,
     p.scope,
     p.target,
-    c.json(p.domains),
+    codec.json(p.domains),
     p.by,
     p.reason,
-    c.json(p.rule),
+    codec.json(p.rule),
     p.createdAt.getTime(),
     ms(p.until),
   ];
 }
 
-function decodePause(c: Codec, row: Row): PauseRecord {
+function decodePause(codec: Codec, row: Row): PauseRecord {
   return {
     projectId: String(row.project_id),
     scope: String(row.scope) as PauseRecord['scope'],
     target: String(row.target),
-    domains: c.fromJson<string[] | null>(row.domains) ?? [],
+    domains: codec.fromJson<string[] | null>(row.domains) ?? [],
     by: String(row.paused_by) as PauseRecord['by'],
     reason: row.reason === null || row.reason === undefined ? null : String(row.reason),
-    rule: c.fromJson<PauseRule | null>(row.rule),
+    rule: codec.fromJson<PauseRule | null>(row.rule),
     createdAt: new Date(Number(row.created_at)),
     until: row.until_at === null || row.until_at === undefined ? null : new Date(Number(row.until_at)),
   };

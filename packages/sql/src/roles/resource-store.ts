@@ -7,14 +7,9 @@ import type { SqlContext } from '../sql-context.js';
  * version), so the database's row lock decides between racing writers.
  */
 export function sqlResourceStore(ctx: SqlContext): ResourceStore {
-  const { kind, mysql, c, guard, all, write, pageAfter } = ctx;
+  const { dialect, codec, guard, all, write, pageAfter } = ctx;
   // Byte-exact substring tests (LIKE is case-insensitive on SQLite and needs escaping everywhere).
-  const contains =
-    kind === 'postgres'
-      ? 'strpos(address, ?) > 0'
-      : mysql
-        ? 'INSTR(address, ?) > 0'
-        : 'instr(address, ?) > 0';
+  const contains = dialect.contains('address');
 
   return {
     listSenders(projectId, page) {
@@ -24,7 +19,7 @@ export function sqlResourceStore(ctx: SqlContext): ResourceStore {
           `SELECT * FROM mailroom_senders WHERE project_id = ?${after} ORDER BY address LIMIT ?`,
           [projectId, ...params, page.limit],
         );
-        return rows.map(c.sender);
+        return rows.map(codec.sender);
       });
     },
 
@@ -45,7 +40,7 @@ export function sqlResourceStore(ctx: SqlContext): ResourceStore {
           `SELECT * FROM mailroom_templates WHERE project_id = ?${after} ORDER BY ref LIMIT ?`,
           [projectId, ...params, page.limit],
         );
-        return rows.map(c.template);
+        return rows.map(codec.template);
       });
     },
 
@@ -54,11 +49,9 @@ export function sqlResourceStore(ctx: SqlContext): ResourceStore {
         if (expectedVersion === null) {
           const columns =
             'id, project_id, ref, format, subject, source, compiled, version, created_at, updated_at';
-          const values = 'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+          const values = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
           const inserted = await write(
-            mysql
-              ? `INSERT IGNORE INTO mailroom_templates (${columns}) ${values}`
-              : `INSERT INTO mailroom_templates (${columns}) ${values} ON CONFLICT (project_id, ref) DO NOTHING`,
+            dialect.insertIgnore('mailroom_templates', columns, values, 'project_id, ref'),
             [
               template.id,
               template.projectId,
@@ -113,7 +106,7 @@ export function sqlResourceStore(ctx: SqlContext): ResourceStore {
           `SELECT * FROM mailroom_suppressions WHERE project_id = ?${after}${filter} ORDER BY address LIMIT ?`,
           [projectId, ...params, ...filterParams, page.limit],
         );
-        return rows.map(c.suppression);
+        return rows.map(codec.suppression);
       });
     },
   };

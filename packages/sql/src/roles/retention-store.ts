@@ -3,18 +3,15 @@ import type { SqlContext } from '../sql-context.js';
 
 /** `RetentionStore` on SQL. The retention sweeps, a chunk at a time. */
 export function sqlRetentionStore(ctx: SqlContext): RetentionStore {
-  const { mysql, guard, write } = ctx;
+  const { dialect, guard, write } = ctx;
 
   return {
     pruneIdempotent(now, limit) {
       return guard('pruneIdempotent', async () => {
         if (limit <= 0) return 0;
-        // MySQL refuses LIMIT in an IN subquery of the table being changed, but takes it on DELETE itself.
+        const table = 'mailroom_idempotency';
         return write(
-          mysql
-            ? 'DELETE FROM mailroom_idempotency WHERE expires_at <= ? LIMIT ?'
-            : `DELETE FROM mailroom_idempotency WHERE (project_id, idem_key) IN
-               (SELECT project_id, idem_key FROM mailroom_idempotency WHERE expires_at <= ? LIMIT ?)`,
+          `DELETE FROM ${table} ${dialect.limitedWhere(table, ['project_id', 'idem_key'], 'expires_at <= ?')}`,
           [now.getTime(), limit],
         );
       });
@@ -23,13 +20,12 @@ export function sqlRetentionStore(ctx: SqlContext): RetentionStore {
     pruneDeliveryContent(before, limit) {
       return guard('pruneDeliveryContent', async () => {
         if (limit <= 0) return 0;
-        return write(
-          mysql
-            ? 'UPDATE mailroom_deliveries SET content = NULL WHERE content IS NOT NULL AND updated_at < ? LIMIT ?'
-            : `UPDATE mailroom_deliveries SET content = NULL WHERE id IN
-               (SELECT id FROM mailroom_deliveries WHERE content IS NOT NULL AND updated_at < ? LIMIT ?)`,
-          [before.getTime(), limit],
-        );
+        const table = 'mailroom_deliveries';
+        const where = 'content IS NOT NULL AND updated_at < ?';
+        return write(`UPDATE ${table} SET content = NULL ${dialect.limitedWhere(table, ['id'], where)}`, [
+          before.getTime(),
+          limit,
+        ]);
       });
     },
 
@@ -40,12 +36,7 @@ export function sqlRetentionStore(ctx: SqlContext): RetentionStore {
         // No index on the times, on purpose (these tables are written with every delivery outcome): the
         // scan meets the oldest rows first, as they were inserted first, and stops at the limit.
         const chunk = (table: string, where: string) =>
-          write(
-            mysql
-              ? `DELETE FROM ${table} WHERE ${where} LIMIT ?`
-              : `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE ${where} LIMIT ?)`,
-            [cutoff, limit],
-          );
+          write(`DELETE FROM ${table} ${dialect.limitedWhere(table, ['id'], where)}`, [cutoff, limit]);
         const attempts = await chunk('mailroom_webhook_attempts', 'created_at < ?');
         const messages = await chunk(
           'mailroom_webhook_messages',

@@ -1,13 +1,13 @@
 import type { SourceJobStore } from '@mailroom/core';
-import { SOURCE_JOB_COLUMNS } from '../codec.js';
 import type { SqliteSourcePages } from '../dialects/sqlite/sqlite-source-pages.js';
 import { NOT_ON_WRITER } from '../dialects/sqlite/sqlite-source-pages.js';
 import { JsonMemo } from '../dialects/sqlite/sqlite-writes.js';
+import { SOURCE_JOB_COLUMNS } from '../rows/codec.js';
 import type { SqlContext } from '../sql-context.js';
 
 /** `SourceJobStore` on SQL. Source jobs: their claims and their pages. On a SQLite file, large pages go to its background thread (`dialects/sqlite/sqlite-source-pages.ts`). */
 export function sqlSourceJobStore(ctx: SqlContext, sqlitePages: SqliteSourcePages): SourceJobStore {
-  const { db, r, c, bulk, claims, guard, all, first, write } = ctx;
+  const { db, runner, codec, bulk, claims, guard, all, first, write } = ctx;
   const { commitOnWriterThread, posted } = sqlitePages;
 
   return {
@@ -22,7 +22,7 @@ export function sqlSourceJobStore(ctx: SqlContext, sqlitePages: SqliteSourcePage
           set: "status = 'running', lease_expires_at = ?, lease_token = lease_token + 1, updated_at = ?",
           setParams: [now + jobOptions.leaseMs, now],
           columns: SOURCE_JOB_COLUMNS,
-          decode: c.sourceJob,
+          decode: codec.sourceJob,
         });
         return job;
       });
@@ -39,19 +39,19 @@ export function sqlSourceJobStore(ctx: SqlContext, sqlitePages: SqliteSourcePage
         };
         const { patch } = page;
         if (patch.status !== undefined) set('status', patch.status);
-        if (patch.checkpoint !== undefined) set('checkpoint', c.json(patch.checkpoint));
+        if (patch.checkpoint !== undefined) set('checkpoint', codec.json(patch.checkpoint));
         if (patch.rowsDone !== undefined) set('rows_done', patch.rowsDone);
         if (patch.rowsFailed !== undefined) set('rows_failed', patch.rowsFailed);
-        if (patch.rowErrors !== undefined) set('row_errors', c.json(patch.rowErrors));
+        if (patch.rowErrors !== undefined) set('row_errors', codec.json(patch.rowErrors));
         if (patch.error !== undefined) set('error', patch.error);
         const update = `UPDATE mailroom_source_jobs SET ${sets.join(', ')} WHERE id = ?`;
         const after = options?.after;
         const onWriter = await commitOnWriterThread(jobId, leaseToken, page, update, params, after, slot);
         if (onWriter !== NOT_ON_WRITER) return onWriter;
         if (after) await after;
-        return r.transaction(db, async (tx) => {
+        return runner.transaction(db, async (tx) => {
           const job = await first(
-            `SELECT project_id FROM mailroom_source_jobs WHERE id = ? AND lease_token = ?${r.forUpdate}`,
+            `SELECT project_id FROM mailroom_source_jobs WHERE id = ? AND lease_token = ?${runner.forUpdate}`,
             [jobId, leaseToken],
             tx,
           );
@@ -82,7 +82,7 @@ export function sqlSourceJobStore(ctx: SqlContext, sqlitePages: SqliteSourcePage
           await all('SELECT * FROM mailroom_source_jobs WHERE mailing_id = ? ORDER BY created_at, id', [
             mailingId,
           ])
-        ).map(c.sourceJob),
+        ).map(codec.sourceJob),
       );
     },
   };

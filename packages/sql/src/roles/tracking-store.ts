@@ -1,6 +1,6 @@
 import type { DeliveryTracking, TrackingStore, TrackingSummary } from '@mailroom/core';
-import type { Row } from '../codec.js';
-import type { Db } from '../connect.js';
+import type { Db } from '../connection/connect.js';
+import type { Row } from '../rows/codec.js';
 import type { SqlContext } from '../sql-context.js';
 import { writeOutbox } from './event-store.js';
 
@@ -8,14 +8,10 @@ import { writeOutbox } from './event-store.js';
  * The tracking role of the SQL store (tables of migration `003_tracking`): link maps as one JSON text per
  * mailing, opens as one row per (delivery, machine) with a count, clicks as one row each.
  */
-export function sqlTrackingStore({ db, r, c, guard }: SqlContext): TrackingStore {
-  const mysql = r.kind === 'mysql';
-  const insertIgnore = (table: string, columns: string, values: string, key: string) =>
-    mysql
-      ? `INSERT IGNORE INTO ${table} (${columns}) VALUES ${values}`
-      : `INSERT INTO ${table} (${columns}) VALUES ${values} ON CONFLICT (${key}) DO NOTHING`;
+export function sqlTrackingStore({ dialect, db, runner, codec, guard }: SqlContext): TrackingStore {
+  const { insertIgnore } = dialect;
   const rows = async (text: string, params: unknown[], on: Db = db): Promise<Row[]> =>
-    (await r.run<Row>(on, text, params)).rows;
+    (await runner.run<Row>(on, text, params)).rows;
   const getLinkMap = async (mailingId: string): Promise<string[] | undefined> => {
     const [row] = await rows('SELECT links FROM mailroom_tracking_links WHERE mailing_id = ?', [mailingId]);
     return row ? (JSON.parse(String(row.links)) as string[]) : undefined;
@@ -24,7 +20,7 @@ export function sqlTrackingStore({ db, r, c, guard }: SqlContext): TrackingStore
   return {
     saveLinkMap(mailingId, links, now) {
       return guard('saveLinkMap', async () => {
-        await r.run(
+        await runner.run(
           db,
           insertIgnore('mailroom_tracking_links', 'mailing_id, links, created_at', '(?, ?, ?)', 'mailing_id'),
           [mailingId, JSON.stringify(links), now.getTime()],
@@ -41,14 +37,14 @@ export function sqlTrackingStore({ db, r, c, guard }: SqlContext): TrackingStore
     recordTrackingHits(hits) {
       if (hits.length === 0) return Promise.resolve([]);
       return guard('recordTrackingHits', () =>
-        r.transaction(db, async (tx) => {
+        runner.transaction(db, async (tx) => {
           const fresh: boolean[] = [];
           const outboxes: Array<(typeof hits)[number]['outbox']> = [];
           for (const hit of hits) {
             const at = hit.at.getTime();
             const machine = hit.machine ? 1 : 0;
             if (hit.kind === 'click') {
-              await r.run(
+              await runner.run(
                 tx,
                 'INSERT INTO mailroom_tracking_clicks (id, project_id, mailing_id, delivery_id, link_index, url, machine, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
                 [
@@ -67,7 +63,7 @@ export function sqlTrackingStore({ db, r, c, guard }: SqlContext): TrackingStore
               continue;
             }
             // The unique key decides which of racing first opens is new; the others count as repeats.
-            const inserted = await r.run(
+            const inserted = await runner.run(
               tx,
               insertIgnore(
                 'mailroom_tracking_opens',
@@ -82,15 +78,15 @@ export function sqlTrackingStore({ db, r, c, guard }: SqlContext): TrackingStore
               outboxes.push(hit.outbox);
               continue;
             }
-            await r.run(
+            await runner.run(
               tx,
-              `UPDATE mailroom_tracking_opens SET hits = hits + 1, last_at = ${r.kind === 'sqlite' ? 'MAX' : 'GREATEST'}(last_at, ?) WHERE delivery_id = ? AND machine = ?`,
+              `UPDATE mailroom_tracking_opens SET hits = hits + 1, last_at = ${dialect.greatest('last_at', '?')} WHERE delivery_id = ? AND machine = ?`,
               [at, hit.deliveryId, machine],
             );
             fresh.push(false);
           }
           // The events of the new hits, in the same transaction.
-          await writeOutbox(r, c, tx, outboxes);
+          await writeOutbox(runner, codec, tx, outboxes);
           return fresh;
         }),
       );

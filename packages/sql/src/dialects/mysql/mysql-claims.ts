@@ -1,7 +1,7 @@
-import type { ClaimSpec } from '../../claim-spec.js';
-import type { Row } from '../../codec.js';
-import type { Db } from '../../connect.js';
-import type { SqlRunner } from '../../sql-runner.js';
+import type { ClaimSpec } from '../../claims/claim-spec.js';
+import type { Db } from '../../connection/connect.js';
+import type { SqlRunner } from '../../connection/sql-runner.js';
+import type { Row } from '../../rows/codec.js';
 
 /**
  * A claim on MySQL/MariaDB: pick the due ids `FOR UPDATE SKIP LOCKED` on the index the spec names, update

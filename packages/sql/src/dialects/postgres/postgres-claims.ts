@@ -1,7 +1,7 @@
-import type { ClaimSpec } from '../../claim-spec.js';
-import type { Row } from '../../codec.js';
-import type { Db } from '../../connect.js';
-import type { SqlRunner } from '../../sql-runner.js';
+import type { ClaimSpec } from '../../claims/claim-spec.js';
+import type { Db } from '../../connection/connect.js';
+import type { SqlRunner } from '../../connection/sql-runner.js';
+import type { Row } from '../../rows/codec.js';
 
 /**
  * Planner settings for one claim (`set_config(..., true)` lasts until the end of the transaction).

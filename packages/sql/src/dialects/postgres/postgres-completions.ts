@@ -1,9 +1,9 @@
-import type { Codec } from '../../codec.js';
-import type { Db } from '../../connect.js';
-import type { OutcomeItem } from '../../outcome-rows.js';
-import { OUTCOME_FIELDS, outcomeRow, outcomeSet } from '../../outcome-rows.js';
-import type { SqlRunner } from '../../sql-runner.js';
-import { type WebhookCompletion, webhookSetValues } from '../../webhook-outcome-rows.js';
+import type { Db } from '../../connection/connect.js';
+import type { SqlRunner } from '../../connection/sql-runner.js';
+import type { Codec } from '../../rows/codec.js';
+import type { OutcomeItem } from '../../rows/outcome-rows.js';
+import { OUTCOME_FIELDS, outcomeRow, outcomeSet } from '../../rows/outcome-rows.js';
+import { type WebhookCompletion, webhookSetValues } from '../../rows/webhook-outcome-rows.js';
 
 /**
  * One statement for the whole group, over one array per field; `RETURNING` names the fences that held.

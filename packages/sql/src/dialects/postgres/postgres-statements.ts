@@ -1,14 +1,14 @@
 import type { BatchWrite, ProfileUpsert, ProfileUpsertOptions } from '@mailroom/core';
 import { newProfile } from '@mailroom/core';
-import type { Codec } from '../../codec.js';
-import { DELIVERY_COLUMNS, DELIVERY_PG_TYPES, MAILING_COLUMNS, SOURCE_JOB_COLUMNS } from '../../codec.js';
-import { pgInsert } from '../../insert-many.js';
-
-/** A statement with `?` placeholders and its parameters, in order. */
-export interface Statement {
-  text: string;
-  params: unknown[];
-}
+import type { Codec } from '../../rows/codec.js';
+import {
+  DELIVERY_COLUMNS,
+  DELIVERY_PG_TYPES,
+  MAILING_COLUMNS,
+  SOURCE_JOB_COLUMNS,
+} from '../../rows/codec.js';
+import type { Statement } from '../sql-dialect.js';
+import { pgInsert } from './postgres-insert.js';
 
 const SOURCE_JOB_PG_TYPES = [
   'text',

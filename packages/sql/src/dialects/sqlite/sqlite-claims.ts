@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3';
-import type { ClaimSpec } from '../../claim-spec.js';
-import type { Row } from '../../codec.js';
-import type { Db } from '../../connect.js';
-import type { SqlRunner } from '../../sql-runner.js';
+import type { ClaimSpec } from '../../claims/claim-spec.js';
+import type { Db } from '../../connection/connect.js';
+import type { SqlRunner } from '../../connection/sql-runner.js';
+import type { Row } from '../../rows/codec.js';
 
 /** Rowids remembered at most; past it they are all dropped (outcomes are then written by id). */
 const MAX_ROWID_HINTS = 65_536;

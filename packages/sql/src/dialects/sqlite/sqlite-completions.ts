@@ -1,16 +1,16 @@
 import type Database from 'better-sqlite3';
-import type { Codec } from '../../codec.js';
-import type { Db } from '../../connect.js';
-import type { OutcomeItem } from '../../outcome-rows.js';
-import { OUTCOME_FIELDS, outcomeRow, outcomeSet } from '../../outcome-rows.js';
-import type { SqlClaims } from '../../sql-claims.js';
-import type { SqlRunner } from '../../sql-runner.js';
+import type { SqlClaims } from '../../claims/sql-claims.js';
+import type { Db } from '../../connection/connect.js';
+import type { SqlRunner } from '../../connection/sql-runner.js';
+import type { Codec } from '../../rows/codec.js';
+import type { OutcomeItem } from '../../rows/outcome-rows.js';
+import { OUTCOME_FIELDS, outcomeRow, outcomeSet } from '../../rows/outcome-rows.js';
 import {
   WEBHOOK_FENCE,
   WEBHOOK_SET,
   type WebhookCompletion,
   webhookSetValues,
-} from '../../webhook-outcome-rows.js';
+} from '../../rows/webhook-outcome-rows.js';
 
 /**
  * A SQLite file of the store's own: one prepared fenced update per outcome, run directly, which measured

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { SqliteDatabase } from 'kysely';
-import { loadSqlite, sqliteOpenError } from '../../drivers.js';
+import { loadSqlite, sqliteOpenError } from '../../connection/drivers.js';
 import { type SqliteThread, sqliteThread } from './sqlite-thread.js';
 
 /** The WAL file's size kept after a checkpoint reset (`journal_size_limit`). */

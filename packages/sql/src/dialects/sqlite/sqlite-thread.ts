@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import { sqliteModulePath } from '../../drivers.js';
+import { sqliteModulePath } from '../../connection/drivers.js';
 
 /** WAL pages after which the connection checkpoints inline, while no background thread runs. */
 export const INLINE_AUTOCHECKPOINT_PAGES = 10_000;

@@ -1,10 +1,10 @@
 import type { DeliveryRecord, ProfileUpsert, ProfileUpsertOptions } from '@mailroom/core';
 import { mergeProfile, newProfile } from '@mailroom/core';
 import type Database from 'better-sqlite3';
-import type { Row } from '../../codec.js';
-import { DELIVERY_COLUMNS, deliveryParams, jsonObject, ms } from '../../codec.js';
-import type { Db } from '../../connect.js';
-import type { SqlRunner } from '../../sql-runner.js';
+import type { Db } from '../../connection/connect.js';
+import type { SqlRunner } from '../../connection/sql-runner.js';
+import type { Row } from '../../rows/codec.js';
+import { DELIVERY_COLUMNS, deliveryParams, jsonObject, ms } from '../../rows/codec.js';
 
 /**
  * Rows per set-based statement: the JSON text of a chunk is one string in the JS heap and one parse in

@@ -1,5 +1,5 @@
-import type { SqlStoreOptions } from './options.js';
-import { sqlStore } from './sql-store.js';
+import type { SqlStoreOptions } from '../connection/options.js';
+import { sqlStore } from '../sql-store.js';
 
 /**
  * Apply the store's pending migrations to a database and release what was opened for it; the same as

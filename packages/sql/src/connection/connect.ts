@@ -2,8 +2,8 @@ import { resolve } from 'node:path';
 import { MailroomError } from '@mailroom/core';
 import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect } from 'kysely';
 import type pg from 'pg';
-import type { SqliteFile } from './dialects/sqlite/sqlite-database.js';
-import { openSqliteFile, sqlitePathOf } from './dialects/sqlite/sqlite-database.js';
+import type { SqliteFile } from '../dialects/sqlite/sqlite-database.js';
+import { openSqliteFile, sqlitePathOf } from '../dialects/sqlite/sqlite-database.js';
 import { loadMysql, loadPg, loadSqlite } from './drivers.js';
 import type { SqlKind, SqlStoreOptions } from './options.js';
 

@@ -1,29 +1,30 @@
 import type { Kysely, Migration } from 'kysely';
 import { sql } from 'kysely';
-import type { ColumnTypes, tableOptions } from './column-types.js';
-import type { SqlKind } from './options.js';
+import type { SqlDialect } from '../dialects/sql-dialect.js';
 
 /**
  * 003: the event outbox and the webhook queue (`EventStore` in `@mailroom/core`). Indexes are few on
  * purpose: events and webhook messages are inserted with every delivery outcome, on the hot path.
  */
-export function eventsAndWebhooks(kind: SqlKind, t: ColumnTypes, options: typeof tableOptions): Migration {
+export function eventsAndWebhooks(dialect: SqlDialect): Migration {
+  const t = dialect.columnTypes;
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       const s = db.schema;
-      await options(
-        kind,
-        s
-          .createTable('mailroom_events')
-          .addColumn('id', t.id, (c) => c.primaryKey())
-          .addColumn('project_id', t.id, (c) => c.notNull())
-          .addColumn('type', t.short, (c) => c.notNull())
-          .addColumn('mailing_ref', t.ref)
-          .addColumn('delivery_id', t.id)
-          .addColumn('address', t.address)
-          .addColumn('data', t.json, (c) => c.notNull())
-          .addColumn('created_at', t.big, (c) => c.notNull()),
-      ).execute();
+      await dialect
+        .tableOptions(
+          s
+            .createTable('mailroom_events')
+            .addColumn('id', t.id, (c) => c.primaryKey())
+            .addColumn('project_id', t.id, (c) => c.notNull())
+            .addColumn('type', t.short, (c) => c.notNull())
+            .addColumn('mailing_ref', t.ref)
+            .addColumn('delivery_id', t.id)
+            .addColumn('address', t.address)
+            .addColumn('data', t.json, (c) => c.notNull())
+            .addColumn('created_at', t.big, (c) => c.notNull()),
+        )
+        .execute();
       await s
         .createIndex('mailroom_events_project')
         .on('mailroom_events')
@@ -31,21 +32,22 @@ export function eventsAndWebhooks(kind: SqlKind, t: ColumnTypes, options: typeof
         .execute();
       await s.createIndex('mailroom_events_delivery').on('mailroom_events').column('delivery_id').execute();
 
-      await options(
-        kind,
-        s
-          .createTable('mailroom_webhook_endpoints')
-          .addColumn('id', t.id, (c) => c.primaryKey())
-          .addColumn('project_id', t.id, (c) => c.notNull())
-          .addColumn('url', t.text, (c) => c.notNull())
-          .addColumn('events', t.json)
-          .addColumn('secret', t.text, (c) => c.notNull())
-          .addColumn('enabled', t.int, (c) => c.notNull())
-          .addColumn('disabled_reason', t.text)
-          .addColumn('failing_since', t.big)
-          .addColumn('created_at', t.big, (c) => c.notNull())
-          .addColumn('updated_at', t.big, (c) => c.notNull()),
-      ).execute();
+      await dialect
+        .tableOptions(
+          s
+            .createTable('mailroom_webhook_endpoints')
+            .addColumn('id', t.id, (c) => c.primaryKey())
+            .addColumn('project_id', t.id, (c) => c.notNull())
+            .addColumn('url', t.text, (c) => c.notNull())
+            .addColumn('events', t.json)
+            .addColumn('secret', t.text, (c) => c.notNull())
+            .addColumn('enabled', t.int, (c) => c.notNull())
+            .addColumn('disabled_reason', t.text)
+            .addColumn('failing_since', t.big)
+            .addColumn('created_at', t.big, (c) => c.notNull())
+            .addColumn('updated_at', t.big, (c) => c.notNull()),
+        )
+        .execute();
       await s
         .createIndex('mailroom_webhook_endpoints_project')
         .on('mailroom_webhook_endpoints')
@@ -69,7 +71,7 @@ export function eventsAndWebhooks(kind: SqlKind, t: ColumnTypes, options: typeof
         .addColumn('last_error', t.text)
         .addColumn('created_at', t.big, (c) => c.notNull())
         .addColumn('updated_at', t.big, (c) => c.notNull());
-      if (kind === 'mysql') {
+      if (dialect.openAtColumn) {
         // As for deliveries: no partial indexes, so a stored column holds the attempt time of open rows.
         messages = messages.addColumn('open_at', t.big, (c) =>
           c
@@ -77,8 +79,8 @@ export function eventsAndWebhooks(kind: SqlKind, t: ColumnTypes, options: typeof
             .stored(),
         );
       }
-      await options(kind, messages).execute();
-      if (kind === 'mysql') {
+      await dialect.tableOptions(messages).execute();
+      if (dialect.openAtColumn) {
         await s
           .createIndex('mailroom_webhook_messages_due')
           .on('mailroom_webhook_messages')
@@ -98,21 +100,22 @@ export function eventsAndWebhooks(kind: SqlKind, t: ColumnTypes, options: typeof
         .columns(['project_id', 'updated_at'])
         .execute();
 
-      await options(
-        kind,
-        s
-          .createTable('mailroom_webhook_attempts')
-          .addColumn('id', t.id, (c) => c.primaryKey())
-          .addColumn('project_id', t.id, (c) => c.notNull())
-          .addColumn('endpoint_id', t.id, (c) => c.notNull())
-          .addColumn('message_id', t.id, (c) => c.notNull())
-          .addColumn('event_type', t.short, (c) => c.notNull())
-          .addColumn('attempt', t.int, (c) => c.notNull())
-          .addColumn('status_code', t.int)
-          .addColumn('latency_ms', t.int, (c) => c.notNull())
-          .addColumn('error', t.text)
-          .addColumn('created_at', t.big, (c) => c.notNull()),
-      ).execute();
+      await dialect
+        .tableOptions(
+          s
+            .createTable('mailroom_webhook_attempts')
+            .addColumn('id', t.id, (c) => c.primaryKey())
+            .addColumn('project_id', t.id, (c) => c.notNull())
+            .addColumn('endpoint_id', t.id, (c) => c.notNull())
+            .addColumn('message_id', t.id, (c) => c.notNull())
+            .addColumn('event_type', t.short, (c) => c.notNull())
+            .addColumn('attempt', t.int, (c) => c.notNull())
+            .addColumn('status_code', t.int)
+            .addColumn('latency_ms', t.int, (c) => c.notNull())
+            .addColumn('error', t.text)
+            .addColumn('created_at', t.big, (c) => c.notNull()),
+        )
+        .execute();
       await s
         .createIndex('mailroom_webhook_attempts_project')
         .on('mailroom_webhook_attempts')

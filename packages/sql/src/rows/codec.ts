@@ -13,7 +13,6 @@ import type {
   SuppressionRecord,
   TemplateRecord,
 } from '@mailroom/core';
-import type { SqlKind } from './options.js';
 
 /** A row as a driver returns it: column name to value. */
 export type Row = Record<string, unknown>;
@@ -247,13 +246,13 @@ export function deliveryParams(d: DeliveryRecord, traits: string = jsonObject(d.
   ];
 }
 
-/** The codec for `kind`. */
-export function createCodec(kind: SqlKind): Codec {
+/** The codec of a dialect; `jsonParsedByDriver`: JSON columns come back parsed (`SqlDialect`). */
+export function createCodec(jsonParsedByDriver: boolean): Codec {
   const json = (value: Json | object | null | undefined): string | null =>
     value === undefined || value === null ? null : JSON.stringify(value);
   const fromJson = <T>(value: unknown): T => {
     if (value === null || value === undefined) return null as T;
-    return (kind === 'postgres' || typeof value !== 'string' ? value : JSON.parse(value)) as T;
+    return (jsonParsedByDriver || typeof value !== 'string' ? value : JSON.parse(value)) as T;
   };
   // A JSON column that may hold the JSON value `null` itself (configs, checkpoints, responses).
   const jsonValue = (value: Json | null | undefined): string => JSON.stringify(value ?? null);

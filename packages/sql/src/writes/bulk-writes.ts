@@ -1,13 +1,13 @@
 import type { DeliveryRecord, ProfileFields, ProfileUpsert, ProfileUpsertOptions } from '@mailroom/core';
 import { mergeProfile, newProfile } from '@mailroom/core';
-import type { Codec, Row } from './codec.js';
-import { DELIVERY_COLUMNS, DELIVERY_PG_TYPES } from './codec.js';
-import type { Db } from './connect.js';
-import { pgAddMembers, pgUpsertProfiles } from './dialects/postgres/postgres-statements.js';
-import { JsonMemo, sqliteWriter } from './dialects/sqlite/sqlite-writes.js';
-import type { InsertTarget } from './insert-many.js';
+import type { Db } from '../connection/connect.js';
+import type { SqlRunner } from '../connection/sql-runner.js';
+import type { SqlDialect } from '../dialects/sql-dialect.js';
+import { JsonMemo, sqliteWriter } from '../dialects/sqlite/sqlite-writes.js';
+import type { Codec, Row } from '../rows/codec.js';
+import { DELIVERY_COLUMNS, DELIVERY_PG_TYPES } from '../rows/codec.js';
 import { insertMany } from './insert-many.js';
-import type { SqlRunner } from './sql-runner.js';
+import type { InsertTarget } from './insert-target.js';
 
 const DELIVERIES: InsertTarget = {
   table: 'mailroom_deliveries',
@@ -56,18 +56,15 @@ export interface BulkWrites {
   ): Promise<void>;
 }
 
-/** The bulk writers for one runner and codec. */
-export function createBulkWrites(runner: SqlRunner, codec: Codec): BulkWrites {
-  const { kind } = runner;
-  const mysql = kind === 'mysql';
-
+/** The bulk writers for one dialect, runner and codec. */
+export function createBulkWrites(dialect: SqlDialect, runner: SqlRunner, codec: Codec): BulkWrites {
   return {
     async insertDeliveries(tx, deliveries, memo) {
       if (deliveries.length === 0) return 0;
       const direct = sqliteWriter(runner, tx);
       if (direct) return direct.insertDeliveries(deliveries, memo ?? new JsonMemo());
-      const sorted = kind === 'sqlite' ? deliveries : [...deliveries].sort(byMailingAndAddress);
-      return (await insertMany(runner, tx, DELIVERIES, sorted.map(codec.deliveryParams))).affected;
+      const sorted = dialect.rowLocks ? [...deliveries].sort(byMailingAndAddress) : deliveries;
+      return (await insertMany(dialect, runner, tx, DELIVERIES, sorted.map(codec.deliveryParams))).affected;
     },
 
     async upsertProfiles(tx, projectId, rows, options, now, memo) {
@@ -78,25 +75,8 @@ export function createBulkWrites(runner: SqlRunner, codec: Codec): BulkWrites {
         direct.upsertProfiles(projectId, rows, options, at, memo ?? new JsonMemo());
         return;
       }
-      if (kind === 'postgres') {
-        // One statement, the merge in SQL (see pgUpsertProfiles), unless an address repeats.
-        const sortedRows = [...rows].sort((a, b) => compare(a.address, b.address));
-        const upsert = pgUpsertProfiles(codec, projectId, sortedRows, options, at);
-        if (upsert) {
-          await runner.run(tx, upsert.text, upsert.params);
-          if (options.groupId) {
-            const members = pgAddMembers(
-              options.groupId,
-              projectId,
-              sortedRows.map((row) => row.address),
-              at,
-            );
-            await runner.run(tx, members.text, members.params);
-          }
-          return;
-        }
-      }
       const sorted = [...rows].sort((a, b) => compare(a.address, b.address));
+      if (await dialect.upsertProfiles?.(runner, codec, tx, projectId, sorted, options, at)) return;
 
       // 1. Insert every absent profile as the rule makes it (`newProfile`). Profiles that already existed
       //    are left alone here; once this returns, every address has a row, so step 2 can lock them all.
@@ -114,13 +94,13 @@ export function createBulkWrites(runner: SqlRunner, codec: Codec): BulkWrites {
           at,
         ];
       });
-      if (mysql) {
-        await insertMany(runner, tx, PROFILES, absent);
-      } else {
-        const result = await insertMany<{ address: string }>(runner, tx, PROFILES, absent, {
+      if (dialect.returning) {
+        const result = await insertMany<{ address: string }>(dialect, runner, tx, PROFILES, absent, {
           returning: 'address',
         });
         for (const { address } of result.rows) inserted.add(address);
+      } else {
+        await insertMany(dialect, runner, tx, PROFILES, absent);
       }
 
       // 2. Read back (and lock) the profiles that existed before, and merge by the rule (`mergeProfile`). On MySQL,
@@ -138,7 +118,7 @@ export function createBulkWrites(runner: SqlRunner, codec: Codec): BulkWrites {
         const slice = toRead.slice(i, i + IN_LIST_SIZE);
         const { rows: found } = await runner.run<Row>(
           tx,
-          `SELECT address, name, traits, labels FROM mailroom_profiles${mysql ? ' FORCE INDEX (PRIMARY)' : ''} WHERE project_id = ? AND address IN ${runner.values(1, slice.length)}${runner.forUpdate}`,
+          `SELECT address, name, traits, labels FROM mailroom_profiles${dialect.forceIndex('PRIMARY')} WHERE project_id = ? AND address IN ${runner.values(1, slice.length)}${runner.forUpdate}`,
           [projectId, ...slice],
         );
         for (const row of found) {
@@ -170,12 +150,15 @@ export function createBulkWrites(runner: SqlRunner, codec: Codec): BulkWrites {
       ]);
 
       // 3. Write the merged profiles back in one statement per chunk; status and created_at are kept.
-      await insertMany(runner, tx, PROFILES, changed, { update: ['name', 'traits', 'labels', 'updated_at'] });
+      await insertMany(dialect, runner, tx, PROFILES, changed, {
+        update: ['name', 'traits', 'labels', 'updated_at'],
+      });
 
       // 4. Group membership.
       if (options.groupId) {
         const groupId = options.groupId;
         await insertMany(
+          dialect,
           runner,
           tx,
           MEMBERS,

@@ -1,5 +1,5 @@
 import type { Kysely, Migration } from 'kysely';
-import type { ColumnTypes } from './column-types.js';
+import type { ColumnTypes } from '../dialects/column-types.js';
 
 /**
  * 008: webhook endpoints get a circuit (`WebhookEndpointRecord.circuitOpenUntil`, epoch milliseconds,

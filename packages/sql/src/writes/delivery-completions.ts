@@ -1,11 +1,10 @@
 import type { OutboxWrite } from '@mailroom/core';
-import type { Codec } from './codec.js';
-import type { Db } from './connect.js';
-import { writePostgres } from './dialects/postgres/postgres-completions.js';
-import { writeSqlite, writeSqliteFile } from './dialects/sqlite/sqlite-completions.js';
-import type { OutcomeItem } from './outcome-rows.js';
-import type { SqlClaims } from './sql-claims.js';
-import type { SqlRunner } from './sql-runner.js';
+import type { SqlClaims } from '../claims/sql-claims.js';
+import type { Db } from '../connection/connect.js';
+import type { SqlRunner } from '../connection/sql-runner.js';
+import type { SqlDialect } from '../dialects/sql-dialect.js';
+import type { Codec } from '../rows/codec.js';
+import type { OutcomeItem } from '../rows/outcome-rows.js';
 
 /** Outcomes written per group (one transaction; one statement on PostgreSQL and a SQLite dialect). */
 const MAX_GROUP = 500;
@@ -18,6 +17,18 @@ export type OutboxWriter = (
   outboxes: ReadonlyArray<OutboxWrite | undefined>,
 ) => Promise<void>;
 
+/** What {@link completeDeliveries} writes with. */
+export interface CompletionParts {
+  dialect: SqlDialect;
+  /** The store's database: each group is a transaction of it. */
+  db: Db;
+  runner: SqlRunner;
+  claims: SqlClaims;
+  codec: Codec;
+  /** Writes the outboxes of the written outcomes. */
+  writeOutbox: OutboxWriter;
+}
+
 /**
  * `DeliveryQueue.completeDeliveries` on SQL: the outcomes of one call (a worker's outcome buffer
  * flushes many at once) written in groups, and, in input order, which fences held. A group holds
@@ -28,24 +39,23 @@ export type OutboxWriter = (
  * does not keep the others from being recorded; the call then rejects with the first failure.
  */
 export async function completeDeliveries(
-  db: Db,
-  runner: SqlRunner,
-  claims: SqlClaims,
-  codec: Codec,
-  writeOutbox: OutboxWriter,
+  parts: CompletionParts,
   items: readonly OutcomeItem[],
 ): Promise<boolean[]> {
+  const { dialect, db, runner, writeOutbox } = parts;
   const written = new Array<boolean>(items.length).fill(false);
   const writeGroup = (group: readonly OutcomeItem[]): Promise<boolean[]> =>
     runner.retrying(async () => {
       const outboxes = group.some((item) => item.outcome.outbox !== undefined);
       // One statement is one implicit transaction.
-      if (runner.kind === 'postgres' && !outboxes) return writePostgres(db, runner, codec, group);
+      if (dialect.writeOutcomesAlone && !outboxes) {
+        return dialect.writeOutcomesAlone(db, runner, parts.codec, group);
+      }
       return runner.transaction(db, async (tx) => {
-        const done = await writeOutcomes(runner, claims, codec, tx, group);
+        const done = await writeOutcomes(parts, tx, group);
         if (outboxes) {
           const outboxOf = (item: OutcomeItem, i: number) => (done[i] ? item.outcome.outbox : undefined);
-          await writeOutbox(runner, codec, tx, group.map(outboxOf));
+          await writeOutbox(runner, parts.codec, tx, group.map(outboxOf));
         }
         return done;
       });
@@ -90,15 +100,12 @@ export async function completeDeliveries(
 
 /** The fenced updates of one group on `tx`, by the fastest path of the dialect. */
 async function writeOutcomes(
-  runner: SqlRunner,
-  claims: SqlClaims,
-  codec: Codec,
+  { dialect, runner, claims, codec }: CompletionParts,
   tx: Db,
   group: readonly OutcomeItem[],
 ): Promise<boolean[]> {
-  if (runner.kind === 'postgres') return writePostgres(tx, runner, codec, group);
-  if (runner.direct) return writeSqliteFile(tx, runner, claims, group);
-  if (runner.kind === 'sqlite') return writeSqlite(tx, runner, codec, group);
+  const fast = dialect.writeOutcomes(tx, runner, claims, codec, group);
+  if (fast) return fast;
   const written: boolean[] = [];
   for (const item of group) {
     const [text, params] = claims.outcome(item.outcome);

@@ -1,4 +1,4 @@
-import type { Row } from './codec.js';
+import type { Row } from '../rows/codec.js';
 
 /** One claim: which rows are due, what claiming one writes, and what the caller makes of a row. */
 export interface ClaimSpec<T> {

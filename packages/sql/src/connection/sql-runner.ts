@@ -2,13 +2,10 @@ import { MailroomError } from '@mailroom/core';
 import type Database from 'better-sqlite3';
 import { CompiledQuery } from 'kysely';
 import type pg from 'pg';
+import type { SqliteFile } from '../dialects/sqlite/sqlite-database.js';
 import type { Db } from './connect.js';
-import type { SqliteFile } from './dialects/sqlite/sqlite-database.js';
-import type { SqlKind } from './options.js';
 import { isTransient } from './sql-errors.js';
 
-/** The most bound parameters one statement may carry, per database. */
-const MAX_PARAMETERS: Record<SqlKind, number> = { sqlite: 32_766, postgres: 65_535, mysql: 65_535 };
 /** Rows per multi-row statement: large enough to amortize a round trip, small enough to plan quickly. */
 const MAX_ROWS_PER_STATEMENT = 500;
 /** Bytes of values per multi-row statement, to stay well under MySQL's default 16 MB packet. */
@@ -23,9 +20,34 @@ export interface RunResult<R> {
   affected: number;
 }
 
-/** Executes the store's SQL on one database kind. */
+/**
+ * What the runner asks of its database's dialect (`dialects/sql-dialect.ts` extends it): how statements
+ * are bound and limited, and how a transaction is opened.
+ */
+export interface RunnerDialect {
+  /** The most bound parameters one statement may carry. */
+  readonly maxParameters: number;
+  /** The driver wants numbered placeholders (`$1, $2, ...`) where the store writes `?`. */
+  readonly numberedPlaceholders: boolean;
+  /**
+   * Transactions lock rows (PostgreSQL, MySQL): locking reads take ` FOR UPDATE`, and rows are written in
+   * key order so that concurrent transactions do not deadlock. False where a transaction locks the whole
+   * database (SQLite).
+   */
+  readonly rowLocks: boolean;
+  /**
+   * Run `fn` in one transaction on `db` and commit it (roll back if it throws), in the dialect's way.
+   * `run` executes a statement on a held connection (for dialects that begin and commit by hand).
+   */
+  transaction<T>(
+    db: Db,
+    fn: (tx: Db) => Promise<T>,
+    run: (conn: Db, text: string) => Promise<unknown>,
+  ): Promise<T>;
+}
+
+/** Executes the store's SQL on one database, in its dialect's way. */
 export interface SqlRunner {
-  readonly kind: SqlKind;
   /** True on a SQLite file the store opened: see {@link SqlRunner.statement}. */
   readonly direct: boolean;
   /**
@@ -39,12 +61,7 @@ export interface SqlRunner {
     params?: unknown[],
     prepared?: boolean,
   ): Promise<RunResult<R>>;
-  /**
-   * Run `fn` in one transaction and commit it (roll back if it throws). SQLite takes the write lock up
-   * front (`BEGIN IMMEDIATE`): a deferred transaction that reads and then writes can fail with
-   * `SQLITE_BUSY` without waiting when another process wrote meanwhile. MySQL runs at READ COMMITTED so
-   * that locking reads take no gap locks and release the rows they pass over.
-   */
+  /** Run `fn` in one transaction and commit it (roll back if it throws), as the dialect opens one. */
   transaction<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T>;
   /**
    * PostgreSQL, on a pool the store opened: run `statements` (with `?` placeholders) as ONE script, in one
@@ -64,7 +81,7 @@ export interface SqlRunner {
    * idempotent steps of them, so a failed attempt left nothing behind.
    */
   retrying<T>(fn: () => Promise<T>): Promise<T>;
-  /** ` FOR UPDATE` where row locks exist; nothing on SQLite, whose transactions lock the whole file. */
+  /** ` FOR UPDATE` where transactions lock rows (see {@link RunnerDialect.rowLocks}); nothing elsewhere. */
   readonly forUpdate: string;
   /**
    * Split `rows` (one parameter array per row) into chunks that one multi-row statement can carry,
@@ -105,12 +122,12 @@ const WRITE = /^\s*(INSERT|UPDATE|DELETE)\b/i;
 const RETURNING = /\bRETURNING\b/i;
 
 /**
- * The runner for `kind`. With `access` to a SQLite file the store opened, statements on a held connection
+ * The runner for `dialect`. With `access` to a SQLite file the store opened, statements on a held connection
  * run on better-sqlite3 directly, without Kysely's executor: for a hot transaction of a few hundred
  * statements, the layers around each one cost more than SQLite's own work. With access to a PostgreSQL
  * pool the store opened, hot statements are prepared by name and scripts run in one round trip.
  */
-export function createSqlRunner(kind: SqlKind, access?: RunnerAccess): SqlRunner {
+export function createSqlRunner(dialect: RunnerDialect, access?: RunnerAccess): SqlRunner {
   const sqliteFile = access?.sqliteFile;
   const pgPrepare = access?.pgPrepare;
   const pgTexts = new Map<string, string>();
@@ -130,23 +147,6 @@ export function createSqlRunner(kind: SqlKind, access?: RunnerAccess): SqlRunner
     return converted;
   };
 
-  const inTransaction = async <T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> => {
-    if (kind === 'mysql') return db.transaction().setIsolationLevel('read committed').execute(fn);
-    if (kind === 'postgres') return db.transaction().execute(fn);
-    return db.connection().execute(async (conn) => {
-      await runner.run(conn, 'BEGIN IMMEDIATE');
-      try {
-        const result = await fn(conn);
-        await runner.run(conn, 'COMMIT');
-        return result;
-      } catch (error) {
-        // SQLite may already have rolled back on its own (for example after SQLITE_FULL).
-        await runner.run(conn, 'ROLLBACK').catch(() => undefined);
-        throw error;
-      }
-    });
-  };
-
   // Kysely hands out connection-bound instances while its connection is held; only the root takes it.
   const held = (db: Db, text: string): Database.Statement | undefined => {
     if (sqliteFile === undefined || db === access?.root) return undefined;
@@ -154,16 +154,15 @@ export function createSqlRunner(kind: SqlKind, access?: RunnerAccess): SqlRunner
   };
 
   const runner: SqlRunner = {
-    kind,
     direct: sqliteFile !== undefined,
-    forUpdate: kind === 'sqlite' ? '' : ' FOR UPDATE',
+    forUpdate: dialect.rowLocks ? ' FOR UPDATE' : '',
     async run<R>(db: Db, text: string, params: unknown[] = [], prepared = false): Promise<RunResult<R>> {
       const statement = held(db, text);
       if (statement) {
         if (statement.reader) return { rows: statement.all(params) as R[], affected: 0 };
         return { rows: [], affected: statement.run(params).changes };
       }
-      const sql = kind === 'postgres' ? toPg(text) : text;
+      const sql = dialect.numberedPlaceholders ? toPg(text) : text;
       if (prepared) pgPrepare?.(sql);
       const result = await db.executeQuery<R>(CompiledQuery.raw(sql, params));
       // A write with RETURNING changed the rows it returned (Kysely's SQLite driver counts no others).
@@ -180,10 +179,11 @@ export function createSqlRunner(kind: SqlKind, access?: RunnerAccess): SqlRunner
       }
       return { rows: result.rows as R[], affected: Number(result.numAffectedRows ?? 0) };
     },
-    transaction: inTransaction,
+    transaction: (db, fn) => dialect.transaction(db, fn, (conn, text) => runner.run(conn, text)),
     script<R>(statements: ReadonlyArray<[string, unknown[]]>): Promise<R[]> | undefined {
+      // Only a PostgreSQL pool the store opened runs scripts.
       const pool = access?.pgPool;
-      if (kind !== 'postgres' || pool === undefined) return undefined;
+      if (pool === undefined) return undefined;
       const texts: string[] = [];
       for (const [text, params] of statements) {
         if (!params.every((p) => Number.isSafeInteger(p))) return undefined;
@@ -208,7 +208,10 @@ export function createSqlRunner(kind: SqlKind, access?: RunnerAccess): SqlRunner
       }
     },
     chunk(rows: unknown[][], width: number): unknown[][][] {
-      const maxRows = Math.max(1, Math.min(MAX_ROWS_PER_STATEMENT, Math.floor(MAX_PARAMETERS[kind] / width)));
+      const maxRows = Math.max(
+        1,
+        Math.min(MAX_ROWS_PER_STATEMENT, Math.floor(dialect.maxParameters / width)),
+      );
       const chunks: unknown[][][] = [];
       let current: unknown[][] = [];
       let bytes = 0;

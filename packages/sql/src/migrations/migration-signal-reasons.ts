@@ -1,7 +1,6 @@
 import type { Kysely, Migration } from 'kysely';
 import { sql } from 'kysely';
-import type { ColumnTypes } from './column-types.js';
-import type { SqlKind } from './options.js';
+import type { SqlDialect } from '../dialects/sql-dialect.js';
 
 /**
  * 008: inbound signals keep the bounce's reason, the mailing and destination domain they are counted by
@@ -9,7 +8,8 @@ import type { SqlKind } from './options.js';
  * differs from the delivery (its recipient, its returned copy's Message-ID). Signals written before get
  * their mailing and domain filled in from their delivery and address, and no reason.
  */
-export function signalReasons(kind: SqlKind, t: ColumnTypes): Migration {
+export function signalReasons(dialect: SqlDialect): Migration {
+  const t = dialect.columnTypes;
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       const s = db.schema;
@@ -23,13 +23,7 @@ export function signalReasons(kind: SqlKind, t: ColumnTypes): Migration {
       await sql`update mailroom_inbound_signals set mailing_id = coalesce((select d.mailing_id from mailroom_deliveries d where d.id = mailroom_inbound_signals.delivery_id), '')`.execute(
         db,
       );
-      const domainOf =
-        kind === 'postgres'
-          ? sql`lower(split_part(address, '@', 2))`
-          : kind === 'mysql'
-            ? sql`lower(substring_index(address, '@', -1))`
-            : sql`lower(substr(address, instr(address, '@') + 1))`;
-      await sql`update mailroom_inbound_signals set domain = ${domainOf}`.execute(db);
+      await sql`update mailroom_inbound_signals set domain = ${dialect.domainOf('address')}`.execute(db);
       await s
         .createIndex('mailroom_inbound_signals_project')
         .on(table)

@@ -1,14 +1,14 @@
 import type { Kysely, Migration } from 'kysely';
 import { sql } from 'kysely';
-import type { ColumnTypes } from './column-types.js';
-import type { SqlKind } from './options.js';
+import type { SqlDialect } from '../dialects/sql-dialect.js';
 
 /**
  * 006: webhook messages get a claim priority (`WebhookMessageRecord.priority`: 0, single messages and
  * everything else, before 1, a broadcast's deliveries), and the due index leads with it, so that a claim
  * of one priority is one index range on every database. Messages written before have priority 0.
  */
-export function webhookPriority(kind: SqlKind, t: ColumnTypes): Migration {
+export function webhookPriority(dialect: SqlDialect): Migration {
+  const t = dialect.columnTypes;
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       const s = db.schema;
@@ -16,10 +16,9 @@ export function webhookPriority(kind: SqlKind, t: ColumnTypes): Migration {
         .alterTable('mailroom_webhook_messages')
         .addColumn('priority', t.int, (c) => c.notNull().defaultTo(0))
         .execute();
-      const drop = s.dropIndex('mailroom_webhook_messages_due');
-      await (kind === 'mysql' ? drop.on('mailroom_webhook_messages') : drop).execute();
+      await dialect.dropIndex(s, 'mailroom_webhook_messages_due', 'mailroom_webhook_messages').execute();
       const due = s.createIndex('mailroom_webhook_messages_due').on('mailroom_webhook_messages');
-      if (kind === 'mysql') {
+      if (dialect.openAtColumn) {
         // No partial indexes: `open_at` (migration 003) is null for settled messages.
         await due.columns(['priority', 'open_at']).execute();
       } else {

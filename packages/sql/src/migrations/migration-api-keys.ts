@@ -1,6 +1,6 @@
 import type { Kysely, Migration } from 'kysely';
 import { sql } from 'kysely';
-import type { ColumnTypes } from './column-types.js';
+import type { ColumnTypes } from '../dialects/column-types.js';
 
 /**
  * 010: project secrets become API keys (`ApiKeyRecord`): an id, a scope, the sender domains they may send

@@ -1,18 +1,18 @@
 import type { AppTransaction, AppTransactionStore, TransactionStore } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
 import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
-import { createBulkWrites } from './bulk-writes.js';
-import type { Db } from './connect.js';
-import type { SqlKind } from './options.js';
-import { sqlAccountStore } from './roles/account-store.js';
-import { sqlAudienceStore } from './roles/audience-store.js';
-import { sqlDomainStore } from './roles/domain-store.js';
-import { sqlIdempotencyStore } from './roles/idempotency-store.js';
-import { sqlMailingStore } from './roles/mailing-store.js';
-import type { SqlContext } from './sql-context.js';
-import { createSqlContext } from './sql-context.js';
-import { isTransient, toStoreError } from './sql-errors.js';
-import { createSqlRunner, type SqlRunner } from './sql-runner.js';
+import type { Db } from '../connection/connect.js';
+import { isTransient, toStoreError } from '../connection/sql-errors.js';
+import { createSqlRunner, type SqlRunner } from '../connection/sql-runner.js';
+import type { SqlDialect } from '../dialects/sql-dialect.js';
+import type { SqlContext } from '../sql-context.js';
+import { createSqlContext } from '../sql-context.js';
+import { createBulkWrites } from '../writes/bulk-writes.js';
+import { sqlAccountStore } from './account-store.js';
+import { sqlAudienceStore } from './audience-store.js';
+import { sqlDomainStore } from './domain-store.js';
+import { sqlIdempotencyStore } from './idempotency-store.js';
+import { sqlMailingStore } from './mailing-store.js';
 
 /** The savepoint a request runs in, inside the app's transaction (calls on one transaction run one at a time). */
 const SAVEPOINT = 'mailroom_request';
@@ -45,9 +45,10 @@ export interface AppTransactionParts {
  */
 export function sqlAppTransactions(parts: AppTransactionParts): Required<AppTransactionStore> {
   const { ctx } = parts;
-  const { name, kind } = ctx;
-  const runner = transactionRunner(kind);
-  const bulk = createBulkWrites(runner, ctx.c);
+  const { name, dialect } = ctx;
+  const { kind } = dialect;
+  const runner = transactionRunner(dialect);
+  const bulk = createBulkWrites(dialect, runner, ctx.codec);
   const queues = new WeakMap<object, Promise<unknown>>();
   const clients = new WeakMap<object, Db>();
 
@@ -64,7 +65,8 @@ export function sqlAppTransactions(parts: AppTransactionParts): Required<AppTran
       }
       const own = adapter === ctx.db.getExecutor().adapter;
       const known = transaction.isTransaction;
-      if (kind === 'sqlite' && !(own && known)) {
+      // The store's one connection: another to the file would wait for this transaction's lock.
+      if (dialect.oneConnection && !(own && known)) {
         throw refuse(
           own
             ? 'on SQLite, pass the Kysely Transaction itself (db.transaction().execute(tx => ...))'
@@ -73,7 +75,7 @@ export function sqlAppTransactions(parts: AppTransactionParts): Required<AppTran
       }
       return { db: transaction, own, known };
     }
-    if (kind === 'postgres' && isPgClient(transaction)) {
+    if (dialect.takesPgClient && isPgClient(transaction)) {
       let db = clients.get(transaction);
       if (!db) {
         db = clientDb(transaction);
@@ -82,7 +84,7 @@ export function sqlAppTransactions(parts: AppTransactionParts): Required<AppTran
       return { db, own: false, known: false };
     }
     throw refuse(
-      kind === 'postgres'
+      dialect.takesPgClient
         ? 'expected a Kysely Transaction or a pg client inside BEGIN'
         : 'expected a Kysely Transaction',
     );
@@ -90,14 +92,8 @@ export function sqlAppTransactions(parts: AppTransactionParts): Required<AppTran
 
   /** Checks what `resolve` could not: an open transaction, on this store's database. */
   async function verify(db: Db, known: boolean, own: boolean, id: string): Promise<void> {
-    if (!known && kind === 'mysql') {
-      // MySQL keeps a savepoint only inside a transaction: outside one, it is gone by the next statement.
-      try {
-        await runner.run(db, 'SAVEPOINT mailroom_probe');
-        await runner.run(db, 'RELEASE SAVEPOINT mailroom_probe');
-      } catch {
-        throw refuse('the connection is not inside a transaction (begin one first)');
-      }
+    if (!known && dialect.inTransaction && !(await dialect.inTransaction(runner, db))) {
+      throw refuse('the connection is not inside a transaction (begin one first)');
     }
     if (own) return;
     let found: unknown;
@@ -131,7 +127,7 @@ export function sqlAppTransactions(parts: AppTransactionParts): Required<AppTran
       throw new MailroomError('STORE_FAILED', 'withTransaction: the store is closed', { source: name });
     const { db, own, known } = resolve(transaction);
     if (parts.storeId() === undefined) {
-      if (kind === 'sqlite') {
+      if (dialect.oneConnection) {
         throw refuse(
           "the store is not initialized: await store.init() before the first send in a transaction (on SQLite the migrations would wait for this transaction's connection)",
         );
@@ -169,10 +165,10 @@ export function sqlAppTransactions(parts: AppTransactionParts): Required<AppTran
   function boundRoles(db: Db): TransactionStore {
     const bound = createSqlContext({
       name,
-      kind,
+      dialect,
       db,
-      r: runner,
-      c: ctx.c,
+      runner,
+      codec: ctx.codec,
       bulk,
       // Not used by the bound roles (claims belong to the delivery queue and webhooks).
       claims: ctx.claims,
@@ -219,8 +215,8 @@ export function sqlAppTransactions(parts: AppTransactionParts): Required<AppTran
  * retries (a failed statement may have ended the app's transaction; retrying it is the app's), no direct
  * driver access and no scripts (both would run outside the transaction).
  */
-function transactionRunner(kind: SqlKind): SqlRunner {
-  const plain = createSqlRunner(kind, { requireAffected: true });
+function transactionRunner(dialect: SqlDialect): SqlRunner {
+  const plain = createSqlRunner(dialect, { requireAffected: true });
   return {
     ...plain,
     transaction: (tx, fn) => fn(tx),

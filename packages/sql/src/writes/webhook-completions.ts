@@ -1,14 +1,13 @@
-import type { Db } from './connect.js';
-import { writeWebhooksPostgres } from './dialects/postgres/postgres-completions.js';
-import { writeWebhooksSqliteFile } from './dialects/sqlite/sqlite-completions.js';
-import type { SqlClaims } from './sql-claims.js';
-import type { SqlRunner } from './sql-runner.js';
+import type { SqlClaims } from '../claims/sql-claims.js';
+import type { Db } from '../connection/connect.js';
+import type { SqlRunner } from '../connection/sql-runner.js';
+import type { SqlDialect } from '../dialects/sql-dialect.js';
 import {
   WEBHOOK_FENCE,
   WEBHOOK_SET,
   type WebhookCompletion,
   webhookSetValues,
-} from './webhook-outcome-rows.js';
+} from '../rows/webhook-outcome-rows.js';
 
 /**
  * Write the outcomes of `items` on `tx` (a transaction) and say, in input order, which fences held.
@@ -17,14 +16,15 @@ import {
  * MySQL and a caller's SQLite dialect: one update per message.
  */
 export async function writeWebhookCompletions(
+  dialect: SqlDialect,
   runner: SqlRunner,
   claims: SqlClaims,
   tx: Db,
   items: readonly WebhookCompletion[],
 ): Promise<boolean[]> {
   if (items.length === 0) return [];
-  if (runner.kind === 'postgres') return writeWebhooksPostgres(runner, tx, items);
-  if (runner.direct) return writeWebhooksSqliteFile(runner, claims, tx, items);
+  const fast = dialect.writeWebhookCompletions(runner, claims, tx, items);
+  if (fast) return fast;
   const written: boolean[] = [];
   const text = `UPDATE mailroom_webhook_messages SET ${WEBHOOK_SET} WHERE ${WEBHOOK_FENCE}`;
   for (const item of items) {

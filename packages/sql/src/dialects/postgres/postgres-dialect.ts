@@ -1,0 +1,84 @@
+import { sql } from 'kysely';
+import { onConflictStatements } from '../on-conflict.js';
+import type { SqlDialect } from '../sql-dialect.js';
+import { pgClaim, pgInDueOrder } from './postgres-claims.js';
+import { writePostgres, writeWebhooksPostgres } from './postgres-completions.js';
+import { pgInsert } from './postgres-insert.js';
+import { pgAddMembers, pgCommitBatch, pgUpsertProfiles } from './postgres-statements.js';
+
+// COLLATE "C": byte order, so ORDER BY address and keyset paging agree across databases.
+const key = sql`text collate "C"`;
+
+/**
+ * PostgreSQL (pg): `$n` placeholders, row locks with `SKIP LOCKED` claims walking a partial due index,
+ * `jsonb`, and one-statement writes over `unnest` arrays (a whole `commitBatch`, a group of outcomes).
+ */
+export const postgresDialect: SqlDialect = {
+  kind: 'postgres',
+  maxParameters: 65_535,
+  numberedPlaceholders: true,
+  rowLocks: true,
+  transaction: (db, fn) => db.transaction().execute(fn),
+
+  jsonParsedByDriver: true,
+  returning: true,
+  openAtColumn: false,
+  forcesIndexes: false,
+  lockBeforeJoinedRead: true,
+  forceIndex: () => '',
+  unindexed: (column) => column,
+  ...onConflictStatements,
+  contains: (column) => `strpos(${column}, ?) > 0`,
+  greatest: (a, b) => `GREATEST(${a}, ${b})`,
+  jsonText: (column, path) =>
+    path.length === 1 ? `${column} ->> '${path[0]}'` : `${column} #>> '{${path.join(',')}}'`,
+  jsonIsTrue: (column, path) => `${postgresDialect.jsonText(column, path)} = 'true'`,
+
+  columnTypes: {
+    id: key,
+    ref: key,
+    address: key,
+    short: sql`text`,
+    text: sql`text`,
+    json: sql`jsonb`,
+    big: sql`bigint`,
+    int: sql`integer`,
+  },
+  boundedKeys: false,
+  tableOptions: (table) => table,
+  dropIndex: (schema, index) => schema.dropIndex(index),
+  domainOf: (column) => sql`lower(split_part(${sql.raw(column)}, '@', 2))`,
+  async runMigrator(db, migrate) {
+    // Without a schema, Kysely's migrator looks for its table in every schema of the database and may
+    // find another tenant's; name the schema the connection actually uses.
+    const schema =
+      (await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)).rows[0]?.schema ??
+      undefined;
+    await migrate(db, schema);
+  },
+
+  claims: (runner) => ({
+    claim: (db, spec) => pgClaim(runner, db, spec),
+    inDueOrder: (db, text, params) => pgInDueOrder(runner, db, text, params),
+  }),
+  insertAll: (target, rows, options) => pgInsert(target, rows, options),
+  async upsertProfiles(runner, codec, tx, projectId, rows, options, at) {
+    // One statement, the merge in SQL (see pgUpsertProfiles), unless an address repeats.
+    const upsert = pgUpsertProfiles(codec, projectId, rows, options, at);
+    if (!upsert) return false;
+    await runner.run(tx, upsert.text, upsert.params);
+    if (options.groupId) {
+      const addresses = rows.map((row) => row.address);
+      const members = pgAddMembers(options.groupId, projectId, addresses, at);
+      await runner.run(tx, members.text, members.params);
+    }
+    return true;
+  },
+  commitBatch: (codec, batchWrite) => pgCommitBatch(codec, batchWrite),
+  writeOutcomesAlone: (db, runner, codec, group) => writePostgres(db, runner, codec, group),
+  writeOutcomes: (tx, runner, _claims, codec, group) => writePostgres(tx, runner, codec, group),
+  writeWebhookCompletions: (runner, _claims, tx, items) => writeWebhooksPostgres(runner, tx, items),
+
+  oneConnection: false,
+  takesPgClient: true,
+};
