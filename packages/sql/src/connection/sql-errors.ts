@@ -34,6 +34,17 @@ export function isTransient(error: unknown): boolean {
   return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
 }
 
+/**
+ * True when PostgreSQL did not know (26000) or already had (42P05) one of the statements the store
+ * prepares by name (`mailroom_<n>`): the sign of a pooler that moves a client between server connections.
+ */
+function isLostPreparedStatement(error: unknown): boolean {
+  const { code } = fieldsOf(error);
+  return (
+    (code === '26000' || code === '42P05') && error instanceof Error && /"mailroom_\d+"/.test(error.message)
+  );
+}
+
 /** Node's socket errors that mean the database could not be reached or the connection was lost. */
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
@@ -115,6 +126,13 @@ export function toStoreError(
     return new MailroomError('CONFLICT', `${operation}: the record already exists`, { cause: error, source });
   }
   const detail = error instanceof Error ? error.message : String(error);
+  if (isLostPreparedStatement(error)) {
+    return new MailroomError(
+      'STORE_FAILED',
+      `${operation} failed: ${detail}. The store's prepared statements were lost between statements: is a pooler in transaction mode (PgBouncer) in front of PostgreSQL? Open the store with \`transactionPooling: true\` or add \`pgbouncer=true\` to the URL`,
+      { cause: error, source },
+    );
+  }
   const outage = outageOf(error);
   if (outage === 'full') {
     return new MailroomError('STORAGE_FULL', `${operation} failed: the disk is full (${detail})`, {

@@ -354,15 +354,18 @@ export function mailroomMigrationProvider(kind: SqlKind): MigrationProvider {
 }
 
 /**
- * Apply every pending migration. Safe when several processes do it at once: Kysely's migrator holds an
- * advisory lock on PostgreSQL and `GET_LOCK` on MySQL; on SQLite the whole run is one `BEGIN IMMEDIATE`
+ * Apply every pending migration. Safe when several processes do it at once: on PostgreSQL the whole run
+ * is one transaction holding an advisory lock until its commit (also behind a transaction pooler); Kysely's
+ * migrator takes `GET_LOCK` on MySQL; on SQLite the whole run is one `BEGIN IMMEDIATE`
  * transaction, so the second process waits for the first and then finds nothing to do. A run that loses
  * a race anyway (a busy file, two `CREATE TABLE IF NOT EXISTS` of the migration table) is run again.
  */
 export async function runMigrations(db: Db, dialect: SqlDialect): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await dialect.runMigrator(db, (on, schema) => migrateWith(on, dialect.kind, schema));
+      await dialect.runMigrator(db, (on, schema, inTransaction) =>
+        migrateWith(on, dialect.kind, schema, inTransaction ?? false),
+      );
       return;
     } catch (error) {
       if (attempt >= MIGRATE_ATTEMPTS) throw error;
@@ -371,9 +374,15 @@ export async function runMigrations(db: Db, dialect: SqlDialect): Promise<void> 
   }
 }
 
-async function migrateWith(db: Db, kind: SqlKind, schema: string | undefined): Promise<void> {
+async function migrateWith(
+  db: Db,
+  kind: SqlKind,
+  schema: string | undefined,
+  inTransaction: boolean,
+): Promise<void> {
   const migrator = new Migrator({
     db,
+    ...(inTransaction ? { disableTransactions: true } : {}),
     provider: mailroomMigrationProvider(kind),
     migrationTableName: MIGRATION_TABLE,
     migrationLockTableName: MIGRATION_LOCK_TABLE,
