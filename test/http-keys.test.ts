@@ -6,7 +6,7 @@
  */
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createMailroom, type Logger, type Mailroom, type Store } from '@mailroom/core';
+import { createMailroom, type Logger, type Mailroom, MailroomError, type Store } from '@mailroom/core';
 import { mailroomPlugin } from '@mailroom/http/fastify';
 import { memoryStore, memoryTransport } from '@mailroom/memory';
 import Fastify from 'fastify';
@@ -223,7 +223,7 @@ describe('keys over HTTP', () => {
 });
 
 describe('wrong keys, limited per client address', () => {
-  it('after 10 wrong keys an address gets 429 with Retry-After; correct keys before it and from elsewhere are not slowed', async () => {
+  it('after 10 wrong keys an address gets 429 with Retry-After for wrong keys; correct keys from it and from elsewhere are served', async () => {
     await start();
     const wrong = `sk_live_${'x'.repeat(43)}`;
     for (let i = 0; i < 10; i++) {
@@ -235,11 +235,16 @@ describe('wrong keys, limited per client address', () => {
     expect(limited.status).toBe(429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(60);
-    // From the limited address, every attempt waits; from another address, a correct key is answered.
-    expect((await call('GET', '/keys')).status).toBe(429);
+    // From the limited address a correct key is still served; a wrong one waits; from another address,
+    // a correct key is answered.
+    expect((await call('GET', '/keys')).status).toBe(200);
+    expect((await call('GET', '/keys', { key: `sk_live_${'z'.repeat(43)}` })).status).toBe(429);
     const elsewhere = await call('GET', '/keys', { from: '127.0.0.2' });
     expect(elsewhere.status, elsewhere.text).toBe(200);
-    expect((await call('GET', '/keys', { key: wrong, from: '127.0.0.2' })).status).toBe(401);
+    // Another address guessing under a prefix over its failures is limited too; under another prefix, not yet.
+    expect((await call('GET', '/keys', { key: wrong, from: '127.0.0.2' })).status).toBe(429);
+    const other = `sk_live_${'q'.repeat(43)}`;
+    expect((await call('GET', '/keys', { key: other, from: '127.0.0.2' })).status).toBe(401);
     // No key at all is not a guess: 401, not counted.
     expect((await call('GET', '/keys', { key: null, from: '127.0.0.3' })).status).toBe(401);
   });
@@ -258,20 +263,28 @@ describe('wrong keys, limited per client address', () => {
     for (let i = 0; i < 15; i++) expect((await call('GET', '/keys', { key: wrong })).status).toBe(401);
   });
 
-  it('keeps at most maxAddresses addresses, whatever the number of addresses guessing', () => {
+  it('keeps at most maxAddresses addresses (and as many prefixes), whatever the number of addresses guessing', async () => {
     let t = 0;
     const limit = createAuthFailureLimit({ failures: 3, windowSeconds: 60, maxAddresses: 100 }, () => t);
+    const wrongKey = async () => {
+      throw new MailroomError('UNAUTHORIZED', 'Missing or invalid project secret');
+    };
+    const attempt = (address: string, key: string | null) =>
+      limit.guard(address, key, wrongKey).then(
+        () => 'served',
+        (error: MailroomError) => error.code,
+      );
     for (let i = 0; i < 10_000; i++) {
-      limit.fail(`10.0.${i >> 8}.${i & 255}`);
+      await attempt(`10.0.${i >> 8}.${i & 255}`, `sk_live_${String(i).padStart(20, 'a')}`);
       t += 1;
-      expect(limit.size).toBeLessThanOrEqual(100);
+      expect(limit.size).toBeLessThanOrEqual(200);
     }
     // A recent address is still counted after the churn.
     const address = '10.9.9.9';
-    for (let i = 0; i < 3; i++) limit.fail(address);
-    expect(() => limit.check(address)).toThrow(/Too many invalid keys/);
+    for (let i = 0; i < 3; i++) expect(await attempt(address, null)).toBe('UNAUTHORIZED');
+    expect(await attempt(address, null)).toBe('RATE_LIMITED');
     // And forgotten once its window has passed.
     t += 60_001;
-    expect(() => limit.check(address)).not.toThrow();
+    expect(await attempt(address, null)).toBe('UNAUTHORIZED');
   });
 });
