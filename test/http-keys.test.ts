@@ -187,6 +187,15 @@ describe('keys over HTTP', () => {
       state: 'expiring',
       replacedBy: expect.any(String),
     });
+    // In its grace period the old key still reads and sends, but manages no keys: it cannot make itself a
+    // successor that never expires, nor rotate or revoke the key that replaced it.
+    const minted = await call('POST', '/keys', { body: { scope: 'full' } });
+    expect(minted.status).toBe(403);
+    expect(minted.json.message).toMatch(/grace period/);
+    const freshId = (rotated.json.data.key as { id: string }).id;
+    expect((await call('POST', `/keys/${freshId}/rotate`, { body: {} })).status).toBe(403);
+    expect((await call('DELETE', `/keys/${freshId}`)).status).toBe(403);
+    expect((await call('GET', '/keys', { key: fresh })).json.data.keys).toHaveLength(2);
     now += 59_000;
     expect((await call('GET', '/keys')).status).toBe(200);
     now += 1_000;
