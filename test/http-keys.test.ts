@@ -272,6 +272,43 @@ describe('wrong keys, limited per client address', () => {
     for (let i = 0; i < 15; i++) expect((await call('GET', '/keys', { key: wrong })).status).toBe(401);
   });
 
+  it('bounds what a limited caller costs: a known wrong key no lookup, others at most maxConcurrentChecks at once', async () => {
+    const limit = createAuthFailureLimit({ failures: 2, windowSeconds: 60, maxConcurrentChecks: 3 });
+    const valid = `sk_live_${'v'.repeat(43)}`;
+    let calls = 0;
+    let inFlight = 0;
+    let most = 0;
+    const verify = (secret: string) => async () => {
+      calls += 1;
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      inFlight -= 1;
+      if (secret !== valid) throw new MailroomError('UNAUTHORIZED', 'Missing or invalid project secret');
+      return 'served';
+    };
+    const attempt = (key: string, address = '10.0.0.1') =>
+      limit.guard(address, key, verify(key)).then(
+        (result) => result,
+        (error: MailroomError) => error.code,
+      );
+    const wrong = (i: number) => `sk_live_${String(i).padStart(43, 'w')}`;
+    expect(await attempt(wrong(1))).toBe('UNAUTHORIZED');
+    expect(await attempt(wrong(2))).toBe('UNAUTHORIZED');
+    // Limited now. The same wrong key again: refused without a lookup.
+    calls = 0;
+    for (let i = 0; i < 50; i++) expect(await attempt(wrong(1))).toBe('RATE_LIMITED');
+    expect(calls).toBe(0);
+    // 100 new wrong keys at once: every one refused, never more than 3 lookups at a time.
+    const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => attempt(wrong(100 + i))));
+    expect(new Set(answers)).toEqual(new Set(['RATE_LIMITED']));
+    expect(most).toBeLessThanOrEqual(3);
+    expect(calls).toBeLessThanOrEqual(100);
+    // A valid key from the limited address is served (a bounded check), and then known valid.
+    expect(await attempt(valid)).toBe('served');
+    expect(await attempt(valid)).toBe('served');
+  });
+
   it('keeps at most maxAddresses addresses (and as many prefixes), whatever the number of addresses guessing', async () => {
     let t = 0;
     const limit = createAuthFailureLimit({ failures: 3, windowSeconds: 60, maxAddresses: 100 }, () => t);
