@@ -32,6 +32,7 @@ function hit(
   path: string,
   options: {
     key?: string | null;
+    agent?: Agent;
     from?: string;
     method?: string;
     headers?: Record<string, string>;
@@ -74,6 +75,7 @@ function hit(
 
 /** One connection kept alive for the valid client, as an app's HTTP client keeps one. */
 const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
+const controlAgent = new Agent({ keepAlive: true, maxSockets: 1 });
 
 /**
  * `count` wrong keys sent from `from` by a child process over `concurrency` kept-alive connections; the
@@ -158,6 +160,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   keepAlive.destroy();
+  controlAgent.destroy();
   server?.kill('SIGTERM');
   await exited;
   rmSync(dir, { recursive: true, force: true });
@@ -177,15 +180,22 @@ describe('wrong keys limited, valid keys served', () => {
     // client's timings are not the attacker's own event loop.
     const attack = attackFrom(from, 2000, 8);
     const valid: Hit[] = [];
+    // A control: the same key from an address that is not attacked, at the same time. Its timings are
+    // what the server's load alone costs; the attacked address's valid key must not fare worse.
+    const control: Hit[] = [];
     let attacking = true;
     const client = async (): Promise<void> => {
       while (attacking) valid.push(await hit('/keys', { from, agent: keepAlive }));
+    };
+    const controlClient = async (): Promise<void> => {
+      while (attacking) control.push(await hit('/keys', { from: '127.0.0.9', agent: controlAgent }));
     };
     const [wrong] = await Promise.all([
       attack.finally(() => {
         attacking = false;
       }),
       client(),
+      controlClient(),
     ]);
     expect(wrong).toHaveLength(2000);
     const counts = { 401: 0, 429: 0, other: 0 };
@@ -201,12 +211,15 @@ describe('wrong keys limited, valid keys served', () => {
     expect(valid.length).toBeGreaterThan(20);
     expect(valid.every((h) => h.status === 200)).toBe(true);
     const validP99 = p99(valid.map((h) => h.ms));
+    const controlP99 = p99(control.map((h) => h.ms));
+    expect(control.every((h) => h.status === 200)).toBe(true);
     console.log(
-      `valid key before the attack: p99 ${p99(calm).toFixed(1)} ms; during 2,000 wrong keys: ${valid.length} requests, p99 ${validP99.toFixed(1)} ms; wrong: ${counts[401]} x 401, ${counts[429]} x 429`,
+      `valid key before the attack: p99 ${p99(calm).toFixed(1)} ms; during 2,000 wrong keys: ${valid.length} requests, p99 ${validP99.toFixed(1)} ms (control from an address not attacked: ${control.length} requests, p99 ${controlP99.toFixed(1)} ms); wrong: ${counts[401]} x 401, ${counts[429]} x 429`,
     );
-    // The bound is 50 ms (issue 36). On a machine so loaded that one quiet request's p99 is already past
-    // 10 ms (a shared CI box), the bound grows with it: 5 times the quiet p99 measured in the same run.
-    expect(validP99).toBeLessThan(Math.max(50, 5 * p99(calm)));
+    // The bound is 50 ms (issue 36). On a machine so loaded that the server's own load already costs more
+    // (a shared CI box: the control's p99 from an address not attacked, in the same run, past 25 ms), the
+    // attacked address's valid key must do no worse than twice the control's p99.
+    expect(validP99).toBeLessThan(Math.max(50, 2 * controlP99));
     // A limited wrong key carries Retry-After within the window.
     const limited = await hit('/keys', { from, key: wrongKey() });
     expect(limited.status).toBe(429);
