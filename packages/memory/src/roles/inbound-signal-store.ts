@@ -7,6 +7,7 @@ import type {
   SignalCountQuery,
   SuppressionRecord,
 } from '@mailroom/core';
+import { foldAddress } from '@mailroom/core';
 import type { State } from '../memory-state.js';
 import { key } from '../memory-state.js';
 import { writeOutbox } from './event-store.js';
@@ -35,9 +36,11 @@ export function memoryInboundSignalStore(state: () => State): InboundSignalStore
       }
       const addressKey = key(signal.projectId, signal.address);
       const suppress = (row: SuppressionRecord) => {
-        const k = key(row.projectId, row.address);
+        // Stored folded, as addSuppression does: case variants of an address are one suppression.
+        const address = foldAddress(row.address);
+        const k = key(row.projectId, address);
         if (s.suppressions.has(k)) return;
-        s.suppressions.set(k, structuredClone(row));
+        s.suppressions.set(k, { ...structuredClone(row), address });
         result.suppressed = true;
       };
       if (write.resetSoftBounces) {

@@ -79,9 +79,18 @@ const PG_CONNECTION_MESSAGES =
   /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|connect ECONNREFUSED/i;
 
 /**
+ * A server or database that refuses new connections for now, whatever its code: PostgreSQL's 55000
+ * `database "x" is not currently accepting connections` (`ALTER DATABASE ... ALLOW_CONNECTIONS false`, a
+ * maintenance window) and 57P03 `the database system is not accepting connections`. 55000 alone
+ * (`object_not_in_prerequisite_state`) also names a statement's own faults, so the message decides.
+ */
+const NOT_ACCEPTING_CONNECTIONS = /not (currently )?accepting (new )?connections/i;
+
+/**
  * What kind of outage `error` is, if any: `full` for a disk with no room (SQLite's `SQLITE_FULL`, or its
  * shared-memory file that could not grow), `unavailable` for a database that cannot be reached for now
- * (refused, reset or timed-out connections, a server shutting down or out of connections, a SQLite file
+ * (refused, reset or timed-out connections, a server shutting down or out of connections, a database not
+ * accepting connections (PostgreSQL 55000 in maintenance), a SQLite file
  * still busy after its busy timeout and the runner's retries, an I/O error). Undefined for the errors of
  * a statement itself, which retrying will not cure.
  */
@@ -96,6 +105,7 @@ export function outageOf(error: unknown): 'full' | 'unavailable' | undefined {
   }
   if (typeof errno === 'number' && MYSQL_UNAVAILABLE_ERRNOS.has(errno)) return 'unavailable';
   if (error instanceof Error && PG_CONNECTION_MESSAGES.test(error.message)) return 'unavailable';
+  if (error instanceof Error && NOT_ACCEPTING_CONNECTIONS.test(error.message)) return 'unavailable';
   // pg wraps a failed connect attempt's socket error as the cause of its own.
   if (error instanceof Error && error.cause !== undefined && error.cause !== error) {
     return outageOf(error.cause);

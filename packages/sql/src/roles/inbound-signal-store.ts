@@ -8,6 +8,7 @@ import type {
   SignalCount,
   SuppressionRecord,
 } from '@mailroom/core';
+import { foldAddress } from '@mailroom/core';
 import type { Db } from '../connection/connect.js';
 import type { Row } from '../rows/codec.js';
 import type { SqlContext } from '../sql-context.js';
@@ -52,7 +53,8 @@ export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
         ['project_id', 'address', 'reason', 'detail', 'created_at'],
         'project_id, address',
       ),
-      [row.projectId, row.address, row.reason, row.detail, row.createdAt.getTime()],
+      // Folded, as addSuppression stores it: case variants of an address are one suppression.
+      [row.projectId, foldAddress(row.address), row.reason, row.detail, row.createdAt.getTime()],
     );
 
   return {
