@@ -67,7 +67,9 @@ for (const storeCase of storeCases()) {
       expect(row?.reason).toBe('mailbox-unavailable');
       expect(row?.detail).toMatch(/mailboxfull/);
       // Shown on the contact.
-      expect((await engine.audience.getProfile(secret, full)).suppression?.reason).toBe('mailbox-unavailable');
+      expect((await engine.audience.getProfile(secret, full)).suppression?.reason).toBe(
+        'mailbox-unavailable',
+      );
       // The next broadcast does not try it.
       expect(await send(full)).toBe('suppressed');
       // The operator lifts it like any other suppression; the count starts over from then on.
@@ -78,7 +80,10 @@ for (const storeCase of storeCases()) {
     it('a disabled account counts too; refusals spread over more than 14 days do not', async () => {
       const { clock, refusing, send, suppression } = await setUp();
       const away = 'away@example.org';
-      refusing.set(away, { code: 550, message: '5.2.1 The email account that you tried to reach is disabled.' });
+      refusing.set(away, {
+        code: 550,
+        message: '5.2.1 The email account that you tried to reach is disabled.',
+      });
       expect(await send(away)).toBe('failed');
       clock.advance(10 * DAY);
       expect(await send(away)).toBe('failed');

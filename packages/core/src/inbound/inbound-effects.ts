@@ -21,13 +21,13 @@ import type { BounceReason } from './bounce-reasons.js';
 import type { ReasonVerdict } from './classify-reason.js';
 import type { InboundContext } from './inbound-context.js';
 import type { InboundEvents } from './inbound-events.js';
+import type { InboundEffect } from './inbound-types.js';
 import {
   DEFAULT_MAILBOX_UNAVAILABLE,
   isRecipientSideSoft,
   type MailboxUnavailableRule,
   RECIPIENT_SIDE_SOFT_REASONS,
 } from './mailbox-unavailable.js';
-import type { InboundEffect } from './inbound-types.js';
 
 /** The event each kind of signal emits (a delivery report emits none). */
 const EVENT_OF: Record<InboundSignalKind, EventType | undefined> = {
@@ -239,9 +239,7 @@ export function signalWrite(
   };
   const words = [facts.status, facts.diagnostic].filter(Boolean).join(' ');
   const said = `(${facts.reason}): ${words || facts.source}`;
-  const suppression = (
-    reason: 'hard-bounce' | 'soft-bounce' | 'mailbox-unavailable' | 'complaint',
-  ) => ({
+  const suppression = (reason: 'hard-bounce' | 'soft-bounce' | 'mailbox-unavailable' | 'complaint') => ({
     projectId: delivery.projectId,
     address: delivery.address,
     reason,

@@ -218,9 +218,10 @@ export function describeInbound(ctx: StoreSuiteContext): void {
           suppressed: false,
         });
         // A second report about the same delivery is not a second bounce.
-        expect(
-          await ctx.store.applyInboundSignal(bounce(first, start + HOUR, 'again')),
-        ).toMatchObject({ mailboxUnavailable: 1, suppressed: false });
+        expect(await ctx.store.applyInboundSignal(bounce(first, start + HOUR, 'again'))).toMatchObject({
+          mailboxUnavailable: 1,
+          suppressed: false,
+        });
         expect(await ctx.store.applyInboundSignal(bounce(second, start + DAY))).toMatchObject({
           mailboxUnavailable: 2,
           suppressed: false,
