@@ -45,3 +45,21 @@ export function refusalFacts(error: MailroomError): SignalFacts | undefined {
   if (!kind || kind === 'delivered') return undefined;
   return { kind, source: 'smtp', reason: verdict.reason, status, diagnostic: text, final: verdict.final };
 }
+
+/**
+ * The facts of a temporary refusal (a 4xx reply) that is not retried, a block of the sender: recorded as
+ * a sender-side refusal that is not final, or undefined when the reply names no sender-side reason.
+ */
+export function temporaryRefusalFacts(error: MailroomError): SignalFacts | undefined {
+  const text = error.response ?? error.message;
+  const status = statusCodeIn(text);
+  const code = error.responseCode;
+  const verdict = classifyReason({
+    status,
+    replyCode: code === undefined ? null : String(code),
+    diagnostic: text,
+    command: error.command ? (COMMANDS[error.command.toUpperCase()] ?? null) : null,
+  });
+  if (signalKindOf(verdict) !== 'sender-side') return undefined;
+  return { kind: 'sender-side', source: 'smtp', reason: verdict.reason, status, diagnostic: text, final: false };
+}
