@@ -10,12 +10,12 @@
  * docs/retries.md shows this table; `test/retry-by-reason.test.ts` checks that the two agree.
  */
 import type { MailroomError } from '../base/errors.js';
-import type { DeliveryOutcome } from '../store/delivery-queue.js';
-import type { ClaimedDelivery } from '../store/records.js';
 import { BOUNCE_REASONS } from '../inbound/bounce-reasons.js';
 import { classifyReason } from '../inbound/classify-reason.js';
 import { REASON_PATTERNS } from '../inbound/reason-patterns.js';
 import { statusCodeIn } from '../inbound/report-fields.js';
+import type { DeliveryOutcome } from '../store/delivery-queue.js';
+import type { ClaimedDelivery } from '../store/records.js';
 import { asTransportError, failureOutcome, type RetrySettings, retryDelay } from './retry-policy.js';
 
 /** The kinds of temporary refusal the table tells apart. */
@@ -64,11 +64,11 @@ export const RETRY_BY_REASON: Readonly<Record<RetryReason, RetryPlan>> = {
   },
   'sender-block': {
     kind: 'no-retry',
-    why: "A block of the sender (a blocklisted IP, poor reputation, spam, failed authentication) does not lift by itself: the delivery fails as a sender-side refusal, the address is not suppressed, and nothing more goes to that destination for it; send again after fixing the cause and resuming the destination.",
+    why: 'A block of the sender (a blocklisted IP, poor reputation, spam, failed authentication) does not lift by itself: the delivery fails as a sender-side refusal, the address is not suppressed, and nothing more goes to that destination for it; send again after fixing the cause and resuming the destination.',
   },
   other: {
     kind: 'worker-backoff',
-    why: 'Any other temporary failure (a busy server, a network error, a 4xx the words do not explain): the worker\'s backoff, retryBaseMs doubling up to retryMaxMs, within maxAgeMs.',
+    why: "Any other temporary failure (a busy server, a network error, a 4xx the words do not explain): the worker's backoff, retryBaseMs doubling up to retryMaxMs, within maxAgeMs.",
   },
 };
 
@@ -96,6 +96,8 @@ export function retryReasonOf(error: MailroomError): RetryReason {
   // 421 closes the session ("service not available") and 454 is what providers throttle with: the
   // server, not this message, wants less for now.
   if (code === 421 || code === 454) return 'rate-limit';
+  // "Temporarily rate limited due to IP reputation" (Microsoft 4.7.650): a throttle, lifted by sending less.
+  if (/rate[ -]?limit|throttl/i.test(text)) return 'rate-limit';
   if (GREYLISTING.test(text)) return 'greylisting';
   if (BOUNCE_REASONS[verdict.reason].group === 'sender-side') return 'sender-block';
   // 451 4.7.x with no other word: the usual greylisting reply.
@@ -124,9 +126,15 @@ export function planOutcome(
   const err = asTransportError(error);
   const lastResponse = err.response ?? (err.responseCode ? String(err.responseCode) : null);
   if (plan.kind === 'no-retry') {
-    return { status: 'failed', lastResponse, lastError: `${err.message} (sender-side refusal: not retried)`, now };
+    return {
+      status: 'failed',
+      lastResponse,
+      lastError: `${err.message} (sender-side refusal: not retried)`,
+      now,
+    };
   }
-  if (plan.kind !== 'schedule' || !err.retryable) return failureOutcome(delivery, error, settings, since, now);
+  if (plan.kind !== 'schedule' || !err.retryable)
+    return failureOutcome(delivery, error, settings, since, now);
   const windowMs = plan.windowMs ?? settings.maxAgeMs;
   const at = now.getTime() + retryDelay(delivery.attempts, plan.firstMs, plan.maxMs);
   if (delivery.attempts < settings.maxAttempts && (!(windowMs > 0) || at - since.getTime() <= windowMs)) {

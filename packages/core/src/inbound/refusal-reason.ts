@@ -61,5 +61,12 @@ export function temporaryRefusalFacts(error: MailroomError): SignalFacts | undef
     command: error.command ? (COMMANDS[error.command.toUpperCase()] ?? null) : null,
   });
   if (signalKindOf(verdict) !== 'sender-side') return undefined;
-  return { kind: 'sender-side', source: 'smtp', reason: verdict.reason, status, diagnostic: text, final: false };
+  return {
+    kind: 'sender-side',
+    source: 'smtp',
+    reason: verdict.reason,
+    status,
+    diagnostic: text,
+    final: false,
+  };
 }
