@@ -80,6 +80,7 @@ describe('the retry table', () => {
     [451, '451 4.7.650 The mail server has been temporarily rate limited due to IP reputation', 'rate-limit'],
     [450, '450 4.7.1 Client host rejected: cannot find your reverse hostname', 'sender-block'],
     [451, '451 4.3.0 Temporary local problem', 'other'],
+    [451, '451 4.3.0 Temporary failure, try again later', 'other'],
     [550, '550 5.7.1 Client host blocked using zen.spamhaus.org', 'other'],
   ];
   for (const [code, text, reason] of cases) {

@@ -72,9 +72,15 @@ export const RETRY_BY_REASON: Readonly<Record<RetryReason, RetryPlan>> = {
   },
 };
 
-/** Words that say "come back later" for the message itself (greylisting), not a rate or a block. */
-const GREYLISTING =
-  /gr[ae]y-?list|try again later|come back later|please retry|retry (again )?(later|in \d+)|temporarily (deferred|rejected)(?!.{0,40}(volume|complaint|rate|reputation))/i;
+/** Words that name greylisting outright. */
+const GREYLISTED = /gr[ae]y-?list/i;
+
+/**
+ * Words that say "come back later" for the message itself: greylisting when said under a 4.7.x status
+ * (a 4.3.0 "try again later" is a server's own trouble, retried on the worker's backoff).
+ */
+const COME_BACK_LATER =
+  /try again later|come back later|please retry|retry (again )?(later|in \d+)|temporarily (deferred|rejected)(?!.{0,40}(volume|complaint|rate|reputation))/i;
 
 /** The kind of a failed send's refusal, read from its reply; `other` for anything but a 4xx reply. */
 export function retryReasonOf(error: MailroomError): RetryReason {
@@ -98,7 +104,9 @@ export function retryReasonOf(error: MailroomError): RetryReason {
   if (code === 421 || code === 454) return 'rate-limit';
   // "Temporarily rate limited due to IP reputation" (Microsoft 4.7.650): a throttle, lifted by sending less.
   if (/rate[ -]?limit|throttl/i.test(text)) return 'rate-limit';
-  if (GREYLISTING.test(text)) return 'greylisting';
+  if (GREYLISTED.test(text) || (status?.startsWith('4.7.') && COME_BACK_LATER.test(text))) {
+    return 'greylisting';
+  }
   if (BOUNCE_REASONS[verdict.reason].group === 'sender-side') return 'sender-block';
   // 451 4.7.x with no other word: the usual greylisting reply.
   if (code === 451 && status?.startsWith('4.7.')) return 'greylisting';
