@@ -6,7 +6,7 @@ import { storeCases } from './support/stores.js';
 
 /**
  * Soft bounces that are really hard (issue 35): a relay on 127.0.0.1 that refuses a recipient because its
- * mailbox is full (552 5.2.2) or its account is disabled (550 5.2.1), with a clock the test controls. Three
+ * mailbox is full (552 5.2.2, or 452 4.2.2 while it is retried) or its account is disabled (550 5.2.1), with a clock the test controls. Three
  * such refusals on distinct messages within 14 days suppress the address with the reason
  * `mailbox-unavailable`, shown on the contact; one message delivered in between starts the count over;
  * the operator lifts the suppression as any other. On the memory store and SQLite.
@@ -75,6 +75,20 @@ for (const storeCase of storeCases()) {
       // The operator lifts it like any other suppression; the count starts over from then on.
       await engine.suppressions.lift(secret, full);
       expect(await suppression(full)).toBeUndefined();
+    });
+
+    it('a full mailbox said as temporary (452 4.2.2) counts once per message while it is retried', async () => {
+      const { clock, refusing, send, suppression } = await setUp();
+      const full = 'later@example.org';
+      refusing.set(full, { code: 452, message: '4.2.2 <later@example.org>: Mailbox full, try again later' });
+      // Retried hours later (retries by reason), and counted once however often it is retried.
+      expect(await send(full)).toBe('queued');
+      clock.advance(DAY);
+      expect(await send(full)).toBe('queued');
+      expect(await suppression(full)).toBeUndefined();
+      clock.advance(DAY);
+      expect(await send(full)).toBe('queued');
+      expect((await suppression(full))?.reason).toBe('mailbox-unavailable');
     });
 
     it('a disabled account counts too; refusals spread over more than 14 days do not', async () => {

@@ -112,6 +112,13 @@ export async function runAttempt(attempt: SendAttempt, parts: AttemptParts): Pro
     // A permanent refusal is a bounce with a reason, and has that reason's effect: a recipient-hard
     // one suppresses the address and ends the delivery `bounced` (told at once instead of by a DSN
     // later), a sender-side one (DMARC, a blocklist, a rate) fails it and never suppresses.
+    if (retryReason === 'mailboxfull' && outcome.status === 'queued' && error instanceof MailroomError) {
+      // A full mailbox retried later still counts, once per delivery, towards `mailboxUnavailable`.
+      const full = temporaryRefusalFacts(error);
+      if (full?.kind === 'soft-bounce') {
+        await recordRefusal(ctx, delivery, { ...full, dedupeKey: `soft-bounce:${delivery.id}` });
+      }
+    }
     const facts =
       error instanceof MailroomError
         ? (refusalFacts(error) ?? (plan.kind === 'no-retry' ? temporaryRefusalFacts(error) : undefined))

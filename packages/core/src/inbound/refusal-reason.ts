@@ -7,6 +7,7 @@ import type { MailroomError } from '../base/errors.js';
 import { classifyReason } from './classify-reason.js';
 import { type SignalFacts, signalKindOf } from './inbound-effects.js';
 import type { SmtpCommand } from './inbound-report.js';
+import { isRecipientSideSoft } from './mailbox-unavailable.js';
 import { statusCodeIn } from './report-fields.js';
 
 /** nodemailer's command names (and the transports' own) to the classifier's. */
@@ -47,8 +48,9 @@ export function refusalFacts(error: MailroomError): SignalFacts | undefined {
 }
 
 /**
- * The facts of a temporary refusal (a 4xx reply) that is not retried, a block of the sender: recorded as
- * a sender-side refusal that is not final, or undefined when the reply names no sender-side reason.
+ * The facts of a temporary refusal (a 4xx reply) worth recording: a block of the sender (not retried), or
+ * a full mailbox or suspended account (counted towards `bounces.mailboxUnavailable` while it is retried);
+ * neither final. Undefined for any other reply.
  */
 export function temporaryRefusalFacts(error: MailroomError): SignalFacts | undefined {
   const text = error.response ?? error.message;
@@ -60,9 +62,11 @@ export function temporaryRefusalFacts(error: MailroomError): SignalFacts | undef
     diagnostic: text,
     command: error.command ? (COMMANDS[error.command.toUpperCase()] ?? null) : null,
   });
-  if (signalKindOf(verdict) !== 'sender-side') return undefined;
+  const kind = signalKindOf(verdict);
+  const recorded = kind === 'sender-side' || (kind === 'soft-bounce' && isRecipientSideSoft(verdict.reason));
+  if (!recorded) return undefined;
   return {
-    kind: 'sender-side',
+    kind,
     source: 'smtp',
     reason: verdict.reason,
     status,
