@@ -53,6 +53,12 @@ export function memoryInboundSignalStore(state: () => State): InboundSignalStore
         result.softBounces = count;
         if (count >= write.softBounce.suppressAt) suppress(write.softBounce.suppression);
       }
+      if (write.mailboxUnavailable) {
+        const rule = write.mailboxUnavailable;
+        const count = recipientSideBounces(s, signal, rule);
+        result.mailboxUnavailable = count;
+        if (count >= rule.suppressAt) suppress(rule.suppression);
+      }
       if (write.suppress) suppress(write.suppress);
       if (write.unsubscribe) {
         const profile = s.profiles.get(addressKey);
@@ -100,6 +106,39 @@ export function memoryInboundSignalStore(state: () => State): InboundSignalStore
       );
     },
   };
+}
+
+const BOUNCE_KINDS = new Set(['hard-bounce', 'soft-bounce', 'sender-side']);
+
+/** The address's recipient-side bounces since its last delivery (see `InboundSignalWrite`). */
+function recipientSideBounces(
+  s: State,
+  signal: InboundSignalRecord,
+  rule: NonNullable<InboundSignalWrite['mailboxUnavailable']>,
+): number {
+  const mine = [...s.inboundSignals.values()].filter(
+    (r) => r.projectId === signal.projectId && r.address === signal.address,
+  );
+  let after = rule.since.getTime();
+  for (const r of mine) {
+    if (r.kind === 'delivered') after = Math.max(after, r.createdAt.getTime() + 1);
+  }
+  const bounced = new Set(
+    [...s.inboundSignals.values()].filter((r) => BOUNCE_KINDS.has(r.kind)).map((r) => r.deliveryId),
+  );
+  for (const d of s.deliveries.values()) {
+    if (d.projectId !== signal.projectId || d.address !== signal.address) continue;
+    if (d.status !== 'sent' || !d.sentAt || bounced.has(d.id)) continue;
+    const mailing = s.mailings.get(d.mailingId);
+    if (!mailing || mailing.updatedAt.getTime() < rule.since.getTime()) continue;
+    after = Math.max(after, d.sentAt.getTime() + 1);
+  }
+  const deliveries = new Set<string>();
+  for (const r of mine) {
+    if (r.kind !== 'soft-bounce' || r.reason === null || !rule.reasons.includes(r.reason)) continue;
+    if (r.createdAt.getTime() >= after) deliveries.add(r.deliveryId);
+  }
+  return deliveries.size;
 }
 
 function matches(r: InboundSignalRecord, q: SignalCountQuery): boolean {
