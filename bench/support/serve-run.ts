@@ -59,6 +59,13 @@ export interface ServeRunOptions {
    * broadcast exists), stopped as soon as the sink has every message.
    */
   during?: (call: { url: string; secret: string; broadcastRef: string }) => { stop(): Promise<void> };
+  /**
+   * Called with the database URL right before the first POST and again once the sink has every message
+   * (after `settle`), not timed: counters of the database read around the delivery (`pg-cost`).
+   */
+  around?: { before(databaseUrl: string): Promise<void>; after(databaseUrl: string): Promise<void> };
+  /** With `scaleOut`: how many `mailroom worker` processes (default 2). */
+  workers?: number;
 }
 
 /** Waits until the sink has `n` messages; throws past `stallMs` without progress. */
@@ -181,11 +188,11 @@ export async function serveRun(
     ]);
     processes.push(serve);
     if (options.scaleOut) {
-      processes.push(
-        ...(await Promise.all([startCli(['worker', ...common]), startCli(['worker', ...common])])),
-      );
+      const workers = Array.from({ length: options.workers ?? 2 }, () => startCli(['worker', ...common]));
+      processes.push(...(await Promise.all(workers)));
     }
     await sink.reset();
+    await options.around?.before(db.url);
     const sinkCpu0 = await sink.cpuMicros();
     const cpu0 = processes.map((p) => p.cpuMicros());
     const t0 = performance.now();
@@ -209,6 +216,7 @@ export async function serveRun(
     await options.settle?.();
     const seconds = (performance.now() - t0) / 1000;
     const cpu = cpuUsed();
+    await options.around?.after(db.url);
     return {
       perSecond: Math.round(n / seconds),
       seconds: +seconds.toFixed(2),

@@ -1,0 +1,184 @@
+/**
+ * Issue 42, the measurement: what PostgreSQL does per delivery when Mailroom scales out on it, as users
+ * run it (`mailroom serve --no-worker` and `mailroom worker` processes on one PostgreSQL schema, fed over
+ * HTTP, the corpus newsletter, one loopback SMTP sink in its own process). Read from PostgreSQL's own
+ * cumulative statistics of the run's schema (`pg_stat_user_tables`, exact for that schema whatever else
+ * the server does): rows inserted, updated (and how many of those were HOT, writing no index entry) and
+ * deleted per delivery, index entries written per delivery (inserted and non-HOT updated rows times the
+ * table's indexes), and index and sequential scans per delivery; per table and in all. Also the delivery
+ * rate and CPU per message of the Mailroom processes, which on a 2-core machine share the cores with
+ * PostgreSQL and the sink (so rates here are noisy; the counts are not).
+ *
+ * Statements per delivery are not read: `pg_stat_statements` needs a server restart to load; the counts
+ * above are what the statements write and read.
+ *
+ * Environment: BENCH_RECIPIENTS (10000), BENCH_RUNS (1), BENCH_WORKERS (2), BENCH_TEMPLATES (newsletter).
+ */
+import pg from 'pg';
+import { median, report } from './support/measure.js';
+import { serveRun } from './support/serve-run.js';
+import { startSinkProcess } from './support/sink-process.js';
+import { corpusTemplate } from './templates/index.js';
+
+const N = Number(process.env.BENCH_RECIPIENTS ?? 10_000);
+const RUNS = Number(process.env.BENCH_RUNS ?? 1);
+const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
+const TEMPLATE = corpusTemplate(process.env.BENCH_TEMPLATES ?? 'newsletter');
+
+interface TableCounts {
+  ins: number;
+  upd: number;
+  hot: number;
+  del: number;
+  idxScan: number;
+  seqScan: number;
+  indexes: number;
+}
+
+/** The schema a bench URL names (`options=-c search_path=<schema>`). */
+function schemaOf(url: string): string {
+  const options = new URL(url).searchParams.get('options') ?? '';
+  const schema = /search_path=(\w+)/.exec(options)?.[1];
+  if (!schema) throw new Error(`no schema in ${url}`);
+  return schema;
+}
+
+async function readCounts(url: string): Promise<Map<string, TableCounts>> {
+  const admin = new URL(url);
+  admin.searchParams.delete('options');
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    // Statistics reach the shared counters when a backend's transaction ends, at most a second later.
+    await new Promise((r) => setTimeout(r, 1_500));
+    const { rows } = await client.query<{
+      relname: string;
+      ins: string;
+      upd: string;
+      hot: string;
+      del: string;
+      idx: string | null;
+      seq: string;
+      indexes: string;
+    }>(
+      `SELECT t.relname, t.n_tup_ins AS ins, t.n_tup_upd AS upd, t.n_tup_hot_upd AS hot, t.n_tup_del AS del,
+              t.idx_scan AS idx, t.seq_scan AS seq,
+              (SELECT count(*) FROM pg_index i WHERE i.indrelid = t.relid) AS indexes
+         FROM pg_stat_user_tables t WHERE t.schemaname = $1`,
+      [schemaOf(url)],
+    );
+    return new Map(
+      rows.map((r) => [
+        r.relname,
+        {
+          ins: Number(r.ins),
+          upd: Number(r.upd),
+          hot: Number(r.hot),
+          del: Number(r.del),
+          idxScan: Number(r.idx ?? 0),
+          seqScan: Number(r.seq),
+          indexes: Number(r.indexes),
+        },
+      ]),
+    );
+  } finally {
+    await client.end();
+  }
+}
+
+function perDelivery(before: Map<string, TableCounts>, after: Map<string, TableCounts>) {
+  const round = (x: number) => +(x / N).toFixed(2);
+  const tables: Record<string, Record<string, number>> = {};
+  const total = {
+    inserted: 0,
+    updated: 0,
+    hotUpdated: 0,
+    deleted: 0,
+    indexEntries: 0,
+    indexScans: 0,
+    seqScans: 0,
+  };
+  for (const [name, a] of after) {
+    const b = before.get(name) ?? {
+      ins: 0,
+      upd: 0,
+      hot: 0,
+      del: 0,
+      idxScan: 0,
+      seqScan: 0,
+      indexes: a.indexes,
+    };
+    const d = {
+      inserted: a.ins - b.ins,
+      updated: a.upd - b.upd,
+      hotUpdated: a.hot - b.hot,
+      deleted: a.del - b.del,
+      indexScans: a.idxScan - b.idxScan,
+      seqScans: a.seqScan - b.seqScan,
+    };
+    const indexEntries = (d.inserted + d.updated - d.hotUpdated) * a.indexes;
+    if (d.inserted + d.updated + d.deleted + d.indexScans + d.seqScans === 0) continue;
+    tables[name] = {
+      inserted: round(d.inserted),
+      updated: round(d.updated),
+      hotUpdated: round(d.hotUpdated),
+      deleted: round(d.deleted),
+      indexEntries: round(indexEntries),
+      indexScans: round(d.indexScans),
+      seqScans: round(d.seqScans),
+    };
+    total.inserted += d.inserted;
+    total.updated += d.updated;
+    total.hotUpdated += d.hotUpdated;
+    total.deleted += d.deleted;
+    total.indexEntries += indexEntries;
+    total.indexScans += d.indexScans;
+    total.seqScans += d.seqScans;
+  }
+  return {
+    total: Object.fromEntries(Object.entries(total).map(([k, v]) => [k, round(v)])),
+    tables,
+  };
+}
+
+const sink = await startSinkProcess();
+const results: Array<{
+  perSecond: number;
+  cpuMicrosPerMessage: number;
+  perDelivery: ReturnType<typeof perDelivery>;
+}> = [];
+try {
+  for (let run = 0; run < RUNS; run++) {
+    let before = new Map<string, TableCounts>();
+    let counted: ReturnType<typeof perDelivery> | undefined;
+    const result = await serveRun(sink, TEMPLATE, N, {
+      scaleOut: true,
+      workers: WORKERS,
+      around: {
+        before: async (url) => {
+          before = await readCounts(url);
+        },
+        after: async (url) => {
+          counted = perDelivery(before, await readCounts(url));
+        },
+      },
+    });
+    if (!counted) throw new Error('no counts were read');
+    results.push({
+      perSecond: result.perSecond,
+      cpuMicrosPerMessage: result.cpuMicrosPerMessage,
+      perDelivery: counted,
+    });
+    console.error(`run ${run + 1}: ${result.perSecond}/s, ${JSON.stringify(counted.total)}`);
+  }
+} finally {
+  await sink.close();
+}
+report('pg-cost', {
+  recipients: N,
+  workers: WORKERS,
+  template: TEMPLATE.ref,
+  perSecond: median(results.map((r) => r.perSecond)),
+  cpuMicrosPerMessage: median(results.map((r) => r.cpuMicrosPerMessage)),
+  perDelivery: results.at(-1)?.perDelivery,
+});
