@@ -61,7 +61,8 @@ export interface ServeRunOptions {
   during?: (call: { url: string; secret: string; broadcastRef: string }) => { stop(): Promise<void> };
   /**
    * Called with the database URL right before the first POST and again once the sink has every message
-   * (after `settle`), not timed: counters of the database read around the delivery (`pg-cost`).
+   * and the processes have stopped (PostgreSQL flushes a backend's statistics when it ends), not timed:
+   * counters of the database read around the delivery (`pg-cost`).
    */
   around?: { before(databaseUrl: string): Promise<void>; after(databaseUrl: string): Promise<void> };
   /** With `scaleOut`: how many `mailroom worker` processes (default 2). */
@@ -175,6 +176,7 @@ export async function serveRun(
   const db = options.scaleOut ? await postgresDatabase() : await sqliteDatabase();
   const processes: CliProcess[] = [];
   let beside: { stop(): Promise<void> } | undefined;
+  let measured = false;
   try {
     const secret = await seedProject(db.url, template, options.seed, options.args ?? []);
     const smtp = `smtp://127.0.0.1:${sink.port}${options.smtpQuery ? `?${options.smtpQuery}` : ''}`;
@@ -216,7 +218,7 @@ export async function serveRun(
     await options.settle?.();
     const seconds = (performance.now() - t0) / 1000;
     const cpu = cpuUsed();
-    await options.around?.after(db.url);
+    measured = true;
     return {
       perSecond: Math.round(n / seconds),
       seconds: +seconds.toFixed(2),
@@ -231,6 +233,7 @@ export async function serveRun(
   } finally {
     await beside?.stop();
     for (const p of processes) await p.stop();
+    if (measured) await options.around?.after(db.url);
     await db.drop();
   }
 }
