@@ -12,6 +12,7 @@ import { eventsAndWebhooks } from './migration-events.js';
 import { inboundSignalsMigration } from './migration-inbound.js';
 import { pausesSchema } from './migration-pauses.js';
 import { signalReasons } from './migration-signal-reasons.js';
+import { topicsConsentSchema } from './migration-topics-consent.js';
 import { trackingSchema } from './migration-tracking.js';
 import { webhookCircuit } from './migration-webhook-circuit.js';
 import { webhookPriority } from './migration-webhook-priority.js';
@@ -345,6 +346,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '013_pauses': pausesSchema(dialect),
     '014_destination_limits': destinationLimitsSchema(dialect),
     '017_event_series': eventSeries(),
+    '020_topics_consent': topicsConsentSchema(dialect),
   };
 }
 
