@@ -2,7 +2,7 @@ import type { Kysely, Migration } from 'kysely';
 import type { SqlDialect } from '../dialects/sql-dialect.js';
 
 /**
- * 020: topics and consent (issue 38). `mailroom_topics` (one per project and key), `mailroom_topic_states`
+ * 020: topics and consent (issue 38). `mailroom_mailings.topic`; `mailroom_topics` (one per project and key), `mailroom_topic_states`
  * (a contact's explicit choice per topic; none means the topic's default), and `mailroom_consent_records`
  * (the append-only history, read per contact in time order).
  */
@@ -11,6 +11,8 @@ export function topicsConsentSchema(dialect: SqlDialect): Migration {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       const s = db.schema;
+      // The topic a mailing is sent to (`MailingOptions.topic`), null for most.
+      await s.alterTable('mailroom_mailings').addColumn('topic', t.id).execute();
       await dialect
         .tableOptions(
           s
