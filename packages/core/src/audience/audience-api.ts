@@ -12,13 +12,10 @@ import { validationError } from '../request/issues.js';
 import { probeCsvSource } from '../sources/csv-probe.js';
 import { isAudienceImport } from '../store/audience-admin-store.js';
 import type { Json, ProfileRecord, SourceJobRecord, Variables } from '../store/records.js';
-import {
-  type ImportView,
-  type MailroomAudience,
-  PROFILE_CONSENT_LIMIT,
-  type ProfilePatch,
-  type ProfileView,
-} from './audience-types.js';
+import type { ImportView, MailroomAudience, ProfilePatch, ProfileView } from './audience-types.js';
+
+/** How many consent records a profile's detail carries (the rest: `mailroom.topics.history`). */
+const PROFILE_CONSENT_LIMIT = 500;
 
 /** A JSON value, as zod checks one. */
 const json: z.ZodType<Json> = z.lazy(() =>

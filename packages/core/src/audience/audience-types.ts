@@ -15,14 +15,11 @@ export interface ProfileDetailView extends ProfileView {
   /** Every topic of the project with the contact's state (its choice or the topic's default). */
   topics: ContactTopicView[];
   /**
-   * The contact's consent history, oldest first: the first {@link PROFILE_CONSENT_LIMIT} records (the rest
-   * through `mailroom.topics.history`, `GET /audience/profiles/:address/consent`).
+   * The contact's consent history, oldest first: the first 500 records (the rest through
+   * `mailroom.topics.history`, `GET /audience/profiles/:address/consent`).
    */
   consent: ConsentRecordView[];
 }
-
-/** How many consent records a profile's detail carries. */
-export const PROFILE_CONSENT_LIMIT = 500;
 
 /** A search of the project's profiles. */
 export interface ProfileSearch {
