@@ -74,8 +74,11 @@ export async function changeConsent(
     userAgent: input.meta?.userAgent?.slice(0, MAX_USER_AGENT) ?? null,
     mailingRef: input.mailingRef ?? null,
   };
+  // One id stem per change and a counter after it: the records of one change list in the order made.
+  const stem = newId('cns', now.getTime());
+  let seq = 0;
   const record = (change: ConsentChange, topicKey: string | null, state: string | null): ConsentRecord => ({
-    id: newId('cns', now.getTime()),
+    id: `${stem}${(seq++).toString(36).padStart(2, '0')}`,
     ...base,
     change,
     topicKey,
