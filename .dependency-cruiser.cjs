@@ -72,8 +72,10 @@ const SIDEWAYS = {
   },
   keys: { domains: "a key's sender domains are normalised as domain names" },
   pauses: { delivery: 'the reputation guard follows delivery outcomes' },
-  sources: { consent: "a topic source leaves out, page by page, the contacts whose topic state says no" },
-  unsubscribe: { consent: "a topic broadcast's link leaves that topic only; every change is a consent record" },
+  sources: { consent: 'a topic source leaves out, page by page, the contacts whose topic state says no' },
+  unsubscribe: {
+    consent: "a topic broadcast's link leaves that topic only; every change is a consent record",
+  },
 };
 
 const levelOf = new Map(RANKS.flatMap(({ folders }, level) => folders.map((folder) => [folder, level])));
