@@ -10,6 +10,7 @@ import { sqlStore } from '@mailroom/sql';
 import express from 'express';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type SinkMessage, type SmtpSink, startSmtpSink, toReceivedMessage } from './support/smtp-sink.js';
+import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
 /**
  * Unsubscribe by topic (issue 38) over HTTP (Express) and SMTP: the RFC 8058 one-click POST of a topic
@@ -23,6 +24,7 @@ const HOSTILE = `News <script>alert("x")</script> & <img src=x onerror=alert(1)>
 
 describe('unsubscribe by topic through HTTP and SMTP', () => {
   let sink: SmtpSink;
+  let receiver: WebhookReceiver;
   let mailroom: Mailroom;
   let server: Server;
   let port = 0;
@@ -82,11 +84,13 @@ describe('unsubscribe by topic through HTTP and SMTP', () => {
 
   beforeEach(async () => {
     sink = await startSmtpSink();
+    receiver = await startWebhookReceiver();
     const dbPath = join(mkdtempSync(join(tmpdir(), 'mailroom-topics-unsub-')), 'mailroom.db');
     mailroom = createMailroom({
       store: sqlStore({ url: dbPath }),
       transport: smtpTransport({ host: sink.host, port: sink.port }),
       unsubscribe: { baseUrl: base },
+      fetch: { allowHosts: [receiver.host] },
     });
     const app = express();
     app.use(PREFIX, mailroomRouter(mailroom));
@@ -112,9 +116,15 @@ describe('unsubscribe by topic through HTTP and SMTP', () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await mailroom.close();
     await sink.close();
+    await receiver.close();
   });
 
   it('one-click POST leaves the topic only; the page escapes the topic name and offers everything', async () => {
+    const hook = await mailroom.webhooks.add(secret, {
+      url: receiver.url,
+      events: ['contact.topics_changed', 'contact.unsubscribed'],
+    });
+    receiver.secret = hook.secret;
     await broadcast('News 1', ['ann@example.test', 'bob@example.test'], { options: { topic: 'news' } });
     expect(received('News 1')).toEqual(['ann@example.test', 'bob@example.test']);
     const annUrl = unsubscribeUrl('News 1', 'ann@example.test');
@@ -179,6 +189,18 @@ describe('unsubscribe by topic through HTTP and SMTP', () => {
     ]);
     const unsubscribed = await mailroom.listEvents(secret, { types: ['contact.unsubscribed'], limit: 10 });
     expect(unsubscribed.items.map((e) => e.data.address)).toEqual(['bob@example.test']);
+    // Both through the webhooks, signed.
+    await mailroom.webhooks.drain();
+    expect(
+      receiver.received.map((r) => [
+        r.payload.type,
+        (r.payload.data as { address?: string }).address,
+        r.verified,
+      ]),
+    ).toEqual([
+      ['contact.topics_changed', 'ann@example.test', true],
+      ['contact.unsubscribed', 'bob@example.test', true],
+    ]);
 
     // The next broadcasts: Ann still gets offers, not news; Bob gets nothing.
     await broadcast('News 2', ['ann@example.test', 'bob@example.test', 'cat@example.test'], {
