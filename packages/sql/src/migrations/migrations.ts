@@ -346,7 +346,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '013_pauses': pausesSchema(dialect),
     '014_destination_limits': destinationLimitsSchema(dialect),
     '017_event_series': eventSeries(),
-    '020_topics_consent': topicsConsentSchema(dialect),
+    '022_topics_consent': topicsConsentSchema(dialect),
   };
 }
 
