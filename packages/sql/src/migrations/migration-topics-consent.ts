@@ -2,7 +2,7 @@ import type { Kysely, Migration } from 'kysely';
 import type { SqlDialect } from '../dialects/sql-dialect.js';
 
 /**
- * 022: topics and consent (issue 38). `mailroom_mailings.topic`; `mailroom_topics` (one per project and key), `mailroom_topic_states`
+ * 020: topics and consent (issue 38). `mailroom_mailings.topic`; `mailroom_topics` (one per project and key), `mailroom_topic_states`
  * (a contact's explicit choice per topic; none means the topic's default), and `mailroom_consent_records`
  * (the append-only history, read per contact in time order).
  */

@@ -30,7 +30,7 @@ const RECORD_COLUMNS = [
 ] as const;
 
 /**
- * `ConsentStore` on SQL (tables of migration `022_topics_consent`). A consent change is one transaction:
+ * `ConsentStore` on SQL (tables of migration `020_topics_consent`). A consent change is one transaction:
  * the bare profile (insert-or-ignore, or an upsert of its status), the topic states (upserts and deletes),
  * the history rows and the outbox.
  */

@@ -336,7 +336,7 @@ export function createCodec(jsonParsedByDriver: boolean): Codec {
         acquiringAudience: strOrNull(row.acquiring_audience),
         scheduleFor: dateOrNull(row.schedule_for),
         storeContent: num(row.store_content) !== 0,
-        // Only a topic mailing carries the key (migration 022 added the column).
+        // Only a topic mailing carries the key (migration 020 added the column).
         ...(row.topic === null || row.topic === undefined ? {} : { topic: str(row.topic) }),
       },
       sandbox: num(row.sandbox) !== 0,
