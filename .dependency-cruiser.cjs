@@ -23,6 +23,7 @@ const RANKS = [
       'admin',
       'audience',
       'broadcasts',
+      'consent',
       'delivery',
       'domains',
       'inbound',
@@ -54,10 +55,12 @@ const SIDEWAYS = {
     keys: 'a new project gets its first key',
     pauses: "the activity charts draw pauses and the guard's rules",
     resources: "a new template version is written by the resources' compare-and-set; template views",
+    consent: 'setting a subscription is a consent change, kept in the consent history',
   },
   audience: {
     admin: "audience listings reuse the read side's paging and source-job views",
     sources: "a CSV import is probed like a broadcast's CSV source",
+    consent: "a profile's detail carries its topics and consent history; erasure hashes that history",
   },
   delivery: {
     domains: 'signing keys and the sending policy; MX lookups; warm-up schedules',
@@ -65,9 +68,14 @@ const SIDEWAYS = {
     sources: 'the worker expands source jobs',
     tracking: 'tracked links and the open pixel are applied at render time',
     unsubscribe: 'the List-Unsubscribe headers of a broadcast message',
+    consent: "a topic mailing's deliveries are checked against the contacts' topic states at claim time",
   },
   keys: { domains: "a key's sender domains are normalised as domain names" },
   pauses: { delivery: 'the reputation guard follows delivery outcomes' },
+  sources: { consent: 'a topic source leaves out, page by page, the contacts whose topic state says no' },
+  unsubscribe: {
+    consent: "a topic broadcast's link leaves that topic only; every change is a consent record",
+  },
 };
 
 const levelOf = new Map(RANKS.flatMap(({ folders }, level) => folders.map((folder) => [folder, level])));

@@ -38,6 +38,7 @@ function stubEngine(behaviour: { send?: (body: unknown) => Promise<SendResult> }
     listInboundSignals: unused,
     bouncesByDomain: unused,
     webhooks: new Proxy({}, { get: unused }) as Mailroom['webhooks'],
+    topics: new Proxy({}, { get: unused }) as Mailroom['topics'],
     keys: new Proxy({}, { get: unused }) as Mailroom['keys'],
     templates: new Proxy({}, { get: unused }) as Mailroom['templates'],
     senders: new Proxy({}, { get: unused }) as Mailroom['senders'],

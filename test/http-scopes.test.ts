@@ -108,6 +108,12 @@ async function profileAddress(env: Env): Promise<string> {
   });
   return address;
 }
+/** A topic of Acme's. */
+async function topicKey(env: Env): Promise<string> {
+  const key = `t${env.n}`;
+  await env.mailroom.topics.create(env.acme, { key, name: 'News' });
+  return key;
+}
 async function messageRef(env: Env): Promise<string> {
   return (await env.mailroom.send(env.acme, SEND)).ref;
 }
@@ -462,6 +468,65 @@ const ROWS: readonly Row[] = [
     prepare: async (env) => ({ path: `/destinations/d${env.n}.test/pause`, body: { minutes: 30 } }),
   },
   { route: 'destination-resume', method: 'POST', sample: '/destinations/gmail.com/resume', ok: 200 },
+  { route: 'topics', method: 'GET', sample: '/topics', ok: 200 },
+  { route: 'topics', method: 'HEAD', sample: '/topics', ok: 200 },
+  {
+    route: 'topics',
+    method: 'POST',
+    sample: '/topics',
+    ok: 200,
+    prepare: async (env) => ({ path: '/topics', body: { key: `t${env.n}`, name: 'News' } }),
+  },
+  ...(['GET', 'HEAD', 'DELETE'] as const).map(
+    (method): Row => ({
+      route: 'topic',
+      method,
+      sample: '/topics/news',
+      ok: 200,
+      other: 404,
+      prepare: async (env) => ({ path: `/topics/${await topicKey(env)}` }),
+    }),
+  ),
+  {
+    route: 'topic',
+    method: 'PATCH',
+    sample: '/topics/news',
+    ok: 200,
+    other: 404,
+    prepare: async (env) => ({ path: `/topics/${await topicKey(env)}`, body: { name: 'Product news' } }),
+  },
+  ...(['GET', 'HEAD'] as const).map(
+    (method): Row => ({
+      route: 'audience-profile-topics',
+      method,
+      sample: '/audience/profiles/p%40b.test/topics',
+      ok: 200,
+      other: 404,
+      prepare: async (env) => ({
+        path: `/audience/profiles/${encodeURIComponent(await profileAddress(env))}/topics`,
+      }),
+    }),
+  ),
+  {
+    route: 'audience-profile-topics',
+    method: 'PUT',
+    sample: '/audience/profiles/p%40b.test/topics',
+    ok: 200,
+    // Another project has no such topic: 404, and nothing written.
+    other: 404,
+    prepare: async (env) => ({
+      path: `/audience/profiles/${encodeURIComponent(await profileAddress(env))}/topics`,
+      body: { topics: { [await topicKey(env)]: 'subscribed' } },
+    }),
+  },
+  ...(['GET', 'HEAD'] as const).map(
+    (method): Row => ({
+      route: 'audience-profile-consent',
+      method,
+      sample: '/audience/profiles/p%40b.test/consent',
+      ok: 200,
+    }),
+  ),
 ];
 
 /** The access routes.ts declares for a row's method. */

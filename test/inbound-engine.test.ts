@@ -283,6 +283,10 @@ for (const storeCase of storeCases()) {
       expect((await mailroom.store.findSuppressed(project.id, ['ann@example.org']))[0]?.reason).toBe(
         'complaint',
       );
+      // A complaint unsubscribes from everything, and the consent history says so (issue 38).
+      expect((await mailroom.topics.history(secret, 'ann@example.org')).data).toMatchObject([
+        { change: 'unsubscribe', source: 'complaint', state: 'unsubscribed', mailingRef: a.ref, topic: null },
+      ]);
       // An FBL that strips the return path: the Message-ID finds it.
       const b = await sendTo(secret, 'bob@example.org');
       const stripped = inboundFixture('arf-complaint', {

@@ -6,6 +6,7 @@ import { MailroomApiError } from './mailroom-api-error.js';
 import type { paths } from './openapi-types.js';
 import { type PauseMethods, pauseMethods } from './pause-methods.js';
 import { type ResourceMethods, resourceMethods } from './resource-methods.js';
+import { type TopicMethods, topicMethods } from './topic-methods.js';
 
 // The types of operations and calls live in client-types.ts (the method groups of other files read them).
 export type {
@@ -99,6 +100,8 @@ export interface MailroomClient extends ResourceMethods, AudienceMethods {
   };
   /** Pause and resume a broadcast, the project's sending, or a destination (pause-methods.ts). */
   readonly pauses: PauseMethods;
+  /** Topics, contacts' topic states and the consent history (topic-methods.ts). */
+  readonly topics: TopicMethods;
 }
 
 /**
@@ -161,6 +164,7 @@ export function createMailroomClient(options: MailroomClientOptions): MailroomCl
         ),
     },
     pauses: pauseMethods(api, { init, dataOf }),
+    topics: topicMethods(api, { init, dataOf }),
   };
 }
 

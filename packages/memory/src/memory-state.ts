@@ -1,6 +1,7 @@
 import type {
   AudienceGroupRecord,
   BatchRecord,
+  ConsentRecord,
   DeliveryRecord,
   DomainRecord,
   IdempotencyRecord,
@@ -14,6 +15,8 @@ import type {
   SourceJobRecord,
   SuppressionRecord,
   TemplateRecord,
+  TopicRecord,
+  TopicStateRecord,
   TrackingHit,
 } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
@@ -62,6 +65,15 @@ export interface State {
   /** Tracking (roles/tracking-store.ts): link maps by mailing, opens by delivery and class, clicks. */
   /** Active and expired pauses, by key(key(projectId, scope), target) (roles/pause-store.ts). */
   pauses: Map<string, PauseRecord>;
+  /**
+   * Topics and consent (roles/consent-store.ts): topics by key(projectId, key), topic states by
+   * key(projectId, address) then topic key, the history in append order.
+   */
+  consent: {
+    topics: Map<string, TopicRecord>;
+    states: Map<string, Map<string, TopicStateRecord>>;
+    records: ConsentRecord[];
+  };
   tracking: {
     linkMaps: Map<string, string[]>;
     opens: Map<string, { mailingId: string; machine: boolean; firstAt: Date; lastAt: Date; count: number }>;
@@ -97,6 +109,7 @@ export function emptyState(): State {
     domains: new Map(),
     domainIdByName: new Map(),
     pauses: new Map(),
+    consent: { topics: new Map(), states: new Map(), records: [] },
     tracking: { linkMaps: new Map(), opens: new Map(), clicks: [] },
   };
 }

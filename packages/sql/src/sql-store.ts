@@ -15,6 +15,7 @@ import { sqlActivityStore } from './roles/activity-store.js';
 import { STORE_ID_SETTING, sqlAppTransactions } from './roles/app-transaction.js';
 import { sqlAudienceAdminStore } from './roles/audience-admin-store.js';
 import { sqlAudienceStore } from './roles/audience-store.js';
+import { sqlConsentStore } from './roles/consent-store.js';
 import { sqlDeliveryQueue } from './roles/delivery-queue.js';
 import { sqlDestinationLimitStore } from './roles/destination-limit-store.js';
 import { sqlDomainStore } from './roles/domain-store.js';
@@ -159,6 +160,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     ...sqlKeyStore(ctx),
     ...sqlResourceStore(ctx),
     ...sqlActivityStore(ctx),
+    ...sqlConsentStore(ctx),
     ...sqlAppTransactions({ ctx, closed: () => closed, storeId: () => storeId, init }),
   };
 }

@@ -17,6 +17,7 @@ import type {
   WebhookEndpointView,
 } from '@mailroom/core';
 import type { PauseOperations } from './pause-operations.js';
+import type { TopicOperations } from './topic-operations.js';
 
 /**
  * The engine's calls of one project without their first argument (the project's auth): what the
@@ -71,6 +72,8 @@ export interface AdminOperations {
   };
   /** Pause and resume of broadcasts, the project's sending and destinations (pause-operations.ts). */
   readonly pauses: PauseOperations;
+  /** Topics, contacts' topic states and the consent history (topic-operations.ts). */
+  readonly topics: TopicOperations;
   /** A broadcast or message with its delivery counts. */
   getMailing(ref: string): Promise<MailingView>;
   /** The project's broadcasts, newest first, with their counts; `after` is the `next` of a page. */

@@ -1,6 +1,7 @@
 import type { AuthContext, Mailroom } from '@mailroom/core';
 import type { AdminOperations } from './admin-operations.js';
 import { localPauses } from './pause-operations.js';
+import { localTopics } from './topic-operations.js';
 
 /**
  * The admin operations on this machine's database: the engine's own calls for the project of `auth`.
@@ -25,6 +26,7 @@ export function localAdmin(mailroom: Mailroom, auth: AuthContext): AdminOperatio
       rotateDkim: (name, options) => mailroom.rotateDkim(auth, name, options),
     },
     pauses: localPauses(mailroom, auth),
+    topics: localTopics(mailroom, auth),
     getMailing: (ref) => mailroom.getMailing(auth, ref),
     listBroadcasts: (page) => mailroom.listMailings(auth, 'broadcast', page),
     getMessage: (ref) => mailroom.getMessage(auth, ref),

@@ -4,6 +4,7 @@ import type { AdminOperations } from './admin-operations.js';
 import { remotePauses } from './pause-operations.js';
 import { remoteResources } from './remote-resources.js';
 import { domainView, webhookView } from './remote-views.js';
+import { remoteTopics } from './topic-operations.js';
 
 /**
  * The admin operations through a server's HTTP API, for the project of the client's key: webhooks and
@@ -42,6 +43,7 @@ export function remoteAdmin(client: MailroomClient, url: string): AdminOperation
     },
     ...remoteResources(client, call),
     pauses: remotePauses(client, call),
+    topics: remoteTopics(client, call),
   };
 }
 

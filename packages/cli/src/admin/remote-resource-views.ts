@@ -77,7 +77,9 @@ export function profileDetailView(wire: Schemas['Profile']): ProfileDetailView {
         createdAt: date(wire.suppression.createdAt, 'createdAt'),
       }
     : null;
-  return { ...wire, ...profileView(wire), suppression };
+  const topics = (wire.topics ?? []).map((t) => ({ ...t }));
+  const consent = (wire.consent ?? []).map((r) => ({ ...r, at: date(r.at, 'at') }));
+  return { ...wire, ...profileView(wire), suppression, topics, consent };
 }
 
 /** An import of `/audience/imports`. */

@@ -28,6 +28,7 @@ import {
 } from './suppression-command.js';
 import { templateAddCommand } from './template-command.js';
 import { templateListCommand, templatePreviewCommand } from './template-read-command.js';
+import { TOPIC_COMMANDS } from './topic-command.js';
 import {
   webhookAddCommand,
   webhookDisableCommand,
@@ -71,6 +72,7 @@ export const COMMANDS: readonly Command[] = [
   suppressionAddCommand,
   suppressionLiftCommand,
   ...PAUSE_COMMANDS,
+  ...TOPIC_COMMANDS,
   webhookAddCommand,
   webhookListCommand,
   webhookRemoveCommand,

@@ -16,6 +16,7 @@ import {
   resolveContent,
   resolveGroup,
   resolveSources,
+  resolveTopic,
 } from './accept.js';
 import type { AcceptContext } from './accept-context.js';
 import type { BroadcastResult, RequestOptions, SendResult } from './accept-options.js';
@@ -105,6 +106,7 @@ export function createAcceptance(
     const { sender, content } = await resolveContent(actx, auth, req);
     await options.checkSender(auth.project.id, sender.address, actx.store);
     const groupId = await resolveGroup(actx, auth, req.options.acquiringAudience);
+    const topic = await resolveTopic(actx, auth, req.options.topic);
     const mailing = newMailing(
       auth,
       'message',
@@ -115,6 +117,7 @@ export function createAcceptance(
         acquiringAudience: req.options.acquiringAudience,
         scheduleFor: null,
         storeContent: actx.storeContentDefault,
+        ...(topic ? { topic } : {}),
       },
       now,
     );
@@ -140,6 +143,7 @@ export function createAcceptance(
     const { sender, content } = await resolveContent(actx, auth, req);
     await options.checkSender(auth.project.id, sender.address, actx.store);
     const groupId = await resolveGroup(actx, auth, req.options.acquiringAudience);
+    const topic = await resolveTopic(actx, auth, req.options.topic);
     const mailing = newMailing(
       auth,
       'broadcast',
@@ -150,6 +154,7 @@ export function createAcceptance(
         acquiringAudience: req.options.acquiringAudience,
         scheduleFor: req.options.scheduleFor,
         storeContent: req.options.storeContent ?? actx.storeContentDefault,
+        ...(topic ? { topic } : {}),
       },
       now,
     );

@@ -118,6 +118,37 @@ function base64DecodedLength(b64: string): number {
  * Checks an audience group ref in the project; returns its id. A group is created by the admin (the API
  * has no route for it), so the 404 says how, with the caller's own project id.
  */
+/**
+ * A topic named by a request (`options.topic`, a source's `topic`) must be a topic of the project:
+ * `NOT_FOUND` otherwise, before anything is written.
+ */
+export async function resolveTopic(
+  ctx: AcceptContext,
+  auth: AuthContext,
+  key: string | null,
+): Promise<string | null> {
+  if (!key) return null;
+  if (!(await ctx.store.getTopic(auth.project.id, key))) {
+    throw new MailroomError(
+      'NOT_FOUND',
+      `Topic ${key} not found; create it first: POST /topics or mailroom.topics.create(auth, { key: '${key}', name })`,
+    );
+  }
+  return key;
+}
+
+/**
+ * Sending past consent (`includeUnsubscribed`) is an admin act: a key of scope `full` only (an in-process
+ * caller, with no key, acts with every right).
+ */
+export function assertMayIncludeUnsubscribed(auth: AuthContext, includeUnsubscribed: boolean): void {
+  if (!includeUnsubscribed || !auth.key || auth.key.scope === 'full') return;
+  throw new MailroomError(
+    'FORBIDDEN',
+    `includeUnsubscribed sends to people who unsubscribed: it needs a key of scope full (this key is ${auth.key.scope})`,
+  );
+}
+
 export async function resolveGroup(
   ctx: AcceptContext,
   auth: AuthContext,
@@ -153,10 +184,12 @@ export async function resolveSources(
   for (const source of sources) {
     let kind: SourceJobRecord['kind'];
     let config: Json;
+    const topic = await resolveTopic(ctx, auth, source.topic);
     if (source.kind === 'csv') {
       kind = 'csv';
-      config = { ...(await probeCsvSource(ctx, source)) };
+      config = { ...(await probeCsvSource(ctx, source)), ...(topic ? { topic } : {}) };
     } else {
+      assertMayIncludeUnsubscribed(auth, source.includeUnsubscribed);
       kind = 'audience';
       config = {
         groupId: await resolveGroup(ctx, auth, source.ref),
@@ -164,6 +197,7 @@ export async function resolveSources(
         actionOnExistingTrait: source.actionOnExistingTrait,
         actionOnExistingProfile: source.actionOnExistingProfile,
         includeUnsubscribed: source.includeUnsubscribed,
+        ...(topic ? { topic } : {}),
       };
     }
     jobs.push({

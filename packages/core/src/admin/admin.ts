@@ -1,6 +1,7 @@
 import { createPrivateKey } from 'node:crypto';
 import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
+import { changeConsent } from '../consent/consent-change.js';
 import type { BaseContext } from '../context/base-context.js';
 import { newKey } from '../keys/new-key.js';
 import { assertLiquidSyntax, compileTemplate } from '../render/index.js';
@@ -84,23 +85,9 @@ export function createAdmin(ctx: BaseContext): MailroomAdmin {
 
     async setSubscription(projectId, address, status) {
       await requireProject(projectId);
-      const normalized = normalizeAddress(address);
-      const now = clock.now();
-      // An unsubscribe through the admin API is an unsubscribe: it is announced like a link's, in the
-      // change's transaction; setting the status it already has announces nothing.
-      const announce =
-        status === 'unsubscribed' &&
-        (await store.getProfile(projectId, normalized))?.status !== 'unsubscribed';
-      const outbox = announce
-        ? await ctx.outbox.event(
-            projectId,
-            'contact.unsubscribed',
-            now,
-            { mailingRef: null, deliveryId: null, address: normalized },
-            { address: normalized },
-          )
-        : undefined;
-      await store.setProfileStatus(projectId, normalized, status, now, outbox);
+      // An unsubscribe through the admin API is an unsubscribe: announced like a link's, in the change's
+      // transaction, and kept in the consent history; setting the status it already has changes nothing.
+      await changeConsent(ctx, { projectId, address: normalizeAddress(address), status, source: 'api' });
     },
 
     async suppress(projectId, address, reason, detail) {

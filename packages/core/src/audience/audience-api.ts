@@ -3,6 +3,8 @@ import type { MailroomAdmin } from '../admin/admin-types.js';
 import { clampLimit, normalizePrefix, sourceJobView } from '../admin/dashboard-queries.js';
 import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
+import { eraseConsentOf } from '../consent/consent-change.js';
+import type { MailroomTopics } from '../consent/consent-types.js';
 import type { AuthContext } from '../context/auth-context.js';
 import type { BaseContext } from '../context/base-context.js';
 import { copyVariables } from '../request/copy-variables.js';
@@ -17,6 +19,9 @@ import { probeCsvSource } from '../sources/csv-probe.js';
 import { isAudienceImport } from '../store/audience-admin-store.js';
 import type { Json, ProfileRecord, SourceJobRecord, Variables } from '../store/records.js';
 import type { ImportView, MailroomAudience, ProfilePatch, ProfileView } from './audience-types.js';
+
+/** How many consent records a profile's detail carries (the rest: `mailroom.topics.history`). */
+const PROFILE_CONSENT_LIMIT = 500;
 
 /** A JSON value, as zod checks one. */
 const json: z.ZodType<Json> = z.lazy(() =>
@@ -49,6 +54,8 @@ interface ImportConfig {
 export interface AudienceApiDeps {
   resolveAuth(auth: string | AuthContext): Promise<AuthContext>;
   admin: Pick<MailroomAdmin, 'createAudienceGroup'>;
+  /** A profile's topics and consent history (its detail). */
+  topics: Pick<MailroomTopics, 'contactTopics' | 'history'>;
 }
 
 /**
@@ -125,14 +132,21 @@ export function createAudienceApi(ctx: BaseContext, deps: AudienceApiDeps): Mail
     },
 
     async getProfile(auth, address) {
-      const projectId = await projectOf(auth);
+      const caller = await deps.resolveAuth(auth);
+      const projectId = caller.project.id;
       const profile = await findProfile(projectId, address);
       const [suppression] = await store.findSuppressed(projectId, [profile.address]);
+      const [topics, history] = await Promise.all([
+        deps.topics.contactTopics(caller, profile.address),
+        deps.topics.history(caller, profile.address, { limit: PROFILE_CONSENT_LIMIT }),
+      ]);
       return {
         ...profileView(profile),
         suppression: suppression
           ? { reason: suppression.reason, detail: suppression.detail, createdAt: suppression.createdAt }
           : null,
+        topics,
+        consent: history.data,
       };
     },
 
@@ -183,6 +197,8 @@ export function createAudienceApi(ctx: BaseContext, deps: AudienceApiDeps): Mail
       const counts = await store.eraseAddress(projectId, normalized, clock.now());
       if (Object.values(counts).every((n) => n === 0))
         throw new MailroomError('NOT_FOUND', `Profile ${address} not found`);
+      // Topic states go; the consent history stays as evidence, under a hash of the address.
+      await eraseConsentOf(ctx, projectId, normalized);
       return { address: normalized, ...counts };
     },
 
@@ -208,6 +224,7 @@ export function createAudienceApi(ctx: BaseContext, deps: AudienceApiDeps): Mail
         label,
         url: url.toString(),
         columnMappings: request.columnMappings ?? {},
+        topic: null,
       });
       const now = clock.now();
       const id = newId('imp', now.getTime());

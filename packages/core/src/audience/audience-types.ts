@@ -1,4 +1,5 @@
 import type { AudienceGroupView, SourceJobView } from '../admin/engine-views.js';
+import type { ConsentRecordView, ContactTopicView } from '../consent/consent-types.js';
 import type { AuthContext } from '../context/auth-context.js';
 import type { ErasureCounts } from '../store/audience-admin-store.js';
 import type { Page } from '../store/paging.js';
@@ -11,6 +12,13 @@ export type ProfileView = Omit<ProfileRecord, 'projectId'>;
 export interface ProfileDetailView extends ProfileView {
   /** The address's suppression, if it is suppressed (it then gets no broadcast mail). */
   suppression: { reason: SuppressionReason; detail: string | null; createdAt: Date } | null;
+  /** Every topic of the project with the contact's state (its choice or the topic's default). */
+  topics: ContactTopicView[];
+  /**
+   * The contact's consent history, oldest first: the first 500 records (the rest through
+   * `mailroom.topics.history`, `GET /audience/profiles/:address/consent`).
+   */
+  consent: ConsentRecordView[];
 }
 
 /** A search of the project's profiles. */

@@ -1,4 +1,5 @@
 import { domainOf } from '../base/address-parts.js';
+import { createTopicGate } from '../consent/topic-gate.js';
 import { refusalEventData, type SignalFacts } from '../inbound/inbound-effects.js';
 import { outgoingComposer } from '../mime/outgoing-composer.js';
 import type { DeliveryOutcome } from '../store/delivery-queue.js';
@@ -91,6 +92,8 @@ export function createDeliveryPipeline(
     pauseMs: opts.throttlePauseMs,
     transportPauseMs: opts.transportPauseMs,
   });
+  // Topic mailings: the contacts' topic states, read once per claim (issue 38).
+  const topicGate = createTopicGate(store);
   // Destinations (engine option `destinations`): limits shared through the store, and slow-downs per destination.
   const destinations =
     ctx.destinations &&
@@ -198,6 +201,7 @@ export function createDeliveryPipeline(
     const durable: Array<Promise<unknown>> = [];
     try {
       const blocked = await blockedAddresses(store, claimed);
+      const topicBlocked = await topicGate.blocked(claimed, async (id) => (await cache.get(id))?.mailing);
       let next = 0;
       // With render threads, a few more runners than sending places keep the threads busy ahead of the sends.
       const width = opts.concurrency + (builder.threaded ? opts.renderThreads * 2 : 0);
@@ -205,7 +209,7 @@ export function createDeliveryPipeline(
         while (next < claimed.length) {
           const delivery = claimed[next++] as ClaimedDelivery;
           try {
-            const item = halted ? handBack(delivery) : await deliverOne(delivery, blocked);
+            const item = halted ? handBack(delivery) : await deliverOne(delivery, blocked, topicBlocked);
             if (item.mailing) {
               const outbox = await ctx.outbox.forDelivery(delivery, item.mailing, item.outcome);
               if (outbox) item.outcome.outbox = outbox;
@@ -247,6 +251,7 @@ export function createDeliveryPipeline(
   async function deliverOne(
     delivery: ClaimedDelivery,
     blocked: Map<string, Block>,
+    topicBlocked: ReadonlyMap<string, string>,
   ): Promise<PipelineOutcome> {
     const result = (mailing: MailingRecord | undefined, outcome: DeliveryOutcome): PipelineOutcome => ({
       delivery,
@@ -258,7 +263,10 @@ export function createDeliveryPipeline(
       return result(undefined, { status: 'failed', lastError: 'mailing not found', now: clock.now() });
     const { mailing } = entry;
     const since = retryWindowStart(delivery, mailing, clock.now(), opts);
-    let skipped = skipBeforeWork({ delivery, mailing, blocked, since, now: clock.now() }, { store, opts });
+    let skipped = skipBeforeWork(
+      { delivery, mailing, blocked, topicBlocked, since, now: clock.now() },
+      { store, opts },
+    );
     if (skipped instanceof Promise) skipped = await skipped;
     if (skipped) return result(mailing, skipped);
     const destination = destinations && (await destinations.destinationOf(delivery.address));

@@ -1,6 +1,6 @@
 /**
  * What is decided about a claimed delivery before any work on it (no render, no send): the skips, in
- * order (sandbox, suppressed, unsubscribed, past its retry window), and the waits (its destination or its
+ * order (sandbox, suppressed, unsubscribed, its topic refused, past its retry window), and the waits (its destination or its
  * sender's warm-up has nothing for it now). Each check is one small step of an ordered list.
  */
 import { foldAddress } from '../base/address-parts.js';
@@ -21,6 +21,8 @@ export interface SkipFacts {
   mailing: MailingRecord;
   /** The claim's blocked addresses (`blockedAddresses`). */
   blocked: Map<string, Block>;
+  /** The claim's deliveries whose topic the contact's state refuses, by delivery id, with the reason. */
+  topicBlocked?: ReadonlyMap<string, string>;
   /** When its retry window started (`retryWindowStart`). */
   since: Date;
   now: Date;
@@ -52,6 +54,11 @@ const SKIP_CHECKS: readonly SkipCheck[] = [
     return sourceAllowsUnsubscribed(store, delivery).then((allowed) =>
       allowed ? undefined : { status: 'skipped', lastError: 'unsubscribed', now },
     );
+  },
+  // A topic mailing: the contact's state for the topic, read at claim (`consent/topic-gate.ts`).
+  ({ delivery, topicBlocked, now }) => {
+    const reason = topicBlocked?.get(delivery.id);
+    return reason === undefined ? undefined : { status: 'skipped', lastError: reason, now };
   },
   ({ delivery, since, now }, { opts }) => {
     // A retry that became due while no worker ran, past its deadline: not sent.

@@ -188,7 +188,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     store: options.store,
     transport: options.transport,
     admin,
-    audience: createAudienceApi(ctx, { resolveAuth, admin }),
+    audience: createAudienceApi(ctx, { resolveAuth, admin, topics: capabilities.facade.topics }),
     templates: createTemplateResources(ctx, { resolveAuth, previewTemplate: queries.previewTemplate }),
     senders: createSenderResources(ctx, resolveAuth),
     suppressions: createSuppressionResources(ctx, resolveAuth),
@@ -335,9 +335,9 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       return ctx.unsubscribe.resolve(token);
     },
 
-    async unsubscribe(token) {
+    async unsubscribe(token, request) {
       if (!ctx.unsubscribe) throw noUnsubscribe();
-      return ctx.unsubscribe.unsubscribe(token);
+      return ctx.unsubscribe.unsubscribe(token, request);
     },
 
     ...queries,

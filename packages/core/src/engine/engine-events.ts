@@ -1,4 +1,5 @@
 import type { ProgressEvents } from '../admin/admin-events.js';
+import type { ConsentEvents } from '../consent/consent-events.js';
 import type { DeliveryEvents } from '../delivery/delivery-events.js';
 import type { InboundEvents } from '../inbound/inbound-events.js';
 import type { TrackingEvents } from '../tracking/tracking-events.js';
@@ -15,4 +16,5 @@ export interface MailroomEvents
     WebhookEvents,
     TrackingEvents,
     UnsubscribeEvents,
-    InboundEvents {}
+    InboundEvents,
+    ConsentEvents {}

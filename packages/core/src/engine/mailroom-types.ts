@@ -30,7 +30,11 @@ import type { RetentionOptions } from '../retention/retention-options.js';
 import type { DeliveryRecord, DeliveryStatus, InboundSignalRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import type { Transport } from '../transport/transport.js';
-import type { UnsubscribeOptions, UnsubscribeTarget } from '../unsubscribe/unsubscribe-options.js';
+import type {
+  UnsubscribeOptions,
+  UnsubscribeRequest,
+  UnsubscribeTarget,
+} from '../unsubscribe/unsubscribe-options.js';
 import type { ListEvents, MailroomWebhooks, WebhookOptions } from '../webhooks/webhook-types.js';
 import type { MailroomEvents } from './engine-events.js';
 
@@ -40,6 +44,7 @@ export type * from '../admin/mailing-view.js';
 export type * from '../admin/message-status-view.js';
 export type * from '../audience/audience-types.js';
 export type * from '../base/base-types.js';
+export type * from '../consent/consent-types.js';
 export type * from '../context/auth-context.js';
 export type { WorkerOptions } from '../delivery/worker-options.js';
 export type * from '../domains/domains-options.js';
@@ -53,6 +58,7 @@ export type * from '../webhooks/webhook-types.js';
 export type * from './engine-events.js';
 
 import type { MailroomAdmin, MailroomReads } from '../admin/admin-types.js';
+import type { ConsentFacade } from '../consent/consent-types.js';
 import type { MailroomWorker } from '../delivery/worker-api.js';
 import type { DomainsEngineOptions, DomainsFacade } from '../domains/domains-facade.js';
 import type { TrackingEngineOptions, TrackingFacade } from '../tracking/tracking-facade.js';
@@ -139,7 +145,7 @@ export interface MailroomOptions extends TrackingEngineOptions, DomainsEngineOpt
 }
 
 /** The engine. */
-export interface Mailroom extends MailroomReads, TrackingFacade, DomainsFacade {
+export interface Mailroom extends MailroomReads, TrackingFacade, DomainsFacade, ConsentFacade {
   readonly store: Store;
   readonly transport: Transport;
   readonly admin: MailroomAdmin;
@@ -266,11 +272,13 @@ export interface Mailroom extends MailroomReads, TrackingFacade, DomainsFacade {
   /** Who a one-click unsubscribe token stands for, changing nothing; `NOT_FOUND` for a forged or unknown one. */
   resolveUnsubscribe(token: string): Promise<UnsubscribeTarget>;
   /**
-   * Carry out a one-click unsubscribe: the token's address gets the profile status `unsubscribed` in its
-   * project, so no broadcast reaches it unless a source says `includeUnsubscribed` (single messages still
-   * do). Idempotent. `NOT_FOUND` for a forged or unknown token.
+   * Carry out a one-click unsubscribe. The link of a topic broadcast (issue 38) unsubscribes from that
+   * topic only, unless `request.everything`; any other link gives the token's address the profile status
+   * `unsubscribed` in its project, so no broadcast reaches it unless a source says `includeUnsubscribed`
+   * (single messages still do). Every change is a consent record (with `request.ip` and `userAgent`).
+   * Idempotent. `NOT_FOUND` for a forged or unknown token.
    */
-  unsubscribe(token: string): Promise<UnsubscribeTarget>;
+  unsubscribe(token: string, request?: UnsubscribeRequest): Promise<UnsubscribeTarget>;
   /**
    * The project's activity over time, for charts: sent, deferred, failed, bounced by class, complained,
    * suppressed, opened and clicked (people and machines apart) per bucket, and a broadcast's pauses and

@@ -148,8 +148,42 @@ export async function applySignal(
       'inbound signal applied',
     );
     ctx.events.view<InboundEvents>().emit('inbound', { ...effect, source: facts.source });
+    if (facts.kind === 'complaint') await recordComplaintConsent(ctx, delivery, mailing?.ref ?? null, now);
   }
   return effect;
+}
+
+/**
+ * A complaint unsubscribes from everything (the signal's write set the status): its consent record, so the
+ * history shows why. Written once, after the signal applied (a repeated report is not applied again).
+ */
+async function recordComplaintConsent(
+  ctx: InboundContext,
+  delivery: DeliveryRecord,
+  mailingRef: string | null,
+  now: Date,
+): Promise<void> {
+  await ctx.store.writeConsent({
+    projectId: delivery.projectId,
+    address: delivery.address,
+    status: 'unsubscribed',
+    records: [
+      {
+        id: newId('cns', now.getTime()),
+        projectId: delivery.projectId,
+        address: delivery.address,
+        at: now,
+        change: 'unsubscribe',
+        topicKey: null,
+        state: 'unsubscribed',
+        source: 'complaint',
+        ip: null,
+        userAgent: null,
+        mailingRef,
+      },
+    ],
+    now,
+  });
 }
 
 /**

@@ -55,7 +55,10 @@ export function normalizeSendRequest(
   return {
     ...normalizeContent(body),
     recipients,
-    options: { acquiringAudience: optionalRef(body.options?.acquiringAudience) },
+    options: {
+      acquiringAudience: optionalRef(body.options?.acquiringAudience),
+      topic: optionalRef(body.options?.topic),
+    },
   };
 }
 
@@ -73,6 +76,7 @@ export function normalizeBroadcastRequest(
       acquiringAudience: optionalRef(body.options?.acquiringAudience),
       scheduleFor: typeof scheduleFor === 'string' ? validDate(scheduleFor) : null,
       storeContent: body.options?.storeContent ?? null,
+      topic: optionalRef(body.options?.topic),
     },
   };
 }

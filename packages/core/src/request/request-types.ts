@@ -44,6 +44,8 @@ export interface AudienceSourceSpec {
   actionOnExistingTrait: ExistingAction;
   actionOnExistingProfile: ExistingAction;
   includeUnsubscribed: boolean;
+  /** Only contacts whose state for this topic allows it (issue 38); null: no topic filter. */
+  topic: string | null;
 }
 
 /** A CSV file source. */
@@ -53,6 +55,8 @@ export interface CsvSourceSpec {
   url: string | null;
   /** CSV heading to trait name; `address` and `name` are the recipient fields. */
   columnMappings: Record<string, string>;
+  /** Only rows whose contact's state for this topic allows it; null: no topic filter. */
+  topic: string | null;
 }
 
 /** A broadcast source. */
@@ -79,7 +83,7 @@ export interface NormalizedContentRequest {
 export interface SendRequest extends NormalizedContentRequest {
   /** 1 to 10 recipients. */
   recipients: NormalizedRecipient[];
-  options: { acquiringAudience: string | null };
+  options: { acquiringAudience: string | null; topic: string | null };
 }
 
 /** `POST /send/mail/broadcast` without `broadcastRef`: the initial batch. */
@@ -87,7 +91,12 @@ export interface BroadcastRequest extends NormalizedContentRequest {
   /** At most 250 recipients; may be empty when `sources` is not. */
   recipients: NormalizedRecipient[];
   sources: SourceSpec[];
-  options: { acquiringAudience: string | null; scheduleFor: Date | null; storeContent: boolean | null };
+  options: {
+    acquiringAudience: string | null;
+    scheduleFor: Date | null;
+    storeContent: boolean | null;
+    topic: string | null;
+  };
 }
 
 /** `POST /send/mail/broadcast` with `broadcastRef`: a later batch. */

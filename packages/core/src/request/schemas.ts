@@ -243,7 +243,13 @@ const sourceFieldsShape = {
     }),
   actionOnExistingTrait: existingActionSchema.nullish().meta({ description: '@default preserve' }),
   actionOnExistingProfile: existingActionSchema.nullish().meta({ description: '@default preserve' }),
-  includeUnsubscribed: z.boolean().nullish().meta({ description: '@default false' }),
+  includeUnsubscribed: z.boolean().nullish().meta({
+    description: '@default false. Needs a key of scope `full` (sending past consent is an admin act).',
+  }),
+  topic: capped('ref').nullish().meta({
+    description:
+      "Only contacts whose state for this topic allows it (the source's filter; overrides `options.topic`).",
+  }),
 };
 
 const resolvedSources = new WeakMap<object, SourceSpec>();
@@ -369,7 +375,16 @@ function sendRequestSchemaWith<R extends z.ZodType>(recipients: R) {
     .object({
       ...contentShape,
       recipients,
-      options: z.object({ acquiringAudience: refSchema.nullish(), track: trackSchema.nullish() }).nullish(),
+      options: z
+        .object({
+          acquiringAudience: refSchema.nullish(),
+          track: trackSchema.nullish(),
+          topic: refSchema.nullish().meta({
+            description:
+              'A transactional message names a topic only to be held to it: not sent when the contact left it.',
+          }),
+        })
+        .nullish(),
     })
     .superRefine(checkBody);
 }
@@ -396,6 +411,9 @@ function broadcastRequestSchemaWith<R extends z.ZodType>(recipients: R) {
           scheduleFor: scheduleForSchema.nullish(),
           storeContent: z.boolean().nullish(),
           track: trackSchema.nullish(),
+          topic: refSchema.nullish().meta({
+            description: 'The topic of the broadcast: only contacts whose state for it allows it receive it.',
+          }),
         })
         .nullish(),
     })

@@ -19,6 +19,7 @@ export interface SourceFieldsInput {
   actionOnExistingTrait?: ExistingAction | null | undefined;
   actionOnExistingProfile?: ExistingAction | null | undefined;
   includeUnsubscribed?: boolean | null | undefined;
+  topic?: string | null | undefined;
 }
 
 /** A source as it arrives: an optional `type`, and its fields in `config` or flat. */
@@ -38,6 +39,7 @@ export function audienceSource(ref: string): AudienceSourceSpec {
     actionOnExistingTrait: 'preserve',
     actionOnExistingProfile: 'preserve',
     includeUnsubscribed: false,
+    topic: null,
   };
 }
 
@@ -72,6 +74,7 @@ export function resolveSource(input: SourceInput): SourceCheck {
       label: trimBlanks(fields.label ?? ''),
       url,
       columnMappings: copyMappings(fields.columnMappings),
+      topic: topicOf(fields.topic),
     };
     return { ok: true, source };
   }
@@ -88,6 +91,7 @@ export function resolveSource(input: SourceInput): SourceCheck {
     actionOnExistingTrait: fields.actionOnExistingTrait ?? 'preserve',
     actionOnExistingProfile: fields.actionOnExistingProfile ?? 'preserve',
     includeUnsubscribed: fields.includeUnsubscribed ?? false,
+    topic: topicOf(fields.topic),
   };
   return { ok: true, source };
 }
@@ -106,6 +110,7 @@ function mergeFields(
     actionOnExistingTrait: config.actionOnExistingTrait ?? flat.actionOnExistingTrait,
     actionOnExistingProfile: config.actionOnExistingProfile ?? flat.actionOnExistingProfile,
     includeUnsubscribed: config.includeUnsubscribed ?? flat.includeUnsubscribed,
+    topic: config.topic ?? flat.topic,
   };
 }
 
@@ -127,4 +132,9 @@ function copyMappings(mappings: Record<string, string> | null | undefined): Reco
     if (key !== '__proto__' && typeof value === 'string') out[key] = value;
   }
   return out;
+}
+
+/** A source's topic filter: a non-blank key, trimmed, or null. */
+function topicOf(topic: string | null | undefined): string | null {
+  return typeof topic === 'string' && !isBlankText(topic) ? trimBlanks(topic) : null;
 }

@@ -1,5 +1,6 @@
 import { domainOf, foldAddress, localPart } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
+import { keepTopicAllowed, sourceTopic } from '../consent/topic-gate.js';
 import type { BaseContext } from '../context/base-context.js';
 import { newDelivery } from '../store/new-delivery.js';
 import type { ProfileRecord, ProfileUpsert, SourceJobRecord } from '../store/records.js';
@@ -25,6 +26,8 @@ export interface AudienceSourceConfig {
   actionOnExistingProfile: 'preserve' | 'override';
   /** Unsubscribed members get the broadcast too. Suppressed addresses never do. @default false */
   includeUnsubscribed: boolean;
+  /** Only members whose state for this topic allows it (issue 38); else the mailing's `options.topic`. */
+  topic?: string;
 }
 
 /**
@@ -70,7 +73,7 @@ async function audiencePage(job: SourceJobRecord, env: SourceEnv, now: Date): Pr
   const notBefore =
     mailing.options.scheduleFor && mailing.options.scheduleFor > now ? mailing.options.scheduleFor : now;
   const domain = domainOf(mailing.sender.address);
-  const deliveries = members
+  const selected = members
     // Suppressions come back folded: a member is compared by its folded address.
     .filter(
       (m) =>
@@ -87,6 +90,9 @@ async function audiencePage(job: SourceJobRecord, env: SourceEnv, now: Date): Pr
         now,
       ),
     );
+  // A topic broadcast: members whose state for the topic says no are left out (checked again at claim).
+  const topic = sourceTopic(job) ?? mailing.options.topic ?? null;
+  const deliveries = topic ? await keepTopicAllowed(ctx.store, job.projectId, topic, selected) : selected;
   const done = members.length < AUDIENCE_PAGE_SIZE;
   return {
     deliveries,

@@ -13,6 +13,8 @@ export interface CsvSourceConfig {
   etag: string | null;
   /** `Last-Modified` of the file: the `If-Range` validator when there is no strong ETag. */
   lastModified: string | null;
+  /** Only rows whose contact's state for this topic allows it get a delivery (issue 38). */
+  topic?: string;
 }
 
 /** The range header value `bytes <first>-<last>/<size>` of a 206, parsed. */

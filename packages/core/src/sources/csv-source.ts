@@ -1,5 +1,6 @@
 import { domainOf, localPart } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
+import { keepTopicAllowed } from '../consent/topic-gate.js';
 import type { BaseContext } from '../context/base-context.js';
 import type { GuardedFetcher } from '../fetch/fetch-types.js';
 import { newDelivery } from '../store/new-delivery.js';
@@ -238,8 +239,10 @@ export function createCsvExpander(options: CsvExpanderOptions = {}): SourceExpan
       newline: reader.newline,
       header,
     };
+    // A topic broadcast: rows whose contact's state for the topic says no get no delivery.
+    const topic = mailing ? (config.topic ?? mailing.options.topic ?? null) : null;
     const result: SourcePage = {
-      deliveries,
+      deliveries: topic ? await keepTopicAllowed(ctx.store, job.projectId, topic, deliveries) : deliveries,
       profiles,
       profileOptions: { ...CSV_PROFILE_OPTIONS, groupId },
       patch: {

@@ -17,6 +17,7 @@ export const EVENT_TYPES = [
   'email.opened',
   'email.clicked',
   'contact.unsubscribed',
+  'contact.topics_changed',
   'broadcast.completed',
   'broadcast.cancelled',
   'broadcast.paused',
@@ -60,6 +61,10 @@ export interface EventData {
   reason?: string;
   /** `contact.unsubscribed`: the broadcast whose link was used. */
   broadcast_ref?: string;
+  /** `contact.topics_changed`: the topics whose state changed, each with its state after (null: the default). */
+  topics?: Array<{ key: string; state: 'subscribed' | 'unsubscribed' | null }>;
+  /** `contact.unsubscribed` / `contact.topics_changed`: where the change came from (`api`, `one-click`, ...). */
+  source?: string;
   /**
    * `domain.verified` / `domain.failed`: the sending domain, its state before and after, and the findings
    * of the check (`domain.failed`: the records missing or wrong, each with the value to publish).

@@ -263,6 +263,11 @@ export interface MailingOptions {
   scheduleFor: Date | null;
   /** Keep the rendered subject, text and HTML of each delivery. */
   storeContent: boolean;
+  /**
+   * The topic the mailing is sent to (issue 38): only contacts whose state for it allows it receive it,
+   * checked at source expansion and again at claim time. Absent or null: no topic.
+   */
+  topic?: string | null;
 }
 
 /** A single message or a broadcast. Unique per (projectId, ref). */

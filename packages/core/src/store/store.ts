@@ -3,6 +3,7 @@ import type { ActivityStore } from './activity-store.js';
 import type { AppTransactionStore } from './app-transaction-store.js';
 import type { AudienceAdminStore } from './audience-admin-store.js';
 import type { AudienceStore } from './audience-store.js';
+import type { ConsentStore } from './consent-store.js';
 import type { DeliveryQueue } from './delivery-queue.js';
 import type { DestinationLimitStore } from './destination-limit-store.js';
 import type { DomainStore } from './domain-store.js';
@@ -28,6 +29,19 @@ export type {
   ProfileFilter,
 } from './audience-admin-store.js';
 export type { AudienceStore } from './audience-store.js';
+export type {
+  ConsentChange,
+  ConsentRecord,
+  ConsentSource,
+  ConsentWrite,
+  TopicDefault,
+  TopicRecord,
+  TopicState,
+  TopicStateChange,
+  TopicStateRecord,
+  TopicVisibility,
+} from './consent-records.js';
+export type { ConsentPageOptions, ConsentStore, TopicChange } from './consent-store.js';
 export type { ClaimOptions, DeliveryOutcome, DeliveryQueue } from './delivery-queue.js';
 export type {
   DestinationLimitStore,
@@ -100,6 +114,7 @@ export type {
  * - {@link PauseStore}: pauses of broadcasts, projects' sending and destinations.
  * - {@link KeyStore}: a project's API keys: list, revoke, rotate, last use.
  * - {@link ResourceStore}: the management API's pages and removals of senders, templates, suppressions.
+ * - {@link ConsentStore}: topics, each contact's state per topic, the consent history.
  * - {@link AppTransactionStore} (optional): writing an accepted request in the app's own transaction.
  *
  * Rules for every method:
@@ -130,6 +145,7 @@ export interface Store
     KeyStore,
     ResourceStore,
     ActivityStore,
+    ConsentStore,
     AppTransactionStore {}
 
 /** The names of the roles, as `storeTestSuite`'s `roles` option takes them. */
@@ -150,4 +166,5 @@ export type StoreRole =
   | 'PauseStore'
   | 'KeyStore'
   | 'ResourceStore'
-  | 'ActivityStore';
+  | 'ActivityStore'
+  | 'ConsentStore';

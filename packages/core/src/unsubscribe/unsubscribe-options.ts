@@ -23,4 +23,23 @@ export interface UnsubscribeTarget {
   address: string;
   /** The broadcast whose message carried the link. */
   broadcastRef: string;
+  /**
+   * The topic the message was sent to (its source's or the broadcast's), when it still exists: the link
+   * then unsubscribes from that topic only (issue 38). `name` is the project's text: escape it.
+   */
+  topic: { key: string; name: string } | null;
+}
+
+/** How {@link UnsubscribeLinks.unsubscribe} unsubscribes. */
+export interface UnsubscribeRequest {
+  /**
+   * Unsubscribe from everything, even from a topic broadcast's link (the page's second button).
+   * @default false: a topic broadcast's link unsubscribes from its topic only
+   */
+  everything?: boolean;
+  /** The client's address and user agent, kept in the consent record. */
+  ip?: string | null;
+  userAgent?: string | null;
+  /** The consent record's source. @default 'one-click' ('unsubscribe-page' with `everything`) */
+  source?: string;
 }

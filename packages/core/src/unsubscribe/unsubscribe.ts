@@ -1,5 +1,7 @@
 import { publicBaseUrl } from '../base/base-url.js';
 import { MailroomError } from '../base/errors.js';
+import { changeConsent } from '../consent/consent-change.js';
+import { sourceTopic } from '../consent/topic-gate.js';
 import { installationSecret } from '../context/installation-secret.js';
 import type { DeliveryRecord, MailingRecord } from '../store/records.js';
 import type { UnsubscribeContext } from './unsubscribe-context.js';
@@ -38,7 +40,7 @@ export function createUnsubscribeLinks(
   ctx: UnsubscribeContext,
   options: UnsubscribeOptions,
 ): UnsubscribeLinks {
-  const { store, clock, logger } = ctx;
+  const { store, logger } = ctx;
   const events = ctx.events.view<UnsubscribeEvents>();
   if (options.secret !== undefined && options.secret.length < MIN_UNSUBSCRIBE_SECRET_LENGTH) {
     throw invalidOption(
@@ -75,7 +77,23 @@ export function createUnsubscribeLinks(
       projectName: project.name,
       address: delivery.address,
       broadcastRef: mailing.ref,
+      topic: await topicOfDelivery(mailing, delivery),
     };
+  }
+
+  /** The topic the delivery was sent to (its source's, else the mailing's), while it exists. */
+  async function topicOfDelivery(
+    mailing: MailingRecord,
+    delivery: DeliveryRecord,
+  ): Promise<UnsubscribeTarget['topic']> {
+    let key = mailing.options.topic ?? null;
+    if (delivery.batchId.startsWith('src_')) {
+      const job = (await store.listSourceJobs(mailing.id)).find((j) => j.id === delivery.batchId);
+      key = (job && sourceTopic(job)) ?? key;
+    }
+    if (key === null) return null;
+    const topic = await store.getTopic(mailing.projectId, key);
+    return topic ? { key: topic.key, name: topic.name } : null;
   }
 
   return {
@@ -93,28 +111,30 @@ export function createUnsubscribeLinks(
 
     resolve,
 
-    async unsubscribe(token) {
+    async unsubscribe(token, request = {}) {
       const target = await resolve(token);
-      const profile = await store.getProfile(target.projectId, target.address);
-      // Already unsubscribed (a repeated click, a mail client retrying): nothing to write or announce.
-      if (profile?.status === 'unsubscribed') return target;
-      const now = clock.now();
-      const outbox = await ctx.outbox.event(
-        target.projectId,
-        'contact.unsubscribed',
-        now,
-        { mailingRef: target.broadcastRef, deliveryId: null, address: target.address },
-        { address: target.address, broadcast_ref: target.broadcastRef },
-      );
-      await store.setProfileStatus(target.projectId, target.address, 'unsubscribed', now, outbox);
+      const topic = request.everything ? null : target.topic;
+      // A topic broadcast's link leaves that topic only; otherwise (or on the page's second button) everything.
+      // A repeat (a second click, a mail client retrying) changes, records and announces nothing.
+      const changed = await changeConsent(ctx, {
+        projectId: target.projectId,
+        address: target.address,
+        ...(topic ? { topics: { [topic.key]: 'unsubscribed' } } : { status: 'unsubscribed' }),
+        source: request.source ?? (request.everything ? 'unsubscribe-page' : 'one-click'),
+        meta: { ip: request.ip ?? null, userAgent: request.userAgent ?? null },
+        mailingRef: target.broadcastRef,
+        topicKey: target.topic?.key ?? null,
+      });
+      if (changed.topics.length === 0 && changed.status === undefined) return target;
       logger.info(
-        { projectId: target.projectId, broadcastRef: target.broadcastRef },
+        { projectId: target.projectId, broadcastRef: target.broadcastRef, topic: topic?.key },
         'one-click unsubscribe',
       );
       events.emit('unsubscribe', {
         projectId: target.projectId,
         address: target.address,
         broadcastRef: target.broadcastRef,
+        ...(topic ? { topic: topic.key } : {}),
       });
       return target;
     },

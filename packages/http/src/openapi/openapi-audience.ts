@@ -99,6 +99,17 @@ export function audienceSchemas(): JsonObject {
           }),
         ],
       },
+      topics: {
+        description: 'Only in `GET /audience/profiles/{email}`: every topic with the contact’s state.',
+        type: 'array',
+        items: ref('ContactTopic'),
+      },
+      consent: {
+        description:
+          'Only in `GET /audience/profiles/{email}`: the consent history, oldest first (the first 500; the rest at `/audience/profiles/{email}/consent`).',
+        type: 'array',
+        items: ref('ConsentRecord'),
+      },
     }),
     ProfilePatch: {
       type: 'object',

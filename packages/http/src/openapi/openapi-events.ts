@@ -74,7 +74,27 @@ export function eventSchemas(): JsonObject {
                 attempts: { type: 'integer' },
               },
             },
-            address: { type: 'string', description: '`contact.unsubscribed`: the address.' },
+            address: {
+              type: 'string',
+              description: '`contact.unsubscribed` / `contact.topics_changed`: the address.',
+            },
+            topics: {
+              type: 'array',
+              description: '`contact.topics_changed`: the topics whose state changed, with the state after.',
+              items: {
+                type: 'object',
+                required: ['key', 'state'],
+                properties: {
+                  key: { type: 'string' },
+                  state: { enum: ['subscribed', 'unsubscribed', null] },
+                },
+              },
+            },
+            source: {
+              type: 'string',
+              description:
+                '`contact.unsubscribed` / `contact.topics_changed`: where the change came from (`api`, `one-click`, `unsubscribe-page`, `complaint`, ...).',
+            },
             response: {
               ...nullableString,
               description: 'The relay or provider answer (SMTP code and text).',

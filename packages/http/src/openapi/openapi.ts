@@ -13,6 +13,7 @@ import { eventPaths, eventSchemas } from './openapi-events.js';
 import { keyPaths, keySchemas } from './openapi-keys.js';
 import { pausePaths, pauseSchemas } from './openapi-pauses.js';
 import { resourcePaths, resourceRequestSchemas, resourceSchemas } from './openapi-resources.js';
+import { topicPaths, topicSchemas } from './openapi-topics.js';
 
 /** A JSON object of the generated document. */
 type JsonObject = { [key: string]: unknown };
@@ -53,6 +54,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
     resourceSchemas(),
     audienceSchemas(),
     pauseSchemas(),
+    topicSchemas(),
   );
 
   const broadcastOperation = (operationId: string, deprecated: boolean): JsonObject => ({
@@ -95,6 +97,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
       ...resourcePaths(responses),
       ...audiencePaths(responses),
       ...pausePaths(responses),
+      ...topicPaths(responses),
       '/send/mail': {
         post: {
           operationId: 'sendMail',

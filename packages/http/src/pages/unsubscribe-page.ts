@@ -24,32 +24,33 @@ const STYLE =
   'body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f6f4;color:#222}' +
   'main{max-width:28rem;margin:12vh auto;padding:2rem;background:#fff;border-radius:8px}' +
   'h1{font-size:1.4rem;margin-top:0}button{font:inherit;padding:.6rem 1.2rem;border:0;border-radius:6px;' +
-  'background:#222;color:#fff;cursor:pointer}.muted{color:#666;font-size:.9rem}';
+  'background:#222;color:#fff;cursor:pointer}.muted{color:#666;font-size:.9rem}' +
+  'button.secondary{background:#fff;color:#222;border:1px solid #222}';
 
-/** GET: asks to confirm, with a form that POSTs the RFC 8058 body to the same URL. */
+/**
+ * GET: asks to confirm, with a form that POSTs the RFC 8058 body to the same URL. A topic broadcast's page
+ * offers leaving that topic, and a second form leaving everything (`?everything=1`). Topic and project
+ * names are the project's text: escaped like every value (`html`).
+ */
 export function confirmPage(requestId: string, target: UnsubscribeTarget, token: string): NeutralResponse {
-  // The form's action is relative to /unsubscribe/, so it posts back to this very URL wherever the adapter
-  // is mounted.
-  return respond(
-    200,
-    requestId,
-    shell(
-      'Unsubscribe',
-      html`<h1>Unsubscribe</h1><p>Stop sending broadcasts from <strong>${target.projectName}</strong> to <strong>${maskAddress(target.address)}</strong>?</p><form method="post" action="${encodeURIComponent(token)}"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Unsubscribe</button></form>`,
-    ),
-  );
+  // The forms' actions are relative to /unsubscribe/, so they post back to this very URL wherever the
+  // adapter is mounted.
+  const action = encodeURIComponent(token);
+  const oneClick = html`<input type="hidden" name="List-Unsubscribe" value="One-Click">`;
+  const everything = html`<form method="post" action="${action}?everything=1">${oneClick}<button type="submit" class="secondary">Unsubscribe from everything</button></form>`;
+  const body = target.topic
+    ? html`<h1>Unsubscribe</h1><p>Stop sending <strong>${target.topic.name}</strong> from <strong>${target.projectName}</strong> to <strong>${maskAddress(target.address)}</strong>?</p><form method="post" action="${action}">${oneClick}<button type="submit">Unsubscribe from ${target.topic.name}</button></form><p class="muted">Or stop every broadcast from ${target.projectName}:</p>${everything}`
+    : html`<h1>Unsubscribe</h1><p>Stop sending broadcasts from <strong>${target.projectName}</strong> to <strong>${maskAddress(target.address)}</strong>?</p><form method="post" action="${action}">${oneClick}<button type="submit">Unsubscribe</button></form>`;
+  return respond(200, requestId, shell('Unsubscribe', body));
 }
 
 /** POST: done (also on a repeat: unsubscribing is idempotent). */
-export function donePage(requestId: string, target: UnsubscribeTarget): NeutralResponse {
-  return respond(
-    200,
-    requestId,
-    shell(
-      'You are unsubscribed',
-      html`<h1>You are unsubscribed</h1><p><strong>${maskAddress(target.address)}</strong> will receive no more broadcasts from <strong>${target.projectName}</strong>.</p>`,
-    ),
-  );
+export function donePage(requestId: string, target: UnsubscribeTarget, everything = false): NeutralResponse {
+  const topic = everything ? null : target.topic;
+  const text = topic
+    ? html`<p><strong>${maskAddress(target.address)}</strong> will receive no more <strong>${topic.name}</strong> from <strong>${target.projectName}</strong>.</p>`
+    : html`<p><strong>${maskAddress(target.address)}</strong> will receive no more broadcasts from <strong>${target.projectName}</strong>.</p>`;
+  return respond(200, requestId, shell('You are unsubscribed', html`<h1>You are unsubscribed</h1>${text}`));
 }
 
 /** A refused link (forged, altered or unknown token): the package's error page, with the error's status. */

@@ -13,6 +13,7 @@ import { PAUSE_ROUTES } from './pause-routes.js';
 import { RESOURCE_ROUTES } from './resource-routes.js';
 import type { RouteAccessGuard } from './route-access.js';
 import type { MatchedRoute, RouteName } from './routes.js';
+import { TOPIC_ROUTES } from './topic-routes.js';
 import { trackClickResponse, trackOpenResponse } from './tracking-routes.js';
 
 /** Serves one matched route (its method already allowed); a refusal is thrown as a `MailroomError`. */
@@ -144,13 +145,23 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
 
     /**
      * `/unsubscribe/:token`: no secret, no cookies, any body (mail clients POST `List-Unsubscribe=One-Click`
-     * form-encoded or as multipart; it is not read). GET and HEAD only show the page; POST unsubscribes.
+     * form-encoded or as multipart; it is not read). GET and HEAD only show the page; POST unsubscribes: from
+     * the message's topic only when it had one, from everything with `?everything=1` (the page's button).
      */
     async unsubscribe(req, requestId, route) {
       checkBodySize(req, smallLimit);
       const token = route.params?.token ?? '';
       try {
-        if (req.method === 'POST') return donePage(requestId, await mailroom.unsubscribe(token));
+        if (req.method === 'POST') {
+          // The page's second button asks `?everything=1`; a mail client's one-click POST never does.
+          const everything = new URLSearchParams(req.query ?? '').get('everything') === '1';
+          const target = await mailroom.unsubscribe(token, {
+            everything,
+            ip: req.ip ?? null,
+            userAgent: req.headers['user-agent'] ?? null,
+          });
+          return donePage(requestId, target, everything);
+        }
         return confirmPage(requestId, await mailroom.resolveUnsubscribe(token), token);
       } catch (error) {
         // A person reads these in a browser: refusals as a page; faults go the usual way (logged, JSON 500).
@@ -200,6 +211,10 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     'sending-resume': projectRoute(PAUSE_ROUTES['sending-resume']),
     'destination-pause': projectRoute(PAUSE_ROUTES['destination-pause']),
     'destination-resume': projectRoute(PAUSE_ROUTES['destination-resume']),
+    topics: projectRoute(TOPIC_ROUTES.topics),
+    topic: projectRoute(TOPIC_ROUTES.topic),
+    'audience-profile-topics': projectRoute(TOPIC_ROUTES['audience-profile-topics']),
+    'audience-profile-consent': projectRoute(TOPIC_ROUTES['audience-profile-consent']),
 
     'track-click': (req, requestId, route) =>
       trackClickResponse(mailroom, req, requestId, route.params?.token ?? ''),

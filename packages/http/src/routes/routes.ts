@@ -47,7 +47,11 @@ export type RouteName =
   | 'sending-pause'
   | 'sending-resume'
   | 'destination-pause'
-  | 'destination-resume';
+  | 'destination-resume'
+  | 'topics'
+  | 'topic'
+  | 'audience-profile-topics'
+  | 'audience-profile-consent';
 
 /**
  * Who may call one method of a route: anyone (`public`: the route authenticates otherwise, or not at
@@ -72,7 +76,7 @@ export interface MatchedRoute {
    * The path's parameters: `token` of `unsubscribe` and tracking, `ref` of `cancel` and `reschedule`, `id` of
    * a webhook endpoint, a key or an import, `name` of a sending domain, `ref` of a template, a broadcast or
    * a message (or a message's RFC Message-ID), `email` of a sender, a suppression or a profile, `group` of
-   * an audience group, `name` of a paused destination.
+   * an audience group, `name` of a paused destination, `key` of a topic.
    */
   params?: Readonly<Record<string, string>>;
 }
@@ -128,6 +132,10 @@ export const ROUTE_NAMES = Object.keys({
   'sending-resume': true,
   'destination-pause': true,
   'destination-resume': true,
+  topics: true,
+  topic: true,
+  'audience-profile-topics': true,
+  'audience-profile-consent': true,
 } satisfies Record<RouteName, true>) as readonly RouteName[];
 
 /** A route's entry: its name, the access of each method, and its path parameters. */
@@ -170,6 +178,10 @@ const BROADCAST_ACTION_PATH = /^\/send\/mail\/broadc?ast\/([^/]+)\/(cancel|resch
 const AUDIENCE_GROUP_PATH = /^\/audience\/groups\/([^/]+)(\/members)?$/;
 const AUDIENCE_PROFILE_PATH = /^\/audience\/profiles\/([^/]+)$/;
 const AUDIENCE_IMPORT_PATH = /^\/audience\/imports\/([^/]+)$/;
+// Topics and consent (topic-routes.ts): a topic by its key, a contact's topic states and consent history.
+const TOPIC_PATH = /^\/topics\/([^/]+)$/;
+const PROFILE_TOPICS_PATH = /^\/audience\/profiles\/([^/]+)\/topics$/;
+const PROFILE_CONSENT_PATH = /^\/audience\/profiles\/([^/]+)\/consent$/;
 const BROADCAST_STATUS_PATH = /^\/broadcasts\/([^/]+)$/;
 const MESSAGE_STATUS_PATH = /^\/messages\/([^/]+)$/;
 // Pause and resume (pause-routes.ts): a broadcast by its ref, a destination by its name.
@@ -187,6 +199,9 @@ const PARAM_ROUTES: ReadonlyArray<readonly [RegExp, RouteName, string, MethodAcc
     { GET: 'read', HEAD: 'read', PATCH: 'full', DELETE: 'full' },
   ],
   [AUDIENCE_IMPORT_PATH, 'audience-import', 'id', READ],
+  [TOPIC_PATH, 'topic', 'key', { GET: 'read', HEAD: 'read', PATCH: 'full', DELETE: 'full' }],
+  [PROFILE_TOPICS_PATH, 'audience-profile-topics', 'email', { GET: 'read', HEAD: 'read', PUT: 'full' }],
+  [PROFILE_CONSENT_PATH, 'audience-profile-consent', 'email', READ],
   [BROADCAST_STATUS_PATH, 'broadcast-status', 'ref', READ],
   [MESSAGE_STATUS_PATH, 'message-status', 'ref', READ],
   [BROADCAST_PAUSE_PATH, 'broadcast-pause', 'ref', FULL_POST],
@@ -217,6 +232,7 @@ const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>(
   ['/audience/imports', entry('audience-imports', FULL_POST)],
   ['/broadcasts', entry('broadcasts-list', READ)],
   ['/pauses', entry('pauses', READ)],
+  ['/topics', entry('topics', READ_ADD)],
   ['/sending/pause', entry('sending-pause', FULL_POST)],
   ['/sending/resume', entry('sending-resume', FULL_POST)],
 ]);

@@ -13,6 +13,7 @@ import { inboundSignalsMigration } from './migration-inbound.js';
 import { pausesSchema } from './migration-pauses.js';
 import { signalReasons } from './migration-signal-reasons.js';
 import { suppressionCase } from './migration-suppression-case.js';
+import { topicsConsentSchema } from './migration-topics-consent.js';
 import { trackingSchema } from './migration-tracking.js';
 import { webhookCircuit } from './migration-webhook-circuit.js';
 import { webhookPriority } from './migration-webhook-priority.js';
@@ -346,7 +347,8 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '013_pauses': pausesSchema(dialect),
     '014_destination_limits': destinationLimitsSchema(dialect),
     '017_event_series': eventSeries(),
-    // 018-020 are taken by work merged in parallel (key names, delivery priority, topics).
+    // 018-019 are taken by work merged in parallel (key names, delivery priority).
+    '020_topics_consent': topicsConsentSchema(dialect),
     '021_suppression_case': suppressionCase(),
   };
 }

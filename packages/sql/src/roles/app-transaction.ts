@@ -10,6 +10,7 @@ import { createSqlContext } from '../sql-context.js';
 import { createBulkWrites } from '../writes/bulk-writes.js';
 import { sqlAccountStore } from './account-store.js';
 import { sqlAudienceStore } from './audience-store.js';
+import { sqlConsentStore } from './consent-store.js';
 import { sqlDomainStore } from './domain-store.js';
 import { sqlIdempotencyStore } from './idempotency-store.js';
 import { sqlMailingStore } from './mailing-store.js';
@@ -193,6 +194,7 @@ export function sqlAppTransactions(parts: AppTransactionParts): Required<AppTran
       ...sqlMailingStore(bound),
       ...sqlIdempotencyStore(bound),
       getDomain: sqlDomainStore(bound).getDomain,
+      getTopic: sqlConsentStore(bound).getTopic,
     };
   }
 

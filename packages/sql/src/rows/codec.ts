@@ -132,6 +132,7 @@ export const MAILING_COLUMNS = [
   'batch_count',
   'created_at',
   'updated_at',
+  'topic',
 ] as const;
 
 /** Columns of `mailroom_source_jobs`, in parameter order. */
@@ -335,6 +336,8 @@ export function createCodec(jsonParsedByDriver: boolean): Codec {
         acquiringAudience: strOrNull(row.acquiring_audience),
         scheduleFor: dateOrNull(row.schedule_for),
         storeContent: num(row.store_content) !== 0,
+        // Only a topic mailing carries the key (migration 020 added the column).
+        ...(row.topic === null || row.topic === undefined ? {} : { topic: str(row.topic) }),
       },
       sandbox: num(row.sandbox) !== 0,
       batchCount: num(row.batch_count),
@@ -393,6 +396,7 @@ export function createCodec(jsonParsedByDriver: boolean): Codec {
       m.batchCount,
       ms(m.createdAt),
       ms(m.updatedAt),
+      m.options.topic ?? null,
     ],
     sourceJobParams: (j) => [
       j.id,

@@ -1,0 +1,91 @@
+/**
+ * The records of topics and consent (issue 38): a project's topics, a contact's state per topic, and the
+ * append-only history of every consent change. Like `records.ts`, a store persists them as they are.
+ */
+
+/** Whether a contact receives a topic's mail before saying anything: `opt-out` yes, `opt-in` no. */
+export type TopicDefault = 'opt-in' | 'opt-out';
+
+/** `public` topics are shown to the contact (the unsubscribe page, later the preference centre). */
+export type TopicVisibility = 'public' | 'private';
+
+/** A topic of a project: what a contact may choose to receive. Unique per (projectId, key). */
+export interface TopicRecord {
+  projectId: string;
+  /** The project's name for it (`product-news`): 1 to 64 of `a-z 0-9 . _ -`. */
+  key: string;
+  /** Shown to contacts. */
+  name: string;
+  description: string | null;
+  defaultState: TopicDefault;
+  visibility: TopicVisibility;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A contact's explicit choice for a topic; no row means the topic's default. */
+export type TopicState = 'subscribed' | 'unsubscribed';
+
+/** A contact's state for one topic. Unique per (projectId, address, topicKey). */
+export interface TopicStateRecord {
+  projectId: string;
+  /** The normalized address. */
+  address: string;
+  topicKey: string;
+  state: TopicState;
+  updatedAt: Date;
+}
+
+/**
+ * What a consent record says changed: a topic's state (`topic`), the whole subscription (`unsubscribe`,
+ * `resubscribe`), a send past consent (`sent-unsubscribed`), or the address's erasure (`erasure`).
+ */
+export type ConsentChange = 'topic' | 'unsubscribe' | 'resubscribe' | 'sent-unsubscribed' | 'erasure';
+
+/**
+ * Where a consent change came from: `api`, `import:<label>`, `one-click` (the RFC 8058 POST and the
+ * unsubscribe link), `unsubscribe-page` (the page's "unsubscribe from everything"), `preference-page`,
+ * `complaint`, `erasure`, `broadcast` (a send with `includeUnsubscribed`).
+ */
+export type ConsentSource = string;
+
+/** One consent change, appended and never updated (only erasure rewrites them). */
+export interface ConsentRecord {
+  /** `cns_...`, sortable by time. */
+  id: string;
+  projectId: string;
+  /** The normalized address; after erasure, `sha256:<hex>` of it. */
+  address: string;
+  at: Date;
+  change: ConsentChange;
+  /** The topic of a `topic` change (or the topic a one-click came from), else null. */
+  topicKey: string | null;
+  /** The state after the change: a topic's `subscribed`/`unsubscribed`, null when the default again. */
+  state: string | null;
+  source: ConsentSource;
+  /** The client's address, when the change came over HTTP from the contact. */
+  ip: string | null;
+  userAgent: string | null;
+  /** The broadcast or message the change came from (a link, a complaint, a send), else null. */
+  mailingRef: string | null;
+}
+
+/** One topic state to write: `null` removes the row (the topic's default applies again). */
+export interface TopicStateChange {
+  topicKey: string;
+  state: TopicState | null;
+}
+
+/** What {@link ConsentStore.writeConsent} writes in one transaction. */
+export interface ConsentWrite {
+  projectId: string;
+  /** The normalized address; a bare profile is created when it has none. */
+  address: string;
+  /** Topic states to set or clear. */
+  topics?: readonly TopicStateChange[];
+  /** The profile's subscription status, when the change is to everything. */
+  status?: 'subscribed' | 'unsubscribed';
+  /** The history rows of the change, appended. */
+  records: readonly ConsentRecord[];
+  now: Date;
+}

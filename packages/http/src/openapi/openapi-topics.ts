@@ -1,0 +1,224 @@
+/** A JSON object of the generated document. */
+type JsonObject = { [key: string]: unknown };
+
+const ref = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });
+const dateTime = { type: 'string', format: 'date-time' };
+const nullableString = { type: ['string', 'null'] };
+const key = {
+  type: 'string',
+  pattern: '^[a-z0-9][a-z0-9._-]{0,63}$',
+  description: '1 to 64 of `a-z 0-9 . _ -`, starting with a letter or digit.',
+};
+const topicDefault = {
+  enum: ['opt-in', 'opt-out'],
+  description: '`opt-out`: contacts receive it until they unsubscribe; `opt-in`: only once they subscribe.',
+};
+const visibility = {
+  enum: ['public', 'private'],
+  description: '`public` topics are shown to contacts (the unsubscribe page); `private` ones are not.',
+};
+
+/** The JSON Schemas of topics and consent (issue 38). */
+export function topicSchemas(): JsonObject {
+  const success = (data: JsonObject): JsonObject => ({
+    type: 'object',
+    required: ['message', 'statusCode', 'data'],
+    properties: { message: { type: 'string' }, statusCode: { const: 200 }, data },
+  });
+  const object = (required: string[], properties: JsonObject): JsonObject => ({
+    type: 'object',
+    required,
+    properties,
+  });
+  return {
+    Topic: object(['key', 'name', 'description', 'default', 'visibility', 'createdAt', 'updatedAt'], {
+      key,
+      name: { type: 'string' },
+      description: nullableString,
+      default: topicDefault,
+      visibility,
+      createdAt: dateTime,
+      updatedAt: dateTime,
+    }),
+    TopicCreate: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['key', 'name'],
+      properties: {
+        key,
+        name: { type: 'string', minLength: 1, maxLength: 256 },
+        description: { type: ['string', 'null'], maxLength: 2000 },
+        default: { ...topicDefault, description: '@default opt-in' },
+        visibility: { ...visibility, description: '@default public' },
+      },
+    },
+    TopicPatch: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'Every field optional; the key never changes.',
+      properties: {
+        name: { type: 'string', minLength: 1, maxLength: 256 },
+        description: { type: ['string', 'null'], maxLength: 2000 },
+        default: topicDefault,
+        visibility,
+      },
+    },
+    ContactTopic: object(['key', 'name', 'visibility', 'state', 'explicit'], {
+      key,
+      name: { type: 'string' },
+      visibility,
+      state: {
+        enum: ['subscribed', 'unsubscribed'],
+        description: "What the contact receives: its own choice, or the topic's default.",
+      },
+      explicit: { type: 'boolean', description: "Whether `state` is the contact's own choice." },
+    }),
+    ContactTopicsUpdate: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['topics'],
+      properties: {
+        topics: {
+          type: 'object',
+          maxProperties: 100,
+          additionalProperties: { enum: ['subscribed', 'unsubscribed', null] },
+          description:
+            "Topic key to state; null clears the contact's choice (the topic's default applies again). An unknown key is 404 and nothing is written.",
+        },
+      },
+    },
+    ConsentRecord: object(
+      ['id', 'at', 'change', 'topic', 'state', 'source', 'ip', 'userAgent', 'mailingRef'],
+      {
+        id: { type: 'string' },
+        at: dateTime,
+        change: { enum: ['topic', 'unsubscribe', 'resubscribe', 'sent-unsubscribed', 'erasure'] },
+        topic: nullableString,
+        state: nullableString,
+        source: {
+          type: 'string',
+          description:
+            '`api`, `import:<label>`, `one-click`, `unsubscribe-page`, `preference-page`, `complaint`.',
+        },
+        ip: nullableString,
+        userAgent: nullableString,
+        mailingRef: nullableString,
+      },
+    ),
+    TopicsResponse: success(object(['topics'], { topics: { type: 'array', items: ref('Topic') } })),
+    TopicResponse: success(object(['topic'], { topic: ref('Topic') })),
+    TopicDeletedResponse: success(object(['topic'], { topic: { type: 'string' } })),
+    ContactTopicsResponse: success(
+      object(['topics'], { topics: { type: 'array', items: ref('ContactTopic') } }),
+    ),
+    ConsentHistoryResponse: success(
+      object(['consent', 'nextCursor'], {
+        consent: { type: 'array', items: ref('ConsentRecord') },
+        nextCursor: {
+          type: ['string', 'null'],
+          description: 'Pass as `cursor` to get the next page; null on the last page.',
+        },
+      }),
+    ),
+  };
+}
+
+/** The paths of topics and consent; `responses` builds the answers (success schema and errors). */
+export function topicPaths(responses: (schema: string, description: string) => JsonObject): JsonObject {
+  const requestId = { $ref: '#/components/parameters/RequestId' };
+  const param = (name: string, description: string): JsonObject => ({
+    name,
+    in: 'path',
+    required: true,
+    description,
+    schema: { type: 'string' },
+  });
+  const keyParam = param('key', "The topic's key.");
+  const email = param('email', 'The address, percent-encoded.');
+  const body = (schema: string): JsonObject => ({
+    required: true,
+    content: { 'application/json': { schema: ref(schema) } },
+  });
+  const tags = ['topics'];
+  return {
+    '/topics': {
+      get: {
+        operationId: 'listTopics',
+        summary: "The project's topics, by key; needs `read`",
+        tags,
+        parameters: [requestId],
+        responses: responses('TopicsResponse', 'Topics'),
+      },
+      post: {
+        operationId: 'createTopic',
+        summary: 'Create a topic (an existing key is 409 `CONFLICT`); needs `full`',
+        tags,
+        parameters: [requestId],
+        requestBody: body('TopicCreate'),
+        responses: responses('TopicResponse', 'Topic created'),
+      },
+    },
+    '/topics/{key}': {
+      get: {
+        operationId: 'getTopic',
+        summary: 'One topic; needs `read`',
+        tags,
+        parameters: [keyParam, requestId],
+        responses: responses('TopicResponse', 'Topic'),
+      },
+      patch: {
+        operationId: 'updateTopic',
+        summary: 'Change a topic’s name, description, default or visibility; needs `full`',
+        tags,
+        parameters: [keyParam, requestId],
+        requestBody: body('TopicPatch'),
+        responses: responses('TopicResponse', 'Topic updated'),
+      },
+      delete: {
+        operationId: 'deleteTopic',
+        summary:
+          "Delete a topic and the contacts' choices for it (their consent history stays); needs `full`",
+        tags,
+        parameters: [keyParam, requestId],
+        responses: responses('TopicDeletedResponse', 'Topic deleted'),
+      },
+    },
+    '/audience/profiles/{email}/topics': {
+      get: {
+        operationId: 'getContactTopics',
+        summary: 'Every topic of the project with the contact’s state; needs `read`',
+        tags,
+        parameters: [email, requestId],
+        responses: responses('ContactTopicsResponse', 'Topics of the contact'),
+      },
+      put: {
+        operationId: 'setContactTopics',
+        summary:
+          'Set or clear a contact’s topic states: each change is a consent record (source `api`, with the caller’s IP and user agent) and a `contact.topics_changed` event; needs `full`',
+        tags,
+        parameters: [email, requestId],
+        requestBody: body('ContactTopicsUpdate'),
+        responses: responses('ContactTopicsResponse', 'Topics updated'),
+      },
+    },
+    '/audience/profiles/{email}/consent': {
+      get: {
+        operationId: 'getConsentHistory',
+        summary: 'A contact’s consent history, oldest first (kept under a hash after erasure); needs `read`',
+        tags,
+        parameters: [
+          email,
+          { name: 'cursor', in: 'query', required: false, schema: { type: 'string' } },
+          {
+            name: 'limit',
+            in: 'query',
+            required: false,
+            schema: { type: 'integer', minimum: 1, maximum: 500 },
+          },
+          requestId,
+        ],
+        responses: responses('ConsentHistoryResponse', 'Consent history'),
+      },
+    },
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * Issue 38, topics and consent from the CLI: `mailroom topics`, `topic create|update|delete`, `contact
+ * topics` and `contact consent`, on the database (`--project`, `--database`) and through a real `mailroom
+ * serve` on 127.0.0.1 (`--url`, `--key`): the same answers either way, and the typed client's `topics`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createMailroomClient, type MailroomClient } from '@mailroom/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningCli, runCli, startCli, waitForOutput } from './support/cli-harness.js';
+import { type SmtpSink, startSmtpSink } from './support/smtp-sink.js';
+
+describe('topics and consent from the CLI, on the database and through mailroom serve', () => {
+  let dir: string;
+  let db: string;
+  let sink: SmtpSink;
+  let serve: RunningCli;
+  let base: string;
+  let projectId: string;
+  let secret: string;
+  let client: MailroomClient;
+
+  const local = (argv: string[]) => runCli(dir, [...argv, '--project', projectId, '--database', db]);
+  const remote = (argv: string[]) => runCli(dir, ['--url', base, '--key', secret, ...argv]);
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'mailroom-topics-cli-'));
+    db = join(dir, 'mailroom.db');
+    sink = await startSmtpSink();
+    const created = await runCli(dir, ['project', 'create', 'Acme', '--database', db, '--json']);
+    expect(created.code, created.err).toBe(0);
+    ({
+      project: { id: projectId },
+      secret,
+    } = JSON.parse(created.out) as { project: { id: string }; secret: string });
+    serve = startCli(dir, ['serve', '--port', '0', '--database', db, '--smtp', sink.url]);
+    [, base = ''] = await waitForOutput(serve, /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    client = createMailroomClient({ url: base, key: secret });
+  }, 60_000);
+
+  afterAll(async () => {
+    serve?.stop();
+    await serve?.done;
+    await sink?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('creates topics here and there, lists them the same both ways, sets and shows a contact', async () => {
+    const made = await local(['topic', 'create', 'news', '--name', 'Product news', '--default', 'opt-out']);
+    expect(made.code, made.err).toBe(0);
+    expect(made.out).toContain('Created topic news.');
+    const there = await remote(['topic', 'create', 'offers', '--name', 'Offers', '--visibility', 'private']);
+    expect(there.code, there.err).toBe(0);
+    const here = await local(['topics']);
+    expect((await remote(['topics'])).out).toBe(here.out);
+    expect(here.out).toContain('news\topt-out\tpublic\tProduct news');
+    expect(here.out).toContain('offers\topt-in\tprivate\tOffers');
+    const updated = await remote(['topic', 'update', 'offers', '--name', 'Deals', '--json']);
+    expect(JSON.parse(updated.out)).toMatchObject({ key: 'offers', name: 'Deals', default: 'opt-in' });
+    expect((await local(['topic', 'create', 'news', '--name', 'Again'])).code).not.toBe(0);
+    expect((await local(['topic', 'create', 'x', '--name', 'X', '--default', 'maybe'])).code).toBe(2);
+
+    const set = await remote([
+      'contact',
+      'topics',
+      'ann@example.test',
+      '--set',
+      'news=unsubscribed,offers=subscribed',
+    ]);
+    expect(set.code, set.err).toBe(0);
+    expect(set.out).toContain('news\tunsubscribed\tpublic\tProduct news');
+    expect(set.out).toContain('offers\tsubscribed\tprivate\tDeals');
+    const shown = await local(['contact', 'topics', 'ann@example.test']);
+    expect(shown.out).toBe(set.out);
+    await local(['contact', 'topics', 'ann@example.test', '--set', 'news=default']);
+    expect((await remote(['contact', 'topics', 'ann@example.test'])).out).toContain(
+      'news\tsubscribed (default)\tpublic',
+    );
+
+    const historyHere = await local(['contact', 'consent', 'ann@example.test', '--json']);
+    const historyThere = await remote(['contact', 'consent', 'ann@example.test', '--json']);
+    expect(historyThere.out).toBe(historyHere.out);
+    const records = (JSON.parse(historyHere.out) as { data: Array<Record<string, unknown>> }).data;
+    expect(records.map((r) => [r.topic, r.state, r.source])).toEqual([
+      ['news', 'unsubscribed', 'api'],
+      ['offers', 'subscribed', 'api'],
+      ['news', null, 'api'],
+    ]);
+    // The remote change came over HTTP: its record has the CLI's address.
+    expect(records[0]?.ip).toMatch(/127\.0\.0\.1/);
+    expect(records[2]?.ip).toBeNull();
+
+    // The typed client sees the same.
+    const { topics } = await client.topics.ofContact('ann@example.test');
+    expect(topics.map((t) => [t.key, t.state, t.explicit])).toEqual([
+      ['news', 'subscribed', false],
+      ['offers', 'subscribed', true],
+    ]);
+    const deleted = await remote(['topic', 'delete', 'offers']);
+    expect(deleted.out).toContain('Deleted topic offers.');
+    expect((await client.topics.list()).topics.map((t) => t.key)).toEqual(['news']);
+  }, 120_000);
+});
