@@ -550,8 +550,8 @@ export function createWebhookSender(
   async function drainAll(): Promise<void> {
     for (;;) {
       // Claims in rounds of at least half the room: a claim has a cost of its own, whatever its size.
-      const { hungry, room, limit, skip } = lanes.scan(clock.now().getTime());
-      const claimed = hungry || room || held === 0 ? await claim(limit, skip) : 0;
+      const { hungry, limit, skip } = lanes.scan(clock.now().getTime());
+      const claimed = hungry || held === 0 ? await claim(limit, skip) : 0;
       if (claimed === 0 && held === 0) break;
       // Less than a full claim: wait for a POST to finish before claiming again.
       if ((claimed === 0 || claimed < limit) && sending.size > 0) await Promise.race(sending);
