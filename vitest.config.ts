@@ -1,23 +1,14 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { E2E_TESTS, EXCLUSIVE_TESTS, LongFirstSequencer, UNIT_TESTS } from './test/support/test-groups.js';
 
 const src = (p: string) => fileURLToPath(new URL(`./packages/${p}`, import.meta.url));
 
-/** Every test file of the repository. */
-const ALL_TESTS = ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts', 'examples/*/test/**/*.test.ts'];
-
 /**
- * Files that run alone, one after another, after all others: they measure time (latency, isolation,
- * throughput, crash and recovery windows) or load the CPU on purpose, so files running beside them would
- * make them slow or flaky. A new file whose name matches joins them without an edit here.
- */
-const EXCLUSIVE_TESTS = ['test/crash-*.test.ts', 'test/*isolation*.test.ts', 'test/outage-*.test.ts'];
-
-/**
- * Workers for the other files. Most of the suite waits on sockets, child processes and databases rather
- * than the CPU, so it runs more files at once than there are cores (each in its own fork, each with its
- * own databases, ports and temporary folders). `MAILROOM_TEST_WORKERS` overrides.
+ * Test files at once (each in a fork of its own, with its own databases, ports and folders). Most files
+ * wait on sockets, child processes and databases rather than the CPU, so there are more than cores.
+ * `MAILROOM_TEST_WORKERS` overrides (1: one file at a time).
  */
 const WORKERS = Number(process.env.MAILROOM_TEST_WORKERS) || Math.max(4, availableParallelism() * 2);
 
@@ -42,21 +33,42 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    sequence: { sequencer: LongFirstSequencer },
+    // test/support/test-groups.ts: the files that may run beside others, `WORKERS` at a time (`unit` and
+    // `e2e`, together), then those that must run alone, one at a time (`unit:alone`, `e2e:alone`: vitest
+    // runs the projects of one worker last). Select with `--project` (`--project 'unit*'`: a package's
+    // tests, both kinds).
     projects: [
       {
         extends: true,
         test: {
-          name: 'parallel',
-          include: ALL_TESTS,
+          name: 'unit',
+          include: UNIT_TESTS,
           exclude: [...configDefaults.exclude, ...EXCLUSIVE_TESTS],
           maxWorkers: WORKERS,
+          // A package's tests leave no server running after their file: a worker keeps the modules it
+          // loaded (the core's sources, the drivers) for its next file instead of loading them again.
+          isolate: false,
         },
       },
       {
         extends: true,
-        // maxWorkers 1 with the default group order: vitest runs these last, one file at a time.
-        test: { name: 'exclusive', include: EXCLUSIVE_TESTS, maxWorkers: 1 },
+        test: {
+          name: 'e2e',
+          include: E2E_TESTS,
+          exclude: [...configDefaults.exclude, ...EXCLUSIVE_TESTS],
+          maxWorkers: WORKERS,
+        },
       },
+      ...(['unit', 'e2e'] as const).map((kind) => ({
+        extends: true as const,
+        test: {
+          name: `${kind}:alone`,
+          include: EXCLUSIVE_TESTS,
+          exclude: [...configDefaults.exclude, ...(kind === 'unit' ? E2E_TESTS : UNIT_TESTS)],
+          maxWorkers: 1,
+        },
+      })),
     ],
   },
 });
