@@ -1,7 +1,13 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
-import { E2E_TESTS, EXCLUSIVE_TESTS, LongFirstSequencer, UNIT_TESTS } from './test/support/test-groups.js';
+import {
+  E2E_TESTS,
+  EXCLUSIVE_TESTS,
+  LongFirstSequencer,
+  MOCKING_UNIT_TESTS,
+  UNIT_TESTS,
+} from './test/support/test-groups.js';
 
 const src = (p: string) => fileURLToPath(new URL(`./packages/${p}`, import.meta.url));
 
@@ -44,11 +50,21 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: UNIT_TESTS,
-          exclude: [...configDefaults.exclude, ...EXCLUSIVE_TESTS],
+          exclude: [...configDefaults.exclude, ...EXCLUSIVE_TESTS, ...MOCKING_UNIT_TESTS],
           maxWorkers: WORKERS,
           // A package's tests leave no server running after their file: a worker keeps the modules it
           // loaded (the core's sources, the drivers) for its next file instead of loading them again.
           isolate: false,
+        },
+      },
+      {
+        extends: true,
+        // Package tests that mock a module: a fresh worker each (see MOCKING_UNIT_TESTS).
+        test: {
+          name: 'unit:mocking',
+          include: MOCKING_UNIT_TESTS.length > 0 ? MOCKING_UNIT_TESTS : ['no-such-file'],
+          exclude: [...configDefaults.exclude, ...EXCLUSIVE_TESTS],
+          maxWorkers: WORKERS,
         },
       },
       {

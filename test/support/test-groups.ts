@@ -2,10 +2,45 @@
  * How the test files are grouped and ordered (vitest.config.ts). Globs, so that a new file joins its
  * group by its name, without an edit here.
  */
+import { type Dirent, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Each package's own tests (`test:unit`): one worker process runs several files, modules loaded once. */
 export const UNIT_TESTS = ['packages/*/test/**/*.test.ts'];
+
+/**
+ * The package tests that replace a module (`vi.mock`): they need a fresh process of their own, since a
+ * worker that keeps its modules would hand them the real one loaded by an earlier file. Found by
+ * reading the files, so that a new one needs no edit here.
+ */
+export const MOCKING_UNIT_TESTS = readdirSync(join(ROOT, 'packages')).flatMap((name) =>
+  testFiles(join('packages', name, 'test')).filter((file) =>
+    /\bvi\.(?:do)?[mM]ock\(/.test(readFileSync(join(ROOT, file), 'utf8')),
+  ),
+);
+
+/** The `*.test.ts` files under `dir` (relative to the root), in every folder below it. */
+function testFiles(dir: string): string[] {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(join(ROOT, dir), { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return entries.flatMap((entry) =>
+    entry.isDirectory()
+      ? entry.name === 'fixtures' || entry.name === 'node_modules'
+        ? []
+        : testFiles(join(dir, entry.name))
+      : entry.name.endsWith('.test.ts')
+        ? [join(dir, entry.name)]
+        : [],
+  );
+}
 
 /** The tests across packages (`test:e2e`): each file in a fresh process, as the servers they start want. */
 export const E2E_TESTS = ['test/**/*.test.ts', 'examples/*/test/**/*.test.ts'];
