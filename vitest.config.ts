@@ -1,7 +1,22 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+import {
+  E2E_TESTS,
+  EXCLUSIVE_TESTS,
+  LongFirstSequencer,
+  MOCKING_UNIT_TESTS,
+  UNIT_TESTS,
+} from './test/support/test-groups.js';
 
 const src = (p: string) => fileURLToPath(new URL(`./packages/${p}`, import.meta.url));
+
+/**
+ * Test files at once (each in a fork of its own, with its own databases, ports and folders). Most files
+ * wait on sockets, child processes and databases rather than the CPU, so there are more than cores.
+ * `MAILROOM_TEST_WORKERS` overrides (1: one file at a time).
+ */
+const WORKERS = Number(process.env.MAILROOM_TEST_WORKERS) || Math.max(4, availableParallelism() * 2);
 
 // Tests run from the TypeScript sources: no build is needed on a clean clone.
 export default defineConfig({
@@ -21,9 +36,55 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    sequence: { sequencer: LongFirstSequencer },
+    // test/support/test-groups.ts: the files that may run beside others, `WORKERS` at a time (`unit` and
+    // `e2e`, together), then those that must run alone, one at a time (`unit:alone`, `e2e:alone`: vitest
+    // runs the projects of one worker last). Select with `--project` (`--project 'unit*'`: a package's
+    // tests, both kinds).
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: UNIT_TESTS,
+          exclude: [...configDefaults.exclude, ...EXCLUSIVE_TESTS, ...MOCKING_UNIT_TESTS],
+          maxWorkers: WORKERS,
+          // A package's tests leave no server running after their file: a worker keeps the modules it
+          // loaded (the core's sources, the drivers) for its next file instead of loading them again.
+          isolate: false,
+        },
+      },
+      {
+        extends: true,
+        // Package tests that mock a module: a fresh worker each (see MOCKING_UNIT_TESTS).
+        test: {
+          name: 'unit:mocking',
+          include: MOCKING_UNIT_TESTS.length > 0 ? MOCKING_UNIT_TESTS : ['no-such-file'],
+          exclude: [...configDefaults.exclude, ...EXCLUSIVE_TESTS],
+          maxWorkers: WORKERS,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: E2E_TESTS,
+          exclude: [...configDefaults.exclude, ...EXCLUSIVE_TESTS],
+          maxWorkers: WORKERS,
+        },
+      },
+      ...(['unit', 'e2e'] as const).map((kind) => ({
+        extends: true as const,
+        test: {
+          name: `${kind}:alone`,
+          include: EXCLUSIVE_TESTS,
+          exclude: [...configDefaults.exclude, ...(kind === 'unit' ? E2E_TESTS : UNIT_TESTS)],
+          maxWorkers: 1,
+        },
+      })),
+    ],
   },
 });

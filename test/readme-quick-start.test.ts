@@ -79,8 +79,8 @@ describe('the README quick start', () => {
       readFileSync(join(ROOT, 'package.json'), 'utf8'),
     ).scripts;
     const steps = (scripts.test ?? '').split(' && ');
-    expect(steps).toEqual([scripts.typecheck, scripts.lint, scripts.deps, scripts['test:unit']]);
-    expect(scripts['test:unit']).toBe('vitest run');
+    expect(steps).toEqual([scripts.typecheck, scripts.lint, scripts.deps, scripts['test:vitest']]);
+    expect(scripts['test:vitest']).toBe('vitest run');
     // Inside a script started by `npx pnpm`, a nested `pnpm` may not be on PATH: binaries only.
     expect(steps.every((step) => !/^(pnpm|npx|npm)\b/.test(step))).toBe(true);
   });

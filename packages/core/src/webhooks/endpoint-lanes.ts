@@ -54,6 +54,13 @@ export interface ClaimScan {
    * find none.
    */
   hungry: boolean;
+  /**
+   * Whether the endpoints not skipped hold half of `holdMax` or less (the hand may be fuller, with the
+   * messages of skipped endpoints). A claim round is then not due (`hungry` says when one is), but an
+   * endpoint with nothing in hand can only get its messages through a claim: the sender makes one now and
+   * then (a slow endpoint's full hand must not keep an idle fast one from its next messages).
+   */
+  room: boolean;
   /** Endpoints whose circuit is open: what even a small claim at a poll leaves out. */
   open: string[];
   /** How many to claim: what the endpoints not skipped leave of `holdMax`, and at least half of it. */
@@ -226,8 +233,10 @@ export function createLanes(options: LaneOptions): Lanes {
       }
       const half = Math.ceil(options.holdMax / 2);
       // However the lanes stand, the hand as a whole stays within a few rounds.
-      const hungry = all < HAND_ROUNDS * options.holdMax && (all <= options.holdMax - half || starving);
-      return { skip, open, hungry, limit: Math.max(half, options.holdMax - held) };
+      const within = all < HAND_ROUNDS * options.holdMax;
+      const hungry = within && (all <= options.holdMax - half || starving);
+      const room = within && held <= options.holdMax - half;
+      return { skip, open, hungry, room, limit: Math.max(half, options.holdMax - held) };
     },
 
     isOpen,

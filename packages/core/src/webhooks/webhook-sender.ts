@@ -48,6 +48,13 @@ const REFUSAL_LOG_INTERVAL_MS = 10 * MINUTE;
 const PEEK_LIMIT = 8;
 /** A held message is sent only with this much of its lease left beyond the POST's time cap. */
 const LEASE_MARGIN_MS = 1_000;
+/**
+ * A claim while the hand is full only with skipped endpoints' messages (`ClaimScan.room`) is made at most
+ * this often: it passes over their due rows, and it is how an endpoint with nothing in hand gets its
+ * next messages (without it, a slow endpoint holding a full claim kept the others waiting until that
+ * claim's lease ran out).
+ */
+const ROOM_CLAIM_MS = 1_000;
 /** Characters of a redirect's `Location` kept in the attempt's error. */
 const MAX_LOCATION = 300;
 
@@ -506,12 +513,17 @@ export function createWebhookSender(
 
   async function runLoop(): Promise<void> {
     let lastPeek = 0;
+    let lastRoomClaim = Number.NEGATIVE_INFINITY;
     while (running) {
       let full = false;
       try {
-        const { hungry, limit, skip, open } = lanes.scan(clock.now().getTime());
+        const { hungry, room, limit, skip, open } = lanes.scan(clock.now().getTime());
         if (hungry) full = (await claim(limit, skip)) === limit;
-        else if (paced() && performance.now() - lastPeek >= opts.pollMs) {
+        else if (room && performance.now() - lastRoomClaim >= ROOM_CLAIM_MS) {
+          // Only skipped endpoints fill the hand: the others may have messages due and none in hand.
+          lastRoomClaim = performance.now();
+          full = (await claim(limit, skip)) === limit;
+        } else if (paced() && performance.now() - lastPeek >= opts.pollMs) {
           // While paced, the hand empties slowly: a small claim at each poll still finds the priority-0
           // messages (a single message's events) that a full hand of broadcast events would keep waiting,
           // whatever their endpoint's hand holds: a short index range, where passing over the broadcast
