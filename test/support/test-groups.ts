@@ -58,6 +58,7 @@ export const EXCLUSIVE_TESTS = [
   'test/pause-guard*.test.ts',
   'test/outage-*.test.ts',
   'test/webhooks-circuit.test.ts',
+  'test/http-auth-limit.test.ts',
   'packages/core/test/bounce-*.test.ts',
   'packages/core/test/request-robustness.test.ts',
   'packages/core/test/request-attachments.test.ts',
