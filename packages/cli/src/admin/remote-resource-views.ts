@@ -49,6 +49,8 @@ export function apiKeyView(wire: Schemas['ApiKey']): KeyView {
     revokedAt: dateOrNull(wire.revokedAt),
     expiresAt: dateOrNull(wire.expiresAt),
     replacedBy: wire.replacedBy ?? null,
+    // A server from before keys had names does not send the field.
+    name: wire.name ?? null,
   };
 }
 

@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { resolveRenderThreads, WORKER_DEFAULTS } from '@mailroom/core';
 import { parseBoundedInt } from '../flags/args.js';
 import { DESTINATION_FLAGS, DESTINATION_FLAGS_HELP, destinationsOf } from '../flags/destination-flags.js';
@@ -33,7 +35,13 @@ import {
 import { EXIT_OK, UsageError } from '../output/cli-errors.js';
 import { cliLogger, logLevelOf } from '../output/cli-logger.js';
 import { type CliIo, println } from '../output/io.js';
-import { demoCurlLine, templateAddHint } from '../server/demo-project.js';
+import {
+  cliCommandOf,
+  DEMO_TEMPLATE_FILE,
+  type DemoProject,
+  demoCurlLine,
+  templateAddHint,
+} from '../server/demo-project.js';
 import {
   type DeliveryTarget,
   describeDelivery,
@@ -136,6 +144,14 @@ ${NOTIFICATIONS_HELP}`,
     const delivery = resolveDelivery(deliveryFlagsOf(args), io, this.name);
     const domains = domainsOptionsOf(args, io.env, this.name, sesRelayOf(delivery.kind));
     const destinations = destinationsOf(args, io.cwd, dnsServersOf(args, io.env, this.name), this.name);
+    const databaseFlag = args.string('database');
+    // For the printed commands: the flag as given, except a server URL's password (redacted).
+    const printedDatabase = databaseFlag
+      ? /^\w+:\/\//.test(databaseFlag)
+        ? database.label
+        : databaseFlag
+      : undefined;
+    const cli = cliCommandOf(io.env);
     const server = await startServer({
       port,
       host,
@@ -162,14 +178,12 @@ ${NOTIFICATIONS_HELP}`,
       webhooks,
       domains,
       ...(destinations ? { destinations } : {}),
+      commands: { cli, ...(printedDatabase ? { database: printedDatabase } : {}) },
     });
-    const databaseFlag = args.string('database');
     printBanner(io, server, {
       database: database.label,
-      // For the printed commands: the flag as given, except a server URL's password (redacted).
-      ...(databaseFlag
-        ? { databaseFlag: /^\w+:\/\//.test(databaseFlag) ? database.label : databaseFlag }
-        : {}),
+      ...(printedDatabase ? { databaseFlag: printedDatabase } : {}),
+      cli,
       allowHosts,
       delivery,
       worker,
@@ -199,6 +213,8 @@ function printBanner(
     allowHosts: string[];
     /** `--database` as the printed commands must repeat it (absent: the default or the environment's). */
     databaseFlag?: string;
+    /** How the printed commands start the CLI (`npx mailroom`). */
+    cli: string;
   },
 ): void {
   const { delivery } = setup;
@@ -227,7 +243,18 @@ function printBanner(
     `  worker    ${setup.worker ? `in-process (concurrency ${setup.concurrency ?? WORKER_DEFAULTS.concurrency}, ${threadsLabel(setup.renderThreads)})` : 'off: run mailroom worker to deliver'}`,
   );
   const { demo } = server;
-  if (!demo) return;
+  const database = setup.databaseFlag === undefined ? '' : ` --database ${setup.databaseFlag}`;
+  if (!demo) {
+    // A secret exists in clear only when it is made: a later start has none to show, so say how to get one.
+    println(out);
+    println(out, 'No secret is shown for an existing database (each is shown once, when it is made). To get one:');
+    println(out, `  ${setup.cli} project list${database}   # the project ids`);
+    println(
+      out,
+      `  ${setup.cli} key create --project PROJECT_ID --scope full --name NAME${database}   # a new key, its secret printed once`,
+    );
+    return;
+  }
   println(out);
   println(
     out,
@@ -246,8 +273,24 @@ function printBanner(
       : `The message is delivered through ${describeDelivery(delivery)}.`,
   );
   println(out);
-  println(out, 'Use your own template (from this directory):');
-  println(out, `  ${templateAddHint(demo.project.id, setup.databaseFlag)}`);
+  println(out, `Use your own template: edit ${writeDemoTemplate(io, demo)}, then run (from this directory):`);
+  println(out, `  ${templateAddHint(demo.project.id, setup.databaseFlag, setup.cli)}`);
+}
+
+/**
+ * Writes the demo template to `welcome.mjml` in the working directory, for the printed `template add`
+ * command to name; a file of that name already there is kept. Returns what the banner says about it.
+ */
+function writeDemoTemplate(io: CliIo, demo: DemoProject): string {
+  try {
+    writeFileSync(join(io.cwd, DEMO_TEMPLATE_FILE), `${demo.source}\n`, { flag: 'wx' });
+    return `${DEMO_TEMPLATE_FILE} (the demo template, written here)`;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    return code === 'EEXIST'
+      ? `${DEMO_TEMPLATE_FILE} (a file of yours, kept as it was)`
+      : `a ${DEMO_TEMPLATE_FILE} of yours (it could not be written here: ${code ?? 'error'})`;
+  }
 }
 
 function hostForUrl(address: string): string {
