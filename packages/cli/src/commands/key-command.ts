@@ -14,8 +14,9 @@ function keyLine(key: KeyView): string {
   const domains = key.domains.length > 0 ? key.domains.join(',') : 'any sender';
   const used = key.lastUsedAt ? `used ${key.lastUsedAt.toISOString()}` : 'never used';
   const until = key.state === 'expiring' && key.expiresAt ? ` until ${key.expiresAt.toISOString()}` : '';
-  const name = key.name === null ? '(no name)' : JSON.stringify(key.name);
-  return `${key.id}  ${key.prefix}…  ${name}  ${key.scope}  ${domains}  ${key.state}${until}  created ${key.createdAt.toISOString()}  ${used}`;
+  // The name last, quoted (it may hold spaces), so that the columns before it keep their places.
+  const name = key.name === null ? '' : `  ${JSON.stringify(key.name)}`;
+  return `${key.id}  ${key.prefix}…  ${key.scope}  ${domains}  ${key.state}${until}  created ${key.createdAt.toISOString()}  ${used}${name}`;
 }
 
 /**
@@ -53,7 +54,8 @@ export function parseGrace(value: string, command: string): number {
 /** `mailroom key create --project ID --scope S [--domain D]...`: prints the key and its secret once. */
 export const keyCreateCommand: Command = {
   name: 'key create',
-  summary: 'Make an API key with a scope (full, sending, read) and a name, optionally limited to sender domains',
+  summary:
+    'Make an API key with a scope (full, sending, read) and a name, optionally limited to sender domains',
   help: `Usage: mailroom key create --project ID --scope full|sending|read [--name NAME] [--domain DOMAIN]...
                           [--sandbox] [--database URL|FILE] [--json]
 

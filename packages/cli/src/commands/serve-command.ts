@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, isAbsolute, join, relative } from 'node:path';
 import { resolveRenderThreads, WORKER_DEFAULTS } from '@mailroom/core';
 import { parseBoundedInt } from '../flags/args.js';
 import { DESTINATION_FLAGS, DESTINATION_FLAGS_HELP, destinationsOf } from '../flags/destination-flags.js';
@@ -47,6 +47,7 @@ import {
   describeDelivery,
   resolveDatabase,
   resolveDelivery,
+  sqlitePath,
 } from '../server/open-engine.js';
 import { runUntilShutdown } from '../server/shutdown.js';
 import { type RunningServer, startServer } from '../server/start-server.js';
@@ -152,6 +153,7 @@ ${NOTIFICATIONS_HELP}`,
         : databaseFlag
       : undefined;
     const cli = cliCommandOf(io.env);
+    const template = demoTemplatePath(database.url, io.cwd);
     const server = await startServer({
       port,
       host,
@@ -178,12 +180,13 @@ ${NOTIFICATIONS_HELP}`,
       webhooks,
       domains,
       ...(destinations ? { destinations } : {}),
-      commands: { cli, ...(printedDatabase ? { database: printedDatabase } : {}) },
+      commands: { cli, file: template.printed, ...(printedDatabase ? { database: printedDatabase } : {}) },
     });
     printBanner(io, server, {
       database: database.label,
       ...(printedDatabase ? { databaseFlag: printedDatabase } : {}),
       cli,
+      template,
       allowHosts,
       delivery,
       worker,
@@ -215,6 +218,8 @@ function printBanner(
     databaseFlag?: string;
     /** How the printed commands start the CLI (`npx mailroom`). */
     cli: string;
+    /** Where the demo template is written, and how the printed command names it. */
+    template: DemoTemplatePath;
   },
 ): void {
   const { delivery } = setup;
@@ -247,7 +252,10 @@ function printBanner(
   if (!demo) {
     // A secret exists in clear only when it is made: a later start has none to show, so say how to get one.
     println(out);
-    println(out, 'No secret is shown for an existing database (each is shown once, when it is made). To get one:');
+    println(
+      out,
+      'No secret is shown for an existing database (each is shown once, when it is made). To get one:',
+    );
     println(out, `  ${setup.cli} project list${database}   # the project ids`);
     println(
       out,
@@ -273,23 +281,48 @@ function printBanner(
       : `The message is delivered through ${describeDelivery(delivery)}.`,
   );
   println(out);
-  println(out, `Use your own template: edit ${writeDemoTemplate(io, demo)}, then run (from this directory):`);
-  println(out, `  ${templateAddHint(demo.project.id, setup.databaseFlag, setup.cli)}`);
+  println(
+    out,
+    `Use your own template: edit ${writeDemoTemplate(setup.template, demo)}, then run (from this directory):`,
+  );
+  println(
+    out,
+    `  ${templateAddHint(demo.project.id, setup.databaseFlag, setup.cli, setup.template.printed)}`,
+  );
+}
+
+/** Where the demo template goes: its absolute path, and the path the printed command names. */
+interface DemoTemplatePath {
+  path: string;
+  printed: string;
 }
 
 /**
- * Writes the demo template to `welcome.mjml` in the working directory, for the printed `template add`
- * command to name; a file of that name already there is kept. Returns what the banner says about it.
+ * The demo template's file: next to the SQLite file (the folder of the demo's data: `./mailroom.db` puts it
+ * in the working directory), else in the working directory; named from the working directory, where the
+ * printed command runs.
  */
-function writeDemoTemplate(io: CliIo, demo: DemoProject): string {
+function demoTemplatePath(databaseUrl: string, cwd: string): DemoTemplatePath {
+  const file = sqlitePath(databaseUrl);
+  const dir = file && file !== ':memory:' ? dirname(file) : cwd;
+  const path = join(dir, DEMO_TEMPLATE_FILE);
+  const fromCwd = relative(cwd, path);
+  return { path, printed: fromCwd.startsWith('..') || isAbsolute(fromCwd) ? path : fromCwd };
+}
+
+/**
+ * Writes the demo template to `welcome.mjml` (see {@link demoTemplatePath}), for the printed
+ * `template add` command to name; a file of that name already there is kept. Returns what the banner says about it.
+ */
+function writeDemoTemplate(template: DemoTemplatePath, demo: DemoProject): string {
   try {
-    writeFileSync(join(io.cwd, DEMO_TEMPLATE_FILE), `${demo.source}\n`, { flag: 'wx' });
-    return `${DEMO_TEMPLATE_FILE} (the demo template, written here)`;
+    writeFileSync(template.path, `${demo.source}\n`, { flag: 'wx' });
+    return `${template.printed} (the demo template, written there now)`;
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     return code === 'EEXIST'
-      ? `${DEMO_TEMPLATE_FILE} (a file of yours, kept as it was)`
-      : `a ${DEMO_TEMPLATE_FILE} of yours (it could not be written here: ${code ?? 'error'})`;
+      ? `${template.printed} (a file of yours, kept as it was)`
+      : `a ${template.printed} of yours (it could not be written: ${code ?? 'error'})`;
   }
 }
 

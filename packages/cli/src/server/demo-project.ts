@@ -19,7 +19,10 @@ export interface DemoProject {
   source: string;
 }
 
-/** The file the printed `template add` command names, written by the first `serve` next to the database. */
+/**
+ * The file the printed `template add` command names: the first `serve` writes it next to its SQLite
+ * file, or in the working directory for a database server.
+ */
 export const DEMO_TEMPLATE_FILE = 'welcome.mjml';
 
 /**
@@ -37,7 +40,7 @@ export function cliCommandOf(env: Readonly<Record<string, string | undefined>>):
  * The demo's MJML. System fonts only: MJML's default font (Ubuntu) would make every opened mail load a
  * stylesheet from Google Fonts, a request to a third party that tells it the mail was opened.
  */
-const welcomeMjml = (hint: string) => `<mjml>
+const welcomeMjml = (hint: string, file: string) => `<mjml>
   <mj-head>
     <mj-title>Welcome to Mailroom</mj-title>
     <mj-preview>Your first message from Mailroom</mj-preview>
@@ -51,7 +54,7 @@ const welcomeMjml = (hint: string) => `<mjml>
         <mj-text font-size="22px" font-weight="bold">Hello {{ recipient.firstName | default: "there" }},</mj-text>
         <mj-text font-size="16px" line-height="24px">
           This message was rendered from the MJML template "welcome" and delivered by Mailroom.
-          Replace it with your own: edit ${DEMO_TEMPLATE_FILE}, then run ${hint}
+          Replace it with your own: edit ${file}, then run ${hint}
         </mj-text>
         <mj-text font-size="13px" color="#71717a">Sent to {{ recipient.address }}</mj-text>
       </mj-column>
@@ -67,12 +70,15 @@ const welcomeMjml = (hint: string) => `<mjml>
 export async function ensureDemoProject(
   mailroom: Mailroom,
   store: Store,
-  printed: { cli?: string; database?: string } = {},
+  printed: { cli?: string; database?: string; file?: string } = {},
 ): Promise<DemoProject | undefined> {
   if ((await store.listProjects()).length > 0) return undefined;
   const { project, secret } = await mailroom.admin.createProject({ name: 'Demo' });
   await mailroom.admin.addSender(project.id, { address: DEMO_SENDER, name: 'Mailroom Demo' });
-  const source = welcomeMjml(templateAddHint(project.id, printed.database, printed.cli));
+  const source = welcomeMjml(
+    templateAddHint(project.id, printed.database, printed.cli, printed.file),
+    printed.file ?? DEMO_TEMPLATE_FILE,
+  );
   await mailroom.admin.createTemplate(project.id, {
     ref: DEMO_TEMPLATE_REF,
     format: 'mjml',
@@ -85,11 +91,21 @@ export async function ensureDemoProject(
 /**
  * The command that replaces the demo template, as printed (in the welcome mail and by `serve`); `database`
  * is the `--database` flag's value, for a database other than the default; `cli` how the CLI is started
- * ({@link cliCommandOf}).
+ * ({@link cliCommandOf}); `file` the template's path from the working directory.
  */
-export function templateAddHint(projectId: string, database?: string, cli = 'npx mailroom'): string {
-  const flag = database === undefined ? '' : ` --database ${database}`;
-  return `${cli} template add --project ${projectId} --ref ${DEMO_TEMPLATE_REF} --file ${DEMO_TEMPLATE_FILE}${flag}`;
+export function templateAddHint(
+  projectId: string,
+  database?: string,
+  cli = 'npx mailroom',
+  file = DEMO_TEMPLATE_FILE,
+): string {
+  const flag = database === undefined ? '' : ` --database ${shellWord(database)}`;
+  return `${cli} template add --project ${projectId} --ref ${DEMO_TEMPLATE_REF} --file ${shellWord(file)}${flag}`;
+}
+
+/** A path as one word of a shell command: as it is when it is plain, else in single quotes. */
+export function shellWord(word: string): string {
+  return /^[\w./:@%+=,-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
 /** A ready `curl` line that sends one message from the demo sender with the welcome template. */

@@ -300,7 +300,8 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 /** The file path of a SQLite database URL, or undefined for a server URL. */
-function sqlitePath(url: string): string | undefined {
+/** The file path of a SQLite URL (`:memory:` as it is), or undefined for a server's URL. */
+export function sqlitePath(url: string): string | undefined {
   if (url === ':memory:') return url;
   for (const prefix of ['sqlite://', 'sqlite:', 'file://', 'file:']) {
     if (url.startsWith(prefix)) return url.slice(prefix.length);

@@ -66,7 +66,7 @@ export interface ServerOptions {
    * How the commands the demo's welcome mail names start the CLI (`npx mailroom`) and which `--database`
    * they repeat. @default `npx mailroom`, the default database
    */
-  commands?: { cli?: string; database?: string };
+  commands?: { cli?: string; database?: string; file?: string };
 }
 
 /** A running server. */

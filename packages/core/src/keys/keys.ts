@@ -93,7 +93,12 @@ function checkName(name: unknown): string | null {
   if (name === undefined || name === null) return null;
   const trimmed = typeof name === 'string' ? name.trim() : undefined;
   // biome-ignore lint/suspicious/noControlCharactersInRegex: a name is one line of plain text
-  if (trimmed === undefined || trimmed === '' || trimmed.length > MAX_KEY_NAME_LENGTH || /[\u0000-\u001f\u007f]/.test(trimmed)) {
+  if (
+    trimmed === undefined ||
+    trimmed === '' ||
+    trimmed.length > MAX_KEY_NAME_LENGTH ||
+    /[\u0000-\u001f\u007f]/.test(trimmed)
+  ) {
     throw invalid(['name'], `name must be 1 to ${MAX_KEY_NAME_LENGTH} characters of one line`);
   }
   return trimmed;
