@@ -92,12 +92,12 @@ export const MAX_KEY_NAME_LENGTH = 100;
 function checkName(name: unknown): string | null {
   if (name === undefined || name === null) return null;
   const trimmed = typeof name === 'string' ? name.trim() : undefined;
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: a name is one line of plain text
+  // One line of text: no control character (line breaks, tabs, escapes).
   if (
     trimmed === undefined ||
     trimmed === '' ||
     trimmed.length > MAX_KEY_NAME_LENGTH ||
-    /[\u0000-\u001f\u007f]/.test(trimmed)
+    /\p{Cc}/u.test(trimmed)
   ) {
     throw invalid(['name'], `name must be 1 to ${MAX_KEY_NAME_LENGTH} characters of one line`);
   }
