@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { cliCommandOf } from '../packages/cli/src/server/demo-project.js';
 import { type RunningCli, runCli, startCli, waitForOutput } from './support/cli-harness.js';
 import { DashboardClient } from './support/dashboard-session.js';
@@ -197,5 +197,44 @@ describe('the first hour with mailroom serve', () => {
     const page = await (await dashboard.get('/dashboard/keys')).text();
     expect(page).toContain('<strong>CI pipeline</strong>');
     expect(page).toContain('<strong>Marketing site</strong>');
+  });
+});
+
+describe('the demo sender', () => {
+  let dir: string;
+  let server: RunningCli | undefined;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'mailroom-first-hour-'));
+  });
+  afterEach(async () => {
+    server?.stop();
+    await server?.done;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('its first send warns without advising to publish mailroom.local, which cannot be published', async () => {
+    server = startCli(dir, ['serve', '--port', '0', '--outbox', join(dir, 'outbox')]);
+    const cli = server;
+    const [, url = '', secret = ''] = await waitForOutput(
+      cli,
+      /curl -s (http:\/\/127\.0\.0\.1:\d+)\/send\/mail -H "Authorization: Bearer (sk_live_[\w-]+)"/,
+    );
+    const sent = await callApi(
+      url,
+      'POST',
+      '/send/mail',
+      {
+        sender: 'demo@mailroom.local',
+        template: { ref: 'welcome' },
+        recipients: [{ address: 'ada@example.test', name: 'Ada' }],
+      },
+      secret,
+    );
+    expect(sent.status, sent.text).toBe(200);
+    await vi.waitFor(() => expect(cli.err).toContain('not verified'), { timeout: 20_000, interval: 50 });
+    const warning = cli.err.split('\n').find((line) => line.includes('not verified')) ?? '';
+    expect(warning).toContain('mailroom.local is a local-only name');
+    expect(warning).toContain('it cannot be published in DNS');
+    expect(warning).not.toContain('domain add mailroom.local');
   });
 });
