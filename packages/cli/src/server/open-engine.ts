@@ -177,23 +177,48 @@ export async function openStore(database: DatabaseTarget): Promise<Store> {
 }
 
 /**
+ * `@mailroom/ses`, or a failure naming the package to install: it is an optional peer of the cli, since
+ * only `--ses-region` needs it (and the AWS SDK it brings, tens of MB).
+ */
+async function loadSes(): Promise<typeof import('@mailroom/ses')> {
+  try {
+    return await import('@mailroom/ses');
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code !== 'ERR_MODULE_NOT_FOUND' || !String((error as Error).message).includes('@mailroom/ses'))
+      throw error;
+    throw new MailroomError(
+      'INTERNAL',
+      'sending through Amazon SES (--ses-region) needs the `@mailroom/ses` package, an optional peer of @mailroom/cli: install it beside the cli (its tarball mailroom-ses.tgz, README "Use it in your app")',
+      { cause: error },
+    );
+  }
+}
+
+/**
  * Creates the transport and, for SMTP and SES, checks that the server answers (`transport.verify`), so
  * that a wrong host, port or endpoint fails at start rather than as retries of every delivery. SES
  * credentials come from the AWS SDK's default provider chain (`AWS_ACCESS_KEY_ID`, a profile, a role).
  */
 export async function openTransport(delivery: DeliveryTarget, concurrency?: number): Promise<Transport> {
   if (delivery.kind === 'outbox') return outboxTransport({ dir: delivery.dir });
+  // Loaded only when asked for: the AWS SDK adds about a quarter of a second to every start, and
+  // @mailroom/ses is an optional peer an app installs only to send through SES.
+  const make: () => Transport =
+    delivery.kind === 'smtp'
+      ? () => smtpTransport(withConnections(delivery.url, concurrency))
+      : await loadSes().then(
+          ({ sesTransport }) =>
+            () =>
+              sesTransport({
+                region: delivery.region,
+                ...(delivery.endpoint ? { endpoint: delivery.endpoint } : {}),
+                ...(delivery.configurationSet ? { configurationSetName: delivery.configurationSet } : {}),
+              }),
+        );
   let transport: Transport | undefined;
   try {
-    const opened =
-      delivery.kind === 'smtp'
-        ? smtpTransport(withConnections(delivery.url, concurrency))
-        : // Loaded only when asked for: the AWS SDK adds about a quarter of a second to every start.
-          (await import('@mailroom/ses')).sesTransport({
-            region: delivery.region,
-            ...(delivery.endpoint ? { endpoint: delivery.endpoint } : {}),
-            ...(delivery.configurationSet ? { configurationSetName: delivery.configurationSet } : {}),
-          });
+    const opened = make();
     transport = opened;
     await opened.verify?.();
     return opened;
@@ -249,6 +274,8 @@ export async function openEngine(options: {
   /** Destinations and their shared limits (`--destination-*`). */
   destinations?: DestinationOptions;
 }): Promise<OpenedEngine> {
+  // A missing optional package is named before the database is opened or migrated.
+  if (options.delivery?.kind === 'ses') await loadSes();
   const store = await openStore(options.database);
   let transport: Transport;
   try {
