@@ -237,4 +237,33 @@ describe('the demo sender', () => {
     expect(warning).toContain('it cannot be published in DNS');
     expect(warning).not.toContain('domain add mailroom.local');
   });
+
+  it('a delivery to a suppressed address shows no attempt: nothing was handed to the transport', async () => {
+    server = startCli(dir, ['serve', '--port', '0', '--outbox', join(dir, 'outbox')]);
+    const cli = server;
+    const [, url = '', secret = ''] = await waitForOutput(
+      cli,
+      /curl -s (http:\/\/127\.0\.0\.1:\d+)\/send\/mail -H "Authorization: Bearer (sk_live_[\w-]+)"/,
+    );
+    const projectId = /\((prj_\w+)\)/.exec(cli.out)?.[1] ?? '';
+    const suppressed = await runCli(dir, ['suppression', 'add', '--project', projectId, 'ada@example.test']);
+    expect(suppressed.code, suppressed.err).toBe(0);
+    const sent = await callApi<{ data: { ref: string } }>(
+      url,
+      'POST',
+      '/send/mail',
+      { sender: 'demo@mailroom.local', template: { ref: 'welcome' }, recipients: 'ada@example.test' },
+      secret,
+    );
+    expect(sent.status, sent.text).toBe(200);
+    const status = await vi.waitFor(
+      async () => {
+        const shown = await runCli(dir, ['message', 'status', '--project', projectId, sent.json.data.ref]);
+        expect(shown.out).toMatch(/^ada@example\.test {2}suppressed/m);
+        return shown.out;
+      },
+      { timeout: 20_000, interval: 100 },
+    );
+    expect(status).toMatch(/^ada@example\.test {2}suppressed {2}attempts 0 /m);
+  });
 });
