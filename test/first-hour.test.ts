@@ -191,6 +191,14 @@ describe('the first hour with mailroom serve', () => {
     const rotated = await runCli(dir, ['key', 'rotate', ...local, ciId, '--json']);
     expect(JSON.parse(rotated.out).key.name).toBe('CI pipeline');
 
+    // A remote webhook to a loopback URL: the advice names the server's flag, not one --url refuses.
+    const hook = await runCli(dir, [...remote, 'webhook', 'add', '--url', 'http://127.0.0.1:9/hook']);
+    expect(hook.code).toBe(1);
+    expect(hook.err).toContain(
+      `The server at ${url} decides: to allow this host, start its mailroom serve (and mailroom worker) with --allow-host 127.0.0.1:9`,
+    );
+    expect(hook.err).not.toContain('(CLI: --allow-host');
+
     // The dashboard's Keys page shows the names.
     const dashboard = new DashboardClient(url);
     expect((await dashboard.post('/dashboard/sign-in', { secret })).status).toBe(303);
