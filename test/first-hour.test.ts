@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -240,6 +240,20 @@ describe('the demo sender', () => {
     );
     expect(sent.status, sent.text).toBe(200);
     await vi.waitFor(() => expect(cli.err).toContain('not verified'), { timeout: 20_000, interval: 50 });
+    // The outbox's .eml reads in an editor: its text and HTML parts are quoted-printable, not base64.
+    const eml = await vi.waitFor(
+      () => {
+        const files = readdirSync(join(dir, 'outbox')).filter((file) => file.endsWith('.eml'));
+        if (files.length !== 1) throw new Error(`${files.length} .eml files`);
+        return readFileSync(join(dir, 'outbox', files[0] ?? ''), 'utf8');
+      },
+      { timeout: 20_000, interval: 50 },
+    );
+    expect(eml).toMatch(
+      /Content-Type: text\/html; charset=utf-8\r?\nContent-Transfer-Encoding: quoted-printable/i,
+    );
+    expect(eml).not.toMatch(/Content-Transfer-Encoding: base64/i);
+    expect(eml).toContain('Hello Ada,');
     const warning = cli.err.split('\n').find((line) => line.includes('not verified')) ?? '';
     expect(warning).toContain('mailroom.local is a local-only name');
     expect(warning).toContain('it cannot be published in DNS');

@@ -201,7 +201,10 @@ async function loadSes(): Promise<typeof import('@mailroom/ses')> {
  * credentials come from the AWS SDK's default provider chain (`AWS_ACCESS_KEY_ID`, a profile, a role).
  */
 export async function openTransport(delivery: DeliveryTarget, concurrency?: number): Promise<Transport> {
-  if (delivery.kind === 'outbox') return outboxTransport({ dir: delivery.dir });
+  // Quoted-printable, not the relay default base64: an .eml of the outbox is read in an editor, and its
+  // text and HTML parts read as written there.
+  if (delivery.kind === 'outbox')
+    return outboxTransport({ dir: delivery.dir, textEncoding: 'quoted-printable' });
   // Loaded only when asked for: the AWS SDK adds about a quarter of a second to every start, and
   // @mailroom/ses is an optional peer an app installs only to send through SES.
   const make: () => Transport =
