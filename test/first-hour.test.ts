@@ -289,3 +289,95 @@ describe('the demo sender', () => {
     expect(status).toMatch(/^ada@example\.test {2}suppressed {2}attempts 0 /m);
   });
 });
+
+describe('a Liquid typo', () => {
+  let dir: string;
+  const running: RunningCli[] = [];
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'mailroom-first-hour-'));
+  });
+  afterEach(async () => {
+    for (const cli of running.splice(0)) {
+      cli.stop();
+      await cli.done;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('renders empty by default; --strict-variables names it in the preview and fails the send', async () => {
+    const server = startCli(dir, [
+      'serve',
+      '--port',
+      '0',
+      '--outbox',
+      join(dir, 'outbox'),
+      '--strict-variables',
+    ]);
+    running.push(server);
+    const [, url = '', secret = ''] = await waitForOutput(
+      server,
+      /curl -s (http:\/\/127\.0\.0\.1:\d+)\/send\/mail -H "Authorization: Bearer (sk_live_[\w-]+)"/,
+    );
+    const projectId = /\((prj_\w+)\)/.exec(server.out)?.[1] ?? '';
+    writeFileSync(join(dir, 'typo.html'), '<p>Hello {{ recipient.fristName }}!</p>');
+    const added = await runCli(dir, [
+      'template',
+      'add',
+      '--project',
+      projectId,
+      '--ref',
+      'typo',
+      '--file',
+      'typo.html',
+      '--subject',
+      'Hi',
+    ]);
+    expect(added.code, added.err).toBe(0);
+
+    const lenient = await runCli(dir, ['template', 'preview', '--project', projectId, 'typo']);
+    expect(lenient.code, lenient.err).toBe(0);
+    expect(lenient.out).toContain('Hello !');
+    const strict = await runCli(dir, [
+      'template',
+      'preview',
+      '--project',
+      projectId,
+      'typo',
+      '--strict-variables',
+    ]);
+    expect(strict.code).toBe(1);
+    expect(strict.err).toContain('fristName');
+    const remote = await runCli(dir, [
+      '--url',
+      url,
+      '--key',
+      secret,
+      'template',
+      'preview',
+      'typo',
+      '--strict-variables',
+    ]);
+    expect(remote.code).toBe(2);
+    expect(remote.err).toContain(
+      "--strict-variables is not taken with --url: the server's own settings apply",
+    );
+
+    const sent = await callApi<{ data: { ref: string } }>(
+      url,
+      'POST',
+      '/send/mail',
+      { sender: 'demo@mailroom.local', template: { ref: 'typo' }, recipients: 'ada@example.test' },
+      secret,
+    );
+    expect(sent.status, sent.text).toBe(200);
+    const status = await vi.waitFor(
+      async () => {
+        const shown = await runCli(dir, ['message', 'status', '--project', projectId, sent.json.data.ref]);
+        expect(shown.out).toMatch(/^ada@example\.test {2}failed/m);
+        return shown.out;
+      },
+      { timeout: 20_000, interval: 100 },
+    );
+    expect(status).toContain('fristName');
+  });
+});

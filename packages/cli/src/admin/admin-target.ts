@@ -88,7 +88,7 @@ export async function withAdmin<T>(
   const target = adminTargetOf(args, io.env);
   if (target.kind === 'remote') {
     for (const flag of ['project', 'database', ...localFlags]) {
-      if (args.string(flag) !== undefined || args.list(flag).length > 0) {
+      if (args.string(flag) !== undefined || args.list(flag).length > 0 || args.flag(flag)) {
         const why =
           flag === 'project'
             ? 'the key names the project'
@@ -111,6 +111,8 @@ export async function withAdmin<T>(
   const { mailroom, store } = await openEngine({
     database,
     domains,
+    // `template preview --strict-variables`: a variable the sample lacks is an error naming it.
+    strictVariables: args.flag('strict-variables'),
     ...(allowHosts.length > 0 ? { fetch: { allowHosts } } : {}),
   });
   try {

@@ -180,6 +180,7 @@ ${NOTIFICATIONS_HELP}`,
       webhooks,
       domains,
       ...(destinations ? { destinations } : {}),
+      strictVariables: args.flag('strict-variables'),
       commands: { cli, file: template.printed, ...(printedDatabase ? { database: printedDatabase } : {}) },
     });
     printBanner(io, server, {

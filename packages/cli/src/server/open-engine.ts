@@ -257,6 +257,8 @@ function withConnections(url: string, concurrency: number | undefined): string {
  */
 export async function openEngine(options: {
   database: DatabaseTarget;
+  /** A missing Liquid variable fails the delivery (`--strict-variables`). @default false */
+  strictVariables?: boolean;
   delivery?: DeliveryTarget;
   logger?: Logger;
   worker?: WorkerOptions;
@@ -302,6 +304,7 @@ export async function openEngine(options: {
     ...(options.webhooks ? { webhooks: options.webhooks } : {}),
     ...(options.domains ? { domains: options.domains } : {}),
     ...(options.destinations ? { destinations: options.destinations } : {}),
+    ...(options.strictVariables ? { strictVariables: true } : {}),
   });
   return {
     mailroom,

@@ -67,6 +67,8 @@ export interface ServerOptions {
    * they repeat. @default `npx mailroom`, the default database
    */
   commands?: { cli?: string; database?: string; file?: string };
+  /** A missing Liquid variable fails the delivery instead of rendering empty. @default false */
+  strictVariables?: boolean;
 }
 
 /** A running server. */
@@ -112,6 +114,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     ...(options.webhooks ? { webhooks: options.webhooks } : {}),
     ...(options.domains ? { domains: options.domains } : {}),
     ...(options.destinations ? { destinations: options.destinations } : {}),
+    ...(options.strictVariables ? { strictVariables: true } : {}),
     unsubscribe: {
       baseUrl: publicUrl,
       ...(options.unsubscribeSecret ? { secret: options.unsubscribeSecret } : {}),
