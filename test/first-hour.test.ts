@@ -260,6 +260,45 @@ describe('the demo sender', () => {
     expect(warning).not.toContain('domain add mailroom.local');
   });
 
+  it('message status shows the subject each recipient got, not the Liquid source', async () => {
+    server = startCli(dir, ['serve', '--port', '0', '--outbox', join(dir, 'outbox')]);
+    const cli = server;
+    const [, url = '', secret = ''] = await waitForOutput(
+      cli,
+      /curl -s (http:\/\/127\.0\.0\.1:\d+)\/send\/mail -H "Authorization: Bearer (sk_live_[\w-]+)"/,
+    );
+    const projectId = /\((prj_\w+)\)/.exec(cli.out)?.[1] ?? '';
+    const sent = await callApi<{ data: { ref: string } }>(
+      url,
+      'POST',
+      '/send/mail',
+      {
+        subject: 'Hello {{ recipient.firstName }}',
+        sender: 'demo@mailroom.local',
+        template: { ref: 'welcome' },
+        recipients: [
+          { address: 'ada@example.test', name: 'Ada Lovelace' },
+          { address: 'grace@example.test', name: 'Grace Hopper' },
+        ],
+      },
+      secret,
+    );
+    expect(sent.status, sent.text).toBe(200);
+    const shown = await runCli(dir, ['message', 'status', '--project', projectId, sent.json.data.ref]);
+    expect(shown.code, shown.err).toBe(0);
+    expect(shown.out).toMatch(/^Subject: +Hello Ada$/m);
+    expect(shown.out).toContain('  subject: Hello Grace');
+    expect(shown.out).not.toContain('{{');
+    const read = await callApi<{
+      data: { message: { subject: string; recipients: Array<{ subject: string }> } };
+    }>(url, 'GET', `/messages/${sent.json.data.ref}`, undefined, secret);
+    expect(read.json.data.message.subject).toBe('Hello {{ recipient.firstName }}');
+    expect(read.json.data.message.recipients.map((r) => r.subject).sort()).toEqual([
+      'Hello Ada',
+      'Hello Grace',
+    ]);
+  });
+
   it('a delivery to a suppressed address shows no attempt: nothing was handed to the transport', async () => {
     server = startCli(dir, ['serve', '--port', '0', '--outbox', join(dir, 'outbox')]);
     const cli = server;

@@ -1930,6 +1930,8 @@ export interface components {
         Recipient: {
             address: string;
             name?: string;
+            /** @description The subject this recipient gets: kept with its content, else the message's subject (Liquid) rendered with the recipient's data. */
+            subject?: string;
             /** @enum {unknown} */
             status: "queued" | "sending" | "sent" | "failed" | "suppressed" | "skipped" | "bounced" | "complained";
             attempts: number;

@@ -126,6 +126,8 @@ function recipientView(wire: Schemas['Recipient']): RecipientStatusView {
   return {
     ...wire,
     name: wire.name ?? '',
+    // A server from before recipients had their subject: none to show.
+    subject: wire.subject ?? '',
     nextAttemptAt: date(wire.nextAttemptAt, 'nextAttemptAt'),
     sentAt: dateOrNull(wire.sentAt),
     lastResponse: wire.lastResponse ?? null,
