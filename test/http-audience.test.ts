@@ -285,6 +285,49 @@ describe.each([
     expect((await call('GET', '/audience/imports/imp_nope')).status).toBe(404);
   });
 
+  it('caps traits per profile and columns per CSV import, naming the cap; nothing stored past it', async () => {
+    await call('POST', '/audience/groups', { ref: 'wide' });
+    // 100,000 columns: the import fails on its header, no profile is made.
+    const headings = ['email', ...Array.from({ length: 99_999 }, (_, i) => `t${i}`)];
+    const cells = ['wide@example.test', ...Array.from({ length: 99_999 }, () => 'x')];
+    host.replace(Buffer.from(`${headings.join(',')}\n${cells.join(',')}\n`));
+    const wide = await call('POST', '/audience/imports', { url: host.url, group: 'wide' });
+    expect(wide.status).toBe(200);
+    await mailroom.worker.drain();
+    const failed = await call('GET', `/audience/imports/${(wide.data.import as Json).id as string}`);
+    expect(failed.data.import).toMatchObject({ status: 'failed' });
+    expect(JSON.stringify(failed.data.import)).toMatch(/100,000 columns.*csvColumns cap/);
+    expect((await call('GET', '/audience/profiles/wide%40example.test')).status).toBe(404);
+    // At the cap (1,000 columns) a row is read; a row whose traits pass 64 KiB is a row error.
+    const atCap = ['email', ...Array.from({ length: 999 }, (_, i) => `t${i}`)];
+    const big = 'y'.repeat(100);
+    host.replace(
+      Buffer.from(
+        `${atCap.join(',')}\nok@example.test,${Array(999).fill('x').join(',')}\nbig@example.test,${Array(999).fill(big).join(',')}\n`,
+      ),
+    );
+    const capped = await call('POST', '/audience/imports', { url: host.url, group: 'wide' });
+    await mailroom.worker.drain();
+    const done = await call('GET', `/audience/imports/${(capped.data.import as Json).id as string}`);
+    expect(done.data.import).toMatchObject({ status: 'done', rowsDone: 2, rowsFailed: 1 });
+    expect(JSON.stringify(done.data.import)).toMatch(/profileTraitBytes cap/);
+    const ok = await call('GET', '/audience/profiles/ok%40example.test');
+    expect(Object.keys((ok.data.profile as Json).traits as Json)).toHaveLength(999);
+    // PATCH: the merged traits are capped like variables, the cap named on the field.
+    const more = Object.fromEntries(Array.from({ length: 2 }, (_, i) => [`more${i}`, 1]));
+    const over = await call('PATCH', '/audience/profiles/ok%40example.test', { traits: more });
+    expect(over.status).toBe(400);
+    expect(over.json.issues).toEqual([expect.objectContaining({ path: ['traits'] })]);
+    expect(over.json.message).toMatch(/1000 keys.*profileTraits cap/);
+    const one = await call('PATCH', '/audience/profiles/ok%40example.test', { traits: { more0: 1 } });
+    expect(one.status).toBe(200);
+    const huge = await call('PATCH', '/audience/profiles/ok%40example.test', {
+      traits: { t0: 'z'.repeat(70_000) },
+    });
+    expect(huge.status).toBe(400);
+    expect(huge.json.message).toMatch(/profileTraitBytes cap/);
+  });
+
   it('refuses bad imports: unknown fields, an unknown group, a host without byte ranges', async () => {
     await call('POST', '/audience/groups', { ref: 'vip' });
     const unknown = await call('POST', '/audience/imports', { url: host.url, group: 'vip', when: 'now' });

@@ -6,7 +6,7 @@
  */
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createMailroom, type Logger, type Mailroom, type Store } from '@mailroom/core';
+import { createMailroom, type Logger, type Mailroom, MailroomError, type Store } from '@mailroom/core';
 import { mailroomPlugin } from '@mailroom/http/fastify';
 import { memoryStore, memoryTransport } from '@mailroom/memory';
 import Fastify from 'fastify';
@@ -187,6 +187,15 @@ describe('keys over HTTP', () => {
       state: 'expiring',
       replacedBy: expect.any(String),
     });
+    // In its grace period the old key still reads and sends, but manages no keys: it cannot make itself a
+    // successor that never expires, nor rotate or revoke the key that replaced it.
+    const minted = await call('POST', '/keys', { body: { scope: 'full' } });
+    expect(minted.status).toBe(403);
+    expect(minted.json.message).toMatch(/grace period/);
+    const freshId = (rotated.json.data.key as { id: string }).id;
+    expect((await call('POST', `/keys/${freshId}/rotate`, { body: {} })).status).toBe(403);
+    expect((await call('DELETE', `/keys/${freshId}`)).status).toBe(403);
+    expect((await call('GET', '/keys', { key: fresh })).json.data.keys).toHaveLength(2);
     now += 59_000;
     expect((await call('GET', '/keys')).status).toBe(200);
     now += 1_000;
@@ -223,7 +232,7 @@ describe('keys over HTTP', () => {
 });
 
 describe('wrong keys, limited per client address', () => {
-  it('after 10 wrong keys an address gets 429 with Retry-After; correct keys before it and from elsewhere are not slowed', async () => {
+  it('after 10 wrong keys an address gets 429 with Retry-After for wrong keys; correct keys from it and from elsewhere are served', async () => {
     await start();
     const wrong = `sk_live_${'x'.repeat(43)}`;
     for (let i = 0; i < 10; i++) {
@@ -235,11 +244,16 @@ describe('wrong keys, limited per client address', () => {
     expect(limited.status).toBe(429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(60);
-    // From the limited address, every attempt waits; from another address, a correct key is answered.
-    expect((await call('GET', '/keys')).status).toBe(429);
+    // From the limited address a correct key is still served; a wrong one waits; from another address,
+    // a correct key is answered.
+    expect((await call('GET', '/keys')).status).toBe(200);
+    expect((await call('GET', '/keys', { key: `sk_live_${'z'.repeat(43)}` })).status).toBe(429);
     const elsewhere = await call('GET', '/keys', { from: '127.0.0.2' });
     expect(elsewhere.status, elsewhere.text).toBe(200);
-    expect((await call('GET', '/keys', { key: wrong, from: '127.0.0.2' })).status).toBe(401);
+    // Another address guessing under a prefix over its failures is limited too; under another prefix, not yet.
+    expect((await call('GET', '/keys', { key: wrong, from: '127.0.0.2' })).status).toBe(429);
+    const other = `sk_live_${'q'.repeat(43)}`;
+    expect((await call('GET', '/keys', { key: other, from: '127.0.0.2' })).status).toBe(401);
     // No key at all is not a guess: 401, not counted.
     expect((await call('GET', '/keys', { key: null, from: '127.0.0.3' })).status).toBe(401);
   });
@@ -258,20 +272,65 @@ describe('wrong keys, limited per client address', () => {
     for (let i = 0; i < 15; i++) expect((await call('GET', '/keys', { key: wrong })).status).toBe(401);
   });
 
-  it('keeps at most maxAddresses addresses, whatever the number of addresses guessing', () => {
+  it('bounds what a limited caller costs: a known wrong key no lookup, others at most maxConcurrentChecks at once', async () => {
+    const limit = createAuthFailureLimit({ failures: 2, windowSeconds: 60, maxConcurrentChecks: 3 });
+    const valid = `sk_live_${'v'.repeat(43)}`;
+    let calls = 0;
+    let inFlight = 0;
+    let most = 0;
+    const verify = (secret: string) => async () => {
+      calls += 1;
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      inFlight -= 1;
+      if (secret !== valid) throw new MailroomError('UNAUTHORIZED', 'Missing or invalid project secret');
+      return 'served';
+    };
+    const attempt = (key: string, address = '10.0.0.1') =>
+      limit.guard(address, key, verify(key)).then(
+        (result) => result,
+        (error: MailroomError) => error.code,
+      );
+    const wrong = (i: number) => `sk_live_${String(i).padStart(43, 'w')}`;
+    expect(await attempt(wrong(1))).toBe('UNAUTHORIZED');
+    expect(await attempt(wrong(2))).toBe('UNAUTHORIZED');
+    // Limited now. The same wrong key again: refused without a lookup.
+    calls = 0;
+    for (let i = 0; i < 50; i++) expect(await attempt(wrong(1))).toBe('RATE_LIMITED');
+    expect(calls).toBe(0);
+    // 100 new wrong keys at once: every one refused, never more than 3 lookups at a time.
+    const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => attempt(wrong(100 + i))));
+    expect(new Set(answers)).toEqual(new Set(['RATE_LIMITED']));
+    expect(most).toBeLessThanOrEqual(3);
+    expect(calls).toBeLessThanOrEqual(100);
+    // A valid key from the limited address is served (a bounded check), and then known valid.
+    expect(await attempt(valid)).toBe('served');
+    expect(await attempt(valid)).toBe('served');
+  });
+
+  it('keeps at most maxAddresses addresses (and as many prefixes), whatever the number of addresses guessing', async () => {
     let t = 0;
     const limit = createAuthFailureLimit({ failures: 3, windowSeconds: 60, maxAddresses: 100 }, () => t);
+    const wrongKey = async () => {
+      throw new MailroomError('UNAUTHORIZED', 'Missing or invalid project secret');
+    };
+    const attempt = (address: string, key: string | null) =>
+      limit.guard(address, key, wrongKey).then(
+        () => 'served',
+        (error: MailroomError) => error.code,
+      );
     for (let i = 0; i < 10_000; i++) {
-      limit.fail(`10.0.${i >> 8}.${i & 255}`);
+      await attempt(`10.0.${i >> 8}.${i & 255}`, `sk_live_${String(i).padStart(20, 'a')}`);
       t += 1;
-      expect(limit.size).toBeLessThanOrEqual(100);
+      expect(limit.size).toBeLessThanOrEqual(200);
     }
     // A recent address is still counted after the churn.
     const address = '10.9.9.9';
-    for (let i = 0; i < 3; i++) limit.fail(address);
-    expect(() => limit.check(address)).toThrow(/Too many invalid keys/);
+    for (let i = 0; i < 3; i++) expect(await attempt(address, null)).toBe('UNAUTHORIZED');
+    expect(await attempt(address, null)).toBe('RATE_LIMITED');
     // And forgotten once its window has passed.
     t += 60_001;
-    expect(() => limit.check(address)).not.toThrow();
+    expect(await attempt(address, null)).toBe('UNAUTHORIZED');
   });
 });

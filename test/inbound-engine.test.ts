@@ -116,13 +116,24 @@ for (const storeCase of storeCases()) {
         envelopeTo: [first.message.envelopeFrom as string],
       });
       expect(await mailroom.store.findSuppressed(project.id, ['full@example.org'])).toEqual([]);
+      // A full mailbox is a recipient-side soft bounce: it counts towards bounces.mailboxUnavailable (3 over
+      // 14 days by default), not towards the streak.
+      const full = await sendTo(secret, 'full@example.org');
+      const rf = await mailroom.inbound.receive(fixture('text-gmail-full', full.message), {
+        envelopeTo: [full.message.envelopeFrom as string],
+      });
+      expect(rf.effects[0]).toMatchObject({
+        signal: 'soft-bounce',
+        reason: 'mailboxfull',
+        suppressed: false,
+      });
       const second = await sendTo(secret, 'full@example.org');
-      const r2 = await mailroom.inbound.receive(fixture('text-gmail-full', second.message), {
+      const r2 = await mailroom.inbound.receive(fixture('text-exim-delay', second.message), {
         envelopeTo: [second.message.envelopeFrom as string],
       });
       expect(r2.effects[0]).toMatchObject({ signal: 'soft-bounce', suppressed: true });
       const events = (await mailroom.listEvents(secret, { types: ['email.bounced'], limit: 10 })).items;
-      expect(events.map((e) => (e.data.bounce as { class: string }).class)).toEqual(['soft', 'soft']);
+      expect(events.map((e) => (e.data.bounce as { class: string }).class)).toEqual(['soft', 'soft', 'soft']);
       expect((await mailroom.store.findSuppressed(project.id, ['full@example.org']))[0]?.reason).toBe(
         'soft-bounce',
       );

@@ -132,6 +132,59 @@ describe.each(storeCases())('audience group sources on $name', ({ make }) => {
     ]);
   });
 
+  it('matches suppressions on any ASCII case of the local part: single sends, CSV sources and audience members', async () => {
+    await mailroom.admin.suppress(projectId, 'suppA@example.test', 'manual');
+    // A single send to two case variants: both suppressed, neither sent.
+    const single = await mailroom.send(secret, {
+      subject: 'Hi',
+      sender: 'news@acme.test',
+      message: 'Hello',
+      recipients: ['SUPPA@example.test', 'suppa@example.test', 'ok@example.test'],
+    });
+    await mailroom.worker.drain();
+    expect(transport.outbox.map((m) => m.to.address)).toEqual(['ok@example.test']);
+    const statuses = (await mailroom.listDeliveries(secret, single.ref)).map((d) => [d.address, d.status]);
+    expect(statuses.sort()).toEqual([
+      ['SUPPA@example.test', 'suppressed'],
+      ['ok@example.test', 'sent'],
+      ['suppa@example.test', 'suppressed'],
+    ]);
+    // An audience member and a CSV row under other cases: left out, or suppressed at send.
+    const group = await mailroom.admin.createAudienceGroup(projectId, { ref: 'cases' });
+    const seed = { onExistingProfile: 'override', onExistingTrait: 'override', groupId: group.id } as const;
+    await seedProfiles(
+      store,
+      projectId,
+      [{ address: 'SuppA@example.test' }, { address: 'fine@example.test' }],
+      seed,
+      new Date(),
+    );
+    // The CSV source's row `ann@example.test`, under a suppression written `ANN@`.
+    await mailroom.admin.suppress(projectId, 'ANN@example.test', 'complaint');
+    transport.outbox.length = 0;
+    const audienceRef = await mailroom.broadcast(secret, {
+      ...base,
+      sources: [{ config: { ref: 'cases' } }],
+    });
+    const csvRef = await mailroom.broadcast(secret, {
+      ...base,
+      sources: [{ type: 'CSV', config: { label: 'cases', url: host.url } }],
+    });
+    await mailroom.worker.drain();
+    expect(transport.outbox.map((m) => m.to.address).sort()).toEqual([
+      'dan@example.test',
+      'eve@example.test',
+      'fine@example.test',
+    ]);
+    expect((await mailroom.listDeliveries(secret, audienceRef.ref)).map((d) => d.address)).toEqual([
+      'fine@example.test',
+    ]);
+    const csvDeliveries = await mailroom.listDeliveries(secret, csvRef.ref);
+    expect(csvDeliveries.find((d) => d.address === 'ann@example.test')?.status).toBe('suppressed');
+    // Lifted by any case.
+    expect(await mailroom.admin.unsuppress(projectId, 'SUPPA@EXAMPLE.TEST')).toBe(true);
+  });
+
   it('expands a group of more than one page in one drain', async () => {
     const group = await mailroom.admin.createAudienceGroup(projectId, { ref: 'big' });
     const rows = Array.from({ length: 1_234 }, (_, i) => ({

@@ -1209,7 +1209,7 @@ export interface components {
              * @default manual
              * @enum {string}
              */
-            reason: "manual" | "hard-bounce" | "soft-bounce" | "complaint" | "unsubscribe";
+            reason: "manual" | "hard-bounce" | "soft-bounce" | "mailbox-unavailable" | "complaint" | "unsubscribe";
             /** @description A note kept with the suppression. */
             detail?: string | null;
         };
@@ -1661,7 +1661,7 @@ export interface components {
             /** Format: email */
             address: string;
             /** @enum {unknown} */
-            reason: "manual" | "hard-bounce" | "soft-bounce" | "complaint" | "unsubscribe";
+            reason: "manual" | "hard-bounce" | "soft-bounce" | "mailbox-unavailable" | "complaint" | "unsubscribe";
             detail: string | null;
             /**
              * Format: date-time
@@ -1792,7 +1792,7 @@ export interface components {
             /** @description Only in `GET /audience/profiles/{email}`: the address is suppressed (no broadcast mail). */
             suppression?: null | {
                 /** @enum {unknown} */
-                reason: "hard-bounce" | "soft-bounce" | "complaint" | "manual" | "unsubscribe";
+                reason: "hard-bounce" | "soft-bounce" | "mailbox-unavailable" | "complaint" | "manual" | "unsubscribe";
                 detail?: string | null;
                 /** Format: date-time */
                 createdAt: string;

@@ -15,6 +15,7 @@ export {
 export { scrubAddress, scrubText } from './audience/erasure.js';
 export type { MergedProfile, ProfileFields, ProfileMergeOptions } from './audience/profile-merge.js';
 export { distinctLabels, mergeProfile, newProfile } from './audience/profile-merge.js';
+export { foldAddress } from './base/address-parts.js';
 export * from './base/clock.js';
 export * from './base/errors.js';
 export { silentLogger } from './base/logger.js';
@@ -73,6 +74,8 @@ export { classifyReason, classifyRecipient, classifyReport } from './inbound/cla
 export { MAX_INBOUND_BYTES } from './inbound/inbound-receiver.js';
 export type * from './inbound/inbound-report.js';
 export type * from './inbound/inbound-types.js';
+export type { MailboxUnavailableOptions } from './inbound/mailbox-unavailable.js';
+export { RECIPIENT_SIDE_SOFT_REASONS } from './inbound/mailbox-unavailable.js';
 export { parseInboundMessage } from './inbound/parse-inbound.js';
 export type { NotificationOptions } from './inbound/provider-notifications.js';
 export { SNS_CERTIFICATE_URL, stringToSign as snsStringToSign } from './inbound/sns-message.js';

@@ -86,8 +86,8 @@ describe('the held-out third (phrases are tuned on the other two thirds only)', 
     // Agreement, plus the rows where a documented rule differs from Sisimai on purpose (printed apart).
     const agreeing = held.hardAgreement + held.hardOnPurpose;
     expect(agreeing / held.recipients, disagreements.join('\n')).toBeGreaterThanOrEqual(0.95);
-    // Sisimai's own reading, with no allowance: never far below.
-    expect(held.hardAgreement / held.recipients).toBeGreaterThanOrEqual(0.94);
+    // Sisimai's own reading, with no allowance: at least 95 % too.
+    expect(held.hardAgreement / held.recipients).toBeGreaterThanOrEqual(0.95);
   });
 });
 

@@ -103,6 +103,19 @@ describe('unknown users, in every wording (recipient-hard)', () => {
       [null, '550 收件人不存在', null, 'userunknown'],
       [null, '550 用户不存在', null, 'userunknown'],
       [null, '550 宛先のユーザーが存在しません', null, 'userunknown'],
+      // Domino and Notes in other languages, Google Workspace, Apple, Verizon (Sisimai's MTA and host modules)
+      [null, 'ann@example.org no se encuentra en el Directorio de Domino', null, 'userunknown'],
+      [null, "ann@example.org non répertorié dans l'annuaire Domino", null, 'userunknown'],
+      ['5.0.0', 'ann@example.jp は Domino ディレクトリには見つかりません', null, 'userunknown'],
+      [null, 'ann@example.jp はディレクトリのリストにありません', null, 'userunknown'],
+      [
+        null,
+        "The email account that you tried to reach does not exist. We couldn't deliver to ann@example.org because the address couldn't be found. Check for typos or unnecessary spaces and try again.",
+        null,
+        'userunknown',
+      ],
+      ['5.0.0', '550 5.0.0 <ann@icloud.example>: inactive email address', null, 'userunknown'],
+      [null, '550 No valid recipients', null, 'userunknown'],
     ],
     'recipient-hard',
   );
@@ -187,6 +200,19 @@ describe('unknown hosts and DNS failures (recipient-hard)', () => {
       [null, '550 Домен не существует', null, 'hostunknown'],
       [null, '556 5.1.10 Recipient address has null MX', null, 'notaccept'],
       [null, "Sorry, I couldn't find a mail exchanger or IP address. (#5.4.4)", null, 'notaccept'],
+      // Exim, Gmail, KDDI, Messaging Server, OpenSMTPD and AOL as they write DNS failures
+      [null, 'all host address lookups failed permanently', null, 'hostunknown'],
+      [null, 'DNS Error: DNS server returned answer with no data for example.invalid', null, 'hostunknown'],
+      [null, '550 As the remote domain doesnt exist', null, 'hostunknown'],
+      ['5.0.0', '550 5.1.2 Illegal host/domain name found', null, 'hostunknown'],
+      [null, 'no host found for existing SMTP connection', null, 'notaccept'],
+      [null, 'Destination seem to reject all mails', null, 'notaccept'],
+      [
+        null,
+        'DNS Error: type=MX: Malformed or unexpected name server reply for example.invalid',
+        null,
+        'notaccept',
+      ],
     ].filter(([, , , reason]) => reason !== 'networkerror') as Row[],
     'recipient-hard',
   );
@@ -229,6 +255,13 @@ describe('full mailboxes (soft)', () => {
       [null, '552 Buzón lleno', null, 'mailboxfull'],
       [null, '552 Почтовый ящик переполнен', null, 'mailboxfull'],
       [null, '552 邮箱已满', null, 'mailboxfull'],
+      // qmail: "mailbox unavailable" with the reason in brackets is not an unknown user
+      [
+        null,
+        '552 Requested action not taken: mailbox unavailable (not enough free space)',
+        null,
+        'mailboxfull',
+      ],
     ],
     'soft',
   );
@@ -301,6 +334,8 @@ describe('refusals of the sender or by policy (sender-side, never suppressed)', 
         'DATA',
         'spamdetected',
       ],
+      // Cox: invalid recipients counted against the sender, never an unknown user
+      ['5.0.0', '550 too many invalid recipients', 'RCPT', 'speeding'],
     ],
     'sender-side',
   );

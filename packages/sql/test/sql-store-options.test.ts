@@ -106,6 +106,7 @@ describe('sqlStore options', () => {
       { name: '014_destination_limits' },
       { name: '017_event_series' },
       { name: '018_key_names' },
+      { name: '021_suppression_case' },
     ]);
   });
 
@@ -146,6 +147,44 @@ describe('sqlStore options', () => {
       });
       const [two] = await store.listInboundSignals('dlv_gone');
       expect(two).toMatchObject({ mailingId: '', domain: 'mx.example.net', reason: null });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('021 folds the suppressions kept before it; of two case variants the one stored folded stays', async () => {
+    const path = file();
+    const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new Database(path) }) });
+    const all = mailroomMigrations('sqlite');
+    const before = Object.fromEntries(Object.entries(all).filter(([name]) => name < '021'));
+    const migrator = new Migrator({
+      db,
+      provider: { getMigrations: async () => before },
+      migrationTableName: MIGRATION_TABLE,
+      migrationLockTableName: MIGRATION_LOCK_TABLE,
+    });
+    expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    await sql`insert into mailroom_suppressions (project_id, address, reason, detail, created_at)
+      values ('prj', 'suppA@x.test', 'manual', null, 1), ('prj', 'SUPPA@x.test', 'complaint', null, 2),
+             ('prj', 'Bob@x.test', 'hard-bounce', '550', 3), ('prj', 'bob@x.test', 'manual', null, 4),
+             ('prj', 'carl@x.test', 'manual', null, 5), ('prj', 'Äda@x.test', 'manual', null, 6)`.execute(db);
+    await db.destroy();
+    await migrate({ url: path });
+    const store = sqlStore({ url: path });
+    try {
+      const found = await store.findSuppressed('prj', [
+        'SuppA@x.test',
+        'BOB@x.test',
+        'Carl@x.test',
+        'Äda@x.test',
+      ]);
+      expect(found.map((r) => [r.address, r.reason]).sort()).toEqual([
+        ['bob@x.test', 'manual'],
+        ['carl@x.test', 'manual'],
+        ['suppa@x.test', expect.stringMatching(/^(manual|complaint)$/)],
+        ['Äda@x.test', 'manual'],
+      ]);
+      expect(await store.listSuppressions('prj', { after: null, limit: 10 })).toHaveLength(4);
     } finally {
       await store.close();
     }

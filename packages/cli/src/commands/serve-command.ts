@@ -32,6 +32,7 @@ import {
   NOTIFICATIONS_HELP,
   notificationsOf,
 } from '../flags/inbound-flags.js';
+import { trustProxyOf } from '../flags/trust-proxy-flag.js';
 import { EXIT_OK, UsageError } from '../output/cli-errors.js';
 import { cliLogger, logLevelOf } from '../output/cli-logger.js';
 import { type CliIo, println } from '../output/io.js';
@@ -63,7 +64,7 @@ export const serveCommand: Command = {
                       [--public-url URL] [--allow-host HOST:PORT]...
                       [--track-opens] [--track-clicks]
                       [--no-dashboard | --dashboard-prefix PATH]
-                      [--metrics] [--log-level LEVEL]
+                      [--metrics] [--trust-proxy ADDRESS[,ADDRESS]...]... [--log-level LEVEL]
                       [--bounce-domain DOMAIN [--inbound-port P] [--inbound-host HOST]
                        [--inbound-rate N] [--inbound-trusted-relay CIDR]...
                        [--tls-key FILE --tls-cert FILE]]
@@ -93,6 +94,11 @@ ${DESTINATION_FLAGS_HELP}
                      serve the dashboard at PATH instead of /dashboard
   --metrics          serve Prometheus metrics at GET /metrics; with MAILROOM_METRICS_TOKEN set
                      (which also turns them on) a scrape needs "Authorization: Bearer TOKEN"
+  --trust-proxy ADDRESS
+                     a reverse proxy in front of the server (IP address or CIDR range; repeatable,
+                     or comma-separated): from it, the client address (for the limit of wrong keys
+                     and the logs) is the right-most untrusted address of its Forwarded or
+                     X-Forwarded-For header; from anyone else those headers are ignored
   --log-level LEVEL  debug, info, warn, error or silent (default: MAILROOM_LOG_LEVEL, else
                      info); JSON lines on stderr, debug adds one line per request
 
@@ -111,6 +117,7 @@ ${NOTIFICATIONS_HELP}`,
     'dashboard-prefix': { type: 'string' },
     metrics: { type: 'boolean' },
     'log-level': { type: 'string' },
+    'trust-proxy': { type: 'string', multiple: true },
   },
   positionals: { min: 0, max: 0, names: '' },
   async run(args, io) {
@@ -140,6 +147,7 @@ ${NOTIFICATIONS_HELP}`,
     const webhooks = webhookOptionsOf(args, this.name);
     const logLevel = logLevelOf(args.string('log-level'), io.env.MAILROOM_LOG_LEVEL, this.name);
     const dashboardPrefix = args.string('dashboard-prefix');
+    const trustProxy = trustProxyOf(args.list('trust-proxy'), this.name);
     const metricsToken = io.env.MAILROOM_METRICS_TOKEN?.trim() || undefined;
     const database = resolveDatabase(args.string('database'), io, this.name);
     const delivery = resolveDelivery(deliveryFlagsOf(args), io, this.name);
@@ -169,6 +177,7 @@ ${NOTIFICATIONS_HELP}`,
         ...(args.flag('metrics') || metricsToken
           ? { metrics: metricsToken ? { token: metricsToken } : {} }
           : {}),
+        ...(trustProxy.length > 0 ? { trustProxy } : {}),
       },
       ...(publicUrl ? { publicUrl } : {}),
       ...(unsubscribeSecret ? { unsubscribeSecret } : {}),

@@ -12,6 +12,7 @@ const REASONS: readonly SuppressionReason[] = [
   'manual',
   'hard-bounce',
   'soft-bounce',
+  'mailbox-unavailable',
   'complaint',
   'unsubscribe',
 ];

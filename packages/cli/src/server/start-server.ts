@@ -34,8 +34,8 @@ export interface ServerOptions {
   workerOptions?: WorkerOptions;
   /** Where the engine and the HTTP layer log (never secrets or bodies). */
   logger: Logger;
-  /** The dashboard and `/metrics` of the HTTP layer. @default the dashboard at /dashboard, no metrics */
-  http?: Pick<HttpOptions, 'dashboard' | 'metrics'>;
+  /** The dashboard, `/metrics` and the trusted proxies of the HTTP layer. @default the dashboard at /dashboard, no metrics, no proxy */
+  http?: Pick<HttpOptions, 'dashboard' | 'metrics' | 'trustProxy'>;
   /**
    * Where recipients reach the API: the base of the one-click unsubscribe links.
    * @default the address the server listens on, `http://HOST:PORT`

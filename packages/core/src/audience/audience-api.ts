@@ -5,7 +5,13 @@ import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
 import type { AuthContext } from '../context/auth-context.js';
 import type { BaseContext } from '../context/base-context.js';
-import { checkAddress, normalizeAddress, toValidationIssues } from '../request/index.js';
+import { copyVariables } from '../request/copy-variables.js';
+import {
+  checkAddress,
+  normalizeAddress,
+  PROFILE_TRAITS_BUDGET,
+  toValidationIssues,
+} from '../request/index.js';
 import { validationError } from '../request/issues.js';
 import { probeCsvSource } from '../sources/csv-probe.js';
 import { isAudienceImport } from '../store/audience-admin-store.js';
@@ -150,7 +156,9 @@ export function createAudienceApi(ctx: BaseContext, deps: AudienceApiDeps): Mail
           {
             ...(target !== undefined ? { address: target } : {}),
             ...(patch.name !== undefined ? { name: patch.name?.trim() || null } : {}),
-            ...(patch.traits !== undefined ? { traits: mergeTraits(profile.traits, patch.traits) } : {}),
+            ...(patch.traits !== undefined
+              ? { traits: cappedTraits(mergeTraits(profile.traits, patch.traits)) }
+              : {}),
             ...(patch.labels !== undefined ? { labels: [...new Set(patch.labels)] } : {}),
           },
           now,
@@ -261,6 +269,17 @@ function pageOf(rows: ProfileRecord[], limit: number): { items: ProfileView[]; n
 }
 
 /** RFC 7396 at the top level: a key set to null is removed, any other replaces the stored value. */
+/**
+ * The merged traits, or `VALIDATION_FAILED` on `traits` naming the cap they pass: `profileTraits` (keys at
+ * every depth) or `profileTraitBytes` (JSON bytes), the caps of a recipient's variables.
+ */
+function cappedTraits(traits: Variables): Variables {
+  const checked = copyVariables(traits, PROFILE_TRAITS_BUDGET);
+  if (checked.ok) return checked.value;
+  const cap = /keys/.test(checked.reason) ? 'profileTraits' : 'profileTraitBytes';
+  throw fieldError('traits', `${checked.reason} (the ${cap} cap of a profile's traits, after the merge)`);
+}
+
 function mergeTraits(stored: Variables, patch: Record<string, Json>): Variables {
   const out: Variables = { ...stored };
   for (const [key, value] of Object.entries(patch)) {

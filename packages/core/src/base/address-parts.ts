@@ -13,3 +13,15 @@ export function localPart(address: string): string {
   const at = address.lastIndexOf('@');
   return at > 0 ? address.slice(0, at) : address;
 }
+
+/**
+ * The form in which suppressions are stored and matched (docs/suppressions.md): the address with its ASCII
+ * letters lower-cased, in the local part as in the domain, every other character as it is. Most mailbox
+ * providers treat the local part case-insensitively, so `suppA@x.test` suppressed keeps `SUPPA@x.test` and
+ * `suppa@x.test` from mail too. ASCII only, so that every store folds alike (SQLite's `lower()` folds no
+ * other letter).
+ * @example foldAddress('SuppA@example.com') // 'suppa@example.com'
+ */
+export function foldAddress(address: string): string {
+  return /[A-Z]/.test(address) ? address.replace(/[A-Z]+/g, (letters) => letters.toLowerCase()) : address;
+}

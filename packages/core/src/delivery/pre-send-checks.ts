@@ -3,6 +3,7 @@
  * order (sandbox, suppressed, unsubscribed, past its retry window), and the waits (its destination or its
  * sender's warm-up has nothing for it now). Each check is one small step of an ordered list.
  */
+import { foldAddress } from '../base/address-parts.js';
 import type { Clock } from '../base/base-types.js';
 import type { DeliveryOutcome } from '../store/delivery-queue.js';
 import type { ClaimedDelivery, MailingRecord } from '../store/records.js';
@@ -43,7 +44,8 @@ const SKIP_CHECKS: readonly SkipCheck[] = [
   ({ mailing, now }) =>
     mailing.sandbox ? { status: 'skipped', lastError: 'sandbox', uncounted: true, now } : undefined,
   ({ delivery, blocked, now }) =>
-    blocked.get(blockKey(delivery.projectId, delivery.address)) === 'suppressed'
+    // Suppressions match the folded address (any case of the local part); profiles their own address.
+    blocked.get(blockKey(delivery.projectId, foldAddress(delivery.address))) === 'suppressed'
       ? { status: 'suppressed', lastError: 'address is suppressed', uncounted: true, now }
       : undefined,
   ({ delivery, mailing, blocked, now }, { store }) => {
@@ -132,6 +134,7 @@ export async function blockedAddresses(
     for (const p of await store.findProfiles(projectId, addresses)) {
       if (p.status === 'unsubscribed') blocked.set(blockKey(projectId, p.address), 'unsubscribed');
     }
+    // Records come back folded (`foldAddress`): the first check looks the delivery up folded too.
     for (const s of await store.findSuppressed(projectId, addresses)) {
       blocked.set(blockKey(projectId, s.address), 'suppressed');
     }

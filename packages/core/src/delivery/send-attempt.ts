@@ -5,12 +5,13 @@
 import { MailroomError } from '../base/errors.js';
 import type { InboundContext } from '../inbound/inbound-context.js';
 import { recordRefusal, type SignalFacts } from '../inbound/inbound-effects.js';
-import { refusalFacts } from '../inbound/refusal-reason.js';
+import { refusalFacts, temporaryRefusalFacts } from '../inbound/refusal-reason.js';
 import type { DeliveryOutcome } from '../store/delivery-queue.js';
 import type { ClaimedDelivery, MailingRecord } from '../store/records.js';
 import { receiptResponse, type SendReceipt } from '../transport/transport.js';
 import { type DestinationGate, deferredOutcome, isDestinationSlowDown } from './destination-gate.js';
-import { backpressureOf, failureOutcome, pausedOutcome } from './retry-policy.js';
+import { planOutcome, retryPlanOf, retryReasonOf } from './retry-by-reason.js';
+import { backpressureOf, pausedOutcome } from './retry-policy.js';
 import type { createSendAdmission, SendSignal } from './send-admission.js';
 import type { SendGate } from './send-gate.js';
 import type { ResolvedWorkerOptions } from './worker-options.js';
@@ -91,10 +92,17 @@ export async function runAttempt(attempt: SendAttempt, parts: AttemptParts): Pro
       leave('pause');
       return pausedOutcome(error, parts.gate.resumesInMs, clock.now());
     }
+    // A temporary refusal is retried by what it says (retry-by-reason.ts): greylisting after minutes, a
+    // full mailbox over days, a rate limit by the destination's slow-down, a block of the sender never.
+    const retryReason = error instanceof MailroomError ? retryReasonOf(error) : 'other';
+    const plan = retryPlanOf(retryReason);
     // With destinations, a slow-down slows the destination that said it, never the whole transport.
-    const slowDestination = admission.destinationAdmitted && isDestinationSlowDown(error);
+    const slowDestination =
+      admission.destinationAdmitted &&
+      (plan.kind === 'destination-slow-down' ||
+        (plan.kind === 'worker-backoff' && isDestinationSlowDown(error)));
     leave(slowDestination ? 'destination-slow-down' : pressure === 'slow-down' ? 'slow-down' : 'failed');
-    let outcome = failureOutcome(delivery, error, opts, attempt.since, clock.now());
+    let outcome = planOutcome(plan, delivery, error, opts, attempt.since, clock.now());
     const { destination } = attempt;
     const resumes =
       slowDestination && destination !== undefined && parts.destinations?.pausedUntil(destination);
@@ -104,7 +112,17 @@ export async function runAttempt(attempt: SendAttempt, parts: AttemptParts): Pro
     // A permanent refusal is a bounce with a reason, and has that reason's effect: a recipient-hard
     // one suppresses the address and ends the delivery `bounced` (told at once instead of by a DSN
     // later), a sender-side one (DMARC, a blocklist, a rate) fails it and never suppresses.
-    const facts = error instanceof MailroomError ? refusalFacts(error) : undefined;
+    if (retryReason === 'mailboxfull' && outcome.status === 'queued' && error instanceof MailroomError) {
+      // A full mailbox retried later still counts, once per delivery, towards `mailboxUnavailable`.
+      const full = temporaryRefusalFacts(error);
+      if (full?.kind === 'soft-bounce') {
+        await recordRefusal(ctx, delivery, { ...full, dedupeKey: `soft-bounce:${delivery.id}` });
+      }
+    }
+    const facts =
+      error instanceof MailroomError
+        ? (refusalFacts(error) ?? (plan.kind === 'no-retry' ? temporaryRefusalFacts(error) : undefined))
+        : undefined;
     if (facts && outcome.status === 'failed') {
       if (facts.kind === 'hard-bounce') outcome = { ...outcome, status: 'bounced' };
       await recordRefusal(ctx, delivery, facts);

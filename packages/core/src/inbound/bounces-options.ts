@@ -1,3 +1,5 @@
+import type { MailboxUnavailableOptions } from './mailbox-unavailable.js';
+
 /** Options of bounce and complaint handling. */
 export interface BouncesOptions {
   /** The domain whose mail the inbound listener receives (its MX points at it): return paths are `b+<token>@<domain>`. */
@@ -15,4 +17,11 @@ export interface BouncesOptions {
    * @default 3
    */
   softBounceLimit?: number;
+  /**
+   * When a full mailbox or a suspended account (the recipient-side soft reasons, which do not count
+   * towards `softBounceLimit`) becomes a suppression with the reason `mailbox-unavailable`.
+   * @default `{ limit: 3, windowDays: 14 }`: 3 such bounces on distinct deliveries over 14 days, with no
+   * delivery to the address in between
+   */
+  mailboxUnavailable?: MailboxUnavailableOptions;
 }

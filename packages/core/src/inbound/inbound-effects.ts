@@ -22,6 +22,12 @@ import type { ReasonVerdict } from './classify-reason.js';
 import type { InboundContext } from './inbound-context.js';
 import type { InboundEvents } from './inbound-events.js';
 import type { InboundEffect } from './inbound-types.js';
+import {
+  DEFAULT_MAILBOX_UNAVAILABLE,
+  isRecipientSideSoft,
+  type MailboxUnavailableRule,
+  RECIPIENT_SIDE_SOFT_REASONS,
+} from './mailbox-unavailable.js';
 
 /** The event each kind of signal emits (a delivery report emits none). */
 const EVENT_OF: Record<InboundSignalKind, EventType | undefined> = {
@@ -97,7 +103,7 @@ export async function applySignal(
   }
   const now = ctx.clock.now();
   const mailing = await ctx.store.getMailingById(delivery.mailingId);
-  const write = signalWrite(delivery, facts, ctx.bounces?.softBounceLimit ?? 3, now);
+  const write = signalWrite(delivery, facts, softRules(ctx), now);
   const type = EVENT_OF[facts.kind];
   if (type) {
     // The event commits with the change, or not at all (a repeated signal writes neither).
@@ -161,7 +167,7 @@ export async function recordRefusal(
   const write = signalWrite(
     delivery,
     { ...facts, dedupeKey: facts.dedupeKey ?? `${facts.kind}:${delivery.id}:${delivery.attempts}` },
-    ctx.bounces?.softBounceLimit ?? 3,
+    softRules(ctx),
     now,
   );
   delete write.delivery;
@@ -191,11 +197,27 @@ export function bounceData(facts: SignalFacts): BounceData {
   };
 }
 
+/** The rules that turn soft bounces into a suppression. */
+export interface SoftRules {
+  /** Soft bounces in a row (`bounces.softBounceLimit`). */
+  softBounceLimit: number;
+  /** Recipient-side soft bounces over a window (`bounces.mailboxUnavailable`). */
+  mailboxUnavailable: MailboxUnavailableRule;
+}
+
+/** The engine's soft rules, or the defaults when it has no `bounces` option (refusals at send time). */
+function softRules(ctx: InboundContext): SoftRules {
+  return {
+    softBounceLimit: ctx.bounces?.softBounceLimit ?? 3,
+    mailboxUnavailable: ctx.bounces?.mailboxUnavailable ?? DEFAULT_MAILBOX_UNAVAILABLE,
+  };
+}
+
 /** The store write of one signal: the rules of the issue, as data. */
 export function signalWrite(
   delivery: DeliveryRecord,
   facts: SignalFacts,
-  softBounceLimit: number,
+  rules: SoftRules,
   now: Date,
 ): InboundSignalWrite {
   const signal = {
@@ -217,7 +239,7 @@ export function signalWrite(
   };
   const words = [facts.status, facts.diagnostic].filter(Boolean).join(' ');
   const said = `(${facts.reason}): ${words || facts.source}`;
-  const suppression = (reason: 'hard-bounce' | 'soft-bounce' | 'complaint') => ({
+  const suppression = (reason: 'hard-bounce' | 'soft-bounce' | 'mailbox-unavailable' | 'complaint') => ({
     projectId: delivery.projectId,
     address: delivery.address,
     reason,
@@ -232,14 +254,32 @@ export function signalWrite(
         suppress: suppression('hard-bounce'),
         now,
       };
-    case 'soft-bounce':
+    case 'soft-bounce': {
+      // The delivery stays sent (the MTA may still deliver it); the diagnostic is kept for the dashboard.
+      const delivery = { status: 'sent', from: ['sent'], lastError: `soft bounce ${said}` } as const;
+      if (isRecipientSideSoft(facts.reason)) {
+        // A full mailbox or a suspended account counts over a window, apart from the streak: a delivery
+        // in between (the mailbox was emptied, the account restored) starts it again.
+        const { limit, windowMs } = rules.mailboxUnavailable;
+        return {
+          signal,
+          delivery: { ...delivery, from: [...delivery.from] },
+          mailboxUnavailable: {
+            reasons: RECIPIENT_SIDE_SOFT_REASONS,
+            since: new Date(now.getTime() - windowMs),
+            suppressAt: limit,
+            suppression: suppression('mailbox-unavailable'),
+          },
+          now,
+        };
+      }
       return {
         signal,
-        // The delivery stays sent (the MTA may still deliver it); the diagnostic is kept for the dashboard.
-        delivery: { status: 'sent', from: ['sent'], lastError: `soft bounce ${said}` },
-        softBounce: { suppressAt: softBounceLimit, suppression: suppression('soft-bounce') },
+        delivery: { ...delivery, from: [...delivery.from] },
+        softBounce: { suppressAt: rules.softBounceLimit, suppression: suppression('soft-bounce') },
         now,
       };
+    }
     case 'sender-side':
       // The message did not arrive, but the address is not at fault: never suppressed, and the soft
       // streak is left as it is (the recipient's mailbox said nothing about itself).

@@ -58,6 +58,8 @@ export const REASON_PATTERNS: Partial<Record<BounceReason, RegExp>> = {
   speeding: p(
     /(receiving|sending|send) mail at a rate|at a rate that prevents|rate of (incoming|unsolicited) mail/,
     /too many (messages|emails|recipients) (this|per|in the last|in an?) (hour|day|minute)|sent to too many recipients/,
+    // Cox: "too many invalid recipients" (the sender's, never the recipient's fault)
+    /too many invalid recipients/,
     /(message|sending|delivery|send) (rate|volume) (limit|exceeded)|exceeded (the )?(sending|message|hourly|daily) (rate|limit|quota)/,
     /unexpected volume|too much mail|mail flood|daily (sending|message|relay) (quota|limit)|rate ?limit(ed)? exceeded/,
   ),

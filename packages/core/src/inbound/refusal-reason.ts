@@ -7,6 +7,7 @@ import type { MailroomError } from '../base/errors.js';
 import { classifyReason } from './classify-reason.js';
 import { type SignalFacts, signalKindOf } from './inbound-effects.js';
 import type { SmtpCommand } from './inbound-report.js';
+import { isRecipientSideSoft } from './mailbox-unavailable.js';
 import { statusCodeIn } from './report-fields.js';
 
 /** nodemailer's command names (and the transports' own) to the classifier's. */
@@ -44,4 +45,32 @@ export function refusalFacts(error: MailroomError): SignalFacts | undefined {
   const kind = signalKindOf(verdict);
   if (!kind || kind === 'delivered') return undefined;
   return { kind, source: 'smtp', reason: verdict.reason, status, diagnostic: text, final: verdict.final };
+}
+
+/**
+ * The facts of a temporary refusal (a 4xx reply) worth recording: a block of the sender (not retried), or
+ * a full mailbox or suspended account (counted towards `bounces.mailboxUnavailable` while it is retried);
+ * neither final. Undefined for any other reply.
+ */
+export function temporaryRefusalFacts(error: MailroomError): SignalFacts | undefined {
+  const text = error.response ?? error.message;
+  const status = statusCodeIn(text);
+  const code = error.responseCode;
+  const verdict = classifyReason({
+    status,
+    replyCode: code === undefined ? null : String(code),
+    diagnostic: text,
+    command: error.command ? (COMMANDS[error.command.toUpperCase()] ?? null) : null,
+  });
+  const kind = signalKindOf(verdict);
+  const recorded = kind === 'sender-side' || (kind === 'soft-bounce' && isRecipientSideSoft(verdict.reason));
+  if (!recorded) return undefined;
+  return {
+    kind,
+    source: 'smtp',
+    reason: verdict.reason,
+    status,
+    diagnostic: text,
+    final: false,
+  };
 }

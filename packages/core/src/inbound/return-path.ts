@@ -2,6 +2,7 @@ import { MailroomError } from '../base/errors.js';
 import type { BaseContext } from '../context/base-context.js';
 import { installationSecret } from '../context/installation-secret.js';
 import type { BouncesOptions } from './bounces-options.js';
+import { type MailboxUnavailableRule, mailboxUnavailableRule } from './mailbox-unavailable.js';
 import { verifyVerpToken, verpAddress, verpTokenOf } from './verp-token.js';
 
 /** The installation setting that holds the generated VERP key when none is configured. */
@@ -16,6 +17,8 @@ export interface ReturnPaths {
   readonly domain: string;
   /** Soft bounces in a row after which an address is suppressed. */
   readonly softBounceLimit: number;
+  /** When recipient-side soft bounces suppress (`bounces.mailboxUnavailable`). */
+  readonly mailboxUnavailable: MailboxUnavailableRule;
   /** The envelope sender of a delivery: `b+<token>@<domain>`. */
   address(deliveryId: string): Promise<string>;
   /**
@@ -42,10 +45,12 @@ export function createReturnPaths(ctx: BaseContext, options: BouncesOptions): Re
   if (!(Number.isSafeInteger(softBounceLimit) && softBounceLimit >= 1)) {
     throw invalid('softBounceLimit', 'bounces.softBounceLimit must be a whole number of at least 1');
   }
+  const mailboxUnavailable = mailboxUnavailableRule(options.mailboxUnavailable);
   const getSecret = installationSecret(ctx, VERP_SECRET_SETTING, options.secret);
   return {
     domain,
     softBounceLimit,
+    mailboxUnavailable,
     async address(deliveryId) {
       return verpAddress(await getSecret(), deliveryId, domain);
     },

@@ -71,7 +71,10 @@ export interface RotatedKey extends CreatedKey {
 
 /** A project's API keys (`mailroom.keys`); each call acts for the project of `auth`. */
 export interface MailroomKeys {
-  /** Make a key. `VALIDATION_FAILED` for an unknown scope or a malformed domain (the field named). */
+  /**
+   * Make a key. `VALIDATION_FAILED` for an unknown scope or a malformed domain (the field named). Like
+   * `revoke` and `rotate`: `FORBIDDEN` when `auth` is a key in its rotation grace period.
+   */
   create(auth: string | AuthContext, options: CreateKeyOptions): Promise<CreatedKey>;
   /** The project's keys, oldest first, revoked and expired ones included. */
   list(auth: string | AuthContext): Promise<KeyView[]>;

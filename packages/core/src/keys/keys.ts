@@ -5,7 +5,7 @@ import type { ApiKeyRecord } from '../store/records.js';
 import { normalizeKeyDomains } from './key-domains.js';
 import { KEY_SCOPES, type KeyScope } from './key-scope.js';
 import type { MailroomKeys } from './key-types.js';
-import { keyView } from './key-view.js';
+import { keyState, keyView } from './key-view.js';
 import { newKey } from './new-key.js';
 
 /** The longest grace period of a rotation: 30 days. */
@@ -27,9 +27,27 @@ export function createKeys(
     return key;
   };
 
+  /**
+   * The caller's project, refused (403) when it acts with a key in its rotation grace period: a key being
+   * retired must not mint, rotate or revoke keys (it could make itself a successor that never expires). The
+   * key is read again, since a dashboard session's context may predate the rotation.
+   */
+  const manager = async (auth: string | AuthContext): Promise<AuthContext> => {
+    const context = await resolveAuth(auth);
+    if (!context.key) return context;
+    const key = await store.getKey(context.project.id, context.key.id);
+    if (!key || keyState(key, clock.now()) !== 'active') {
+      throw new MailroomError(
+        'FORBIDDEN',
+        'This key is rotated (in its grace period): it cannot create, rotate or revoke keys; use its replacement',
+      );
+    }
+    return context;
+  };
+
   return {
     async create(auth, options) {
-      const { project } = await resolveAuth(auth);
+      const { project } = await manager(auth);
       const scope = checkScope(options?.scope);
       const domains = normalizeKeyDomains(options.domains as readonly unknown[] | undefined);
       const mode = options.mode ?? 'live';
@@ -50,14 +68,14 @@ export function createKeys(
     },
 
     async revoke(auth, id) {
-      const { project } = await resolveAuth(auth);
+      const { project } = await manager(auth);
       const revoked = await store.revokeKey(project.id, id, clock.now());
       if (!revoked) throw new MailroomError('NOT_FOUND', `Key ${id} not found`);
       return keyView(revoked, clock.now());
     },
 
     async rotate(auth, id, options = {}) {
-      const { project } = await resolveAuth(auth);
+      const { project } = await manager(auth);
       const grace = options.graceSeconds ?? 0;
       if (!(Number.isInteger(grace) && grace >= 0 && grace <= MAX_GRACE_SECONDS)) {
         throw invalid(['graceSeconds'], `graceSeconds must be a whole number from 0 to ${MAX_GRACE_SECONDS}`);

@@ -22,9 +22,9 @@ export interface FieldLimit {
   /**
    * `characters`: UTF-16 code units of the string (what JavaScript's `length` counts); `bytes`: UTF-8
    * bytes of the value's JSON text; `keys`: object keys counted at every depth; `items`: array entries;
-   * `levels`: nesting of objects and arrays.
+   * `levels`: nesting of objects and arrays; `columns`: cells of a CSV header row.
    */
-  readonly unit: 'characters' | 'bytes' | 'keys' | 'items' | 'levels';
+  readonly unit: 'characters' | 'bytes' | 'keys' | 'items' | 'levels' | 'columns';
   /** Why this value. */
   readonly why: string;
 }
@@ -103,6 +103,24 @@ export const FIELD_LIMITS = {
     unit: 'keys',
     why: 'One per CSV column; each heading and trait name at most 256 characters',
   },
+  csvColumns: {
+    fields: 'the header row of a CSV source or audience import',
+    max: 1000,
+    unit: 'columns',
+    why: 'Each column is a trait of every profile it makes; a wider file fails before any row is read',
+  },
+  profileTraits: {
+    fields: 'a profile’s traits (PATCH /audience/profiles/:address, CSV rows, audience sources)',
+    max: 1000,
+    unit: 'keys',
+    why: 'Like variables: traits are rendered as `profile.*`; counted at every depth',
+  },
+  profileTraitBytes: {
+    fields: 'a profile’s traits, as JSON',
+    max: 64 * KIB,
+    unit: 'bytes',
+    why: 'Like recipients[].variables: stored with the profile and copied into each delivery',
+  },
   sources: { fields: 'sources', max: 100, unit: 'items', why: 'Each one is a durable job' },
   audience: { fields: 'audience', max: 100, unit: 'items', why: 'Each one is a durable job' },
   attachments: {
@@ -123,6 +141,12 @@ export const RECIPIENT_VARIABLES_BUDGET: Readonly<VariablesBudget> = {
 export const TEMPLATE_VARIABLES_BUDGET: Readonly<VariablesBudget> = {
   maxBytes: FIELD_LIMITS.templateVariables.max,
   maxKeys: FIELD_LIMITS.variableKeys.max,
+};
+
+/** The budget of one profile's traits (`profileTraitBytes` and `profileTraits` above). */
+export const PROFILE_TRAITS_BUDGET: Readonly<VariablesBudget> = {
+  maxBytes: FIELD_LIMITS.profileTraitBytes.max,
+  maxKeys: FIELD_LIMITS.profileTraits.max,
 };
 
 /** Longest `Name <address>` string: a quoted name of the longest, a space, and the bracketed address. */

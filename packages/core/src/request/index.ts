@@ -19,6 +19,7 @@ export type { FieldLimit, FieldLimitName } from './field-limits.js';
 export {
   FIELD_LIMITS,
   MAX_MAILBOX_LENGTH,
+  PROFILE_TRAITS_BUDGET,
   RECIPIENT_VARIABLES_BUDGET,
   REQUEST_BODY_LIMITS,
   TEMPLATE_VARIABLES_BUDGET,

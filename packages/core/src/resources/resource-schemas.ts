@@ -123,7 +123,7 @@ export const senderAddSchema = z.strictObject({
 export const suppressionAddSchema = z.strictObject({
   address: addressSchema,
   reason: z
-    .enum(['manual', 'hard-bounce', 'soft-bounce', 'complaint', 'unsubscribe'])
+    .enum(['manual', 'hard-bounce', 'soft-bounce', 'mailbox-unavailable', 'complaint', 'unsubscribe'])
     .optional()
     .meta({ description: 'Why the address is suppressed.', default: 'manual' }),
   detail: z.string().max(1000).nullish().meta({ description: 'A note kept with the suppression.' }),

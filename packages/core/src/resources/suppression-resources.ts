@@ -1,3 +1,4 @@
+import { foldAddress } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
 import type { AuthContext } from '../context/auth-context.js';
 import type { BaseContext } from '../context/base-context.js';
@@ -31,7 +32,8 @@ export function createSuppressionResources(
       const body = parseResourceBody(suppressionAddSchema, input);
       const suppression: SuppressionRecord = {
         projectId: project.id,
-        address: normalizeAddress(body.address),
+        // Stored folded (the store folds too): the view shows what is stored and matched.
+        address: foldAddress(normalizeAddress(body.address)),
         reason: body.reason ?? 'manual',
         detail: body.detail ?? null,
         createdAt: clock.now(),
@@ -49,11 +51,9 @@ export function createSuppressionResources(
   };
 }
 
-/** Addresses are stored with their domain lower-cased: the part of a search after `@` follows suit. */
+/** Suppressions are stored folded (`foldAddress`: ASCII letters lower-cased): a search follows suit. */
 function searchText(q: string): string {
-  const text = q.trim();
-  const at = text.indexOf('@');
-  return at < 0 ? text : text.slice(0, at + 1) + text.slice(at + 1).toLowerCase();
+  return foldAddress(q.trim());
 }
 
 function suppressionView(s: SuppressionRecord): SuppressionView {

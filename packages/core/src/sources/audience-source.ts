@@ -1,4 +1,4 @@
-import { domainOf, localPart } from '../base/address-parts.js';
+import { domainOf, foldAddress, localPart } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
 import type { BaseContext } from '../context/base-context.js';
 import { newDelivery } from '../store/new-delivery.js';
@@ -71,7 +71,11 @@ async function audiencePage(job: SourceJobRecord, env: SourceEnv, now: Date): Pr
     mailing.options.scheduleFor && mailing.options.scheduleFor > now ? mailing.options.scheduleFor : now;
   const domain = domainOf(mailing.sender.address);
   const deliveries = members
-    .filter((m) => (config.includeUnsubscribed || m.status === 'subscribed') && !suppressed.has(m.address))
+    // Suppressions come back folded: a member is compared by its folded address.
+    .filter(
+      (m) =>
+        (config.includeUnsubscribed || m.status === 'subscribed') && !suppressed.has(foldAddress(m.address)),
+    )
     // The job id stands as batch id: the worker reads the source's options through it at send time.
     .map((m) =>
       newDelivery(

@@ -1,5 +1,6 @@
 import { MailroomError } from '../base/errors.js';
 import { checkAddress } from '../request/address.js';
+import { FIELD_LIMITS } from '../request/field-limits.js';
 import type { Variables } from '../store/records.js';
 
 /** Which cell of a row feeds which recipient field or trait, decided once from the header row. */
@@ -29,9 +30,17 @@ const UNSAFE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
  * - every other column is a trait under its mapped name, or under its own heading when unmapped; empty
  *   headings and prototype keys (`__proto__`, ...) are skipped; the first of two equal trait names wins.
  *
- * @throws MailroomError `UNPROCESSABLE` when no column holds the address.
+ * @throws MailroomError `UNPROCESSABLE` when no column holds the address, or when the header has more
+ * than `FIELD_LIMITS.csvColumns` columns (each would be a trait of every profile).
  */
 export function planColumns(header: string[], mappings: Record<string, string>): CsvColumnPlan {
+  const maxColumns = FIELD_LIMITS.csvColumns.max;
+  if (header.length > maxColumns) {
+    throw new MailroomError(
+      'UNPROCESSABLE',
+      `The CSV has ${header.length.toLocaleString('en-US')} columns; at most ${maxColumns.toLocaleString('en-US')} are read (the csvColumns cap): drop the columns you do not need`,
+    );
+  }
   const lowerKeys = new Map<string, string>();
   for (const key of Object.keys(mappings)) lowerKeys.set(key.trim().toLowerCase(), key);
   const targetOf = (heading: string): string => {
@@ -83,9 +92,20 @@ export function readRecipient(cells: string[], plan: CsvColumnPlan): CsvRecipien
   }
   const nameCell = plan.name === null ? '' : (cells[plan.name] ?? '').trim();
   const traits: Variables = {};
+  // The traits' size as JSON, roughly (quotes, colon and comma per member; escapes not counted).
+  let bytes = 2;
   for (const { index, key } of plan.traits) {
     const value = cells[index];
-    if (value !== undefined && value !== '') traits[key] = value;
+    if (value === undefined || value === '') continue;
+    traits[key] = value;
+    bytes += Buffer.byteLength(key, 'utf8') + Buffer.byteLength(value, 'utf8') + 6;
+  }
+  const maxBytes = FIELD_LIMITS.profileTraitBytes.max;
+  if (bytes > maxBytes) {
+    return {
+      ok: false,
+      reason: `traits of ${bytes.toLocaleString('en-US')} bytes: at most ${maxBytes.toLocaleString('en-US')} per profile (the profileTraitBytes cap)`,
+    };
   }
   return { ok: true, address: checked.address, name: nameCell === '' ? null : nameCell, traits };
 }

@@ -45,10 +45,16 @@ export interface AudienceStore {
 
   // Suppression
 
-  /** Insert or replace a suppression of (projectId, address). */
+  /**
+   * Insert or replace the suppression of (projectId, `foldAddress(address)`): suppressions are stored
+   * with the folded address (ASCII letters lower-cased, local part included), so that case variants are one.
+   */
   addSuppression(suppression: SuppressionRecord): Promise<void>;
-  /** Remove a suppression; true if one was removed. */
+  /** Remove the suppression of the folded `address` (any case variant); true if one was removed. */
   removeSuppression(projectId: string, address: string): Promise<boolean>;
-  /** Which of `addresses` are suppressed in the project (exact, already normalized addresses). */
+  /**
+   * Which of `addresses` are suppressed in the project, matched on their folded form (`foldAddress`):
+   * `SUPPA@x.test` finds the suppression of `suppA@x.test`. Records come back with the folded address.
+   */
   findSuppressed(projectId: string, addresses: readonly string[]): Promise<SuppressionRecord[]>;
 }

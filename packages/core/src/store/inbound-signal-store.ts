@@ -24,6 +24,22 @@ export interface InboundSignalWrite {
    * `suppressAt`, suppress the address with `suppression` (as `suppress` does).
    */
   softBounce?: { suppressAt: number; suppression: SuppressionRecord };
+  /**
+   * A recipient-side soft bounce (a full mailbox, a suspended account; the core's rule, see
+   * `inbound/mailbox-unavailable.ts`): once `signal` is inserted, count the address's recipient-side
+   * bounces (project and `signal.address`): the distinct deliveries with a `soft-bounce` signal whose
+   * reason is one of `reasons`, created at or after `since` and after the address's last delivery. The
+   * last delivery is the latest of: a `delivered` signal of the address (its `createdAt`); a delivery of
+   * the address, of a mailing of the project updated at or after `since`, in status `sent` with a `sentAt`
+   * and no `hard-bounce`, `soft-bounce` or `sender-side` signal (its `sentAt`). When the count reaches
+   * `suppressAt`, suppress the address with `suppression` (as `suppress` does).
+   */
+  mailboxUnavailable?: {
+    reasons: readonly string[];
+    since: Date;
+    suppressAt: number;
+    suppression: SuppressionRecord;
+  };
   /** Set the address's soft-bounce streak back to 0 (a positive delivery report). */
   resetSoftBounces?: boolean;
   /** Set the profile of the address `unsubscribed`, creating a bare profile if there is none. */
@@ -47,6 +63,8 @@ export interface InboundSignalResult {
   suppressed: boolean;
   /** The soft-bounce streak after this call, when `softBounce` or `resetSoftBounces` was given. */
   softBounces: number | null;
+  /** The recipient-side bounces counted, when `mailboxUnavailable` was given (else absent). */
+  mailboxUnavailable?: number;
 }
 
 /** What {@link InboundSignalStore.countInboundSignals} counts: signals of one project, filtered. */
@@ -86,7 +104,10 @@ export interface InboundSignalStore {
    * `capabilities.multiProcess`), exactly one applies; concurrent soft bounces of one address each count
    * once (the streak is incremented in the store, never read-modify-written by the caller), and of those
    * that reach `suppressAt` only the first adds the suppression. A delivery's status change is a
-   * compare-and-set against `from`, so it never overwrites a status set meanwhile by a worker.
+   * compare-and-set against `from`, so it never overwrites a status set meanwhile by a worker. The
+   * `mailboxUnavailable` count reads committed signals: of two recipient-side bounces of one address
+   * committed at the same moment, each may miss the other, so the address is suppressed by the next one
+   * (never before the limit); a suppression is added at most once.
    */
   applyInboundSignal(write: InboundSignalWrite): Promise<InboundSignalResult>;
   /** The signals kept for a delivery, oldest first. */

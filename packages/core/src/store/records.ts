@@ -167,12 +167,18 @@ export interface AudienceGroupRecord {
   createdAt: Date;
 }
 
-/** Why an address is suppressed. */
 /**
  * Why an address is suppressed. `soft-bounce`: `softBounceLimit` soft bounces in a row (see the `bounces`
- * option).
+ * option). `mailbox-unavailable`: a full mailbox or a suspended account that kept failing (3 bounces over
+ * 14 days with no delivery in between, by default; `bounces.mailboxUnavailable`).
  */
-export type SuppressionReason = 'hard-bounce' | 'soft-bounce' | 'complaint' | 'manual' | 'unsubscribe';
+export type SuppressionReason =
+  | 'hard-bounce'
+  | 'soft-bounce'
+  | 'mailbox-unavailable'
+  | 'complaint'
+  | 'manual'
+  | 'unsubscribe';
 
 /** A suppressed address: it gets no broadcast mail, ever. Unique per (projectId, address). */
 export interface SuppressionRecord {

@@ -533,6 +533,29 @@ export function describeAudience(ctx: StoreSuiteContext): void {
       ]);
     });
 
+    it('suppressions are stored and matched folded: any ASCII case of the local part is the same address', async () => {
+      const { project } = await seedProject(ctx.store);
+      await ctx.store.addSuppression(makeSuppression(project.id, 'suppA@example.com', { reason: 'manual' }));
+      const folded = makeSuppression(project.id, 'suppa@example.com', { reason: 'manual' });
+      expect(await ctx.store.findSuppressed(project.id, ['suppA@example.com'])).toEqual([folded]);
+      expect(await ctx.store.findSuppressed(project.id, ['SUPPA@example.com', 'suppa@example.com'])).toEqual([
+        folded,
+      ]);
+      // Another case is the same suppression: replaced, not added.
+      await ctx.store.addSuppression(
+        makeSuppression(project.id, 'SuPpA@example.com', { reason: 'complaint' }),
+      );
+      const found = await ctx.store.findSuppressed(project.id, ['suppa@example.com']);
+      expect(found.map((r) => [r.address, r.reason])).toEqual([['suppa@example.com', 'complaint']]);
+      // Only ASCII letters fold: `Ä` and `ä` stay two addresses.
+      await ctx.store.addSuppression(makeSuppression(project.id, 'Äda@example.com'));
+      expect(await ctx.store.findSuppressed(project.id, ['äda@example.com'])).toEqual([]);
+      expect(await ctx.store.findSuppressed(project.id, ['Äda@example.com'])).toHaveLength(1);
+      // Lifted by any case.
+      expect(await ctx.store.removeSuppression(project.id, 'SUPPA@example.com')).toBe(true);
+      expect(await ctx.store.findSuppressed(project.id, ['suppA@example.com'])).toEqual([]);
+    });
+
     it('addSuppression replaces the suppression of the same address', async () => {
       const { project } = await seedProject(ctx.store);
       await ctx.store.addSuppression(makeSuppression(project.id, 'a@example.com'));

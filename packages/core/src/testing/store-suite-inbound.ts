@@ -166,6 +166,113 @@ export function describeInbound(ctx: StoreSuiteContext): void {
       expect(await ctx.store.applyInboundSignal(foreign)).toMatchObject({ softBounces: 1 });
     });
 
+    describe('recipient-side soft bounces over a window (mailboxUnavailable)', () => {
+      const HOUR = 3_600_000;
+      const DAY = 24 * HOUR;
+      /** One delivery to `address` in a mailing of its own (a delivery is unique per mailing and address). */
+      async function deliveryTo(
+        project: ProjectRecord | undefined,
+        address: string,
+        sentAt: Date = testTime(),
+      ): Promise<DeliveryRecord> {
+        const seeded = await seedMailing(ctx.store, {
+          ...(project ? { project } : {}),
+          addresses: [address],
+          delivery: () => ({ status: 'sent', sentAt }),
+        });
+        return seeded.deliveries[0] as DeliveryRecord;
+      }
+      const bounce = (d: DeliveryRecord, at: number, key = `mu:${d.id}:${at}`): InboundSignalWrite => {
+        const now = testTime(at);
+        return {
+          signal: { ...signal(d, 'soft-bounce', key), reason: 'mailboxfull', createdAt: now },
+          mailboxUnavailable: {
+            reasons: ['mailboxfull', 'suspend'],
+            since: new Date(now.getTime() - 14 * DAY),
+            suppressAt: 3,
+            suppression: { ...suppression(d, 'mailbox-unavailable'), createdAt: now },
+          },
+          now,
+        };
+      };
+      const projectOf = async (d: DeliveryRecord) => {
+        const project = await ctx.store.getProject(d.projectId);
+        if (!project) throw new Error('no project');
+        return project;
+      };
+
+      it('suppresses at the limit of distinct deliveries within the window, with its own reason', async () => {
+        const first = await deliveryTo(undefined, 'full@example.com');
+        const project = await projectOf(first);
+        const second = await deliveryTo(project, 'full@example.com');
+        const third = await deliveryTo(project, 'full@example.com');
+        // A bounce older than the window does not count.
+        const old = await deliveryTo(project, 'full@example.com');
+        expect(await ctx.store.applyInboundSignal(bounce(old, HOUR))).toMatchObject({
+          mailboxUnavailable: 1,
+        });
+        const start = 20 * DAY;
+        expect(await ctx.store.applyInboundSignal(bounce(first, start))).toMatchObject({
+          applied: true,
+          mailboxUnavailable: 1,
+          suppressed: false,
+        });
+        // A second report about the same delivery is not a second bounce.
+        expect(await ctx.store.applyInboundSignal(bounce(first, start + HOUR, 'again'))).toMatchObject({
+          mailboxUnavailable: 1,
+          suppressed: false,
+        });
+        expect(await ctx.store.applyInboundSignal(bounce(second, start + DAY))).toMatchObject({
+          mailboxUnavailable: 2,
+          suppressed: false,
+        });
+        expect(await ctx.store.findSuppressed(project.id, ['full@example.com'])).toEqual([]);
+        expect(await ctx.store.applyInboundSignal(bounce(third, start + 13 * DAY))).toMatchObject({
+          mailboxUnavailable: 3,
+          suppressed: true,
+        });
+        const [row] = await ctx.store.findSuppressed(project.id, ['full@example.com']);
+        expect(row?.reason).toBe('mailbox-unavailable');
+        // Another project's bounces of the same address are its own.
+        const foreign = await deliveryTo(undefined, 'full@example.com');
+        expect(await ctx.store.applyInboundSignal(bounce(foreign, start + 13 * DAY))).toMatchObject({
+          mailboxUnavailable: 1,
+          suppressed: false,
+        });
+      });
+
+      it('starts over after a delivery accepted in between, or a delivery report', async () => {
+        const first = await deliveryTo(undefined, 'busy@example.com');
+        const project = await projectOf(first);
+        const second = await deliveryTo(project, 'busy@example.com');
+        const third = await deliveryTo(project, 'busy@example.com');
+        const fourth = await deliveryTo(project, 'busy@example.com');
+        expect(await ctx.store.applyInboundSignal(bounce(first, 2 * HOUR))).toMatchObject({
+          mailboxUnavailable: 1,
+        });
+        // Accepted after the first bounce, and never bounced.
+        await deliveryTo(project, 'busy@example.com', testTime(3 * HOUR));
+        expect(await ctx.store.applyInboundSignal(bounce(second, 4 * HOUR))).toMatchObject({
+          mailboxUnavailable: 1,
+        });
+        expect(await ctx.store.applyInboundSignal(bounce(third, 5 * HOUR))).toMatchObject({
+          mailboxUnavailable: 2,
+          suppressed: false,
+        });
+        // A positive delivery report starts the count over too.
+        const report = await deliveryTo(project, 'busy@example.com');
+        await ctx.store.applyInboundSignal({
+          signal: { ...signal(report, 'delivered', `dr:${report.id}`), createdAt: testTime(6 * HOUR) },
+          now: testTime(6 * HOUR),
+        });
+        expect(await ctx.store.applyInboundSignal(bounce(fourth, 7 * HOUR))).toMatchObject({
+          mailboxUnavailable: 1,
+          suppressed: false,
+        });
+        expect(await ctx.store.findSuppressed(project.id, ['busy@example.com'])).toEqual([]);
+      });
+    });
+
     it('applies a complaint: complained, suppressed and the profile unsubscribed (created when absent)', async () => {
       const { deliveries } = await sentDelivery(['ann@example.com', 'bob@example.com']);
       const [ann, bob] = deliveries as [DeliveryRecord, DeliveryRecord];

@@ -135,16 +135,19 @@ export function describeResources(ctx: StoreSuiteContext): void {
       ];
       for (const row of rows) await ctx.store.addSuppression(row);
       await ctx.store.addSuppression(makeSuppression(other.id, 'a0@example.com'));
-      expect(await ctx.store.listSuppressions(project.id, { limit: 2 })).toEqual([rows[2], rows[1]]);
+      // `Z@` is stored folded (`foldAddress`), so it sorts as `z@`.
+      const z = { ...(rows[2] as (typeof rows)[number]), address: 'z@example.com' };
+      expect(await ctx.store.listSuppressions(project.id, { limit: 2 })).toEqual([rows[1], rows[0]]);
       expect(await ctx.store.listSuppressions(project.id, { after: 'a@example.com', limit: 2 })).toEqual([
         rows[0],
+        z,
       ]);
     });
 
     it('listSuppressions with `contains` keeps the addresses containing it, by bytes, and pages within them', async () => {
       const { project } = await seedProject(ctx.store);
       const { project: other } = await seedProject(ctx.store);
-      const addresses = ['ann@shop.test', 'Ann@shop.test', 'bob@shop.test', 'ann@mail.test', 'x%_@shop.test'];
+      const addresses = ['ann@shop.test', 'ünn@shop.test', 'bob@shop.test', 'ann@mail.test', 'x%_@shop.test'];
       for (const address of addresses) await ctx.store.addSuppression(makeSuppression(project.id, address));
       await ctx.store.addSuppression(makeSuppression(other.id, 'ann@shop.test'));
       const list = async (contains: string, after?: string, limit = 10): Promise<string[]> =>
@@ -152,11 +155,12 @@ export function describeResources(ctx: StoreSuiteContext): void {
           (s) => s.address,
         );
       expect(await list('ann')).toEqual(['ann@mail.test', 'ann@shop.test']);
+      // By bytes: `ü` (0xC3 in UTF-8) after every ASCII letter.
       expect(await list('@shop.test')).toEqual([
-        'Ann@shop.test',
         'ann@shop.test',
         'bob@shop.test',
         'x%_@shop.test',
+        'ünn@shop.test',
       ]);
       expect(await list('@shop.test', 'ann@shop.test', 1)).toEqual(['bob@shop.test']);
       // Wildcards of LIKE are plain characters here.

@@ -1,5 +1,6 @@
 import type { AuthContext, DeliveryStatus, Logger, MailingKind, Mailroom, Variables } from '@mailroom/core';
 import { ERROR_CODES, isMailroomError, MailroomError } from '@mailroom/core';
+import type { AuthFailureLimit } from '../limits/auth-failure-limit.js';
 import type { NeutralRequest, NeutralResponse } from '../neutral/types.js';
 import { errorPage } from '../pages/error-page.js';
 import { escapeHtml, html, type SafeHtml } from '../pages/html.js';
@@ -84,6 +85,7 @@ export function createDashboard(
   mailroom: Mailroom,
   options: ResolvedDashboardOptions,
   logger: Logger,
+  failures: AuthFailureLimit | null = null,
 ): Dashboard {
   const { prefix } = options;
   const sessions = createSessionStore({ ttlMs: options.sessionTtlMs, maxSessions: options.maxSessions });
@@ -222,8 +224,21 @@ export function createDashboard(
     const secret = readForm(req).get('secret')?.trim() ?? '';
     let auth: AuthContext;
     try {
-      auth = await mailroom.authenticate(secret);
+      // The API's limit of wrong keys, counted together: a guesser gains nothing by switching to the form.
+      auth = failures
+        ? await failures.guard(req.ip ?? 'unknown', secret, () => mailroom.authenticate(secret))
+        : await mailroom.authenticate(secret);
     } catch (error) {
+      if (isMailroomError(error, 'RATE_LIMITED')) {
+        logger.warn({ requestId: call.requestId, ip: req.ip }, 'mailroom dashboard: sign-in limited');
+        return htmlPage(
+          error.status,
+          call.requestId,
+          call.nonce,
+          signInPage(call.nonce, call.root, 'Too many wrong secrets from here: wait a minute and retry.'),
+          { 'retry-after': String(error.retryAfter ?? 60) },
+        );
+      }
       if (!isMailroomError(error, 'UNAUTHORIZED')) throw error;
       logger.warn({ requestId: call.requestId, ip: req.ip }, 'mailroom dashboard: sign-in refused');
       return page(

@@ -4,6 +4,7 @@ import { isMailroomError, isStoreOutage, MailroomError } from '@mailroom/core';
 import { createDashboard } from '../dashboard/dashboard.js';
 import { resolveDashboardOptions } from '../dashboard/dashboard-options.js';
 import { createAuthFailureLimit } from '../limits/auth-failure-limit.js';
+import { createClientAddress } from '../limits/client-address.js';
 import { createRequestRateLimiter, type RequestRateLimiter } from '../limits/request-rate-limit.js';
 import { createHttpMetrics } from '../metrics/metrics.js';
 import { routeNotFound } from '../neutral/http-errors.js';
@@ -41,8 +42,13 @@ export function createHandler(mailroom: Mailroom, options: HttpOptions = {}): Ma
     ? createRequestRateLimiter(options.rateLimit)
     : null;
   const serveOpenApi = options.openapi ?? true;
+  const clientAddress = createClientAddress(options.trustProxy);
+  const failures =
+    options.authFailureLimit === false ? null : createAuthFailureLimit(options.authFailureLimit);
   const dashboardOptions = resolveDashboardOptions(options.dashboard);
-  const dashboard = dashboardOptions ? createDashboard(mailroom, dashboardOptions, logger) : undefined;
+  const dashboard = dashboardOptions
+    ? createDashboard(mailroom, dashboardOptions, logger, failures)
+    : undefined;
   const metrics = options.metrics ? createHttpMetrics(mailroom, options.metrics) : undefined;
 
   /** The dashboard and `/metrics`: whole subtrees with their own answers, outside the API's route table. */
@@ -67,13 +73,14 @@ export function createHandler(mailroom: Mailroom, options: HttpOptions = {}): Ma
     );
   };
 
-  const failures =
-    options.authFailureLimit === false ? null : createAuthFailureLimit(options.authFailureLimit);
   const access = createRouteAccess(mailroom, { failures, limiter });
   const routes = createRouteTable(mailroom, { bodyLimit, access });
 
-  const handle = async (req: NeutralRequest): Promise<NeutralResponse> => {
+  const handle = async (received: NeutralRequest): Promise<NeutralResponse> => {
     const started = performance.now();
+    // From here on `ip` is the client's: the peer, or what a trusted proxy forwarded.
+    const ip = clientAddress(received);
+    const req: NeutralRequest = ip === received.ip ? received : { ...received, ip };
     const requestId = pickRequestId(req.headers['x-request-id'], generateId);
     let res: NeutralResponse;
     let routeName = 'unmatched';

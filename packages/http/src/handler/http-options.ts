@@ -29,12 +29,22 @@ export interface HttpOptions {
    */
   rateLimit?: RateLimitOptions;
   /**
-   * Wrong keys per client address (`req.ip`: behind a proxy, have the framework trust it so that the
-   * address is the client's): past `failures` in a window, further attempts from that address get 429 with
-   * `Retry-After`; correct keys from other addresses are not slowed. `false`: no limit.
-   * @default { failures: 10, windowSeconds: 60, maxAddresses: 10_000 }
+   * Wrong keys per client address and per key prefix (the API's keys and the dashboard's sign-in): past
+   * `failures` in a window, that address's (or prefix's) failing attempts get 429 with `Retry-After`, while
+   * a valid key is still served, from any address. `false`: no limit.
+   * @default { failures: 10, windowSeconds: 60, maxAddresses: 10_000, maxConcurrentChecks: 4 }
    */
   authFailureLimit?: AuthFailureLimitOptions | false;
+  /**
+   * Addresses or CIDR ranges (`127.0.0.1`, `10.0.0.0/8`, `::1`) of the reverse proxies in front of the
+   * server. When the direct peer is one of them, the client address (for the wrong-key limit and the logs)
+   * is the right-most address of its `Forwarded` (`for=`), else `X-Forwarded-For`, header that is not a
+   * trusted proxy; from any other peer those headers are ignored. The direct peer is the framework's
+   * `req.ip`: leave the framework's own proxy trust off when using this.
+   * @default [] (forwarded headers are never believed)
+   * @example ['127.0.0.1']
+   */
+  trustProxy?: readonly string[];
   /**
    * Serve the OpenAPI 3.1 document at `GET /openapi.json`.
    * @default true

@@ -84,7 +84,16 @@ export function audienceSchemas(): JsonObject {
         oneOf: [
           { type: 'null' },
           object(['reason', 'createdAt'], {
-            reason: { enum: ['hard-bounce', 'soft-bounce', 'complaint', 'manual', 'unsubscribe'] },
+            reason: {
+              enum: [
+                'hard-bounce',
+                'soft-bounce',
+                'mailbox-unavailable',
+                'complaint',
+                'manual',
+                'unsubscribe',
+              ],
+            },
             detail: nullableString,
             createdAt: dateTime,
           }),

@@ -98,7 +98,9 @@ export function resourceSchemas(): JsonObject {
       required: ['address', 'reason', 'detail', 'createdAt'],
       properties: {
         address: { type: 'string', format: 'email' },
-        reason: { enum: ['manual', 'hard-bounce', 'soft-bounce', 'complaint', 'unsubscribe'] },
+        reason: {
+          enum: ['manual', 'hard-bounce', 'soft-bounce', 'mailbox-unavailable', 'complaint', 'unsubscribe'],
+        },
         detail: nullableString,
         createdAt: { ...dateTime, description: 'When the address was suppressed.' },
       },

@@ -1,5 +1,5 @@
 import type { AuthContext, KeyScope, Mailroom } from '@mailroom/core';
-import { isMailroomError, MailroomError, scopeAllows } from '@mailroom/core';
+import { MailroomError, scopeAllows } from '@mailroom/core';
 import type { AuthFailureLimit } from '../limits/auth-failure-limit.js';
 import type { RequestRateLimiter } from '../limits/request-rate-limit.js';
 import type { NeutralRequest } from '../neutral/types.js';
@@ -10,7 +10,8 @@ const BEARER = /^bearer +([\x21-\x7e]+) *$/i;
 
 /**
  * The one place where a route's declared access (routes.ts) is enforced, for every route that needs a key:
- * 401 for a missing, unknown, revoked or expired key; 429 for a client address over its wrong keys; 403 for
+ * 401 for a missing, unknown, revoked or expired key; 429 for a wrong key from a client address (or for a key
+ * prefix) over its wrong keys; 403 for
  * a key whose scope is too small (the message names the scope needed); then the project's request rate.
  * Another project's resources answer 404 further on, as resources that do not exist
  * (docs/architecture.md, "Scopes are enforced in one place").
@@ -37,19 +38,12 @@ export function createRouteAccess(mailroom: Mailroom, settings: RouteAccessSetti
       if (needed === undefined) throw new MailroomError('FORBIDDEN', `${req.method} is not allowed here`);
       const header = req.headers.authorization;
       const secret = header === undefined ? null : (BEARER.exec(header.trim())?.[1] ?? null);
-      const address = req.ip ?? 'unknown';
-      // Refused before the lookup: an address over its failures learns nothing more, right key or wrong.
-      if (header !== undefined) failures?.check(address);
-      let auth: AuthContext;
-      try {
-        // Missing and malformed secrets go through the engine too, so all 401s share one body.
-        auth = await mailroom.authenticate(secret);
-      } catch (error) {
-        if (header !== undefined && isMailroomError(error) && error.code === 'UNAUTHORIZED') {
-          failures?.fail(address);
-        }
-        throw error;
-      }
+      // Missing and malformed secrets go through the engine too, so all 401s share one body. No header
+      // at all is not a guess: not counted. A valid key is served even from an address over its failures.
+      const auth: AuthContext =
+        header === undefined || failures === null
+          ? await mailroom.authenticate(secret)
+          : await failures.guard(req.ip ?? 'unknown', secret, () => mailroom.authenticate(secret));
       if (secret === null) throw new MailroomError('UNAUTHORIZED', 'Missing or malformed project secret');
       if (needed !== 'public') requireScope(auth, needed);
       limiter?.take(auth.project.id);

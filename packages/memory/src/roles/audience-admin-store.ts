@@ -1,5 +1,5 @@
 import type { AudienceAdminStore, ErasureCounts } from '@mailroom/core';
-import { ERASED_ADDRESS, erasedDeliveryAddress, scrubAddress, scrubText } from '@mailroom/core';
+import { ERASED_ADDRESS, erasedDeliveryAddress, foldAddress, scrubAddress, scrubText } from '@mailroom/core';
 import { clone } from '../memory-copy.js';
 import type { State } from '../memory-state.js';
 import { compare, conflict, exists, key } from '../memory-state.js';
@@ -72,7 +72,7 @@ export function memoryAudienceAdminStore(db: () => State): AudienceAdminStore {
       const counts: ErasureCounts = {
         profiles: s.profiles.delete(key(projectId, address)) ? 1 : 0,
         memberships: 0,
-        suppressions: s.suppressions.delete(key(projectId, address)) ? 1 : 0,
+        suppressions: s.suppressions.delete(key(projectId, foldAddress(address))) ? 1 : 0,
         deliveries: 0,
         events: 0,
         webhookMessages: 0,

@@ -1,4 +1,5 @@
 import type { AudienceStore } from '@mailroom/core';
+import { foldAddress } from '@mailroom/core';
 import { clone, cloneMaybe } from '../memory-copy.js';
 import type { State } from '../memory-state.js';
 import { compare, exists, key } from '../memory-state.js';
@@ -64,14 +65,16 @@ export function memoryAudienceStore(db: () => State): AudienceStore {
       });
     },
     async addSuppression(suppression) {
-      db().suppressions.set(key(suppression.projectId, suppression.address), clone(suppression));
+      const address = foldAddress(suppression.address);
+      db().suppressions.set(key(suppression.projectId, address), { ...clone(suppression), address });
     },
     async removeSuppression(projectId, address) {
-      return db().suppressions.delete(key(projectId, address));
+      return db().suppressions.delete(key(projectId, foldAddress(address)));
     },
     async findSuppressed(projectId, addresses) {
       const s = db();
-      return addresses.flatMap((address) => {
+      const folded = new Set(addresses.map(foldAddress));
+      return [...folded].flatMap((address) => {
         const row = s.suppressions.get(key(projectId, address));
         return row ? [clone(row)] : [];
       });

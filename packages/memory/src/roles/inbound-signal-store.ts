@@ -7,6 +7,7 @@ import type {
   SignalCountQuery,
   SuppressionRecord,
 } from '@mailroom/core';
+import { foldAddress } from '@mailroom/core';
 import type { State } from '../memory-state.js';
 import { key } from '../memory-state.js';
 import { writeOutbox } from './event-store.js';
@@ -35,9 +36,11 @@ export function memoryInboundSignalStore(state: () => State): InboundSignalStore
       }
       const addressKey = key(signal.projectId, signal.address);
       const suppress = (row: SuppressionRecord) => {
-        const k = key(row.projectId, row.address);
+        // Stored folded, as addSuppression does: case variants of an address are one suppression.
+        const address = foldAddress(row.address);
+        const k = key(row.projectId, address);
         if (s.suppressions.has(k)) return;
-        s.suppressions.set(k, structuredClone(row));
+        s.suppressions.set(k, { ...structuredClone(row), address });
         result.suppressed = true;
       };
       if (write.resetSoftBounces) {
@@ -49,6 +52,12 @@ export function memoryInboundSignalStore(state: () => State): InboundSignalStore
         s.softBounces.set(addressKey, count);
         result.softBounces = count;
         if (count >= write.softBounce.suppressAt) suppress(write.softBounce.suppression);
+      }
+      if (write.mailboxUnavailable) {
+        const rule = write.mailboxUnavailable;
+        const count = recipientSideBounces(s, signal, rule);
+        result.mailboxUnavailable = count;
+        if (count >= rule.suppressAt) suppress(rule.suppression);
       }
       if (write.suppress) suppress(write.suppress);
       if (write.unsubscribe) {
@@ -97,6 +106,39 @@ export function memoryInboundSignalStore(state: () => State): InboundSignalStore
       );
     },
   };
+}
+
+const BOUNCE_KINDS = new Set(['hard-bounce', 'soft-bounce', 'sender-side']);
+
+/** The address's recipient-side bounces since its last delivery (see `InboundSignalWrite`). */
+function recipientSideBounces(
+  s: State,
+  signal: InboundSignalRecord,
+  rule: NonNullable<InboundSignalWrite['mailboxUnavailable']>,
+): number {
+  const mine = [...s.inboundSignals.values()].filter(
+    (r) => r.projectId === signal.projectId && r.address === signal.address,
+  );
+  let after = rule.since.getTime();
+  for (const r of mine) {
+    if (r.kind === 'delivered') after = Math.max(after, r.createdAt.getTime() + 1);
+  }
+  const bounced = new Set(
+    [...s.inboundSignals.values()].filter((r) => BOUNCE_KINDS.has(r.kind)).map((r) => r.deliveryId),
+  );
+  for (const d of s.deliveries.values()) {
+    if (d.projectId !== signal.projectId || d.address !== signal.address) continue;
+    if (d.status !== 'sent' || !d.sentAt || bounced.has(d.id)) continue;
+    const mailing = s.mailings.get(d.mailingId);
+    if (!mailing || mailing.updatedAt.getTime() < rule.since.getTime()) continue;
+    after = Math.max(after, d.sentAt.getTime() + 1);
+  }
+  const deliveries = new Set<string>();
+  for (const r of mine) {
+    if (r.kind !== 'soft-bounce' || r.reason === null || !rule.reasons.includes(r.reason)) continue;
+    if (r.createdAt.getTime() >= after) deliveries.add(r.deliveryId);
+  }
+  return deliveries.size;
 }
 
 function matches(r: InboundSignalRecord, q: SignalCountQuery): boolean {

@@ -65,6 +65,25 @@ function preparingClient(names: Map<string, string>): typeof pg.Client {
 }
 
 /**
+ * The URL without the store's own `pgbouncer` parameter, and whether it asked for transaction pooling
+ * (`pgbouncer=true`, as other PostgreSQL clients spell it). pg would pass an unknown parameter on to the
+ * server as a setting, which PgBouncer refuses.
+ */
+function poolerOf(url: string): { url: string; transactionPooling: boolean } {
+  const at = url.indexOf('?');
+  if (at < 0) return { url, transactionPooling: false };
+  const params = new URLSearchParams(url.slice(at + 1));
+  const flag = params.get('pgbouncer');
+  if (flag === null) return { url, transactionPooling: false };
+  params.delete('pgbouncer');
+  const rest = params.toString();
+  return {
+    url: url.slice(0, at) + (rest ? `?${rest}` : ''),
+    transactionPooling: flag === 'true' || flag === '1',
+  };
+}
+
+/**
  * SQLite files open in this process, shared by every store on the same file. better-sqlite3 is
  * synchronous: a second connection of the same process waiting on the first one's write lock would
  * block the thread the first one needs to finish, until the busy timeout. One connection per file,
@@ -77,6 +96,7 @@ export function connect(options: SqlStoreOptions): Connection {
   if ('url' in options) {
     return connectUrl(
       options.url,
+      options.transactionPooling ?? false,
       options.poolSize ?? 10,
       options.busyTimeoutMs ?? 5000,
       options.sqliteCacheMiB ?? 64,
@@ -90,11 +110,19 @@ function owned(db: Db, kind: SqlKind): Connection {
   return { db, kind, release: () => db.destroy() };
 }
 
-function connectUrl(url: string, poolSize: number, busyTimeoutMs: number, cacheMiB: number): Connection {
+function connectUrl(
+  url: string,
+  transactionPooling: boolean,
+  poolSize: number,
+  busyTimeoutMs: number,
+  cacheMiB: number,
+): Connection {
   if (/^postgres(ql)?:\/\//i.test(url)) {
+    const pooler = poolerOf(url);
     const names = new Map<string, string>();
+    const prepareByName = !(transactionPooling || pooler.transactionPooling);
     const pool = new (loadPg().Pool)({
-      connectionString: url,
+      connectionString: pooler.url,
       max: poolSize,
       Client: preparingClient(names),
     });
@@ -104,9 +132,11 @@ function connectUrl(url: string, poolSize: number, busyTimeoutMs: number, cacheM
     return {
       ...owned(new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) }), 'postgres'),
       pgPool: pool,
-      pgPrepare(text) {
-        if (!names.has(text) && names.size < MAX_PREPARED) names.set(text, `mailroom_${names.size + 1}`);
-      },
+      ...(prepareByName && {
+        pgPrepare(text: string) {
+          if (!names.has(text) && names.size < MAX_PREPARED) names.set(text, `mailroom_${names.size + 1}`);
+        },
+      }),
     };
   }
   if (/^(mysql|mariadb):\/\//i.test(url)) {

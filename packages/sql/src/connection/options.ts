@@ -8,6 +8,7 @@ export interface SqlUrlOptions {
   /**
    * Where the database is.
    * - `postgres://user:pass@host:5432/db` (or `postgresql://`); `?options=-c%20search_path%3Dmy_schema` picks a schema.
+   *   `?pgbouncer=true` is {@link SqlUrlOptions.transactionPooling} (the parameter is not passed on to the server).
    * - `mysql://user:pass@host:3306/db` or `mariadb://...`.
    * - `sqlite:path/to/file.db`, `sqlite://path`, `file:path`, a plain path, or `:memory:`.
    * @example 'sqlite:.mailroom/mailroom.db'
@@ -18,6 +19,17 @@ export interface SqlUrlOptions {
    * @default 10
    */
   poolSize?: number;
+  /**
+   * PostgreSQL: the URL is a pooler in transaction mode (PgBouncer's `pool_mode = transaction`, Supavisor,
+   * RDS Proxy), where consecutive statements of one connection may run on different server connections.
+   * The store then keeps no state in the session: no statement is prepared by name (hot statements are
+   * otherwise prepared once per connection, which a transaction pooler loses). Everything else the store
+   * does is already transaction-scoped (planner settings with `set_config(..., true)`, the migration lock
+   * inside the migration's transaction). Costs PostgreSQL a parse and plan per statement. Also set by
+   * `?pgbouncer=true` in the URL. See docs/deployment.md.
+   * @default false
+   */
+  transactionPooling?: boolean;
   /**
    * SQLite: how long a writer waits for another process's write lock before failing.
    * @default 5000

@@ -34,6 +34,17 @@ export function isTransient(error: unknown): boolean {
   return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
 }
 
+/**
+ * True when PostgreSQL did not know (26000) or already had (42P05) one of the statements the store
+ * prepares by name (`mailroom_<n>`): the sign of a pooler that moves a client between server connections.
+ */
+function isLostPreparedStatement(error: unknown): boolean {
+  const { code } = fieldsOf(error);
+  return (
+    (code === '26000' || code === '42P05') && error instanceof Error && /"mailroom_\d+"/.test(error.message)
+  );
+}
+
 /** Node's socket errors that mean the database could not be reached or the connection was lost. */
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
@@ -68,9 +79,18 @@ const PG_CONNECTION_MESSAGES =
   /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|connect ECONNREFUSED/i;
 
 /**
+ * A server or database that refuses new connections for now, whatever its code: PostgreSQL's 55000
+ * `database "x" is not currently accepting connections` (`ALTER DATABASE ... ALLOW_CONNECTIONS false`, a
+ * maintenance window) and 57P03 `the database system is not accepting connections`. 55000 alone
+ * (`object_not_in_prerequisite_state`) also names a statement's own faults, so the message decides.
+ */
+const NOT_ACCEPTING_CONNECTIONS = /not (currently )?accepting (new )?connections/i;
+
+/**
  * What kind of outage `error` is, if any: `full` for a disk with no room (SQLite's `SQLITE_FULL`, or its
  * shared-memory file that could not grow), `unavailable` for a database that cannot be reached for now
- * (refused, reset or timed-out connections, a server shutting down or out of connections, a SQLite file
+ * (refused, reset or timed-out connections, a server shutting down or out of connections, a database not
+ * accepting connections (PostgreSQL 55000 in maintenance), a SQLite file
  * still busy after its busy timeout and the runner's retries, an I/O error). Undefined for the errors of
  * a statement itself, which retrying will not cure.
  */
@@ -85,6 +105,7 @@ export function outageOf(error: unknown): 'full' | 'unavailable' | undefined {
   }
   if (typeof errno === 'number' && MYSQL_UNAVAILABLE_ERRNOS.has(errno)) return 'unavailable';
   if (error instanceof Error && PG_CONNECTION_MESSAGES.test(error.message)) return 'unavailable';
+  if (error instanceof Error && NOT_ACCEPTING_CONNECTIONS.test(error.message)) return 'unavailable';
   // pg wraps a failed connect attempt's socket error as the cause of its own.
   if (error instanceof Error && error.cause !== undefined && error.cause !== error) {
     return outageOf(error.cause);
@@ -115,6 +136,13 @@ export function toStoreError(
     return new MailroomError('CONFLICT', `${operation}: the record already exists`, { cause: error, source });
   }
   const detail = error instanceof Error ? error.message : String(error);
+  if (isLostPreparedStatement(error)) {
+    return new MailroomError(
+      'STORE_FAILED',
+      `${operation} failed: ${detail}. The store's prepared statements were lost between statements: is a pooler in transaction mode (PgBouncer) in front of PostgreSQL? Open the store with \`transactionPooling: true\` or add \`pgbouncer=true\` to the URL`,
+      { cause: error, source },
+    );
+  }
   const outage = outageOf(error);
   if (outage === 'full') {
     return new MailroomError('STORAGE_FULL', `${operation} failed: the disk is full (${detail})`, {

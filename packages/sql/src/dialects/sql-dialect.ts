@@ -130,10 +130,15 @@ export interface SqlDialect extends RunnerDialect {
   domainOf(column: string): Expression<unknown>;
   /**
    * Run the migrator (`migrate`) so that concurrent runs are safe: on SQLite in one `BEGIN IMMEDIATE`
-   * transaction; on PostgreSQL with the connection's own schema named (Kysely's migrator would otherwise
-   * look for its table in every schema); MySQL as it is (Kysely takes `GET_LOCK`).
+   * transaction; on PostgreSQL in one transaction of its own that holds the migration lock too, with the
+   * connection's own schema named (Kysely's migrator would otherwise look for its table in every schema);
+   * MySQL as it is (Kysely takes `GET_LOCK`). `inTransaction`: `migrate` runs inside a transaction the
+   * dialect opened, so the migrator must not open its own.
    */
-  runMigrator(db: Db, migrate: (db: Db, schema: string | undefined) => Promise<void>): Promise<void>;
+  runMigrator(
+    db: Db,
+    migrate: (db: Db, schema: string | undefined, inTransaction?: boolean) => Promise<void>,
+  ): Promise<void>;
 
   // Claims and writes
 

@@ -13,6 +13,7 @@ import { inboundSignalsMigration } from './migration-inbound.js';
 import { keyNames } from './migration-key-names.js';
 import { pausesSchema } from './migration-pauses.js';
 import { signalReasons } from './migration-signal-reasons.js';
+import { suppressionCase } from './migration-suppression-case.js';
 import { trackingSchema } from './migration-tracking.js';
 import { webhookCircuit } from './migration-webhook-circuit.js';
 import { webhookPriority } from './migration-webhook-priority.js';
@@ -347,6 +348,8 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '014_destination_limits': destinationLimitsSchema(dialect),
     '017_event_series': eventSeries(),
     '018_key_names': keyNames(dialect.columnTypes),
+    // 019-020 are taken by work merged in parallel (delivery priority, topics).
+    '021_suppression_case': suppressionCase(),
   };
 }
 
@@ -356,15 +359,18 @@ export function mailroomMigrationProvider(kind: SqlKind): MigrationProvider {
 }
 
 /**
- * Apply every pending migration. Safe when several processes do it at once: Kysely's migrator holds an
- * advisory lock on PostgreSQL and `GET_LOCK` on MySQL; on SQLite the whole run is one `BEGIN IMMEDIATE`
+ * Apply every pending migration. Safe when several processes do it at once: on PostgreSQL the whole run
+ * is one transaction holding an advisory lock until its commit (also behind a transaction pooler); Kysely's
+ * migrator takes `GET_LOCK` on MySQL; on SQLite the whole run is one `BEGIN IMMEDIATE`
  * transaction, so the second process waits for the first and then finds nothing to do. A run that loses
  * a race anyway (a busy file, two `CREATE TABLE IF NOT EXISTS` of the migration table) is run again.
  */
 export async function runMigrations(db: Db, dialect: SqlDialect): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await dialect.runMigrator(db, (on, schema) => migrateWith(on, dialect.kind, schema));
+      await dialect.runMigrator(db, (on, schema, inTransaction) =>
+        migrateWith(on, dialect.kind, schema, inTransaction ?? false),
+      );
       return;
     } catch (error) {
       if (attempt >= MIGRATE_ATTEMPTS) throw error;
@@ -373,9 +379,15 @@ export async function runMigrations(db: Db, dialect: SqlDialect): Promise<void> 
   }
 }
 
-async function migrateWith(db: Db, kind: SqlKind, schema: string | undefined): Promise<void> {
+async function migrateWith(
+  db: Db,
+  kind: SqlKind,
+  schema: string | undefined,
+  inTransaction: boolean,
+): Promise<void> {
   const migrator = new Migrator({
     db,
+    ...(inTransaction ? { disableTransactions: true } : {}),
     provider: mailroomMigrationProvider(kind),
     migrationTableName: MIGRATION_TABLE,
     migrationLockTableName: MIGRATION_LOCK_TABLE,

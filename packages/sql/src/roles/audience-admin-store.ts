@@ -1,5 +1,5 @@
 import type { AudienceAdminStore, ErasureCounts, ProfileRecord } from '@mailroom/core';
-import { ERASED_ADDRESS, erasedDeliveryAddress, scrubAddress, scrubText } from '@mailroom/core';
+import { ERASED_ADDRESS, erasedDeliveryAddress, foldAddress, scrubAddress, scrubText } from '@mailroom/core';
 import type { Row } from '../rows/codec.js';
 import { SOURCE_JOB_COLUMNS } from '../rows/codec.js';
 import type { SqlContext } from '../sql-context.js';
@@ -137,7 +137,7 @@ export function sqlAudienceAdminStore(ctx: SqlContext): AudienceAdminStore {
             ),
             suppressions: await write(
               'DELETE FROM mailroom_suppressions WHERE project_id = ? AND address = ?',
-              [projectId, address],
+              [projectId, foldAddress(address)],
               tx,
             ),
             deliveries: 0,

@@ -1,4 +1,5 @@
 import type { AudienceStore } from '@mailroom/core';
+import { foldAddress } from '@mailroom/core';
 import type { SqlContext } from '../sql-context.js';
 import { IN_LIST_SIZE } from '../sql-context.js';
 import { writeOutbox } from './event-store.js';
@@ -56,7 +57,7 @@ export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
 
     findProfiles(projectId, addresses) {
       return guard('findProfiles', async () => {
-        const unique = [...new Set(addresses)];
+        const unique = [...new Set(addresses.map(foldAddress))];
         const found = [];
         for (let i = 0; i < unique.length; i += IN_LIST_SIZE) {
           const slice = unique.slice(i, i + IN_LIST_SIZE);
@@ -109,7 +110,7 @@ export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
           ),
           [
             suppression.projectId,
-            suppression.address,
+            foldAddress(suppression.address),
             suppression.reason,
             suppression.detail,
             suppression.createdAt.getTime(),
@@ -122,7 +123,7 @@ export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
       return guard('removeSuppression', async () => {
         const removed = await write(
           'DELETE FROM mailroom_suppressions WHERE project_id = ? AND address = ?',
-          [projectId, address],
+          [projectId, foldAddress(address)],
         );
         return removed > 0;
       });
@@ -130,7 +131,7 @@ export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
 
     findSuppressed(projectId, addresses) {
       return guard('findSuppressed', async () => {
-        const unique = [...new Set(addresses)];
+        const unique = [...new Set(addresses.map(foldAddress))];
         const found = [];
         for (let i = 0; i < unique.length; i += IN_LIST_SIZE) {
           const slice = unique.slice(i, i + IN_LIST_SIZE);

@@ -8,6 +8,7 @@ import type {
   SignalCount,
   SuppressionRecord,
 } from '@mailroom/core';
+import { foldAddress } from '@mailroom/core';
 import type { Db } from '../connection/connect.js';
 import type { Row } from '../rows/codec.js';
 import type { SqlContext } from '../sql-context.js';
@@ -52,8 +53,55 @@ export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
         ['project_id', 'address', 'reason', 'detail', 'created_at'],
         'project_id, address',
       ),
-      [row.projectId, row.address, row.reason, row.detail, row.createdAt.getTime()],
+      // Folded, as addSuppression stores it: case variants of an address are one suppression.
+      [row.projectId, foldAddress(row.address), row.reason, row.detail, row.createdAt.getTime()],
     );
+
+  const latest = async (tx: Db, text: string, params: unknown[]): Promise<number> => {
+    const [row] = (await runner.run<Row>(tx, text, params)).rows;
+    const t = row?.t;
+    return t === null || t === undefined ? 0 : Number(t);
+  };
+
+  /**
+   * The address's recipient-side bounces since its last delivery, as `InboundSignalWrite` states. The
+   * deliveries are found through the project's mailings updated in the window (the deliveries' unique
+   * mailing-and-address index), never by a scan of every delivery.
+   */
+  const recipientSideBounces = async (
+    tx: Db,
+    projectId: string,
+    address: string,
+    rule: NonNullable<InboundSignalWrite['mailboxUnavailable']>,
+  ): Promise<number> => {
+    const since = rule.since.getTime();
+    const reported = await latest(
+      tx,
+      `SELECT MAX(created_at) AS t FROM mailroom_inbound_signals
+       WHERE project_id = ? AND kind = 'delivered' AND address = ? AND created_at >= ?`,
+      [projectId, address, since],
+    );
+    const accepted = await latest(
+      tx,
+      `SELECT MAX(d.sent_at) AS t FROM mailroom_mailings m
+       JOIN mailroom_deliveries d ON d.mailing_id = m.id AND d.address = ?
+       WHERE m.project_id = ? AND m.updated_at >= ? AND d.status = 'sent' AND d.sent_at >= ?
+         AND NOT EXISTS (SELECT 1 FROM mailroom_inbound_signals s
+           WHERE s.delivery_id = d.id AND s.kind IN ('hard-bounce', 'soft-bounce', 'sender-side'))`,
+      [address, projectId, since, since],
+    );
+    const after = Math.max(reported, accepted);
+    const [row] = (
+      await runner.run<Row>(
+        tx,
+        `SELECT COUNT(DISTINCT delivery_id) AS n FROM mailroom_inbound_signals
+         WHERE project_id = ? AND kind = 'soft-bounce' AND address = ? AND created_at >= ? AND created_at > ?
+           AND reason IN ${runner.values(1, rule.reasons.length)}`,
+        [projectId, address, since, after, ...rule.reasons],
+      )
+    ).rows;
+    return Number(row?.n ?? 0);
+  };
 
   return {
     applyInboundSignal(input: InboundSignalWrite) {
@@ -127,6 +175,14 @@ export function sqlInboundSignalStore(ctx: SqlContext): InboundSignalStore {
             result.softBounces = Number(row?.soft_count ?? 0);
             if (result.softBounces >= input.softBounce.suppressAt) {
               result.suppressed = (await suppress(tx, input.softBounce.suppression)) > 0;
+            }
+          }
+          if (input.mailboxUnavailable) {
+            const rule = input.mailboxUnavailable;
+            const count = await recipientSideBounces(tx, signal.projectId, signal.address, rule);
+            result.mailboxUnavailable = count;
+            if (count >= rule.suppressAt) {
+              result.suppressed = (await suppress(tx, rule.suppression)) > 0 || result.suppressed;
             }
           }
           if (input.suppress) {

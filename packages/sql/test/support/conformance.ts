@@ -1,6 +1,6 @@
 import { storeTestSuite } from '@mailroom/core/testing';
 import type { SqlKind, SqlUrlOptions } from '../../src/index.js';
-import { sameDatabase, storeOn, testDatabases } from './databases.js';
+import { sameDatabase, storeOn, type TestDatabases, testDatabases } from './databases.js';
 
 /**
  * Runs the Store conformance kit on `kind`: every test gets a store on a new, empty database, and the
@@ -11,5 +11,14 @@ export function sqlConformance(kind: SqlKind, options: Partial<SqlUrlOptions> = 
   const databases = testDatabases(kind);
   if (!databases) return;
   const name = Object.keys(options).length === 0 ? `sql:${kind}` : `sql:${kind} ${JSON.stringify(options)}`;
+  storeTestSuite(name, async () => storeOn(await databases.empty(), 4, options), { connect: sameDatabase });
+}
+
+/** Runs the Store conformance kit on databases of `databases` (for example through PgBouncer), under `name`. */
+export function sqlConformanceOn(
+  name: string,
+  databases: TestDatabases,
+  options: Partial<SqlUrlOptions> = {},
+): void {
   storeTestSuite(name, async () => storeOn(await databases.empty(), 4, options), { connect: sameDatabase });
 }

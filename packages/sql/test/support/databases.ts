@@ -15,6 +15,7 @@ import pg from 'pg';
 import { afterAll } from 'vitest';
 import type { SqlKind, SqlUrlOptions } from '../../src/index.js';
 import { sqlStore } from '../../src/index.js';
+import type { Pgbouncer } from './pgbouncer.js';
 import { missingServerTest, type ServerKind, type TestServer, testServer } from './servers.js';
 
 /** Both servers, probed once before any suite of the file is declared (suites are declared synchronously). */
@@ -71,6 +72,48 @@ export function sameDatabase(store: Store): Store {
 
 function uniqueName(): string {
   return `mr_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+}
+
+/**
+ * PostgreSQL databases reached through `bouncer` (PgBouncer in transaction mode): a database per
+ * `create` (PgBouncer does not pass a schema choice on), the shared one of `empty` emptied directly.
+ */
+export function pgbouncerDatabases(bouncer: Pgbouncer): TestDatabases {
+  const created: Array<{ url: string; directUrl: string; drop(): Promise<void> }> = [];
+  let shared: Promise<{ url: string; directUrl: string }> | undefined;
+  const create = async () => {
+    const database = await bouncer.database('mr_pgb');
+    created.push(database);
+    return database;
+  };
+  return {
+    kind: 'postgres',
+    create: async () => (await create()).url,
+    async empty() {
+      shared ??= create().then(async (database) => {
+        const store = sqlStore({ url: database.url, poolSize: 1 });
+        await store.init();
+        await store.close();
+        return database;
+      });
+      const { url, directUrl } = await shared;
+      const client = new pg.Client({ connectionString: directUrl });
+      await client.connect();
+      try {
+        const tables = await client.query<{ name: string }>(
+          "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_name LIKE 'mailroom\\_%' AND table_name NOT LIKE 'mailroom\\_migrations%'",
+        );
+        if (tables.rows.length > 0)
+          await client.query(`TRUNCATE ${tables.rows.map((t) => t.name).join(', ')}`);
+      } finally {
+        await client.end();
+      }
+      return url;
+    },
+    async dropAll() {
+      for (const database of created.splice(0)) await database.drop();
+    },
+  };
 }
 
 function sqliteDatabases(): TestDatabases {

@@ -44,6 +44,8 @@ export const MAILBOX_FULL: PhraseFamily = {
     'maildir delivery failed: domaindisk quota ',
     'mailfolder is full',
     'not enough storage space in',
+    // qmail: "Requested action not taken: mailbox unavailable (not enough free space)"
+    'not enough free space',
     'over the allowed quota',
     'quota exceeded',
     'quota violation for',

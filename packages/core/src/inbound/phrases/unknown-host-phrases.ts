@@ -94,6 +94,13 @@ export const NO_SUCH_DOMAIN: PhraseFamily = {
     /(?<![@\w.-])[a-z0-9-]+(\.[a-z0-9-]+)+\.? does not exist/,
     /the domain \S+ (couldn['’]t|could not) be found/,
     /\bdns error: .{0,80}domain name not found/,
+    // Exim: "all host address lookups failed permanently"; Gmail: "DNS Error: DNS server returned answer
+    // with no data"; KDDI: "As the remote domain doesnt exist"; Sun/Oracle Messaging Server: "Illegal
+    // host/domain name found" (Sisimai's Exim, Gmail, KDDI and MessagingServer modules)
+    /all host address lookups failed permanently/,
+    /dns server returned answer with no data/,
+    /remote domain doesn['’]?t exist/,
+    /illegal host\/domain name found/,
   ],
 };
 
@@ -130,5 +137,9 @@ export const NO_MAIL_HOST: PhraseFamily = {
     'mx lookup failed',
     'indicated no smtp service',
     'mx or srv record indicated no',
+    // Exim, OpenSMTPD and AOL (Sisimai's Exim, OpenSMTPD modules and its AOL host rules)
+    'no host found for existing smtp connection',
+    'destination seem to reject all mails',
+    'type=mx: malformed or unexpected name server reply',
   ],
 };

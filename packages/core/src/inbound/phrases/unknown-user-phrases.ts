@@ -314,6 +314,13 @@ export const NO_SUCH_USER: PhraseFamily = {
     /(usuario|destinatario|direcci[oó]n|cuenta|buz[oó]n) .{0,60}no existe/,
     /(utente|destinatario|indirizzo|casella) .{0,60}non esiste/,
     /(benutzer|empf[aä]nger|adresse|postfach|konto) .{0,60}existiert nicht/,
+    // Domino and Notes in the languages they answer in (Sisimai's Domino and Notes modules)
+    /no se encuentra en el directorio de domino|non r[ée]pertori[ée] dans l['’]annuaire domino/,
+    /domino ?ディレクトリには見つかりません|ディレクトリのリストにありません/,
+    // Google Workspace: "... because the address couldn't be found. Check for typos"
+    /the address (couldn['’]t|could not) be found/,
+    // Apple iCloud: "550 5.1.1 <a@icloud.com>: inactive email address"
+    /inactive (email|e-mail|mail) address/,
     // Japanese carriers and ISPs
     /宛先.{0,10}(見つかりません|存在しません)|存在しない(ユーザ|アドレス)/,
   ],
@@ -350,6 +357,8 @@ export const REFUSED_RECIPIENT: PhraseFamily = {
     'this recipient is in my badrecipientto list',
     'this recipient is not in my validrcptto list',
     'user not active',
+    // Verizon (Sisimai's Verizon module): "No valid recipients"
+    'no valid recipients',
     'your envelope recipient is in my badrcptto list',
     // From documentation
     'invalid user',

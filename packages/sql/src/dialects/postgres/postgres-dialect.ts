@@ -13,6 +13,9 @@ const key = sql`text collate "C"`;
  * PostgreSQL (pg): `$n` placeholders, row locks with `SKIP LOCKED` claims walking a partial due index,
  * `jsonb`, and one-statement writes over `unnest` arrays (a whole `commitBatch`, a group of outcomes).
  */
+/** The migrations' transaction-scoped advisory lock ("mailroom" in ASCII, as a bigint). */
+const MIGRATION_XACT_LOCK = '7881702030052610925';
+
 export const postgresDialect: SqlDialect = {
   kind: 'postgres',
   maxParameters: 65_535,
@@ -48,14 +51,29 @@ export const postgresDialect: SqlDialect = {
   tableOptions: (table) => table,
   dropIndex: (schema, index) => schema.dropIndex(index),
   domainOf: (column) => sql`lower(split_part(${sql.raw(column)}, '@', 2))`,
-  async runMigrator(db, migrate) {
-    // Without a schema, Kysely's migrator looks for its table in every schema of the database and may
-    // find another tenant's; name the schema the connection actually uses.
-    const schema =
-      (await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)).rows[0]?.schema ??
-      undefined;
-    await migrate(db, schema);
-  },
+  // One transaction for the whole run, the migrator's lock included: Kysely takes its advisory lock on
+  // the session before its own transaction, and behind a pooler in transaction mode (PgBouncer) the lock,
+  // the migrations and the unlock could each run on another server connection, leaving the lock held
+  // there for good. Inside one transaction they share one server connection whatever the pooling. The
+  // transaction-scoped lock taken first is held until the commit (Kysely's is let go just before it), so
+  // a second process reads the migration table only once the first one's migrations are visible.
+  runMigrator: (db, migrate) =>
+    db.connection().execute(async (conn) => {
+      await sql`begin`.execute(conn);
+      try {
+        await sql`select pg_advisory_xact_lock(${sql.raw(MIGRATION_XACT_LOCK)})`.execute(conn);
+        // Without a schema, Kysely's migrator looks for its table in every schema of the database and may
+        // find another tenant's; name the schema the connection actually uses.
+        const schema =
+          (await sql<{ schema: string | null }>`select current_schema() as schema`.execute(conn)).rows[0]
+            ?.schema ?? undefined;
+        await migrate(conn, schema, true);
+        await sql`commit`.execute(conn);
+      } catch (error) {
+        await sql`rollback`.execute(conn).catch(() => undefined);
+        throw error;
+      }
+    }),
 
   claims: (runner) => ({
     claim: (db, spec) => pgClaim(runner, db, spec),
