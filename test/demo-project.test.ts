@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMailroom } from '@mailroom/core';
@@ -32,7 +32,7 @@ describe('the demo project', () => {
     expect(html).toContain('Hello Ada,');
     expect(html).not.toMatch(/fonts\.googleapis|@import|<link\b/i);
     expect(html).toContain(
-      `mailroom template add --project ${demo.project.id} --ref welcome --file welcome.mjml`,
+      `npx mailroom template add --project ${demo.project.id} --ref welcome --file welcome.mjml`,
     );
     await mailroom.close();
   });
@@ -57,12 +57,16 @@ describe('the demo project', () => {
         mkdirSync(join(dir, 'data'), { recursive: true });
         const serve = startCli(dir, ['serve', '--port', '0', '--outbox', join(dir, 'outbox'), ...flags]);
         running.push(serve);
-        const [line] = await waitForOutput(serve, /mailroom template add --project prj_\w+ [^\n]+/);
-        const argv = line.replace(/^mailroom /, '').split(' ');
+        const [line] = await waitForOutput(serve, /npx mailroom template add --project prj_\w+ [^\n]+/);
+        // The file it names was written by the first start, next to the SQLite file (issue 37).
+        const file = database === 'default' ? 'welcome.mjml' : 'data/welcome.mjml';
+        expect(line).toContain(`--file ${file}`);
+        expect(readFileSync(join(dir, file), 'utf8')).toContain('<mj-title>Welcome to Mailroom</mj-title>');
         writeFileSync(
-          join(dir, 'welcome.mjml'),
+          join(dir, file),
           '<mjml><mj-body><mj-section><mj-column><mj-text>Mine, {{ recipient.firstName }}</mj-text></mj-column></mj-section></mj-body></mjml>',
         );
+        const argv = line.replace(/^npx mailroom /, '').split(' ');
         const add = startCli(dir, argv);
         expect(await add.done, add.err).toBe(0);
         expect(add.out).toMatch(/Stored template welcome version 2/);

@@ -11,16 +11,20 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { pgTestSchema } from './support/pg-admin.js';
 
 /**
  * The packages as an app gets them. The manifests in the repository first (no build). Then, once per
- * run, `pnpm pack:all` builds every package and writes its tarball (about 3 minutes); `publint` and
- * `@arethetypeswrong/cli` check each tarball, and two fresh apps outside the repository install them
- * with the README's "Use it in your app" commands as written, one with npm and one with pnpm, both at
- * once. Each app then sends through the embedded API, Express, Fastify and `@mailroom/client`, `require()`s every entry point
- * from CommonJS and runs `npx mailroom --help`. Network: the npm registry for the installs, loopback for
- * the servers.
+ * run, `pnpm pack:all` builds every package and writes its tarball (about 3 minutes) into a clone folder
+ * that is not called `mailroom` (issue 37); `publint` and `@arethetypeswrong/cli` check each tarball, and
+ * three fresh apps outside the repository install them with the README's "Use it in your app" commands as
+ * written (the `MAILROOM=` line as pack:all printed it), all at once: all eight packages with npm and with
+ * pnpm, and only what an app on PostgreSQL and Express needs, with npm. Each full app then sends through
+ * the embedded API, Express, Fastify and `@mailroom/client`, `require()`s every entry point from CommonJS,
+ * runs `npx mailroom --help`, the README's Fastify server file and the commands `npx mailroom serve`
+ * prints on first start; the partial app runs the README's Express server file on PostgreSQL. Network:
+ * the npm registry for the installs, loopback for the servers and PostgreSQL.
  */
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const FIXTURES = join(ROOT, 'test/fixtures/install-app');
@@ -95,15 +99,23 @@ describe('the package manifests', () => {
     });
   });
 
-  it("the README's pnpm overrides name every package's tarball", () => {
-    expect(readmeInstall('pnpm').packageJson).toEqual({
-      pnpm: {
-        overrides: Object.fromEntries(
-          PACKAGES.map((name) => [`@mailroom/${name}`, `file:../mailroom/.packs/${tarballOf(name)}`]),
-        ),
-        onlyBuiltDependencies: ['better-sqlite3'],
-      },
+  it('the cli takes the AWS SDK and better-sqlite3 only as optional peers (an app installs them if it uses them)', () => {
+    const cli = manifestOf('cli');
+    expect(Object.keys(cli.dependencies ?? {})).not.toEqual(expect.arrayContaining(['@mailroom/ses']));
+    expect(cli.dependencies).not.toHaveProperty('better-sqlite3');
+    expect(cli.peerDependenciesMeta).toMatchObject({
+      '@mailroom/ses': { optional: true },
+      'better-sqlite3': { optional: true },
     });
+  });
+
+  it("the README's app commands name no clone folder: they start from the MAILROOM line pack:all prints", () => {
+    for (const part of ['npm', 'pnpm', 'partial'] as const) {
+      const script = readmeInstall(part, 'MAILROOM=/clone');
+      expect(script.split('\n')[0], part).toBe('MAILROOM=/clone');
+      expect(script, part).not.toContain('../mailroom');
+      expect(script, part).toContain('npm init -y');
+    }
   });
 });
 
@@ -112,20 +124,23 @@ describe('the packed packages', () => {
   let packs = '';
   const packed: Manifest[] = [];
   const tarballFiles: Record<string, string[]> = {};
-  const apps: Partial<Record<PackageManager, Promise<Installed>>> = {};
+  const apps: Partial<Record<AppKind, Promise<Installed>>> = {};
 
   beforeAll(async () => {
     base = mkdtempSync(join(tmpdir(), 'mailroom-install-'));
-    // The README's layout: the clone's tarballs in ../mailroom/.packs, seen from the app.
-    packs = join(base, 'mailroom', '.packs');
+    // A clone under another name than `mailroom`, its tarballs in .packs; the apps sit elsewhere.
+    packs = join(base, 'src', 'my-mailroom-clone', '.packs');
     mkdirSync(packs, { recursive: true });
     const result = await run('npx', ['--yes', 'pnpm@10', 'pack:all', packs], { cwd: ROOT, timeout: 540_000 });
     if (result.code !== 0) throw new Error(`pnpm pack:all failed:\n${result.output}`);
-    // Both installs start now and run while the tarballs are checked.
-    for (const manager of ['npm', 'pnpm'] as const) {
-      const installing = installApp(manager, join(base, `app-${manager}`));
+    // The line the README's app commands start with, as pack:all printed it last.
+    const mailroomLine = /^\s*(MAILROOM=.+)$/m.exec(result.stdout)?.[1];
+    if (!mailroomLine) throw new Error(`pack:all printed no MAILROOM= line:\n${result.output}`);
+    // The installs start now and run while the tarballs are checked.
+    for (const kind of APPS) {
+      const installing = installApp(kind, join(base, 'apps', `app-${kind}`), mailroomLine);
       installing.catch(() => {}); // awaited by the tests; an early failure is not unhandled meanwhile
-      apps[manager] = installing;
+      apps[kind] = installing;
     }
     for (const name of PACKAGES) {
       const tarball = join(packs, tarballOf(name));
@@ -142,7 +157,9 @@ describe('the packed packages', () => {
   }, 600_000);
 
   it('pack:all writes one tarball per package, as a publish would: no workspace range, no source', () => {
-    expect(readdirSync(packs).sort()).toEqual(PACKAGES.map(tarballOf).sort());
+    expect(readdirSync(packs).sort()).toEqual(
+      [...PACKAGES.map(tarballOf), 'overrides.json', 'pnpm.json'].sort(),
+    );
     expect(packed.map((m) => m.name).sort()).toEqual(PACKAGES.map((name) => `@mailroom/${name}`).sort());
     for (const manifest of packed) {
       const text = JSON.stringify(manifest);
@@ -161,6 +178,19 @@ describe('the packed packages', () => {
       // The MIT licence travels with every package (npm takes LICENSE from the package's own folder).
       expect(files, name).toContain('package/LICENSE');
     }
+  });
+
+  it("pack:all's pnpm.json points every package's name at its tarball and lets better-sqlite3 build", () => {
+    expect(JSON.parse(readFileSync(join(packs, 'pnpm.json'), 'utf8'))).toEqual({
+      overrides: {
+        ...Object.fromEntries(
+          PACKAGES.map((name) => [`@mailroom/${name}`, `file:${join(packs, tarballOf(name))}`]),
+        ),
+        ...NODE20_OVERRIDES,
+      },
+      onlyBuiltDependencies: ['better-sqlite3'],
+    });
+    expect(JSON.parse(readFileSync(join(packs, 'overrides.json'), 'utf8'))).toEqual(NODE20_OVERRIDES);
   });
 
   it('publint finds nothing to report in any tarball (strict)', async () => {
@@ -214,7 +244,31 @@ describe('the packed packages', () => {
       expect(app.failed, app.output).toBeUndefined();
       // pnpm lists every dependency whose install script it skipped; better-sqlite3 must not be one.
       expect(app.output).not.toMatch(/Ignored build scripts/);
+      // npm 11.19 warns about install scripts allowScripts does not list: the README's line lists it.
+      expect(app.output).not.toMatch(/not yet covered by allowScripts/);
+      // On Node 20 (the oldest supported), no dependency declares a newer Node (issue 37).
+      expect(app.output).not.toMatch(/EBADENGINE|Unsupported engine/);
     }, 600_000);
+
+    it('runs the first-start commands npx mailroom serve prints, as printed', async () => {
+      const app = await installed();
+      const server = startServer('npx', ['mailroom', 'serve', '--port', '0', '--outbox', 'outbox'], app.dir);
+      try {
+        const line = await server.waitFor(/^\s+(npx mailroom template add --project prj_\w+ .+)$/m);
+        expect(readFileSync(join(app.dir, 'welcome.mjml'), 'utf8')).toContain('<mjml>');
+        const result = await run('sh', ['-c', line], { cwd: app.dir, env: appEnv() });
+        expect(result.code, result.output).toBe(0);
+        expect(result.stdout).toMatch(/Stored template welcome version 2/);
+      } finally {
+        await server.stop();
+      }
+    }, 120_000);
+
+    it("runs the README's Fastify server file", async () => {
+      const app = await installed();
+      const result = await runReadmeServer(app.dir, 'server-fastify.mjs', {});
+      expect(result).toEqual({ openapi: 200, keysWithoutKey: 401 });
+    }, 120_000);
 
     it('sends through the embedded API, Express, Fastify and the typed client, on SQLite', async () => {
       const app = await installed();
@@ -261,9 +315,83 @@ describe('the packed packages', () => {
       expect(result.stdout).toContain('serve');
     }, 120_000);
   });
+
+  describe('only what an app on PostgreSQL and Express needs, installed with npm', () => {
+    const installed = async (): Promise<Installed> => {
+      const app = await apps.partial;
+      if (!app) throw new Error('the packing step failed');
+      return app;
+    };
+
+    it("installs with the README's commands: every @mailroom package from its tarball, no AWS SDK, no better-sqlite3", async () => {
+      const app = await installed();
+      expect(app.failed, app.output).toBeUndefined();
+      const lock = JSON.parse(readFileSync(join(app.dir, 'package-lock.json'), 'utf8')) as {
+        packages: Record<string, { resolved?: string }>;
+      };
+      const installedNames = Object.keys(lock.packages).map((path) => path.replace(/^.*node_modules\//, ''));
+      const ours = Object.entries(lock.packages).filter(([path]) => /node_modules\/@mailroom\//.test(path));
+      expect(ours.map(([path]) => path.replace(/^.*node_modules\//, '')).sort()).toEqual(
+        ['cli', 'client', 'core', 'http', 'memory', 'smtp', 'sql'].map((name) => `@mailroom/${name}`),
+      );
+      // Each from the clone's tarball: no @mailroom/* name was resolved through the registry.
+      for (const [path, entry] of ours) expect(entry.resolved, path).toMatch(/^file:/);
+      expect(app.output).not.toMatch(/EBADENGINE|Unsupported engine/);
+      expect(installedNames).not.toContain('@mailroom/ses');
+      expect(installedNames).not.toContain('better-sqlite3');
+      expect(installedNames.filter((name) => name.startsWith('@aws-sdk/'))).toEqual([]);
+    }, 600_000);
+
+    it('npx mailroom names the missing package for SES and for a SQLite database', async () => {
+      const app = await installed();
+      const ses = await run('npx', ['mailroom', 'serve', '--port', '0', '--ses-region', 'eu-west-1'], {
+        cwd: app.dir,
+        env: appEnv(),
+      });
+      expect(ses.code, ses.output).toBe(1);
+      expect(ses.output).toContain('needs the `@mailroom/ses` package');
+      const sqlite = await run('npx', ['mailroom', 'project', 'list'], { cwd: app.dir, env: appEnv() });
+      expect(sqlite.code, sqlite.output).toBe(1);
+      expect(sqlite.output).toContain('`better-sqlite3` package');
+    }, 120_000);
+
+    it("runs the README's Express server file on PostgreSQL, and the cli's admin commands on the same database", async (context) => {
+      const app = await installed();
+      const server = process.env.MAILROOM_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+      const schema = await pgTestSchema(server, 'mr_app').catch((error: unknown) => {
+        if (process.env.CI) throw error;
+        return undefined;
+      });
+      if (!schema) return context.skip('PostgreSQL does not answer');
+      try {
+        const env = { DATABASE_URL: schema.url };
+        expect(await runReadmeServer(app.dir, 'server.mjs', env)).toEqual({
+          openapi: 200,
+          keysWithoutKey: 401,
+        });
+        const created = await run(
+          'npx',
+          ['mailroom', 'project', 'create', 'Acme', '--database', schema.url, '--json'],
+          {
+            cwd: app.dir,
+            env: appEnv(),
+          },
+        );
+        expect(created.code, created.output).toBe(0);
+        expect(JSON.parse(created.stdout)).toMatchObject({ secret: expect.stringMatching(/^sk_live_/) });
+      } finally {
+        await schema.drop();
+      }
+    }, 120_000);
+  });
 });
 
-type PackageManager = 'npm' | 'pnpm';
+/** What pack:all holds back for Node 20 (scripts/pack-all.ts), in overrides.json and pnpm.json. */
+const NODE20_OVERRIDES = { nopt: '^7.2.1', 'light-my-request': '6.6.0' };
+
+/** The apps installed: all eight packages with npm and with pnpm, and a PostgreSQL and Express app. */
+type AppKind = 'npm' | 'pnpm' | 'partial';
+const APPS: readonly AppKind[] = ['npm', 'pnpm', 'partial'];
 
 /** An app after the README's install commands: its folder, their output, and the one that failed. */
 interface Installed {
@@ -272,41 +400,111 @@ interface Installed {
   failed?: string;
 }
 
-/** Creates the app (a package.json, plus the README's pnpm settings), copies the scripts, installs. */
-async function installApp(manager: PackageManager, dir: string): Promise<Installed> {
-  const { commands, packageJson } = readmeInstall(manager);
-  mkdirSync(dir);
-  const manifest = { name: `mailroom-install-${manager}`, private: true, type: 'module', ...packageJson };
-  writeFileSync(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+/**
+ * Creates the app folder, copies the scripts and runs the README's commands for `kind` as one shell script
+ * (its `MAILROOM=` line replaced by the one pack:all printed), stopping at the first failure.
+ */
+async function installApp(kind: AppKind, dir: string, mailroomLine: string): Promise<Installed> {
+  const script = readmeInstall(kind, mailroomLine);
+  mkdirSync(dir, { recursive: true });
   for (const file of readdirSync(FIXTURES)) copyFileSync(join(FIXTURES, file), join(dir, file));
-  let output = '';
-  for (const command of commands) {
-    const result = await run('sh', ['-c', command], { cwd: dir, env: appEnv(), timeout: 540_000 });
-    output += `$ ${command}\n${result.output}\n`;
-    if (result.code !== 0) return { dir, output, failed: command };
-  }
-  return { dir, output };
+  for (const [file, code] of Object.entries(readmeServerFiles())) writeFileSync(join(dir, file), code);
+  const result = await run('sh', ['-ec', script], { cwd: dir, env: appEnv(), timeout: 540_000 });
+  const output = `$ ${script}\n${result.output}\n`;
+  return result.code === 0 ? { dir, output } : { dir, output, failed: script };
+}
+
+/** The README's "Use it in your app" section. */
+function appSection(): string {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  return readme.split(/^## Use it in your app$/m)[1]?.split(/^## /m)[0] ?? '';
 }
 
 /**
- * The README's "Use it in your app" steps for one package manager: the commands of its `sh` blocks
- * (without their comments) and, for pnpm, the `package.json` fields of its `json` block.
+ * The README's commands for one kind of app: the `sh` block of its part (`### With npm`, `### With
+ * pnpm`, `### Only what you use`) as one script, its first line, `MAILROOM=...`, replaced by
+ * `mailroomLine` (the README tells the reader to paste the line pack:all printed), comments dropped.
  */
-function readmeInstall(manager: PackageManager): { commands: string[]; packageJson: object } {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const section = readme.split(/^## Use it in your app$/m)[1]?.split(/^## /m)[0] ?? '';
-  const part = section
-    .split(manager === 'npm' ? /^### With npm$/m : /^### With pnpm$/m)[1]
+function readmeInstall(kind: AppKind, mailroomLine: string): string {
+  const heading = { npm: 'With npm', pnpm: 'With pnpm', partial: 'Only what you use' }[kind];
+  const part = appSection()
+    .split(new RegExp(`^### ${heading}$`, 'm'))[1]
     ?.split(/^### /m)[0];
-  if (!part) throw new Error(`README: no "### With ${manager}" in "## Use it in your app"`);
-  const blocks = [...part.matchAll(/```(\w+)\n([\s\S]*?)```/g)];
-  const commands = blocks
-    .filter(([, lang]) => lang === 'sh')
-    .flatMap(([, , code = '']) => code.split('\n'))
-    .map((line) => line.replace(/\s+#\s.*$/, '').trim())
-    .filter((line) => line !== '');
-  const json = blocks.find(([, lang]) => lang === 'json')?.[2];
-  return { commands, packageJson: json ? JSON.parse(json) : {} };
+  if (!part) throw new Error(`README: no "### ${heading}" in "## Use it in your app"`);
+  const block = /```sh\n([\s\S]*?)```/.exec(part)?.[1] ?? '';
+  const lines = block
+    .split('\n')
+    .map((line) => line.replace(/\s+#\s.*$/, '').trimEnd())
+    .filter((line) => line.trim() !== '');
+  if (!lines[0]?.startsWith('MAILROOM='))
+    throw new Error(`README: "### ${heading}" must start with MAILROOM=`);
+  return [mailroomLine, ...lines.slice(1)].join('\n');
+}
+
+/** The README's server files (`js` blocks of the section whose first line is `// NAME.mjs`), by name. */
+function readmeServerFiles(): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const [, code = ''] of appSection().matchAll(/```js\n([\s\S]*?)```/g)) {
+    const name = /^\/\/ ([\w-]+\.mjs)\n/.exec(code)?.[1];
+    if (name) files[name] = code;
+  }
+  return files;
+}
+
+/**
+ * Runs one of the README's server files in `dir` on a free port, as `node FILE` (with `env`), and asks
+ * it for the OpenAPI document (public) and the keys (401 without a key); stops it.
+ */
+async function runReadmeServer(
+  dir: string,
+  file: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ openapi: number; keysWithoutKey: number }> {
+  const server = startServer(process.execPath, [file], dir, { PORT: '0', ...env });
+  try {
+    const base = await server.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+\/api)/);
+    const openapi = (await fetch(`${base}/openapi.json`)).status;
+    const keysWithoutKey = (await fetch(`${base}/keys`)).status;
+    return { openapi, keysWithoutKey };
+  } finally {
+    await server.stop();
+  }
+}
+
+/** A server process in its own group: wait for a line of its output, stop it and all it started. */
+function startServer(
+  command: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = {},
+): { waitFor(pattern: RegExp): Promise<string>; stop(): Promise<void> } {
+  const child = spawn(command, args, { cwd, env: { ...appEnv(), ...env }, detached: true });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const closed = new Promise((resolve) => child.once('close', resolve));
+  return {
+    waitFor: (pattern) =>
+      vi.waitFor(
+        () => {
+          const match = pattern.exec(output);
+          if (!match) {
+            if (child.exitCode !== null) throw new Error(`exited (${child.exitCode}):\n${output}`);
+            throw new Error(`no ${pattern} yet:\n${output}`);
+          }
+          return match[1] ?? match[0];
+        },
+        { timeout: 60_000, interval: 100 },
+      ),
+    async stop() {
+      try {
+        if (child.pid && child.exitCode === null) process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+      await closed;
+    },
+  };
 }
 
 /**

@@ -85,7 +85,7 @@ describe('the README quick start', () => {
     expect(steps.every((step) => !/^(pnpm|npx|npm)\b/.test(step))).toBe(true);
   });
 
-  it('install && start, as written, serves the printed curl line and writes the .eml', {
+  it('install && start, as written, serves the printed curl line, writes the .eml, and the printed template command works', {
     timeout: 300_000,
   }, async () => {
     copy = mkdtempSync(join(tmpdir(), 'mailroom-readme-'));
@@ -144,6 +144,18 @@ describe('the README quick start', () => {
     );
     expect(eml).toMatch(/^Subject: Hello Ada$/m);
     expect(eml).toMatch(/^To: .*<ada@example\.test>$/m);
+
+    // The command printed to replace the demo template, as a user pastes it in the clone (issue 37): it
+    // starts the CLI as the quick start does, and names the welcome.mjml the first start wrote.
+    const templateAdd = /^\s+(npx --yes pnpm@10 mailroom template add --project prj_\w+ .+)$/m.exec(out)?.[1];
+    expect(templateAdd, out).toMatch(/--ref welcome --file welcome\.mjml$/);
+    expect(readFileSync(join(copy, 'welcome.mjml'), 'utf8')).toContain('<mjml>');
+    const added = await run('sh', ['-c', templateAdd ?? 'false'], {
+      cwd: copy,
+      env: { ...freshEnv(), npm_config_prefer_offline: 'true' },
+      timeout: 120_000,
+    });
+    expect(added.stdout).toMatch(/Stored template welcome version 2/);
 
     // Ctrl-C's signal to the whole group; 'close' waits for every process holding the output to exit.
     const closed = new Promise((resolve) => started.once('close', resolve));

@@ -171,10 +171,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The project's keys (prefix, scope, domains, created, last used), oldest first; needs `read` */
+        /** The project's keys (name, prefix, scope, domains, created, last used), oldest first; needs `read` */
         get: operations["listKeys"];
         put?: never;
-        /** Make a key with a scope, optionally limited to sender domains; its secret is shown once; needs `full` */
+        /** Make a key with a scope and a name, optionally limited to sender domains; its secret is shown once; needs `full` */
         post: operations["createKey"];
         delete?: never;
         options?: never;
@@ -1628,6 +1628,8 @@ export interface components {
             id: string;
             /** @description The secret's first characters (`sk_live_AbCd`). */
             prefix: string;
+            /** @description What the key is for (`CI`, `marketing site`); null when it was made without a name. */
+            name: string | null;
             /** @enum {unknown} */
             mode: "live" | "sandbox";
             /**
@@ -1665,6 +1667,8 @@ export interface components {
              * @enum {unknown}
              */
             mode: "live" | "sandbox";
+            /** @description What the key is for (`CI`, `marketing site`), shown in lists and the dashboard; one line. A rotation passes it on. */
+            name?: string;
         };
         ApiKeyRotateRequest: {
             /**
@@ -2022,6 +2026,8 @@ export interface components {
         Recipient: {
             address: string;
             name?: string;
+            /** @description The subject this recipient gets: kept with its content, else the message's subject (Liquid) rendered with the recipient's data. */
+            subject?: string;
             /** @enum {unknown} */
             status: "queued" | "sending" | "sent" | "failed" | "suppressed" | "skipped" | "bounced" | "complained";
             attempts: number;

@@ -105,6 +105,7 @@ describe('sqlStore options', () => {
       { name: '013_pauses' },
       { name: '014_destination_limits' },
       { name: '017_event_series' },
+      { name: '018_key_names' },
       { name: '021_suppression_case' },
     ]);
   });

@@ -54,6 +54,25 @@ export function adminTargetOf(
 }
 
 /**
+ * A server's refusal of a private or loopback host advises this process's `--allow-host`, which a remote
+ * command refuses: the allow-list that counts is the server's, so the advice names where to set it.
+ */
+function asServerAdvice(error: unknown, url: string): unknown {
+  const advice =
+    /To allow this host, add '([^']+)' to fetch\.allowHosts \(CLI: --allow-host [^,]+, or MAILROOM_ALLOW_HOSTS\)/;
+  // The error and the API error it wraps (its cause) carry the same words: both are rewritten.
+  for (let current: unknown = error; current instanceof Error; current = current.cause) {
+    const entry = advice.exec(current.message)?.[1];
+    if (entry === undefined) continue;
+    current.message = current.message.replace(
+      advice,
+      `The server at ${url} decides: to allow this host, start its mailroom serve (and mailroom worker) with --allow-host ${entry}, or set MAILROOM_ALLOW_HOSTS=${entry} there (this command's --allow-host is for a local --database only)`,
+    );
+  }
+  return error;
+}
+
+/**
  * Runs an admin command's `work` for one project: remotely through the HTTP API (see
  * {@link adminTargetOf}), or on the database of `--database` with the project of `--project`, the engine
  * opened without a transport and closed whatever happens. `localFlags` are the command's flags that
@@ -69,7 +88,7 @@ export async function withAdmin<T>(
   const target = adminTargetOf(args, io.env);
   if (target.kind === 'remote') {
     for (const flag of ['project', 'database', ...localFlags]) {
-      if (args.string(flag) !== undefined || args.list(flag).length > 0) {
+      if (args.string(flag) !== undefined || args.list(flag).length > 0 || args.flag(flag)) {
         const why =
           flag === 'project'
             ? 'the key names the project'
@@ -80,7 +99,9 @@ export async function withAdmin<T>(
       }
     }
     const client = createMailroomClient({ url: target.url, key: target.key });
-    return work(remoteAdmin(client, target.url));
+    return work(remoteAdmin(client, target.url)).catch((error: unknown) => {
+      throw asServerAdvice(error, target.url);
+    });
   }
   const database = resolveDatabase(args.string('database'), io, args.command);
   // The sealing secret of DKIM keys and the DNS settings, so that the engine opens keys and checks
@@ -90,6 +111,8 @@ export async function withAdmin<T>(
   const { mailroom, store } = await openEngine({
     database,
     domains,
+    // `template preview --strict-variables`: a variable the sample lacks is an error naming it.
+    strictVariables: args.flag('strict-variables'),
     ...(allowHosts.length > 0 ? { fetch: { allowHosts } } : {}),
   });
   try {

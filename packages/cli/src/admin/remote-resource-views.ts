@@ -49,6 +49,8 @@ export function apiKeyView(wire: Schemas['ApiKey']): KeyView {
     revokedAt: dateOrNull(wire.revokedAt),
     expiresAt: dateOrNull(wire.expiresAt),
     replacedBy: wire.replacedBy ?? null,
+    // A server from before keys had names does not send the field.
+    name: wire.name ?? null,
   };
 }
 
@@ -126,6 +128,8 @@ function recipientView(wire: Schemas['Recipient']): RecipientStatusView {
   return {
     ...wire,
     name: wire.name ?? '',
+    // A server from before recipients had their subject: none to show.
+    subject: wire.subject ?? '',
     nextAttemptAt: date(wire.nextAttemptAt, 'nextAttemptAt'),
     sentAt: dateOrNull(wire.sentAt),
     lastResponse: wire.lastResponse ?? null,

@@ -97,6 +97,7 @@ export function remoteResources(client: MailroomClient, call: Translate): Resour
             scope: options.scope,
             ...(options.domains ? { domains: [...options.domains] } : {}),
             mode: options.mode ?? 'live',
+            ...(options.name !== undefined ? { name: options.name } : {}),
           });
           return { key: apiKeyView(created.key), secret: created.secret };
         }),

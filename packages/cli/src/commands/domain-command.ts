@@ -298,10 +298,12 @@ ${DATABASE_HELP}
       {
         dkim: selectors.map((selector) => ({ selector })),
       };
+    let keptState: DomainView['state'] | undefined;
     if (projectId !== undefined || adminTargetOf(args, io.env).kind === 'remote') {
       // The DNS flags stay this process's: the check itself runs here, only the plan is read.
       const kept = await withAdmin(args, io, (admin) => admin.domains.get(name));
       plan = planOf(kept, plan.dkim);
+      keptState = kept.state;
     }
     const returnPath = args.string('return-path') ?? plan.returnPath;
     const returnPathMx = args.string('return-path-mx') ?? plan.returnPathMx;
@@ -321,7 +323,7 @@ ${DATABASE_HELP}
       ...(args.flag('bimi') ? { bimi: true } : {}),
     });
     if (args.flag('json')) printJson(io, check);
-    else printCheck(io, check);
+    else printCheck(io, check, keptState);
     return check.state === 'verified' ? EXIT_OK : EXIT_FAILURE;
   },
 };
@@ -364,10 +366,22 @@ function printRecords(io: CliIo, records: readonly DnsRecordToPublish[]): void {
   }
 }
 
-function printCheck(io: CliIo, check: DomainCheck): void {
-  const verdict = check.state === 'no-answer' ? 'not verified (DNS did not answer)' : check.state;
-  println(io.stdout, `${check.domain}: ${verdict}`);
+function printCheck(io: CliIo, check: DomainCheck, kept: DomainView['state'] | undefined): void {
+  println(io.stdout, `${check.domain}: ${checkVerdict(check.state, kept)}`);
   printFindings(io, check.findings);
+}
+
+/**
+ * The verdict of a check in the words `domain verify` uses for the same findings: a kept domain never
+ * verified stays `pending` (a verified one becomes `failed`), as verify would write it; a name that is
+ * not a kept domain is `not verified` (the JSON `state` stays the check's own: `failed`).
+ */
+function checkVerdict(state: DomainCheck['state'], kept: DomainView['state'] | undefined): string {
+  if (state === 'verified') return 'verified';
+  if (state === 'no-answer') return 'not verified (DNS did not answer)';
+  const why = 'a required record is missing or wrong';
+  if (kept === undefined) return `not verified (${why})`;
+  return `${kept === 'pending' ? 'pending' : 'failed'} (${why})`;
 }
 
 /** One line per finding, with the problem and the value to publish under those not found. */

@@ -34,7 +34,8 @@ Options:
     printFields(io, [
       [view.kind === 'broadcast' ? 'Broadcast' : 'Message', view.ref],
       ['Status', view.status],
-      ['Subject', view.subject],
+      // What the first recipient got, not the Liquid source (`Hello {{ recipient.firstName }}`).
+      ['Subject', view.recipients[0]?.subject || view.subject],
       ['Created', view.createdAt.toISOString()],
       ['Deliveries', formatCounts(view.counts)],
     ]);
@@ -44,6 +45,8 @@ Options:
         io.stdout,
         `${r.address}  ${r.status}  attempts ${r.attempts}  ${r.messageId}${last ? `  ${last}` : ''}`,
       );
+      if (r.subject && r.subject !== view.recipients[0]?.subject)
+        println(io.stdout, `  subject: ${r.subject}`);
       for (const entry of r.timeline) println(io.stdout, `  ${entry.at.toISOString()}  ${entry.type}`);
     }
     if (view.more) println(io.stdout, 'More recipients than listed.');

@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative } from 'node:path';
 import { resolveRenderThreads, WORKER_DEFAULTS } from '@mailroom/core';
 import { parseBoundedInt } from '../flags/args.js';
 import { DESTINATION_FLAGS, DESTINATION_FLAGS_HELP, destinationsOf } from '../flags/destination-flags.js';
@@ -34,12 +36,19 @@ import { trustProxyOf } from '../flags/trust-proxy-flag.js';
 import { EXIT_OK, UsageError } from '../output/cli-errors.js';
 import { cliLogger, logLevelOf } from '../output/cli-logger.js';
 import { type CliIo, println } from '../output/io.js';
-import { demoCurlLine, templateAddHint } from '../server/demo-project.js';
+import {
+  cliCommandOf,
+  DEMO_TEMPLATE_FILE,
+  type DemoProject,
+  demoCurlLine,
+  templateAddHint,
+} from '../server/demo-project.js';
 import {
   type DeliveryTarget,
   describeDelivery,
   resolveDatabase,
   resolveDelivery,
+  sqlitePath,
 } from '../server/open-engine.js';
 import { runUntilShutdown } from '../server/shutdown.js';
 import { type RunningServer, startServer } from '../server/start-server.js';
@@ -144,6 +153,15 @@ ${NOTIFICATIONS_HELP}`,
     const delivery = resolveDelivery(deliveryFlagsOf(args), io, this.name);
     const domains = domainsOptionsOf(args, io.env, this.name, sesRelayOf(delivery.kind));
     const destinations = destinationsOf(args, io.cwd, dnsServersOf(args, io.env, this.name), this.name);
+    const databaseFlag = args.string('database');
+    // For the printed commands: the flag as given, except a server URL's password (redacted).
+    const printedDatabase = databaseFlag
+      ? /^\w+:\/\//.test(databaseFlag)
+        ? database.label
+        : databaseFlag
+      : undefined;
+    const cli = cliCommandOf(io.env);
+    const template = demoTemplatePath(database.url, io.cwd);
     const server = await startServer({
       port,
       host,
@@ -171,14 +189,14 @@ ${NOTIFICATIONS_HELP}`,
       webhooks,
       domains,
       ...(destinations ? { destinations } : {}),
+      strictVariables: args.flag('strict-variables'),
+      commands: { cli, file: template.printed, ...(printedDatabase ? { database: printedDatabase } : {}) },
     });
-    const databaseFlag = args.string('database');
     printBanner(io, server, {
       database: database.label,
-      // For the printed commands: the flag as given, except a server URL's password (redacted).
-      ...(databaseFlag
-        ? { databaseFlag: /^\w+:\/\//.test(databaseFlag) ? database.label : databaseFlag }
-        : {}),
+      ...(printedDatabase ? { databaseFlag: printedDatabase } : {}),
+      cli,
+      template,
       allowHosts,
       delivery,
       worker,
@@ -208,6 +226,10 @@ function printBanner(
     allowHosts: string[];
     /** `--database` as the printed commands must repeat it (absent: the default or the environment's). */
     databaseFlag?: string;
+    /** How the printed commands start the CLI (`npx mailroom`). */
+    cli: string;
+    /** Where the demo template is written, and how the printed command names it. */
+    template: DemoTemplatePath;
   },
 ): void {
   const { delivery } = setup;
@@ -236,7 +258,21 @@ function printBanner(
     `  worker    ${setup.worker ? `in-process (concurrency ${setup.concurrency ?? WORKER_DEFAULTS.concurrency}, ${threadsLabel(setup.renderThreads)})` : 'off: run mailroom worker to deliver'}`,
   );
   const { demo } = server;
-  if (!demo) return;
+  const database = setup.databaseFlag === undefined ? '' : ` --database ${setup.databaseFlag}`;
+  if (!demo) {
+    // A secret exists in clear only when it is made: a later start has none to show, so say how to get one.
+    println(out);
+    println(
+      out,
+      'No secret is shown for an existing database (each is shown once, when it is made). To get one:',
+    );
+    println(out, `  ${setup.cli} project list${database}   # the project ids`);
+    println(
+      out,
+      `  ${setup.cli} key create --project PROJECT_ID --scope full --name NAME${database}   # a new key, its secret printed once`,
+    );
+    return;
+  }
   println(out);
   println(
     out,
@@ -255,8 +291,49 @@ function printBanner(
       : `The message is delivered through ${describeDelivery(delivery)}.`,
   );
   println(out);
-  println(out, 'Use your own template (from this directory):');
-  println(out, `  ${templateAddHint(demo.project.id, setup.databaseFlag)}`);
+  println(
+    out,
+    `Use your own template: edit ${writeDemoTemplate(setup.template, demo)}, then run (from this directory):`,
+  );
+  println(
+    out,
+    `  ${templateAddHint(demo.project.id, setup.databaseFlag, setup.cli, setup.template.printed)}`,
+  );
+}
+
+/** Where the demo template goes: its absolute path, and the path the printed command names. */
+interface DemoTemplatePath {
+  path: string;
+  printed: string;
+}
+
+/**
+ * The demo template's file: next to the SQLite file (the folder of the demo's data: `./mailroom.db` puts it
+ * in the working directory), else in the working directory; named from the working directory, where the
+ * printed command runs.
+ */
+function demoTemplatePath(databaseUrl: string, cwd: string): DemoTemplatePath {
+  const file = sqlitePath(databaseUrl);
+  const dir = file && file !== ':memory:' ? dirname(file) : cwd;
+  const path = join(dir, DEMO_TEMPLATE_FILE);
+  const fromCwd = relative(cwd, path);
+  return { path, printed: fromCwd.startsWith('..') || isAbsolute(fromCwd) ? path : fromCwd };
+}
+
+/**
+ * Writes the demo template to `welcome.mjml` (see {@link demoTemplatePath}), for the printed
+ * `template add` command to name; a file of that name already there is kept. Returns what the banner says about it.
+ */
+function writeDemoTemplate(template: DemoTemplatePath, demo: DemoProject): string {
+  try {
+    writeFileSync(template.path, `${demo.source}\n`, { flag: 'wx' });
+    return `${template.printed} (the demo template, written there now)`;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    return code === 'EEXIST'
+      ? `${template.printed} (a file of yours, kept as it was)`
+      : `a ${template.printed} of yours (it could not be written: ${code ?? 'error'})`;
+  }
 }
 
 function hostForUrl(address: string): string {

@@ -47,6 +47,9 @@ Options:
   --variables JSON   global variables, a JSON object
   --to ADDRESS       the recipient's address
   --to-name NAME     the recipient's name
+  --strict-variables fail, naming it, on a variable the sample lacks (a typo such as
+                     {{ recipient.fristName }} renders empty otherwise, as it would in a send
+                     unless serve or worker runs with --strict-variables); local database only
   --json             print { subject, html, text } as JSON`,
   flags: {
     ...DATABASE_FLAG,
@@ -55,6 +58,7 @@ Options:
     variables: { type: 'string' },
     to: { type: 'string' },
     'to-name': { type: 'string' },
+    'strict-variables': { type: 'boolean' },
   },
   positionals: { min: 1, max: 1, names: 'the template REF' },
   async run(args, io) {
@@ -81,7 +85,9 @@ Options:
         ...(toName ? { name: toName } : {}),
       };
     }
-    const rendered = await withAdmin(args, io, (admin) => admin.templates.preview(ref, sample));
+    const rendered = await withAdmin(args, io, (admin) => admin.templates.preview(ref, sample), [
+      'strict-variables',
+    ]);
     // The three fields the API answers, in its order, whichever side rendered.
     const { subject, html, text } = rendered;
     if (args.flag('json')) {

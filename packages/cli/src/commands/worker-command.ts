@@ -94,6 +94,7 @@ ${DESTINATION_FLAGS_HELP}
       ...(bounces ? { bounces } : {}),
       domains,
       ...(destinations ? { destinations } : {}),
+      strictVariables: args.flag('strict-variables'),
     });
     mailroom.worker.start();
     const where = describeDelivery(delivery);

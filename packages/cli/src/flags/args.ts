@@ -56,6 +56,7 @@ export function parseCommandArgs(
   let parsed: {
     values: Record<string, string | string[] | boolean | undefined>;
     positionals: string[];
+    tokens: Array<{ kind: string; name?: string; value?: string }>;
   };
   try {
     parsed = parseArgs({
@@ -63,10 +64,12 @@ export function parseCommandArgs(
       options: { ...flags, help: { type: 'boolean', short: 'h' } },
       strict: true,
       allowPositionals: true,
+      tokens: true,
     }) as typeof parsed;
   } catch (error) {
     throw new UsageError(parseErrorMessage(error), command);
   }
+  refuseRepeated(parsed.tokens, flags, command);
   const { values } = parsed;
   const help = values.help === true;
   if (!help) {
@@ -102,6 +105,29 @@ export function parseCommandArgs(
       return value === undefined ? undefined : parseBoundedInt(value, `--${name}`, bounds, command);
     },
   };
+}
+
+/**
+ * A flag that takes one value, given twice (`--scope sending --scope read`): `parseArgs` would keep the
+ * last one silently, so the command would do something else than the line says. Refused, naming both.
+ */
+function refuseRepeated(
+  tokens: ReadonlyArray<{ kind: string; name?: string; value?: string }>,
+  flags: FlagSpec,
+  command: string,
+): void {
+  const seen = new Map<string, string | undefined>();
+  for (const token of tokens) {
+    if (token.kind !== 'option' || token.name === undefined) continue;
+    const spec = flags[token.name];
+    if (!spec || spec.multiple) continue;
+    if (seen.has(token.name)) {
+      const values =
+        spec.type === 'string' ? ` ('${seen.get(token.name)}', then '${token.value ?? ''}')` : '';
+      throw new UsageError(`--${token.name} is given more than once${values}: give it once`, command);
+    }
+    seen.set(token.name, token.value);
+  }
 }
 
 /** The names of the {@link GlobalOptions}, as flags. */

@@ -36,6 +36,7 @@ export const DELIVERY_FLAGS: FlagSpec = {
   'no-webhooks': { type: 'boolean' },
   'webhook-retry-schedule': { type: 'string' },
   'webhook-busy-rate': { type: 'string' },
+  'strict-variables': { type: 'boolean' },
 };
 
 /** Help lines of {@link DELIVERY_FLAGS}. */
@@ -76,7 +77,10 @@ export const DELIVERY_FLAGS_HELP = `  --database URL     SQLite file, sqlite:FIL
   --track-opens      add an open pixel (PUBLIC-URL/t/o/TOKEN.gif) to HTML messages (default: off)
   --track-clicks     route the http(s) links of HTML messages through PUBLIC-URL/t/c/TOKEN
                      (default: off); see docs/tracking.md. A mailing can turn either off with
-                     options.track`;
+                     options.track
+  --strict-variables a Liquid variable the recipient's data lacks ({{ recipient.fristName }})
+                     fails that delivery with an error naming it, instead of rendering empty
+                     (default: off; mailroom template preview --strict-variables checks first)`;
 
 /** `--track-opens` and `--track-clicks`, as given (both false by default). */
 export function trackingFlagsOf(args: ParsedArgs): { opens: boolean; clicks: boolean } {

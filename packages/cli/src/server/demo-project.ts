@@ -15,13 +15,32 @@ export interface DemoProject {
   sender: string;
   /** The ref of the MJML template. */
   templateRef: string;
+  /** The template's MJML, which `serve` writes to {@link DEMO_TEMPLATE_FILE} for you to edit. */
+  source: string;
+}
+
+/**
+ * The file the printed `template add` command names: the first `serve` writes it next to its SQLite
+ * file, or in the working directory for a database server.
+ */
+export const DEMO_TEMPLATE_FILE = 'welcome.mjml';
+
+/**
+ * How the printed commands start the CLI, so that they run as printed where the server was started:
+ * `npx --yes pnpm@10 mailroom` in a clone (the quick start runs `npx --yes pnpm@10 start`, and the
+ * root package's `mailroom` script runs the CLI from its sources), `npx mailroom` elsewhere (an app with
+ * `@mailroom/cli` installed). A bare `mailroom` is on no PATH unless installed globally.
+ */
+export function cliCommandOf(env: Readonly<Record<string, string | undefined>>): string {
+  const fromCloneScript = env.npm_lifecycle_event !== undefined && env.npm_package_name === 'mailroom';
+  return fromCloneScript ? 'npx --yes pnpm@10 mailroom' : 'npx mailroom';
 }
 
 /**
  * The demo's MJML. System fonts only: MJML's default font (Ubuntu) would make every opened mail load a
  * stylesheet from Google Fonts, a request to a third party that tells it the mail was opened.
  */
-const welcomeMjml = (projectId: string) => `<mjml>
+const welcomeMjml = (hint: string, file: string) => `<mjml>
   <mj-head>
     <mj-title>Welcome to Mailroom</mj-title>
     <mj-preview>Your first message from Mailroom</mj-preview>
@@ -35,7 +54,7 @@ const welcomeMjml = (projectId: string) => `<mjml>
         <mj-text font-size="22px" font-weight="bold">Hello {{ recipient.firstName | default: "there" }},</mj-text>
         <mj-text font-size="16px" line-height="24px">
           This message was rendered from the MJML template "welcome" and delivered by Mailroom.
-          Replace it with your own: ${templateAddHint(projectId)}
+          Replace it with your own: edit ${file}, then run ${hint}
         </mj-text>
         <mj-text font-size="13px" color="#71717a">Sent to {{ recipient.address }}</mj-text>
       </mj-column>
@@ -48,26 +67,45 @@ const welcomeMjml = (projectId: string) => `<mjml>
  * `welcome` MJML template, and returns them with the secret; on any other database returns `undefined`
  * (a secret exists only at creation, so later starts have none to show).
  */
-export async function ensureDemoProject(mailroom: Mailroom, store: Store): Promise<DemoProject | undefined> {
+export async function ensureDemoProject(
+  mailroom: Mailroom,
+  store: Store,
+  printed: { cli?: string; database?: string; file?: string } = {},
+): Promise<DemoProject | undefined> {
   if ((await store.listProjects()).length > 0) return undefined;
   const { project, secret } = await mailroom.admin.createProject({ name: 'Demo' });
   await mailroom.admin.addSender(project.id, { address: DEMO_SENDER, name: 'Mailroom Demo' });
+  const source = welcomeMjml(
+    templateAddHint(project.id, printed.database, printed.cli, printed.file),
+    printed.file ?? DEMO_TEMPLATE_FILE,
+  );
   await mailroom.admin.createTemplate(project.id, {
     ref: DEMO_TEMPLATE_REF,
     format: 'mjml',
     subject: 'Welcome to Mailroom, {{ recipient.firstName | default: "friend" }}',
-    source: welcomeMjml(project.id),
+    source,
   });
-  return { project, secret, sender: DEMO_SENDER, templateRef: DEMO_TEMPLATE_REF };
+  return { project, secret, sender: DEMO_SENDER, templateRef: DEMO_TEMPLATE_REF, source };
 }
 
 /**
  * The command that replaces the demo template, as printed (in the welcome mail and by `serve`); `database`
- * is the `--database` flag's value, for a database other than the default.
+ * is the `--database` flag's value, for a database other than the default; `cli` how the CLI is started
+ * ({@link cliCommandOf}); `file` the template's path from the working directory.
  */
-export function templateAddHint(projectId: string, database?: string): string {
-  const flag = database === undefined ? '' : ` --database ${database}`;
-  return `mailroom template add --project ${projectId} --ref ${DEMO_TEMPLATE_REF} --file welcome.mjml${flag}`;
+export function templateAddHint(
+  projectId: string,
+  database?: string,
+  cli = 'npx mailroom',
+  file = DEMO_TEMPLATE_FILE,
+): string {
+  const flag = database === undefined ? '' : ` --database ${shellWord(database)}`;
+  return `${cli} template add --project ${projectId} --ref ${DEMO_TEMPLATE_REF} --file ${shellWord(file)}${flag}`;
+}
+
+/** A path as one word of a shell command: as it is when it is plain, else in single quotes. */
+export function shellWord(word: string): string {
+  return /^[\w./:@%+=,-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
 /** A ready `curl` line that sends one message from the demo sender with the welcome template. */

@@ -177,23 +177,51 @@ export async function openStore(database: DatabaseTarget): Promise<Store> {
 }
 
 /**
+ * `@mailroom/ses`, or a failure naming the package to install: it is an optional peer of the cli, since
+ * only `--ses-region` needs it (and the AWS SDK it brings, tens of MB).
+ */
+async function loadSes(): Promise<typeof import('@mailroom/ses')> {
+  try {
+    return await import('@mailroom/ses');
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code !== 'ERR_MODULE_NOT_FOUND' || !String((error as Error).message).includes('@mailroom/ses'))
+      throw error;
+    throw new MailroomError(
+      'INTERNAL',
+      'sending through Amazon SES (--ses-region) needs the `@mailroom/ses` package, an optional peer of @mailroom/cli: install it beside the cli (its tarball mailroom-ses.tgz, README "Use it in your app")',
+      { cause: error },
+    );
+  }
+}
+
+/**
  * Creates the transport and, for SMTP and SES, checks that the server answers (`transport.verify`), so
  * that a wrong host, port or endpoint fails at start rather than as retries of every delivery. SES
  * credentials come from the AWS SDK's default provider chain (`AWS_ACCESS_KEY_ID`, a profile, a role).
  */
 export async function openTransport(delivery: DeliveryTarget, concurrency?: number): Promise<Transport> {
-  if (delivery.kind === 'outbox') return outboxTransport({ dir: delivery.dir });
+  // Quoted-printable, not the relay default base64: an .eml of the outbox is read in an editor, and its
+  // text and HTML parts read as written there.
+  if (delivery.kind === 'outbox')
+    return outboxTransport({ dir: delivery.dir, textEncoding: 'quoted-printable' });
+  // Loaded only when asked for: the AWS SDK adds about a quarter of a second to every start, and
+  // @mailroom/ses is an optional peer an app installs only to send through SES.
+  const make: () => Transport =
+    delivery.kind === 'smtp'
+      ? () => smtpTransport(withConnections(delivery.url, concurrency))
+      : await loadSes().then(
+          ({ sesTransport }) =>
+            () =>
+              sesTransport({
+                region: delivery.region,
+                ...(delivery.endpoint ? { endpoint: delivery.endpoint } : {}),
+                ...(delivery.configurationSet ? { configurationSetName: delivery.configurationSet } : {}),
+              }),
+        );
   let transport: Transport | undefined;
   try {
-    const opened =
-      delivery.kind === 'smtp'
-        ? smtpTransport(withConnections(delivery.url, concurrency))
-        : // Loaded only when asked for: the AWS SDK adds about a quarter of a second to every start.
-          (await import('@mailroom/ses')).sesTransport({
-            region: delivery.region,
-            ...(delivery.endpoint ? { endpoint: delivery.endpoint } : {}),
-            ...(delivery.configurationSet ? { configurationSetName: delivery.configurationSet } : {}),
-          });
+    const opened = make();
     transport = opened;
     await opened.verify?.();
     return opened;
@@ -229,6 +257,8 @@ function withConnections(url: string, concurrency: number | undefined): string {
  */
 export async function openEngine(options: {
   database: DatabaseTarget;
+  /** A missing Liquid variable fails the delivery (`--strict-variables`). @default false */
+  strictVariables?: boolean;
   delivery?: DeliveryTarget;
   logger?: Logger;
   worker?: WorkerOptions;
@@ -249,6 +279,8 @@ export async function openEngine(options: {
   /** Destinations and their shared limits (`--destination-*`). */
   destinations?: DestinationOptions;
 }): Promise<OpenedEngine> {
+  // A missing optional package is named before the database is opened or migrated.
+  if (options.delivery?.kind === 'ses') await loadSes();
   const store = await openStore(options.database);
   let transport: Transport;
   try {
@@ -272,6 +304,7 @@ export async function openEngine(options: {
     ...(options.webhooks ? { webhooks: options.webhooks } : {}),
     ...(options.domains ? { domains: options.domains } : {}),
     ...(options.destinations ? { destinations: options.destinations } : {}),
+    ...(options.strictVariables ? { strictVariables: true } : {}),
   });
   return {
     mailroom,
@@ -300,7 +333,8 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 /** The file path of a SQLite database URL, or undefined for a server URL. */
-function sqlitePath(url: string): string | undefined {
+/** The file path of a SQLite URL (`:memory:` as it is), or undefined for a server's URL. */
+export function sqlitePath(url: string): string | undefined {
   if (url === ':memory:') return url;
   for (const prefix of ['sqlite://', 'sqlite:', 'file://', 'file:']) {
     if (url.startsWith(prefix)) return url.slice(prefix.length);

@@ -62,6 +62,13 @@ export interface ServerOptions {
   domains?: DomainsOptions;
   /** Destinations and their shared limits (`--destination-*`). */
   destinations?: DestinationOptions;
+  /**
+   * How the commands the demo's welcome mail names start the CLI (`npx mailroom`) and which `--database`
+   * they repeat. @default `npx mailroom`, the default database
+   */
+  commands?: { cli?: string; database?: string; file?: string };
+  /** A missing Liquid variable fails the delivery instead of rendering empty. @default false */
+  strictVariables?: boolean;
 }
 
 /** A running server. */
@@ -107,6 +114,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     ...(options.webhooks ? { webhooks: options.webhooks } : {}),
     ...(options.domains ? { domains: options.domains } : {}),
     ...(options.destinations ? { destinations: options.destinations } : {}),
+    ...(options.strictVariables ? { strictVariables: true } : {}),
     unsubscribe: {
       baseUrl: publicUrl,
       ...(options.unsubscribeSecret ? { secret: options.unsubscribeSecret } : {}),
@@ -120,7 +128,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const app = Fastify({ logger: false });
   let inbound: InboundServer | undefined;
   try {
-    const demo = await ensureDemoProject(mailroom, store);
+    const demo = await ensureDemoProject(mailroom, store, options.commands);
     // For a load balancer's readiness check: 503 while the store cannot take new mail (the worker may
     // still be delivering what was accepted), with the state and since when.
     app.get('/health', async (_request, reply) => {
@@ -133,9 +141,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     });
     await app.register(mailroomPlugin, { mailroom, logger: options.logger, ...options.http });
     await app.listen({ port: options.port, host: options.host }).catch((error: unknown) => {
-      throw new MailroomError('INTERNAL', `cannot listen on ${options.host}:${options.port}`, {
-        cause: error,
-      });
+      throw listenError(error, options.host, options.port);
     });
     const bound = app.server.address() as AddressInfo;
     listeningUrl = `http://${reachableHost(bound.address)}:${bound.port}`;
@@ -173,6 +179,29 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     await mailroom.close().catch(() => {});
     throw error;
   }
+}
+
+/**
+ * Why the server cannot listen, saying what to do: a port in use (a second `serve`, another server) is
+ * the usual case, and `--port` is the way out.
+ */
+function listenError(error: unknown, host: string, port: number): MailroomError {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'EADDRINUSE') {
+    return new MailroomError(
+      'INTERNAL',
+      `port ${port} on ${host} is in use (another mailroom serve, or another server): stop it, or pick another port with --port N (or PORT=N; --port 0 takes any free port)`,
+      { cause: error },
+    );
+  }
+  if (code === 'EACCES') {
+    return new MailroomError(
+      'INTERNAL',
+      `not allowed to listen on ${host}:${port} (ports below 1024 need privileges): pick another port with --port N`,
+      { cause: error },
+    );
+  }
+  return new MailroomError('INTERNAL', `cannot listen on ${host}:${port}`, { cause: error });
 }
 
 /** The host to put in a URL for a client on this machine: a wildcard bind is reached on loopback. */

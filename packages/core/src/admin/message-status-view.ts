@@ -16,6 +16,12 @@ export interface TimelineEntry {
 export interface RecipientStatusView {
   address: string;
   name: string;
+  /**
+   * The subject this recipient gets: the one kept with its content (`storeContent`), else the mailing's
+   * subject rendered now with the recipient's data (the mailing's `subject` is the Liquid source, such as
+   * `Hello {{ recipient.firstName }}`); the source itself if it cannot be rendered.
+   */
+  subject: string;
   status: DeliveryRecord['status'];
   attempts: number;
   /** The RFC 5322 Message-ID it is sent with (the same on every attempt). */

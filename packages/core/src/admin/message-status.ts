@@ -1,6 +1,10 @@
 import { MailroomError } from '../base/errors.js';
 import type { AuthContext } from '../context/auth-context.js';
 import type { BaseContext } from '../context/base-context.js';
+import { liquidEngines } from '../render/liquid-engine.js';
+import { parseLiquid } from '../render/parse-liquid.js';
+import { buildScope } from '../render/recipient-scope.js';
+import { singleLine } from '../render/single-line.js';
 import type { EventRecord } from '../store/event-records.js';
 import type { DeliveryRecord, InboundSignalRecord, Json, MailingRecord } from '../store/records.js';
 import type { MailingView } from './mailing-view.js';
@@ -54,26 +58,54 @@ export async function messageStatus(
     deliveries = deliveries.slice(0, RECIPIENTS_LIMIT);
   }
   if (!mailing) throw notFound();
+  const subjectOf = subjectRenderer(mailing);
   const recipients = await Promise.all(
     deliveries.map(async (d) => {
       const [events, reports] = await Promise.all([
         store.listEvents(project.id, { deliveryId: d.id }, { limit: TIMELINE_LIMIT }),
         store.listInboundSignals(d.id),
       ]);
-      return recipientView(d, events, reports);
+      return recipientView(d, subjectOf(d), events, reports);
     }),
   );
   return { ...(await deps.view(mailing)), recipients, more };
 }
 
+/**
+ * The subject each recipient gets (see {@link RecipientStatusView.subject}): the mailing's Liquid parsed
+ * once, rendered per recipient as the worker renders it (lenient: a status read never fails on it).
+ */
+function subjectRenderer(mailing: MailingRecord): (d: DeliveryRecord) => string {
+  const source = mailing.content.subject;
+  if (!/\{[{%]/.test(source)) return (d) => d.content?.subject ?? source;
+  let parsed: ReturnType<typeof parseLiquid> | undefined;
+  try {
+    parsed = parseLiquid('text', source, 'subject');
+  } catch {
+    parsed = undefined;
+  }
+  return (d) => {
+    if (d.content) return d.content.subject;
+    if (!parsed) return source;
+    try {
+      const scope = buildScope(mailing.content.variables, d);
+      return singleLine(String(liquidEngines.text.renderSync(parsed, scope)));
+    } catch {
+      return source;
+    }
+  };
+}
+
 function recipientView(
   d: DeliveryRecord,
+  subject: string,
   events: EventRecord[],
   reports: InboundSignalRecord[],
 ): RecipientStatusView {
   return {
     address: d.address,
     name: d.name,
+    subject,
     status: d.status,
     attempts: d.attempts,
     messageId: d.messageId,

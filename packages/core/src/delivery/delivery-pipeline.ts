@@ -154,7 +154,7 @@ export function createDeliveryPipeline(
         kind: mailing.kind,
         address: delivery.address,
         status: outcome.status,
-        attempts: delivery.attempts,
+        attempts: delivery.attempts - (outcome.uncounted && outcome.status !== 'queued' ? 1 : 0),
         response: outcome.lastResponse ?? null,
         error: outcome.lastError ?? null,
         latencyMs: latencyMs ?? null,

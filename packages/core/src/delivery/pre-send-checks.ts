@@ -42,17 +42,19 @@ export interface CheckParts {
 
 /** The skips, in the order they are tried: the first that answers decides. */
 const SKIP_CHECKS: readonly SkipCheck[] = [
-  ({ mailing, now }) => (mailing.sandbox ? { status: 'skipped', lastError: 'sandbox', now } : undefined),
+  // Each skip is settled before anything is handed to the transport: not an attempt (`uncounted`).
+  ({ mailing, now }) =>
+    mailing.sandbox ? { status: 'skipped', lastError: 'sandbox', uncounted: true, now } : undefined,
   ({ delivery, blocked, now }) =>
     // Suppressions match the folded address (any case of the local part); profiles their own address.
     blocked.get(blockKey(delivery.projectId, foldAddress(delivery.address))) === 'suppressed'
-      ? { status: 'suppressed', lastError: 'address is suppressed', now }
+      ? { status: 'suppressed', lastError: 'address is suppressed', uncounted: true, now }
       : undefined,
   ({ delivery, mailing, blocked, now }, { store }) => {
     if (blocked.get(blockKey(delivery.projectId, delivery.address)) !== 'unsubscribed') return undefined;
     if (mailing.kind !== 'broadcast') return undefined;
     return sourceAllowsUnsubscribed(store, delivery).then((allowed) =>
-      allowed ? undefined : { status: 'skipped', lastError: 'unsubscribed', now },
+      allowed ? undefined : { status: 'skipped', lastError: 'unsubscribed', uncounted: true, now },
     );
   },
   // A topic mailing: the contact's state for the topic, read at claim (`consent/topic-gate.ts`).

@@ -128,6 +128,11 @@ function senderDomain(address: string): string | undefined {
 
 /** Why mail from `domain` is not verified, naming the first record missing or wrong. */
 export function unverified(domain: string, record: DomainRecord | undefined): string {
+  const local = localOnly(domain);
+  if (local) {
+    // No record can be published for it: advising to publish and verify would send the reader nowhere.
+    return `${domain} is a local-only name (${local}): it cannot be published in DNS, so it is never verified. Fine for trying Mailroom out (the outbox, a test relay); for real inboxes, send from a domain you own: add it (POST /domains or mailroom domain add DOMAIN), publish its records and verify it`;
+  }
   if (!record) {
     return `${domain} is not a domain of this project: add it (POST /domains or mailroom domain add ${domain}), publish its records and verify it`;
   }
@@ -138,6 +143,25 @@ export function unverified(domain: string, record: DomainRecord | undefined): st
   if (silent)
     return `${domain} is not verified: DNS did not answer for the ${silent.type} record at ${silent.name}`;
   return `${domain} is not verified yet: publish its records (GET /domains/${domain}) and verify it (POST /domains/${domain}/verify)`;
+}
+
+/**
+ * Special-use names that can never be published in the global DNS (RFC 6761, 6762, 8375, 9476; ICANN's
+ * `.internal`), with why, so that the demo's `mailroom.local` is not told to publish its records.
+ */
+const LOCAL_ONLY: ReadonlyArray<[suffix: string, why: string]> = [
+  ['local', '.local is for multicast DNS on a local network, RFC 6762'],
+  ['localhost', '.localhost is this machine, RFC 6761'],
+  ['invalid', '.invalid is never a real name, RFC 6761'],
+  ['internal', '.internal is for private networks'],
+  ['home.arpa', 'home.arpa is for home networks, RFC 8375'],
+  ['alt', '.alt is outside the DNS, RFC 9476'],
+];
+
+/** Why `domain` can never be published in DNS, or undefined when it can. */
+function localOnly(domain: string): string | undefined {
+  const name = domain.toLowerCase().replace(/\.$/, '');
+  return LOCAL_ONLY.find(([suffix]) => name === suffix || name.endsWith(`.${suffix}`))?.[1];
 }
 
 function describe(found: DomainFinding): string {

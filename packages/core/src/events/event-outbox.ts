@@ -137,8 +137,10 @@ export function createEventOutbox(store: Store, cacheMs = ENDPOINT_CACHE_MS): Ev
     async forDelivery(delivery, mailing, outcome) {
       const type = deliveryEventType(outcome);
       if (type === undefined) return undefined;
+      // An outcome that gives the claim's attempt back reports the attempts as stored after it.
+      const attempts = delivery.attempts - (outcome.uncounted && outcome.status !== 'queued' ? 1 : 0);
       const data: Omit<EventData, 'event_id' | 'project_id'> = {
-        ...deliveryEventData(delivery, mailing),
+        ...deliveryEventData({ ...delivery, attempts }, mailing),
         response: outcome.lastResponse ?? null,
         error: outcome.lastError ?? null,
       };

@@ -8,6 +8,8 @@ export interface KeyView {
   id: string;
   /** The secret's first characters (`sk_live_AbCd`), to tell keys apart. */
   prefix: string;
+  /** What the key is for (`CI`, `marketing site`); null when it was made without a name. */
+  name: string | null;
   mode: SecretMode;
   scope: KeyScope;
   /** Sender domains the key may send from; empty: any sender of the project. */
@@ -39,6 +41,12 @@ export interface CreateKeyOptions {
    * @default 'live'
    */
   mode?: SecretMode;
+  /**
+   * What the key is for (`CI`, `marketing site`), shown in lists and the dashboard: 1 to 100 characters,
+   * no line breaks. A rotation passes it on to the new key.
+   * @default no name
+   */
+  name?: string;
 }
 
 /** How a rotation ends the old key. */

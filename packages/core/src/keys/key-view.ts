@@ -6,6 +6,7 @@ export function keyView(key: ApiKeyRecord, now: Date): KeyView {
   return {
     id: key.id,
     prefix: key.prefix,
+    name: key.name ?? null,
     mode: key.mode,
     scope: key.scope,
     domains: [...key.domains],

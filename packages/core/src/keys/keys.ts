@@ -54,8 +54,9 @@ export function createKeys(
       if (mode !== 'live' && mode !== 'sandbox') {
         throw invalid(['mode'], 'mode must be live or sandbox');
       }
+      const name = checkName(options.name);
       const now = clock.now();
-      const { key, secret } = newKey(project.id, { scope, domains, mode }, now);
+      const { key, secret } = newKey(project.id, { scope, domains, mode, name }, now);
       await store.addProjectSecret(key);
       return { key: keyView(key, now), secret };
     },
@@ -100,6 +101,25 @@ function checkScope(scope: unknown): KeyScope {
   if (typeof scope === 'string' && (KEY_SCOPES as readonly string[]).includes(scope))
     return scope as KeyScope;
   throw invalid(['scope'], `scope must be one of ${KEY_SCOPES.join(', ')}`);
+}
+
+/** The longest key name. */
+export const MAX_KEY_NAME_LENGTH = 100;
+
+/** The key's name, trimmed (none: null), or `VALIDATION_FAILED` naming the field. */
+function checkName(name: unknown): string | null {
+  if (name === undefined || name === null) return null;
+  const trimmed = typeof name === 'string' ? name.trim() : undefined;
+  // One line of text: no control character (line breaks, tabs, escapes).
+  if (
+    trimmed === undefined ||
+    trimmed === '' ||
+    trimmed.length > MAX_KEY_NAME_LENGTH ||
+    /\p{Cc}/u.test(trimmed)
+  ) {
+    throw invalid(['name'], `name must be 1 to ${MAX_KEY_NAME_LENGTH} characters of one line`);
+  }
+  return trimmed;
 }
 
 function invalid(path: string[], message: string): MailroomError {

@@ -9,7 +9,12 @@ const PREFIX_RANDOM_CHARS = 4;
 /** A new key of `projectId` and its secret (to show once; only the digest is stored). */
 export function newKey(
   projectId: string,
-  fields: { scope: KeyScope; domains: readonly string[]; mode: SecretMode },
+  fields: {
+    scope: KeyScope;
+    domains: readonly string[];
+    mode: SecretMode;
+    name?: string | null | undefined;
+  },
   now: Date,
 ): { key: ApiKeyRecord; secret: string } {
   const secret = generateSecret(fields.mode);
@@ -21,6 +26,7 @@ export function newKey(
     scope: fields.scope,
     domains: [...fields.domains],
     prefix: secret.slice(0, `sk_${fields.mode}_`.length + PREFIX_RANDOM_CHARS),
+    name: fields.name ?? null,
     createdAt: now,
     lastUsedAt: null,
     revokedAt: null,

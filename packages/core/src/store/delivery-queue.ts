@@ -15,9 +15,11 @@ export interface DeliveryOutcome {
   sentAt?: Date | null;
   content?: RenderedContent | null;
   /**
-   * The attempt the claim counted did not happen: the delivery was put back before anything was handed to
-   * the transport (its destination is at its limit). `attempts` goes back down by one, so that waiting
-   * for a limit never uses up the delivery's attempts. Only with `queued`.
+   * The attempt the claim counted did not happen: nothing was handed to the transport. With `queued`, the
+   * delivery was put back (its destination is at its limit), so that waiting for a limit never uses up
+   * its attempts; with `suppressed` or `skipped`, it was settled unsent (a suppressed address, an
+   * unsubscribe, a sandbox key), so that it does not show an attempt that never was. `attempts` goes back
+   * down by one. Ignored with the other statuses.
    */
   uncounted?: boolean;
   /** When the outcome was written. */

@@ -47,6 +47,11 @@ export interface ApiKeyRecord {
   domains: string[];
   /** The secret's first characters (`sk_live_AbCd`), to tell keys apart in a list; never enough to use. */
   prefix: string;
+  /**
+   * What the key is for (`CI`, `marketing site`), shown in lists; absent or null: no name (keys made
+   * before keys had names, and keys made without one).
+   */
+  name?: string | null;
   createdAt: Date;
   /** When the key was last used, to the minute at best (the engine writes it at most once a minute). */
   lastUsedAt: Date | null;

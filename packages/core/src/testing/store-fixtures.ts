@@ -77,6 +77,7 @@ export function makeSecret(
     revokedAt: null,
     expiresAt: null,
     replacedBy: null,
+    name: null,
     ...overrides,
   };
 }

@@ -156,6 +156,35 @@ export function describeDeliveryQueue(ctx: StoreSuiteContext): void {
       expect((await ctx.store.getDelivery(a.id))?.attempts).toBe(2);
     });
 
+    it("an uncounted suppressed or skipped outcome gives the claim's attempt back; an uncounted failure does not", async () => {
+      await seedMailing(ctx.store, { addresses: addresses(3) });
+      const claimed = await ctx.store.claimDeliveries({ now: testTime(10), limit: 5, leaseMs: LEASE });
+      const [a, b, c] = claimed as [(typeof claimed)[0], (typeof claimed)[0], (typeof claimed)[0]];
+      expect(claimed.map((d) => d.attempts)).toEqual([1, 1, 1]);
+      expect(
+        await ctx.store.completeDeliveries([
+          {
+            id: a.id,
+            leaseToken: a.leaseToken,
+            outcome: { status: 'suppressed', lastError: 'suppressed', uncounted: true, now: testTime(20) },
+          },
+          {
+            id: b.id,
+            leaseToken: b.leaseToken,
+            outcome: { status: 'skipped', lastError: 'unsubscribed', uncounted: true, now: testTime(20) },
+          },
+          {
+            id: c.id,
+            leaseToken: c.leaseToken,
+            outcome: { status: 'failed', lastError: 'refused', uncounted: true, now: testTime(20) },
+          },
+        ]),
+      ).toEqual([true, true, true]);
+      expect(await ctx.store.getDelivery(a.id)).toMatchObject({ status: 'suppressed', attempts: 0 });
+      expect(await ctx.store.getDelivery(b.id)).toMatchObject({ status: 'skipped', attempts: 0 });
+      expect(await ctx.store.getDelivery(c.id)).toMatchObject({ status: 'failed', attempts: 1 });
+    });
+
     it('renewLeases extends only the leases still held with that token', async () => {
       await seedMailing(ctx.store, { addresses: addresses(3) });
       const [a, b, c] = await ctx.store.claimDeliveries({ now: testTime(0), limit: 3, leaseMs: LEASE });

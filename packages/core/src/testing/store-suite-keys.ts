@@ -12,6 +12,7 @@ export function describeKeys(ctx: StoreSuiteContext): void {
         scope: 'sending',
         domains: ['example.com', 'mail.example.org'],
         prefix: 'sk_live_AbCd',
+        name: 'Marketing site — “spring” ✓',
         createdAt: testTime(1000),
       });
       const read = makeSecret(project.id, { scope: 'read', mode: 'sandbox', createdAt: testTime(2000) });
@@ -20,6 +21,8 @@ export function describeKeys(ctx: StoreSuiteContext): void {
       expect(await ctx.store.findSecret(scoped.hash)).toEqual({ project, secret: scoped });
       expect(await ctx.store.getKey(project.id, scoped.id)).toEqual(scoped);
       expect(await ctx.store.listKeys(project.id)).toEqual([secret, scoped, read]);
+      // A key made without a name reads back with none (null), on every adapter.
+      expect((await ctx.store.getKey(project.id, read.id))?.name).toBeNull();
     });
 
     it("another project's key is neither listed nor found by id", async () => {

@@ -206,6 +206,11 @@ export function audienceSchemas(): JsonObject {
     Recipient: object(['address', 'status', 'attempts', 'messageId', 'timeline'], {
       address: { type: 'string' },
       name: { type: 'string' },
+      subject: {
+        type: 'string',
+        description:
+          "The subject this recipient gets: kept with its content, else the message's subject (Liquid) rendered with the recipient's data.",
+      },
       status: { enum: [...DELIVERY_STATUSES] },
       attempts: { type: 'integer' },
       messageId: { type: 'string', description: 'The RFC 5322 Message-ID it is sent with.' },

@@ -17,10 +17,14 @@ export function keySchemas(): JsonObject {
     ApiKey: {
       type: 'object',
       description: 'A project key as listed: never its secret.',
-      required: ['id', 'prefix', 'mode', 'scope', 'domains', 'state', 'createdAt'],
+      required: ['id', 'prefix', 'name', 'mode', 'scope', 'domains', 'state', 'createdAt'],
       properties: {
         id: { type: 'string', description: '`key_…`: what revoke and rotate name the key by.' },
         prefix: { type: 'string', description: "The secret's first characters (`sk_live_AbCd`)." },
+        name: {
+          type: ['string', 'null'],
+          description: 'What the key is for (`CI`, `marketing site`); null when it was made without a name.',
+        },
         mode: { enum: ['live', 'sandbox'] },
         scope: {
           enum: SCOPES,
@@ -55,6 +59,13 @@ export function keySchemas(): JsonObject {
           description: 'Limit the key to senders of these domains (`example.com`).',
         },
         mode: { enum: ['live', 'sandbox'], default: 'live' },
+        name: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 100,
+          description:
+            'What the key is for (`CI`, `marketing site`), shown in lists and the dashboard; one line. A rotation passes it on.',
+        },
       },
     },
     ApiKeyRotateRequest: {
@@ -112,7 +123,7 @@ export function keyPaths(responses: (schema: string, description: string) => Jso
       get: {
         operationId: 'listKeys',
         summary:
-          "The project's keys (prefix, scope, domains, created, last used), oldest first; needs `read`",
+          "The project's keys (name, prefix, scope, domains, created, last used), oldest first; needs `read`",
         tags: ['keys'],
         parameters: [
           requestId,
@@ -128,7 +139,7 @@ export function keyPaths(responses: (schema: string, description: string) => Jso
       post: {
         operationId: 'createKey',
         summary:
-          'Make a key with a scope, optionally limited to sender domains; its secret is shown once; needs `full`',
+          'Make a key with a scope and a name, optionally limited to sender domains; its secret is shown once; needs `full`',
         tags: ['keys'],
         parameters: [requestId],
         requestBody: json('ApiKeyCreateRequest', true),

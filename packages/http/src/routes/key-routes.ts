@@ -14,7 +14,7 @@ const MAX_LIMIT = 1000;
 
 /**
  * `GET /keys` (the project's keys, in pages: `?cursor=&limit=`, answering `nextCursor`), `POST /keys`
- * (`{ scope, domains?, mode? }`: the new key, its secret shown only in this answer), `DELETE /keys/:id`
+ * (`{ scope, domains?, mode?, name? }`: the new key, its secret shown only in this answer), `DELETE /keys/:id`
  * (revoke) and `POST /keys/:id/rotate` (`{ graceSeconds? }`: the new key and its secret, once).
  */
 export const KEY_ROUTES = {
@@ -34,11 +34,13 @@ export const KEY_ROUTES = {
         nextCursor: more ? (keys.at(-1)?.id ?? null) : null,
       });
     }
-    const body = objectBody(readJson(), ['scope', 'domains', 'mode']);
+    const body = objectBody(readJson(), ['scope', 'domains', 'mode', 'name']);
     const created = await mailroom.keys.create(auth, {
       scope: body.scope as KeyScope,
       ...(body.domains !== undefined ? { domains: body.domains as string[] } : {}),
       ...(body.mode !== undefined ? { mode: body.mode as 'live' | 'sandbox' } : {}),
+      // Checked by the engine (a string of one line), which names the field when it is not.
+      ...(body.name !== undefined ? { name: body.name as string } : {}),
     });
     return successResponse(requestId, 'Key created; its secret is shown only now', {
       key: created.key,

@@ -102,7 +102,7 @@ function completeOne(s: State, id: string, leaseToken: number, outcome: Delivery
   if (outcome.lastError !== undefined) d.lastError = outcome.lastError;
   if (outcome.sentAt !== undefined) d.sentAt = outcome.sentAt && new Date(outcome.sentAt);
   if (outcome.content !== undefined) d.content = clone(outcome.content);
-  if (outcome.uncounted && outcome.status === 'queued') d.attempts = Math.max(0, d.attempts - 1);
+  if (isUncounted(outcome)) d.attempts = Math.max(0, d.attempts - 1);
   d.updatedAt = new Date(outcome.now);
   writeOutbox(s.outbox, outcome.outbox);
   return true;
@@ -118,4 +118,9 @@ function isClaimable(s: State, d: DeliveryRecord, t: number): boolean {
     (d.status === 'queued' && d.nextAttemptAt.getTime() <= t) ||
     (d.status === 'sending' && d.leaseExpiresAt !== null && d.leaseExpiresAt.getTime() <= t);
   return due && !isPaused(s, d.mailingId) && !isHeldByPause(s, d, t);
+}
+
+/** Whether the outcome gives the claim's attempt back (`DeliveryOutcome.uncounted`). */
+function isUncounted(outcome: DeliveryOutcome): boolean {
+  return outcome.uncounted === true && ['queued', 'suppressed', 'skipped'].includes(outcome.status);
 }

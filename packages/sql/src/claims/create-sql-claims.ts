@@ -3,6 +3,7 @@ import type { SqlRunner } from '../connection/sql-runner.js';
 import type { SqlDialect } from '../dialects/sql-dialect.js';
 import type { Codec } from '../rows/codec.js';
 import { ms } from '../rows/codec.js';
+import { givesAttemptBack } from '../rows/outcome-rows.js';
 import type { ClaimSpec } from './claim-spec.js';
 import type { SqlClaims } from './sql-claims.js';
 
@@ -62,7 +63,7 @@ export function createSqlClaims(dialect: SqlDialect, runner: SqlRunner, codec: C
         params.push(codec.json(outcome.content));
       }
       // The claim's attempt did not happen (`DeliveryOutcome.uncounted`).
-      if (outcome.uncounted && outcome.status === 'queued') mask |= 64;
+      if (givesAttemptBack(outcome)) mask |= 64;
       let text = outcomeTexts.get(mask);
       if (text === undefined) {
         const sets = ['status = ?', 'lease_expires_at = NULL', 'updated_at = ?'];

@@ -10,6 +10,7 @@ import { domainsSchema } from './migration-domains.js';
 import { eventSeries } from './migration-event-series.js';
 import { eventsAndWebhooks } from './migration-events.js';
 import { inboundSignalsMigration } from './migration-inbound.js';
+import { keyNames } from './migration-key-names.js';
 import { pausesSchema } from './migration-pauses.js';
 import { signalReasons } from './migration-signal-reasons.js';
 import { suppressionCase } from './migration-suppression-case.js';
@@ -347,7 +348,8 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '013_pauses': pausesSchema(dialect),
     '014_destination_limits': destinationLimitsSchema(dialect),
     '017_event_series': eventSeries(),
-    // 018-019 are taken by work merged in parallel (key names, delivery priority).
+    '018_key_names': keyNames(dialect.columnTypes),
+    // 019 is taken by work merged in parallel (delivery priority).
     '020_topics_consent': topicsConsentSchema(dialect),
     '021_suppression_case': suppressionCase(),
   };

@@ -5,10 +5,10 @@ import type { SqlContext } from '../sql-context.js';
 
 /** The columns of a key row, in the order of {@link keyParams}. */
 export const KEY_COLUMNS =
-  'hash, id, project_id, mode, scope, domains, prefix, created_at, last_used_at, revoked_at, expires_at, replaced_by';
+  'hash, id, project_id, mode, scope, domains, prefix, created_at, last_used_at, revoked_at, expires_at, replaced_by, name';
 
 /** `INSERT` of one key row. */
-export const INSERT_KEY = `INSERT INTO mailroom_project_secrets (${KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+export const INSERT_KEY = `INSERT INTO mailroom_project_secrets (${KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /** The parameters of one key row, in {@link KEY_COLUMNS} order. */
 export function keyParams(codec: Codec, key: ApiKeyRecord): unknown[] {
@@ -25,6 +25,7 @@ export function keyParams(codec: Codec, key: ApiKeyRecord): unknown[] {
     ms(key.revokedAt),
     ms(key.expiresAt),
     key.replacedBy,
+    key.name ?? null,
   ];
 }
 

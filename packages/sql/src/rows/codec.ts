@@ -276,6 +276,8 @@ export function createCodec(jsonParsedByDriver: boolean): Codec {
       revokedAt: dateOrNull(row.revoked_at),
       expiresAt: dateOrNull(row.expires_at),
       replacedBy: row.replaced_by === null || row.replaced_by === undefined ? null : str(row.replaced_by),
+      // Keys written before 018 have no name.
+      name: strOrNull(row.name),
     }),
     sender: (row) => ({
       id: str(row.id),

@@ -9,6 +9,14 @@ export interface OutcomeItem {
   outcome: DeliveryOutcome;
 }
 
+/** Whether the outcome gives the claim's attempt back (`DeliveryOutcome.uncounted`): never handed over. */
+export function givesAttemptBack(outcome: DeliveryOutcome): boolean {
+  return (
+    outcome.uncounted === true &&
+    (outcome.status === 'queued' || outcome.status === 'suppressed' || outcome.status === 'skipped')
+  );
+}
+
 /** The fields of one outcome as one row: id, token, status, updated_at, `given` bits, then the values. */
 export function outcomeRow(codec: Codec, { id, leaseToken, outcome }: OutcomeItem): unknown[] {
   // Bit i of `given` says whether the outcome sets that field at all (undefined leaves it unchanged).
@@ -18,7 +26,7 @@ export function outcomeRow(codec: Codec, { id, leaseToken, outcome }: OutcomeIte
     (outcome.lastError !== undefined ? 4 : 0) |
     (outcome.sentAt !== undefined ? 8 : 0) |
     (outcome.content !== undefined ? 16 : 0) |
-    (outcome.uncounted && outcome.status === 'queued' ? 64 : 0);
+    (givesAttemptBack(outcome) ? 64 : 0);
   return [
     id,
     leaseToken,

@@ -13,7 +13,7 @@ export interface KeysPageData {
 }
 
 /**
- * The project's API keys (prefix, scope, sender domains, state, created, last used; never a secret), with a
+ * The project's API keys (name, prefix, scope, sender domains, state, created, last used; never a secret), with a
  * "Revoke" button per key still in use. New keys are made with `mailroom key create` or `POST /keys`.
  */
 export function keysPage(ctx: PageContext, data: KeysPageData): SafeHtml {
@@ -23,12 +23,13 @@ export function keysPage(ctx: PageContext, data: KeysPageData): SafeHtml {
       ? html`<form method="post" action="${ctx.root}/keys/${k.id}/revoke">${csrfField(ctx)}<button type="submit" class="small">Revoke</button></form>`
       : '';
     const current = k.id === data.currentKeyId ? html` <span class="muted">(this session)</span>` : '';
-    return html`<tr><td class="mono">${k.prefix}…<br><span class="muted">${k.id}</span>${current}</td><td>${k.scope}</td><td>${k.domains.length > 0 ? k.domains.join(', ') : 'any sender'}</td><td>${badge(k.state)}${k.state === 'expiring' ? html` <span class="muted">until</span> ${time(k.expiresAt)}` : ''}</td><td>${time(k.createdAt)}</td><td>${k.lastUsedAt ? time(k.lastUsedAt) : 'never'}</td><td>${revoke}</td></tr>`;
+    const name = k.name ? html`<strong>${k.name}</strong><br>` : '';
+    return html`<tr><td>${name}<span class="mono">${k.prefix}…</span><br><span class="muted mono">${k.id}</span>${current}</td><td>${k.scope}</td><td>${k.domains.length > 0 ? k.domains.join(', ') : 'any sender'}</td><td>${badge(k.state)}${k.state === 'expiring' ? html` <span class="muted">until</span> ${time(k.expiresAt)}` : ''}</td><td>${time(k.createdAt)}</td><td>${k.lastUsedAt ? time(k.lastUsedAt) : 'never'}</td><td>${revoke}</td></tr>`;
   });
   return layout(
     ctx,
     'Keys',
     'keys',
-    html`<h1>Keys</h1>${data.notice ? html`<p class="card" role="status">${data.notice}</p>` : ''}<p class="muted">Make a key with <code>mailroom key create --project ID --scope full|sending|read</code> or <code>POST /keys</code>; its secret is shown once.</p><table class="cards"><thead><tr><th>Key</th><th>Scope</th><th>Senders</th><th>State</th><th>Created</th><th>Last used</th><th></th></tr></thead><tbody>${rows}</tbody></table>`,
+    html`<h1>Keys</h1>${data.notice ? html`<p class="card" role="status">${data.notice}</p>` : ''}<p class="muted">Make a key with <code>mailroom key create --project ID --scope full|sending|read --name NAME</code> or <code>POST /keys</code>; its secret is shown once.</p><table class="cards"><thead><tr><th>Key</th><th>Scope</th><th>Senders</th><th>State</th><th>Created</th><th>Last used</th><th></th></tr></thead><tbody>${rows}</tbody></table>`,
   );
 }
