@@ -63,7 +63,7 @@ async function settled(relay: PolicyBlockRelay): Promise<number> {
 }
 
 /** The pause, its event, and no suppression: what every case checks once paused. */
-async function checkPause(store: Store, mailingId: string, addresses: string[], c: Case) {
+async function checkPause(store: Store, mailingId: string, addresses: string[], c: Case, workers: number) {
   const mailing = await store.getMailingById(mailingId);
   if (!mailing) throw new Error('mailing gone');
   const pauses = await store.listPauses({ projectId: mailing.projectId, now: new Date() });
@@ -79,7 +79,8 @@ async function checkPause(store: Store, mailingId: string, addresses: string[], 
   // The minimum count (20 for a broadcast, 10 for a destination) held: not the first refusal.
   expect(rule?.count).toBeGreaterThanOrEqual(c.scope === 'broadcast' ? 20 : 10);
   expect(rule?.rate).toBeGreaterThan(0.1);
-  expect(rule?.attempts).toBeGreaterThan(ACCEPT_FIRST);
+  // One process counts every attempt; with two, each counts its own and the store's refusals of both.
+  if (workers === 1) expect(rule?.attempts).toBeGreaterThan(ACCEPT_FIRST);
   expect(await store.findSuppressed(mailing.projectId, addresses)).toEqual([]);
   const events = await store.listEvents(mailing.projectId, { types: ['broadcast.paused'] }, { limit: 10 });
   expect(events).toHaveLength(1);
@@ -111,7 +112,8 @@ describe('the reputation guard stops a broadcast into a policy block within a fe
         mailroom.worker.start();
         await waitUntil(async () => (await store.listPauses({ now: new Date() })).length > 0, 60_000);
         const tried = await settled(relay);
-        const rule = await checkPause(store, seeded.mailingId, seeded.addresses, c);
+        console.log(`${c.rule} (SQLite, one process): ${tried} tried`);
+        const rule = await checkPause(store, seeded.mailingId, seeded.addresses, c, 1);
         console.log(`${c.rule} (SQLite, one process): ${tried} tried, paused at`, rule);
         expect(tried).toBeLessThan(600);
       } finally {
@@ -139,7 +141,8 @@ describe('the reputation guard stops a broadcast into a policy block within a fe
         workers.push(...(await Promise.all([0, 1].map(() => startWorker(url, relay.port, c.guard)))));
         await waitUntil(async () => (await store.listPauses({ now: new Date() })).length > 0, 60_000);
         const tried = await settled(relay);
-        const rule = await checkPause(store, seeded.mailingId, seeded.addresses, c);
+        console.log(`${c.rule} (PostgreSQL, two workers): ${tried} tried`);
+        const rule = await checkPause(store, seeded.mailingId, seeded.addresses, c, 2);
         console.log(`${c.rule} (PostgreSQL, two workers): ${tried} tried, paused at`, rule);
         expect(tried).toBeLessThan(800);
       } finally {
