@@ -91,7 +91,8 @@ async function checkPause(store: Store, mailingId: string, addresses: string[], 
       rule: { name: c.rule, count: rule?.count, attempts: rule?.attempts, rate: rule?.rate, threshold: 0.1 },
     },
   });
-  expect(String((events[0]?.data as { pause?: { reason?: string } }).pause?.reason)).toContain(c.rule);
+  const data = events[0]?.data as { pause?: { reason?: string } } | undefined;
+  expect(String(data?.pause?.reason)).toContain(c.rule);
   return rule;
 }
 
