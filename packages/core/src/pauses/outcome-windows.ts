@@ -1,7 +1,7 @@
 /**
  * The in-process counters of the reputation guard: what this worker's outcomes add between two reads of
  * the store. Each add is O(1) and allocates nothing, so counting every outcome costs the delivery loop
- * next to nothing (BENCHMARKS.md, "reputation guard per outcome").
+ * next to nothing (to be measured: `BENCH_GUARD=0` runs `delivery-broadcast` with the guard off).
  */
 
 /** Attempts and refusals over a rolling window, kept in buckets. */
