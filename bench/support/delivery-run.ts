@@ -79,6 +79,8 @@ async function mailroomRun(): Promise<RunResult> {
       ? { webhooks: { busyRatePerSecond: Number(process.env.BENCH_WEBHOOK_BUSY_RATE) } }
       : {}),
     ...(TRACKING ? { tracking: { baseUrl: 'https://mail.acme.test', opens: true, clicks: true } } : {}),
+    // BENCH_GUARD=0: the reputation guard off (its cost: alternate with the default, on).
+    ...(process.env.BENCH_GUARD === '0' ? { guard: false as const } : {}),
   });
   try {
     const { project, secret } = await mailroom.admin.createProject({ name: 'Bench' });

@@ -19,4 +19,17 @@ export interface DeliveryContext extends InboundContext, UnsubscribeContext {
   destinations?: DestinationOptions;
   /** Sender domains' and routes' warm-up schedules, when the engine has the `warmup` option. */
   warmup?: WarmupOptions;
+  /** The pauses this process knows of now (the reputation guard's watch), when the guard runs. */
+  heldBack?: HeldBack;
+}
+
+/**
+ * What pauses hold back, as this process knows it between two claims: a pause the guard just wrote here,
+ * or one it read from the store since (every ~250 ms while outcomes flow). A claimed delivery it covers is
+ * handed back unsent (due now; claims pass over it while the pause lasts), so a batch claimed before the
+ * pause does not send on into the wall.
+ */
+export interface HeldBack {
+  /** True when a pause covers the delivery: its broadcast, its project, or its destination domain. O(1). */
+  held(projectId: string, mailingId: string, address: string): boolean;
 }

@@ -1,4 +1,10 @@
-import type { DeliveryStatus, MailingRecord, SourceJobStatus, SourceKind } from '../store/records.js';
+import type {
+  DeliveryStatus,
+  InboundSignalKind,
+  MailingRecord,
+  SourceJobStatus,
+  SourceKind,
+} from '../store/records.js';
 
 /** The payload of the `source:page` event: one page of a source was expanded and committed. */
 export interface SourcePageEvent {
@@ -36,6 +42,12 @@ export interface DeliveryEvents {
      * transport or its fallback, the SES transport names itself); null otherwise.
      */
     transport: string | null;
+    /**
+     * A relay's permanent refusal read as a signal (`sender-side` for a policy block, DMARC, a blocklist;
+     * `hard-bounce` for an unknown user...): the kind recorded with the outcome; null otherwise. The
+     * reputation guard counts it as the outcome comes.
+     */
+    refusal?: InboundSignalKind | null;
   }) => void;
   /** This process's worker expanded and committed one page of a source (audience group, CSV file). */
   'source:page': (event: SourcePageEvent) => void;

@@ -34,6 +34,9 @@ interface PipelineOutcome extends BufferedOutcome {
   latencyMs?: number;
 }
 
+/** How long a delivery a pause held back after its claim waits before it is due again. */
+const HELD_DELAY_MS = 1_000;
+
 /** Retries a pipeline remembers for `drain` at most (the oldest is forgotten first). */
 const MAX_RETRIES_KEPT = 4096;
 
@@ -125,7 +128,9 @@ export function createDeliveryPipeline(
     gate,
     destinations,
     halted: () => halted,
-    handBack: (delivery: ClaimedDelivery) => handBack(delivery).outcome,
+    held: (delivery: ClaimedDelivery) =>
+      ctx.heldBack?.held(delivery.projectId, delivery.mailingId, delivery.address) === true,
+    handBack: (delivery: ClaimedDelivery) => (halted ? handBack(delivery) : holdBack(delivery)).outcome,
     refusals: new WeakMap<DeliveryOutcome, SignalFacts>(),
   };
   const { refusals } = attemptParts;
@@ -159,6 +164,7 @@ export function createDeliveryPipeline(
         error: outcome.lastError ?? null,
         latencyMs: latencyMs ?? null,
         transport: (outcome.status === 'sent' && sentVia(outcome.lastResponse)) || null,
+        refusal: refusals.get(outcome)?.kind ?? null,
       });
     },
   });
@@ -209,7 +215,12 @@ export function createDeliveryPipeline(
         while (next < claimed.length) {
           const delivery = claimed[next++] as ClaimedDelivery;
           try {
-            const item = halted ? handBack(delivery) : await deliverOne(delivery, blocked, topicBlocked);
+            // A pause that came after the claim holds the rest of the batch back (handed back unsent).
+            const item = halted
+              ? handBack(delivery)
+              : attemptParts.held(delivery)
+                ? holdBack(delivery)
+                : await deliverOne(delivery, blocked, topicBlocked);
             if (item.mailing) {
               const outbox = await ctx.outbox.forDelivery(delivery, item.mailing, item.outcome);
               if (outbox) item.outcome.outbox = outbox;
@@ -246,6 +257,21 @@ export function createDeliveryPipeline(
     // The attempt its claim counted did not happen, but nothing was handed to the relay either.
     const now = clock.now();
     return { delivery, mailing: undefined, outcome: { status: 'queued', nextAttemptAt: now, now } };
+  }
+
+  /**
+   * A delivery a pause holds back (known here since its claim): given back unsent, due a second later.
+   * Claims pass over it while the pause lasts; the second keeps a pause this process knows of before the
+   * store lists it (or after it was lifted elsewhere) from handing the same deliveries back and forth.
+   */
+  function holdBack(delivery: ClaimedDelivery): PipelineOutcome {
+    const now = clock.now();
+    const outcome: DeliveryOutcome = {
+      status: 'queued',
+      nextAttemptAt: new Date(now.getTime() + HELD_DELAY_MS),
+      now,
+    };
+    return { delivery, mailing: undefined, outcome };
   }
 
   async function deliverOne(

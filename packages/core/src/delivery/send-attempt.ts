@@ -40,6 +40,8 @@ export interface AttemptParts {
   destinations: DestinationGate | undefined;
   /** True once the worker stops starting sends: the attempt hands the delivery back instead. */
   halted(): boolean;
+  /** True when a pause known here now covers the delivery: it is handed back unsent too. */
+  held(delivery: ClaimedDelivery): boolean;
   /** The outcome of a delivery handed back unsent. */
   handBack(delivery: ClaimedDelivery): DeliveryOutcome;
   /** Outcomes of a relay's permanent refusal, with its facts (they emit `email.bounced`). */
@@ -73,7 +75,8 @@ export async function runAttempt(attempt: SendAttempt, parts: AttemptParts): Pro
     admission.leave(signal);
   };
   try {
-    if (parts.halted()) return parts.handBack(delivery);
+    // The last moment to hear of a pause written since the claim (here or by another worker).
+    if (parts.halted() || parts.held(delivery)) return parts.handBack(delivery);
     const receipt = await attempt.send();
     leave('ok');
     const now = clock.now();

@@ -120,6 +120,8 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   const webhookSender = createWebhookSender(ctx, options.webhooks, () => worker.outstanding > 0);
   const retention = createRetention(ctx, options.retention);
   const guard = options.guard === false ? undefined : createReputationGuard(ctx, options.guard);
+  // The worker's batches hold back what a pause covers as soon as this process knows of it.
+  if (guard) ctx.heldBack = guard;
   const progress = createProgressReporter(ctx, options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS);
   const idempotencyTtlMs = options.idempotency?.ttlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
   if (!(Number.isSafeInteger(idempotencyTtlMs) && idempotencyTtlMs > 0)) {

@@ -43,14 +43,25 @@ export interface ProjectGuardRules {
 }
 
 /**
- * `createMailroom({ guard })`: the reputation guard, run by every process whose worker runs. It reads the
- * store's counts (attempts by delivery status, bounces, complaints and sender-side refusals by kind) and
- * pauses what crosses a rule, with `broadcast.paused` carrying the rule and its figures. `false` turns it
- * off. README, "Pause, resume and the reputation guard", lists the defaults.
+ * `createMailroom({ guard })`: the reputation guard, run by every process whose worker runs. It judges
+ * every rule as each outcome of its worker is recorded (in-process counters added to the store's figures
+ * of its last read), reads the store's counts (attempts by delivery status, bounces, complaints and
+ * sender-side refusals by kind, and the pauses in force) every `syncMs` while outcomes flow, and pauses
+ * what crosses a rule, with `broadcast.paused` carrying the rule and its figures. `false` turns it off.
+ * README, "Pause, resume and the reputation guard", lists the defaults and says how fast it reacts.
  */
 export interface ReputationGuardOptions {
-  /** How often the rules are checked. @default 10_000 */
+  /**
+   * How often the store's figures are read when no outcome comes (inbound bounces and complaints of a
+   * broadcast that has stopped sending). @default 10_000
+   */
   checkMs?: number;
+  /**
+   * How often the store's figures (every worker's outcomes, and the pauses in force) are read while
+   * outcomes flow; a read also waits three times the last one's length, so a slow count never takes
+   * more than a quarter of a connection. @default 250
+   */
+  syncMs?: number;
   broadcast?: BroadcastGuardRules;
   destination?: DestinationGuardRules;
   project?: ProjectGuardRules;
@@ -66,6 +77,7 @@ export type GuardOptions = ReputationGuardOptions;
 /** The defaults, as a careful sender would choose them. */
 export const GUARD_DEFAULTS = {
   checkMs: 10_000,
+  syncMs: 250,
   broadcast: {
     hardBounceRate: 0.05,
     hardBounceMinAttempts: 500,

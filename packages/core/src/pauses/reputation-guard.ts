@@ -2,237 +2,381 @@ import { domainOf } from '../base/address-parts.js';
 import { isStoreOutage } from '../base/errors.js';
 import type { BaseContext } from '../context/base-context.js';
 import type { DeliveryEvents } from '../delivery/delivery-events.js';
-import type { PauseRule } from '../store/pause-store.js';
+import type { PauseRecord, PauseRule } from '../store/pause-store.js';
 import type { MailingRecord } from '../store/records.js';
+import { addFigures, crossedBroadcastRule, type Figures, noFigures, storeFigures } from './broadcast-rule.js';
 import { describeRule } from './describe-rule.js';
 import { GUARD_DEFAULTS, type ReputationGuardOptions } from './guard-options.js';
-import { pause } from './pause-control.js';
+import { createHeldPauses } from './held-pauses.js';
+import { createLastSends, createWindowCounts, type LastSends, type WindowCounts } from './outcome-windows.js';
+import { type PauseRequest, type PauseTarget, pause } from './pause-control.js';
 import { createProjectGuardRule } from './project-guard-rule.js';
 
 /** The reputation guard of one process: start with the worker, stop with it; `check` runs one round. */
 export interface ReputationGuard {
   start(): void;
   stop(): Promise<void>;
-  /** Check every rule once; returns the pauses it wrote. */
+  /** Read the store's figures and check every rule once; returns the pauses it wrote. */
   check(): Promise<number>;
+  /** The pauses this process knows of, for the delivery loop (`DeliveryContext.heldBack`). */
+  held(projectId: string, mailingId: string, address: string): boolean;
 }
 
-/** Broadcasts not heard of for this long drop out of the guard's watch. */
+/** Broadcasts, projects and destinations not heard of for this long drop out of the guard's watch. */
 const FORGET_MS = 3_600_000;
+/**
+ * A round of store reads is started no sooner than this many times its last duration after it: on a
+ * mailing so large that counting it takes long, the reads stay a small share of the store's time.
+ */
+const ROUND_SPACING = 3;
+
+/** A broadcast watched: the store's figures at the last round, and this process's outcomes since. */
+interface BroadcastWatch {
+  projectId: string;
+  ref: string;
+  heard: number;
+  mailing: MailingRecord | undefined;
+  /** The store's figures at the last round, less those at the last resume. */
+  shared: Figures;
+  /** This process's outcomes since the last round's read began. */
+  local: Figures;
+  /** The store's figures when it was resumed (seen resumed); null: counted from its creation. */
+  base: Figures | null;
+}
+
+/** A destination domain of a project watched: this process's attempts, the store's refusals. */
+interface DestinationWatch {
+  projectId: string;
+  domain: string;
+  heard: number;
+  window: WindowCounts;
+  /** Every worker's sender-side refusals in the window, at the last round. */
+  sharedRefusals: number;
+  /** This process's refusals since the last round's read began. */
+  localRefusals: number;
+}
+
+/** A project watched: its last sends in this process. */
+interface ProjectWatch {
+  heard: number;
+  sends: LastSends;
+}
 
 /**
- * The guard. It watches the broadcasts and destinations this process's worker sends to (from the engine's
- * `delivery` events), and every `checkMs`:
- * - per broadcast, from the store (every worker's outcomes and every inbound signal count): attempts are
- *   its deliveries sent, bounced, complained or failed; a rule crossed pauses the broadcast;
- * - per destination domain, over the rolling window: sender-side refusals in the store against the
- *   attempts this process made there; a rule crossed pauses the domain for `pauseMs`. With several
- *   workers each sees only its own attempts, so the rate reads high and the pause comes sooner (the
- *   careful side);
- * - per project, over its last sends (every worker's, from the store's events): recipient-hard bounces
- *   crossing the rule pause the project's sending (`project-guard-rule.ts`).
+ * The guard. It judges every rule as each outcome of this process's worker is recorded (the engine's
+ * `delivery` event), from in-process counters (O(1) an outcome) added to the store's figures of the last
+ * round; a round reads the store (every worker's outcomes and every inbound signal, and the pauses in
+ * force) every `syncMs` while outcomes flow, and every `checkMs` in any case:
+ * - per broadcast, over its life (from its last resume): attempts are its deliveries sent, bounced,
+ *   complained or failed; a rule crossed pauses the broadcast;
+ * - per destination domain, over the rolling window: sender-side refusals (every worker's, from the
+ *   store, plus this process's since) against the attempts this process made there; a rule crossed
+ *   pauses the domain for `pauseMs`. With several workers each counts only its own attempts, so the
+ *   rate reads high and the pause comes sooner (the careful side);
+ * - per project, over its last sends: this process's own at each outcome, and every worker's (the
+ *   store's events) at each round (`project-guard-rule.ts`); crossing pauses the project's sending.
+ * A pause is written at once; the process holds back its own claimed deliveries the pause covers from
+ * that moment (`held`), and every worker's next claim passes over them.
  */
 export function createReputationGuard(
   ctx: BaseContext,
   options: ReputationGuardOptions = {},
 ): ReputationGuard {
   const checkMs = options.checkMs ?? GUARD_DEFAULTS.checkMs;
+  const syncMs = Math.min(options.syncMs ?? GUARD_DEFAULTS.syncMs, checkMs);
   const b = { ...GUARD_DEFAULTS.broadcast, ...options.broadcast };
   const d = { ...GUARD_DEFAULTS.destination, ...options.destination };
-  /** `${projectId} ${ref}` -> last heard (ms). */
-  const broadcasts = new Map<string, number>();
-  /** projectId -> last heard (ms): projects this process sends for, broadcasts and transactional. */
-  const projects = new Map<string, number>();
+  const p = { ...GUARD_DEFAULTS.project, ...options.project };
   const projectRule = createProjectGuardRule(ctx, options.project);
-  /** `${projectId} ${domain}` -> attempt times (ms), oldest first. */
-  const attempts = new Map<string, number[]>();
-  /** Mailing ids seen paused, and the figures at which a resumed broadcast starts counting again. */
+  const heldPauses = createHeldPauses();
+  /** `${projectId} ${ref}` -> its watch. */
+  const broadcasts = new Map<string, BroadcastWatch>();
+  /** `${projectId} ${domain}` -> its watch. */
+  const destinations = new Map<string, DestinationWatch>();
+  const projects = new Map<string, ProjectWatch>();
+  /** Mailing ids seen paused: a resume seen later starts their count afresh. */
   const seenPaused = new Set<string>();
-  const baselines = new Map<string, Figures>();
+  /** Pauses being written by this process, by key (one write each). */
+  const writing = new Set<string>();
+  let outcomesSinceRound = 0;
+  /** Deliveries were held back since the last round. */
+  let heldSeen = false;
+  let lastRoundAt = 0;
+  let nextRoundAt = 0;
   let timer: ReturnType<typeof setInterval> | undefined;
   let running: Promise<unknown> | undefined;
 
   ctx.events.view<DeliveryEvents>().on('delivery', (event) => {
     const now = ctx.clock.now().getTime();
-    if (event.kind === 'broadcast') broadcasts.set(`${event.projectId} ${event.mailingRef}`, now);
-    projects.set(event.projectId, now);
+    outcomesSinceRound++;
+    const { projectId, status, refusal } = event;
+    const tried = status === 'sent' || status === 'bounced' || status === 'failed';
+    let project = projects.get(projectId);
+    if (!project) {
+      project = { heard: now, sends: createLastSends(p.windowSends, p.maxWindowMs) };
+      projects.set(projectId, project);
+    }
+    project.heard = now;
+    if (tried) {
+      project.sends.add(status === 'bounced', now);
+      judgeProject(projectId, project, now);
+    }
+    if (event.kind === 'broadcast') {
+      const key = `${projectId} ${event.mailingRef}`;
+      let watch = broadcasts.get(key);
+      if (!watch) {
+        watch = newBroadcastWatch(projectId, event.mailingRef, now);
+        broadcasts.set(key, watch);
+      }
+      watch.heard = now;
+      if (tried) watch.local.attempts += 1;
+      if (refusal === 'hard-bounce' || refusal === 'sender-side') watch.local[refusal] += 1;
+      judgeBroadcast(watch);
+    }
     if (event.latencyMs === null) return;
-    const key = `${event.projectId} ${domainOf(event.address)}`;
-    const list = attempts.get(key) ?? [];
-    list.push(now);
-    attempts.set(key, list);
+    const domain = domainOf(event.address);
+    const key = `${projectId} ${domain}`;
+    let watch = destinations.get(key);
+    if (!watch) {
+      watch = {
+        projectId,
+        domain,
+        heard: now,
+        window: createWindowCounts(d.windowMs),
+        sharedRefusals: 0,
+        localRefusals: 0,
+      };
+      destinations.set(key, watch);
+    }
+    watch.heard = now;
+    const refused = refusal === 'sender-side';
+    watch.window.add(now, refused);
+    if (refused) watch.localRefusals += 1;
+    judgeDestination(watch, now);
   });
 
-  async function figures(mailing: MailingRecord): Promise<Figures> {
-    const counts = await ctx.store.countDeliveries(mailing.id);
-    const signals = await ctx.store.countInboundSignals({
-      projectId: mailing.projectId,
-      mailingId: mailing.id,
-      kinds: ['hard-bounce', 'complaint', 'sender-side'],
-    });
-    const total = (kind: string) => signals.filter((s) => s.kind === kind).reduce((n, s) => n + s.count, 0);
-    return {
-      attempts: counts.sent + counts.bounced + counts.failed + counts.complained,
-      'hard-bounce': total('hard-bounce'),
-      complaint: total('complaint'),
-      'sender-side': total('sender-side'),
+  function newBroadcastWatch(projectId: string, ref: string, now: number): BroadcastWatch {
+    const watch: BroadcastWatch = {
+      projectId,
+      ref,
+      heard: now,
+      mailing: undefined,
+      shared: noFigures(),
+      local: noFigures(),
+      base: null,
     };
+    // The mailing (for its id) is read once; outcomes are counted meanwhile and judged when it comes.
+    ctx.store.getMailing(projectId, ref).then(
+      (mailing) => {
+        watch.mailing = mailing;
+        judgeBroadcast(watch);
+      },
+      () => {},
+    );
+    return watch;
   }
 
-  async function checkBroadcast(mailing: MailingRecord, paused: boolean): Promise<number> {
+  /** Writes a pause once (at a time) per key; what it covers is held back here at once. */
+  function write(key: string, target: PauseTarget, request: PauseRequest, onDone?: () => void): void {
+    if (writing.has(key)) return;
+    writing.add(key);
+    heldPauses.hold(target);
+    pause(ctx, target, request)
+      .then(
+        () => {
+          heldPauses.written(target, Date.now());
+          onDone?.();
+        },
+        (error: unknown) => {
+          heldPauses.release(target);
+          if (!isStoreOutage(error)) ctx.logger.error({ err: error }, 'reputation guard could not pause');
+        },
+      )
+      .finally(() => writing.delete(key));
+  }
+
+  function judgeBroadcast(watch: BroadcastWatch): number {
+    const mailing = watch.mailing;
+    if (!mailing || writing.has(mailing.id) || heldPauses.heldMailing(mailing.projectId, mailing.id))
+      return 0;
+    const since = watch.base ? null : mailing.createdAt.toISOString();
+    const rule = crossedBroadcastRule(addFigures(watch.shared, watch.local), b, since);
+    if (!rule) return 0;
+    write(
+      mailing.id,
+      { projectId: mailing.projectId, scope: 'broadcast', mailing },
+      { by: 'guard', reason: describeRule(rule), rule },
+      // Known paused at once, not at the next round: a resume within one round would otherwise never
+      // be seen, and the figures that made the pause would make it again.
+      () => seenPaused.add(mailing.id),
+    );
+    return 1;
+  }
+
+  function judgeDestination(watch: DestinationWatch, now: number): number {
+    const { projectId, domain } = watch;
+    const key = `destination ${projectId} ${domain}`;
+    if (writing.has(key) || heldPauses.heldDomain(projectId, domain)) return 0;
+    const window = watch.window.totals(now);
+    const count = Math.max(watch.sharedRefusals + watch.localRefusals, window.refusals);
+    const attempts = Math.max(window.attempts, count);
+    const rate = attempts === 0 ? 0 : count / attempts;
+    if (count < d.senderSideMin || rate <= d.senderSideRate) return 0;
+    const rule: PauseRule = {
+      name: 'destination.sender-side',
+      signal: 'sender-side',
+      count,
+      attempts,
+      rate,
+      threshold: d.senderSideRate,
+      minimum: d.senderSideMin,
+      windowMs: d.windowMs,
+      since: new Date(now - d.windowMs).toISOString(),
+    };
+    write(
+      key,
+      { projectId, scope: 'destination', destination: domain },
+      { by: 'guard', reason: describeRule(rule), rule, until: new Date(now + d.pauseMs) },
+    );
+    return 1;
+  }
+
+  function judgeProject(projectId: string, watch: ProjectWatch, now: number): number {
+    const key = `project ${projectId}`;
+    const { sends, hard, since } = watch.sends;
+    if (sends < p.hardBounceMinSends || hard / sends <= p.hardBounceRate) return 0;
+    if (writing.has(key) || heldPauses.heldProject(projectId)) return 0;
+    const rule: PauseRule = {
+      name: 'project.hard-bounces',
+      signal: 'hard-bounce',
+      count: hard,
+      attempts: sends,
+      rate: hard / sends,
+      threshold: p.hardBounceRate,
+      minimum: p.hardBounceMinSends,
+      windowMs: Math.max(1, now - since),
+      since: new Date(since).toISOString(),
+    };
+    // A pause of the project is its operator's to lift: what made it is not held against it again.
+    write(key, { projectId, scope: 'project' }, { by: 'guard', reason: describeRule(rule), rule }, () =>
+      watch.sends.clear(),
+    );
+    return 1;
+  }
+
+  /** One round of store reads: the pauses in force, then every rule with the store's figures. */
+  async function check(): Promise<number> {
+    const now = ctx.clock.now().getTime();
+    outcomesSinceRound = 0;
+    heldSeen = false;
+    let paused = 0;
+    const pausesOf = new Map<string, PauseRecord[]>();
+    for (const [projectId, watch] of projects) {
+      if (now - watch.heard > FORGET_MS) {
+        projects.delete(projectId);
+        continue;
+      }
+      const readAt = Date.now();
+      const pauses = await ctx.store.listPauses({ projectId, now: new Date(now) });
+      pausesOf.set(projectId, pauses);
+      heldPauses.replace(projectId, pauses, readAt);
+      const wasPaused = seenPaused.has(`project ${projectId}`);
+      const isPaused = pauses.some((x) => x.scope === 'project');
+      if (isPaused) seenPaused.add(`project ${projectId}`);
+      else if (wasPaused) {
+        seenPaused.delete(`project ${projectId}`);
+        watch.sends.clear();
+      }
+      paused += await projectRule.check(projectId, now, isPaused);
+    }
+    for (const [key, watch] of broadcasts) {
+      if (now - watch.heard > FORGET_MS) {
+        broadcasts.delete(key);
+        continue;
+      }
+      paused += await roundBroadcast(watch, now, pausesOf);
+    }
+    return paused + (await roundDestinations(now));
+  }
+
+  async function roundBroadcast(
+    watch: BroadcastWatch,
+    now: number,
+    pausesOf: Map<string, PauseRecord[]>,
+  ): Promise<number> {
+    const mailing = await ctx.store.getMailing(watch.projectId, watch.ref);
+    if (!mailing || !['queued', 'scheduled', 'sending'].includes(mailing.status)) return 0;
+    watch.mailing = mailing;
+    const pauses =
+      pausesOf.get(mailing.projectId) ??
+      (await ctx.store.listPauses({ projectId: mailing.projectId, now: new Date(now) }));
     // A broadcast resumed (here or elsewhere) is judged afresh from where it was resumed: what made it
     // pause does not pause it again at once.
-    if (paused) {
+    if (pauses.some((x) => x.scope === 'broadcast' && x.target === mailing.id) || writing.has(mailing.id)) {
       seenPaused.add(mailing.id);
       return 0;
     }
-    const now = await figures(mailing);
-    if (seenPaused.delete(mailing.id)) baselines.set(mailing.id, now);
-    const base = baselines.get(mailing.id);
-    const tried = now.attempts - (base?.attempts ?? 0);
-    const total = (kind: keyof Omit<Figures, 'attempts'>) => now[kind] - (base?.[kind] ?? 0);
-    const rule = (name: string, signal: string, count: number, threshold: number, minimum: number) => ({
-      name,
-      signal,
-      count,
-      attempts: tried,
-      rate: tried === 0 ? 0 : count / tried,
-      threshold,
-      minimum,
-      windowMs: null,
-      since: base ? null : mailing.createdAt.toISOString(),
-    });
-    const hard = rule(
-      'broadcast.hard-bounces',
-      'hard-bounce',
-      total('hard-bounce'),
-      b.hardBounceRate,
-      b.hardBounceMinAttempts,
-    );
-    const complaints = rule(
-      'broadcast.complaints',
-      'complaint',
-      total('complaint'),
-      b.complaintRate,
-      b.complaintMin,
-    );
-    const refusals = rule(
-      'broadcast.sender-side',
-      'sender-side',
-      total('sender-side'),
-      b.senderSideRate,
-      b.senderSideMin,
-    );
-    const crossed =
-      (tried >= hard.minimum && hard.rate > hard.threshold && hard) ||
-      (complaints.count >= complaints.minimum && complaints.rate > complaints.threshold && complaints) ||
-      (refusals.count >= refusals.minimum && refusals.rate > refusals.threshold && refusals) ||
-      undefined;
-    if (!crossed) return 0;
-    const written = await pause(
-      ctx,
-      { projectId: mailing.projectId, scope: 'broadcast', mailing },
-      { by: 'guard', reason: describeRule(crossed), rule: crossed },
-    );
-    // Known paused at once, not at the next check: a resume within one check interval would otherwise
-    // never be seen, and the figures that made the pause would make it again. (A pause resumed within the
-    // interval by another process, or before this one started, is seen only at its next pause.)
-    if (written) seenPaused.add(mailing.id);
-    return written ? 1 : 0;
+    const reading = { ...watch.local };
+    const figures = await storeFigures(ctx, mailing);
+    if (seenPaused.delete(mailing.id)) {
+      watch.base = figures;
+      watch.local = noFigures();
+    } else {
+      watch.local = addFigures(watch.local, reading, -1);
+    }
+    watch.shared = watch.base ? addFigures(figures, watch.base, -1) : figures;
+    return judgeBroadcast(watch);
   }
 
-  async function checkDestinations(now: number): Promise<number> {
+  async function roundDestinations(now: number): Promise<number> {
     const since = now - d.windowMs;
-    const byProject = new Map<string, Map<string, number>>();
-    for (const [key, list] of attempts) {
-      while (list.length > 0 && (list[0] as number) < since) list.shift();
-      if (list.length === 0) {
-        attempts.delete(key);
+    const byProject = new Map<string, DestinationWatch[]>();
+    for (const [key, watch] of destinations) {
+      if (now - watch.heard > d.windowMs) {
+        destinations.delete(key);
         continue;
       }
-      const [projectId = '', domain = ''] = key.split(' ');
-      const domains = byProject.get(projectId) ?? new Map<string, number>();
-      domains.set(domain, list.length);
-      byProject.set(projectId, domains);
+      byProject.set(watch.projectId, [...(byProject.get(watch.projectId) ?? []), watch]);
     }
     let paused = 0;
-    for (const [projectId, domains] of byProject) {
+    for (const [projectId, watches] of byProject) {
+      const reading = watches.map((w) => w.localRefusals);
       const refused = await ctx.store.countInboundSignals({
         projectId,
         kinds: ['sender-side'],
         since: new Date(since),
       });
-      for (const [domain, tried] of domains) {
-        const count = refused.filter((s) => s.domain === domain).reduce((n, s) => n + s.count, 0);
-        const rate = count / Math.max(tried, count);
-        if (count < d.senderSideMin || rate <= d.senderSideRate) continue;
-        const rule: PauseRule = {
-          name: 'destination.sender-side',
-          signal: 'sender-side',
-          count,
-          attempts: Math.max(tried, count),
-          rate,
-          threshold: d.senderSideRate,
-          minimum: d.senderSideMin,
-          windowMs: d.windowMs,
-          since: new Date(since).toISOString(),
-        };
-        const written = await pause(
-          ctx,
-          { projectId, scope: 'destination', destination: domain },
-          { by: 'guard', reason: describeRule(rule), rule, until: new Date(now + d.pauseMs) },
-        );
-        if (written) paused += 1;
-      }
+      watches.forEach((watch, i) => {
+        watch.localRefusals -= reading[i] as number;
+        watch.sharedRefusals = refused
+          .filter((s) => s.domain === watch.domain)
+          .reduce((n, s) => n + s.count, 0);
+        paused += judgeDestination(watch, now);
+      });
     }
     return paused;
   }
 
-  async function check(): Promise<number> {
-    const now = ctx.clock.now().getTime();
-    let paused = 0;
-    for (const [key, heard] of broadcasts) {
-      if (now - heard > FORGET_MS) {
-        broadcasts.delete(key);
-        continue;
-      }
-      const [projectId = '', ref = ''] = key.split(' ');
-      const mailing = await ctx.store.getMailing(projectId, ref);
-      if (!mailing || !['queued', 'scheduled', 'sending'].includes(mailing.status)) continue;
-      const pauses = await ctx.store.listPauses({ projectId, now: new Date(now) });
-      const held = pauses.some((p) => p.scope === 'broadcast' && p.target === mailing.id);
-      paused += await checkBroadcast(mailing, held);
-    }
-    for (const [projectId, heard] of projects) {
-      if (now - heard > FORGET_MS) {
-        projects.delete(projectId);
-        continue;
-      }
-      const pauses = await ctx.store.listPauses({ projectId, now: new Date(now) });
-      paused += await projectRule.check(
-        projectId,
-        now,
-        pauses.some((p) => p.scope === 'project'),
-      );
-    }
-    return paused + (await checkDestinations(now));
-  }
-
-  function round(): void {
-    if (running) return;
+  function tick(): void {
+    const now = Date.now();
+    if (running || now < nextRoundAt) return;
+    if (outcomesSinceRound === 0 && !heldSeen && now - lastRoundAt < checkMs) return;
+    lastRoundAt = now;
     running = check()
       .catch((error: unknown) => {
         // A store outage is logged once, by the engine's watch of the store, not by every loop.
         if (!isStoreOutage(error)) ctx.logger.error({ err: error }, 'reputation guard round failed');
       })
       .finally(() => {
+        const ended = Date.now();
+        nextRoundAt = ended + (ended - now) * ROUND_SPACING;
         running = undefined;
       });
   }
 
   return {
     start() {
-      timer ??= setInterval(round, checkMs);
+      timer ??= setInterval(tick, syncMs);
       timer.unref?.();
     },
     async stop() {
@@ -241,13 +385,12 @@ export function createReputationGuard(
       await running;
     },
     check,
+    held(projectId, mailingId, address) {
+      if (!heldPauses.held(projectId, mailingId, address)) return false;
+      // Deliveries held back: the next round confirms the pause (or sees it lifted) without waiting for
+      // `checkMs`.
+      heldSeen = true;
+      return true;
+    },
   };
-}
-
-/** A broadcast's attempts and signals by kind. */
-interface Figures {
-  attempts: number;
-  'hard-bounce': number;
-  complaint: number;
-  'sender-side': number;
 }
