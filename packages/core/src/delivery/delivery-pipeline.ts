@@ -269,7 +269,10 @@ export function createDeliveryPipeline(
     const waits = waitBeforeWork({ destination, senderDomain, route }, { destinations, warmup, clock });
     if (waits) return result(mailing, waits);
     const envelopeFrom = ctx.bounces ? await ctx.bounces.address(delivery.id) : mailing.sender.address;
-    const headers = await listUnsubscribeHeaders(ctx, mailing, delivery);
+    const unsubscribe = await listUnsubscribeHeaders(ctx, mailing, delivery);
+    // A batch item's custom headers (checked at accept: never one the engine writes) go first.
+    const custom = mailing.content.headers;
+    const headers = custom ? { ...custom, ...unsubscribe } : unsubscribe;
     let built: Awaited<ReturnType<typeof builder.build>>;
     try {
       const verp = ctx.bounces !== undefined;

@@ -228,6 +228,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     listEvents: async (auth, eventOptions) => listEvents(ctx, await resolveAuth(auth), eventOptions),
 
     send: acceptance.send,
+    sendBatch: acceptance.sendBatch,
     broadcast: acceptance.broadcast,
 
     getMessage: (auth, ref) => messageStatus(ctx, { resolveAuth, view }, auth, ref),

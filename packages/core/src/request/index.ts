@@ -43,3 +43,13 @@ export {
   sourceSchema,
   templateSchema,
 } from './schemas.js';
+export type { BatchItemProblem, BatchItemRequest, BatchMode, ParsedSendBatch } from './batch-send-parse.js';
+export { parseSendBatchRequest } from './batch-send-parse.js';
+export type { SendBatchItemBody, SendBatchRequestBody } from './batch-send-schema.js';
+export {
+  MAX_BATCH_HEADERS,
+  MAX_BATCH_ITEMS,
+  MAX_BATCH_TAGS,
+  sendBatchItemSchema,
+  sendBatchRequestSchema,
+} from './batch-send-schema.js';

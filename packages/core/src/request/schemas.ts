@@ -52,7 +52,7 @@ function capped(name: FieldLimitName) {
 }
 
 /** A non-empty reference (template ref, audience group ref, broadcast ref). */
-const refSchema = capped('ref').superRefine((value, ctx) => {
+export const refSchema = capped('ref').superRefine((value, ctx) => {
   if (isBlankText(value)) ctx.addIssue({ code: 'custom', message: 'Must not be empty' });
 });
 
@@ -143,7 +143,7 @@ export const recipientSchema = z.union([mailboxSchema, recipientObjectSchema], {
  * `recipients`: an array of recipients, or a single one (TypeScript client). `max` applies to the list
  * as sent, before duplicates are collapsed.
  */
-function recipientsSchema(max: number, unit: 'request' | 'batch', min: number) {
+export function recipientsSchema(max: number, unit: 'request' | 'batch', min: number) {
   let list = z.array(recipientSchema).max(max, `At most ${max} recipients per ${unit}`);
   if (min > 0) list = list.min(min, 'At least one recipient is required');
   return z.union([mailboxSchema, recipientObjectSchema, list], {
@@ -274,7 +274,7 @@ export function sourceSpecOf(value: z.output<typeof sourceSchema>): SourceSpec {
 }
 
 /** `options.scheduleFor`: a date-time with Z or an offset. */
-const scheduleForSchema = z
+export const scheduleForSchema = z
   .string()
   .superRefine((value, ctx) => {
     const result = parseDateTime(value);
@@ -283,7 +283,7 @@ const scheduleForSchema = z
   .meta({ format: 'date-time', description: `${DATE_TIME_RULE}. Absent or null: send now.` });
 
 /** Fields shared by a single message and an initial broadcast batch. */
-const contentShape = {
+export const contentShape = {
   subject: subjectSchema.nullish().meta({
     description:
       "Subject line (Liquid). Required with message; with template, absent uses the template's default subject.",
@@ -302,7 +302,7 @@ const contentShape = {
   invitation: invitationSchema.nullish(),
 };
 
-function checkBody(
+export function checkBody(
   value: { subject?: unknown; message?: unknown; template?: unknown },
   ctx: IssueSink,
 ): void {

@@ -80,6 +80,17 @@ export interface MailingStore {
    * and a commit never appends to a mailing whose status left `allowStatus` before it committed.
    */
   commitBatch(write: BatchWrite): Promise<BatchCommitResult>;
+  /**
+   * Optional: commit several accepted requests (the items of a batch send, each its own mailing) in ONE
+   * transaction, each exactly as {@link MailingStore.commitBatch} commits it, in order. All of them are
+   * durable when the promise resolves, or none is written (a refusal of one, such as `CONFLICT` or
+   * `BROADCAST_CLOSED`, refuses them all). Answers one result per write, in order. One transaction
+   * instead of one per message is what makes a batch of 100 cheap; a store without it is called
+   * `commitBatch` once per write.
+   *
+   * Race guarantee: the same as `commitBatch` for every write; other transactions see all of them or none.
+   */
+  commitBatches?(writes: readonly BatchWrite[]): Promise<BatchCommitResult[]>;
   /** A mailing by ref in the project. */
   getMailing(projectId: string, ref: string): Promise<MailingRecord | undefined>;
   /** A mailing by id (worker use, not scoped: ids never leave the engine). */

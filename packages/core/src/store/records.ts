@@ -234,11 +234,21 @@ export interface ContentSnapshot {
   text: string | null;
   /** Tracking choices of the mailing (`options.track`); kept with the content because they shape it. */
   track?: MailingTrackOptions;
+  /** Custom headers of every message of the mailing (a batch item's `headers`); they shape what is sent. */
+  headers?: Record<string, string>;
+  /** Labels of the mailing (a batch item's `tags`), kept for reports. */
+  tags?: MessageTag[];
   /** Global variables: the fallback for every recipient's own variables. */
   variables: Variables;
   /** Template ref and version the content came from, if any. */
   templateRef: string | null;
   templateVersion: number | null;
+}
+
+/** A label of a message: a name and a value. */
+export interface MessageTag {
+  name: string;
+  value: string;
 }
 
 /** A mailing's tracking choices (`options.track`, our extension); absent keys follow the engine. */

@@ -34,6 +34,36 @@ export function memoryMailingStore(db: () => State): MailingStore {
       for (const job of write.sourceJobs) s.sourceJobs.set(job.id, clone(job));
       return { inserted, mailing: clone(mailing) };
     },
+    async commitBatches(writes) {
+      const s = db();
+      // Every check first (targets, and refs unique within the call too): then nothing can fail.
+      const refs = new Set<string>();
+      const mailings = writes.map((write) => {
+        const mailing = targetMailing(s, write);
+        if ('create' in write.target) {
+          const ref = key(mailing.projectId, mailing.ref);
+          if (refs.has(ref)) throw conflict(`mailing ${mailing.ref} already exists`);
+          refs.add(ref);
+        }
+        return mailing;
+      });
+      return writes.map((write, i) => {
+        const mailing = mailings[i] as MailingRecord;
+        if ('create' in write.target) {
+          s.mailings.set(mailing.id, mailing);
+          s.mailingIdByRef.set(key(mailing.projectId, mailing.ref), mailing.id);
+        } else {
+          mailing.status = write.target.setStatus;
+        }
+        mailing.batchCount += 1;
+        mailing.updatedAt = new Date(write.now);
+        s.batches.set(write.batch.id, clone(write.batch));
+        const inserted = insertDeliveries(s, write.deliveries);
+        upsertProfiles(s, mailing.projectId, write.profiles, write.profileOptions, write.now);
+        for (const job of write.sourceJobs) s.sourceJobs.set(job.id, clone(job));
+        return { inserted, mailing: clone(mailing) };
+      });
+    },
     async getMailing(projectId, ref) {
       const s = db();
       const id = s.mailingIdByRef.get(key(projectId, ref));
