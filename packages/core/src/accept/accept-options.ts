@@ -78,4 +78,3 @@ export interface SendBatchResult {
   /** True when this is the first call's answer, replayed for a repeated batch idempotency key. */
   replayed?: boolean;
 }
-

@@ -322,7 +322,10 @@ async function finishKeys(
 async function dropKeys(actx: AcceptContext, auth: AuthContext, keys: string[]): Promise<void> {
   for (const key of keys) {
     await actx.store.dropIdempotent(auth.project.id, key).catch((error: unknown) => {
-      actx.logger.warn({ err: error }, 'could not release an idempotency key; it stays held until it expires');
+      actx.logger.warn(
+        { err: error },
+        'could not release an idempotency key; it stays held until it expires',
+      );
     });
   }
 }

@@ -1,10 +1,10 @@
 import type { ValidationIssue } from '../base/errors.js';
 import { isMailroomError } from '../base/errors.js';
+import type { MessageTag } from '../store/records.js';
 import { batchItemExtrasSchema, MAX_BATCH_ITEMS } from './batch-send-schema.js';
 import { parseDateTime } from './dates.js';
 import { toValidationIssues, validationError } from './issues.js';
 import { parseSendRequest, type SendParseLimits } from './parse.js';
-import type { MessageTag } from '../store/records.js';
 import type { SendRequest } from './request-types.js';
 
 /** How a batch treats its bad items: `strict` refuses the whole batch, `partial` sends the good ones. */
@@ -118,7 +118,9 @@ function envelopeOf(body: unknown): { items: unknown[]; mode: BatchMode } {
     ]);
   }
   if (mode !== 'strict' && mode !== 'partial') {
-    throw validationError([{ code: 'invalid_value', path: ['mode'], message: 'Expected "strict" or "partial"' }]);
+    throw validationError([
+      { code: 'invalid_value', path: ['mode'], message: 'Expected "strict" or "partial"' },
+    ]);
   }
   if (!Array.isArray(items)) {
     throw validationError([

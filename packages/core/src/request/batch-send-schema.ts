@@ -96,7 +96,8 @@ export const batchTagsSchema = z
   .superRefine((tags, ctx) => {
     const seen = new Set<string>();
     for (const [i, tag] of tags.entries()) {
-      if (seen.has(tag.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: 'Repeated tag name' });
+      if (seen.has(tag.name))
+        ctx.addIssue({ code: 'custom', path: [i, 'name'], message: 'Repeated tag name' });
       seen.add(tag.name);
     }
   })
@@ -144,7 +145,9 @@ export const sendBatchItemSchema = z
 /** `mode`: `strict` refuses the whole batch for one bad item; `partial` accepts the good ones. */
 export const batchModeSchema = z
   .enum(['strict', 'partial'])
-  .meta({ description: 'strict (the default): one bad item refuses the batch. partial: the good items are sent.' });
+  .meta({
+    description: 'strict (the default): one bad item refuses the batch. partial: the good items are sent.',
+  });
 
 /** The body of `POST /send/mail/batch` as documented (a bare array of items is accepted too, in `strict` mode). */
 export const sendBatchRequestSchema = z.object({
