@@ -140,6 +140,8 @@ export function createAcceptance(
   ): Promise<BroadcastResult> {
     const now = actx.clock.now();
     const { sender, content } = await resolveContent(actx, auth, req);
+    // Local time and sending window: each delivery gets its own due time (store/delivery-plan.ts).
+    if (req.options.plan) content.plan = req.options.plan;
     await options.checkSender(auth.project.id, sender.address, actx.store);
     const groupId = await resolveGroup(actx, auth, req.options.acquiringAudience);
     const mailing = newMailing(

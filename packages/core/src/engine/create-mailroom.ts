@@ -152,6 +152,9 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       batchCount: mailing.batchCount,
       counts: await countCache.counts(mailing.id),
       lateByMs: await latenessOf(ctx, mailing),
+      ...(mailing.content.plan && store.countWaitingByHour
+        ? { waiting: await store.countWaitingByHour(mailing.id, ctx.clock.now()) }
+        : {}),
     };
   }
 

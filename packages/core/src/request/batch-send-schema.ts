@@ -143,11 +143,9 @@ export const sendBatchItemSchema = z
   .superRefine(checkBody);
 
 /** `mode`: `strict` refuses the whole batch for one bad item; `partial` accepts the good ones. */
-export const batchModeSchema = z
-  .enum(['strict', 'partial'])
-  .meta({
-    description: 'strict (the default): one bad item refuses the batch. partial: the good items are sent.',
-  });
+export const batchModeSchema = z.enum(['strict', 'partial']).meta({
+  description: 'strict (the default): one bad item refuses the batch. partial: the good items are sent.',
+});
 
 /** The body of `POST /send/mail/batch` as documented (a bare array of items is accepted too, in `strict` mode). */
 export const sendBatchRequestSchema = z.object({

@@ -4,6 +4,7 @@ import type { InvitationSpec, Variables } from '../store/records.js';
 import { checkAddress, checkMailbox } from './address.js';
 import { copyVariables } from './copy-variables.js';
 import { parseDateTime } from './dates.js';
+import { deliveryPlanOf } from './local-time-schema.js';
 import type {
   BatchRequest,
   BroadcastRequest,
@@ -73,6 +74,7 @@ export function normalizeBroadcastRequest(
       acquiringAudience: optionalRef(body.options?.acquiringAudience),
       scheduleFor: typeof scheduleFor === 'string' ? validDate(scheduleFor) : null,
       storeContent: body.options?.storeContent ?? null,
+      plan: deliveryPlanOf(body.options?.localTime, body.options?.window),
     },
   };
 }

@@ -1,5 +1,6 @@
 import type {
   AttachmentSpec,
+  DeliveryPlan,
   ExistingAction,
   InvitationSpec,
   MailingTrackOptions,
@@ -87,7 +88,13 @@ export interface BroadcastRequest extends NormalizedContentRequest {
   /** At most 250 recipients; may be empty when `sources` is not. */
   recipients: NormalizedRecipient[];
   sources: SourceSpec[];
-  options: { acquiringAudience: string | null; scheduleFor: Date | null; storeContent: boolean | null };
+  options: {
+    acquiringAudience: string | null;
+    scheduleFor: Date | null;
+    storeContent: boolean | null;
+    /** `options.localTime` and `options.window`, or null. */
+    plan: DeliveryPlan | null;
+  };
 }
 
 /** `POST /send/mail/broadcast` with `broadcastRef`: a later batch. */

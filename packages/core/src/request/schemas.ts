@@ -13,6 +13,7 @@ import {
   RECIPIENT_VARIABLES_BUDGET,
   TEMPLATE_VARIABLES_BUDGET,
 } from './field-limits.js';
+import { localTimeSchema, sendingWindowSchema } from './local-time-schema.js';
 import type { SourceSpec } from './request-types.js';
 import { resolveSource } from './sources.js';
 import { hasLineBreak, isBlankText } from './text-checks.js';
@@ -396,6 +397,8 @@ function broadcastRequestSchemaWith<R extends z.ZodType>(recipients: R) {
           scheduleFor: scheduleForSchema.nullish(),
           storeContent: z.boolean().nullish(),
           track: trackSchema.nullish(),
+          localTime: localTimeSchema.nullish(),
+          window: sendingWindowSchema.nullish(),
         })
         .nullish(),
     })

@@ -155,4 +155,17 @@ export interface MailingStore {
   countDeliveries(mailingId: string): Promise<DeliveryCounts>;
   /** The earliest `sentAt` of the mailing's deliveries, or undefined when none has been sent. */
   firstSentAt(mailingId: string): Promise<Date | undefined>;
+  /**
+   * Optional: the mailing's `queued` deliveries due after `now`, counted by the UTC hour they are due in
+   * (`nextAttemptAt` rounded down to the hour), earliest first; hours with none are left out. How a
+   * broadcast spread over a day by local times says what waits for when.
+   */
+  countWaitingByHour?(mailingId: string, now: Date): Promise<WaitingHour[]>;
+}
+
+/** Deliveries waiting for one hour: see {@link MailingStore.countWaitingByHour}. */
+export interface WaitingHour {
+  /** The start of the UTC hour. */
+  hour: Date;
+  count: number;
 }

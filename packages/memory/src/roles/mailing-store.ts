@@ -144,6 +144,18 @@ export function memoryMailingStore(db: () => State): MailingStore {
       for (const d of db().deliveries.values()) if (d.mailingId === mailingId) counts[d.status] += 1;
       return counts;
     },
+    async countWaitingByHour(mailingId, now) {
+      const byHour = new Map<number, number>();
+      for (const d of db().deliveries.values()) {
+        if (d.mailingId !== mailingId || d.status !== 'queued' || d.nextAttemptAt <= now) continue;
+        const t = d.nextAttemptAt.getTime();
+        const hour = t - (t % 3_600_000);
+        byHour.set(hour, (byHour.get(hour) ?? 0) + 1);
+      }
+      return [...byHour]
+        .sort((a, b) => a[0] - b[0])
+        .map(([hour, count]) => ({ hour: new Date(hour), count }));
+    },
     async firstSentAt(mailingId) {
       let first: Date | undefined;
       for (const d of db().deliveries.values()) {

@@ -306,6 +306,19 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
       });
     },
 
+    countWaitingByHour(mailingId, now) {
+      return guard('countWaitingByHour', async () => {
+        // `%` is integer remainder on all three databases; the due index serves status and time.
+        const rows = await all(
+          `SELECT next_attempt_at - next_attempt_at % 3600000 AS hour, COUNT(*) AS n FROM mailroom_deliveries
+           WHERE mailing_id = ? AND status = 'queued' AND next_attempt_at > ?
+           GROUP BY next_attempt_at - next_attempt_at % 3600000 ORDER BY hour`,
+          [mailingId, now.getTime()],
+        );
+        return rows.map((row) => ({ hour: new Date(Number(row.hour)), count: Number(row.n) }));
+      });
+    },
+
     firstSentAt(mailingId) {
       return guard('firstSentAt', async () => {
         const row = await first(
