@@ -1167,6 +1167,25 @@ export interface components {
                     /** @description true: the derived text part carries the tracked links too (default: the original ones). */
                     textLinks?: boolean | null;
                 } | null;
+                localTime?: {
+                    /** @description A time of day, HH:MM (24 hours). */
+                    at: string;
+                    /** @description The trait (or an inline recipient's variable) holding the recipient's IANA time zone. */
+                    timezone: string;
+                    /** @description The zone of recipients without a valid one. @default UTC */
+                    fallback?: string | null;
+                } | null;
+                window?: {
+                    /** @description Days it is open (sun ... sat). @default every day */
+                    days?: ("sun" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat")[] | null;
+                    /** @description A time of day, HH:MM (24 hours). */
+                    from: string;
+                    /** @description A time of day, HH:MM (24 hours). */
+                    to: string;
+                    /** @description Without localTime: the trait holding the recipient's zone. With it, localTime's is used. */
+                    timezone?: string | null;
+                    fallback?: string | null;
+                } | null;
             } | null;
         };
         BatchRequest: {
