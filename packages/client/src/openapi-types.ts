@@ -2039,6 +2039,12 @@ export interface components {
             batchCount?: number;
             counts: components["schemas"]["DeliveryCounts"];
             lateByMs?: number | null;
+            /** @description A broadcast sent at local times or in a sending window: its deliveries not yet due, by the UTC hour they wait for. */
+            waiting?: {
+                /** Format: date-time */
+                hour: string;
+                count: number;
+            }[];
         };
         BroadcastStatus: {
             ref: string;
@@ -2058,6 +2064,12 @@ export interface components {
             batchCount?: number;
             counts: components["schemas"]["DeliveryCounts"];
             lateByMs?: number | null;
+            /** @description A broadcast sent at local times or in a sending window: its deliveries not yet due, by the UTC hour they wait for. */
+            waiting?: {
+                /** Format: date-time */
+                hour: string;
+                count: number;
+            }[];
             /** @description The broadcast sources (audience groups, CSV files) and their progress. */
             sources: {
                 /** @enum {unknown} */
@@ -2144,6 +2156,12 @@ export interface components {
             batchCount?: number;
             counts: components["schemas"]["DeliveryCounts"];
             lateByMs?: number | null;
+            /** @description A broadcast sent at local times or in a sending window: its deliveries not yet due, by the UTC hour they wait for. */
+            waiting?: {
+                /** Format: date-time */
+                hour: string;
+                count: number;
+            }[];
             recipients: components["schemas"]["Recipient"][];
             /** @description More than the 100 recipients listed. */
             more: boolean;

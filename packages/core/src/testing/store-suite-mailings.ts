@@ -635,6 +635,29 @@ function describeCommitBatches(ctx: StoreSuiteContext): void {
       expect(await ctx.store.getProfile(seeded.project.id, 'first@example.com')).toBeUndefined();
     });
 
+    it('countWaitingByHour counts queued deliveries due after now by their UTC hour', async () => {
+      if (!ctx.store.countWaitingByHour) return;
+      const base = testTime(0).getTime() - (testTime(0).getTime() % 3_600_000);
+      const dues = [
+        base - 1_000,
+        base + 5 * 60_000,
+        base + 59 * 60_000,
+        base + 3_600_000,
+        base + 5 * 3_600_000,
+      ];
+      const seeded = await seedMailing(ctx.store, {
+        addresses: dues.map((_, i) => `w${i}@example.com`),
+        delivery: (_address, i) => ({ nextAttemptAt: new Date(dues[i] as number) }),
+      });
+      const waiting = await ctx.store.countWaitingByHour(seeded.mailing.id, new Date(base));
+      expect(waiting).toEqual([
+        { hour: new Date(base), count: 2 },
+        { hour: new Date(base + 3_600_000), count: 1 },
+        { hour: new Date(base + 5 * 3_600_000), count: 1 },
+      ]);
+      expect(await ctx.store.countWaitingByHour('no-such-mailing', new Date(base))).toEqual([]);
+    });
+
     it('an empty list commits nothing and answers an empty list', async () => {
       if (!ctx.store.commitBatches) return;
       expect(await ctx.store.commitBatches([])).toEqual([]);
