@@ -253,6 +253,48 @@ for (const kind of KINDS) {
       expect(arrivalsFor('b3@example.test')).toEqual([]);
     });
 
+    it('a batch send (sendBatch) commits or rolls back with the app, its items in one write', async () => {
+      const batch = (tag: string) => ({
+        items: [
+          receipt(`ba-${tag}@example.test`, `oa-${tag}`),
+          receipt(`bb-${tag}@example.test`, `ob-${tag}`),
+        ],
+      });
+      const before = await app.countRows();
+      await app.db
+        .transaction()
+        .execute(async (tx) => {
+          const result = await mailroom.sendBatch(secret, batch('rollback'), { transaction: tx });
+          expect(result.accepted).toBe(2);
+          throw new Rollback();
+        })
+        .catch((error: unknown) => {
+          if (!(error instanceof Rollback)) throw error;
+        });
+      expect(await app.countRows()).toEqual(before);
+      await app.db.transaction().execute(async (tx) => {
+        await tx
+          .insertInto('app_orders')
+          .values({ id: 'o-batch', customer: 'ba-commit@example.test' })
+          .execute();
+        const result = await mailroom.sendBatch(secret, batch('commit'), {
+          transaction: tx,
+          idempotencyKey: 'batch-in-app-tx',
+        });
+        expect(result).toMatchObject({ mode: 'strict', accepted: 2, refused: 0 });
+      });
+      await mailroom.worker.drain();
+      await mailroom.worker.drain();
+      expect(arrivalsFor('ba-commit@example.test')).toHaveLength(1);
+      expect(arrivalsFor('bb-commit@example.test')).toHaveLength(1);
+      expect(arrivalsFor('ba-rollback@example.test')).toEqual([]);
+      // The batch's key was committed with it: a repeat answers the first result and sends nothing.
+      const again = await mailroom.sendBatch(secret, batch('commit'), { idempotencyKey: 'batch-in-app-tx' });
+      expect(again.replayed).toBe(true);
+      await mailroom.worker.drain();
+      expect(arrivalsFor('ba-commit@example.test')).toHaveLength(1);
+    });
+
     it(`${CONCURRENT} concurrent app transactions, half rolled back: exactly the committed half arrives`, {
       timeout: 240_000,
     }, async () => {

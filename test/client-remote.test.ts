@@ -134,6 +134,26 @@ describe('the typed client and the remote CLI against mailroom serve', () => {
     expect(ofBroadcast.events.map((e) => e.data.mailing?.ref)).toEqual(Array(3).fill(initial.broadcastRef));
   }, 60_000);
 
+  it('sends a batch, partial and strict, typed end to end (sendBatch)', async () => {
+    const item = (to: string) => ({
+      subject: 'Receipt',
+      sender: SENDER,
+      message: '<p>Thanks</p>',
+      recipients: to,
+    });
+    const partial = await client.sendBatch(
+      { mode: 'partial', items: [item('batch-1@example.test'), item('not-an-address')] },
+      { idempotencyKey: 'client-batch' },
+    );
+    expect(partial).toMatchObject({ mode: 'partial', accepted: 1, refused: 1 });
+    expect(partial.items[0]?.ref).toMatch(/^msg_/);
+    expect(partial.items[1]?.error?.issues[0]?.path.slice(0, 2)).toEqual(['items', 1]);
+    const strict = (await client
+      .sendBatch({ items: [item('batch-2@example.test'), item('not-an-address')] })
+      .catch((e: unknown) => e)) as MailroomApiError;
+    expect(strict).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+  });
+
   it('reschedules and cancels a scheduled broadcast', async () => {
     const later = new Date(Date.now() + 86_400_000).toISOString();
     const scheduled = await client.broadcast({

@@ -63,6 +63,7 @@ function stubEngine(behaviour: { send?: (body: unknown) => Promise<SendResult> }
       const seq = typeof body === 'object' && body !== null && 'broadcastRef' in body ? 2 : 1;
       return { ref: 'bc_1', status: 'queued', batch: { seq, recipients: 1, inserted: 1 } };
     },
+    sendBatch: unused,
     getMailing: unused,
     listDeliveries: unused,
     getDelivery: unused,

@@ -44,6 +44,15 @@ export interface MailroomClient extends ResourceMethods, AudienceMethods {
   readonly api: Client<paths>;
   /** `POST /send/mail`: one message to at most 10 recipients. */
   send(body: OperationBody<'sendMail'>, options?: CallOptions): Promise<OperationResult<'sendMail'>>;
+  /**
+   * `POST /send/mail/batch`: up to 100 distinct messages (`{ items, mode? }`). `strict` (the default)
+   * throws for one bad item (`VALIDATION_FAILED`, an issue per problem at `items[i]...`); `partial` answers
+   * each item by index, accepted (`ref`) or refused (`error`).
+   */
+  sendBatch(
+    body: OperationBody<'sendMailBatch'>,
+    options?: CallOptions,
+  ): Promise<OperationResult<'sendMailBatch'>>;
   /** `POST /send/mail/broadcast`: a broadcast's initial batch, or a later batch (`broadcastRef`). */
   broadcast(
     body: OperationBody<'sendBroadcast'>,
@@ -125,6 +134,7 @@ export function createMailroomClient(options: MailroomClientOptions): MailroomCl
     ...resourceMethods(api),
     ...audienceMethods(api),
     send: (body, call) => dataOf(api.POST('/send/mail', { body, ...init(call) })),
+    sendBatch: (body, call) => dataOf(api.POST('/send/mail/batch', { body, ...init(call) })),
     broadcast: (body, call) => dataOf(api.POST('/send/mail/broadcast', { body, ...init(call) })),
     cancelBroadcast: (ref, call) =>
       dataOf(api.POST('/send/mail/broadcast/{ref}/cancel', { params: path('ref', ref), ...init(call) })),

@@ -762,6 +762,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/send/mail/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send up to 100 distinct messages in one call
+         * @description Each item is the body of POST /send/mail (at most 10 recipients, message or template, attachments) plus `options.scheduleFor`, `headers`, `tags` and its own `idempotencyKey`. `mode: strict` (the default) refuses the whole batch with 400 VALIDATION_FAILED if one item is bad, with an issue per problem whose path starts `items[i]`; `mode: partial` sends the good items and answers each bad one by index in `data.items[i].error`. A bare array of items is taken as `{ items, mode: strict }`. The Idempotency-Key header guards the whole batch.
+         */
+        post: operations["sendMailBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/send/mail/broadcast": {
         parameters: {
             query?: never;
@@ -1009,6 +1029,95 @@ export interface components {
                 topic?: string | null;
             } | null;
         };
+        SendBatchRequest: {
+            items: {
+                /** @description Subject line (Liquid). Required with message; with template, absent uses the template's default subject. */
+                subject?: string | null;
+                preheader?: string | null;
+                sender: string | {
+                    /**
+                     * Format: email
+                     * @description An email address, for example ann@example.com.
+                     */
+                    address: string;
+                    name?: string | null;
+                };
+                /** @description Body, plaintext or HTML. Either message or template. */
+                message?: string | null;
+                template?: {
+                    ref?: string | null;
+                    /** @description Older clients: the same as ref. */
+                    id?: string | null;
+                    variables?: {
+                        [key: string]: unknown;
+                    } | null;
+                } | null;
+                replyAddress?: string | null;
+                attachments?: {
+                    /** @description File name with its extension, for example report.pdf. */
+                    name?: string | null;
+                    /**
+                     * Format: uri
+                     * @description Public http(s) link to the file.
+                     */
+                    url?: string | null;
+                    /** @description Base64 of the file, or a data URI: data:application/pdf;base64,... */
+                    content?: string | null;
+                }[] | null;
+                invitation?: {
+                    title: string;
+                    /** @description Must be an ISO-8601 date (2025-12-25) or a date-time with Z or an offset (2025-12-25T10:00:00Z) */
+                    startDate: string;
+                    /** @description Must be an ISO-8601 date (2025-12-25) or a date-time with Z or an offset (2025-12-25T10:00:00Z) */
+                    endDate: string;
+                    url?: string | null;
+                    description?: string | null;
+                    location?: string | null;
+                } | null;
+                recipients: string | {
+                    /**
+                     * Format: email
+                     * @description An email address, for example ann@example.com.
+                     */
+                    address: string;
+                    name?: string | null;
+                    variables?: {
+                        [key: string]: unknown;
+                    } | null;
+                } | (string | {
+                    /**
+                     * Format: email
+                     * @description An email address, for example ann@example.com.
+                     */
+                    address: string;
+                    name?: string | null;
+                    variables?: {
+                        [key: string]: unknown;
+                    } | null;
+                })[];
+                options?: {
+                    acquiringAudience?: string | null;
+                    scheduleFor?: string | null;
+                    track?: {
+                        /** @description false: no open pixel in this mailing. */
+                        opens?: boolean | null;
+                        /** @description false: links of this mailing are not rewritten. */
+                        clicks?: boolean | null;
+                        /** @description true: the derived text part carries the tracked links too (default: the original ones). */
+                        textLinks?: boolean | null;
+                    } | null;
+                } | null;
+                idempotencyKey?: string | null;
+                headers?: {
+                    [key: string]: string;
+                } | null;
+                tags?: {
+                    name: string;
+                    value: string;
+                }[] | null;
+            }[];
+            mode?: ("strict" | "partial") | null;
+        };
         BroadcastRequest: {
             /** @description Subject line (Liquid). Required with message; with template, absent uses the template's default subject. */
             subject?: string | null;
@@ -1138,6 +1247,25 @@ export interface components {
                 } | null;
                 /** @description The topic of the broadcast: only contacts whose state for it allows it receive it. */
                 topic?: string | null;
+                localTime?: {
+                    /** @description A time of day, HH:MM (24 hours). */
+                    at: string;
+                    /** @description The trait (or an inline recipient's variable) holding the recipient's IANA time zone. */
+                    timezone: string;
+                    /** @description The zone of recipients without a valid one. @default UTC */
+                    fallback?: string | null;
+                } | null;
+                window?: {
+                    /** @description Days it is open (sun ... sat). @default every day */
+                    days?: ("sun" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat")[] | null;
+                    /** @description A time of day, HH:MM (24 hours). */
+                    from: string;
+                    /** @description A time of day, HH:MM (24 hours). */
+                    to: string;
+                    /** @description Without localTime: the trait holding the recipient's zone. With it, localTime's is used. */
+                    timezone?: string | null;
+                    fallback?: string | null;
+                } | null;
             } | null;
         };
         BatchRequest: {
@@ -1306,6 +1434,40 @@ export interface components {
                 ref: string;
                 /** @enum {string} */
                 status?: "queued" | "scheduled" | "sending" | "completed" | "cancelled" | "failed";
+            };
+        };
+        SendBatchResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                /** @enum {string} */
+                mode: "strict" | "partial";
+                /** @description Items accepted (sent, scheduled or replayed). */
+                accepted: number;
+                /** @description Items refused (partial mode only). */
+                refused: number;
+                /** @description One answer per item, in the order of `items`. */
+                items: {
+                    /** @description Position of the item in `items`, from 0. */
+                    index: number;
+                    /** @description Reference of the message (an accepted item). */
+                    ref?: string;
+                    /** @enum {string} */
+                    status?: "queued" | "scheduled" | "sending" | "completed" | "cancelled" | "failed";
+                    /** @description True when the item's own idempotency key answered an earlier result. */
+                    replayed?: boolean;
+                    /** @description Why the item was refused (partial mode). */
+                    error?: {
+                        code: components["schemas"]["ErrorCode"];
+                        message: string;
+                        issues: {
+                            code: string;
+                            path: (string | number)[];
+                            message: string;
+                        }[];
+                    };
+                }[];
             };
         };
         BroadcastResponse: {
@@ -1977,6 +2139,12 @@ export interface components {
             batchCount?: number;
             counts: components["schemas"]["DeliveryCounts"];
             lateByMs?: number | null;
+            /** @description A broadcast sent at local times or in a sending window: its deliveries not yet due, by the UTC hour they wait for. */
+            waiting?: {
+                /** Format: date-time */
+                hour: string;
+                count: number;
+            }[];
         };
         BroadcastStatus: {
             ref: string;
@@ -1996,6 +2164,12 @@ export interface components {
             batchCount?: number;
             counts: components["schemas"]["DeliveryCounts"];
             lateByMs?: number | null;
+            /** @description A broadcast sent at local times or in a sending window: its deliveries not yet due, by the UTC hour they wait for. */
+            waiting?: {
+                /** Format: date-time */
+                hour: string;
+                count: number;
+            }[];
             /** @description The broadcast sources (audience groups, CSV files) and their progress. */
             sources: {
                 /** @enum {unknown} */
@@ -2084,6 +2258,12 @@ export interface components {
             batchCount?: number;
             counts: components["schemas"]["DeliveryCounts"];
             lateByMs?: number | null;
+            /** @description A broadcast sent at local times or in a sending window: its deliveries not yet due, by the UTC hour they wait for. */
+            waiting?: {
+                /** Format: date-time */
+                hour: string;
+                count: number;
+            }[];
             recipients: components["schemas"]["Recipient"][];
             /** @description More than the 100 recipients listed. */
             more: boolean;
@@ -13854,6 +14034,209 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SendResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    sendMailBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /** @description Makes the call safe to retry: kept 24 hours per project. A repeat with the same key and body answers the first response (with `Idempotent-Replayed: true`) and sends nothing again; the same key with another body, or while the first call runs, is 409 `IDEMPOTENCY_CONFLICT`. A refused call does not use up its key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description At most the handler's bodyLimit (10485760 bytes by default; every other route 1048576), else 413 PAYLOAD_TOO_LARGE before parsing. Every field is capped (maxLength, maxItems, maxProperties here; variables also by their JSON size): over a cap is 400 VALIDATION_FAILED with the field path in issues. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendBatchRequest"];
+            };
+        };
+        responses: {
+            /** @description Batch accepted (in partial mode, maybe in part) */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SendBatchResponse"];
                 };
             };
             /**

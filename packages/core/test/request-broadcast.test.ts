@@ -75,6 +75,7 @@ describe('initial batch', () => {
         acquiringAudience: 'customers',
         scheduleFor: new Date('2025-12-25T10:00:00.000Z'),
         storeContent: false,
+        plan: null,
       },
     });
   });
@@ -84,6 +85,7 @@ describe('initial batch', () => {
       acquiringAudience: null,
       scheduleFor: null,
       storeContent: null,
+      plan: null,
     });
     expect(
       initial({ ...content, recipients: 'a@example.com', options: { storeContent: true } }).options

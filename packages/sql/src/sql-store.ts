@@ -143,6 +143,10 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
       admit('commitBatch');
       return mailings.commitBatch(batchWrite);
     },
+    async commitBatches(writes) {
+      admit('commitBatches');
+      return (mailings.commitBatches as NonNullable<typeof mailings.commitBatches>)(writes);
+    },
     ...sqlDeliveryQueue(ctx),
     ...sqlSourceJobStore(ctx, createSqliteSourcePages(ctx, writerThreadRows, sqliteFile)),
     ...idempotency,

@@ -102,6 +102,7 @@ export function mailingView(wire: Schemas['Mailing']): MailingView {
     sources: _s,
     recipients: _r,
     more: _m,
+    waiting,
     ...mailing
   } = wire as Schemas['Mailing'] & {
     sources?: unknown;
@@ -116,12 +117,17 @@ export function mailingView(wire: Schemas['Mailing']): MailingView {
     scheduleFor: dateOrNull(mailing.scheduleFor),
     batchCount: mailing.batchCount ?? 0,
     lateByMs: mailing.lateByMs ?? null,
+    ...(waiting
+      ? { waiting: waiting.map((w) => ({ hour: date(w.hour, 'waiting.hour'), count: w.count })) }
+      : {}),
   };
 }
 
 /** A message with its recipients (`GET /messages/{ref}`). */
 export function messageStatusView(wire: Schemas['MessageStatus']): MessageStatusView {
-  return { ...wire, ...mailingView(wire), recipients: wire.recipients.map(recipientView), more: wire.more };
+  // `waiting` is read (as dates) by mailingView only.
+  const { waiting: _waiting, ...rest } = wire;
+  return { ...rest, ...mailingView(wire), recipients: wire.recipients.map(recipientView), more: wire.more };
 }
 
 function recipientView(wire: Schemas['Recipient']): RecipientStatusView {

@@ -1,3 +1,5 @@
+import type { ValidationIssue } from '../base/errors.js';
+import type { BatchMode } from '../request/batch-send-parse.js';
 import type { AppTransaction } from '../store/app-transaction-store.js';
 import type { MailingStatus } from '../store/records.js';
 
@@ -47,5 +49,32 @@ export interface BroadcastResult {
   /** The batch just committed. */
   batch: { seq: number; recipients: number; inserted: number };
   /** True when this is the first call's answer, replayed for a repeated idempotency key. */
+  replayed?: boolean;
+}
+
+/** One item's answer: accepted (its message's ref), or refused (why). */
+export type SendBatchItemResult =
+  | {
+      index: number;
+      ref: string;
+      status: MailingStatus;
+      /** True when the item's own idempotency key answered an earlier send's result. */
+      replayed?: boolean;
+    }
+  | {
+      index: number;
+      error: { code: string; message: string; issues: ValidationIssue[] };
+    };
+
+/** What `sendBatch` answers. */
+export interface SendBatchResult {
+  mode: BatchMode;
+  /** Items accepted (sent now, scheduled, or replayed by their own key). */
+  accepted: number;
+  /** Items refused (only in `partial` mode; `strict` refuses the whole batch instead). */
+  refused: number;
+  /** One answer per item, in the order of `items`. */
+  items: SendBatchItemResult[];
+  /** True when this is the first call's answer, replayed for a repeated batch idempotency key. */
   replayed?: boolean;
 }

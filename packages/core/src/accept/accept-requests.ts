@@ -19,17 +19,19 @@ import {
   resolveTopic,
 } from './accept.js';
 import type { AcceptContext } from './accept-context.js';
-import type { BroadcastResult, RequestOptions, SendResult } from './accept-options.js';
+import type { BroadcastResult, RequestOptions, SendBatchResult, SendResult } from './accept-options.js';
 import { inAppTransaction } from './app-transaction.js';
+import { acceptSendBatch } from './batch-send.js';
 import { checkIdempotencyKey, type IdempotentOperation, runIdempotent } from './idempotency.js';
 
 /** Statuses of a broadcast that still take a batch. */
 const OPEN_STATUSES: readonly MailingStatus[] = ['queued', 'scheduled', 'sending', 'completed'];
 
-/** The engine's `send` and `broadcast`. */
+/** The engine's `send`, `sendBatch` and `broadcast`. */
 export interface Acceptance {
   send(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<SendResult>;
   broadcast(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<BroadcastResult>;
+  sendBatch(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<SendBatchResult>;
 }
 
 /**
@@ -141,6 +143,8 @@ export function createAcceptance(
   ): Promise<BroadcastResult> {
     const now = actx.clock.now();
     const { sender, content } = await resolveContent(actx, auth, req);
+    // Local time and sending window: each delivery gets its own due time (store/delivery-plan.ts).
+    if (req.options.plan) content.plan = req.options.plan;
     await options.checkSender(auth.project.id, sender.address, actx.store);
     const groupId = await resolveGroup(actx, auth, req.options.acquiringAudience);
     const topic = await resolveTopic(actx, auth, req.options.topic);
@@ -232,6 +236,14 @@ export function createAcceptance(
   return {
     send: (authOrSecret, body, requestOptions) =>
       accept(authOrSecret, 'send', body, requestOptions, (actx, auth) => acceptMessage(actx, auth, body)),
+
+    sendBatch: (authOrSecret, body, requestOptions) =>
+      accept(authOrSecret, 'batch', body, requestOptions, (actx, auth) =>
+        acceptSendBatch(actx, auth, body, {
+          checkSender: options.checkSender,
+          idempotencyTtlMs: options.idempotencyTtlMs,
+        }),
+      ),
 
     broadcast: (authOrSecret, body, requestOptions) =>
       accept(authOrSecret, 'broadcast', body, requestOptions, (actx, auth) => {

@@ -11,7 +11,7 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 256;
 export const DEFAULT_IDEMPOTENCY_TTL_MS = 86_400_000;
 
 /** The operations a key can guard; part of the request hash, so one key cannot serve two of them. */
-export type IdempotentOperation = 'send' | 'broadcast';
+export type IdempotentOperation = 'send' | 'broadcast' | 'batch';
 
 // Control characters have no place in a key (and cannot come through an HTTP header anyway).
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to match them

@@ -1,4 +1,4 @@
-import type { DeliveryCounts } from '../store/mailing-store.js';
+import type { DeliveryCounts, WaitingHour } from '../store/mailing-store.js';
 import type { MailingRecord, MailingStatus } from '../store/records.js';
 
 /** A mailing with its delivery counts. */
@@ -20,4 +20,9 @@ export interface MailingView {
    * `scheduleFor`, or when it is not due yet.
    */
   lateByMs: number | null;
+  /**
+   * A broadcast sent at local times or in a sending window: its deliveries not yet due, by the UTC hour
+   * they wait for (earliest first). Absent for other mailings, and on a store without `countWaitingByHour`.
+   */
+  waiting?: WaitingHour[];
 }

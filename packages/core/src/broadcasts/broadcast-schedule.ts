@@ -48,6 +48,13 @@ export async function rescheduleBroadcast(
   when: Date,
 ): Promise<void> {
   const now = ctx.clock.now();
+  if (mailing.content.plan) {
+    // Its deliveries each have their own time (local time, window): one new time for all would lose them.
+    throw new MailroomError(
+      'BROADCAST_CLOSED',
+      `Broadcast ${mailing.ref} is sent at each recipient's local time; it cannot be rescheduled as a whole (cancel it and send it again)`,
+    );
+  }
   const future = when.getTime() > now.getTime();
   const status = future ? 'scheduled' : 'queued';
   if (!(await ctx.store.rescheduleMailing(mailing.id, future ? when : now, status, now))) {

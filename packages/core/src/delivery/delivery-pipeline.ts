@@ -2,13 +2,14 @@ import { domainOf } from '../base/address-parts.js';
 import { createTopicGate } from '../consent/topic-gate.js';
 import { refusalEventData, type SignalFacts } from '../inbound/inbound-effects.js';
 import { outgoingComposer } from '../mime/outgoing-composer.js';
+import { windowOpensAt } from '../store/delivery-plan.js';
 import type { DeliveryOutcome } from '../store/delivery-queue.js';
 import type { ClaimedDelivery, MailingRecord } from '../store/records.js';
 import { type SendReceipt, sentVia } from '../transport/transport.js';
 import { listUnsubscribeHeaders } from '../unsubscribe/unsubscribe.js';
 import type { DeliveryContext } from './delivery-context.js';
 import type { DeliveryEvents } from './delivery-events.js';
-import { createDestinationGate } from './destination-gate.js';
+import { createDestinationGate, deferredOutcome } from './destination-gate.js';
 import type { MailingCache } from './mailing-cache.js';
 import { type BufferedOutcome, createOutcomeBuffer } from './outcome-buffer.js';
 import { createOutgoingBuilder } from './outgoing-build.js';
@@ -134,13 +135,15 @@ export function createDeliveryPipeline(
     refusals: new WeakMap<DeliveryOutcome, SignalFacts>(),
   };
   const { refusals } = attemptParts;
+  // Deliveries put back to a sending window's next opening: planned waits, not retries `drain` waits for.
+  const windowWaits = new WeakSet<DeliveryOutcome>();
 
   const buffer = createOutcomeBuffer<PipelineOutcome>(store, logger, {
     maxItems: opts.flushEvery,
     maxDelayMs: opts.flushMs,
     onWritten({ delivery, mailing, outcome, latencyMs }, written) {
       if (!written || !mailing) return;
-      if (outcome.status === 'queued' && outcome.lastError) {
+      if (outcome.status === 'queued' && outcome.lastError && !windowWaits.has(outcome)) {
         // Bounded: a retry another worker settles never comes back here to be deleted.
         if (retries.size >= MAX_RETRIES_KEPT) retries.delete(retries.keys().next().value as string);
         retries.set(delivery.id, {
@@ -302,8 +305,19 @@ export function createDeliveryPipeline(
     const route = transport.routeOf?.(mailing.sender.address, context);
     const waits = waitBeforeWork({ destination, senderDomain, route }, { destinations, warmup, clock });
     if (waits) return result(mailing, waits);
+    // A sending window that closed while the delivery waited its turn: back to its next opening.
+    const plan = mailing.content.plan;
+    const opens = plan?.window ? windowOpensAt(plan, clock.now(), delivery) : undefined;
+    if (opens) {
+      const wait = deferredOutcome(opens, 'outside the sending window', clock.now());
+      windowWaits.add(wait);
+      return result(mailing, wait);
+    }
     const envelopeFrom = ctx.bounces ? await ctx.bounces.address(delivery.id) : mailing.sender.address;
-    const headers = await listUnsubscribeHeaders(ctx, mailing, delivery);
+    const unsubscribe = await listUnsubscribeHeaders(ctx, mailing, delivery);
+    // A batch item's custom headers (checked at accept: never one the engine writes) go first.
+    const custom = mailing.content.headers;
+    const headers = custom ? { ...custom, ...unsubscribe } : unsubscribe;
     let built: Awaited<ReturnType<typeof builder.build>>;
     try {
       const verp = ctx.bounces !== undefined;

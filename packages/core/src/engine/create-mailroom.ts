@@ -154,6 +154,9 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       batchCount: mailing.batchCount,
       counts: await countCache.counts(mailing.id),
       lateByMs: await latenessOf(ctx, mailing),
+      ...(mailing.content.plan && store.countWaitingByHour
+        ? { waiting: await store.countWaitingByHour(mailing.id, ctx.clock.now()) }
+        : {}),
     };
   }
 
@@ -230,6 +233,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     listEvents: async (auth, eventOptions) => listEvents(ctx, await resolveAuth(auth), eventOptions),
 
     send: acceptance.send,
+    sendBatch: acceptance.sendBatch,
     broadcast: acceptance.broadcast,
 
     getMessage: (auth, ref) => messageStatus(ctx, { resolveAuth, view }, auth, ref),

@@ -2,6 +2,7 @@ import type {
   BroadcastResult,
   IdempotencyOptions,
   RequestOptions,
+  SendBatchResult,
   SendResult,
 } from '../accept/accept-options.js';
 import type { ActivityChart, ActivityQuery } from '../admin/activity-series.js';
@@ -160,6 +161,15 @@ export interface Mailroom extends MailroomReads, TrackingFacade, DomainsFacade, 
   authenticate(secret: string | null | undefined): Promise<AuthContext>;
   /** Send one message (`POST /send/mail`). `auth` is a secret or an `AuthContext`. */
   send(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<SendResult>;
+  /**
+   * Send up to 100 distinct messages in one call (`POST /send/mail/batch`): `{ items, mode? }`, each item
+   * a single message's body plus `options.scheduleFor`, `headers`, `tags` and its own `idempotencyKey`.
+   * `mode: 'strict'` (the default) refuses the whole batch with `VALIDATION_FAILED` if one item is bad
+   * (an issue per problem, paths `items[i]...`); `'partial'` sends the good items and answers the bad
+   * ones by index. The items are written in one store transaction where the store can. `options` as for
+   * `send` (a batch idempotency key; the app's transaction).
+   */
+  sendBatch(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<SendBatchResult>;
   /** Initial broadcast batch, or a later batch when the body carries `broadcastRef`. */
   broadcast(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<BroadcastResult>;
   /** Webhook endpoints of the project, test events, replays, and what was sent. */

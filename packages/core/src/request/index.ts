@@ -14,6 +14,16 @@ export {
   parseAddress,
 } from './address.js';
 export { CONTENT_TYPES, contentTypeFor, DEFAULT_CONTENT_TYPE } from './attachments.js';
+export type { BatchItemProblem, BatchItemRequest, BatchMode, ParsedSendBatch } from './batch-send-parse.js';
+export { parseSendBatchRequest } from './batch-send-parse.js';
+export type { SendBatchItemBody, SendBatchRequestBody } from './batch-send-schema.js';
+export {
+  MAX_BATCH_HEADERS,
+  MAX_BATCH_ITEMS,
+  MAX_BATCH_TAGS,
+  sendBatchItemSchema,
+  sendBatchRequestSchema,
+} from './batch-send-schema.js';
 export type { VariablesBudget } from './copy-variables.js';
 export type { FieldLimit, FieldLimitName } from './field-limits.js';
 export {

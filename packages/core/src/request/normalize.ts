@@ -4,6 +4,7 @@ import type { InvitationSpec, Variables } from '../store/records.js';
 import { checkAddress, checkMailbox } from './address.js';
 import { copyVariables } from './copy-variables.js';
 import { parseDateTime } from './dates.js';
+import { deliveryPlanOf } from './local-time-schema.js';
 import type {
   BatchRequest,
   BroadcastRequest,
@@ -77,6 +78,7 @@ export function normalizeBroadcastRequest(
       scheduleFor: typeof scheduleFor === 'string' ? validDate(scheduleFor) : null,
       storeContent: body.options?.storeContent ?? null,
       topic: optionalRef(body.options?.topic),
+      plan: deliveryPlanOf(body.options?.localTime, body.options?.window),
     },
   };
 }

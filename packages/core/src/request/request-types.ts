@@ -1,5 +1,6 @@
 import type {
   AttachmentSpec,
+  DeliveryPlan,
   ExistingAction,
   InvitationSpec,
   MailingTrackOptions,
@@ -96,6 +97,8 @@ export interface BroadcastRequest extends NormalizedContentRequest {
     scheduleFor: Date | null;
     storeContent: boolean | null;
     topic: string | null;
+    /** `options.localTime` and `options.window`, or null. */
+    plan: DeliveryPlan | null;
   };
 }
 

@@ -13,6 +13,7 @@ import {
   RECIPIENT_VARIABLES_BUDGET,
   TEMPLATE_VARIABLES_BUDGET,
 } from './field-limits.js';
+import { localTimeSchema, sendingWindowSchema } from './local-time-schema.js';
 import type { SourceSpec } from './request-types.js';
 import { resolveSource } from './sources.js';
 import { hasLineBreak, isBlankText } from './text-checks.js';
@@ -52,7 +53,7 @@ function capped(name: FieldLimitName) {
 }
 
 /** A non-empty reference (template ref, audience group ref, broadcast ref). */
-const refSchema = capped('ref').superRefine((value, ctx) => {
+export const refSchema = capped('ref').superRefine((value, ctx) => {
   if (isBlankText(value)) ctx.addIssue({ code: 'custom', message: 'Must not be empty' });
 });
 
@@ -143,7 +144,7 @@ export const recipientSchema = z.union([mailboxSchema, recipientObjectSchema], {
  * `recipients`: an array of recipients, or a single one (TypeScript client). `max` applies to the list
  * as sent, before duplicates are collapsed.
  */
-function recipientsSchema(max: number, unit: 'request' | 'batch', min: number) {
+export function recipientsSchema(max: number, unit: 'request' | 'batch', min: number) {
   let list = z.array(recipientSchema).max(max, `At most ${max} recipients per ${unit}`);
   if (min > 0) list = list.min(min, 'At least one recipient is required');
   return z.union([mailboxSchema, recipientObjectSchema, list], {
@@ -280,7 +281,7 @@ export function sourceSpecOf(value: z.output<typeof sourceSchema>): SourceSpec {
 }
 
 /** `options.scheduleFor`: a date-time with Z or an offset. */
-const scheduleForSchema = z
+export const scheduleForSchema = z
   .string()
   .superRefine((value, ctx) => {
     const result = parseDateTime(value);
@@ -289,7 +290,7 @@ const scheduleForSchema = z
   .meta({ format: 'date-time', description: `${DATE_TIME_RULE}. Absent or null: send now.` });
 
 /** Fields shared by a single message and an initial broadcast batch. */
-const contentShape = {
+export const contentShape = {
   subject: subjectSchema.nullish().meta({
     description:
       "Subject line (Liquid). Required with message; with template, absent uses the template's default subject.",
@@ -308,7 +309,7 @@ const contentShape = {
   invitation: invitationSchema.nullish(),
 };
 
-function checkBody(
+export function checkBody(
   value: { subject?: unknown; message?: unknown; template?: unknown },
   ctx: IssueSink,
 ): void {
@@ -414,6 +415,8 @@ function broadcastRequestSchemaWith<R extends z.ZodType>(recipients: R) {
           topic: refSchema.nullish().meta({
             description: 'The topic of the broadcast: only contacts whose state for it allows it receive it.',
           }),
+          localTime: localTimeSchema.nullish(),
+          window: sendingWindowSchema.nullish(),
         })
         .nullish(),
     })

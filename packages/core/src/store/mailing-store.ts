@@ -80,6 +80,17 @@ export interface MailingStore {
    * and a commit never appends to a mailing whose status left `allowStatus` before it committed.
    */
   commitBatch(write: BatchWrite): Promise<BatchCommitResult>;
+  /**
+   * Optional: commit several accepted requests (the items of a batch send, each its own mailing) in ONE
+   * transaction, each exactly as {@link MailingStore.commitBatch} commits it, in order. All of them are
+   * durable when the promise resolves, or none is written (a refusal of one, such as `CONFLICT` or
+   * `BROADCAST_CLOSED`, refuses them all). Answers one result per write, in order. One transaction
+   * instead of one per message is what makes a batch of 100 cheap; a store without it is called
+   * `commitBatch` once per write.
+   *
+   * Race guarantee: the same as `commitBatch` for every write; other transactions see all of them or none.
+   */
+  commitBatches?(writes: readonly BatchWrite[]): Promise<BatchCommitResult[]>;
   /** A mailing by ref in the project. */
   getMailing(projectId: string, ref: string): Promise<MailingRecord | undefined>;
   /** A mailing by id (worker use, not scoped: ids never leave the engine). */
@@ -144,4 +155,17 @@ export interface MailingStore {
   countDeliveries(mailingId: string): Promise<DeliveryCounts>;
   /** The earliest `sentAt` of the mailing's deliveries, or undefined when none has been sent. */
   firstSentAt(mailingId: string): Promise<Date | undefined>;
+  /**
+   * Optional: the mailing's `queued` deliveries due after `now`, counted by the UTC hour they are due in
+   * (`nextAttemptAt` rounded down to the hour), earliest first; hours with none are left out. How a
+   * broadcast spread over a day by local times says what waits for when.
+   */
+  countWaitingByHour?(mailingId: string, now: Date): Promise<WaitingHour[]>;
+}
+
+/** Deliveries waiting for one hour: see {@link MailingStore.countWaitingByHour}. */
+export interface WaitingHour {
+  /** The start of the UTC hour. */
+  hour: Date;
+  count: number;
 }

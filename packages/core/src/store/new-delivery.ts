@@ -1,7 +1,11 @@
 import { newId } from '../base/ids.js';
+import { plannedDue } from './delivery-plan.js';
 import type { DeliveryRecord, MailingRecord, Variables } from './records.js';
 
-/** One delivery; its Message-ID is fixed now so every attempt carries the same one. */
+/**
+ * One delivery; its Message-ID is fixed now so every attempt carries the same one. Due at `notBefore`, or,
+ * for a mailing with a delivery plan (local time, sending window), at the recipient's own time after it.
+ */
 export function newDelivery(
   mailing: MailingRecord,
   batchId: string,
@@ -23,7 +27,7 @@ export function newDelivery(
     traits: r.traits ?? {},
     status: sandbox ? 'skipped' : 'queued',
     attempts: 0,
-    nextAttemptAt: notBefore,
+    nextAttemptAt: mailing.content.plan ? plannedDue(mailing.content.plan, notBefore, r) : notBefore,
     leaseExpiresAt: null,
     leaseToken: 0,
     messageId: `<${id}@${senderDomain}>`,

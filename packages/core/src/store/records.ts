@@ -1,3 +1,4 @@
+import type { SendingWindow } from '../base/local-time.js';
 /**
  * The records the engine keeps. A `Store` persists them as they are; it adds no fields of its own
  * and derives nothing (docs/architecture.md, invariant 9). All addresses are normalized by the core
@@ -245,11 +246,38 @@ export interface ContentSnapshot {
   text: string | null;
   /** Tracking choices of the mailing (`options.track`); kept with the content because they shape it. */
   track?: MailingTrackOptions;
+  /** Custom headers of every message of the mailing (a batch item's `headers`); they shape what is sent. */
+  headers?: Record<string, string>;
+  /** Labels of the mailing (a batch item's `tags`), kept for reports. */
+  tags?: MessageTag[];
+  /**
+   * When each recipient is due (a broadcast's `options.localTime` and `options.window`): kept with the
+   * content, frozen at accept, so that deliveries added later by sources are timed the same way.
+   */
+  plan?: DeliveryPlan;
   /** Global variables: the fallback for every recipient's own variables. */
   variables: Variables;
   /** Template ref and version the content came from, if any. */
   templateRef: string | null;
   templateVersion: number | null;
+}
+
+/** Per-recipient timing of a broadcast: a local time of day and/or a sending window in each recipient's zone. */
+export interface DeliveryPlan {
+  /** The trait (or inline recipient variable) holding the recipient's IANA zone; null: every recipient in `fallback`. */
+  timezone: string | null;
+  /** The zone of recipients with none or an unknown one. */
+  fallback: string;
+  /** `HH:MM`: each recipient at the next such time in their zone. */
+  at?: string;
+  /** Deliveries only inside this window in the recipient's zone. */
+  window?: SendingWindow;
+}
+
+/** A label of a message: a name and a value. */
+export interface MessageTag {
+  name: string;
+  value: string;
 }
 
 /** A mailing's tracking choices (`options.track`, our extension); absent keys follow the engine. */

@@ -49,6 +49,7 @@ function appendWrite(
 
 /** Registers the tests of commitBatch, mailings, rescheduling and reading deliveries. */
 export function describeMailings(ctx: StoreSuiteContext): void {
+  describeCommitBatches(ctx);
   describe('commitBatch', () => {
     it('creates the mailing with batchCount 1, its deliveries, profiles and source jobs', async () => {
       const { project } = await seedProject(ctx.store);
@@ -578,6 +579,88 @@ export function describeMailings(ctx: StoreSuiteContext): void {
       const unsent = await seedMailing(ctx.store, { addresses: addresses(2) });
       expect(await ctx.store.firstSentAt(unsent.mailing.id)).toBeUndefined();
       expect(await ctx.store.firstSentAt('mlg_missing')).toBeUndefined();
+    });
+  });
+}
+
+/** A new single-message mailing of `projectId` with one delivery per address, as a write creating it. */
+function createWrite(projectId: string, list: string[], now: Date): BatchWrite {
+  const mailing = makeMailing(projectId, { kind: 'message' });
+  const batch = makeBatch(mailing.id, { recipientCount: list.length });
+  return {
+    target: { create: mailing },
+    batch,
+    deliveries: list.map((address) => makeDelivery(mailing, batch, address)),
+    profiles: list.map((address) => ({ address })),
+    profileOptions: PRESERVE,
+    sourceJobs: [],
+    now,
+  };
+}
+
+/** The optional `commitBatches`: several writes in one transaction, all or none. */
+function describeCommitBatches(ctx: StoreSuiteContext): void {
+  describe('commitBatches', () => {
+    it('commits every write, in order, each as commitBatch would', async () => {
+      if (!ctx.store.commitBatches) return;
+      const { project } = await seedProject(ctx.store);
+      const now = testTime(20);
+      const writes = [
+        createWrite(project.id, ['a@example.com'], now),
+        createWrite(project.id, ['b@example.com', 'c@example.com'], now),
+        createWrite(project.id, ['a@example.com', 'a@example.com'], now),
+      ];
+      const results = await ctx.store.commitBatches(writes);
+      expect(results.map((r) => r.inserted)).toEqual([1, 2, 1]);
+      for (const [i, write] of writes.entries()) {
+        const created = 'create' in write.target ? write.target.create : undefined;
+        expect(results[i]?.mailing).toEqual({ ...created, batchCount: 1, updatedAt: now });
+        expect(await ctx.store.getMailing(project.id, created?.ref ?? '')).toEqual(results[i]?.mailing);
+        expect(await ctx.store.getDelivery(write.deliveries[0]?.id ?? '')).toEqual(write.deliveries[0]);
+      }
+      expect(await ctx.store.getProfile(project.id, 'c@example.com')).toBeDefined();
+    });
+
+    it('one refused write (a ref that exists) writes none of them', async () => {
+      if (!ctx.store.commitBatches) return;
+      const seeded = await seedMailing(ctx.store, { addresses: ['x@example.com'] });
+      const now = testTime(30);
+      const good = createWrite(seeded.project.id, ['first@example.com'], now);
+      const clash = createWrite(seeded.project.id, ['second@example.com'], now);
+      if ('create' in clash.target) clash.target.create.ref = seeded.mailing.ref;
+      await expectStoreError(ctx.store.commitBatches([good, clash]), 'CONFLICT');
+      const created = 'create' in good.target ? good.target.create : undefined;
+      expect(await ctx.store.getMailing(seeded.project.id, created?.ref ?? '')).toBeUndefined();
+      expect(await ctx.store.getDelivery(good.deliveries[0]?.id ?? '')).toBeUndefined();
+      expect(await ctx.store.getProfile(seeded.project.id, 'first@example.com')).toBeUndefined();
+    });
+
+    it('countWaitingByHour counts queued deliveries due after now by their UTC hour', async () => {
+      if (!ctx.store.countWaitingByHour) return;
+      const base = testTime(0).getTime() - (testTime(0).getTime() % 3_600_000);
+      const dues = [
+        base - 1_000,
+        base + 5 * 60_000,
+        base + 59 * 60_000,
+        base + 3_600_000,
+        base + 5 * 3_600_000,
+      ];
+      const seeded = await seedMailing(ctx.store, {
+        addresses: dues.map((_, i) => `w${i}@example.com`),
+        delivery: (_address, i) => ({ nextAttemptAt: new Date(dues[i] as number) }),
+      });
+      const waiting = await ctx.store.countWaitingByHour(seeded.mailing.id, new Date(base));
+      expect(waiting).toEqual([
+        { hour: new Date(base), count: 2 },
+        { hour: new Date(base + 3_600_000), count: 1 },
+        { hour: new Date(base + 5 * 3_600_000), count: 1 },
+      ]);
+      expect(await ctx.store.countWaitingByHour('no-such-mailing', new Date(base))).toEqual([]);
+    });
+
+    it('an empty list commits nothing and answers an empty list', async () => {
+      if (!ctx.store.commitBatches) return;
+      expect(await ctx.store.commitBatches([])).toEqual([]);
     });
   });
 }

@@ -61,6 +61,12 @@ export function audienceSchemas(): JsonObject {
     batchCount: { type: 'integer' },
     counts: ref('DeliveryCounts'),
     lateByMs: { type: ['integer', 'null'] },
+    waiting: {
+      type: 'array',
+      description:
+        'A broadcast sent at local times or in a sending window: its deliveries not yet due, by the UTC hour they wait for.',
+      items: object(['hour', 'count'], { hour: dateTime, count: { type: 'integer' } }),
+    },
   };
   return {
     DeliveryCounts: counts,

@@ -5,6 +5,7 @@ import {
   type ErrorCodeInfo,
   type MailingStatus,
   REQUEST_BODY_LIMITS,
+  sendBatchRequestSchema,
   sendRequestSchema,
 } from '@mailroom/core';
 import { audiencePaths, audienceSchemas } from './openapi-audience.js';
@@ -42,6 +43,7 @@ const ref = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}
 export function buildOpenApiDocument(base: string): JsonObject {
   const schemas: JsonObject = {};
   addSchema(schemas, 'SendRequest', sendRequestSchema);
+  addSchema(schemas, 'SendBatchRequest', sendBatchRequestSchema);
   addSchema(schemas, 'BroadcastRequest', broadcastRequestSchema);
   addSchema(schemas, 'BatchRequest', batchRequestSchema);
   for (const [name, schema] of Object.entries(resourceRequestSchemas())) addSchema(schemas, name, schema);
@@ -113,6 +115,30 @@ export function buildOpenApiDocument(base: string): JsonObject {
             content: { 'application/json': { schema: ref('SendRequest') } },
           },
           responses: responses('SendResponse', 'Message accepted'),
+        },
+      },
+      '/send/mail/batch': {
+        post: {
+          operationId: 'sendMailBatch',
+          summary: 'Send up to 100 distinct messages in one call',
+          description:
+            'Each item is the body of POST /send/mail (at most 10 recipients, message or template, ' +
+            'attachments) plus `options.scheduleFor`, `headers`, `tags` and its own `idempotencyKey`. ' +
+            '`mode: strict` (the default) refuses the whole batch with 400 VALIDATION_FAILED if one item is ' +
+            'bad, with an issue per problem whose path starts `items[i]`; `mode: partial` sends the good ' +
+            'items and answers each bad one by index in `data.items[i].error`. A bare array of items is ' +
+            'taken as `{ items, mode: strict }`. The Idempotency-Key header guards the whole batch.',
+          tags: ['message'],
+          parameters: [
+            { $ref: '#/components/parameters/RequestId' },
+            { $ref: '#/components/parameters/IdempotencyKey' },
+          ],
+          requestBody: {
+            required: true,
+            description: SEND_BODY_LIMIT,
+            content: { 'application/json': { schema: ref('SendBatchRequest') } },
+          },
+          responses: responses('SendBatchResponse', 'Batch accepted (in partial mode, maybe in part)'),
         },
       },
       '/send/mail/broadcast': { post: broadcastOperation('sendBroadcast', false) },
@@ -363,6 +389,53 @@ function envelopeSchemas(): JsonObject {
       type: 'object',
       required: ['ref'],
       properties: { ref: { type: 'string', description: 'Reference of the message.' }, status },
+    }),
+    SendBatchResponse: success({
+      type: 'object',
+      required: ['mode', 'accepted', 'refused', 'items'],
+      properties: {
+        mode: { type: 'string', enum: ['strict', 'partial'] },
+        accepted: { type: 'integer', description: 'Items accepted (sent, scheduled or replayed).' },
+        refused: { type: 'integer', description: 'Items refused (partial mode only).' },
+        items: {
+          type: 'array',
+          description: 'One answer per item, in the order of `items`.',
+          items: {
+            type: 'object',
+            required: ['index'],
+            properties: {
+              index: { type: 'integer', description: 'Position of the item in `items`, from 0.' },
+              ref: { type: 'string', description: 'Reference of the message (an accepted item).' },
+              status,
+              replayed: {
+                type: 'boolean',
+                description: "True when the item's own idempotency key answered an earlier result.",
+              },
+              error: {
+                type: 'object',
+                description: 'Why the item was refused (partial mode).',
+                required: ['code', 'message', 'issues'],
+                properties: {
+                  code: ref('ErrorCode'),
+                  message: { type: 'string' },
+                  issues: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      required: ['code', 'path', 'message'],
+                      properties: {
+                        code: { type: 'string' },
+                        path: { type: 'array', items: { type: ['string', 'integer'] } },
+                        message: { type: 'string' },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
     }),
     BroadcastResponse: success({
       type: 'object',

@@ -101,6 +101,17 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
       );
     },
 
+    async 'send-batch'(req, requestId, route) {
+      const { auth, payload } = await jsonCall(req, route, bodyLimit);
+      const result = await mailroom.sendBatch(auth, payload, requestOptions(req));
+      const { replayed: wasReplayed, ...data } = result;
+      const message =
+        result.refused === 0
+          ? `Batch accepted: ${result.accepted} message(s)`
+          : `Batch partly accepted: ${result.accepted} message(s), ${result.refused} refused`;
+      return replayed(successResponse(requestId, message, data), wasReplayed);
+    },
+
     async broadcast(req, requestId, route) {
       const { auth, payload } = await jsonCall(req, route, bodyLimit);
       const result = await mailroom.broadcast(auth, payload, requestOptions(req));

@@ -3,6 +3,7 @@ import type { KeyScope } from '@mailroom/core';
 /** What a path does: each name has exactly one handler in the route table (route-table.ts). */
 export type RouteName =
   | 'send'
+  | 'send-batch'
   | 'broadcast'
   | 'openapi'
   | 'unsubscribe'
@@ -87,6 +88,7 @@ export interface MatchedRoute {
  */
 export const ROUTE_NAMES = Object.keys({
   send: true,
+  'send-batch': true,
   broadcast: true,
   openapi: true,
   unsubscribe: true,
@@ -213,6 +215,7 @@ const PARAM_ROUTES: ReadonlyArray<readonly [RegExp, RouteName, string, MethodAcc
 /** The routes of wire-compat.md, relative to the mount point. */
 const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>([
   ['/send/mail', entry('send', SENDING)],
+  ['/send/mail/batch', entry('send-batch', SENDING)],
   ['/send/mail/broadcast', entry('broadcast', SENDING)],
   // The TypeScript SDK's spelling of both broadcast calls.
   ['/send/mail/broadast', entry('broadcast', SENDING)],

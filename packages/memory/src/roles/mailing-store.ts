@@ -34,6 +34,36 @@ export function memoryMailingStore(db: () => State): MailingStore {
       for (const job of write.sourceJobs) s.sourceJobs.set(job.id, clone(job));
       return { inserted, mailing: clone(mailing) };
     },
+    async commitBatches(writes) {
+      const s = db();
+      // Every check first (targets, and refs unique within the call too): then nothing can fail.
+      const refs = new Set<string>();
+      const mailings = writes.map((write) => {
+        const mailing = targetMailing(s, write);
+        if ('create' in write.target) {
+          const ref = key(mailing.projectId, mailing.ref);
+          if (refs.has(ref)) throw conflict(`mailing ${mailing.ref} already exists`);
+          refs.add(ref);
+        }
+        return mailing;
+      });
+      return writes.map((write, i) => {
+        const mailing = mailings[i] as MailingRecord;
+        if ('create' in write.target) {
+          s.mailings.set(mailing.id, mailing);
+          s.mailingIdByRef.set(key(mailing.projectId, mailing.ref), mailing.id);
+        } else {
+          mailing.status = write.target.setStatus;
+        }
+        mailing.batchCount += 1;
+        mailing.updatedAt = new Date(write.now);
+        s.batches.set(write.batch.id, clone(write.batch));
+        const inserted = insertDeliveries(s, write.deliveries);
+        upsertProfiles(s, mailing.projectId, write.profiles, write.profileOptions, write.now);
+        for (const job of write.sourceJobs) s.sourceJobs.set(job.id, clone(job));
+        return { inserted, mailing: clone(mailing) };
+      });
+    },
     async getMailing(projectId, ref) {
       const s = db();
       const id = s.mailingIdByRef.get(key(projectId, ref));
@@ -113,6 +143,18 @@ export function memoryMailingStore(db: () => State): MailingStore {
       const counts = Object.fromEntries(DELIVERY_STATUSES.map((st) => [st, 0])) as DeliveryCounts;
       for (const d of db().deliveries.values()) if (d.mailingId === mailingId) counts[d.status] += 1;
       return counts;
+    },
+    async countWaitingByHour(mailingId, now) {
+      const byHour = new Map<number, number>();
+      for (const d of db().deliveries.values()) {
+        if (d.mailingId !== mailingId || d.status !== 'queued' || d.nextAttemptAt <= now) continue;
+        const t = d.nextAttemptAt.getTime();
+        const hour = t - (t % 3_600_000);
+        byHour.set(hour, (byHour.get(hour) ?? 0) + 1);
+      }
+      return [...byHour]
+        .sort((a, b) => a[0] - b[0])
+        .map(([hour, count]) => ({ hour: new Date(hour), count }));
     },
     async firstSentAt(mailingId) {
       let first: Date | undefined;

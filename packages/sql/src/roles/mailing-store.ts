@@ -1,5 +1,6 @@
 import type {
   BatchCommitResult,
+  BatchWrite,
   DeliveryCounts,
   DeliveryRecord,
   MailingRecord,
@@ -34,6 +35,68 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
         tx,
       );
     }
+  };
+
+  /** One `commitBatch` on an open transaction: the mailing created or appended to, the batch, deliveries, profiles and jobs. */
+  const commitInTransaction = async (tx: Db, batchWrite: BatchWrite): Promise<BatchCommitResult> => {
+    const { target, batch, now } = batchWrite;
+    let mailing: MailingRecord;
+    if ('create' in target) {
+      // A copy: the caller may mutate its record after the write.
+      mailing = {
+        ...structuredClone(target.create),
+        batchCount: target.create.batchCount + 1,
+        updatedAt: now,
+      };
+      await insertMailing(tx, mailing);
+    } else {
+      // The row lock orders this commit against setMailingStatus and completeMailingIfSettled.
+      const row = await first(
+        `SELECT * FROM mailroom_mailings WHERE id = ?${runner.forUpdate}`,
+        [target.mailingId],
+        tx,
+      );
+      if (!row)
+        throw new MailroomError('NOT_FOUND', 'commitBatch: the mailing does not exist', {
+          source: name,
+        });
+      const current = codec.mailing(row);
+      if (!target.allowStatus.includes(current.status)) {
+        throw new MailroomError('BROADCAST_CLOSED', `commitBatch: the mailing is ${current.status}`, {
+          source: name,
+        });
+      }
+      await write(
+        'UPDATE mailroom_mailings SET status = ?, batch_count = batch_count + 1, updated_at = ? WHERE id = ?',
+        [target.setStatus, now.getTime(), current.id],
+        tx,
+      );
+      mailing = {
+        ...current,
+        status: target.setStatus,
+        batchCount: current.batchCount + 1,
+        updatedAt: now,
+      };
+    }
+    await write(
+      'INSERT INTO mailroom_batches (id, mailing_id, seq, recipient_count, created_at) VALUES (?, ?, ?, ?, ?)',
+      [batch.id, batch.mailingId, batch.seq, batch.recipientCount, batch.createdAt.getTime()],
+      tx,
+    );
+    const memo = new JsonMemo();
+    const inserted = await bulk.insertDeliveries(tx, batchWrite.deliveries, memo);
+    if (batchWrite.profiles.length > 0) {
+      await bulk.upsertProfiles(
+        tx,
+        mailing.projectId,
+        batchWrite.profiles,
+        batchWrite.profileOptions,
+        now,
+        memo,
+      );
+    }
+    await insertSourceJobs(tx, batchWrite.sourceJobs);
+    return { inserted, mailing };
   };
 
   return {
@@ -73,66 +136,15 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
           return { inserted, mailing: codec.mailing(row) };
         });
       }
-      return guard('commitBatch', () =>
-        runner.transaction(db, async (tx): Promise<BatchCommitResult> => {
-          const { target, batch, now } = batchWrite;
-          let mailing: MailingRecord;
-          if ('create' in target) {
-            // A copy: the caller may mutate its record after the write.
-            mailing = {
-              ...structuredClone(target.create),
-              batchCount: target.create.batchCount + 1,
-              updatedAt: now,
-            };
-            await insertMailing(tx, mailing);
-          } else {
-            // The row lock orders this commit against setMailingStatus and completeMailingIfSettled.
-            const row = await first(
-              `SELECT * FROM mailroom_mailings WHERE id = ?${runner.forUpdate}`,
-              [target.mailingId],
-              tx,
-            );
-            if (!row)
-              throw new MailroomError('NOT_FOUND', 'commitBatch: the mailing does not exist', {
-                source: name,
-              });
-            const current = codec.mailing(row);
-            if (!target.allowStatus.includes(current.status)) {
-              throw new MailroomError('BROADCAST_CLOSED', `commitBatch: the mailing is ${current.status}`, {
-                source: name,
-              });
-            }
-            await write(
-              'UPDATE mailroom_mailings SET status = ?, batch_count = batch_count + 1, updated_at = ? WHERE id = ?',
-              [target.setStatus, now.getTime(), current.id],
-              tx,
-            );
-            mailing = {
-              ...current,
-              status: target.setStatus,
-              batchCount: current.batchCount + 1,
-              updatedAt: now,
-            };
-          }
-          await write(
-            'INSERT INTO mailroom_batches (id, mailing_id, seq, recipient_count, created_at) VALUES (?, ?, ?, ?, ?)',
-            [batch.id, batch.mailingId, batch.seq, batch.recipientCount, batch.createdAt.getTime()],
-            tx,
-          );
-          const memo = new JsonMemo();
-          const inserted = await bulk.insertDeliveries(tx, batchWrite.deliveries, memo);
-          if (batchWrite.profiles.length > 0) {
-            await bulk.upsertProfiles(
-              tx,
-              mailing.projectId,
-              batchWrite.profiles,
-              batchWrite.profileOptions,
-              now,
-              memo,
-            );
-          }
-          await insertSourceJobs(tx, batchWrite.sourceJobs);
-          return { inserted, mailing };
+      return guard('commitBatch', () => runner.transaction(db, (tx) => commitInTransaction(tx, batchWrite)));
+    },
+
+    commitBatches(writes) {
+      return guard('commitBatches', () =>
+        runner.transaction(db, async (tx) => {
+          const results: BatchCommitResult[] = [];
+          for (const batchWrite of writes) results.push(await commitInTransaction(tx, batchWrite));
+          return results;
         }),
       );
     },
@@ -291,6 +303,19 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
         );
         for (const row of rows) counts[String(row.status) as keyof DeliveryCounts] = Number(row.n);
         return counts;
+      });
+    },
+
+    countWaitingByHour(mailingId, now) {
+      return guard('countWaitingByHour', async () => {
+        // `%` is integer remainder on all three databases; the due index serves status and time.
+        const rows = await all(
+          `SELECT next_attempt_at - next_attempt_at % 3600000 AS hour, COUNT(*) AS n FROM mailroom_deliveries
+           WHERE mailing_id = ? AND status = 'queued' AND next_attempt_at > ?
+           GROUP BY next_attempt_at - next_attempt_at % 3600000 ORDER BY hour`,
+          [mailingId, now.getTime()],
+        );
+        return rows.map((row) => ({ hour: new Date(Number(row.hour)), count: Number(row.n) }));
       });
     },
 
