@@ -76,6 +76,7 @@ describe('initial batch', () => {
         scheduleFor: new Date('2025-12-25T10:00:00.000Z'),
         storeContent: false,
         plan: null,
+        topic: null,
       },
     });
   });
@@ -86,6 +87,7 @@ describe('initial batch', () => {
       scheduleFor: null,
       storeContent: null,
       plan: null,
+      topic: null,
     });
     expect(
       initial({ ...content, recipients: 'a@example.com', options: { storeContent: true } }).options
@@ -215,6 +217,7 @@ describe('sources', () => {
     expect(request.sources).toEqual([
       {
         kind: 'csv',
+        topic: null,
         label: 'spring-import',
         url: 'https://bucket.s3.amazonaws.com/list.csv',
         columnMappings: { Email: 'address', 'First Name': 'firstName' },
@@ -239,6 +242,7 @@ describe('sources', () => {
     expect(request.sources).toEqual([
       {
         kind: 'audience',
+        topic: null,
         ref: 'vip',
         actionOnExistingTrait: 'override',
         actionOnExistingProfile: 'override',
@@ -250,6 +254,7 @@ describe('sources', () => {
   it('applies the audience defaults and accepts the type in any case', () => {
     const defaults = {
       kind: 'audience',
+      topic: null,
       ref: 'vip',
       actionOnExistingTrait: 'preserve',
       actionOnExistingProfile: 'preserve',
@@ -297,13 +302,20 @@ describe('sources', () => {
     expect(request.sources).toEqual([
       {
         kind: 'audience',
+        topic: null,
         ref: 'vip',
         actionOnExistingTrait: 'preserve',
         actionOnExistingProfile: 'preserve',
         includeUnsubscribed: true,
       },
-      { kind: 'csv', label: 'import', url: 'https://files.example.com/a.csv', columnMappings: {} },
-      { kind: 'csv', label: 'no-url', url: null, columnMappings: {} },
+      {
+        kind: 'csv',
+        label: 'import',
+        url: 'https://files.example.com/a.csv',
+        columnMappings: {},
+        topic: null,
+      },
+      { kind: 'csv', label: 'no-url', url: null, columnMappings: {}, topic: null },
     ]);
   });
 
@@ -318,6 +330,7 @@ describe('sources', () => {
     );
     expect(request.sources[1]).toEqual({
       kind: 'audience',
+      topic: null,
       ref: 'vip',
       actionOnExistingTrait: 'preserve',
       actionOnExistingProfile: 'preserve',
@@ -381,7 +394,7 @@ describe('later batch (broadcastRef)', () => {
     });
     expect(
       batch({ broadcastRef: 'bc_1', sources: [{ type: 'CSV', config: { label: 'more' } }] }).sources,
-    ).toEqual([{ kind: 'csv', label: 'more', url: null, columnMappings: {} }]);
+    ).toEqual([{ kind: 'csv', label: 'more', url: null, columnMappings: {}, topic: null }]);
     expect(batch({ broadcastRef: 'bc_1', audience: ['vip'] }).sources).toHaveLength(1);
   });
 
