@@ -15,6 +15,7 @@ import { signalReasons } from './migration-signal-reasons.js';
 import { trackingSchema } from './migration-tracking.js';
 import { webhookCircuit } from './migration-webhook-circuit.js';
 import { webhookPriority } from './migration-webhook-priority.js';
+import { deliveryPriority } from './migration-delivery-priority.js';
 
 /** Name of the table that records applied migrations. */
 export const MIGRATION_TABLE = 'mailroom_migrations';
@@ -345,6 +346,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '013_pauses': pausesSchema(dialect),
     '014_destination_limits': destinationLimitsSchema(dialect),
     '017_event_series': eventSeries(),
+    '018_delivery_priority': deliveryPriority(dialect),
   };
 }
 
