@@ -5,6 +5,7 @@ import type { SqlKind } from '../connection/options.js';
 import { dialectOf } from '../dialects/dialect-of.js';
 import type { SqlDialect } from '../dialects/sql-dialect.js';
 import { apiKeys } from './migration-api-keys.js';
+import { deliveryPriority } from './migration-delivery-priority.js';
 import { destinationLimitsSchema } from './migration-destination-limits.js';
 import { domainsSchema } from './migration-domains.js';
 import { eventSeries } from './migration-event-series.js';
@@ -15,7 +16,6 @@ import { signalReasons } from './migration-signal-reasons.js';
 import { trackingSchema } from './migration-tracking.js';
 import { webhookCircuit } from './migration-webhook-circuit.js';
 import { webhookPriority } from './migration-webhook-priority.js';
-import { deliveryPriority } from './migration-delivery-priority.js';
 
 /** Name of the table that records applied migrations. */
 export const MIGRATION_TABLE = 'mailroom_migrations';

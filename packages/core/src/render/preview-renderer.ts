@@ -1,0 +1,193 @@
+import type { Worker } from 'node:worker_threads';
+import type { Clock, Logger } from '../base/base-types.js';
+import { MailroomError } from '../base/errors.js';
+import type { ContentSnapshot, RenderedContent } from '../store/records.js';
+import type { PreviewReply, PreviewRequest } from './preview-protocol.js';
+import type { RenderRecipient } from './recipient-scope.js';
+import { createRenderBudget, DEFAULT_RENDER_MS_PER_MINUTE } from './render-budget.js';
+import { spawnThread, threadEntry } from './spawn-thread.js';
+
+/** Options of {@link createPreviewRenderer}. */
+export interface PreviewRendererOptions {
+  clock: Clock;
+  logger: Logger;
+  strictVariables: boolean;
+  /** Render time each project may spend per minute, in milliseconds. @default 10_000 */
+  msPerMinute?: number;
+  /**
+   * Longest one render may hold the thread, in milliseconds, whatever it does: past it the thread is
+   * stopped and started again. liquidjs stops a part at its render limit (1 s) already; this bounds the
+   * rest (parsing, a part that never yields to the limit's check). @default 5_000
+   */
+  hardLimitMs?: number;
+  /** Renders a project may have waiting; more are refused with 429. @default 4 */
+  queuedPerProject?: number;
+}
+
+/**
+ * Renders previews on a thread of their own, never on the engine's main thread and never on the threads
+ * that render deliveries: a template built to spin costs its project, not the server's other clients.
+ * One render runs at a time; the projects waiting take turns (round-robin), so a project that queues many
+ * previews delays another project's by one render at most. Each project's render time is budgeted
+ * ({@link createRenderBudget}); over it, its previews are refused with `RATE_LIMITED` and `retryAfter`.
+ */
+export interface PreviewRenderer {
+  /**
+   * The content rendered for one recipient, as the project's preview.
+   * @throws MailroomError `RATE_LIMITED` (over the project's budget, or too many waiting), the render's
+   * error (`RENDER_FAILED`, `TEMPLATE_INVALID`), or a retryable `INTERNAL` when the thread died.
+   */
+  render(projectId: string, content: ContentSnapshot, recipient: RenderRecipient): Promise<RenderedContent>;
+  /** Stops the thread; waiting renders reject. */
+  close(): Promise<void>;
+}
+
+interface Job {
+  projectId: string;
+  request: PreviewRequest;
+  resolve(rendered: RenderedContent): void;
+  reject(error: unknown): void;
+}
+
+/** The preview renderer of one engine; its thread starts with the first preview. */
+export function createPreviewRenderer(options: PreviewRendererOptions): PreviewRenderer {
+  const { clock, logger } = options;
+  const budget = createRenderBudget(clock, options.msPerMinute ?? DEFAULT_RENDER_MS_PER_MINUTE);
+  const hardLimitMs = options.hardLimitMs ?? 5_000;
+  const queuedPerProject = options.queuedPerProject ?? 4;
+  /** Waiting renders per project; the map's order is the round-robin's. */
+  const queues = new Map<string, Job[]>();
+  let thread: Worker | undefined;
+  let running: { job: Job; timer: NodeJS.Timeout } | undefined;
+  let nextJob = 0;
+  let closed = false;
+
+  const start = (): Worker => {
+    const worker = spawnThread(threadEntry('preview-thread', import.meta.url));
+    worker.unref();
+    worker.on('message', (reply: PreviewReply) => {
+      if (running?.job.request.job !== reply.job) return;
+      const { job, timer } = running;
+      clearTimeout(timer);
+      running = undefined;
+      worker.unref();
+      budget.charge(job.projectId, reply.ms);
+      if ('rendered' in reply) job.resolve(reply.rendered);
+      else
+        job.reject(
+          new MailroomError(reply.error.code, reply.error.message, { retryable: reply.error.retryable }),
+        );
+      pump();
+    });
+    const died = (error: unknown) => {
+      if (thread !== worker) return;
+      thread = undefined;
+      if (closed) return;
+      logger.error({ err: error }, 'preview thread died; starting another');
+      if (running) {
+        clearTimeout(running.timer);
+        running.job.reject(
+          new MailroomError('INTERNAL', 'preview thread died', {
+            cause: error,
+            retryable: true,
+            source: 'render',
+          }),
+        );
+        running = undefined;
+      }
+      pump();
+    };
+    worker.on('error', died);
+    worker.on('exit', (code) => died(new Error(`preview thread exited with code ${code}`)));
+    return worker;
+  };
+
+  function pump(): void {
+    if (running || closed) return;
+    for (const [projectId, queue] of queues) {
+      queues.delete(projectId);
+      // Spent while it waited: the rest of its renders are refused now, not run.
+      const wait = budget.waitSeconds(projectId);
+      if (wait > 0) {
+        for (const job of queue) job.reject(overBudget(wait));
+        continue;
+      }
+      const job = queue.shift() as Job;
+      // Its other renders go to the back of the turn.
+      if (queue.length > 0) queues.set(projectId, queue);
+      run(job);
+      return;
+    }
+  }
+
+  function run(job: Job): void {
+    thread ??= start();
+    const worker = thread;
+    const timer = setTimeout(() => {
+      if (running?.job !== job) return;
+      running = undefined;
+      budget.charge(job.projectId, hardLimitMs);
+      job.reject(
+        new MailroomError('RENDER_FAILED', `Rendering took longer than ${hardLimitMs} ms and was stopped`),
+      );
+      thread = undefined;
+      void worker.terminate();
+      pump();
+    }, hardLimitMs);
+    running = { job, timer };
+    worker.ref();
+    worker.postMessage(job.request);
+  }
+
+  return {
+    render(projectId, content, recipient) {
+      if (closed)
+        return Promise.reject(new MailroomError('INTERNAL', 'preview renderer closed', { retryable: true }));
+      budget.check(projectId);
+      const queue = queues.get(projectId) ?? [];
+      if (queue.length >= queuedPerProject) {
+        return Promise.reject(
+          new MailroomError(
+            'RATE_LIMITED',
+            `This project has ${queuedPerProject} renders waiting; try again`,
+            {
+              retryAfter: 1,
+            },
+          ),
+        );
+      }
+      return new Promise<RenderedContent>((resolve, reject) => {
+        const request: PreviewRequest = {
+          job: ++nextJob,
+          content,
+          recipient,
+          strictVariables: options.strictVariables,
+        };
+        queue.push({ projectId, request, resolve, reject });
+        if (!queues.has(projectId)) queues.set(projectId, queue);
+        pump();
+      });
+    },
+
+    async close() {
+      closed = true;
+      const closing = new MailroomError('INTERNAL', 'preview renderer closed', { retryable: true });
+      if (running) {
+        clearTimeout(running.timer);
+        running.job.reject(closing);
+        running = undefined;
+      }
+      for (const queue of queues.values()) for (const job of queue) job.reject(closing);
+      queues.clear();
+      const stopping = thread;
+      thread = undefined;
+      await stopping?.terminate();
+    },
+  };
+}
+
+function overBudget(wait: number): MailroomError {
+  return new MailroomError('RATE_LIMITED', `This project used its render time; try again in ${wait} s`, {
+    retryAfter: wait,
+  });
+}

@@ -1,0 +1,36 @@
+/**
+ * The preview thread: parses and renders one content for one recipient per request, off the engine's main
+ * thread, and says how long it took (the project's render budget is charged that). Started by
+ * `createPreviewRenderer`.
+ */
+import { performance } from 'node:perf_hooks';
+import { parentPort } from 'node:worker_threads';
+import { isMailroomError } from '../base/errors.js';
+import { prepareContent } from './prepare-content.js';
+import type { PreviewFailure, PreviewReply, PreviewRequest } from './preview-protocol.js';
+import { renderDelivery } from './render-delivery.js';
+
+const port = parentPort;
+if (!port) throw new Error('preview-thread must run in a worker thread');
+
+function failure(error: unknown): PreviewFailure {
+  if (isMailroomError(error)) return { code: error.code, message: error.message, retryable: error.retryable };
+  return {
+    code: 'INTERNAL',
+    message: error instanceof Error ? error.message : String(error),
+    retryable: false,
+  };
+}
+
+port.on('message', (request: PreviewRequest) => {
+  const started = performance.now();
+  let reply: PreviewReply;
+  try {
+    const prepared = prepareContent(request.content, { strictVariables: request.strictVariables });
+    const rendered = renderDelivery(prepared, request.recipient);
+    reply = { job: request.job, ms: performance.now() - started, rendered };
+  } catch (error) {
+    reply = { job: request.job, ms: performance.now() - started, error: failure(error) };
+  }
+  port.postMessage(reply);
+});
