@@ -44,8 +44,18 @@ describe('render isolation across projects over HTTP', () => {
     secretA = a.secret;
     secretB = b.secret;
     await mailroom.admin.addSender(b.project.id, { address: 'reset@b.test', name: 'B' });
-    await mailroom.templates.create(secretA, { ref: 'spin', format: 'html', source: `<p>${SPIN}</p>`, subject: 'x' });
-    await mailroom.templates.create(secretA, { ref: 'fine', format: 'html', source: '<p>Hi {{ name }}</p>', subject: 'Hi' });
+    await mailroom.templates.create(secretA, {
+      ref: 'spin',
+      format: 'html',
+      source: `<p>${SPIN}</p>`,
+      subject: 'x',
+    });
+    await mailroom.templates.create(secretA, {
+      ref: 'fine',
+      format: 'html',
+      source: '<p>Hi {{ name }}</p>',
+      subject: 'Hi',
+    });
     ({ url: base, close } = await listenMailroom('fastify', mailroom, {}, ''));
     mailroom.worker.start();
   }, 60_000);

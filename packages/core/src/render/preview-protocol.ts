@@ -21,3 +21,8 @@ export interface PreviewFailure {
 export type PreviewReply =
   | { job: number; ms: number; rendered: RenderedContent }
   | { job: number; ms: number; error: PreviewFailure };
+
+/** The preview thread's first message: loaded, ready to render. */
+export interface PreviewReady {
+  ready: true;
+}

@@ -2,7 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import type { Clock, Logger } from '../base/base-types.js';
 import { MailroomError } from '../base/errors.js';
 import type { ContentSnapshot, RenderedContent } from '../store/records.js';
-import type { PreviewReply, PreviewRequest } from './preview-protocol.js';
+import type { PreviewReady, PreviewReply, PreviewRequest } from './preview-protocol.js';
 import type { RenderRecipient } from './recipient-scope.js';
 import { createRenderBudget, DEFAULT_RENDER_MS_PER_MINUTE } from './render-budget.js';
 import { spawnThread, threadEntry } from './spawn-thread.js';
@@ -58,14 +58,24 @@ export function createPreviewRenderer(options: PreviewRendererOptions): PreviewR
   /** Waiting renders per project; the map's order is the round-robin's. */
   const queues = new Map<string, Job[]>();
   let thread: Worker | undefined;
-  let running: { job: Job; timer: NodeJS.Timeout } | undefined;
+  /** Whether `thread` has loaded (a render's hard limit counts from then). */
+  let ready = false;
+  /** The render on the thread; `timer` is armed once the thread is ready. */
+  let running: { job: Job; timer?: NodeJS.Timeout } | undefined;
   let nextJob = 0;
   let closed = false;
 
   const start = (): Worker => {
     const worker = spawnThread(threadEntry('preview-thread', import.meta.url));
     worker.unref();
-    worker.on('message', (reply: PreviewReply) => {
+    ready = false;
+    worker.on('message', (reply: PreviewReply | PreviewReady) => {
+      if ('ready' in reply) {
+        if (thread !== worker) return;
+        ready = true;
+        if (running && running.timer === undefined) running.timer = hardLimit(running.job, worker);
+        return;
+      }
       if (running?.job.request.job !== reply.job) return;
       const { job, timer } = running;
       clearTimeout(timer);
@@ -123,7 +133,15 @@ export function createPreviewRenderer(options: PreviewRendererOptions): PreviewR
   function run(job: Job): void {
     thread ??= start();
     const worker = thread;
-    const timer = setTimeout(() => {
+    running = { job };
+    if (ready) running.timer = hardLimit(job, worker);
+    worker.ref();
+    worker.postMessage(job.request);
+  }
+
+  /** Stops `job` on `worker` after `hardLimitMs`, and the thread with it (a new one starts for the next). */
+  function hardLimit(job: Job, worker: Worker): NodeJS.Timeout {
+    return setTimeout(() => {
       if (running?.job !== job) return;
       running = undefined;
       budget.charge(job.projectId, hardLimitMs);
@@ -134,26 +152,20 @@ export function createPreviewRenderer(options: PreviewRendererOptions): PreviewR
       void worker.terminate();
       pump();
     }, hardLimitMs);
-    running = { job, timer };
-    worker.ref();
-    worker.postMessage(job.request);
   }
 
   return {
-    render(projectId, content, recipient) {
-      if (closed)
-        return Promise.reject(new MailroomError('INTERNAL', 'preview renderer closed', { retryable: true }));
+    async render(projectId, content, recipient) {
+      if (closed) throw new MailroomError('INTERNAL', 'preview renderer closed', { retryable: true });
       budget.check(projectId);
       const queue = queues.get(projectId) ?? [];
       if (queue.length >= queuedPerProject) {
-        return Promise.reject(
-          new MailroomError(
-            'RATE_LIMITED',
-            `This project has ${queuedPerProject} renders waiting; try again`,
-            {
-              retryAfter: 1,
-            },
-          ),
+        throw new MailroomError(
+          'RATE_LIMITED',
+          `This project has ${queuedPerProject} renders waiting; try again`,
+          {
+            retryAfter: 1,
+          },
         );
       }
       return new Promise<RenderedContent>((resolve, reject) => {

@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { parentPort } from 'node:worker_threads';
 import { isMailroomError } from '../base/errors.js';
 import { prepareContent } from './prepare-content.js';
-import type { PreviewFailure, PreviewReply, PreviewRequest } from './preview-protocol.js';
+import type { PreviewFailure, PreviewReady, PreviewReply, PreviewRequest } from './preview-protocol.js';
 import { renderDelivery } from './render-delivery.js';
 
 const port = parentPort;
@@ -34,3 +34,5 @@ port.on('message', (request: PreviewRequest) => {
   }
   port.postMessage(reply);
 });
+// Loaded: the renderer starts a render's clock from here, not from the thread's start (seconds from source).
+port.postMessage({ ready: true } satisfies PreviewReady);

@@ -53,7 +53,7 @@ export function createRenderBudget(
   const budget: RenderBudget = {
     waitSeconds(projectId) {
       const { tokens } = balance(projectId);
-      return tokens > 0 ? 0 : Math.max(1, Math.ceil(-tokens / rate / 1000));
+      return tokens >= 0 ? 0 : Math.max(1, Math.ceil(-tokens / rate / 1000));
     },
     check(projectId) {
       const wait = budget.waitSeconds(projectId);
