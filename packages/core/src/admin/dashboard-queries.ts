@@ -122,6 +122,8 @@ export function createDashboardQueries(ctx: BaseContext, deps: DashboardQueryDep
 
     async previewTemplate(auth, ref, sample = {}) {
       const context = await deps.resolveAuth(auth);
+      // A project over its render budget is refused before the template is even read.
+      deps.previews.admit(context.project.id);
       const template = await findTemplate(context, ref);
       // Parsed and rendered on the preview thread: a template built to spin costs its project's budget,
       // never the main thread that answers everyone.

@@ -38,6 +38,11 @@ export interface PreviewRenderer {
    * error (`RENDER_FAILED`, `TEMPLATE_INVALID`), or a retryable `INTERNAL` when the thread died.
    */
   render(projectId: string, content: ContentSnapshot, recipient: RenderRecipient): Promise<RenderedContent>;
+  /**
+   * Refuses a project over its budget before any work is done for its preview (the template read).
+   * @throws MailroomError `RATE_LIMITED` with `retryAfter`.
+   */
+  admit(projectId: string): void;
   /** Stops the thread; waiting renders reject. */
   close(): Promise<void>;
 }
@@ -179,6 +184,10 @@ export function createPreviewRenderer(options: PreviewRendererOptions): PreviewR
         if (!queues.has(projectId)) queues.set(projectId, queue);
         pump();
       });
+    },
+
+    admit(projectId) {
+      budget.check(projectId);
     },
 
     async close() {
