@@ -201,7 +201,11 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     transport: options.transport,
     admin,
     audience: createAudienceApi(ctx, { resolveAuth, admin }),
-    templates: createTemplateResources(ctx, { resolveAuth, previewTemplate: queries.previewTemplate }),
+    templates: createTemplateResources(ctx, {
+      resolveAuth,
+      previewTemplate: queries.previewTemplate,
+      checkTemplate: (projectId, template) => previews.check(projectId, template),
+    }),
     senders: createSenderResources(ctx, resolveAuth),
     suppressions: createSuppressionResources(ctx, resolveAuth),
     inbound: createInbound(ctx, options.notifications),

@@ -1,11 +1,12 @@
 import type { Worker } from 'node:worker_threads';
 import type { Clock, Logger } from '../base/base-types.js';
 import { MailroomError } from '../base/errors.js';
-import type { ContentSnapshot, RenderedContent } from '../store/records.js';
+import type { ContentSnapshot, RenderedContent, TemplateFormat } from '../store/records.js';
 import type { PreviewReady, PreviewReply, PreviewRequest } from './preview-protocol.js';
 import type { RenderRecipient } from './recipient-scope.js';
 import { createRenderBudget, DEFAULT_RENDER_MS_PER_MINUTE } from './render-budget.js';
 import { spawnThread, threadEntry } from './spawn-thread.js';
+import type { TemplateCheckResult } from './template-check.js';
 
 /** Options of {@link createPreviewRenderer}. */
 export interface PreviewRendererOptions {
@@ -20,7 +21,7 @@ export interface PreviewRendererOptions {
    * rest (parsing, a part that never yields to the limit's check). @default 5_000
    */
   hardLimitMs?: number;
-  /** Renders a project may have waiting; more are refused with 429. @default 4 */
+  /** Jobs a project may have waiting (8 parallel template writes are normal); more get 429. @default 16 */
   queuedPerProject?: number;
 }
 
@@ -39,6 +40,15 @@ export interface PreviewRenderer {
    */
   render(projectId: string, content: ContentSnapshot, recipient: RenderRecipient): Promise<RenderedContent>;
   /**
+   * Checks a template source and subject as `checkTemplate` does (MJML compile, Liquid parse), on the same
+   * thread and within the same budget: a 1 MiB MJML source costs its project, not the main thread.
+   * @throws MailroomError `RATE_LIMITED`, or a fault of the checker (`INTERNAL`).
+   */
+  check(
+    projectId: string,
+    template: { format: TemplateFormat; source: string; subject: string | null; name: string },
+  ): Promise<TemplateCheckResult>;
+  /**
    * Refuses a project over its budget before any work is done for its preview (the template read).
    * @throws MailroomError `RATE_LIMITED` with `retryAfter`.
    */
@@ -50,7 +60,7 @@ export interface PreviewRenderer {
 interface Job {
   projectId: string;
   request: PreviewRequest;
-  resolve(rendered: RenderedContent): void;
+  resolve(result: RenderedContent | TemplateCheckResult): void;
   reject(error: unknown): void;
 }
 
@@ -59,7 +69,7 @@ export function createPreviewRenderer(options: PreviewRendererOptions): PreviewR
   const { clock, logger } = options;
   const budget = createRenderBudget(clock, options.msPerMinute ?? DEFAULT_RENDER_MS_PER_MINUTE);
   const hardLimitMs = options.hardLimitMs ?? 5_000;
-  const queuedPerProject = options.queuedPerProject ?? 4;
+  const queuedPerProject = options.queuedPerProject ?? 16;
   /** Waiting renders per project; the map's order is the round-robin's. */
   const queues = new Map<string, Job[]>();
   let thread: Worker | undefined;
@@ -88,6 +98,7 @@ export function createPreviewRenderer(options: PreviewRendererOptions): PreviewR
       worker.unref();
       budget.charge(job.projectId, reply.ms);
       if ('rendered' in reply) job.resolve(reply.rendered);
+      else if ('checked' in reply) job.resolve(reply.checked);
       else
         job.reject(
           new MailroomError(reply.error.code, reply.error.message, { retryable: reply.error.retryable }),
@@ -159,31 +170,48 @@ export function createPreviewRenderer(options: PreviewRendererOptions): PreviewR
     }, hardLimitMs);
   }
 
+  /** Queues a job of the project (refused over its budget or its queue), and runs the next in turn. */
+  async function enqueue(
+    projectId: string,
+    request: (job: number) => PreviewRequest,
+  ): Promise<RenderedContent | TemplateCheckResult> {
+    if (closed) throw new MailroomError('INTERNAL', 'preview renderer closed', { retryable: true });
+    budget.check(projectId);
+    const queue = queues.get(projectId) ?? [];
+    if (queue.length >= queuedPerProject) {
+      throw new MailroomError(
+        'RATE_LIMITED',
+        `This project has ${queuedPerProject} renders waiting; try again`,
+        {
+          retryAfter: 1,
+        },
+      );
+    }
+    return new Promise((resolve, reject) => {
+      queue.push({ projectId, request: request(++nextJob), resolve, reject });
+      if (!queues.has(projectId)) queues.set(projectId, queue);
+      pump();
+    });
+  }
+
   return {
     async render(projectId, content, recipient) {
-      if (closed) throw new MailroomError('INTERNAL', 'preview renderer closed', { retryable: true });
-      budget.check(projectId);
-      const queue = queues.get(projectId) ?? [];
-      if (queue.length >= queuedPerProject) {
-        throw new MailroomError(
-          'RATE_LIMITED',
-          `This project has ${queuedPerProject} renders waiting; try again`,
-          {
-            retryAfter: 1,
-          },
-        );
-      }
-      return new Promise<RenderedContent>((resolve, reject) => {
-        const request: PreviewRequest = {
-          job: ++nextJob,
-          content,
-          recipient,
-          strictVariables: options.strictVariables,
-        };
-        queue.push({ projectId, request, resolve, reject });
-        if (!queues.has(projectId)) queues.set(projectId, queue);
-        pump();
-      });
+      const strictVariables = options.strictVariables;
+      return (await enqueue(projectId, (job) => ({
+        kind: 'render',
+        job,
+        content,
+        recipient,
+        strictVariables,
+      }))) as RenderedContent;
+    },
+
+    async check(projectId, template) {
+      return (await enqueue(projectId, (job) => ({
+        kind: 'check',
+        job,
+        ...template,
+      }))) as TemplateCheckResult;
     },
 
     admit(projectId) {

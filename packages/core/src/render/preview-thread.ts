@@ -1,6 +1,6 @@
 /**
- * The preview thread: parses and renders one content for one recipient per request, off the engine's main
- * thread, and says how long it took (the project's render budget is charged that). Started by
+ * The preview thread: parses and renders one content for one recipient per request, or checks a template
+ * source (MJML compile, Liquid parse), off the engine's main thread, and says how long it took (the project's render budget is charged that). Started by
  * `createPreviewRenderer`.
  */
 import { performance } from 'node:perf_hooks';
@@ -22,17 +22,25 @@ function failure(error: unknown): PreviewFailure {
   };
 }
 
-port.on('message', (request: PreviewRequest) => {
+async function run(request: PreviewRequest): Promise<PreviewReply> {
   const started = performance.now();
-  let reply: PreviewReply;
   try {
+    if (request.kind === 'check') {
+      // MJML loads with the first check, not with the thread.
+      const { checkTemplate } = await import('./template-check.js');
+      const checked = await checkTemplate(request.format, request.source, request.subject, request.name);
+      return { job: request.job, ms: performance.now() - started, checked };
+    }
     const prepared = prepareContent(request.content, { strictVariables: request.strictVariables });
     const rendered = renderDelivery(prepared, request.recipient);
-    reply = { job: request.job, ms: performance.now() - started, rendered };
+    return { job: request.job, ms: performance.now() - started, rendered };
   } catch (error) {
-    reply = { job: request.job, ms: performance.now() - started, error: failure(error) };
+    return { job: request.job, ms: performance.now() - started, error: failure(error) };
   }
-  port.postMessage(reply);
+}
+
+port.on('message', (request: PreviewRequest) => {
+  void run(request).then((reply) => port.postMessage(reply));
 });
 // Loaded: the renderer starts a render's clock from here, not from the thread's start (seconds from source).
 port.postMessage({ ready: true } satisfies PreviewReady);
