@@ -9,6 +9,7 @@ export default defineConfig({
     index: 'src/index.ts',
     'testing/index': 'src/testing/index.ts',
     'render-thread': 'src/delivery/render-thread.ts',
+    'preview-thread': 'src/render/preview-thread.ts',
   },
   external: ['vitest', 'fast-check'],
 });

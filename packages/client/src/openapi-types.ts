@@ -290,7 +290,7 @@ export interface paths {
         put?: never;
         /**
          * Render the stored template for the given variables: subject, HTML and text
-         * @description Without `recipient`, a sample one (Ada Lovelace, ada@example.com). A missing variable under strict variables is a 422 `RENDER_FAILED`. A read key may call it.
+         * @description Without `recipient`, a sample one (Ada Lovelace, ada@example.com). A missing variable under strict variables is a 422 `RENDER_FAILED`. A read key may call it. Rendered off the main thread within the project's render-time budget (10 s per minute by default): over it, 429 `RATE_LIMITED` with `Retry-After`.
          */
         post: operations["previewTemplate"];
         delete?: never;

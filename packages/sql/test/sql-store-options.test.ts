@@ -106,8 +106,39 @@ describe('sqlStore options', () => {
       { name: '014_destination_limits' },
       { name: '017_event_series' },
       { name: '018_key_names' },
+      { name: '019_delivery_priority' },
+      { name: '020_topics_consent' },
       { name: '021_suppression_case' },
     ]);
+  });
+
+  it("019 gives deliveries kept before it priority 1: claimed, after a new single message's", async () => {
+    const path = file();
+    const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new Database(path) }) });
+    const all = mailroomMigrations('sqlite');
+    const before = Object.fromEntries(Object.entries(all).filter(([name]) => name < '019'));
+    const migrator = new Migrator({
+      db,
+      provider: { getMigrations: async () => before },
+      migrationTableName: MIGRATION_TABLE,
+      migrationLockTableName: MIGRATION_LOCK_TABLE,
+    });
+    expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    await sql`insert into mailroom_deliveries (id, project_id, mailing_id, batch_id, address, name, variables,
+        traits, status, attempts, next_attempt_at, lease_token, message_id, created_at, updated_at)
+      values ('dlv_old', 'prj', 'mlg_1', 'bat', 'old@example.org', '', '{}', '{}', 'queued', 0, 1, 0, '<dlv_old@x>', 1, 1)`.execute(
+      db,
+    );
+    await db.destroy();
+    await migrate({ url: path });
+    const store = sqlStore({ url: path });
+    try {
+      const [old] = await store.claimDeliveries({ now: new Date(10), limit: 5, leaseMs: 1_000 });
+      expect(old).toMatchObject({ id: 'dlv_old', status: 'sending' });
+      expect(old?.priority).toBeUndefined();
+    } finally {
+      await store.close();
+    }
   });
 
   it('008 fills in the mailing and destination domain of signals kept before it, with no reason', async () => {

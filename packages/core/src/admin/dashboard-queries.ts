@@ -1,7 +1,8 @@
 import { MailroomError } from '../base/errors.js';
 import type { AuthContext } from '../context/auth-context.js';
 import type { BaseContext } from '../context/base-context.js';
-import { contentFromTemplate, prepareContent, renderDelivery } from '../render/index.js';
+import { contentFromTemplate } from '../render/index.js';
+import type { PreviewRenderer } from '../render/preview-renderer.js';
 import { templateView } from '../resources/template-resources.js';
 import type {
   DeliveryRecord,
@@ -36,6 +37,8 @@ export interface DashboardQueryDeps {
   /** The project's mailing by ref; `NOT_FOUND` otherwise. */
   findMailing(auth: string | AuthContext, ref: string): Promise<MailingRecord>;
   view(mailing: MailingRecord): Promise<MailingView>;
+  /** Renders previews off the main thread, within each project's render budget. */
+  previews: PreviewRenderer;
 }
 
 /** The engine's read methods for dashboards and metrics (see `Mailroom` for their contracts). */
@@ -118,8 +121,14 @@ export function createDashboardQueries(ctx: BaseContext, deps: DashboardQueryDep
     },
 
     async previewTemplate(auth, ref, sample = {}) {
-      const template = await findTemplate(auth, ref);
-      const prepared = prepareContent(
+      const context = await deps.resolveAuth(auth);
+      // A project over its render budget is refused before the template is even read.
+      deps.previews.admit(context.project.id);
+      const template = await findTemplate(context, ref);
+      // Parsed and rendered on the preview thread: a template built to spin costs its project's budget,
+      // never the main thread that answers everyone.
+      return deps.previews.render(
+        context.project.id,
         {
           subject: template.subject ?? '',
           preheader: null,
@@ -128,14 +137,13 @@ export function createDashboardQueries(ctx: BaseContext, deps: DashboardQueryDep
           templateRef: template.ref,
           templateVersion: template.version,
         },
-        { strictVariables: ctx.strictVariables },
+        {
+          address: sample.recipient?.address || SAMPLE_RECIPIENT.address,
+          name: sample.recipient?.name || SAMPLE_RECIPIENT.name,
+          variables: {},
+          traits: {},
+        },
       );
-      return renderDelivery(prepared, {
-        address: sample.recipient?.address || SAMPLE_RECIPIENT.address,
-        name: sample.recipient?.name || SAMPLE_RECIPIENT.name,
-        variables: {},
-        traits: {},
-      });
     },
 
     async listGroups(auth) {

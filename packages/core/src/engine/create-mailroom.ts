@@ -36,6 +36,7 @@ import { createKeys } from '../keys/keys.js';
 import { destinationName, pause, pauseView, resume } from '../pauses/pause-control.js';
 import { checkPausable, checkPauseOptions } from '../pauses/pause-options.js';
 import { createReputationGuard } from '../pauses/reputation-guard.js';
+import { createPreviewRenderer } from '../render/preview-renderer.js';
 import { normalizeAddress } from '../request/index.js';
 import { createSenderResources } from '../resources/sender-resources.js';
 import { createSuppressionResources } from '../resources/suppression-resources.js';
@@ -185,7 +186,18 @@ export function createMailroom(options: MailroomOptions): Mailroom {
 
   const noUnsubscribe = () => new MailroomError('NOT_FOUND', 'Unknown or invalid unsubscribe link');
 
-  const queries = createDashboardQueries(ctx, { resolveAuth, findMailing, view });
+  const previews = createPreviewRenderer({
+    clock,
+    logger,
+    strictVariables: ctx.strictVariables,
+    ...(options.renderBudget?.msPerMinute === undefined
+      ? {}
+      : { msPerMinute: options.renderBudget.msPerMinute }),
+    ...(options.renderBudget?.hardLimitMs === undefined
+      ? {}
+      : { hardLimitMs: options.renderBudget.hardLimitMs }),
+  });
+  const queries = createDashboardQueries(ctx, { resolveAuth, findMailing, view, previews });
   const admin = createAdmin(ctx);
 
   return {
@@ -194,7 +206,11 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     transport: options.transport,
     admin,
     audience: createAudienceApi(ctx, { resolveAuth, admin, topics: capabilities.facade.topics }),
-    templates: createTemplateResources(ctx, { resolveAuth, previewTemplate: queries.previewTemplate }),
+    templates: createTemplateResources(ctx, {
+      resolveAuth,
+      previewTemplate: queries.previewTemplate,
+      checkTemplate: (projectId, template) => previews.check(projectId, template),
+    }),
     senders: createSenderResources(ctx, resolveAuth),
     suppressions: createSuppressionResources(ctx, resolveAuth),
     inbound: createInbound(ctx, options.notifications),
@@ -367,6 +383,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       await retention.stop();
       for (const task of capabilities.tasks) await task.stop();
       await worker.stop();
+      await previews.close();
       await webhookSender.stop();
       await capabilities.close();
       await options.transport.close?.();

@@ -83,6 +83,14 @@ export interface MailroomOptions extends TrackingEngineOptions, DomainsEngineOpt
    */
   strictVariables?: boolean;
   /**
+   * Template previews (`templates.preview`, the dashboard's) render on a thread of their own, never on the
+   * main thread nor on the delivery render threads, one at a time with the projects taking turns.
+   * `msPerMinute`: render time each project may spend on previews per minute; over it, its previews get
+   * `RATE_LIMITED` (429) with `retryAfter` until its budget refills. `hardLimitMs`: longest one preview
+   * may hold the thread before it is stopped. @default { msPerMinute: 10_000, hardLimitMs: 5_000 }
+   */
+  renderBudget?: { msPerMinute?: number; hardLimitMs?: number };
+  /**
    * Default of `options.storeContent` when a broadcast does not say, and the setting of single messages.
    * While it is off, rendered content is never written to the store. @default false
    */

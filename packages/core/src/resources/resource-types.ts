@@ -1,4 +1,5 @@
 import type { AuthContext } from '../context/auth-context.js';
+import type { TemplateProblem } from '../render/template-check.js';
 import type { Page } from '../store/paging.js';
 import type { RenderedContent, SuppressionReason, TemplateFormat, Variables } from '../store/records.js';
 
@@ -38,16 +39,8 @@ export interface PageRequest {
   limit?: number;
 }
 
-/** A problem of a template source or subject, with where it is. */
-export interface TemplateProblem {
-  /** The field the problem is in. */
-  field: 'source' | 'subject';
-  /** 1-based line in that field, when the checker says. */
-  line: number | null;
-  /** 1-based column, when the checker says (Liquid does). */
-  column: number | null;
-  message: string;
-}
+/** A problem of a template source or subject, with where it is (checked on the preview thread). */
+export type { TemplateProblem };
 
 /** The outcome of checking a template without saving it. */
 export interface TemplateValidation {

@@ -1,6 +1,7 @@
 import { MailroomError } from '../base/errors.js';
 import type { AuthContext } from '../context/auth-context.js';
 import type { BaseContext } from '../context/base-context.js';
+import type { TemplateCheckResult } from '../render/template-check.js';
 import { validationError } from '../request/issues.js';
 import type { RenderedContent, TemplateFormat, TemplateRecord, Variables } from '../store/records.js';
 import { clampPageLimit, pageOf } from './resource-paging.js';
@@ -12,7 +13,6 @@ import {
   templateUpdateSchema,
 } from './resource-schemas.js';
 import type { MailroomTemplates, TemplateProblem, TemplateSample, TemplateView } from './resource-types.js';
-import { checkTemplate } from './template-check.js';
 import { writeTemplateVersion } from './template-versions.js';
 
 /** What the templates borrow from the engine. */
@@ -20,6 +20,14 @@ export interface TemplateResourceDeps {
   resolveAuth(auth: string | AuthContext): Promise<AuthContext>;
   /** The dashboard's preview, which renders a stored template for a sample. */
   previewTemplate(auth: string | AuthContext, ref: string, sample?: TemplateSample): Promise<RenderedContent>;
+  /**
+   * Checks a source and subject off the main thread, within the project's render budget (the engine's
+   * preview renderer, `checkTemplate` there).
+   */
+  checkTemplate(
+    projectId: string,
+    template: { format: TemplateFormat; source: string; subject: string | null; name: string },
+  ): Promise<TemplateCheckResult>;
 }
 
 /** The management API of a project's templates (see {@link MailroomTemplates}). */
@@ -33,8 +41,14 @@ export function createTemplateResources(ctx: BaseContext, deps: TemplateResource
   }
 
   /** Compiles the version to write, or refuses it naming the field and line; nothing is written before. */
-  async function compiled(ref: string, format: TemplateFormat, source: string, subject: string | null) {
-    const check = await checkTemplate(format, source, subject, `template ${ref}`);
+  async function compiled(
+    projectId: string,
+    ref: string,
+    format: TemplateFormat,
+    source: string,
+    subject: string | null,
+  ) {
+    const check = await deps.checkTemplate(projectId, { format, source, subject, name: `template ${ref}` });
     if (check.compiled === null) throw invalidTemplate(check.problems);
     return { ref, format, source, subject, compiled: check.compiled };
   }
@@ -55,7 +69,7 @@ export function createTemplateResources(ctx: BaseContext, deps: TemplateResource
     async create(auth, input) {
       const { project } = await deps.resolveAuth(auth);
       const body = parseResourceBody(templateCreateSchema, input);
-      const content = await compiled(body.ref, body.format, body.source, body.subject ?? null);
+      const content = await compiled(project.id, body.ref, body.format, body.source, body.subject ?? null);
       return templateView(await writeTemplateVersion(ctx, project.id, content, 'create'));
     },
 
@@ -64,7 +78,7 @@ export function createTemplateResources(ctx: BaseContext, deps: TemplateResource
       const body = parseResourceBody(templateUpdateSchema, input);
       const current = await find(project.id, ref);
       const subject = body.subject === undefined ? current.subject : body.subject;
-      const content = await compiled(ref, body.format ?? current.format, body.source, subject);
+      const content = await compiled(project.id, ref, body.format ?? current.format, body.source, subject);
       return templateView(await writeTemplateVersion(ctx, project.id, content, 'update'));
     },
 
@@ -93,7 +107,12 @@ export function createTemplateResources(ctx: BaseContext, deps: TemplateResource
         );
       }
       const subject = body.subject === undefined ? (current?.subject ?? null) : body.subject;
-      const { problems } = await checkTemplate(format, source, subject, `template ${ref}`);
+      const { problems } = await deps.checkTemplate(project.id, {
+        format,
+        source,
+        subject,
+        name: `template ${ref}`,
+      });
       return { valid: problems.length === 0, problems };
     },
 

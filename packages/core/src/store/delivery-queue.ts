@@ -46,7 +46,9 @@ export interface ClaimOptions {
 export interface DeliveryQueue {
   /**
    * Claim up to `limit` due deliveries: status `queued` with `nextAttemptAt <= now`, or status `sending`
-   * whose lease expired (`leaseExpiresAt <= now`), oldest `nextAttemptAt` first. Each claimed delivery
+   * whose lease expired (`leaseExpiresAt <= now`), priority 0 (single messages) first and within a priority
+   * oldest `nextAttemptAt` first (`DeliveryRecord.priority`), so that a broadcast's backlog never delays a
+   * single message, whatever its project. Each claimed delivery
    * becomes `sending`, gets `leaseExpiresAt = now + leaseMs`, `leaseToken + 1` and `attempts + 1`.
    * Deliveries of mailings whose status is `cancelled` or `failed` are not claimed (a scheduled mailing's
    * deliveries carry `nextAttemptAt = scheduleFor`, so they become due by time alone). Nor are deliveries

@@ -37,5 +37,7 @@ export function newDelivery(
     content: null,
     createdAt: now,
     updatedAt: now,
+    // A single message's recipient is claimed before any broadcast's (`DeliveryRecord.priority`).
+    ...(mailing.kind === 'message' ? { priority: 0 as const } : {}),
   };
 }

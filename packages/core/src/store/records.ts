@@ -416,7 +416,16 @@ export interface DeliveryRecord {
   content: RenderedContent | null;
   createdAt: Date;
   updatedAt: Date;
+  /**
+   * Claim order (`DeliveryQueue.claimDeliveries`): 0 for a single message's delivery (transactional: a
+   * password reset must not wait behind a broadcast), claimed before 1, a broadcast's. Absent means 1
+   * (stores return it absent then), so records written before it existed read as broadcasts.
+   */
+  priority?: DeliveryPriority;
 }
+
+/** The claim order of a delivery: see `DeliveryRecord.priority`. */
+export type DeliveryPriority = 0 | 1;
 
 /** A delivery handed to a worker by a claim, with the lease it holds. */
 export interface ClaimedDelivery extends DeliveryRecord {

@@ -33,6 +33,29 @@ export function describeDeliveryQueue(ctx: StoreSuiteContext): void {
       expect(seeded.deliveries).toHaveLength(6);
     });
 
+    it("claims a single message's deliveries (priority 0) before a broadcast's, whatever their due times", async () => {
+      const broadcast = await seedMailing(ctx.store, {
+        mailing: { kind: 'broadcast' },
+        addresses: addresses(4),
+        delivery: (_, i) => ({ nextAttemptAt: testTime(-1_000 + i) }),
+      });
+      const single = await seedMailing(ctx.store, {
+        mailing: { kind: 'message' },
+        addresses: ['reset@example.org'],
+        delivery: () => ({ nextAttemptAt: testTime(0), priority: 0 }),
+      });
+      const now = testTime(10);
+      // The soonest due of either lane.
+      expect(await ctx.store.nextDueAt(now)).toEqual(testTime(-1_000));
+      const [first, ...rest] = await ctx.store.claimDeliveries({ now, limit: 3, leaseMs: LEASE });
+      expect(first?.id).toBe(single.deliveries[0]?.id);
+      expect(first?.priority).toBe(0);
+      // The rest of the room goes to the broadcast, in due order; read back, its deliveries have no priority.
+      expect(rest.map((d) => d.id)).toEqual(broadcast.deliveries.slice(0, 2).map((d) => d.id));
+      expect(rest[0]?.priority).toBeUndefined();
+      expect((await ctx.store.getDelivery(single.deliveries[0]?.id ?? ''))?.priority).toBe(0);
+    });
+
     it('a claim sets the lease, bumps leaseToken and attempts, and is durable', async () => {
       const seeded = await seedMailing(ctx.store, {
         addresses: addresses(1),

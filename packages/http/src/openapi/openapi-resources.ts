@@ -227,7 +227,8 @@ export function resourcePaths(responses: (schema: string, description: string) =
         summary: 'Render the stored template for the given variables: subject, HTML and text',
         description:
           'Without `recipient`, a sample one (Ada Lovelace, ada@example.com). A missing variable under strict ' +
-          'variables is a 422 `RENDER_FAILED`. A read key may call it.',
+          'variables is a 422 `RENDER_FAILED`. A read key may call it. Rendered off the main thread within the ' +
+          "project's render-time budget (10 s per minute by default): over it, 429 `RATE_LIMITED` with `Retry-After`.",
         tags: ['templates'],
         parameters: [refParameter, requestId],
         requestBody: body('TemplatePreviewRequest', false),

@@ -20,10 +20,13 @@ export function memoryDeliveryQueue(db: () => State): DeliveryQueue {
     async claimDeliveries({ now, limit, leaseMs }) {
       const s = db();
       const t = now.getTime();
-      // The `limit` first due deliveries by (nextAttemptAt, id), kept sorted while walking the open ones.
+      // The `limit` first due deliveries by (priority, nextAttemptAt, id), kept sorted while walking the
+      // open ones: single messages (priority 0) before a broadcast's (1, or absent).
       const due: DeliveryRecord[] = [];
       const before = (a: DeliveryRecord, b: DeliveryRecord) =>
-        a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() || compare(a.id, b.id);
+        (a.priority ?? 1) - (b.priority ?? 1) ||
+        a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() ||
+        compare(a.id, b.id);
       for (const d of s.openDeliveries) {
         if (d.status !== 'queued' && d.status !== 'sending') {
           s.openDeliveries.delete(d);

@@ -5,6 +5,7 @@ import type { SqlKind } from '../connection/options.js';
 import { dialectOf } from '../dialects/dialect-of.js';
 import type { SqlDialect } from '../dialects/sql-dialect.js';
 import { apiKeys } from './migration-api-keys.js';
+import { deliveryPriority } from './migration-delivery-priority.js';
 import { destinationLimitsSchema } from './migration-destination-limits.js';
 import { domainsSchema } from './migration-domains.js';
 import { eventSeries } from './migration-event-series.js';
@@ -349,7 +350,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '014_destination_limits': destinationLimitsSchema(dialect),
     '017_event_series': eventSeries(),
     '018_key_names': keyNames(dialect.columnTypes),
-    // 019 is taken by work merged in parallel (delivery priority).
+    '019_delivery_priority': deliveryPriority(dialect),
     '020_topics_consent': topicsConsentSchema(dialect),
     '021_suppression_case': suppressionCase(),
   };

@@ -8,6 +8,9 @@ import { completeDeliveries } from '../writes/delivery-completions.js';
 import { writeOutbox } from './event-store.js';
 import { activePauses, notPausedClause } from './pause-store.js';
 
+/** The claim order of deliveries (`DeliveryRecord.priority`): single messages, then broadcasts. */
+const DELIVERY_PRIORITIES = [0, 1] as const;
+
 /** Mailing statuses whose deliveries are never claimed (a scheduled mailing's are due by time alone). */
 const BLOCKED_MAILINGS = `('cancelled', 'failed')`;
 /**
@@ -38,24 +41,33 @@ export function sqlDeliveryQueue(ctx: SqlContext): DeliveryQueue {
         const until = now + claimOptions.leaseMs;
         // The pauses in force (a small table, read whole): none, and the claim is the one it always was.
         const [notPaused, pausedParams] = notPausedClause(await activePauses(ctx, now));
-        const due = openAt
-          ? `d.open_at <= ? AND (d.status = 'queued' OR d.lease_expires_at <= ?) AND ${notBlockedSql}${notPaused} ORDER BY d.open_at`
-          : `d.status IN ('queued', 'sending') AND d.next_attempt_at <= ? AND (d.status = 'queued' OR d.lease_expires_at <= ?) AND ${notBlockedSql}${notPaused} ORDER BY d.next_attempt_at`;
-        const claimed = (await claims.claim(db, {
-          table: 'mailroom_deliveries',
-          due,
-          dueParams: [now, now, ...pausedParams],
-          limit: claimOptions.limit,
-          mysqlIndex: 'mailroom_deliveries_due',
-          set: "status = 'sending', lease_expires_at = ?, lease_token = lease_token + 1, attempts = attempts + 1, updated_at = ?",
-          setParams: [until, now],
-          columns: DELIVERY_COLUMNS,
-          decode: codec.delivery,
-          decodeValues: codec.deliveryValues,
-          jsonColumns: DELIVERY_JSON_COLUMNS,
-          rememberRowids: true,
-        })) as ClaimedDelivery[];
-        return claimed.sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime());
+        // One claim per priority, single messages first: each is one range of the due index (priority,
+        // due time) on every database (migration 019), so a broadcast's backlog costs the claim of a
+        // single message nothing, and the claim stays one statement when either lane is enough.
+        const claimed: ClaimedDelivery[] = [];
+        for (const priority of DELIVERY_PRIORITIES) {
+          const limit = claimOptions.limit - claimed.length;
+          if (limit <= 0) break;
+          const due = openAt
+            ? `d.priority = ? AND d.open_at <= ? AND (d.status = 'queued' OR d.lease_expires_at <= ?) AND ${notBlockedSql}${notPaused} ORDER BY d.open_at`
+            : `d.status IN ('queued', 'sending') AND d.priority = ? AND d.next_attempt_at <= ? AND (d.status = 'queued' OR d.lease_expires_at <= ?) AND ${notBlockedSql}${notPaused} ORDER BY d.next_attempt_at`;
+          const rows = (await claims.claim(db, {
+            table: 'mailroom_deliveries',
+            due,
+            dueParams: [priority, now, now, ...pausedParams],
+            limit,
+            mysqlIndex: 'mailroom_deliveries_due',
+            set: "status = 'sending', lease_expires_at = ?, lease_token = lease_token + 1, attempts = attempts + 1, updated_at = ?",
+            setParams: [until, now],
+            columns: DELIVERY_COLUMNS,
+            decode: codec.delivery,
+            decodeValues: codec.deliveryValues,
+            jsonColumns: DELIVERY_JSON_COLUMNS,
+            rememberRowids: true,
+          })) as ClaimedDelivery[];
+          claimed.push(...rows.sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime()));
+        }
+        return claimed;
       });
     },
 
@@ -93,14 +105,20 @@ export function sqlDeliveryQueue(ctx: SqlContext): DeliveryQueue {
     nextDueAt(at = new Date()) {
       return guard('nextDueAt', async () => {
         const [notPaused, pausedParams] = notPausedClause(await activePauses(ctx, at.getTime()));
-        const [row] = await claims.inDueOrder<Row>(
-          db,
-          openAt
-            ? `SELECT d.next_attempt_at FROM mailroom_deliveries d WHERE d.open_at IS NOT NULL AND d.status = 'queued' AND ${notBlockedSql}${notPaused} ORDER BY d.open_at LIMIT 1`
-            : `SELECT d.next_attempt_at FROM mailroom_deliveries d WHERE d.status IN ('queued', 'sending') AND d.status = 'queued' AND ${notBlockedSql}${notPaused} ORDER BY d.next_attempt_at LIMIT 1`,
-          pausedParams,
-        );
-        return row ? new Date(Number(row.next_attempt_at)) : undefined;
+        // The earliest of each priority's first (one index range each, see the claim).
+        let first: number | undefined;
+        for (const priority of DELIVERY_PRIORITIES) {
+          const [row] = await claims.inDueOrder<Row>(
+            db,
+            openAt
+              ? `SELECT d.next_attempt_at FROM mailroom_deliveries d WHERE d.priority = ? AND d.open_at IS NOT NULL AND d.status = 'queued' AND ${notBlockedSql}${notPaused} ORDER BY d.open_at LIMIT 1`
+              : `SELECT d.next_attempt_at FROM mailroom_deliveries d WHERE d.status IN ('queued', 'sending') AND d.priority = ? AND d.status = 'queued' AND ${notBlockedSql}${notPaused} ORDER BY d.next_attempt_at LIMIT 1`,
+            [priority, ...pausedParams],
+          );
+          const at = row ? Number(row.next_attempt_at) : undefined;
+          if (at !== undefined && (first === undefined || at < first)) first = at;
+        }
+        return first === undefined ? undefined : new Date(first);
       });
     },
   };

@@ -84,6 +84,7 @@ export const DELIVERY_COLUMNS = [
   'content',
   'created_at',
   'updated_at',
+  'priority',
 ] as const;
 
 /** The columns of {@link DELIVERY_COLUMNS} holding JSON. */
@@ -111,6 +112,7 @@ export const DELIVERY_PG_TYPES = [
   'jsonb',
   'bigint',
   'bigint',
+  'integer',
 ] as const;
 
 /** Columns of `mailroom_mailings`, in parameter order. */
@@ -215,6 +217,8 @@ function decodeDelivery(v: readonly unknown[], json: <T>(value: unknown) => T): 
     content: json(v[17]),
     createdAt: date(v[18]),
     updatedAt: date(v[19]),
+    // Absent means 1 (`DeliveryRecord.priority`): only a single message's 0 is spelled out.
+    ...(num(v[20]) === 0 ? { priority: 0 as const } : {}),
   };
 }
 
@@ -244,6 +248,7 @@ export function deliveryParams(d: DeliveryRecord, traits: string = jsonObject(d.
     d.content === null || d.content === undefined ? null : JSON.stringify(d.content),
     ms(d.createdAt),
     ms(d.updatedAt),
+    d.priority ?? 1,
   ];
 }
 

@@ -21,7 +21,7 @@ const CHUNK_ROWS = 8_192;
  * parameters. SQLite needs the `WHERE true` to parse `ON CONFLICT` after a `SELECT ... FROM`.
  */
 const INSERT_DELIVERIES_SHARED = `INSERT INTO mailroom_deliveries (${DELIVERY_COLUMNS.join(', ')})
-  SELECT value ->> 0, ?, ?, ?, value ->> 1, value ->> 2, ?, value ->> 3, ?, ?, ?, ?, ?, value ->> 4, ?, ?, ?, ?, ?, ?
+  SELECT value ->> 0, ?, ?, ?, value ->> 1, value ->> 2, ?, value ->> 3, ?, ?, ?, ?, ?, value ->> 4, ?, ?, ?, ?, ?, ?, ?
   FROM jsonb_each(?) WHERE true ON CONFLICT (mailing_id, address) DO NOTHING`;
 /** As {@link INSERT_DELIVERIES_SHARED} for deliveries that differ in more: each element has every column. */
 const INSERT_DELIVERIES_ALL = `INSERT INTO mailroom_deliveries (${DELIVERY_COLUMNS.join(', ')})
@@ -291,6 +291,7 @@ function sharedColumns(chunk: readonly DeliveryRecord[]): unknown[] | undefined 
       ms(d.sentAt) !== sent ||
       d.createdAt.getTime() !== created ||
       d.updatedAt.getTime() !== updated ||
+      (d.priority ?? 1) !== (f.priority ?? 1) ||
       // Variables and content are a delivery's own objects: alike only when empty.
       (d.variables !== f.variables && (variables !== '{}' || !isEmptyJson(d.variables))) ||
       (d.content !== f.content && (content !== null || (d.content !== null && d.content !== undefined)))
@@ -314,6 +315,7 @@ function sharedColumns(chunk: readonly DeliveryRecord[]): unknown[] | undefined 
     content,
     created,
     updated,
+    f.priority ?? 1,
   ];
 }
 

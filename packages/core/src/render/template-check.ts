@@ -1,7 +1,19 @@
 import { isMailroomError } from '../base/errors.js';
-import { assertLiquidSyntax, compileTemplate } from '../render/index.js';
 import type { TemplateFormat } from '../store/records.js';
-import type { TemplateProblem } from './resource-types.js';
+// The modules themselves, not the render index: the preview thread loads this file on its first check.
+import { compileTemplate } from './compile-template.js';
+import { assertLiquidSyntax } from './parse-liquid.js';
+
+/** A problem of a template source or subject, with where it is. */
+export interface TemplateProblem {
+  /** The field the problem is in. */
+  field: 'source' | 'subject';
+  /** 1-based line in that field, when the checker says. */
+  line: number | null;
+  /** 1-based column, when the checker says (Liquid does). */
+  column: number | null;
+  message: string;
+}
 
 /** What checking a template found: its compiled form when it compiles, and every problem seen. */
 export interface TemplateCheckResult {

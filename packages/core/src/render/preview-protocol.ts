@@ -1,0 +1,41 @@
+import type { ErrorCode } from '../base/errors.js';
+import type { ContentSnapshot, RenderedContent, TemplateFormat } from '../store/records.js';
+import type { RenderRecipient } from './recipient-scope.js';
+import type { TemplateCheckResult } from './template-check.js';
+
+/** One job of the preview thread: a content rendered for one recipient, or a template source checked. */
+export type PreviewRequest =
+  | {
+      kind: 'render';
+      job: number;
+      content: ContentSnapshot;
+      recipient: RenderRecipient;
+      strictVariables: boolean;
+    }
+  | {
+      kind: 'check';
+      job: number;
+      format: TemplateFormat;
+      source: string;
+      subject: string | null;
+      /** Names the source in the messages, for example `template welcome`. */
+      name: string;
+    };
+
+/** A failure inside the preview thread, as data (an Error does not cross threads with its fields). */
+export interface PreviewFailure {
+  code: ErrorCode;
+  message: string;
+  retryable: boolean;
+}
+
+/** The preview thread's answer: the rendered content, the check, or the failure, and the thread time it took. */
+export type PreviewReply =
+  | { job: number; ms: number; rendered: RenderedContent }
+  | { job: number; ms: number; checked: TemplateCheckResult }
+  | { job: number; ms: number; error: PreviewFailure };
+
+/** The preview thread's first message: loaded, ready to render. */
+export interface PreviewReady {
+  ready: true;
+}

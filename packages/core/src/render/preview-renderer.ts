@@ -1,0 +1,242 @@
+import type { Worker } from 'node:worker_threads';
+import type { Clock, Logger } from '../base/base-types.js';
+import { MailroomError } from '../base/errors.js';
+import type { ContentSnapshot, RenderedContent, TemplateFormat } from '../store/records.js';
+import type { PreviewReady, PreviewReply, PreviewRequest } from './preview-protocol.js';
+import type { RenderRecipient } from './recipient-scope.js';
+import { createRenderBudget, DEFAULT_RENDER_MS_PER_MINUTE } from './render-budget.js';
+import { spawnThread, threadEntry } from './spawn-thread.js';
+import type { TemplateCheckResult } from './template-check.js';
+
+/** Options of {@link createPreviewRenderer}. */
+export interface PreviewRendererOptions {
+  clock: Clock;
+  logger: Logger;
+  strictVariables: boolean;
+  /** Render time each project may spend per minute, in milliseconds. @default 10_000 */
+  msPerMinute?: number;
+  /**
+   * Longest one render may hold the thread, in milliseconds, whatever it does: past it the thread is
+   * stopped and started again. liquidjs stops a part at its render limit (1 s) already; this bounds the
+   * rest (parsing, a part that never yields to the limit's check). @default 5_000
+   */
+  hardLimitMs?: number;
+  /** Jobs a project may have waiting (8 parallel template writes are normal); more get 429. @default 16 */
+  queuedPerProject?: number;
+}
+
+/**
+ * Renders previews on a thread of their own, never on the engine's main thread and never on the threads
+ * that render deliveries: a template built to spin costs its project, not the server's other clients.
+ * One render runs at a time; the projects waiting take turns (round-robin), so a project that queues many
+ * previews delays another project's by one render at most. Each project's render time is budgeted
+ * ({@link createRenderBudget}); over it, its previews are refused with `RATE_LIMITED` and `retryAfter`.
+ */
+export interface PreviewRenderer {
+  /**
+   * The content rendered for one recipient, as the project's preview.
+   * @throws MailroomError `RATE_LIMITED` (over the project's budget, or too many waiting), the render's
+   * error (`RENDER_FAILED`, `TEMPLATE_INVALID`), or a retryable `INTERNAL` when the thread died.
+   */
+  render(projectId: string, content: ContentSnapshot, recipient: RenderRecipient): Promise<RenderedContent>;
+  /**
+   * Checks a template source and subject as `checkTemplate` does (MJML compile, Liquid parse), on the same
+   * thread and within the same budget: a 1 MiB MJML source costs its project, not the main thread.
+   * @throws MailroomError `RATE_LIMITED`, or a fault of the checker (`INTERNAL`).
+   */
+  check(
+    projectId: string,
+    template: { format: TemplateFormat; source: string; subject: string | null; name: string },
+  ): Promise<TemplateCheckResult>;
+  /**
+   * Refuses a project over its budget before any work is done for its preview (the template read).
+   * @throws MailroomError `RATE_LIMITED` with `retryAfter`.
+   */
+  admit(projectId: string): void;
+  /** Stops the thread; waiting renders reject. */
+  close(): Promise<void>;
+}
+
+interface Job {
+  projectId: string;
+  request: PreviewRequest;
+  resolve(result: RenderedContent | TemplateCheckResult): void;
+  reject(error: unknown): void;
+}
+
+/** The preview renderer of one engine; its thread starts with the first preview. */
+export function createPreviewRenderer(options: PreviewRendererOptions): PreviewRenderer {
+  const { clock, logger } = options;
+  const budget = createRenderBudget(clock, options.msPerMinute ?? DEFAULT_RENDER_MS_PER_MINUTE);
+  const hardLimitMs = options.hardLimitMs ?? 5_000;
+  const queuedPerProject = options.queuedPerProject ?? 16;
+  /** Waiting renders per project; the map's order is the round-robin's. */
+  const queues = new Map<string, Job[]>();
+  let thread: Worker | undefined;
+  /** Whether `thread` has loaded (a render's hard limit counts from then). */
+  let ready = false;
+  /** The render on the thread; `timer` is armed once the thread is ready. */
+  let running: { job: Job; timer?: NodeJS.Timeout } | undefined;
+  let nextJob = 0;
+  let closed = false;
+
+  const start = (): Worker => {
+    const worker = spawnThread(threadEntry('preview-thread', import.meta.url));
+    worker.unref();
+    ready = false;
+    worker.on('message', (reply: PreviewReply | PreviewReady) => {
+      if ('ready' in reply) {
+        if (thread !== worker) return;
+        ready = true;
+        if (running && running.timer === undefined) running.timer = hardLimit(running.job, worker);
+        return;
+      }
+      if (running?.job.request.job !== reply.job) return;
+      const { job, timer } = running;
+      clearTimeout(timer);
+      running = undefined;
+      worker.unref();
+      budget.charge(job.projectId, reply.ms);
+      if ('rendered' in reply) job.resolve(reply.rendered);
+      else if ('checked' in reply) job.resolve(reply.checked);
+      else
+        job.reject(
+          new MailroomError(reply.error.code, reply.error.message, { retryable: reply.error.retryable }),
+        );
+      pump();
+    });
+    const died = (error: unknown) => {
+      if (thread !== worker) return;
+      thread = undefined;
+      if (closed) return;
+      logger.error({ err: error }, 'preview thread died; starting another');
+      if (running) {
+        clearTimeout(running.timer);
+        running.job.reject(
+          new MailroomError('INTERNAL', 'preview thread died', {
+            cause: error,
+            retryable: true,
+            source: 'render',
+          }),
+        );
+        running = undefined;
+      }
+      pump();
+    };
+    worker.on('error', died);
+    worker.on('exit', (code) => died(new Error(`preview thread exited with code ${code}`)));
+    return worker;
+  };
+
+  function pump(): void {
+    if (running || closed) return;
+    for (const [projectId, queue] of queues) {
+      queues.delete(projectId);
+      // Spent while it waited: the rest of its renders are refused now, not run.
+      const wait = budget.waitSeconds(projectId);
+      if (wait > 0) {
+        for (const job of queue) job.reject(overBudget(wait));
+        continue;
+      }
+      const job = queue.shift() as Job;
+      // Its other renders go to the back of the turn.
+      if (queue.length > 0) queues.set(projectId, queue);
+      run(job);
+      return;
+    }
+  }
+
+  function run(job: Job): void {
+    thread ??= start();
+    const worker = thread;
+    running = { job };
+    if (ready) running.timer = hardLimit(job, worker);
+    worker.ref();
+    worker.postMessage(job.request);
+  }
+
+  /** Stops `job` on `worker` after `hardLimitMs`, and the thread with it (a new one starts for the next). */
+  function hardLimit(job: Job, worker: Worker): NodeJS.Timeout {
+    return setTimeout(() => {
+      if (running?.job !== job) return;
+      running = undefined;
+      budget.charge(job.projectId, hardLimitMs);
+      job.reject(
+        new MailroomError('RENDER_FAILED', `Rendering took longer than ${hardLimitMs} ms and was stopped`),
+      );
+      thread = undefined;
+      void worker.terminate();
+      pump();
+    }, hardLimitMs);
+  }
+
+  /** Queues a job of the project (refused over its budget or its queue), and runs the next in turn. */
+  async function enqueue(
+    projectId: string,
+    request: (job: number) => PreviewRequest,
+  ): Promise<RenderedContent | TemplateCheckResult> {
+    if (closed) throw new MailroomError('INTERNAL', 'preview renderer closed', { retryable: true });
+    budget.check(projectId);
+    const queue = queues.get(projectId) ?? [];
+    if (queue.length >= queuedPerProject) {
+      throw new MailroomError(
+        'RATE_LIMITED',
+        `This project has ${queuedPerProject} renders waiting; try again`,
+        {
+          retryAfter: 1,
+        },
+      );
+    }
+    return new Promise((resolve, reject) => {
+      queue.push({ projectId, request: request(++nextJob), resolve, reject });
+      if (!queues.has(projectId)) queues.set(projectId, queue);
+      pump();
+    });
+  }
+
+  return {
+    async render(projectId, content, recipient) {
+      const strictVariables = options.strictVariables;
+      return (await enqueue(projectId, (job) => ({
+        kind: 'render',
+        job,
+        content,
+        recipient,
+        strictVariables,
+      }))) as RenderedContent;
+    },
+
+    async check(projectId, template) {
+      return (await enqueue(projectId, (job) => ({
+        kind: 'check',
+        job,
+        ...template,
+      }))) as TemplateCheckResult;
+    },
+
+    admit(projectId) {
+      budget.check(projectId);
+    },
+
+    async close() {
+      closed = true;
+      const closing = new MailroomError('INTERNAL', 'preview renderer closed', { retryable: true });
+      if (running) {
+        clearTimeout(running.timer);
+        running.job.reject(closing);
+        running = undefined;
+      }
+      for (const queue of queues.values()) for (const job of queue) job.reject(closing);
+      queues.clear();
+      const stopping = thread;
+      thread = undefined;
+      await stopping?.terminate();
+    },
+  };
+}
+
+function overBudget(wait: number): MailroomError {
+  return new MailroomError('RATE_LIMITED', `This project used its render time; try again in ${wait} s`, {
+    retryAfter: wait,
+  });
+}

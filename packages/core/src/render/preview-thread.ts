@@ -1,0 +1,46 @@
+/**
+ * The preview thread: parses and renders one content for one recipient per request, or checks a template
+ * source (MJML compile, Liquid parse), off the engine's main thread, and says how long it took (the project's render budget is charged that). Started by
+ * `createPreviewRenderer`.
+ */
+import { performance } from 'node:perf_hooks';
+import { parentPort } from 'node:worker_threads';
+import { isMailroomError } from '../base/errors.js';
+import { prepareContent } from './prepare-content.js';
+import type { PreviewFailure, PreviewReady, PreviewReply, PreviewRequest } from './preview-protocol.js';
+import { renderDelivery } from './render-delivery.js';
+
+const port = parentPort;
+if (!port) throw new Error('preview-thread must run in a worker thread');
+
+function failure(error: unknown): PreviewFailure {
+  if (isMailroomError(error)) return { code: error.code, message: error.message, retryable: error.retryable };
+  return {
+    code: 'INTERNAL',
+    message: error instanceof Error ? error.message : String(error),
+    retryable: false,
+  };
+}
+
+async function run(request: PreviewRequest): Promise<PreviewReply> {
+  const started = performance.now();
+  try {
+    if (request.kind === 'check') {
+      // MJML loads with the first check, not with the thread.
+      const { checkTemplate } = await import('./template-check.js');
+      const checked = await checkTemplate(request.format, request.source, request.subject, request.name);
+      return { job: request.job, ms: performance.now() - started, checked };
+    }
+    const prepared = prepareContent(request.content, { strictVariables: request.strictVariables });
+    const rendered = renderDelivery(prepared, request.recipient);
+    return { job: request.job, ms: performance.now() - started, rendered };
+  } catch (error) {
+    return { job: request.job, ms: performance.now() - started, error: failure(error) };
+  }
+}
+
+port.on('message', (request: PreviewRequest) => {
+  void run(request).then((reply) => port.postMessage(reply));
+});
+// Loaded: the renderer starts a render's clock from here, not from the thread's start (seconds from source).
+port.postMessage({ ready: true } satisfies PreviewReady);
