@@ -124,6 +124,7 @@ async function throwawayKey(env: Env): Promise<string> {
 /** THE TABLE: one row per route and method. */
 const ROWS: readonly Row[] = [
   { route: 'send', method: 'POST', sample: '/send/mail', ok: 200, body: SEND },
+  { route: 'send-batch', method: 'POST', sample: '/send/mail/batch', ok: 200, body: { items: [SEND] } },
   { route: 'broadcast', method: 'POST', sample: '/send/mail/broadcast', ok: 200, body: BROADCAST },
   { route: 'broadcast', method: 'POST', sample: '/send/mail/broadast', ok: 200, body: BROADCAST },
   { route: 'openapi', method: 'GET', sample: '/openapi.json', ok: 200 },

@@ -52,7 +52,7 @@ describe('parseSendRequest: the normalized shape', () => {
       attachments: [],
       invitation: null,
       recipients: [{ address: 'ann@example.com', name: 'Ann', nameGiven: true, variables: {} }],
-      options: { acquiringAudience: 'newsletter' },
+      options: { acquiringAudience: 'newsletter', topic: null },
     });
   });
 
@@ -72,7 +72,7 @@ describe('parseSendRequest: the normalized shape', () => {
     expect(request.replyAddress).toBeNull();
     expect(request.attachments).toEqual([]);
     expect(request.sender.name).toBeNull();
-    expect(request.options).toEqual({ acquiringAudience: null });
+    expect(request.options).toEqual({ acquiringAudience: null, topic: null });
   });
 
   it('ignores unknown top-level keys and never lets them reach the output', () => {
@@ -104,7 +104,7 @@ describe('parseSendRequest: the normalized shape', () => {
       'nameGiven',
       'variables',
     ]);
-    expect(nested.options).toEqual({ acquiringAudience: 'g' });
+    expect(nested.options).toEqual({ acquiringAudience: 'g', topic: null });
   });
 
   it('replaces line breaks in the preheader with spaces, and a blank preheader is null', () => {
