@@ -31,6 +31,14 @@ export interface BouncingRelay {
   /** Messages accepted, by recipient. */
   readonly accepted: Array<{ recipient: string; mailFrom: string; messageId: string }>;
   readonly mailedBack: MailedBack[];
+  /**
+   * Holds the reports until {@link releaseReports}: a relay that reports a broadcast's failures after it
+   * took the whole of it, so that a test of how reports are read does not race the guard, which pauses a
+   * broadcast on the first few score of sender-side refusals.
+   */
+  holdReports(): void;
+  /** Mails back every held report (and the later ones at once). */
+  releaseReports(): void;
   close(): Promise<void>;
 }
 
@@ -40,6 +48,11 @@ export async function startBouncingRelay(plans: Record<string, BouncePlan>): Pro
   const mailedBack: MailedBack[] = [];
   const relay = {
     inboundPort: 0,
+  };
+  let held: Array<() => void> | undefined;
+  const report = (send: () => void) => {
+    if (held) held.push(send);
+    else setTimeout(send, 20);
   };
   const server = new SMTPServer({
     disabledCommands: ['STARTTLS', 'AUTH'],
@@ -55,7 +68,7 @@ export async function startBouncingRelay(plans: Record<string, BouncePlan>): Pro
           accepted.push({ recipient: r.address, mailFrom, messageId: parsed.messageId ?? '' });
           const plan = plans[r.address];
           // After the 250, as an MTA does once delivery failed downstream.
-          if (plan) setTimeout(() => void mailBack(r.address, mailFrom, parsed.messageId ?? '', plan), 20);
+          if (plan) report(() => void mailBack(r.address, mailFrom, parsed.messageId ?? '', plan));
         }
         callback(null, 'Ok: queued');
       });
@@ -101,6 +114,14 @@ export async function startBouncingRelay(plans: Record<string, BouncePlan>): Pro
     port: (server.server.address() as AddressInfo).port,
     accepted,
     mailedBack,
+    holdReports() {
+      held ??= [];
+    },
+    releaseReports() {
+      const waiting = held ?? [];
+      held = undefined;
+      for (const send of waiting) setTimeout(send, 20);
+    },
     async close() {
       await client?.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
