@@ -167,7 +167,7 @@ describe('prototype pollution and hostile variables', () => {
       request: {
         broadcastRef: 'bc_1',
         recipients: [],
-        sources: [{ kind: 'csv', label: 'l', url: null, columnMappings: { Email: 'address' } }],
+        sources: [{ kind: 'csv', label: 'l', url: null, columnMappings: { Email: 'address' }, topic: null }],
       },
     });
     expect(({} as Record<string, unknown>).subject).toBeUndefined();
