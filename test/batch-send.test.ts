@@ -270,4 +270,13 @@ describe('POST /send/mail/batch on SQLite through the SMTP transport', () => {
       'NOT_FOUND',
     ]);
   });
+
+  it('an item naming a topic the project lacks is refused as a single send would be', async () => {
+    const items = [
+      item('topic-1@example.test'),
+      item('topic-2@example.test', { options: { topic: 'nope' } }),
+    ];
+    const partial = await post({ items, mode: 'partial' });
+    expect(partial.json.data.items.map((i) => i.error?.code ?? i.status)).toEqual(['queued', 'NOT_FOUND']);
+  });
 });

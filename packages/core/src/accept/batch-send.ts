@@ -6,7 +6,7 @@ import { validationError } from '../request/issues.js';
 import type { TransactionStore } from '../store/app-transaction-store.js';
 import type { BatchCommitResult, BatchWrite } from '../store/mailing-store.js';
 import type { IdempotencyRecord, Json, MailingStatus, SenderRecord } from '../store/records.js';
-import { buildBatch, newMailing, resolveContent, resolveGroup } from './accept.js';
+import { buildBatch, newMailing, resolveContent, resolveGroup, resolveTopic } from './accept.js';
 import type { AcceptContext } from './accept-context.js';
 import type { SendBatchItemResult, SendBatchResult } from './accept-options.js';
 import { requestHash } from './idempotency.js';
@@ -91,33 +91,34 @@ export async function acceptSendBatch(
   };
 }
 
-/** Lookups shared by the items of one batch: each sender's policy and each group is checked once. */
+/** Lookups shared by the items of one batch: each sender's policy, group and topic is checked once. */
 interface Lookups {
   checkSender(sender: SenderRecord): Promise<void>;
   group(ref: string | null): Promise<string | null>;
+  topic(key: string | null): Promise<string | null>;
+}
+
+/** `look` memoized by its key, for the items of one batch. */
+function once<T>(look: (key: string) => Promise<T>): (key: string) => Promise<T> {
+  const seen = new Map<string, Promise<T>>();
+  return (key) => {
+    let found = seen.get(key);
+    if (!found) {
+      found = look(key);
+      seen.set(key, found);
+    }
+    return found;
+  };
 }
 
 function createLookups(actx: AcceptContext, auth: AuthContext, deps: BatchSendDeps): Lookups {
-  const senders = new Map<string, Promise<void>>();
-  const groups = new Map<string, Promise<string | null>>();
+  const sender = once((address) => deps.checkSender(auth.project.id, address, actx.store));
+  const group = once((ref) => resolveGroup(actx, auth, ref));
+  const topic = once((key) => resolveTopic(actx, auth, key));
   return {
-    checkSender(sender) {
-      let checked = senders.get(sender.address);
-      if (!checked) {
-        checked = deps.checkSender(auth.project.id, sender.address, actx.store);
-        senders.set(sender.address, checked);
-      }
-      return checked;
-    },
-    group(ref) {
-      if (ref === null) return Promise.resolve(null);
-      let found = groups.get(ref);
-      if (!found) {
-        found = resolveGroup(actx, auth, ref);
-        groups.set(ref, found);
-      }
-      return found;
-    },
+    checkSender: (record) => sender(record.address),
+    group: (ref) => (ref === null ? Promise.resolve(null) : group(ref)),
+    topic: (key) => (key === null ? Promise.resolve(null) : topic(key)),
   };
 }
 
@@ -133,6 +134,7 @@ async function buildItemWrite(
   const { sender, content } = await resolveContent(actx, auth, req);
   await lookups.checkSender(sender);
   const groupId = await lookups.group(req.options.acquiringAudience);
+  const topic = await lookups.topic(req.options.topic);
   if (Object.keys(item.headers).length > 0) content.headers = item.headers;
   if (item.tags.length > 0) content.tags = item.tags;
   const scheduleFor = item.scheduleFor && item.scheduleFor > now ? item.scheduleFor : null;
@@ -142,7 +144,12 @@ async function buildItemWrite(
     req,
     sender,
     content,
-    { acquiringAudience: req.options.acquiringAudience, scheduleFor, storeContent: actx.storeContentDefault },
+    {
+      acquiringAudience: req.options.acquiringAudience,
+      scheduleFor,
+      storeContent: actx.storeContentDefault,
+      ...(topic ? { topic } : {}),
+    },
     now,
   );
   const { batch, deliveries, profiles } = buildBatch(mailing, 1, req.recipients, now);

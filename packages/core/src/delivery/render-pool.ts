@@ -1,6 +1,7 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Logger } from '../base/base-types.js';
 import { MailroomError } from '../base/errors.js';
+import { spawnThread, threadEntry } from '../render/spawn-thread.js';
 import type { ClaimedDelivery, RenderedContent } from '../store/records.js';
 import type { TransportComposer } from '../transport/transport.js';
 import type { MailingEntry } from './mailing-cache.js';
@@ -172,24 +173,7 @@ export function createRenderPool(options: RenderPoolOptions): RenderPool {
   };
 }
 
-/**
- * The thread's entry point is this file's sibling: `.js` from the build; `.ts` when the engine runs from
- * its sources (development, tests). A worker thread does not inherit the TypeScript loader, whatever
- * the parent was started with, so from source the thread first registers tsx, then imports the entry,
- * resolving workspace packages to their sources like the parent (`mailroom-source`).
- */
+/** The render thread, this file's sibling (see `spawnThread` for how it starts from the sources). */
 function spawn(): Worker {
-  const fromSource = import.meta.url.endsWith('.ts');
-  const url = new URL(`./render-thread${fromSource ? '.ts' : '.js'}`, import.meta.url);
-  if (!fromSource) return new Worker(url, { resourceLimits: RENDER_THREAD_LIMITS });
-  // Only the resolution conditions carry over: a thread refuses many process-wide flags (--expose-gc...).
-  const execArgv = ['--conditions=mailroom-source'];
-  process.execArgv.forEach((arg, i) => {
-    if (arg.startsWith('--conditions=') || arg.startsWith('-C=')) execArgv.push(arg);
-    else if ((arg === '--conditions' || arg === '-C') && process.execArgv[i + 1]) {
-      execArgv.push(`--conditions=${process.execArgv[i + 1]}`);
-    }
-  });
-  const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(url.href)}); })`;
-  return new Worker(boot, { eval: true, execArgv, resourceLimits: RENDER_THREAD_LIMITS });
+  return spawnThread(threadEntry('render-thread', import.meta.url), { resourceLimits: RENDER_THREAD_LIMITS });
 }
