@@ -20,19 +20,7 @@ export function memoryMailingStore(db: () => State): MailingStore {
       const s = db();
       const mailing = targetMailing(s, write);
       // Every check is above; from here on nothing can fail, so the write is all or nothing.
-      if ('create' in write.target) {
-        s.mailings.set(mailing.id, mailing);
-        s.mailingIdByRef.set(key(mailing.projectId, mailing.ref), mailing.id);
-      } else {
-        mailing.status = write.target.setStatus;
-      }
-      mailing.batchCount += 1;
-      mailing.updatedAt = new Date(write.now);
-      s.batches.set(write.batch.id, clone(write.batch));
-      const inserted = insertDeliveries(s, write.deliveries);
-      upsertProfiles(s, mailing.projectId, write.profiles, write.profileOptions, write.now);
-      for (const job of write.sourceJobs) s.sourceJobs.set(job.id, clone(job));
-      return { inserted, mailing: clone(mailing) };
+      return applyWrite(s, write, mailing);
     },
     async commitBatches(writes) {
       const s = db();
@@ -47,22 +35,7 @@ export function memoryMailingStore(db: () => State): MailingStore {
         }
         return mailing;
       });
-      return writes.map((write, i) => {
-        const mailing = mailings[i] as MailingRecord;
-        if ('create' in write.target) {
-          s.mailings.set(mailing.id, mailing);
-          s.mailingIdByRef.set(key(mailing.projectId, mailing.ref), mailing.id);
-        } else {
-          mailing.status = write.target.setStatus;
-        }
-        mailing.batchCount += 1;
-        mailing.updatedAt = new Date(write.now);
-        s.batches.set(write.batch.id, clone(write.batch));
-        const inserted = insertDeliveries(s, write.deliveries);
-        upsertProfiles(s, mailing.projectId, write.profiles, write.profileOptions, write.now);
-        for (const job of write.sourceJobs) s.sourceJobs.set(job.id, clone(job));
-        return { inserted, mailing: clone(mailing) };
-      });
+      return writes.map((write, i) => applyWrite(s, write, mailings[i] as MailingRecord));
     },
     async getMailing(projectId, ref) {
       const s = db();
@@ -171,6 +144,23 @@ export function memoryMailingStore(db: () => State): MailingStore {
  * The mailing a batch write goes to, after every check that may refuse the write: a fresh copy for
  * `create`, the stored row for an append. Writes nothing.
  */
+/** Writes `write` on `mailing` (its checked target): after the checks, where nothing can fail. */
+function applyWrite(s: State, write: BatchWrite, mailing: MailingRecord) {
+  if ('create' in write.target) {
+    s.mailings.set(mailing.id, mailing);
+    s.mailingIdByRef.set(key(mailing.projectId, mailing.ref), mailing.id);
+  } else {
+    mailing.status = write.target.setStatus;
+  }
+  mailing.batchCount += 1;
+  mailing.updatedAt = new Date(write.now);
+  s.batches.set(write.batch.id, clone(write.batch));
+  const inserted = insertDeliveries(s, write.deliveries);
+  upsertProfiles(s, mailing.projectId, write.profiles, write.profileOptions, write.now);
+  for (const job of write.sourceJobs) s.sourceJobs.set(job.id, clone(job));
+  return { inserted, mailing: clone(mailing) };
+}
+
 function targetMailing(s: State, write: BatchWrite): MailingRecord {
   const { target } = write;
   if (s.batches.has(write.batch.id)) throw conflict(`batch ${write.batch.id} exists`);
