@@ -24,7 +24,7 @@ export interface DnsZoneServer {
   readonly address: string;
   /** The zone served: edit it between queries (nothing is cached). */
   zone: Zone;
-  /** A resolver pointed at this server only, with a short timeout. */
+  /** A resolver pointed at this server only (patient: the server always answers). */
   resolver(): Resolver;
   /** Queries answered so far, as `NAME TYPE`. */
   readonly queries: string[];
@@ -114,7 +114,9 @@ export async function startDnsZone(zone: Zone): Promise<DnsZoneServer> {
   const address = `127.0.0.1:${port}`;
   return Object.assign(server, {
     address,
-    resolver: () => resolverFor(address),
+    // A server that always answers gets patient waits: under a loaded suite the test process itself can stall
+    // past a short timeout, and a lost answer reads as "no record" (a flaky "not seen").
+    resolver: () => resolverFor(address, { timeout: 3000, tries: 2 }),
     async close() {
       for (const socket of sockets) socket.destroy();
       await Promise.all([
@@ -137,14 +139,14 @@ export async function startSilentDns(): Promise<{
   const address = `127.0.0.1:${socket.address().port}`;
   return {
     address,
-    resolver: () => resolverFor(address),
+    resolver: () => resolverFor(address, { timeout: 300, tries: 1 }),
     close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
   };
 }
 
-function resolverFor(address: string): Resolver {
-  // Short waits: a silent server must end a test in well under a second per query.
-  const resolver = new Resolver({ timeout: 300, tries: 1 });
+/** A resolver of `address` only. The silent server's waits are short: it must end a test in well under a second. */
+function resolverFor(address: string, waits: { timeout: number; tries: number }): Resolver {
+  const resolver = new Resolver(waits);
   resolver.setServers([address]);
   return resolver;
 }
