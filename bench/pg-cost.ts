@@ -9,12 +9,19 @@
  * rate and CPU per message of the Mailroom processes, which on a 2-core machine share the cores with
  * PostgreSQL and the sink (so rates here are noisy; the counts are not).
  *
- * Statements per delivery are not read: `pg_stat_statements` needs a server restart to load; the counts
- * above are what the statements write and read.
+ * Statements and round trips per delivery are counted in the driver (`pg_stat_statements` needs a server
+ * restart to load): `support/pg-count.cjs`, preloaded into serve and the workers, counts every query pg
+ * sends from the start mark until the process exits, with the round trips per statement shape. The CPU of
+ * PostgreSQL per delivery is read from /proc for the run's backends (named by `application_name`),
+ * sampled every 200 ms (a backend's last 200 ms before it ends may be missed).
  *
  * Environment: BENCH_RECIPIENTS (10000), BENCH_RUNS (1), BENCH_WORKERS (2), BENCH_TEMPLATES (newsletter).
  */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
+import { processCpuMicros } from './support/cli-process.js';
 import { median, report } from './support/measure.js';
 import { serveRun } from './support/serve-run.js';
 import { startSinkProcess } from './support/sink-process.js';
@@ -141,22 +148,109 @@ function perDelivery(before: Map<string, TableCounts>, after: Map<string, TableC
   };
 }
 
+interface DriverCounts {
+  roundTrips: number;
+  statements: number;
+  shapes: Record<string, number>;
+}
+
+/** The counts `pg-count.cjs` wrote in `dir`, summed over the processes, per delivery; then emptied. */
+function driverCounts(dir: string) {
+  const sum: DriverCounts = { roundTrips: 0, statements: 0, shapes: {} };
+  for (const file of readdirSync(dir)) {
+    const c = JSON.parse(readFileSync(join(dir, file), 'utf8')) as DriverCounts;
+    sum.roundTrips += c.roundTrips;
+    sum.statements += c.statements;
+    for (const [shape, n] of Object.entries(c.shapes)) sum.shapes[shape] = (sum.shapes[shape] ?? 0) + n;
+    rmSync(join(dir, file));
+  }
+  const top = Object.entries(sum.shapes)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 20)
+    .map(([shape, n]) => ({ perDelivery: +(n / N).toFixed(3), shape }));
+  return {
+    statements: +(sum.statements / N).toFixed(2),
+    roundTrips: +(sum.roundTrips / N).toFixed(2),
+    top,
+  };
+}
+
+/** CPU of the run's PostgreSQL backends (those whose application_name is the schema), sampled. */
+function backendCpu(url: string) {
+  const admin = new URL(url);
+  admin.searchParams.delete('options');
+  admin.searchParams.delete('application_name');
+  const client = new pg.Client({ connectionString: admin.toString() });
+  const seen = new Map<number, { first: number; last: number }>();
+  let stopped = false;
+  const sample = async () => {
+    const { rows } = await client.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE application_name = $1',
+      [schemaOf(url)],
+    );
+    for (const { pid } of rows) {
+      let cpu: number;
+      try {
+        cpu = processCpuMicros(pid);
+      } catch {
+        continue;
+      }
+      const entry = seen.get(pid);
+      if (entry) entry.last = cpu;
+      else seen.set(pid, { first: cpu, last: cpu });
+    }
+  };
+  const started = (async () => {
+    await client.connect();
+    await sample();
+    while (!stopped) {
+      await new Promise((r) => setTimeout(r, 200));
+      await sample();
+    }
+  })();
+  return {
+    /** Microseconds of CPU the backends used since the start. */
+    async stop(): Promise<number> {
+      stopped = true;
+      await started;
+      await client.end();
+      let total = 0;
+      for (const { first, last } of seen.values()) total += last - first;
+      return total;
+    },
+  };
+}
+
+const countDir = mkdtempSync(join(tmpdir(), 'mailroom-pg-count-'));
+process.env.BENCH_PG_COUNT_DIR = countDir;
 const sink = await startSinkProcess();
 const results: Array<{
   perSecond: number;
   cpuMicrosPerMessage: number;
+  postgresCpuMicrosPerMessage: number;
+  driver: ReturnType<typeof driverCounts>;
   perDelivery: ReturnType<typeof perDelivery>;
 }> = [];
 try {
   for (let run = 0; run < RUNS; run++) {
     let before = new Map<string, TableCounts>();
     let counted: ReturnType<typeof perDelivery> | undefined;
+    let backends: ReturnType<typeof backendCpu> | undefined;
+    let postgresCpu = 0;
     const result = await serveRun(sink, TEMPLATE, N, {
       scaleOut: true,
       workers: WORKERS,
+      // The backends' CPU is read until the sink has every message, while they still run.
+      during: () => ({
+        async stop() {
+          postgresCpu = (await backends?.stop()) ?? 0;
+          backends = undefined;
+        },
+      }),
       around: {
         before: async (url) => {
           before = await readCounts(url);
+          backends = backendCpu(url);
         },
         after: async (url) => {
           counted = perDelivery(before, await readCounts(url));
@@ -164,15 +258,21 @@ try {
       },
     });
     if (!counted) throw new Error('no counts were read');
+    const driver = driverCounts(countDir);
     results.push({
       perSecond: result.perSecond,
       cpuMicrosPerMessage: result.cpuMicrosPerMessage,
+      postgresCpuMicrosPerMessage: Math.round(postgresCpu / N),
+      driver,
       perDelivery: counted,
     });
-    console.error(`run ${run + 1}: ${result.perSecond}/s, ${JSON.stringify(counted.total)}`);
+    console.error(
+      `run ${run + 1}: ${result.perSecond}/s, ${driver.statements} statements, ${driver.roundTrips} round trips, ${JSON.stringify(counted.total)}`,
+    );
   }
 } finally {
   await sink.close();
+  rmSync(countDir, { recursive: true, force: true });
 }
 report('pg-cost', {
   recipients: N,
@@ -180,5 +280,9 @@ report('pg-cost', {
   template: TEMPLATE.ref,
   perSecond: median(results.map((r) => r.perSecond)),
   cpuMicrosPerMessage: median(results.map((r) => r.cpuMicrosPerMessage)),
+  postgresCpuMicrosPerMessage: median(results.map((r) => r.postgresCpuMicrosPerMessage)),
+  statements: median(results.map((r) => r.driver.statements)),
+  roundTrips: median(results.map((r) => r.driver.roundTrips)),
   perDelivery: results.at(-1)?.perDelivery,
+  statementShapes: results.at(-1)?.driver.top,
 });
