@@ -21,8 +21,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { processCpuMicros } from './support/cli-process.js';
 import { median, report } from './support/measure.js';
+import { backendCpu, schemaOf } from './support/pg-backends.js';
 import { serveRun } from './support/serve-run.js';
 import { startSinkProcess } from './support/sink-process.js';
 import { corpusTemplate } from './templates/index.js';
@@ -40,14 +40,6 @@ interface TableCounts {
   idxScan: number;
   seqScan: number;
   indexes: number;
-}
-
-/** The schema a bench URL names (`options=-c search_path=<schema>`). */
-function schemaOf(url: string): string {
-  const options = new URL(url).searchParams.get('options') ?? '';
-  const schema = /search_path=(\w+)/.exec(options)?.[1];
-  if (!schema) throw new Error(`no schema in ${url}`);
-  return schema;
 }
 
 async function readCounts(url: string): Promise<Map<string, TableCounts>> {
@@ -172,52 +164,6 @@ function driverCounts(dir: string) {
     statements: +(sum.statements / N).toFixed(2),
     roundTrips: +(sum.roundTrips / N).toFixed(2),
     top,
-  };
-}
-
-/** CPU of the run's PostgreSQL backends (those whose application_name is the schema), sampled. */
-function backendCpu(url: string) {
-  const admin = new URL(url);
-  admin.searchParams.delete('options');
-  admin.searchParams.delete('application_name');
-  const client = new pg.Client({ connectionString: admin.toString() });
-  const seen = new Map<number, { first: number; last: number }>();
-  let stopped = false;
-  const sample = async () => {
-    const { rows } = await client.query<{ pid: number }>(
-      'SELECT pid FROM pg_stat_activity WHERE application_name = $1',
-      [schemaOf(url)],
-    );
-    for (const { pid } of rows) {
-      let cpu: number;
-      try {
-        cpu = processCpuMicros(pid);
-      } catch {
-        continue;
-      }
-      const entry = seen.get(pid);
-      if (entry) entry.last = cpu;
-      else seen.set(pid, { first: cpu, last: cpu });
-    }
-  };
-  const started = (async () => {
-    await client.connect();
-    await sample();
-    while (!stopped) {
-      await new Promise((r) => setTimeout(r, 200));
-      await sample();
-    }
-  })();
-  return {
-    /** Microseconds of CPU the backends used since the start. */
-    async stop(): Promise<number> {
-      stopped = true;
-      await started;
-      await client.end();
-      let total = 0;
-      for (const { first, last } of seen.values()) total += last - first;
-      return total;
-    },
   };
 }
 

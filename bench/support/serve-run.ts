@@ -37,6 +37,8 @@ export interface StackResult {
   duplicates?: number;
   /** Mailroom: seconds from the first POST until the last one was answered (the HTTP feed). */
   feedSeconds?: number;
+  /** Mailroom: CPU microseconds of each process until the sink had every message (serve, then the workers). */
+  processCpuMicros?: number[];
 }
 
 /** How to run serve for one measurement. */
@@ -222,6 +224,7 @@ export async function serveRun(
     beside = undefined;
     const cpuUsed = () => processes.reduce((sum, p, i) => sum + p.cpuMicros() - (cpu0[i] as number), 0);
     const deliveredCpu = cpuUsed();
+    const processCpu = processes.map((p, i) => p.cpuMicros() - (cpu0[i] as number));
     await options.settle?.();
     const seconds = (performance.now() - t0) / 1000;
     const cpu = cpuUsed();
@@ -236,6 +239,7 @@ export async function serveRun(
       peakRssMiB: Math.max(...processes.map((p) => p.peakRssMiB())),
       duplicates: await sink.duplicates(),
       feedSeconds: +((fed - t0) / 1000).toFixed(2),
+      processCpuMicros: processCpu,
     };
   } finally {
     await beside?.stop();
