@@ -122,7 +122,7 @@ for (const kind of ['sqlite', 'postgres', 'mysql'] as const) {
         mailingRef: mailing.ref,
         deliveryId: d.id,
         address: d.address,
-        data: { n, response: '250 ok ç' },
+        data: { event_id: `evt_${d.id}_${n}`, project_id: mailing.projectId, response: `250 ok ç ${n}` },
         createdAt: testTime(10),
       });
       const written = await completeDeliveries(
@@ -157,7 +157,7 @@ for (const kind of ['sqlite', 'postgres', 'mysql'] as const) {
       );
       expect(events.map((e) => e.id).sort()).toEqual(expected.sort());
       const first = events.find((e) => e.id === `evt_${claimed[0]?.id}_1`);
-      expect(first).toMatchObject({ deliveryId: claimed[0]?.id, data: { n: 1, response: '250 ok ç' } });
+      expect(first).toMatchObject({ deliveryId: claimed[0]?.id, data: { response: '250 ok ç 1' } });
       // PostgreSQL: the outcomes and their events are one statement (no transaction around them).
       if (kind === 'postgres') expect(statements).toBe(1);
     });
