@@ -11,7 +11,8 @@
  * default 20): at a rate the worker can follow, whether it does, i.e. the sink's count when the load stops
  * against what was accepted.
  *
- * BENCH_BATCH_CONNECTIONS: concurrent clients (default 4). BENCH_RUNS rounds (default 3).
+ * BENCH_BATCH_CONNECTIONS: concurrent clients (default 4). BENCH_RUNS rounds (default 3). BENCH_PHASES:
+ * `full,paced` (default), or one of them.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,6 +31,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_BATCH_CONNECTIONS ?? 4);
 const PACED_RATE = Number(process.env.BENCH_PACED_RATE ?? 12);
 const PACED_SECONDS = Number(process.env.BENCH_PACED_SECONDS ?? 20);
+const PHASES = (process.env.BENCH_PHASES ?? 'full,paced').split(',');
 const ITEMS = 100;
 const SENDER = 'receipts@example.com';
 
@@ -137,10 +139,14 @@ const rounds: Round[] = [];
 const paced: Round[] = [];
 try {
   for (let r = 0; r < RUNS; r++) {
-    rounds.push(await round(sink.port, sink));
-    console.log(`run ${r + 1}, full:`, JSON.stringify(rounds.at(-1)));
-    paced.push(await round(sink.port, sink, PACED_RATE));
-    console.log(`run ${r + 1}, paced:`, JSON.stringify(paced.at(-1)));
+    if (PHASES.includes('full')) {
+      rounds.push(await round(sink.port, sink));
+      console.log(`run ${r + 1}, full:`, JSON.stringify(rounds.at(-1)));
+    }
+    if (PHASES.includes('paced')) {
+      paced.push(await round(sink.port, sink, PACED_RATE));
+      console.log(`run ${r + 1}, paced:`, JSON.stringify(paced.at(-1)));
+    }
   }
 } finally {
   await sink.close();
