@@ -22,6 +22,11 @@ export const consentCapability: Capability<object, ConsentFacade, object> = {
     'writeConsent',
     'listConsentRecords',
     'eraseConsent',
+    'appendConsentRecords',
+    'findErasedAddresses',
+    'forgetErasedAddress',
+    'getProjectBrand',
+    'putProjectBrand',
   ),
   create({ ctx, resolveAuth }) {
     return { facade: { topics: createTopicsApi(ctx, resolveAuth) }, provides: {} };

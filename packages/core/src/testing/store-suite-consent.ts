@@ -212,4 +212,66 @@ export function describeConsent(ctx: StoreSuiteContext): void {
     expect(await ctx.store.listConsentRecords(project.id, b, { limit: 10 })).toEqual([kept]);
     expect(await ctx.store.topicStates(project.id, b)).toHaveLength(1);
   });
+
+  it('keeps an erased address as its hash once, finds it by hash, per project, and forgets it', async () => {
+    const { project } = await seedProject(ctx.store);
+    const { project: other } = await seedProject(ctx.store);
+    const [a] = addresses(1) as [string];
+    const erasure = (at: number) =>
+      makeConsentRecord(project.id, 'sha256:aa', {
+        change: 'erasure',
+        topicKey: null,
+        state: null,
+        ip: null,
+        userAgent: null,
+        at: testTime(at),
+      });
+    expect(await ctx.store.findErasedAddresses(project.id, ['sha256:aa'])).toEqual([]);
+    await ctx.store.eraseConsent(project.id, a, 'sha256:aa', erasure(1));
+    // A second erasure (the address came back and went again) keeps one row.
+    await ctx.store.eraseConsent(project.id, a, 'sha256:aa', erasure(2));
+    expect(await ctx.store.findErasedAddresses(project.id, ['sha256:bb', 'sha256:aa', 'sha256:aa'])).toEqual([
+      'sha256:aa',
+    ]);
+    expect(await ctx.store.findErasedAddresses(other.id, ['sha256:aa'])).toEqual([]);
+    expect(await ctx.store.findErasedAddresses(project.id, [])).toEqual([]);
+    expect(await ctx.store.forgetErasedAddress(project.id, 'sha256:aa')).toBe(true);
+    expect(await ctx.store.forgetErasedAddress(project.id, 'sha256:aa')).toBe(false);
+    expect(await ctx.store.findErasedAddresses(project.id, ['sha256:aa'])).toEqual([]);
+  });
+
+  it('appends records that change no state, in order, and makes no profile', async () => {
+    const { project } = await seedProject(ctx.store);
+    const [a] = addresses(1) as [string];
+    const first = makeConsentRecord(project.id, a, {
+      change: 'sent-unsubscribed',
+      topicKey: null,
+      state: null,
+      source: 'broadcast',
+      ip: null,
+      userAgent: null,
+      mailingRef: 'bc_1',
+      at: testTime(1),
+    });
+    const second = { ...first, id: testId('cns'), at: testTime(2), mailingRef: 'bc_2' };
+    await ctx.store.appendConsentRecords([first, second]);
+    await ctx.store.appendConsentRecords([]);
+    expect(await ctx.store.listConsentRecords(project.id, a, { limit: 10 })).toEqual([first, second]);
+    expect(await ctx.store.getProfile(project.id, a)).toBeUndefined();
+    expect(await ctx.store.topicStates(project.id, a)).toEqual([]);
+  });
+
+  it("puts and replaces a project's brand, per project", async () => {
+    const { project } = await seedProject(ctx.store);
+    const { project: other } = await seedProject(ctx.store);
+    expect(await ctx.store.getProjectBrand(project.id)).toBeUndefined();
+    const logo = `data:image/png;base64,${'A'.repeat(4000)}`;
+    const brand = { projectId: project.id, color: '#0a7f5a', logo, updatedAt: testTime(1) };
+    await ctx.store.putProjectBrand(brand);
+    expect(await ctx.store.getProjectBrand(project.id)).toEqual(brand);
+    const cleared = { ...brand, color: null, logo: null, updatedAt: testTime(2) };
+    await ctx.store.putProjectBrand(cleared);
+    expect(await ctx.store.getProjectBrand(project.id)).toEqual(cleared);
+    expect(await ctx.store.getProjectBrand(other.id)).toBeUndefined();
+  });
 }

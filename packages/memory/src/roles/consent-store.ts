@@ -103,6 +103,28 @@ export function memoryConsentStore(db: () => State): ConsentStore {
         r.userAgent = null;
       }
       s.consent.records.push(clone(record));
+      const erasedKey = key(projectId, hashed);
+      if (!s.consent.erased.has(erasedKey)) {
+        s.consent.erased.set(erasedKey, { projectId, hashed, erasedAt: new Date(record.at) });
+      }
+    },
+    async appendConsentRecords(records) {
+      const s = db();
+      for (const record of records) s.consent.records.push(clone(record));
+    },
+    async findErasedAddresses(projectId, hashed) {
+      const erased = db().consent.erased;
+      return [...new Set(hashed)].filter((h) => erased.has(key(projectId, h)));
+    },
+    async forgetErasedAddress(projectId, hashed) {
+      return db().consent.erased.delete(key(projectId, hashed));
+    },
+    async getProjectBrand(projectId) {
+      const brand = db().consent.brands.get(projectId);
+      return brand ? clone(brand) : undefined;
+    },
+    async putProjectBrand(brand) {
+      db().consent.brands.set(brand.projectId, clone(brand));
     },
   };
 }

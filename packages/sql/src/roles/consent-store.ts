@@ -213,8 +213,74 @@ export function sqlConsentStore(ctx: SqlContext): ConsentStore {
             tx,
           );
           await insertRecords([record], tx);
+          await write(
+            dialect.insertIgnore(
+              'mailroom_erased_addresses',
+              'project_id, hashed, erased_at',
+              runner.values(1, 3),
+              'project_id, hashed',
+            ),
+            [projectId, hashed, record.at.getTime()],
+            tx,
+          );
         }),
       );
+    },
+
+    appendConsentRecords(records) {
+      return guard('appendConsentRecords', async () => {
+        if (records.length === 0) return;
+        await runner.transaction(db, (tx) => insertRecords(records, tx));
+      });
+    },
+
+    findErasedAddresses(projectId, hashed) {
+      return guard('findErasedAddresses', async () => {
+        const unique = [...new Set(hashed)];
+        const found: string[] = [];
+        for (let i = 0; i < unique.length; i += IN_LIST_SIZE) {
+          const slice = unique.slice(i, i + IN_LIST_SIZE);
+          const rows = await all(
+            `SELECT hashed FROM mailroom_erased_addresses WHERE project_id = ? AND hashed IN ${runner.values(1, slice.length)}`,
+            [projectId, ...slice],
+          );
+          found.push(...rows.map((r) => String(r.hashed)));
+        }
+        return found;
+      });
+    },
+
+    forgetErasedAddress(projectId, hashed) {
+      return guard(
+        'forgetErasedAddress',
+        async () =>
+          (await write('DELETE FROM mailroom_erased_addresses WHERE project_id = ? AND hashed = ?', [
+            projectId,
+            hashed,
+          ])) > 0,
+      );
+    },
+
+    getProjectBrand(projectId) {
+      return guard('getProjectBrand', async () => {
+        const row = await first('SELECT * FROM mailroom_project_brands WHERE project_id = ?', [projectId]);
+        if (!row) return undefined;
+        return {
+          projectId: String(row.project_id),
+          color: text(row.color),
+          logo: text(row.logo),
+          updatedAt: new Date(Number(row.updated_at)),
+        };
+      });
+    },
+
+    putProjectBrand(brand) {
+      return guard('putProjectBrand', async () => {
+        await write(
+          upsertAll('mailroom_project_brands', ['project_id', 'color', 'logo', 'updated_at'], 'project_id'),
+          [brand.projectId, brand.color, brand.logo, brand.updatedAt.getTime()],
+        );
+      });
     },
   };
 }
