@@ -1,5 +1,5 @@
-import { hashedAddress } from '../base/address-hash.js';
 import { createPrivateKey } from 'node:crypto';
+import { hashedAddress } from '../base/address-hash.js';
 import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
 import { changeConsent } from '../consent/consent-change.js';

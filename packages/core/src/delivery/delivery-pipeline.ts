@@ -10,8 +10,8 @@ import type { DeliveryContext } from './delivery-context.js';
 import type { DeliveryEvents } from './delivery-events.js';
 import { createDestinationGate, deferredOutcome } from './destination-gate.js';
 import type { MailingCache } from './mailing-cache.js';
-import { type BufferedOutcome, createOutcomeBuffer } from './outcome-buffer.js';
 import { messageLinks, withLinks } from './message-links.js';
+import { type BufferedOutcome, createOutcomeBuffer } from './outcome-buffer.js';
 import { createOutgoingBuilder } from './outgoing-build.js';
 import { pastConsentRecords } from './past-consent-records.js';
 import {

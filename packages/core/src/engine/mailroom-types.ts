@@ -31,12 +31,12 @@ import type { RetentionOptions } from '../retention/retention-options.js';
 import type { DeliveryRecord, DeliveryStatus, InboundSignalRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import type { Transport } from '../transport/transport.js';
+import type { PreferencePage, PreferenceSave, PreferenceSaved } from '../unsubscribe/preference-types.js';
 import type {
   UnsubscribeOptions,
   UnsubscribeRequest,
   UnsubscribeTarget,
 } from '../unsubscribe/unsubscribe-options.js';
-import type { PreferencePage, PreferenceSave, PreferenceSaved } from '../unsubscribe/preference-types.js';
 import type { ListEvents, MailroomWebhooks, WebhookOptions } from '../webhooks/webhook-types.js';
 import type { MailroomEvents } from './engine-events.js';
 
@@ -55,8 +55,8 @@ export type * from '../keys/key-types.js';
 export type * from '../resources/resource-types.js';
 export type * from '../retention/retention-options.js';
 export type * from '../tracking/tracking-options.js';
-export type * from '../unsubscribe/unsubscribe-options.js';
 export type * from '../unsubscribe/preference-types.js';
+export type * from '../unsubscribe/unsubscribe-options.js';
 export type * from '../webhooks/webhook-types.js';
 export type * from './engine-events.js';
 

@@ -4,9 +4,6 @@ import { changeConsent } from '../consent/consent-change.js';
 import { topicStateOf } from '../consent/topic-rule.js';
 import { installationSecret } from '../context/installation-secret.js';
 import type { TopicState } from '../store/consent-records.js';
-import type { UnsubscribeContext } from './unsubscribe-context.js';
-import type { UnsubscribeOptions } from './unsubscribe-options.js';
-import type { PreferenceCentre, PreferencePage, PreferenceSave } from './preference-types.js';
 import {
   openPreferenceToken,
   type PreferenceTokenFields,
@@ -14,7 +11,10 @@ import {
   signPreferenceCsrf,
   verifyPreferenceCsrf,
 } from './preference-token.js';
+import type { PreferenceCentre, PreferencePage, PreferenceSave } from './preference-types.js';
 import { linkBase, UNSUBSCRIBE_SECRET_SETTING } from './unsubscribe.js';
+import type { UnsubscribeContext } from './unsubscribe-context.js';
+import type { UnsubscribeOptions } from './unsubscribe-options.js';
 
 /** The source of every consent record the page writes. */
 export const PREFERENCE_PAGE_SOURCE = 'preference-page';
@@ -25,7 +25,10 @@ export const PREFERENCE_PAGE_SOURCE = 'preference-page';
  * with the page's CSRF token changes them through `changeConsent` (records of source `preference-page`,
  * events). Signed with the unsubscribe secret, under the unsubscribe base URL.
  */
-export function createPreferenceCentre(ctx: UnsubscribeContext, options: UnsubscribeOptions): PreferenceCentre {
+export function createPreferenceCentre(
+  ctx: UnsubscribeContext,
+  options: UnsubscribeOptions,
+): PreferenceCentre {
   const { store, clock } = ctx;
   const getSecret = installationSecret(ctx, UNSUBSCRIBE_SECRET_SETTING, options.secret);
   const notFound = () => new MailroomError('NOT_FOUND', 'Unknown or invalid preferences link');

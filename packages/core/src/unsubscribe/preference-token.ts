@@ -24,7 +24,8 @@ const TAG_BYTES = 16;
 
 /** The three keys a secret gives: encryption, synthetic IV, CSRF. Domain-separated, never reused. */
 function keysOf(secret: string): { enc: Buffer; iv: Buffer; csrf: Buffer } {
-  const derive = (label: string) => createHmac('sha256', secret).update(`mailroom-preferences:v1:${label}`).digest();
+  const derive = (label: string) =>
+    createHmac('sha256', secret).update(`mailroom-preferences:v1:${label}`).digest();
   return { enc: derive('enc'), iv: derive('iv'), csrf: derive('csrf') };
 }
 
@@ -63,7 +64,10 @@ export function openPreferenceToken(secret: string, token: string): PreferenceTo
   try {
     const decipher = createDecipheriv('aes-256-gcm', k.enc, iv);
     decipher.setAuthTag(tag);
-    plain = Buffer.concat([decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)), decipher.final()]);
+    plain = Buffer.concat([
+      decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)),
+      decipher.final(),
+    ]);
   } catch {
     return undefined;
   }
@@ -93,7 +97,8 @@ export function verifyPreferenceCsrf(secret: string, token: string, csrf: string
   const m = /^([0-9a-z]{1,10})\.([A-Za-z0-9_-]{43})$/.exec(csrf);
   if (!m) return false;
   const issuedMs = Number.parseInt(m[1] as string, 36) * 1000;
-  if (!(issuedMs <= now.getTime() + 60_000 && now.getTime() - issuedMs <= PREFERENCE_CSRF_TTL_MS)) return false;
+  if (!(issuedMs <= now.getTime() + 60_000 && now.getTime() - issuedMs <= PREFERENCE_CSRF_TTL_MS))
+    return false;
   const expected = Buffer.from(csrfMac(secret, token, m[1] as string), 'base64url');
   const given = Buffer.from(m[2] as string, 'base64url');
   return given.length === expected.length && timingSafeEqual(given, expected);
