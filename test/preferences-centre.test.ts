@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createMailroomClient } from '@mailroom/client';
 import { createMailroom, type Mailroom } from '@mailroom/core';
 import { mailroomRouter } from '@mailroom/http/express';
 import { smtpTransport } from '@mailroom/smtp';
@@ -141,8 +142,14 @@ describe('the preference centre in Chromium', () => {
       { key: 'internal', name: 'Internal', default: 'opt-out', visibility: 'private' },
     ];
     for (const topic of topics) expect((await api('POST', '/topics', topic)).status).toBe(200);
-    const brand = await api('PATCH', '/project/brand', { color: '#ffd400', logo: LOGO });
-    expect(brand.status).toBe(200);
+    // The brand through the typed client (PATCH /project/brand); a bad colour or a remote logo is refused.
+    const client = createMailroomClient({ url: base(), key: secret });
+    const { brand } = await client.topics.setBrand({ color: '#ffd400', logo: LOGO });
+    expect(brand).toEqual({ name: HOSTILE_PROJECT, color: '#ffd400', logo: LOGO });
+    for (const bad of [{ color: 'red' }, { logo: 'https://cdn.example/logo.png' }]) {
+      expect((await api('PATCH', '/project/brand', bad)).status).toBe(400);
+    }
+    expect((await client.topics.brand()).brand.color).toBe('#ffd400');
     const hook = await mailroom.webhooks.add(secret, {
       url: receiver.url,
       events: ['contact.topics_changed', 'contact.unsubscribed'],
