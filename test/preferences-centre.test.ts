@@ -12,6 +12,7 @@ import express from 'express';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM_SETUP_TIMEOUT_MS, launchChromium } from './support/chromium.js';
+import { DashboardClient } from './support/dashboard-session.js';
 import { type SmtpSink, startSmtpSink, toReceivedMessage } from './support/smtp-sink.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
@@ -392,5 +393,36 @@ describe('the preference centre in Chromium', () => {
     expect(await page.locator('html').getAttribute('lang')).toBe('fr');
     expect(await page.getByRole('button', { name: 'Me désabonner de tout' }).count()).toBe(1);
     await page.close();
+  });
+
+  it("the dashboard lists the topics and a contact's consent timeline, escaped", async () => {
+    // A change over the API with a hostile user agent: kept as evidence, shown as text.
+    const hostileAgent = '<script>alert("ua")</script>';
+    const res = await fetch(`${base()}/audience/profiles/ann%40example.test/topics`, {
+      method: 'PUT',
+      headers: {
+        authorization: `Bearer ${secret}`,
+        'content-type': 'application/json',
+        'user-agent': hostileAgent,
+      },
+      body: JSON.stringify({ topics: { tips: 'subscribed' } }),
+    });
+    expect(res.status).toBe(200);
+    const dashboard = new DashboardClient(base());
+    await dashboard.signIn(secret);
+    expect(dashboard.cookie).toBeDefined();
+    const list = await (await dashboard.get('/dashboard/topics')).text();
+    expect(list).toContain('<code>news</code>');
+    expect(list).not.toContain('<script>');
+    expect(list).toContain('News &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;');
+    const page = await dashboard.get('/dashboard/topics?address=ann%40example.test');
+    expect(page.status).toBe(200);
+    const body = await page.text();
+    expect(body).not.toContain('<script>alert');
+    expect(body).toContain('&lt;script&gt;alert(&quot;ua&quot;)&lt;/script&gt;');
+    // The timeline in order: the page's two changes, its unsubscribe, the API's change.
+    const sources = [...body.matchAll(/data-label="Source"><code>([^<]+)<\/code>/g)].map((m) => m[1]);
+    expect(sources).toEqual(['preference-page', 'preference-page', 'preference-page', 'api']);
+    expect(body).toContain('unsubscribed from everything');
   });
 });
