@@ -9,6 +9,13 @@ import type { SourceEnv, SourceExpander, SourcePage } from './source-expander.js
 /** Members read from an audience group per page. */
 export const AUDIENCE_PAGE_SIZE = 500;
 
+/**
+ * The most member pages one source page of a topic broadcast reads to fill itself: a topic leaves many
+ * members out, and a page is a commit (`commitSourcePage`), so a topic source reads on until it holds
+ * about as many deliveries as a page of a group source (with a bound on what one page holds in memory).
+ */
+const MAX_READS_PER_PAGE = 4;
+
 /** The config an audience-group source job carries (see `resolveSources`). */
 export interface AudienceSourceConfig {
   groupId: string;
@@ -53,47 +60,43 @@ async function audiencePage(job: SourceJobRecord, env: SourceEnv, now: Date): Pr
   const { ctx, entry } = env;
   const config = job.config as unknown as AudienceSourceConfig;
   const checkpoint = job.checkpoint as { after?: string | null } | null;
-  const members = await ctx.store.listGroupMembers(job.projectId, config.groupId, {
-    after: checkpoint?.after ?? null,
-    limit: AUDIENCE_PAGE_SIZE,
-  });
-  const suppressed = new Set(
-    members.length === 0
-      ? []
-      : (
-          await ctx.store.findSuppressed(
-            job.projectId,
-            members.map((m) => m.address),
-          )
-        ).map((s) => s.address),
-  );
   if (entry === null)
     throw new MailroomError('UNPROCESSABLE', `Audience source job ${job.id} has no mailing`);
   const { mailing } = entry;
+  const topic = sourceTopic(job) ?? mailing.options.topic ?? null;
+  const members: ProfileRecord[] = [];
+  const selected: ProfileRecord[] = [];
+  let after = checkpoint?.after ?? null;
+  let done = false;
+  for (
+    let read = 0;
+    read < (topic ? MAX_READS_PER_PAGE : 1) && selected.length < AUDIENCE_PAGE_SIZE;
+    read++
+  ) {
+    const page = await ctx.store.listGroupMembers(job.projectId, config.groupId, {
+      after,
+      limit: AUDIENCE_PAGE_SIZE,
+    });
+    members.push(...page);
+    after = page.at(-1)?.address ?? after;
+    done = page.length < AUDIENCE_PAGE_SIZE;
+    selected.push(...(await selectMembers(ctx, job.projectId, config, topic, page)));
+    if (done) break;
+  }
   const notBefore =
     mailing.options.scheduleFor && mailing.options.scheduleFor > now ? mailing.options.scheduleFor : now;
   const domain = domainOf(mailing.sender.address);
-  const selected = members
-    // Suppressions come back folded: a member is compared by its folded address.
-    .filter(
-      (m) =>
-        (config.includeUnsubscribed || m.status === 'subscribed') && !suppressed.has(foldAddress(m.address)),
-    )
-    // The job id stands as batch id: the worker reads the source's options through it at send time.
-    .map((m) =>
-      newDelivery(
-        mailing,
-        job.id,
-        { address: m.address, name: m.name ?? localPart(m.address), traits: m.traits },
-        notBefore,
-        domain,
-        now,
-      ),
-    );
-  // A topic broadcast: members whose state for the topic says no are left out (checked again at claim).
-  const topic = sourceTopic(job) ?? mailing.options.topic ?? null;
-  const deliveries = topic ? await keepTopicAllowed(ctx.store, job.projectId, topic, selected) : selected;
-  const done = members.length < AUDIENCE_PAGE_SIZE;
+  // The job id stands as batch id: the worker reads the source's options through it at send time.
+  const deliveries = selected.map((m) =>
+    newDelivery(
+      mailing,
+      job.id,
+      { address: m.address, name: m.name ?? localPart(m.address), traits: m.traits },
+      notBefore,
+      domain,
+      now,
+    ),
+  );
   return {
     deliveries,
     profiles: await incomingFromCsv(ctx, job, members),
@@ -102,11 +105,38 @@ async function audiencePage(job: SourceJobRecord, env: SourceEnv, now: Date): Pr
       onExistingTrait: config.actionOnExistingTrait,
     },
     patch: {
-      checkpoint: { after: members.at(-1)?.address ?? checkpoint?.after ?? null },
+      checkpoint: { after },
       rowsDone: job.rowsDone + members.length,
       ...(done ? { status: 'done' as const } : {}),
     },
   };
+}
+
+/**
+ * The members of a page who get a delivery: subscribed (or `includeUnsubscribed`), allowed by the topic
+ * (one state read for the page; checked again at claim), and not suppressed (read only for those left).
+ * Deliveries are made for these alone.
+ */
+async function selectMembers(
+  ctx: BaseContext,
+  projectId: string,
+  config: AudienceSourceConfig,
+  topic: string | null,
+  members: ProfileRecord[],
+): Promise<ProfileRecord[]> {
+  const subscribed = members.filter((m) => config.includeUnsubscribed || m.status === 'subscribed');
+  const allowed = topic ? await keepTopicAllowed(ctx.store, projectId, topic, subscribed) : subscribed;
+  if (allowed.length === 0) return allowed;
+  // Suppressions come back folded: a member is compared by its folded address.
+  const suppressed = new Set(
+    (
+      await ctx.store.findSuppressed(
+        projectId,
+        allowed.map((m) => m.address),
+      )
+    ).map((s) => s.address),
+  );
+  return suppressed.size === 0 ? allowed : allowed.filter((m) => !suppressed.has(foldAddress(m.address)));
 }
 
 /**
