@@ -6,8 +6,10 @@
  *   of exactly those 50,000. Both on a fresh SQLite file, one worker, `smtpTransport` (5 connections) to a
  *   loopback sink in its own process, the newsletter MJML template; timed from `worker.start()` (the worker
  *   expands the source) to completion. Target: the topic run within 5 % of the group run.
- * - Preference page under load: the topic run again while one client GETs a contact's preference page
- *   BENCH_PAGE_RATE (20) times a second on the same process; p50/p99 of the pages. Target: p99 < 50 ms.
+ * - Preference page under load: the topic run again, with the engine's default worker settings, while a
+ *   client in a process of its own GETs a contact's preference page BENCH_PAGE_RATE (20) times a second
+ *   from the same server; p50/p99 of the pages while the broadcast sends, and for 4 s before it (idle: what
+ *   the machine's own load gives). Target: p99 < 50 ms.
  *
  * Environment: BENCH_CONTACTS (100000), BENCH_RUNS (3), BENCH_PAGE_RATE (20; 0 skips the page run).
  */
@@ -26,10 +28,16 @@ interface RunResult {
   seconds: number;
   perSecond: number;
   cpuMicrosPerMessage: number;
-  pages?: number;
-  pageP50Ms?: number;
-  pageP99Ms?: number;
-  pageMaxMs?: number;
+  /** The preference page while the broadcast sent, and before it (idle), from a client process. */
+  pages?: PageFigures;
+  idlePages?: PageFigures;
+}
+
+interface PageFigures {
+  pages: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
 }
 
 async function run(sink: SinkProcess, mode: 'topic' | 'group', pageRate = 0): Promise<RunResult> {
@@ -98,10 +106,8 @@ try {
       ? {
           preferencePage: {
             ratePerSecond: PAGE_RATE,
-            pages: pages.pages,
-            p50Ms: pages.pageP50Ms,
-            p99Ms: pages.pageP99Ms,
-            maxMs: pages.pageMaxMs,
+            whileSending: pages.pages,
+            idle: pages.idlePages,
             broadcastPerSecond: pages.perSecond,
           },
         }
