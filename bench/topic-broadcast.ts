@@ -28,6 +28,7 @@ interface RunResult {
   seconds: number;
   perSecond: number;
   cpuMicrosPerMessage: number;
+  mainThreadCpuMicrosPerMessage: number;
   /** The preference page while the broadcast sent, and before it (idle), from a client process. */
   pages?: PageFigures;
   idlePages?: PageFigures;
@@ -93,14 +94,20 @@ try {
       median: groupMedian,
       seconds: group.map((r) => r.seconds),
       cpuMicrosPerMessage: group.map((r) => r.cpuMicrosPerMessage),
+      mainThreadCpuMicrosPerMessage: group.map((r) => r.mainThreadCpuMicrosPerMessage),
     },
     topic: {
       runs: topic.map((r) => r.perSecond),
       median: topicMedian,
       seconds: topic.map((r) => r.seconds),
       cpuMicrosPerMessage: topic.map((r) => r.cpuMicrosPerMessage),
+      mainThreadCpuMicrosPerMessage: topic.map((r) => r.mainThreadCpuMicrosPerMessage),
     },
     topicToGroup: +(topicMedian / groupMedian).toFixed(3),
+    // CPU per message is what the machine's other load disturbs least: the figure to compare.
+    cpuTopicToGroup: +(
+      median(topic.map((r) => r.cpuMicrosPerMessage)) / median(group.map((r) => r.cpuMicrosPerMessage))
+    ).toFixed(3),
     ratiosPerRun: topic.map((t, i) => +(t.perSecond / (group[i] as RunResult).perSecond).toFixed(3)),
     ...(pages
       ? {
