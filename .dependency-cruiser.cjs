@@ -67,7 +67,8 @@ const SIDEWAYS = {
     inbound: "a relay's refusal at send time is read and recorded as a bounce",
     sources: 'the worker expands source jobs',
     tracking: 'tracked links and the open pixel are applied at render time',
-    unsubscribe: "a message's links: the List-Unsubscribe headers, {{ unsubscribe_url }} and {{ preferences_url }}",
+    unsubscribe:
+      "a message's links: the List-Unsubscribe headers, {{ unsubscribe_url }} and {{ preferences_url }}",
     consent: "a topic mailing's deliveries are checked against the contacts' topic states at claim time",
   },
   keys: { domains: "a key's sender domains are normalised as domain names" },

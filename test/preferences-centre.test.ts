@@ -272,7 +272,7 @@ describe('the preference centre in Chromium', () => {
       address: 'ann@example.test',
       source: 'preference-page',
     });
-    expect((changed[0]?.payload.data.topics as unknown[]).length).toBe(2);
+    expect(changed[0]?.payload.data.topics).toHaveLength(2);
 
     // Saving the same again changes, records and announces nothing.
     await Promise.all([
