@@ -19,6 +19,7 @@ export const consentCapability: Capability<object, ConsentFacade, object> = {
     'updateTopic',
     'deleteTopic',
     'topicStates',
+    'listTopicMembers',
     'findTopicStates',
     'writeConsent',
     'listConsentRecords',

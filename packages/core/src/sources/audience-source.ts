@@ -1,6 +1,6 @@
 import { domainOf, foldAddress, localPart } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
-import { keepTopicAllowed, sourceTopic } from '../consent/topic-gate.js';
+import { sourceTopic } from '../consent/topic-gate.js';
 import type { BaseContext } from '../context/base-context.js';
 import { newDelivery } from '../store/new-delivery.js';
 import type { ProfileRecord, ProfileUpsert, SourceJobRecord } from '../store/records.js';
@@ -8,13 +8,6 @@ import type { SourceEnv, SourceExpander, SourcePage } from './source-expander.js
 
 /** Members read from an audience group per page. */
 export const AUDIENCE_PAGE_SIZE = 500;
-
-/**
- * The most member pages one source page of a topic broadcast reads to fill itself: a topic leaves many
- * members out, and a page is a commit (`commitSourcePage`), so a topic source reads on until it holds
- * about as many deliveries as a page of a group source (with a bound on what one page holds in memory).
- */
-const MAX_READS_PER_PAGE = 4;
 
 /** The config an audience-group source job carries (see `resolveSources`). */
 export interface AudienceSourceConfig {
@@ -63,29 +56,22 @@ async function audiencePage(job: SourceJobRecord, env: SourceEnv, now: Date): Pr
   if (entry === null)
     throw new MailroomError('UNPROCESSABLE', `Audience source job ${job.id} has no mailing`);
   const { mailing } = entry;
-  const topic = sourceTopic(job) ?? mailing.options.topic ?? null;
-  const members: ProfileRecord[] = [];
-  const selected: ProfileRecord[] = [];
-  let after = checkpoint?.after ?? null;
-  let done = false;
-  for (
-    let read = 0;
-    read < (topic ? MAX_READS_PER_PAGE : 1) && selected.length < AUDIENCE_PAGE_SIZE;
-    read++
-  ) {
-    const page = await ctx.store.listGroupMembers(job.projectId, config.groupId, {
-      after,
-      limit: AUDIENCE_PAGE_SIZE,
-    });
-    members.push(...page);
-    after = page.at(-1)?.address ?? after;
-    done = page.length < AUDIENCE_PAGE_SIZE;
-    selected.push(...(await selectMembers(ctx, job.projectId, config, topic, page)));
-    if (done) break;
+  const topicKey = sourceTopic(job) ?? mailing.options.topic ?? null;
+  const page = { after: checkpoint?.after ?? null, limit: AUDIENCE_PAGE_SIZE };
+  let members: ProfileRecord[];
+  if (topicKey === null) {
+    members = await ctx.store.listGroupMembers(job.projectId, config.groupId, page);
+  } else {
+    // A topic broadcast: the store lists only the members the topic allows (one read for the page; the
+    // members it leaves out are never read, so a topic that keeps half a group costs what a group of that
+    // half does). The claim checks the states again. A topic deleted since accept reaches no one.
+    const topic = await ctx.store.getTopic(job.projectId, topicKey);
+    members = topic ? await ctx.store.listTopicMembers(job.projectId, config.groupId, topic, page) : [];
   }
   const notBefore =
     mailing.options.scheduleFor && mailing.options.scheduleFor > now ? mailing.options.scheduleFor : now;
   const domain = domainOf(mailing.sender.address);
+  const selected = await selectMembers(ctx, job.projectId, config, members);
   // The job id stands as batch id: the worker reads the source's options through it at send time.
   const deliveries = selected.map((m) =>
     newDelivery(
@@ -97,6 +83,7 @@ async function audiencePage(job: SourceJobRecord, env: SourceEnv, now: Date): Pr
       now,
     ),
   );
+  const done = members.length < AUDIENCE_PAGE_SIZE;
   return {
     deliveries,
     profiles: await incomingFromCsv(ctx, job, members),
@@ -105,7 +92,7 @@ async function audiencePage(job: SourceJobRecord, env: SourceEnv, now: Date): Pr
       onExistingTrait: config.actionOnExistingTrait,
     },
     patch: {
-      checkpoint: { after },
+      checkpoint: { after: members.at(-1)?.address ?? checkpoint?.after ?? null },
       rowsDone: job.rowsDone + members.length,
       ...(done ? { status: 'done' as const } : {}),
     },
@@ -113,30 +100,29 @@ async function audiencePage(job: SourceJobRecord, env: SourceEnv, now: Date): Pr
 }
 
 /**
- * The members of a page who get a delivery: subscribed (or `includeUnsubscribed`), allowed by the topic
- * (one state read for the page; checked again at claim), and not suppressed (read only for those left).
- * Deliveries are made for these alone.
+ * The members of a page who get a delivery: subscribed (or `includeUnsubscribed`) and not suppressed
+ * (read only for those left). Deliveries are made for these alone.
  */
 async function selectMembers(
   ctx: BaseContext,
   projectId: string,
   config: AudienceSourceConfig,
-  topic: string | null,
   members: ProfileRecord[],
 ): Promise<ProfileRecord[]> {
   const subscribed = members.filter((m) => config.includeUnsubscribed || m.status === 'subscribed');
-  const allowed = topic ? await keepTopicAllowed(ctx.store, projectId, topic, subscribed) : subscribed;
-  if (allowed.length === 0) return allowed;
+  if (subscribed.length === 0) return subscribed;
   // Suppressions come back folded: a member is compared by its folded address.
   const suppressed = new Set(
     (
       await ctx.store.findSuppressed(
         projectId,
-        allowed.map((m) => m.address),
+        subscribed.map((m) => m.address),
       )
     ).map((s) => s.address),
   );
-  return suppressed.size === 0 ? allowed : allowed.filter((m) => !suppressed.has(foldAddress(m.address)));
+  return suppressed.size === 0
+    ? subscribed
+    : subscribed.filter((m) => !suppressed.has(foldAddress(m.address)));
 }
 
 /**

@@ -6,6 +6,8 @@ import type {
   TopicStateRecord,
 } from './consent-records.js';
 import type { OutboxWrite } from './event-records.js';
+import type { PageOptions } from './paging.js';
+import type { ProfileRecord } from './records.js';
 
 /** The fields {@link ConsentStore.updateTopic} replaces; absent ones are kept. */
 export interface TopicChange {
@@ -42,6 +44,19 @@ export interface ConsentStore {
   ): Promise<TopicRecord | undefined>;
   /** Remove a topic and every contact's state for it (not the history); true if it existed. */
   deleteTopic(projectId: string, key: string): Promise<boolean>;
+  /**
+   * The members of group `groupId` whose state for `topic` lets its mail reach them (their explicit state,
+   * else the topic's `defaultState`: `opt-in` needs `subscribed`, `opt-out` anything but `unsubscribed`),
+   * with their profiles, ordered by address ascending, strictly after `page.after`, at most `page.limit`:
+   * a page of a topic source in one read (the members the topic leaves out are never listed). Same
+   * profile fields and order as `AudienceStore.listGroupMembers`.
+   */
+  listTopicMembers(
+    projectId: string,
+    groupId: string,
+    topic: Pick<TopicRecord, 'key' | 'defaultState'>,
+    page: PageOptions,
+  ): Promise<ProfileRecord[]>;
   /** A contact's explicit topic states, by topic key (topics at their default have no row). */
   topicStates(projectId: string, address: string): Promise<TopicStateRecord[]>;
   /**

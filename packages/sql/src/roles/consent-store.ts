@@ -35,7 +35,7 @@ const RECORD_COLUMNS = [
  * the history rows and the outbox.
  */
 export function sqlConsentStore(ctx: SqlContext): ConsentStore {
-  const { db, runner, codec, guard, all, first, write, dialect, upsertAll } = ctx;
+  const { db, runner, codec, guard, all, first, write, dialect, upsertAll, pageAfter } = ctx;
 
   const insertRecords = async (records: readonly ConsentRecord[], on: Db) => {
     const text = `INSERT INTO mailroom_consent_records (${RECORD_COLUMNS.join(', ')}) VALUES ${runner.values(1, RECORD_COLUMNS.length)}`;
@@ -114,6 +114,27 @@ export function sqlConsentStore(ctx: SqlContext): ConsentStore {
           return true;
         }),
       );
+    },
+
+    listTopicMembers(projectId, groupId, topic, page) {
+      return guard('listTopicMembers', async () => {
+        const [after, afterParams] = pageAfter(page.after, 'gm.address');
+        // The topic's rule in SQL (consent/topic-rule.ts): an explicit state, else the default.
+        const allowed =
+          topic.defaultState === 'opt-in'
+            ? "ts.state = 'subscribed'"
+            : "(ts.state IS NULL OR ts.state <> 'unsubscribed')";
+        const rows = await all(
+          `SELECT p.* FROM mailroom_group_members gm
+           JOIN mailroom_profiles p ON p.project_id = gm.project_id AND p.address = gm.address
+           LEFT JOIN mailroom_topic_states ts
+             ON ts.project_id = gm.project_id AND ts.address = gm.address AND ts.topic_key = ?
+           WHERE gm.group_id = ? AND gm.project_id = ?${after} AND ${allowed}
+           ORDER BY gm.address LIMIT ?`,
+          [topic.key, groupId, projectId, ...afterParams, page.limit],
+        );
+        return rows.map(codec.profile);
+      });
     },
 
     topicStates(projectId, address) {
