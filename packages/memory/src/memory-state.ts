@@ -4,11 +4,13 @@ import type {
   ConsentRecord,
   DeliveryRecord,
   DomainRecord,
+  ErasedAddressRecord,
   IdempotencyRecord,
   InboundSignalRecord,
   MailingRecord,
   PauseRecord,
   ProfileRecord,
+  ProjectBrandRecord,
   ProjectRecord,
   ProjectSecretRecord,
   SenderRecord,
@@ -73,6 +75,10 @@ export interface State {
     topics: Map<string, TopicRecord>;
     states: Map<string, Map<string, TopicStateRecord>>;
     records: ConsentRecord[];
+    /** Erased addresses' hashes by key(projectId, hashed). */
+    erased: Map<string, ErasedAddressRecord>;
+    /** Project brands by project id. */
+    brands: Map<string, ProjectBrandRecord>;
   };
   tracking: {
     linkMaps: Map<string, string[]>;
@@ -109,7 +115,7 @@ export function emptyState(): State {
     domains: new Map(),
     domainIdByName: new Map(),
     pauses: new Map(),
-    consent: { topics: new Map(), states: new Map(), records: [] },
+    consent: { topics: new Map(), states: new Map(), records: [], erased: new Map(), brands: new Map() },
     tracking: { linkMaps: new Map(), opens: new Map(), clicks: [] },
   };
 }

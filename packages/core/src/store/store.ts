@@ -34,6 +34,8 @@ export type {
   ConsentRecord,
   ConsentSource,
   ConsentWrite,
+  ErasedAddressRecord,
+  ProjectBrandRecord,
   TopicDefault,
   TopicRecord,
   TopicState,

@@ -14,7 +14,7 @@ import { eventPaths, eventSchemas } from './openapi-events.js';
 import { keyPaths, keySchemas } from './openapi-keys.js';
 import { pausePaths, pauseSchemas } from './openapi-pauses.js';
 import { resourcePaths, resourceRequestSchemas, resourceSchemas } from './openapi-resources.js';
-import { topicPaths, topicSchemas } from './openapi-topics.js';
+import { preferencePaths, topicPaths, topicSchemas } from './openapi-topics.js';
 
 /** A JSON object of the generated document. */
 type JsonObject = { [key: string]: unknown };
@@ -100,6 +100,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
       ...audiencePaths(responses),
       ...pausePaths(responses),
       ...topicPaths(responses),
+      ...preferencePaths(),
       '/send/mail': {
         post: {
           operationId: 'sendMail',

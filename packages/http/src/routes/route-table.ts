@@ -10,6 +10,7 @@ import { DOMAIN_ROUTES } from './domain-routes.js';
 import { EVENT_ROUTES, type ProjectCall } from './event-routes.js';
 import { KEY_ROUTES } from './key-routes.js';
 import { PAUSE_ROUTES } from './pause-routes.js';
+import { preferencesRoute } from './preference-routes.js';
 import { RESOURCE_ROUTES } from './resource-routes.js';
 import type { RouteAccessGuard } from './route-access.js';
 import type { MatchedRoute, RouteName } from './routes.js';
@@ -181,6 +182,12 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
       }
     },
 
+    /** `/preferences/:token`: the contact's preference page (preference-routes.ts). */
+    async preferences(req, requestId, route) {
+      checkBodySize(req, smallLimit);
+      return preferencesRoute(mailroom, req, requestId, route.params?.token ?? '');
+    },
+
     'inbound-ses': inbound('ses'),
     'inbound-mailgun': inbound('mailgun'),
 
@@ -226,6 +233,7 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     topic: projectRoute(TOPIC_ROUTES.topic),
     'audience-profile-topics': projectRoute(TOPIC_ROUTES['audience-profile-topics']),
     'audience-profile-consent': projectRoute(TOPIC_ROUTES['audience-profile-consent']),
+    'project-brand': projectRoute(TOPIC_ROUTES['project-brand']),
 
     'track-click': (req, requestId, route) =>
       trackClickResponse(mailroom, req, requestId, route.params?.token ?? ''),

@@ -52,7 +52,9 @@ export type RouteName =
   | 'topics'
   | 'topic'
   | 'audience-profile-topics'
-  | 'audience-profile-consent';
+  | 'audience-profile-consent'
+  | 'preferences'
+  | 'project-brand';
 
 /**
  * Who may call one method of a route: anyone (`public`: the route authenticates otherwise, or not at
@@ -74,7 +76,7 @@ export interface MatchedRoute {
   /** The least access each method needs. */
   access: MethodAccess;
   /**
-   * The path's parameters: `token` of `unsubscribe` and tracking, `ref` of `cancel` and `reschedule`, `id` of
+   * The path's parameters: `token` of `unsubscribe`, `preferences` and tracking, `ref` of `cancel` and `reschedule`, `id` of
    * a webhook endpoint, a key or an import, `name` of a sending domain, `ref` of a template, a broadcast or
    * a message (or a message's RFC Message-ID), `email` of a sender, a suppression or a profile, `group` of
    * an audience group, `name` of a paused destination, `key` of a topic.
@@ -138,6 +140,8 @@ export const ROUTE_NAMES = Object.keys({
   topic: true,
   'audience-profile-topics': true,
   'audience-profile-consent': true,
+  preferences: true,
+  'project-brand': true,
 } satisfies Record<RouteName, true>) as readonly RouteName[];
 
 /** A route's entry: its name, the access of each method, and its path parameters. */
@@ -164,7 +168,12 @@ const PUBLIC_POST = { POST: 'public' } as const;
 /** GET shows the confirmation page (never changes anything); POST is the one-click unsubscribe (RFC 8058). */
 const UNSUBSCRIBE_ACCESS = { GET: 'public', HEAD: 'public', POST: 'public' } as const;
 
+/** GET shows the contact's preference page; POST saves its form (with the page's CSRF token). */
+const PREFERENCES_ACCESS = { GET: 'public', HEAD: 'public', POST: 'public' } as const;
+
 const UNSUBSCRIBE_PATH = /^\/unsubscribe\/([^/]+)$/;
+// The preference centre (issue 38): tokens are URL-safe as made, so they are taken undecoded.
+const PREFERENCES_PATH = /^\/preferences\/([A-Za-z0-9._-]+)$/;
 const WEBHOOK_PATH = /^\/webhooks\/([^/]+)(\/rotate-secret)?$/;
 const DOMAIN_PATH = /^\/domains\/([^/]+)(?:\/(verify|rotate-dkim))?$/;
 const KEY_PATH = /^\/keys\/([^/]+?)(\/rotate)?$/;
@@ -236,6 +245,7 @@ const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>(
   ['/broadcasts', entry('broadcasts-list', READ)],
   ['/pauses', entry('pauses', READ)],
   ['/topics', entry('topics', READ_ADD)],
+  ['/project/brand', entry('project-brand', { GET: 'read', HEAD: 'read', PATCH: 'full' })],
   ['/sending/pause', entry('sending-pause', FULL_POST)],
   ['/sending/resume', entry('sending-resume', FULL_POST)],
 ]);
@@ -244,6 +254,8 @@ const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>(
 export function matchRoute(path: string, openapi: boolean): MatchedRoute | undefined {
   const route = ROUTES.get(path);
   if (route) return route.name === 'openapi' && !openapi ? undefined : route;
+  const preferences = PREFERENCES_PATH.exec(path);
+  if (preferences) return entry('preferences', PREFERENCES_ACCESS, { token: preferences[1] as string });
   const unsubscribe = UNSUBSCRIBE_PATH.exec(path);
   if (unsubscribe) {
     const token = decode(unsubscribe[1] as string);
