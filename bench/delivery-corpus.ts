@@ -19,7 +19,8 @@
  * BENCH_CPU_PROF (a directory: CPU profiles of the Mailroom processes),
  * BENCH_BULLMQ_CONNECTIONS (5), BENCH_STACKS (mailroom,bullmq,loop; also `alt`: serve again with BENCH_ALT_ARGS, compared in the same run),
  * BENCH_SERVE_ARGS (extra serve flags of the `mailroom` stack, space-separated; none by default),
- * BENCH_ALT_ARGS (extra serve flags of the `alt` stack), BENCH_ALT_SMTP_QUERY (query of its `--smtp` URL).
+ * BENCH_ALT_ARGS (extra serve flags of the `alt` stack), BENCH_ALT_SMTP_QUERY (query of its `--smtp` URL),
+ * BENCH_SCALEOUT_ARGS (extra flags of the scale-out's serve and workers, e.g. `--render-threads 0`).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -49,6 +50,7 @@ const flagsOf = (text: string | undefined) => (text ?? '').split(/\s+/).filter((
 const SERVE_ARGS = flagsOf(process.env.BENCH_SERVE_ARGS);
 const ALT_ARGS = flagsOf(process.env.BENCH_ALT_ARGS);
 const ALT_SMTP_QUERY = process.env.BENCH_ALT_SMTP_QUERY;
+const SCALEOUT_ARGS = flagsOf(process.env.BENCH_SCALEOUT_ARGS);
 const TEMPLATES = process.env.BENCH_TEMPLATES
   ? process.env.BENCH_TEMPLATES.split(',').map(corpusTemplate)
   : CORPUS;
@@ -221,7 +223,10 @@ try {
       if (STACKS.has('alt'))
         add('alt', await serveRun(sink, template, N, { args: ALT_ARGS, smtpQuery: ALT_SMTP_QUERY }));
       if (SCALEOUT) {
-        add('scaleout', await serveRun(sink, template, N, { scaleOut: true, args: SERVE_ARGS }));
+        add(
+          'scaleout',
+          await serveRun(sink, template, N, { scaleOut: true, args: [...SERVE_ARGS, ...SCALEOUT_ARGS] }),
+        );
       }
     }
     const figures = Object.fromEntries(
@@ -251,6 +256,7 @@ try {
             serveArgs: SERVE_ARGS.join(' '),
             altArgs: ALT_ARGS.join(' '),
             altSmtpQuery: ALT_SMTP_QUERY,
+            scaleoutArgs: SCALEOUT_ARGS.join(' '),
             altToMailroom: ratio(results.mailroom, results.alt),
             altToBullmq: ratio(results.bullmq, results.alt),
           }

@@ -9,13 +9,20 @@
  * rate and CPU per message of the Mailroom processes, which on a 2-core machine share the cores with
  * PostgreSQL and the sink (so rates here are noisy; the counts are not).
  *
- * Statements per delivery are not read: `pg_stat_statements` needs a server restart to load; the counts
- * above are what the statements write and read.
+ * Statements and round trips per delivery are counted in the driver (`pg_stat_statements` needs a server
+ * restart to load): `support/pg-count.cjs`, preloaded into serve and the workers, counts every query pg
+ * sends from the start mark until the process exits, with the round trips per statement shape. The CPU of
+ * PostgreSQL per delivery is read from /proc for the run's backends (named by `application_name`),
+ * sampled every 200 ms (a backend's last 200 ms before it ends may be missed).
  *
  * Environment: BENCH_RECIPIENTS (10000), BENCH_RUNS (1), BENCH_WORKERS (2), BENCH_TEMPLATES (newsletter).
  */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { median, report } from './support/measure.js';
+import { backendCpu, schemaOf } from './support/pg-backends.js';
 import { serveRun } from './support/serve-run.js';
 import { startSinkProcess } from './support/sink-process.js';
 import { corpusTemplate } from './templates/index.js';
@@ -33,14 +40,6 @@ interface TableCounts {
   idxScan: number;
   seqScan: number;
   indexes: number;
-}
-
-/** The schema a bench URL names (`options=-c search_path=<schema>`). */
-function schemaOf(url: string): string {
-  const options = new URL(url).searchParams.get('options') ?? '';
-  const schema = /search_path=(\w+)/.exec(options)?.[1];
-  if (!schema) throw new Error(`no schema in ${url}`);
-  return schema;
 }
 
 async function readCounts(url: string): Promise<Map<string, TableCounts>> {
@@ -141,22 +140,63 @@ function perDelivery(before: Map<string, TableCounts>, after: Map<string, TableC
   };
 }
 
+interface DriverCounts {
+  roundTrips: number;
+  statements: number;
+  shapes: Record<string, number>;
+}
+
+/** The counts `pg-count.cjs` wrote in `dir`, summed over the processes, per delivery; then emptied. */
+function driverCounts(dir: string) {
+  const sum: DriverCounts = { roundTrips: 0, statements: 0, shapes: {} };
+  for (const file of readdirSync(dir)) {
+    const c = JSON.parse(readFileSync(join(dir, file), 'utf8')) as DriverCounts;
+    sum.roundTrips += c.roundTrips;
+    sum.statements += c.statements;
+    for (const [shape, n] of Object.entries(c.shapes)) sum.shapes[shape] = (sum.shapes[shape] ?? 0) + n;
+    rmSync(join(dir, file));
+  }
+  const top = Object.entries(sum.shapes)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 20)
+    .map(([shape, n]) => ({ perDelivery: +(n / N).toFixed(3), shape }));
+  return {
+    statements: +(sum.statements / N).toFixed(2),
+    roundTrips: +(sum.roundTrips / N).toFixed(2),
+    top,
+  };
+}
+
+const countDir = mkdtempSync(join(tmpdir(), 'mailroom-pg-count-'));
+process.env.BENCH_PG_COUNT_DIR = countDir;
 const sink = await startSinkProcess();
 const results: Array<{
   perSecond: number;
   cpuMicrosPerMessage: number;
+  postgresCpuMicrosPerMessage: number;
+  driver: ReturnType<typeof driverCounts>;
   perDelivery: ReturnType<typeof perDelivery>;
 }> = [];
 try {
   for (let run = 0; run < RUNS; run++) {
     let before = new Map<string, TableCounts>();
     let counted: ReturnType<typeof perDelivery> | undefined;
+    let backends: ReturnType<typeof backendCpu> | undefined;
+    let postgresCpu = 0;
     const result = await serveRun(sink, TEMPLATE, N, {
       scaleOut: true,
       workers: WORKERS,
+      // The backends' CPU is read until the sink has every message, while they still run.
+      during: () => ({
+        async stop() {
+          postgresCpu = (await backends?.stop()) ?? 0;
+          backends = undefined;
+        },
+      }),
       around: {
         before: async (url) => {
           before = await readCounts(url);
+          backends = backendCpu(url);
         },
         after: async (url) => {
           counted = perDelivery(before, await readCounts(url));
@@ -164,15 +204,21 @@ try {
       },
     });
     if (!counted) throw new Error('no counts were read');
+    const driver = driverCounts(countDir);
     results.push({
       perSecond: result.perSecond,
       cpuMicrosPerMessage: result.cpuMicrosPerMessage,
+      postgresCpuMicrosPerMessage: Math.round(postgresCpu / N),
+      driver,
       perDelivery: counted,
     });
-    console.error(`run ${run + 1}: ${result.perSecond}/s, ${JSON.stringify(counted.total)}`);
+    console.error(
+      `run ${run + 1}: ${result.perSecond}/s, ${driver.statements} statements, ${driver.roundTrips} round trips, ${JSON.stringify(counted.total)}`,
+    );
   }
 } finally {
   await sink.close();
+  rmSync(countDir, { recursive: true, force: true });
 }
 report('pg-cost', {
   recipients: N,
@@ -180,5 +226,9 @@ report('pg-cost', {
   template: TEMPLATE.ref,
   perSecond: median(results.map((r) => r.perSecond)),
   cpuMicrosPerMessage: median(results.map((r) => r.cpuMicrosPerMessage)),
+  postgresCpuMicrosPerMessage: median(results.map((r) => r.postgresCpuMicrosPerMessage)),
+  statements: median(results.map((r) => r.driver.statements)),
+  roundTrips: median(results.map((r) => r.driver.roundTrips)),
   perDelivery: results.at(-1)?.perDelivery,
+  statementShapes: results.at(-1)?.driver.top,
 });

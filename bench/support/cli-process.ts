@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../../packages/cli/src/bin.ts', import.meta.url));
 const BUILT_BIN = fileURLToPath(new URL('../../packages/cli/dist/bin.js', import.meta.url));
+const PG_COUNT = fileURLToPath(new URL('./pg-count.cjs', import.meta.url));
 
 /** A running CLI process. */
 export interface CliProcess {
@@ -75,8 +76,10 @@ export async function startCli(args: string[]): Promise<CliProcess> {
   const profile = process.env.BENCH_CPU_PROF
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
     : [];
+  // BENCH_PG_COUNT_DIR=DIR: count what each process sends PostgreSQL (`pg-count.cjs`).
+  const counting = process.env.BENCH_PG_COUNT_DIR ? ['--require', PG_COUNT] : [];
   const entry = runsBuilt() ? [BUILT_BIN] : ['--import', 'tsx', '--conditions=mailroom-source', BIN];
-  const child = spawn(process.execPath, [...profile, ...entry, ...args], {
+  const child = spawn(process.execPath, [...profile, ...counting, ...entry, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, MAILROOM_LOG_LEVEL: process.env.MAILROOM_LOG_LEVEL ?? 'warn' },
   });

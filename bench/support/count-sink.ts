@@ -5,12 +5,14 @@
  * Prints `port <n>` on stdout; over IPC answers `'count'` with the number accepted, the duplicates and
  * the CPU time the sink has used (so a benchmark can tell the sink's share of the machine), `'reset'` by
  * zeroing them, and `'sample'` with the first message accepted since the last reset, raw (so a benchmark
- * can check what it measured, e.g. that links were tracked).
+ * can check what it measured, e.g. that links were tracked). BENCH_SINK_DELAY_MS (0): answer each message
+ * that long after it arrived, as a real relay answers in tens of milliseconds (the connection waits).
  */
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 
 const MESSAGE_ID = /^message-id:[ \t]*(\S+)/im;
+const DELAY_MS = Number(process.env.BENCH_SINK_DELAY_MS ?? 0);
 
 let count = 0;
 let duplicates = 0;
@@ -41,8 +43,15 @@ const server = new SMTPServer({
     });
     stream.on('end', () => {
       if (keep && sample === null) sample = Buffer.concat(keep).toString('latin1', 0, 1 << 20);
-      count++;
-      callback(null, 'Ok');
+      if (DELAY_MS === 0) {
+        count++;
+        callback(null, 'Ok');
+        return;
+      }
+      setTimeout(() => {
+        count++;
+        callback(null, 'Ok');
+      }, DELAY_MS);
     });
   },
 });

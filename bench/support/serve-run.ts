@@ -37,6 +37,8 @@ export interface StackResult {
   duplicates?: number;
   /** Mailroom: seconds from the first POST until the last one was answered (the HTTP feed). */
   feedSeconds?: number;
+  /** Mailroom: CPU microseconds of each process until the sink had every message (serve, then the workers). */
+  processCpuMicros?: number[];
 }
 
 /** How to run serve for one measurement. */
@@ -113,6 +115,8 @@ async function postgresDatabase(): Promise<Database> {
   await admin.end();
   const url = new URL(PG_URL);
   url.searchParams.set('options', `-c search_path=${schema}`);
+  // Names the run's backends in pg_stat_activity (`pg-cost` reads their CPU).
+  url.searchParams.set('application_name', schema);
   return {
     url: url.toString(),
     async drop() {
@@ -194,6 +198,11 @@ export async function serveRun(
       processes.push(...(await Promise.all(workers)));
     }
     await sink.reset();
+    if (process.env.BENCH_PG_COUNT_DIR) {
+      // The start mark of `pg-count.cjs`: what start-up and migrations sent is not counted.
+      for (const p of processes) p.child.kill('SIGUSR2');
+      await new Promise((r) => setTimeout(r, 200));
+    }
     await options.around?.before(db.url);
     const sinkCpu0 = await sink.cpuMicros();
     const cpu0 = processes.map((p) => p.cpuMicros());
@@ -215,6 +224,7 @@ export async function serveRun(
     beside = undefined;
     const cpuUsed = () => processes.reduce((sum, p, i) => sum + p.cpuMicros() - (cpu0[i] as number), 0);
     const deliveredCpu = cpuUsed();
+    const processCpu = processes.map((p, i) => p.cpuMicros() - (cpu0[i] as number));
     await options.settle?.();
     const seconds = (performance.now() - t0) / 1000;
     const cpu = cpuUsed();
@@ -229,6 +239,7 @@ export async function serveRun(
       peakRssMiB: Math.max(...processes.map((p) => p.peakRssMiB())),
       duplicates: await sink.duplicates(),
       feedSeconds: +((fed - t0) / 1000).toFixed(2),
+      processCpuMicros: processCpu,
     };
   } finally {
     await beside?.stop();

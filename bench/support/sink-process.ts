@@ -19,13 +19,20 @@ export interface SinkProcess {
 
 /**
  * Starts the sink and resolves once it listens: the SMTP sink, or with `script` another counting sink of
- * this folder speaking the same IPC (`webhook-sink.ts`).
+ * this folder speaking the same IPC (`webhook-sink.ts`). `delayMs`: the SMTP sink answers each message
+ * that long after it arrived (a relay's latency).
  */
-export async function startSinkProcess(script = './count-sink.ts'): Promise<SinkProcess> {
+export async function startSinkProcess(
+  script = './count-sink.ts',
+  options: { delayMs?: number } = {},
+): Promise<SinkProcess> {
   const child: ChildProcess = spawn(
     process.execPath,
     ['--import', 'tsx', fileURLToPath(new URL(script, import.meta.url))],
-    { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] },
+    {
+      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+      env: { ...process.env, BENCH_SINK_DELAY_MS: String(options.delayMs ?? 0) },
+    },
   );
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';

@@ -1,3 +1,4 @@
+import type { EventRecord } from '@mailroom/core';
 import { testTime } from '@mailroom/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSqlClaims } from '../src/claims/create-sql-claims.js';
@@ -90,6 +91,75 @@ for (const kind of ['sqlite', 'postgres', 'mysql'] as const) {
       // SQLite and PostgreSQL write a group with one statement (plus the repeated id's own); MySQL
       // writes one statement per outcome, in one transaction.
       if (kind !== 'mysql') expect(statements).toBeLessThanOrEqual(2);
+    });
+
+    it("outcomes with events: an outcome's events are written only when its fence held", async () => {
+      const url = await databases.create();
+      const store = storeOn(url);
+      cleanups.push(() => store.close());
+      await store.init();
+      const { mailing } = await seedDeliveries(store, 6);
+      const claimed = await store.claimDeliveries({ now: testTime(0), limit: 6, leaseMs: 60_000 });
+      expect(claimed).toHaveLength(6);
+
+      const { db, release } = connect({ url });
+      cleanups.push(release);
+      const dialect = dialectOf(kind);
+      const runner = createSqlRunner(dialect);
+      let statements = 0;
+      const counting: typeof runner = {
+        ...runner,
+        run(...args) {
+          statements++;
+          return runner.run(...args);
+        },
+      };
+      const codec = createCodec(dialect.jsonParsedByDriver);
+      const eventOf = (d: (typeof claimed)[number], n: number): EventRecord => ({
+        id: `evt_${d.id}_${n}`,
+        projectId: mailing.projectId,
+        type: 'email.sent',
+        mailingRef: mailing.ref,
+        deliveryId: d.id,
+        address: d.address,
+        data: { event_id: `evt_${d.id}_${n}`, project_id: mailing.projectId, response: `250 ok ç ${n}` },
+        createdAt: testTime(10),
+      });
+      const written = await completeDeliveries(
+        {
+          dialect,
+          db,
+          runner: counting,
+          claims: createSqlClaims(dialect, counting, codec),
+          codec,
+          writeOutbox,
+        },
+        claimed.map((d, i) => ({
+          id: d.id,
+          // The second's fence does not hold: its events must not be written.
+          leaseToken: i === 1 ? d.leaseToken + 1 : d.leaseToken,
+          outcome: {
+            status: 'sent' as const,
+            sentAt: testTime(10),
+            now: testTime(10),
+            // Two events for the first, none for the last.
+            ...(i < 5 && {
+              outbox: { events: i === 0 ? [eventOf(d, 0), eventOf(d, 1)] : [eventOf(d, 0)], messages: [] },
+            }),
+          },
+        })),
+      );
+
+      expect(written).toEqual(claimed.map((_, i) => i !== 1));
+      const events = await store.listEvents(mailing.projectId, {}, { limit: 100 });
+      const expected = claimed.flatMap((d, i) =>
+        i === 1 || i === 5 ? [] : i === 0 ? [`evt_${d.id}_0`, `evt_${d.id}_1`] : [`evt_${d.id}_0`],
+      );
+      expect(events.map((e) => e.id).sort()).toEqual(expected.sort());
+      const first = events.find((e) => e.id === `evt_${claimed[0]?.id}_1`);
+      expect(first).toMatchObject({ deliveryId: claimed[0]?.id, data: { response: '250 ok ç 1' } });
+      // PostgreSQL: the outcomes and their events are one statement (no transaction around them).
+      if (kind === 'postgres') expect(statements).toBe(1);
     });
   });
 }

@@ -11,7 +11,14 @@ import { testDatabases } from './support/databases.js';
  * runs; its plan must name the index given (SQLite) or hold no sequential scan when PostgreSQL is told to
  * avoid them where it can (a statement no index can serve still shows one).
  */
-const READS: ReadonlyArray<{ what: string; sql: string; params: unknown[]; sqliteIndex: RegExp }> = [
+const READS: ReadonlyArray<{
+  what: string;
+  sql: string;
+  params: unknown[];
+  sqliteIndex: RegExp;
+  /** The index PostgreSQL must use, where it matters which. */
+  pgIndex?: RegExp;
+}> = [
   {
     what: 'getMailing',
     sql: 'SELECT * FROM mailroom_mailings WHERE project_id = ? AND ref = ?',
@@ -29,6 +36,15 @@ const READS: ReadonlyArray<{ what: string; sql: string; params: unknown[]; sqlit
     sql: 'SELECT status, COUNT(*) AS n FROM mailroom_deliveries WHERE mailing_id = ? GROUP BY status',
     params: ['mlg'],
     sqliteIndex: /COVERING INDEX mailroom_deliveries_mailing_status/,
+  },
+  {
+    // After every flush of outcomes (completeMailingIfSettled): the open deliveries' own index on
+    // PostgreSQL (migration 027), which holds no settled delivery.
+    what: 'is a delivery of the mailing still open',
+    sql: "SELECT 1 AS open FROM mailroom_deliveries WHERE mailing_id = ? AND status IN ('queued', 'sending') LIMIT 1",
+    params: ['mlg'],
+    sqliteIndex: /mailroom_deliveries_mailing_status/,
+    pgIndex: /mailroom_deliveries_mailing_open/,
   },
   {
     what: 'listDeliveries',
@@ -120,7 +136,7 @@ describe('status and audience reads are indexed', () => {
           const plan = result.rows.map((row) => row['QUERY PLAN']).join('\n');
           if (process.env.SHOW_PLANS) console.log(read.what, plan);
           expect(plan, read.what).not.toMatch(/Seq Scan/);
-          expect(plan, read.what).toMatch(/Index/);
+          expect(plan, read.what).toMatch(read.pgIndex ?? /Index/);
         }
       } finally {
         await client.end();

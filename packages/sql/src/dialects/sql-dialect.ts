@@ -181,6 +181,17 @@ export interface SqlDialect extends RunnerDialect {
     group: readonly OutcomeItem[],
   ): Promise<boolean[]>;
   /**
+   * Write one group of delivery outcomes and the events of their outboxes (those whose fence held) in one
+   * statement, outside any transaction (PostgreSQL). Absent, or undefined for a group whose outboxes hold
+   * more than events: the caller opens a transaction.
+   */
+  writeOutcomesWithEvents?(
+    db: Db,
+    runner: SqlRunner,
+    codec: Codec,
+    group: readonly OutcomeItem[],
+  ): Promise<boolean[] | undefined>;
+  /**
    * Write one group of delivery outcomes on `tx` by the dialect's fastest path and say which fences
    * held, or undefined where it has none for this runner: the caller then runs one update per outcome.
    */

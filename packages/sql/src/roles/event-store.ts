@@ -17,20 +17,10 @@ import type { SqlRunner } from '../connection/sql-runner.js';
 import type { SqlDialect } from '../dialects/sql-dialect.js';
 import type { Codec, Row } from '../rows/codec.js';
 import { ms } from '../rows/codec.js';
+import { EVENT_COLUMNS, eventParams } from '../rows/event-rows.js';
 import { WEBHOOK_FENCE } from '../rows/webhook-outcome-rows.js';
 import type { GuardOptions, SqlContext } from '../sql-context.js';
 import { writeWebhookCompletions } from '../writes/webhook-completions.js';
-
-const EVENT_COLUMNS = [
-  'id',
-  'project_id',
-  'type',
-  'mailing_ref',
-  'delivery_id',
-  'address',
-  'data',
-  'created_at',
-] as const;
 
 const MESSAGE_COLUMNS = [
   'id',
@@ -128,19 +118,6 @@ async function insertRows(
   for (const chunk of runner.chunk(rows, columns.length)) {
     await runner.run(tx, head + runner.values(chunk.length, columns.length), chunk.flat());
   }
-}
-
-function eventParams(codec: Codec, e: EventRecord): unknown[] {
-  return [
-    e.id,
-    e.projectId,
-    e.type,
-    e.mailingRef,
-    e.deliveryId,
-    e.address,
-    codec.json(e.data),
-    e.createdAt.getTime(),
-  ];
 }
 
 function messageParams(m: WebhookMessageRecord): unknown[] {

@@ -15,6 +15,9 @@ import { MAILING_COLUMNS, SOURCE_JOB_COLUMNS } from '../rows/codec.js';
 import type { SqlContext } from '../sql-context.js';
 import { writeOutbox } from './event-store.js';
 
+/** A read that finds whether the mailing still has an open delivery (the open-deliveries index serves it). */
+const OPEN_DELIVERY = `SELECT 1 AS open FROM mailroom_deliveries WHERE mailing_id = ? AND status IN ('queued', 'sending') LIMIT 1`;
+
 /** `MailingStore` on SQL. Mailings, batches, their status, and the reads of their deliveries. */
 export function sqlMailingStore(ctx: SqlContext): MailingStore {
   const { name, dialect, db, runner, codec, bulk, guard, all, first, write, pageAfter } = ctx;
@@ -203,8 +206,13 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
     },
 
     completeMailingIfSettled(id, now, outbox) {
-      return guard('completeMailingIfSettled', () =>
-        runner.transaction(db, async (tx) => {
+      return guard('completeMailingIfSettled', async () => {
+        // Called after every flush of outcomes, so nearly always while deliveries are still open: one
+        // read outside a transaction answers that (one round trip where the locked check takes four).
+        // An open delivery seen here can only settle later, and the flush that settles the last one
+        // calls this again; the locked check below decides when none is seen.
+        if (await first(OPEN_DELIVERY, [id])) return false;
+        return runner.transaction(db, async (tx) => {
           // Locking the mailing first serializes this check with commitBatch, which locks it too.
           const mailing = await first(
             `SELECT status FROM mailroom_mailings WHERE id = ?${runner.forUpdate}`,
@@ -212,11 +220,7 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
             tx,
           );
           if (!mailing || (mailing.status !== 'queued' && mailing.status !== 'sending')) return false;
-          const open = await first(
-            `SELECT 1 AS open FROM mailroom_deliveries WHERE mailing_id = ? AND status IN ('queued', 'sending') LIMIT 1`,
-            [id],
-            tx,
-          );
+          const open = await first(OPEN_DELIVERY, [id], tx);
           if (open) return false;
           const running = await first(
             `SELECT 1 AS running FROM mailroom_source_jobs WHERE mailing_id = ? AND status IN ('pending', 'running') LIMIT 1`,
@@ -231,8 +235,8 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
           );
           await writeOutbox(runner, codec, tx, [outbox]);
           return true;
-        }),
-      );
+        });
+      });
     },
 
     // Scheduling

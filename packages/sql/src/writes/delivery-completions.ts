@@ -51,6 +51,8 @@ export async function completeDeliveries(
       if (dialect.writeOutcomesAlone && !outboxes) {
         return dialect.writeOutcomesAlone(db, runner, parts.codec, group);
       }
+      const withEvents = await dialect.writeOutcomesWithEvents?.(db, runner, parts.codec, group);
+      if (withEvents) return withEvents;
       return runner.transaction(db, async (tx) => {
         const done = await writeOutcomes(parts, tx, group);
         if (outboxes) {

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { onConflictStatements } from '../on-conflict.js';
 import type { SqlDialect } from '../sql-dialect.js';
 import { pgClaim, pgInDueOrder } from './postgres-claims.js';
-import { writePostgres, writeWebhooksPostgres } from './postgres-completions.js';
+import { writePostgres, writePostgresWithEvents, writeWebhooksPostgres } from './postgres-completions.js';
 import { pgInsert } from './postgres-insert.js';
 import { pgAddMembers, pgCommitBatch, pgUpsertProfiles } from './postgres-statements.js';
 
@@ -94,6 +94,7 @@ export const postgresDialect: SqlDialect = {
   },
   commitBatch: (codec, batchWrite) => pgCommitBatch(codec, batchWrite),
   writeOutcomesAlone: (db, runner, codec, group) => writePostgres(db, runner, codec, group),
+  writeOutcomesWithEvents: (db, runner, codec, group) => writePostgresWithEvents(db, runner, codec, group),
   writeOutcomes: (tx, runner, _claims, codec, group) => writePostgres(tx, runner, codec, group),
   writeWebhookCompletions: (runner, _claims, tx, items) => writeWebhooksPostgres(runner, tx, items),
 
