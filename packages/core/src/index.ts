@@ -15,6 +15,19 @@ export {
 export { scrubAddress, scrubText } from './audience/erasure.js';
 export type { MergedProfile, ProfileFields, ProfileMergeOptions } from './audience/profile-merge.js';
 export { distinctLabels, mergeProfile, newProfile } from './audience/profile-merge.js';
+export type { AutomationEvents } from './automations/automation-events.js';
+export type * from './automations/automation-types.js';
+export { type WorkflowBuilder, workflow } from './automations/workflow-builder.js';
+export {
+  type ConditionInput,
+  durationMs,
+  MAX_STEPS,
+  MAX_WAIT_MS,
+  parseWorkflow,
+  type StepInput,
+  type WorkflowDefinition,
+  type WorkflowInput,
+} from './automations/workflow-schema.js';
 export { foldAddress } from './base/address-parts.js';
 export * from './base/clock.js';
 export * from './base/errors.js';

@@ -5,6 +5,7 @@ import type { SqlKind } from '../connection/options.js';
 import { dialectOf } from '../dialects/dialect-of.js';
 import type { SqlDialect } from '../dialects/sql-dialect.js';
 import { apiKeys } from './migration-api-keys.js';
+import { automationsSchema } from './migration-automations.js';
 import { deliveryPriority } from './migration-delivery-priority.js';
 import { destinationLimitsSchema } from './migration-destination-limits.js';
 import { domainsSchema } from './migration-domains.js';
@@ -353,6 +354,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '019_delivery_priority': deliveryPriority(dialect),
     '020_topics_consent': topicsConsentSchema(dialect),
     '021_suppression_case': suppressionCase(),
+    '024_automations': automationsSchema(dialect),
   };
 }
 
