@@ -84,8 +84,9 @@ export async function runClaimed(parts: RunParts, claimed: ClaimedRun): Promise<
       switch (step.type) {
         case 'wait':
         case 'wait-for-event': {
-          const timerAt = run.timerAt ?? new Date(now.getTime() + durationMs(waitOf(step)));
-          const startedAt = run.timerAt ? run.stepStartedAt : now;
+          // A wait counts from the run's arrival at the step, however late a worker looks at it.
+          const startedAt = run.stepStartedAt;
+          const timerAt = run.timerAt ?? new Date(startedAt.getTime() + durationMs(waitOf(step)));
           if (step.type === 'wait-for-event') {
             const came = await firstEvent(ctx, run, [step.event], startedAt);
             if (came) {
