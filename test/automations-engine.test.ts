@@ -1,0 +1,190 @@
+import {
+  createMailroom,
+  type Mailroom,
+  type ManualClock,
+  manualClock,
+  type Store,
+  workflow,
+} from '@mailroom/core';
+import { seedProfiles } from '@mailroom/core/testing';
+import { memoryStore, memoryTransport } from '@mailroom/memory';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+/**
+ * Automations (issue 39) in the engine on the memory store: re-entry rules, versions, conditions, pause
+ * and resume, deletion, the send path's rules, and a crash after a send (the step repeats, the message
+ * does not).
+ */
+
+const HOUR = 3_600_000;
+const SENDER = 'team@acme.test';
+
+describe('automations in the engine', () => {
+  let clock: ManualClock;
+  let transport: ReturnType<typeof memoryTransport>;
+  let store: Store;
+  let mailroom: Mailroom;
+  let secret: string;
+  let projectId: string;
+  /** When set, `advanceRun` throws while this returns true (a process dying before it wrote the step). */
+  let crash: ((advance: { step: string | null }) => boolean) | undefined;
+
+  const subjects = (address: string) => transport.messagesTo(address).map((m) => m.subject);
+  async function tick(ms: number) {
+    clock.advance(ms);
+    await mailroom.automations.runDue();
+    await mailroom.worker.drain();
+  }
+  const track = (event: string, contact: string, id?: string, properties?: Record<string, unknown>) =>
+    mailroom.track(secret, { event, contact, ...(id ? { id } : {}), ...(properties ? { properties } : {}) });
+
+  beforeEach(async () => {
+    clock = manualClock(new Date('2031-01-01T00:00:00.000Z'));
+    transport = memoryTransport();
+    const inner = memoryStore();
+    crash = undefined;
+    store = {
+      ...inner,
+      advanceRun: (id, token, advance, options) => {
+        if (crash?.(advance)) return Promise.reject(new Error('the worker died'));
+        return inner.advanceRun(id, token, advance, options);
+      },
+    };
+    mailroom = createMailroom({ store, transport, clock, automations: { leaseMs: 60_000 } });
+    const created = await mailroom.admin.createProject({ name: 'Acme' });
+    secret = created.secret;
+    projectId = created.project.id;
+    await mailroom.admin.addSender(projectId, { address: SENDER });
+    for (const ref of ['welcome', 'tips', 'pro', 'free']) {
+      await mailroom.admin.createTemplate(projectId, {
+        ref,
+        format: 'text',
+        subject: ref,
+        source: `{{ event.n }}`,
+      });
+    }
+  });
+  afterEach(async () => {
+    await mailroom.close();
+  });
+
+  const welcome = (reentry: 'once' | 'one-at-a-time' | 'every-time') =>
+    workflow('Welcome')
+      .on('signup')
+      .reentry(reentry)
+      .send({ template: 'welcome', sender: SENDER })
+      .wait('1d')
+      .send({ template: 'tips', sender: SENDER })
+      .build();
+
+  it('every time: one run per triggering event id; once: one run ever; one at a time: not while one runs', async () => {
+    const every = await mailroom.automations.create(secret, welcome('every-time'));
+    expect((await track('signup', 'a@x.test', 'e1')).started).toHaveLength(1);
+    expect((await track('signup', 'a@x.test', 'e1')).recorded).toBe(false);
+    expect((await track('signup', 'a@x.test', 'e2')).started).toHaveLength(1);
+    await mailroom.automations.delete(secret, every.id);
+
+    const once = await mailroom.automations.create(secret, welcome('once'));
+    expect((await track('signup', 'b@x.test')).started).toHaveLength(1);
+    await tick(0);
+    await tick(86_400_000);
+    expect(subjects('b@x.test')).toEqual(['welcome', 'tips']);
+    expect((await track('signup', 'b@x.test')).started).toEqual([]);
+    await mailroom.automations.delete(secret, once.id);
+
+    const one = await mailroom.automations.create(secret, welcome('one-at-a-time'));
+    expect((await track('signup', 'c@x.test')).started).toHaveLength(1);
+    expect((await track('signup', 'c@x.test')).started).toEqual([]);
+    await tick(0);
+    await tick(86_400_000);
+    expect((await track('signup', 'c@x.test')).started.map((s) => s.workflow)).toEqual([one.id]);
+  });
+
+  it('branches on traits and event properties; runs keep the version they started on', async () => {
+    const definition = (template: string) =>
+      workflow('Plan')
+        .on('upgraded')
+        .condition({ trait: 'plan', op: 'equals', value: 'pro' }, { onFalse: 'free-step' })
+        .send({ template, sender: SENDER, next: 'end' })
+        .send({ id: 'free-step', template: 'free', sender: SENDER })
+        .build();
+    const created = await mailroom.automations.create(secret, {
+      ...definition('pro'),
+      steps: [{ type: 'wait', duration: '1h' }, ...definition('pro').steps],
+    });
+    await seedProfiles(store, projectId, [{ address: 'pro@x.test', traits: { plan: 'pro' } }]);
+    await track('upgraded', 'pro@x.test', undefined, { n: 1 });
+    await track('upgraded', 'nobody@x.test');
+    await tick(0);
+    // A new version while both runs wait: they finish on version 1, a new run takes version 2.
+    const v2 = await mailroom.automations.update(secret, created.id, definition('tips'));
+    expect(v2.version).toBe(2);
+    await track('upgraded', 'pro@x.test', 'later');
+    await tick(HOUR);
+    expect(subjects('pro@x.test').sort()).toEqual(['pro', 'tips']);
+    expect(subjects('nobody@x.test')).toEqual(['free']);
+    const runs = await mailroom.automations.runs(secret, created.id);
+    expect(runs.map((r) => r.version).sort()).toEqual([1, 1, 2]);
+  });
+
+  it('a paused workflow starts no run and its due steps wait; resumed, they run once; deleted, its runs end', async () => {
+    const created = await mailroom.automations.create(secret, welcome('every-time'));
+    await track('signup', 'p@x.test');
+    await tick(0);
+    expect(subjects('p@x.test')).toEqual(['welcome']);
+    await mailroom.automations.pause(secret, created.id);
+    expect((await track('signup', 'q@x.test')).started).toEqual([]);
+    await tick(2 * 86_400_000);
+    expect(subjects('p@x.test')).toEqual(['welcome']);
+    expect((await mailroom.automations.resume(secret, created.id)).status).toBe('active');
+    await tick(0);
+    await tick(0);
+    expect(subjects('p@x.test')).toEqual(['welcome', 'tips']);
+
+    await track('signup', 'r@x.test');
+    await tick(0);
+    await mailroom.automations.delete(secret, created.id);
+    await tick(0);
+    await expect(mailroom.automations.get(secret, created.id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    const run = (await store.listRuns(projectId, created.id, { limit: 10 })).find(
+      (r) => r.contact === 'r@x.test',
+    );
+    expect(run).toMatchObject({ status: 'exited', endReason: 'workflow-deleted' });
+    await tick(2 * 86_400_000);
+    expect(subjects('r@x.test')).toEqual(['welcome']);
+  });
+
+  it('a worker dying after a send repeats the step after its lease, and the message is not sent twice', async () => {
+    await mailroom.automations.create(secret, welcome('every-time'));
+    await track('signup', 'k@x.test', 'k1', { n: 7 });
+    // The process dies after the send, before it wrote the next step.
+    crash = () => true;
+    await tick(0);
+    expect(subjects('k@x.test')).toEqual(['welcome']);
+    crash = undefined;
+    // Within the lease nobody takes the run; after it, another worker repeats the step in flight.
+    await tick(30_000);
+    await tick(31_000);
+    await tick(86_400_000);
+    expect(subjects('k@x.test')).toEqual(['welcome', 'tips']);
+  });
+
+  it('the send path applies: a suppressed contact gets nothing; an unknown template is refused with its path', async () => {
+    const created = await mailroom.automations.create(secret, welcome('every-time'));
+    await mailroom.suppressions.add(secret, { address: 's@x.test' });
+    await track('signup', 's@x.test');
+    await tick(0);
+    expect(subjects('s@x.test')).toEqual([]);
+    await expect(
+      mailroom.automations.create(secret, {
+        name: 'Bad',
+        trigger: { event: 'x' },
+        steps: [{ type: 'send', template: 'nope', sender: SENDER }],
+      }),
+    ).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+      issues: [{ path: ['steps', 0, 'template'], message: 'No template nope', code: 'custom' }],
+    });
+    expect((await mailroom.automations.list(secret)).map((w) => w.id)).toEqual([created.id]);
+  });
+});
