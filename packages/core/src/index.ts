@@ -17,6 +17,7 @@ export type { MergedProfile, ProfileFields, ProfileMergeOptions } from './audien
 export { distinctLabels, mergeProfile, newProfile } from './audience/profile-merge.js';
 export type { AutomationEvents } from './automations/automation-events.js';
 export type * from './automations/automation-types.js';
+export { trackRequestSchema } from './automations/track-event.js';
 export { type WorkflowBuilder, workflow } from './automations/workflow-builder.js';
 export {
   type ConditionInput,
@@ -27,6 +28,7 @@ export {
   type StepInput,
   type WorkflowDefinition,
   type WorkflowInput,
+  workflowSchema,
 } from './automations/workflow-schema.js';
 export { foldAddress } from './base/address-parts.js';
 export * from './base/clock.js';

@@ -10,7 +10,8 @@ import { definitionOf } from './workflow-versions.js';
 /** The most JSON a tracked event's properties hold. */
 const MAX_PROPERTIES_BYTES = 64 * 1024;
 
-const trackSchema = z.strictObject({
+/** The body of `track` and `POST /events/track` (its JSON Schema is in the OpenAPI document). */
+export const trackRequestSchema = z.strictObject({
   event: z.string().regex(EVENT_NAME, 'An event name is 1 to 128 of A-Z a-z 0-9 . _ : -'),
   contact: z.email({ message: 'Must be an email address' }).max(320),
   properties: z
@@ -34,7 +35,7 @@ export async function trackEvent(
   input: unknown,
   now: Date,
 ): Promise<TrackResult & { runs: RunRecord[] }> {
-  const parsed = trackSchema.safeParse(input);
+  const parsed = trackRequestSchema.safeParse(input);
   if (!parsed.success) throw validationError(toValidationIssues(parsed.error.issues));
   const body = parsed.data;
   const event = {
