@@ -1,3 +1,4 @@
+import { createMailroomClient } from '@mailroom/client';
 import { createMailroom, type Mailroom, type ManualClock, manualClock, workflow } from '@mailroom/core';
 import { memoryStore, memoryTransport } from '@mailroom/memory';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -140,5 +141,24 @@ describe('automations over HTTP', () => {
     expect(updated.json.data.workflow).toMatchObject({ version: 2, name: 'Welcome v2' });
     expect((await api('DELETE', `/automations/${id}`)).status).toBe(200);
     expect((await api('GET', `/automations/${id}`)).status).toBe(404);
+  });
+
+  it('the typed client tracks events and manages workflows', async () => {
+    const client = createMailroomClient({ url: server.url, key: secret });
+    const { workflow: created } = await client.automations.create({ ...definition, name: 'Client' });
+    const tracked = await client.automations.track({
+      event: 'signup',
+      contact: 'cy@example.test',
+      id: 'c-1',
+    });
+    expect(tracked).toMatchObject({ recorded: true, started: [{ workflow: created.id }] });
+    expect(
+      (await client.automations.track({ event: 'signup', contact: 'cy@example.test', id: 'c-1' })).recorded,
+    ).toBe(false);
+    expect((await client.automations.runs(created.id, { status: 'active' })).runs).toHaveLength(1);
+    expect((await client.automations.pause(created.id)).workflow.status).toBe('paused');
+    expect((await client.automations.list()).workflows.map((w) => w.id)).toContain(created.id);
+    await client.automations.remove(created.id);
+    await expect(client.automations.get(created.id)).rejects.toMatchObject({ status: 404 });
   });
 });
