@@ -45,9 +45,9 @@ describe('automations in the engine', () => {
     crash = undefined;
     store = {
       ...inner,
-      advanceRun: (id, token, advance, options) => {
+      advanceRun: (id, token, advance, options, outbox) => {
         if (crash?.(advance)) return Promise.reject(new Error('the worker died'));
-        return inner.advanceRun(id, token, advance, options);
+        return inner.advanceRun(id, token, advance, options, outbox);
       },
     };
     mailroom = createMailroom({ store, transport, clock, automations: { leaseMs: 60_000 } });
@@ -186,5 +186,43 @@ describe('automations in the engine', () => {
       issues: [{ path: ['steps', 0, 'template'], message: 'No template nope', code: 'custom' }],
     });
     expect((await mailroom.automations.list(secret)).map((w) => w.id)).toEqual([created.id]);
+  });
+
+  it('writes automation.run_started, run_completed and run_exited events with the run, for webhooks and GET /events', async () => {
+    const created = await mailroom.automations.create(
+      secret,
+      workflow('Nudge')
+        .on('signup')
+        .exitOn('churned')
+        .wait('1h')
+        .send({ template: 'welcome', sender: SENDER })
+        .build(),
+    );
+    const done = await track('signup', 'ev1@x.test', 'sig-1');
+    const left = await track('signup', 'ev2@x.test', 'sig-2');
+    await tick(0);
+    await track('churned', 'ev2@x.test');
+    await tick(HOUR);
+    const types = ['automation.run_started', 'automation.run_completed', 'automation.run_exited'] as const;
+    const page = await mailroom.listEvents(secret, { types: [...types] });
+    const seen = page.items.map((e) => [e.type, e.data.address, e.data.automation?.reason ?? null]).sort();
+    expect(seen).toEqual(
+      [
+        ['automation.run_started', 'ev1@x.test', null],
+        ['automation.run_started', 'ev2@x.test', null],
+        ['automation.run_completed', 'ev1@x.test', 'completed'],
+        ['automation.run_exited', 'ev2@x.test', 'exit-event:churned'],
+      ].sort(),
+    );
+    const started = page.items.find(
+      (e) => e.type === 'automation.run_started' && e.data.address === 'ev1@x.test',
+    );
+    expect(started?.data.automation).toEqual({
+      workflow_id: created.id,
+      run_id: done.started[0]?.run,
+      version: 1,
+      trigger_event_id: 'sig-1',
+    });
+    expect(left.started).toHaveLength(1);
   });
 });

@@ -1681,7 +1681,7 @@ export interface components {
             /** @description `evt_...` (in `GET /events` only; `data.event_id` in both). */
             id?: string;
             /** @enum {unknown} */
-            type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed";
+            type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited";
             /** Format: date-time */
             created_at: string;
             data: {
@@ -1699,7 +1699,7 @@ export interface components {
                     address: string;
                     attempts?: number;
                 };
-                /** @description `contact.unsubscribed` / `contact.topics_changed`: the address. */
+                /** @description `contact.unsubscribed` / `contact.topics_changed` / `automation.*`: the address. */
                 address?: string;
                 /** @description `contact.topics_changed`: the topics whose state changed, with the state after. */
                 topics?: {
@@ -1709,6 +1709,15 @@ export interface components {
                 }[];
                 /** @description `contact.unsubscribed` / `contact.topics_changed`: where the change came from (`api`, `one-click`, `unsubscribe-page`, `complaint`, ...). */
                 source?: string;
+                /** @description `automation.run_started` / `automation.run_completed` / `automation.run_exited`: the run, its workflow and version, the event that started it, and how it ended. */
+                automation?: {
+                    workflow_id: string;
+                    run_id: string;
+                    version: number;
+                    trigger_event_id: string;
+                    /** @description `completed`, `exit-step`, `exit-event:<name>`, `workflow-deleted`, `failed: …`. */
+                    reason?: string;
+                };
                 /** @description The relay or provider answer (SMTP code and text). */
                 response?: string | null;
                 /** @description Why it failed, was delayed or was not sent. */
@@ -1771,7 +1780,7 @@ export interface components {
             /** Format: uri */
             url: string;
             /** @description null: every type. */
-            events: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed")[] | null;
+            events: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited")[] | null;
             enabled: boolean;
             disabledReason?: string | null;
             /** Format: date-time */
@@ -2384,7 +2393,7 @@ export interface components {
             timeline: {
                 id: string;
                 /** @enum {unknown} */
-                type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed";
+                type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited";
                 /** Format: date-time */
                 at: string;
                 /** @description The event data without who it is about: `response`, `error`, `bounce`, `url`... */
@@ -3240,7 +3249,7 @@ export interface operations {
                     /** Format: uri */
                     url: string;
                     /** @description Default: every type. */
-                    events?: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed")[];
+                    events?: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited")[];
                     /** @default true */
                     enabled?: boolean;
                 };

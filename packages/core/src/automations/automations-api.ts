@@ -78,7 +78,8 @@ export function createAutomationsApi(
       const { transaction } = options;
       if (transaction === undefined) {
         const { project, mode } = await resolveAuth(auth);
-        const result = await trackEvent(store, { projectId: project.id, mode }, input, clock.now());
+        const now = clock.now();
+        const result = await trackEvent(store, { projectId: project.id, mode }, input, now, ctx.outbox);
         const events = ctx.events.view<AutomationEvents>();
         for (const run of result.runs) {
           events.emit('automationRunStarted', {
@@ -101,6 +102,7 @@ export function createAutomationsApi(
           { projectId: project.id, mode },
           input,
           clock.now(),
+          ctx.outbox,
         );
         return answer;
       });

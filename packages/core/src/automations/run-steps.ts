@@ -4,6 +4,7 @@ import type { CapabilitySetup } from '../context/capability.js';
 import type { ClaimedRun, RunAdvance } from '../store/automation-records.js';
 import type { AutomationEvents } from './automation-events.js';
 import { evaluateCondition } from './condition.js';
+import { runEvent } from './run-events.js';
 import { branches, durationMs, type Step, type WorkflowDefinition } from './workflow-schema.js';
 import { definitionOf } from './workflow-versions.js';
 
@@ -31,11 +32,22 @@ export async function runClaimed(parts: RunParts, claimed: ClaimedRun): Promise<
   let run = claimed;
   const fenced = async (advance: RunAdvance, release: boolean): Promise<boolean> => {
     const now = clock.now();
-    const ok = await store.advanceRun(run.id, run.leaseToken, advance, {
-      release,
-      wakeSeq: run.wakeSeq,
-      now,
-    });
+    const type =
+      advance.status === 'completed'
+        ? 'automation.run_completed'
+        : advance.status === 'exited'
+          ? 'automation.run_exited'
+          : undefined;
+    const outbox = type
+      ? await runEvent(ctx.outbox, run, type, now, advance.endReason ?? undefined)
+      : undefined;
+    const ok = await store.advanceRun(
+      run.id,
+      run.leaseToken,
+      advance,
+      { release, wakeSeq: run.wakeSeq, now },
+      outbox,
+    );
     if (ok) run = { ...run, ...advance, updatedAt: now };
     if (ok && advance.status !== 'active') {
       ctx.events.view<AutomationEvents>().emit('automationRunEnded', {

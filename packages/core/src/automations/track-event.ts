@@ -1,9 +1,12 @@
 import { z } from 'zod';
 import { newId } from '../base/ids.js';
+import type { EventOutbox } from '../events/event-outbox.js';
 import { normalizeAddress, toValidationIssues, validationError } from '../request/index.js';
 import type { TransactionStore } from '../store/app-transaction-store.js';
 import type { RunRecord, WorkflowRecord } from '../store/automation-records.js';
+import type { OutboxWrite } from '../store/event-records.js';
 import type { TrackResult } from './automation-types.js';
+import { runEvent } from './run-events.js';
 import { EVENT_NAME } from './workflow-schema.js';
 import { definitionOf } from './workflow-versions.js';
 
@@ -34,6 +37,7 @@ export async function trackEvent(
   auth: { projectId: string; mode: 'live' | 'sandbox' },
   input: unknown,
   now: Date,
+  outbox?: EventOutbox,
 ): Promise<TrackResult & { runs: RunRecord[] }> {
   const parsed = trackRequestSchema.safeParse(input);
   if (!parsed.success) throw validationError(toValidationIssues(parsed.error.issues));
@@ -47,9 +51,13 @@ export async function trackEvent(
     at: now,
   };
   const workflows = await store.findTriggered(auth.projectId, event.name);
-  const runs: RunRecord[] = [];
+  const runs: Array<{ run: RunRecord; outbox?: OutboxWrite }> = [];
   for (const workflow of workflows) {
-    runs.push(await newRun(store, workflow, event, auth.mode, now));
+    const run = await newRun(store, workflow, event, auth.mode, now);
+    runs.push({
+      run,
+      ...(outbox ? { outbox: await runEvent(outbox, run, 'automation.run_started', now) } : {}),
+    });
   }
   const { recorded, started } = await store.trackEvent({ event, runs });
   return {

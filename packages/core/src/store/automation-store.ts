@@ -8,12 +8,16 @@ import type {
   WorkflowStatus,
   WorkflowVersionRecord,
 } from './automation-records.js';
+import type { OutboxWrite } from './event-records.js';
 
 /** What `trackEvent` writes in one transaction. */
 export interface TrackWrite {
   event: AutomationEventRecord;
-  /** Runs to start; one whose (workflow, contact, entry key) is taken is skipped. */
-  runs: RunRecord[];
+  /**
+   * Runs to start, each with its outbox rows (`automation.run_started`); one whose (workflow, contact,
+   * entry key) is taken is skipped, its rows with it.
+   */
+  runs: Array<{ run: RunRecord; outbox?: OutboxWrite }>;
 }
 
 /** Options of {@link AutomationStore.claimRuns}. */
@@ -85,13 +89,14 @@ export interface AutomationStore {
    * (else keep it, to run the next step). A wake since the claim (the wake count is no longer `wakeSeq`)
    * keeps the run due at once instead of at `advance.dueAt`, so no wake is lost. An ended run whose entry
    * key was `active` gets its id as the key (one-at-a-time frees the slot). Returns false, writing
-   * nothing, for a stale token.
+   * nothing (its `outbox` rows neither), for a stale token.
    */
   advanceRun(
     runId: string,
     leaseToken: number,
     advance: RunAdvance,
     options: { release: boolean; wakeSeq: number; now: Date },
+    outbox?: OutboxWrite,
   ): Promise<boolean>;
   /** A run of the project. */
   getRun(projectId: string, id: string): Promise<RunRecord | undefined>;

@@ -8,6 +8,7 @@ import type {
   WorkflowVersionRecord,
 } from '../store/automation-records.js';
 import { testId, testTime } from './store-fixtures.js';
+import { makeEvent } from './store-suite-events.js';
 import { addresses, expectStoreError, type StoreSuiteContext, seedProject } from './store-suite-helpers.js';
 
 /** A test workflow (active, version 1, triggered by `cart.abandoned`). */
@@ -109,7 +110,7 @@ export function describeAutomations(ctx: StoreSuiteContext): void {
       id: run.triggerEventId,
       at: run.startedAt,
     });
-    return ctx.store.trackEvent({ event, runs: [run] });
+    return ctx.store.trackEvent({ event, runs: [{ run }] });
   }
 
   it('creates, reads, lists and finds workflows by trigger, scoped by project; deleted ones are left out', async () => {
@@ -163,24 +164,29 @@ export function describeAutomations(ctx: StoreSuiteContext): void {
     const [a] = addresses(1) as [string];
     const event = makeAutomationEvent(project.id, a);
     const run = makeRun(workflow, a, { triggerEventId: event.id, entryKey: event.id });
-    const first = await ctx.store.trackEvent({ event, runs: [run] });
+    const first = await ctx.store.trackEvent({ event, runs: [{ run }] });
     expect(first).toEqual({ recorded: true, started: [run] });
-    expect(await ctx.store.trackEvent({ event, runs: [makeRun(workflow, a)] })).toEqual({
+    expect(await ctx.store.trackEvent({ event, runs: [{ run: makeRun(workflow, a) }] })).toEqual({
       recorded: false,
       started: [],
     });
     expect(await ctx.store.getRun(project.id, run.id)).toEqual(run);
-    // `once`: concurrent events of one contact, one run.
+    // `once`: concurrent events of one contact, one run, and only its outbox rows.
     const tries = Array.from({ length: ctx.concurrency }, () => {
       const e = makeAutomationEvent(project.id, a);
+      const outbox = {
+        events: [makeEvent(project.id, { type: 'automation.run_started', address: a })],
+        messages: [],
+      };
       return ctx.store.trackEvent({
         event: e,
-        runs: [makeRun(workflow, a, { triggerEventId: e.id, entryKey: 'once' })],
+        runs: [{ run: makeRun(workflow, a, { triggerEventId: e.id, entryKey: 'once' }), outbox }],
       });
     });
     const outcomes = await Promise.all(tries);
     expect(outcomes.every((o) => o.recorded)).toBe(true);
     expect(outcomes.flatMap((o) => o.started)).toHaveLength(1);
+    expect(await ctx.store.listEvents(project.id, {}, { limit: 100 })).toHaveLength(1);
     expect(await ctx.store.findEvents(project.id, a, ['cart.abandoned'], testTime(), 100)).toHaveLength(
       ctx.concurrency + 1,
     );
@@ -282,8 +288,15 @@ export function describeAutomations(ctx: StoreSuiteContext): void {
       endedAt: testTime(3_600_001),
     });
     const endOpts = { release: true, wakeSeq: last.wakeSeq, now: testTime(3_600_001) };
-    expect(await ctx.store.advanceRun(run.id, last.leaseToken, ended, endOpts)).toBe(true);
-    expect(await ctx.store.advanceRun(run.id, last.leaseToken, ended, endOpts)).toBe(false);
+    const exitedEvent = () => ({
+      events: [makeEvent(project.id, { type: 'automation.run_exited', address: a })],
+      messages: [],
+    });
+    expect(await ctx.store.advanceRun(run.id, last.leaseToken, ended, endOpts, exitedEvent())).toBe(true);
+    expect(await ctx.store.advanceRun(run.id, last.leaseToken, ended, endOpts, exitedEvent())).toBe(false);
+    expect((await ctx.store.listEvents(project.id, {}, { limit: 10 })).map((e) => e.type)).toEqual([
+      'automation.run_exited',
+    ]);
     expect(await ctx.store.getRun(project.id, run.id)).toMatchObject({ status: 'exited', entryKey: run.id });
     const next = makeRun(workflow, a, { entryKey: 'active' });
     expect((await start(next)).started.map((r) => r.id)).toEqual([next.id]);

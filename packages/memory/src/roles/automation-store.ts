@@ -2,6 +2,7 @@ import type { AutomationStore, ClaimedRun, RunRecord } from '@mailroom/core';
 import { clone } from '../memory-copy.js';
 import type { MemoryRun, State } from '../memory-state.js';
 import { compare, exists, key } from '../memory-state.js';
+import { writeOutbox } from './event-store.js';
 
 /**
  * `AutomationStore` in memory: workflows, versions, events and runs in maps (see `State.automations`);
@@ -74,10 +75,11 @@ export function memoryAutomationStore(db: () => State): AutomationStore {
       if (s.events.has(k)) return { recorded: false, started: [] };
       s.events.set(k, clone(event));
       const started: RunRecord[] = [];
-      for (const run of runs) {
+      for (const { run, outbox } of runs) {
         if (s.entries.has(entryOf(run)) || s.runs.has(run.id)) continue;
         s.entries.add(entryOf(run));
         s.runs.set(run.id, { ...clone(run), leaseUntil: 0, leaseToken: 0, wakeSeq: 0 });
+        writeOutbox(db().outbox, outbox);
         started.push(clone(run));
       }
       for (const r of s.runs.values()) {
@@ -86,7 +88,7 @@ export function memoryAutomationStore(db: () => State): AutomationStore {
           r.contact === event.contact &&
           r.status === 'active' &&
           r.listens.includes(event.name) &&
-          !runs.some((n) => n.id === r.id)
+          !started.some((n) => n.id === r.id)
         ) {
           r.dueAt = new Date(event.at);
           r.wakeSeq += 1;
@@ -126,7 +128,7 @@ export function memoryAutomationStore(db: () => State): AutomationStore {
         return { ...plain(r), leaseToken: r.leaseToken, wakeSeq: r.wakeSeq };
       });
     },
-    async advanceRun(runId, leaseToken, advance, { release, wakeSeq, now }) {
+    async advanceRun(runId, leaseToken, advance, { release, wakeSeq, now }, outbox) {
       const s = a();
       const r = s.runs.get(runId);
       if (!r || r.leaseToken !== leaseToken || r.status !== 'active') return false;
@@ -138,6 +140,7 @@ export function memoryAutomationStore(db: () => State): AutomationStore {
         r.dueAt = wokenAt;
       }
       if (release) r.leaseUntil = 0;
+      writeOutbox(db().outbox, outbox);
       if (advance.status !== 'active' && r.entryKey === 'active') {
         s.entries.delete(entryOf(r));
         r.entryKey = r.id;

@@ -9,6 +9,7 @@ import type {
 import type { Db } from '../connection/connect.js';
 import type { Codec, Row } from '../rows/codec.js';
 import type { SqlContext } from '../sql-context.js';
+import { writeOutbox } from './event-store.js';
 
 const WORKFLOW_COLUMNS = [
   'id',
@@ -200,8 +201,10 @@ export function sqlAutomationStore(ctx: SqlContext): AutomationStore {
             runner.values(1, RUN_COLUMNS.length),
             'workflow_id, contact, entry_key',
           );
-          for (const run of runs) {
-            if ((await write(text, runParams(codec, run), tx)) > 0) started.push(run);
+          for (const { run, outbox } of runs) {
+            if ((await write(text, runParams(codec, run), tx)) === 0) continue;
+            if (outbox) await writeOutbox(runner, codec, tx, [outbox]);
+            started.push(run);
           }
           return { recorded: true, started };
         }),
@@ -240,46 +243,50 @@ export function sqlAutomationStore(ctx: SqlContext): AutomationStore {
       });
     },
 
-    advanceRun(runId, leaseToken, advance, { release, wakeSeq, now }) {
-      return guard('advanceRun', async () => {
-        const due = advance.dueAt?.getTime() ?? null;
-        const ended = advance.status !== 'active';
-        // A wake since the claim (wake_seq moved) keeps the earlier due time the wake wrote.
-        const dueSet = ended
-          ? 'due_at = ?'
-          : 'due_at = CASE WHEN wake_seq <> ? AND due_at < ? THEN due_at ELSE ? END';
-        const dueParams = ended ? [due] : [wakeSeq, due, due];
-        const sets = [
-          'status = ?',
-          'step = ?',
-          'step_started_at = ?',
-          dueSet,
-          'timer_at = ?',
-          'listens = ?',
-          'end_reason = ?',
-          'ended_at = ?',
-          'updated_at = ?',
-          ...(release ? ['lease_expires_at = 0'] : []),
-          ...(ended ? ["entry_key = CASE WHEN entry_key = 'active' THEN id ELSE entry_key END"] : []),
-        ];
-        const changed = await write(
-          `UPDATE mailroom_automation_runs SET ${sets.join(', ')} WHERE id = ? AND lease_token = ? AND status = 'active'`,
-          [
-            advance.status,
-            advance.step,
-            advance.stepStartedAt.getTime(),
-            ...dueParams,
-            advance.timerAt?.getTime() ?? null,
-            listensText(advance.listens),
-            advance.endReason,
-            advance.endedAt?.getTime() ?? null,
-            now.getTime(),
-            runId,
-            leaseToken,
-          ],
-        );
-        return changed > 0;
-      });
+    advanceRun(runId, leaseToken, advance, { release, wakeSeq, now }, outbox) {
+      return guard('advanceRun', () =>
+        runner.transaction(db, async (tx) => {
+          const due = advance.dueAt?.getTime() ?? null;
+          const ended = advance.status !== 'active';
+          // A wake since the claim (wake_seq moved) keeps the earlier due time the wake wrote.
+          const dueSet = ended
+            ? 'due_at = ?'
+            : 'due_at = CASE WHEN wake_seq <> ? AND due_at < ? THEN due_at ELSE ? END';
+          const dueParams = ended ? [due] : [wakeSeq, due, due];
+          const sets = [
+            'status = ?',
+            'step = ?',
+            'step_started_at = ?',
+            dueSet,
+            'timer_at = ?',
+            'listens = ?',
+            'end_reason = ?',
+            'ended_at = ?',
+            'updated_at = ?',
+            ...(release ? ['lease_expires_at = 0'] : []),
+            ...(ended ? ["entry_key = CASE WHEN entry_key = 'active' THEN id ELSE entry_key END"] : []),
+          ];
+          const changed = await write(
+            `UPDATE mailroom_automation_runs SET ${sets.join(', ')} WHERE id = ? AND lease_token = ? AND status = 'active'`,
+            [
+              advance.status,
+              advance.step,
+              advance.stepStartedAt.getTime(),
+              ...dueParams,
+              advance.timerAt?.getTime() ?? null,
+              listensText(advance.listens),
+              advance.endReason,
+              advance.endedAt?.getTime() ?? null,
+              now.getTime(),
+              runId,
+              leaseToken,
+            ],
+            tx,
+          );
+          if (changed > 0 && outbox) await writeOutbox(runner, codec, tx, [outbox]);
+          return changed > 0;
+        }),
+      );
     },
 
     getRun(projectId, id) {
