@@ -68,6 +68,9 @@ describe('workflow definitions', () => {
         (i) => i.path,
       ),
     ).toEqual(['steps.0.timeout']);
+    expect(issuesOf({ ...base, steps: [{ type: 'wait', duration: '2y' }] })).toEqual([
+      { path: 'steps.0.duration', message: 'A duration is a whole number and a unit: 90s, 30m, 1h, 2d, 1w' },
+    ]);
     expect(issuesOf({ ...base, steps: Array.from({ length: 10_000 }, () => send) })).toEqual([
       { path: 'steps', message: 'At most 100 steps (got 10000)' },
     ]);

@@ -5,6 +5,7 @@ import {
   audienceListCommand,
   audienceProfilesCommand,
 } from './audience-read-command.js';
+import { AUTOMATION_COMMANDS } from './automation-command.js';
 import { broadcastStatusCommand } from './broadcast-command.js';
 import type { Command } from './command.js';
 import {
@@ -73,6 +74,7 @@ export const COMMANDS: readonly Command[] = [
   suppressionLiftCommand,
   ...PAUSE_COMMANDS,
   ...TOPIC_COMMANDS,
+  ...AUTOMATION_COMMANDS,
   webhookAddCommand,
   webhookListCommand,
   webhookRemoveCommand,

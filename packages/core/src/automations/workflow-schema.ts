@@ -24,8 +24,9 @@ export function durationMs(value: string): number {
 const duration = z
   .string()
   .regex(DURATION, 'A duration is a whole number and a unit: 90s, 30m, 1h, 2d, 1w')
-  .refine((v) => durationMs(v) <= MAX_WAIT_MS, 'At most a year (365d)')
-  .refine((v) => durationMs(v) > 0, 'Must be longer than 0');
+  // zod runs refinements after a failed regex too: a malformed duration is its issue alone.
+  .refine((v) => !DURATION.test(v) || durationMs(v) <= MAX_WAIT_MS, 'At most a year (365d)')
+  .refine((v) => !DURATION.test(v) || durationMs(v) > 0, 'Must be longer than 0');
 const eventName = z.string().regex(EVENT_NAME, 'An event name is 1 to 128 of A-Z a-z 0-9 . _ : -');
 const stepId = z.string().regex(STEP_ID, 'A step id is 1 to 64 of A-Z a-z 0-9 _ -');
 /** Where a branch goes: a step id, or `end`. */
