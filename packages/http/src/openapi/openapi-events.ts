@@ -107,7 +107,8 @@ export function eventSchemas(): JsonObject {
                 trigger_event_id: { type: 'string' },
                 reason: {
                   type: 'string',
-                  description: '`completed`, `exit-step`, `exit-event:<name>`, `workflow-deleted`, `failed: …`.',
+                  description:
+                    '`completed`, `exit-step`, `exit-event:<name>`, `workflow-deleted`, `failed: …`.',
                 },
               },
             },
