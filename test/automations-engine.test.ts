@@ -225,4 +225,26 @@ describe('automations in the engine', () => {
     });
     expect(left.started).toHaveLength(1);
   });
+
+  it('waits until a time of day in the contact’s zone (its timezone trait, else UTC)', async () => {
+    // The clock starts at 2031-01-01 00:00 UTC: 09:00 in Tokyo.
+    await mailroom.automations.create(
+      secret,
+      workflow('Morning').on('signup').waitUntil('10:00').send({ template: 'tips', sender: SENDER }).build(),
+    );
+    await seedProfiles(store, projectId, [
+      { address: 'tokyo@x.test', traits: { timezone: 'Asia/Tokyo' } },
+      { address: 'mars@x.test', traits: { timezone: 'Mars/Base' } },
+    ]);
+    for (const contact of ['tokyo@x.test', 'mars@x.test', 'none@x.test']) await track('signup', contact);
+    await tick(0);
+    await tick(HOUR - 60_000);
+    expect(subjects('tokyo@x.test')).toEqual([]);
+    await tick(60_000);
+    expect(subjects('tokyo@x.test')).toEqual(['tips']);
+    await tick(9 * HOUR - 60_000);
+    expect([...subjects('mars@x.test'), ...subjects('none@x.test')]).toEqual([]);
+    await tick(60_000);
+    expect([...subjects('mars@x.test'), ...subjects('none@x.test')]).toEqual(['tips', 'tips']);
+  });
 });

@@ -1559,7 +1559,9 @@ export interface components {
                 id?: string;
                 /** @constant */
                 type: "wait";
-                duration: string;
+                duration?: string;
+                until?: string;
+                timezoneTrait?: string;
                 next?: string;
             } | {
                 id?: string;

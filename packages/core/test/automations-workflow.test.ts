@@ -68,6 +68,12 @@ describe('workflow definitions', () => {
         (i) => i.path,
       ),
     ).toEqual(['steps.0.timeout']);
+    expect(issuesOf({ ...base, steps: [{ type: 'wait', duration: '1h', until: '09:00' }] })).toEqual([
+      { path: 'steps.0', message: 'Give exactly one of duration or until' },
+    ]);
+    expect(issuesOf({ ...base, steps: [{ type: 'wait', until: '25:00' }] })).toEqual([
+      { path: 'steps.0.until', message: 'A time of day is HH:MM, 00:00 to 23:59' },
+    ]);
     expect(issuesOf({ ...base, steps: [{ type: 'wait', duration: '2y' }] })).toEqual([
       { path: 'steps.0.duration', message: 'A duration is a whole number and a unit: 90s, 30m, 1h, 2d, 1w' },
     ]);

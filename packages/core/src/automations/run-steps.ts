@@ -1,4 +1,5 @@
 import { isMailroomError } from '../base/errors.js';
+import { isTimeZone, nextLocalTime, parseClockTime } from '../base/local-time.js';
 import type { BaseContext } from '../context/base-context.js';
 import type { CapabilitySetup } from '../context/capability.js';
 import type { ClaimedRun, RunAdvance } from '../store/automation-records.js';
@@ -98,7 +99,7 @@ export async function runClaimed(parts: RunParts, claimed: ClaimedRun): Promise<
         case 'wait-for-event': {
           // A wait counts from the run's arrival at the step, however late a worker looks at it.
           const startedAt = run.stepStartedAt;
-          const timerAt = run.timerAt ?? new Date(startedAt.getTime() + durationMs(waitOf(step)));
+          const timerAt = run.timerAt ?? (await timerOf(ctx, run, step, startedAt));
           if (step.type === 'wait-for-event') {
             const came = await firstEvent(ctx, run, [step.event], startedAt);
             if (came) {
@@ -159,10 +160,18 @@ export async function runClaimed(parts: RunParts, claimed: ClaimedRun): Promise<
   }
 }
 
-function waitOf(step: Step): string {
-  if (step.type === 'wait') return step.duration;
-  if (step.type === 'wait-for-event') return step.timeout;
-  throw new Error(`step ${step.id} is not a wait`);
+/**
+ * When a wait that began at `startedAt` ends: after its duration, or at the next `until` time of day in
+ * the contact's zone (its timezone trait; UTC when it has none or an unknown one).
+ */
+async function timerOf(ctx: BaseContext, run: ClaimedRun, step: Step, startedAt: Date): Promise<Date> {
+  if (step.type === 'wait-for-event') return new Date(startedAt.getTime() + durationMs(step.timeout));
+  if (step.type !== 'wait') throw new Error(`step ${step.id} is not a wait`);
+  if (step.duration !== undefined) return new Date(startedAt.getTime() + durationMs(step.duration));
+  const profile = await ctx.store.getProfile(run.projectId, run.contact);
+  const zone = profile?.traits[step.timezoneTrait ?? 'timezone'];
+  const at = parseClockTime(step.until ?? '') ?? 0;
+  return new Date(nextLocalTime(startedAt.getTime(), at, isTimeZone(zone) ? zone : 'UTC'));
 }
 
 /** The run's place as it is, active, listening to its exit events. */

@@ -30,6 +30,8 @@ export interface WorkflowBuilder {
   send(options: { template: string; sender: string; topic?: string } & StepOptions): WorkflowBuilder;
   /** Wait for a duration (`30m`, `1h`, `2d`). */
   wait(duration: string, options?: StepOptions): WorkflowBuilder;
+  /** Wait until a time of day (`09:00`) in the contact's zone (the `timezone` trait, or `timezoneTrait`; else UTC). */
+  waitUntil(time: string, options?: StepOptions & { timezoneTrait?: string }): WorkflowBuilder;
   /** Wait for an event of the contact, up to `timeout`; `onEvent` defaults to the end, `onTimeout` to the next step. */
   waitForEvent(
     event: string,
@@ -69,6 +71,7 @@ export function workflow(name: string): WorkflowBuilder {
     },
     send: (o) => add({ type: 'send', ...o }),
     wait: (duration, o = {}) => add({ type: 'wait', duration, ...o }),
+    waitUntil: (until, o = {}) => add({ type: 'wait', until, ...o }),
     waitForEvent: (event, o) => add({ type: 'wait-for-event', event, ...o }),
     condition: (test, o = {}) => add({ type: 'condition', if: test, ...o }),
     exit: (o = {}) => add({ type: 'exit', ...o }),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ValidationIssue } from '../base/errors.js';
+import { parseClockTime } from '../base/local-time.js';
 import { toValidationIssues, validationError } from '../request/index.js';
 
 /** An event name: 1 to 128 of `A-Z a-z 0-9 . _ : -` (the store matches names by these characters). */
@@ -66,12 +67,26 @@ const sendStep = z.strictObject({
   topic: z.string().min(1).max(256).optional(),
   next: target,
 });
-const waitStep = z.strictObject({
-  id: stepId.optional(),
-  type: z.literal('wait'),
-  duration,
-  next: target,
-});
+const waitStep = z
+  .strictObject({
+    id: stepId.optional(),
+    type: z.literal('wait'),
+    /** How long to wait. */
+    duration: duration.optional(),
+    /** Or: until this time of day (`09:00`) in the contact's zone (its `timezoneTrait`, else UTC). */
+    until: z
+      .string()
+      .refine((v) => parseClockTime(v) !== undefined, 'A time of day is HH:MM, 00:00 to 23:59')
+      .optional(),
+    /** The trait holding the contact's IANA zone (`Europe/Berlin`). @default 'timezone' */
+    timezoneTrait: z.string().min(1).max(256).optional(),
+    next: target,
+  })
+  .superRefine((w, ctx) => {
+    if ((w.duration === undefined) === (w.until === undefined)) {
+      ctx.addIssue({ code: 'custom', path: [], message: 'Give exactly one of duration or until' });
+    }
+  });
 const waitForEventStep = z.strictObject({
   id: stepId.optional(),
   type: z.literal('wait-for-event'),
