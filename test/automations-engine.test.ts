@@ -247,4 +247,33 @@ describe('automations in the engine', () => {
     await tick(60_000);
     expect([...subjects('mars@x.test'), ...subjects('none@x.test')]).toEqual(['tips', 'tips']);
   });
+
+  it('built-in events: topic.subscribed starts a run; a run waits for its message’s email.sent; a message event is no trigger', async () => {
+    await mailroom.topics.create(secret, { key: 'news', name: 'News' });
+    await mailroom.automations.create(
+      secret,
+      workflow('Subscribed')
+        .on('topic.subscribed')
+        .condition({ property: 'topic', op: 'equals', value: 'news' }, { onFalse: 'end' })
+        .send({ template: 'welcome', sender: SENDER })
+        .waitForEvent('email.sent', { timeout: '1d', onEvent: 'after-sent', onTimeout: 'end' })
+        .send({ id: 'after-sent', template: 'tips', sender: SENDER })
+        .build(),
+    );
+    await mailroom.topics.setContactTopics(secret, 'n@x.test', { news: 'subscribed' });
+    await tick(0);
+    expect(subjects('n@x.test')).toEqual(['welcome']);
+    // The welcome's email.sent is in the outbox now: the waiting run goes on.
+    await tick(0);
+    await tick(0);
+    expect(subjects('n@x.test')).toEqual(['welcome', 'tips']);
+    await tick(86_400_000);
+    expect(subjects('n@x.test')).toEqual(['welcome', 'tips']);
+    await expect(
+      mailroom.automations.create(secret, workflow('Loop').on('email.opened').wait('1h').build()),
+    ).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+      issues: [expect.objectContaining({ path: ['trigger', 'event'] })],
+    });
+  });
 });

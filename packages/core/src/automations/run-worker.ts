@@ -1,5 +1,6 @@
 import type { CapabilityTask } from '../context/capability.js';
 import type { AutomationsEngineOptions } from './automation-types.js';
+import { createBuiltinTriggers } from './builtin-triggers.js';
 import { type RunParts, runClaimed } from './run-steps.js';
 
 /** The automations' worker: claims due runs with leases, as the delivery worker claims deliveries. */
@@ -25,8 +26,11 @@ export function createRunWorker(
   let running: Promise<unknown> = Promise.resolve();
   let stopped = true;
 
-  /** One claim and its runs; returns how many runs were claimed. */
+  const builtins = createBuiltinTriggers(parts.ctx);
+
+  /** The built-in events since the last look, then one claim and its runs; returns how many runs were claimed. */
   async function once(): Promise<number> {
+    await builtins.poll();
     const claimed = await store.claimRuns({ now: clock.now(), limit: batchSize, leaseMs });
     await Promise.all(claimed.map((run) => runClaimed(parts, run)));
     return claimed.length;

@@ -7,6 +7,8 @@ import { toValidationIssues, validationError } from '../request/index.js';
 export const EVENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 /** A step id: 1 to 64 of `A-Z a-z 0-9 _ -`; `end` is the end of the workflow. */
 const STEP_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+/** A message's own events: built in (see `builtin-triggers.ts`), for waits and exits, never a trigger. */
+const MESSAGE_EVENTS = new Set(['email.sent', 'email.opened', 'email.clicked', 'email.bounced']);
 /** The most steps a workflow has. */
 export const MAX_STEPS = 100;
 /** The longest wait (and wait for an event): a year. */
@@ -159,6 +161,15 @@ export function parseWorkflow(input: unknown): WorkflowDefinition {
   const body = parsed.data;
   const steps = body.steps.map((s, i) => ({ ...s, id: s.id ?? `step-${i + 1}` })) as Step[];
   const issues: ValidationIssue[] = [];
+  if (MESSAGE_EVENTS.has(body.trigger.event)) {
+    // A workflow that sends on a message event would start again on its own messages' events.
+    issues.push(
+      issue(
+        ['trigger', 'event'],
+        `${body.trigger.event} cannot start a workflow (its own messages would start it again); wait for it or exit on it instead`,
+      ),
+    );
+  }
   const index = new Map<string, number>();
   steps.forEach((s, i) => {
     if (s.id === 'end') issues.push(issue(['steps', i, 'id'], '"end" names the end of the workflow'));
