@@ -276,4 +276,15 @@ describe('automations in the engine', () => {
       issues: [expect.objectContaining({ path: ['trigger', 'event'] })],
     });
   });
+
+  it('erasing a contact removes its tracked events and runs: nothing more is sent to it', async () => {
+    const created = await mailroom.automations.create(secret, welcome('every-time'));
+    await track('signup', 'gone@x.test', 'g1', { n: 1 });
+    await tick(0);
+    expect(subjects('gone@x.test')).toEqual(['welcome']);
+    await mailroom.audience.eraseProfile(secret, 'gone@x.test');
+    expect(await mailroom.automations.runs(secret, created.id)).toEqual([]);
+    await tick(2 * 86_400_000);
+    expect(subjects('gone@x.test')).toEqual(['welcome']);
+  });
 });

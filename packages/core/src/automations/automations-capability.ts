@@ -27,6 +27,7 @@ export const automationsCapability: Capability<AutomationsEngineOptions, Automat
     'getRun',
     'listRuns',
     'countRuns',
+    'eraseAutomationContact',
   ),
   create({ ctx, resolveAuth, send }, options) {
     const worker = createRunWorker({ ctx, send }, options.automations);

@@ -21,6 +21,12 @@ export const BUILTIN_EVENTS = {
 type BuiltinName = keyof typeof BUILTIN_EVENTS;
 
 const PAGE = 500;
+/**
+ * How far back each look reads again. Event ids are ordered by time to the millisecond only, and a
+ * transaction may commit after a later one: reading the last minute again (skipping the ids already
+ * tracked) finds an event that committed late.
+ */
+const OVERLAP_MS = 60_000;
 
 /**
  * Follows each project's event outbox and tracks the built-in events its workflows use, each under the
@@ -30,10 +36,12 @@ const PAGE = 500;
  */
 export function createBuiltinTriggers(ctx: BaseContext): { poll(): Promise<number> } {
   const { store } = ctx;
-  /** The last outbox event read, per project. */
-  const cursors = new Map<string, string>();
+  /** Per project: the time from which the next look reads, and the ids tracked since then. */
+  const cursors = new Map<string, { fromMs: number; seen: Map<string, number> }>();
 
-  async function namesInUse(projectId: string): Promise<{ names: Set<BuiltinName>; since: Date } | undefined> {
+  async function namesInUse(
+    projectId: string,
+  ): Promise<{ names: Set<BuiltinName>; since: Date } | undefined> {
     const names = new Set<BuiltinName>();
     let since: Date | undefined;
     for (const workflow of await store.listWorkflows(projectId)) {
@@ -54,17 +62,29 @@ export function createBuiltinTriggers(ctx: BaseContext): { poll(): Promise<numbe
     const use = await namesInUse(projectId);
     if (!use) return 0;
     const types = [...new Set([...use.names].map((n) => BUILTIN_EVENTS[n]))];
+    const cursor = cursors.get(projectId) ?? { fromMs: use.since.getTime(), seen: new Map<string, number>() };
+    cursors.set(projectId, cursor);
     // Event ids are time-ordered (`evt_` + time): this sorts before every event of that millisecond.
-    const after = cursors.get(projectId) ?? `evt_${use.since.getTime().toString(36).padStart(9, '0')}`;
-    const events = await store.listEvents(projectId, { types }, { after, limit: PAGE });
+    let after = `evt_${cursor.fromMs.toString(36).padStart(9, '0')}`;
+    let latest = cursor.fromMs;
     let tracked = 0;
-    for (const event of events) {
-      for (const input of builtinInputs(event, use.names)) {
-        await trackEvent(store, { projectId, mode: 'live' }, input, event.createdAt, ctx.outbox);
-        tracked++;
+    for (;;) {
+      const events = await store.listEvents(projectId, { types }, { after, limit: PAGE });
+      for (const event of events) {
+        const at = event.createdAt.getTime();
+        latest = Math.max(latest, at);
+        if (cursor.seen.has(event.id)) continue;
+        for (const input of builtinInputs(event, use.names)) {
+          await trackEvent(store, { projectId, mode: 'live' }, input, event.createdAt, ctx.outbox);
+          tracked++;
+        }
+        cursor.seen.set(event.id, at);
       }
-      cursors.set(projectId, event.id);
+      if (events.length < PAGE) break;
+      after = (events.at(-1) as EventRecord).id;
     }
+    cursor.fromMs = Math.max(cursor.fromMs, latest - OVERLAP_MS);
+    for (const [id, at] of cursor.seen) if (at < cursor.fromMs) cursor.seen.delete(id);
     return tracked;
   }
 

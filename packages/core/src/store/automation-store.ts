@@ -106,6 +106,11 @@ export interface AutomationStore {
     workflowId: string,
     page: { after?: string | null; limit: number; status?: RunRecord['status'] },
   ): Promise<RunRecord[]>;
+  /**
+   * Erase a contact from automations (a data-subject erasure): delete its tracked events and its runs,
+   * active ones included, in one transaction. Returns how many rows went.
+   */
+  eraseAutomationContact(projectId: string, contact: string): Promise<number>;
   /** Counts of a workflow's runs: active ones per step, and by status. */
   countRuns(projectId: string, workflowId: string): Promise<RunCounts>;
 }

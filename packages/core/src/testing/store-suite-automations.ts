@@ -302,6 +302,21 @@ export function describeAutomations(ctx: StoreSuiteContext): void {
     expect((await start(next)).started.map((r) => r.id)).toEqual([next.id]);
   });
 
+  it('erases a contact: its events and runs go, another contact’s and project’s stay', async () => {
+    const { project, workflow } = await seedWorkflow();
+    const [a, b] = addresses(2) as [string, string];
+    await start(makeRun(workflow, a));
+    await start(makeRun(workflow, b));
+    expect(await ctx.store.eraseAutomationContact(project.id, a)).toBe(2);
+    expect(await ctx.store.eraseAutomationContact(project.id, a)).toBe(0);
+    expect(await ctx.store.findEvents(project.id, a, ['cart.abandoned'], testTime(), 10)).toEqual([]);
+    expect((await ctx.store.listRuns(project.id, workflow.id, { limit: 10 })).map((r) => r.contact)).toEqual([
+      b,
+    ]);
+    // The slot of a run erased is free again.
+    expect((await start(makeRun(workflow, a, { entryKey: 'once' }))).started).toHaveLength(1);
+  });
+
   it('makes the active runs of a deleted workflow due at once', async () => {
     const { project, workflow } = await seedWorkflow();
     const run = makeRun(workflow, 'a@example.com', { dueAt: testTime(86_400_000) });

@@ -161,6 +161,20 @@ export function memoryAutomationStore(db: () => State): AutomationStore {
       if (page.after && from === 0) return [];
       return all.slice(from, from + page.limit).map(plain);
     },
+    async eraseAutomationContact(projectId, contact) {
+      const s = a();
+      let removed = 0;
+      for (const [k, e] of s.events) {
+        if (e.projectId === projectId && e.contact === contact && s.events.delete(k)) removed++;
+      }
+      for (const [id, r] of s.runs) {
+        if (r.projectId !== projectId || r.contact !== contact) continue;
+        s.entries.delete(entryOf(r));
+        s.runs.delete(id);
+        removed++;
+      }
+      return removed;
+    },
     async countRuns(projectId, workflowId) {
       const counts = { atStep: {} as Record<string, number>, active: 0, completed: 0, exited: 0 };
       for (const r of a().runs.values()) {

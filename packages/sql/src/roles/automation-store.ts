@@ -325,6 +325,24 @@ export function sqlAutomationStore(ctx: SqlContext): AutomationStore {
       });
     },
 
+    eraseAutomationContact(projectId, contact) {
+      return guard('eraseAutomationContact', () =>
+        runner.transaction(db, async (tx) => {
+          const events = await write(
+            'DELETE FROM mailroom_automation_events WHERE project_id = ? AND contact = ?',
+            [projectId, contact],
+            tx,
+          );
+          const runs = await write(
+            'DELETE FROM mailroom_automation_runs WHERE project_id = ? AND contact = ?',
+            [projectId, contact],
+            tx,
+          );
+          return events + runs;
+        }),
+      );
+    },
+
     countRuns(projectId, workflowId) {
       return guard('countRuns', async () => {
         const rows = await all(
