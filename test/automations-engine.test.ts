@@ -287,4 +287,59 @@ describe('automations in the engine', () => {
     await tick(2 * 86_400_000);
     expect(subjects('gone@x.test')).toEqual(['welcome']);
   });
+
+  it('branches on whether an earlier step’s message was opened by a person (machine opens do not count)', async () => {
+    const created = await mailroom.automations.create(
+      secret,
+      workflow('Follow-up')
+        .on('signup')
+        .send({ id: 'hello', template: 'welcome', sender: SENDER })
+        .wait('1d')
+        .condition({ message: 'hello', op: 'opened' }, { onTrue: 'end' })
+        .send({ template: 'tips', sender: SENDER })
+        .build(),
+    );
+    await track('signup', 'opens@x.test');
+    await track('signup', 'proxy@x.test');
+    await tick(0);
+    const runs = await store.listRuns(projectId, created.id, { limit: 10 });
+    const refOf = (contact: string) => {
+      const ref = runs.find((r) => r.contact === contact)?.sent.hello;
+      if (!ref) throw new Error(`no message for ${contact}`);
+      return ref;
+    };
+    const opened = (contact: string, machine: boolean) =>
+      store.insertOutbox({
+        events: [
+          {
+            id: `evt_${Date.now().toString(36)}${contact}`,
+            projectId,
+            type: 'email.opened',
+            mailingRef: refOf(contact),
+            deliveryId: null,
+            address: contact,
+            data: { event_id: 'x', project_id: projectId, machine },
+            createdAt: clock.now(),
+          },
+        ],
+        messages: [],
+      });
+    await opened('opens@x.test', false);
+    await opened('proxy@x.test', true);
+    await tick(86_400_000);
+    expect(subjects('opens@x.test')).toEqual(['welcome']);
+    expect(subjects('proxy@x.test')).toEqual(['welcome', 'tips']);
+    await expect(
+      mailroom.automations.create(secret, {
+        name: 'Bad',
+        trigger: { event: 'x' },
+        steps: [
+          { type: 'wait', id: 'w', duration: '1h' },
+          { type: 'condition', if: { message: 'w', op: 'clicked' } },
+        ],
+      }),
+    ).rejects.toMatchObject({
+      issues: [{ path: ['steps', 1, 'if', 'message'], message: 'No send step "w"', code: 'custom' }],
+    });
+  });
 });

@@ -1578,8 +1578,9 @@ export interface components {
                 if: {
                     trait?: string;
                     property?: string;
+                    message?: string;
                     /** @enum {string} */
-                    op: "equals" | "not-equals" | "exists" | "missing" | "gt" | "gte" | "lt" | "lte" | "contains";
+                    op: "equals" | "not-equals" | "exists" | "missing" | "gt" | "gte" | "lt" | "lte" | "contains" | "opened" | "clicked" | "not-opened" | "not-clicked";
                     value?: string | number | boolean | null;
                 };
                 onTrue?: string;

@@ -81,7 +81,7 @@ describe('workflow definitions', () => {
       { path: 'steps', message: 'At most 100 steps (got 10000)' },
     ]);
     expect(issuesOf({ ...base, steps: [{ type: 'condition', if: { op: 'equals', value: 1 } }] })).toEqual([
-      { path: 'steps.0.if', message: 'Name exactly one of trait or property' },
+      { path: 'steps.0.if', message: 'Name exactly one of trait, property or message' },
     ]);
     expect(
       issuesOf({ ...base, steps: [{ type: 'condition', if: { trait: 'plan', op: 'equals' } }] }),

@@ -10,6 +10,8 @@ export function evaluateCondition(
   traits: Record<string, unknown>,
   properties: Record<string, unknown>,
 ): boolean {
+  // A condition on a message is read from its events by the run (run-steps.ts), never here.
+  if (condition.message !== undefined) return false;
   const source = condition.trait === undefined ? properties : traits;
   const value = read(source, (condition.trait ?? condition.property) as string);
   const expected = condition.value;
@@ -33,6 +35,8 @@ export function evaluateCondition(
       return typeof value === 'number' && value < (expected as number);
     case 'lte':
       return typeof value === 'number' && value <= (expected as number);
+    default:
+      return false;
   }
 }
 

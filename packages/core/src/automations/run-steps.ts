@@ -66,6 +66,7 @@ export async function runClaimed(parts: RunParts, claimed: ClaimedRun): Promise<
     const now = clock.now();
     return {
       status,
+      sent: run.sent,
       step: null,
       stepStartedAt: now,
       dueAt: null,
@@ -124,7 +125,8 @@ export async function runClaimed(parts: RunParts, claimed: ClaimedRun): Promise<
           if (sent === 'retry') {
             return fenced({ ...waiting(run, definition), dueAt: new Date(now.getTime() + RETRY_MS) }, true);
           }
-          if (sent !== 'sent') return fenced(end('exited', `failed: ${sent}`), true);
+          if (typeof sent === 'string') return fenced(end('exited', `failed: ${sent}`), true);
+          if (sent.ref) run = { ...run, sent: { ...run.sent, [step.id]: sent.ref } };
           next = go('next');
           // Written before anything else happens: a crash after this never repeats the send.
           if (!(await fenced(next, next.status !== 'active'))) return false;
@@ -134,7 +136,11 @@ export async function runClaimed(parts: RunParts, claimed: ClaimedRun): Promise<
         case 'condition': {
           const profile =
             step.if.trait === undefined ? undefined : await store.getProfile(run.projectId, run.contact);
-          next = go(evaluateCondition(step.if, profile?.traits ?? {}, run.data) ? 'onTrue' : 'onFalse');
+          const holds =
+            step.if.message === undefined
+              ? evaluateCondition(step.if, profile?.traits ?? {}, run.data)
+              : await messageCondition(ctx, run, step.if.message, step.if.op);
+          next = go(holds ? 'onTrue' : 'onFalse');
           break;
         }
         case 'exit':
@@ -182,6 +188,7 @@ function waiting(run: ClaimedRun, definition: WorkflowDefinition): RunAdvance {
 function waitingAsIs(run: ClaimedRun): RunAdvance {
   return {
     status: 'active',
+    sent: run.sent,
     step: run.step,
     stepStartedAt: run.stepStartedAt,
     dueAt: run.dueAt,
@@ -190,6 +197,25 @@ function waitingAsIs(run: ClaimedRun): RunAdvance {
     endReason: null,
     endedAt: null,
   };
+}
+
+/**
+ * Whether the message an earlier send step of the run sent was opened (or clicked) by a person: its
+ * `email.opened` / `email.clicked` events, machine ones (privacy proxies, link scanners) left out. False
+ * when the step sent nothing.
+ */
+async function messageCondition(
+  ctx: BaseContext,
+  run: ClaimedRun,
+  stepId: string,
+  op: string,
+): Promise<boolean> {
+  const ref = run.sent[stepId];
+  if (!ref) return op === 'not-opened' || op === 'not-clicked';
+  const type = op === 'clicked' || op === 'not-clicked' ? 'email.clicked' : 'email.opened';
+  const events = await ctx.store.listEvents(run.projectId, { types: [type], mailingRef: ref }, { limit: 50 });
+  const human = events.some((e) => e.data.machine !== true);
+  return op.startsWith('not-') ? !human : human;
 }
 
 /** The first of `names` the contact got at or after `since`, the starting event left out. */
@@ -213,7 +239,7 @@ async function sendStep(
   parts: RunParts,
   run: ClaimedRun,
   step: Extract<Step, { type: 'send' }>,
-): Promise<'sent' | 'retry' | string> {
+): Promise<{ ref: string | null } | 'retry' | string> {
   const { store, logger } = parts.ctx;
   const project = await store.getProject(run.projectId);
   if (!project) return 'the project is gone';
@@ -222,16 +248,16 @@ async function sendStep(
     sender: step.sender,
     template: {
       ref: step.template,
-      variables: { event: run.data, contact: { address: run.contact, ...(profile?.traits ?? {}) } },
+      variables: { event: run.data, contact: { ...(profile?.traits ?? {}), address: run.contact } },
     },
     recipients: run.contact,
     ...(step.topic ? { options: { topic: step.topic } } : {}),
   };
   try {
-    await parts.send({ project, mode: run.mode }, body, {
+    const { ref } = await parts.send({ project, mode: run.mode }, body, {
       idempotencyKey: `automation:${run.id}:${step.id}`,
     });
-    return 'sent';
+    return { ref };
   } catch (error) {
     if (isMailroomError(error, 'IDEMPOTENCY_CONFLICT')) {
       // The run is leased to this worker alone: a key still "running" was left by a process that died
@@ -240,7 +266,7 @@ async function sendStep(
         { runId: run.id, step: step.id },
         'a crash left this step’s send unfinished; not sent again',
       );
-      return 'sent';
+      return { ref: null };
     }
     if (isMailroomError(error) && (error as { retryable?: boolean }).retryable) return 'retry';
     if (isMailroomError(error)) return (error as Error).message;

@@ -95,6 +95,7 @@ async function newRun(
     timerAt: null,
     listens: definition.exitOn,
     data: event.properties,
+    sent: {},
     endReason: null,
     startedAt: now,
     updatedAt: now,

@@ -42,14 +42,39 @@ const condition = z
     trait: z.string().min(1).max(256).optional(),
     /** A property of the starting event (`total`). */
     property: z.string().min(1).max(256).optional(),
-    op: z.enum(['equals', 'not-equals', 'exists', 'missing', 'gt', 'gte', 'lt', 'lte', 'contains']),
+    /** The id of an earlier send step, with op `opened`, `clicked`, `not-opened` or `not-clicked`. */
+    message: z.string().min(1).max(64).optional(),
+    op: z.enum([
+      'equals',
+      'not-equals',
+      'exists',
+      'missing',
+      'gt',
+      'gte',
+      'lt',
+      'lte',
+      'contains',
+      'opened',
+      'clicked',
+      'not-opened',
+      'not-clicked',
+    ]),
     value: scalar.optional(),
   })
   .superRefine((c, ctx) => {
-    if ((c.trait === undefined) === (c.property === undefined)) {
-      ctx.addIssue({ code: 'custom', path: [], message: 'Name exactly one of trait or property' });
+    const named = [c.trait, c.property, c.message].filter((v) => v !== undefined).length;
+    if (named !== 1) {
+      ctx.addIssue({ code: 'custom', path: [], message: 'Name exactly one of trait, property or message' });
     }
-    const needsValue = c.op !== 'exists' && c.op !== 'missing';
+    const onMessage = ['opened', 'clicked', 'not-opened', 'not-clicked'].includes(c.op);
+    if (onMessage !== (c.message !== undefined) && named === 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['op'],
+        message: 'opened, clicked, not-opened and not-clicked go with message, and only they',
+      });
+    }
+    const needsValue = c.op !== 'exists' && c.op !== 'missing' && !onMessage;
     if (needsValue && c.value === undefined) {
       ctx.addIssue({ code: 'custom', path: ['value'], message: `Required with op ${c.op}` });
     }
@@ -180,6 +205,13 @@ export function parseWorkflow(input: unknown): WorkflowDefinition {
   edges.forEach((list, i) => {
     for (const [field, to] of list) {
       if (to !== 'end' && !index.has(to)) issues.push(issue(['steps', i, field], `No step "${to}"`));
+    }
+  });
+  steps.forEach((s, i) => {
+    if (s.type !== 'condition' || s.if.message === undefined) return;
+    const sender = steps.findIndex((t) => t.id === s.if.message);
+    if (steps[sender]?.type !== 'send') {
+      issues.push(issue(['steps', i, 'if', 'message'], `No send step "${s.if.message}"`));
     }
   });
   if (issues.length === 0) {

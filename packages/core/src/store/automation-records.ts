@@ -79,6 +79,8 @@ export interface RunRecord {
   listens: string[];
   /** The starting event's properties (variables of its messages, read by conditions). */
   data: Record<string, unknown>;
+  /** The messages its send steps sent: step id to the message's ref (conditions on opens and clicks read them). */
+  sent: Record<string, string>;
   /** Why it ended: `completed`, `exit-step`, `exit-event:<name>`, `workflow-deleted`. */
   endReason: string | null;
   startedAt: Date;
@@ -96,6 +98,8 @@ export interface ClaimedRun extends RunRecord {
 /** What a worker writes for a run after a step: where it is, or how it ended. */
 export interface RunAdvance {
   status: RunStatus;
+  /** The messages sent so far (see `RunRecord.sent`). */
+  sent: Record<string, string>;
   step: string | null;
   stepStartedAt: Date;
   dueAt: Date | null;

@@ -76,6 +76,7 @@ export function makeRun(
     timerAt: null,
     listens: ['order.placed'],
     data: { total: 12.5 },
+    sent: {},
     endReason: null,
     startedAt: testTime(),
     updatedAt: testTime(),
@@ -86,6 +87,7 @@ export function makeRun(
 
 const advanceOf = (run: RunRecord, overrides: Partial<RunAdvance> = {}): RunAdvance => ({
   status: 'active',
+  sent: run.sent,
   step: run.step,
   stepStartedAt: run.stepStartedAt,
   dueAt: run.dueAt,
@@ -248,7 +250,12 @@ export function describeAutomations(ctx: StoreSuiteContext): void {
     await start(run);
     const [claimed] = await ctx.store.claimRuns({ now: testTime(10), limit: 1, leaseMs: 60_000 });
     if (!claimed) throw new Error('not claimed');
-    const sleep = advanceOf(run, { step: 'b', timerAt: testTime(3_600_000), dueAt: testTime(3_600_000) });
+    const sleep = advanceOf(run, {
+      step: 'b',
+      timerAt: testTime(3_600_000),
+      dueAt: testTime(3_600_000),
+      sent: { a: 'msg_1' },
+    });
     const opts = { release: true, wakeSeq: claimed.wakeSeq, now: testTime(20) };
     expect(await ctx.store.advanceRun(run.id, claimed.leaseToken + 1, sleep, opts)).toBe(false);
     expect(await ctx.store.getRun(project.id, run.id)).toMatchObject({ step: 'a' });
@@ -258,6 +265,7 @@ export function describeAutomations(ctx: StoreSuiteContext): void {
     expect(await ctx.store.advanceRun(run.id, claimed.leaseToken, sleep, opts)).toBe(true);
     expect(await ctx.store.getRun(project.id, run.id)).toMatchObject({
       step: 'b',
+      sent: { a: 'msg_1' },
       timerAt: testTime(3_600_000),
       dueAt: testTime(15),
       updatedAt: testTime(20),

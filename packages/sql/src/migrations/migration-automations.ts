@@ -80,6 +80,7 @@ export function automationsSchema(dialect: SqlDialect): Migration {
             .addColumn('timer_at', t.big)
             .addColumn('listens', t.text, (c) => c.notNull())
             .addColumn('data', t.json, (c) => c.notNull())
+            .addColumn('sent', t.json, (c) => c.notNull())
             .addColumn('end_reason', t.text)
             .addColumn('started_at', t.big, (c) => c.notNull())
             .addColumn('updated_at', t.big, (c) => c.notNull())
