@@ -66,6 +66,7 @@ const SIDEWAYS = {
   automations: {
     accept: "a tracked event is written in the app's transaction as a send is (inAppTransaction)",
     keys: "authenticates the secret inside the app's transaction, as accept does",
+    consent: "an update-contact step's topic states are a consent change, kept in the consent history",
   },
   delivery: {
     domains: 'signing keys and the sending policy; MX lookups; warm-up schedules',

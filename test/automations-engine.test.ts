@@ -342,4 +342,41 @@ describe('automations in the engine', () => {
       issues: [{ path: ['steps', 1, 'if', 'message'], message: 'No send step "w"', code: 'custom' }],
     });
   });
+
+  it('an update-contact step merges traits and sets topic states as a consent change of source automation', async () => {
+    await mailroom.topics.create(secret, { key: 'onboarding', name: 'Onboarding' });
+    await mailroom.automations.create(
+      secret,
+      workflow('Tag')
+        .on('signup')
+        .updateContact({ traits: { stage: 'trial', old: null }, topics: { onboarding: 'subscribed' } })
+        .condition({ trait: 'stage', op: 'equals', value: 'trial' }, { onFalse: 'end' })
+        .send({ template: 'welcome', sender: SENDER })
+        .build(),
+    );
+    await seedProfiles(store, projectId, [{ address: 'u@x.test', traits: { old: 1, keep: 'y' } }]);
+    await track('signup', 'u@x.test');
+    await track('signup', 'new@x.test');
+    await tick(0);
+    expect((await store.getProfile(projectId, 'u@x.test'))?.traits).toEqual({ keep: 'y', stage: 'trial' });
+    expect((await store.getProfile(projectId, 'new@x.test'))?.traits).toEqual({ stage: 'trial' });
+    expect(subjects('u@x.test')).toEqual(['welcome']);
+    const states = await mailroom.topics.contactTopics(secret, 'new@x.test');
+    expect(states).toEqual([
+      expect.objectContaining({ key: 'onboarding', state: 'subscribed', explicit: true }),
+    ]);
+    const history = await mailroom.topics.history(secret, 'new@x.test');
+    expect(history.data.map((r) => r.source)).toEqual(['automation']);
+    await expect(
+      mailroom.automations.create(
+        secret,
+        workflow('Bad')
+          .on('x')
+          .updateContact({ topics: { nope: 'subscribed' } })
+          .build(),
+      ),
+    ).rejects.toMatchObject({
+      issues: [{ path: ['steps', 0, 'topics', 'nope'], message: 'No topic nope', code: 'custom' }],
+    });
+  });
 });

@@ -1588,6 +1588,17 @@ export interface components {
             } | {
                 id?: string;
                 /** @constant */
+                type: "update-contact";
+                traits?: {
+                    [key: string]: unknown;
+                };
+                topics?: {
+                    [key: string]: ("subscribed" | "unsubscribed") | null;
+                };
+                next?: string;
+            } | {
+                id?: string;
+                /** @constant */
                 type: "exit";
             })[];
         };

@@ -53,6 +53,13 @@ export function createAutomationsApi(
     const definition = parseWorkflow(input);
     const issues = [];
     for (const [i, step] of definition.steps.entries()) {
+      if (step.type === 'update-contact') {
+        for (const key of Object.keys(step.topics ?? {})) {
+          if (!(await store.getTopic(projectId, key))) {
+            issues.push({ code: 'custom', path: ['steps', i, 'topics', key], message: `No topic ${key}` });
+          }
+        }
+      }
       if (step.type !== 'send') continue;
       if (!(await store.getTemplate(projectId, step.template))) {
         issues.push({

@@ -1,8 +1,10 @@
 import { isMailroomError } from '../base/errors.js';
 import { isTimeZone, nextLocalTime, parseClockTime } from '../base/local-time.js';
+import { changeConsent } from '../consent/consent-change.js';
 import type { BaseContext } from '../context/base-context.js';
 import type { CapabilitySetup } from '../context/capability.js';
 import type { ClaimedRun, RunAdvance } from '../store/automation-records.js';
+import type { Json } from '../store/records.js';
 import type { AutomationEvents } from './automation-events.js';
 import { evaluateCondition } from './condition.js';
 import { runEvent } from './run-events.js';
@@ -143,6 +145,11 @@ export async function runClaimed(parts: RunParts, claimed: ClaimedRun): Promise<
           next = go(holds ? 'onTrue' : 'onFalse');
           break;
         }
+        case 'update-contact':
+          // Idempotent: a repeat after a crash merges the same traits and changes no topic twice.
+          await updateContact(ctx, run, step);
+          next = go('next');
+          break;
         case 'exit':
           return fenced(end('exited', 'exit-step'), true);
       }
@@ -216,6 +223,45 @@ async function messageCondition(
   const events = await ctx.store.listEvents(run.projectId, { types: [type], mailingRef: ref }, { limit: 50 });
   const human = events.some((e) => e.data.machine !== true);
   return op.startsWith('not-') ? !human : human;
+}
+
+/**
+ * Merges the step's traits onto the contact's profile (made bare if it has none) and sets its topic
+ * states through the consent change (a record of source `automation` and a `contact.topics_changed`
+ * event for each change).
+ */
+async function updateContact(
+  ctx: BaseContext,
+  run: ClaimedRun,
+  step: Extract<Step, { type: 'update-contact' }>,
+): Promise<void> {
+  const { store, clock } = ctx;
+  if (step.traits) {
+    let profile = await store.getProfile(run.projectId, run.contact);
+    if (!profile) {
+      await store.writeConsent({
+        projectId: run.projectId,
+        address: run.contact,
+        records: [],
+        now: clock.now(),
+      });
+      profile = await store.getProfile(run.projectId, run.contact);
+    }
+    const traits: Record<string, Json> = { ...(profile?.traits ?? {}) };
+    for (const [key, value] of Object.entries(step.traits)) {
+      if (value === null) delete traits[key];
+      else traits[key] = value as Json;
+    }
+    await store.updateProfile(run.projectId, run.contact, { traits }, clock.now());
+  }
+  if (step.topics) {
+    await changeConsent(ctx, {
+      projectId: run.projectId,
+      address: run.contact,
+      topics: step.topics,
+      source: 'automation',
+    });
+  }
 }
 
 /** The first of `names` the contact got at or after `since`, the starting event left out. */

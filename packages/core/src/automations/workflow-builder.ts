@@ -42,6 +42,13 @@ export interface WorkflowBuilder {
     test: ConditionInput,
     options?: { id?: string; onTrue?: string; onFalse?: string },
   ): WorkflowBuilder;
+  /** Merge traits onto the contact's profile (null removes one) and set its topic states (a consent change). */
+  updateContact(
+    change: {
+      traits?: Record<string, unknown>;
+      topics?: Record<string, 'subscribed' | 'unsubscribed' | null>;
+    } & StepOptions,
+  ): WorkflowBuilder;
   /** End the run here. */
   exit(options?: { id?: string }): WorkflowBuilder;
   /** The definition. */
@@ -74,6 +81,7 @@ export function workflow(name: string): WorkflowBuilder {
     waitUntil: (until, o = {}) => add({ type: 'wait', until, ...o }),
     waitForEvent: (event, o) => add({ type: 'wait-for-event', event, ...o }),
     condition: (test, o = {}) => add({ type: 'condition', if: test, ...o }),
+    updateContact: (o) => add({ type: 'update-contact', ...o } as StepInput),
     exit: (o = {}) => add({ type: 'exit', ...o }),
     build: () => structuredClone(definition),
   };

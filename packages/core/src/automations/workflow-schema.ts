@@ -133,9 +133,38 @@ const conditionStep = z.strictObject({
   /** Where it goes when it does not (default: the next step). */
   onFalse: target,
 });
+const updateContactStep = z
+  .strictObject({
+    id: stepId.optional(),
+    type: z.literal('update-contact'),
+    /** Traits merged onto the contact's profile at the top level; null removes one. */
+    traits: z
+      .record(z.string().min(1).max(256), z.unknown())
+      .refine((t) => Object.keys(t).length <= 100, 'At most 100 traits')
+      .refine((t) => JSON.stringify(t).length <= 16 * 1024, 'At most 16 KiB of JSON')
+      .optional(),
+    /** Topic states to set (null: back to the topic's default); a consent change of source `automation`. */
+    topics: z
+      .record(z.string().min(1).max(64), z.enum(['subscribed', 'unsubscribed']).nullable())
+      .refine((t) => Object.keys(t).length <= 50, 'At most 50 topics')
+      .optional(),
+    next: target,
+  })
+  .superRefine((u, ctx) => {
+    if (u.traits === undefined && u.topics === undefined) {
+      ctx.addIssue({ code: 'custom', path: [], message: 'Give traits, topics or both' });
+    }
+  });
 const exitStep = z.strictObject({ id: stepId.optional(), type: z.literal('exit') });
 
-const step = z.discriminatedUnion('type', [sendStep, waitStep, waitForEventStep, conditionStep, exitStep]);
+const step = z.discriminatedUnion('type', [
+  sendStep,
+  waitStep,
+  waitForEventStep,
+  conditionStep,
+  updateContactStep,
+  exitStep,
+]);
 
 /** The workflow definition as the API takes it (JSON), before the checks across steps. */
 export const workflowSchema = z.strictObject({
@@ -234,6 +263,7 @@ export function branches(s: Step, following: string | undefined): Array<[string,
   switch (s.type) {
     case 'send':
     case 'wait':
+    case 'update-contact':
       return [['next', s.next ?? next]];
     case 'wait-for-event':
       return [
