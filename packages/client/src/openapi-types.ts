@@ -1599,6 +1599,15 @@ export interface components {
             } | {
                 id?: string;
                 /** @constant */
+                type: "webhook";
+                endpoint: string;
+                payload?: {
+                    [key: string]: unknown;
+                };
+                next?: string;
+            } | {
+                id?: string;
+                /** @constant */
                 type: "exit";
             })[];
         };
@@ -1695,7 +1704,7 @@ export interface components {
             /** @description `evt_...` (in `GET /events` only; `data.event_id` in both). */
             id?: string;
             /** @enum {unknown} */
-            type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited";
+            type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited" | "automation.webhook";
             /** Format: date-time */
             created_at: string;
             data: {
@@ -1729,6 +1738,10 @@ export interface components {
                     run_id: string;
                     version: number;
                     trigger_event_id: string;
+                    /** @description `automation.webhook`: the step that called. */
+                    step?: string;
+                    /** @description `automation.webhook`: the payload the workflow definition gave the step. */
+                    payload?: Record<string, never>;
                     /** @description `completed`, `exit-step`, `exit-event:<name>`, `workflow-deleted`, `failed: …`. */
                     reason?: string;
                 };
@@ -1794,7 +1807,7 @@ export interface components {
             /** Format: uri */
             url: string;
             /** @description null: every type. */
-            events: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited")[] | null;
+            events: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited" | "automation.webhook")[] | null;
             enabled: boolean;
             disabledReason?: string | null;
             /** Format: date-time */
@@ -2407,7 +2420,7 @@ export interface components {
             timeline: {
                 id: string;
                 /** @enum {unknown} */
-                type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited";
+                type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited" | "automation.webhook";
                 /** Format: date-time */
                 at: string;
                 /** @description The event data without who it is about: `response`, `error`, `bounce`, `url`... */
@@ -3263,7 +3276,7 @@ export interface operations {
                     /** Format: uri */
                     url: string;
                     /** @description Default: every type. */
-                    events?: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited")[];
+                    events?: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited" | "automation.webhook")[];
                     /** @default true */
                     enabled?: boolean;
                 };

@@ -60,6 +60,13 @@ export function createAutomationsApi(
           }
         }
       }
+      if (step.type === 'webhook') {
+        const endpoint = await store.getWebhookEndpoint(step.endpoint);
+        if (!endpoint || endpoint.projectId !== projectId) {
+          const message = `No webhook endpoint ${step.endpoint}`;
+          issues.push({ code: 'custom', path: ['steps', i, 'endpoint'], message });
+        }
+      }
       if (step.type !== 'send') continue;
       if (!(await store.getTemplate(projectId, step.template))) {
         issues.push({

@@ -4,6 +4,7 @@ import { changeConsent } from '../consent/consent-change.js';
 import type { BaseContext } from '../context/base-context.js';
 import type { CapabilitySetup } from '../context/capability.js';
 import type { ClaimedRun, RunAdvance } from '../store/automation-records.js';
+import type { OutboxWrite } from '../store/event-records.js';
 import type { Json } from '../store/records.js';
 import type { AutomationEvents } from './automation-events.js';
 import { evaluateCondition } from './condition.js';
@@ -33,7 +34,7 @@ export async function runClaimed(parts: RunParts, claimed: ClaimedRun): Promise<
   const { ctx } = parts;
   const { store, clock, logger } = ctx;
   let run = claimed;
-  const fenced = async (advance: RunAdvance, release: boolean): Promise<boolean> => {
+  const fenced = async (advance: RunAdvance, release: boolean, extra?: OutboxWrite): Promise<boolean> => {
     const now = clock.now();
     const type =
       advance.status === 'completed'
@@ -41,9 +42,13 @@ export async function runClaimed(parts: RunParts, claimed: ClaimedRun): Promise<
         : advance.status === 'exited'
           ? 'automation.run_exited'
           : undefined;
-    const outbox = type
+    const ended = type
       ? await runEvent(ctx.outbox, run, type, now, advance.endReason ?? undefined)
       : undefined;
+    const outbox =
+      ended && extra
+        ? { events: [...extra.events, ...ended.events], messages: [...extra.messages, ...ended.messages] }
+        : (extra ?? ended);
     const ok = await store.advanceRun(
       run.id,
       run.leaseToken,
@@ -150,6 +155,15 @@ export async function runClaimed(parts: RunParts, claimed: ClaimedRun): Promise<
           await updateContact(ctx, run, step);
           next = go('next');
           break;
+        case 'webhook': {
+          // The call is an event for the one endpoint, written with the run's next place: once, however
+          // often the step is repeated before that write; the webhook sender signs, sends and retries it.
+          next = go('next');
+          const call = await webhookCall(ctx, run, step, now);
+          if (!(await fenced(next, next.status !== 'active', call))) return false;
+          if (next.status !== 'active') return true;
+          continue;
+        }
         case 'exit':
           return fenced(end('exited', 'exit-step'), true);
       }
@@ -262,6 +276,36 @@ async function updateContact(
       source: 'automation',
     });
   }
+}
+
+/** The `automation.webhook` event of a webhook step, for its endpoint alone (none when it is gone or disabled). */
+async function webhookCall(
+  ctx: BaseContext,
+  run: ClaimedRun,
+  step: Extract<Step, { type: 'webhook' }>,
+  now: Date,
+): Promise<OutboxWrite | undefined> {
+  const endpoint = await ctx.store.getWebhookEndpoint(step.endpoint);
+  if (!endpoint || endpoint.projectId !== run.projectId || !endpoint.enabled) return undefined;
+  return ctx.outbox.event(
+    run.projectId,
+    'automation.webhook',
+    now,
+    { mailingRef: null, deliveryId: null, address: run.contact },
+    {
+      address: run.contact,
+      automation: {
+        workflow_id: run.workflowId,
+        run_id: run.id,
+        version: run.version,
+        trigger_event_id: run.triggerEventId,
+        step: step.id,
+        ...(step.payload ? { payload: step.payload } : {}),
+      },
+    },
+    // Named by the step: it gets the call whatever event types it subscribes to.
+    { ...endpoint, events: null },
+  );
 }
 
 /** The first of `names` the contact got at or after `since`, the starting event left out. */

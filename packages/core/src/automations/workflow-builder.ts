@@ -49,6 +49,8 @@ export interface WorkflowBuilder {
       topics?: Record<string, 'subscribed' | 'unsubscribed' | null>;
     } & StepOptions,
   ): WorkflowBuilder;
+  /** Call the app: an `automation.webhook` event to one webhook endpoint of the project, signed and retried. */
+  webhook(options: { endpoint: string; payload?: Record<string, unknown> } & StepOptions): WorkflowBuilder;
   /** End the run here. */
   exit(options?: { id?: string }): WorkflowBuilder;
   /** The definition. */
@@ -82,6 +84,7 @@ export function workflow(name: string): WorkflowBuilder {
     waitForEvent: (event, o) => add({ type: 'wait-for-event', event, ...o }),
     condition: (test, o = {}) => add({ type: 'condition', if: test, ...o }),
     updateContact: (o) => add({ type: 'update-contact', ...o } as StepInput),
+    webhook: (o) => add({ type: 'webhook', ...o }),
     exit: (o = {}) => add({ type: 'exit', ...o }),
     build: () => structuredClone(definition),
   };

@@ -155,6 +155,18 @@ const updateContactStep = z
       ctx.addIssue({ code: 'custom', path: [], message: 'Give traits, topics or both' });
     }
   });
+const webhookStep = z.strictObject({
+  id: stepId.optional(),
+  type: z.literal('webhook'),
+  /** A webhook endpoint of the project (`wh_…`): the call is signed with its secret and retried like any event. */
+  endpoint: z.string().min(1).max(128),
+  /** What the call carries besides the run (`data.automation.payload`); at most 16 KiB of JSON. */
+  payload: z
+    .record(z.string(), z.unknown())
+    .refine((p) => JSON.stringify(p).length <= 16 * 1024, 'At most 16 KiB of JSON')
+    .optional(),
+  next: target,
+});
 const exitStep = z.strictObject({ id: stepId.optional(), type: z.literal('exit') });
 
 const step = z.discriminatedUnion('type', [
@@ -163,6 +175,7 @@ const step = z.discriminatedUnion('type', [
   waitForEventStep,
   conditionStep,
   updateContactStep,
+  webhookStep,
   exitStep,
 ]);
 
@@ -264,6 +277,7 @@ export function branches(s: Step, following: string | undefined): Array<[string,
     case 'send':
     case 'wait':
     case 'update-contact':
+    case 'webhook':
       return [['next', s.next ?? next]];
     case 'wait-for-event':
       return [

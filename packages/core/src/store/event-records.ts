@@ -27,6 +27,7 @@ export const EVENT_TYPES = [
   'automation.run_started',
   'automation.run_completed',
   'automation.run_exited',
+  'automation.webhook',
 ] as const;
 
 /** One event type. */
@@ -95,6 +96,9 @@ export interface EventData {
     version: number;
     trigger_event_id: string;
     reason?: string;
+    /** `automation.webhook`: the step that called, and the payload the definition gave it. */
+    step?: string;
+    payload?: Record<string, unknown>;
   };
   /** A test event sent from the dashboard or the API. */
   test?: boolean;

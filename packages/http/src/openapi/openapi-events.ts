@@ -105,6 +105,11 @@ export function eventSchemas(): JsonObject {
                 run_id: { type: 'string' },
                 version: { type: 'integer' },
                 trigger_event_id: { type: 'string' },
+                step: { type: 'string', description: '`automation.webhook`: the step that called.' },
+                payload: {
+                  type: 'object',
+                  description: '`automation.webhook`: the payload the workflow definition gave the step.',
+                },
                 reason: {
                   type: 'string',
                   description:
