@@ -22,6 +22,7 @@ const RANKS = [
       'accept',
       'admin',
       'audience',
+      'automations',
       'broadcasts',
       'consent',
       'delivery',
@@ -61,6 +62,11 @@ const SIDEWAYS = {
     admin: "audience listings reuse the read side's paging and source-job views",
     sources: "a CSV import is probed like a broadcast's CSV source",
     consent: "a profile's detail carries its topics and consent history; erasure hashes that history",
+  },
+  automations: {
+    accept: "a tracked event is written in the app's transaction as a send is (inAppTransaction)",
+    keys: "authenticates the secret inside the app's transaction, as accept does",
+    consent: "an update-contact step's topic states are a consent change, kept in the consent history",
   },
   delivery: {
     domains: 'signing keys and the sending policy; MX lookups; warm-up schedules',

@@ -40,6 +40,8 @@ function stubEngine(behaviour: { send?: (body: unknown) => Promise<SendResult> }
     webhooks: new Proxy({}, { get: unused }) as Mailroom['webhooks'],
     topics: new Proxy({}, { get: unused }) as Mailroom['topics'],
     brand: new Proxy({}, { get: unused }) as Mailroom['brand'],
+    automations: new Proxy({}, { get: unused }) as Mailroom['automations'],
+    track: unused,
     keys: new Proxy({}, { get: unused }) as Mailroom['keys'],
     templates: new Proxy({}, { get: unused }) as Mailroom['templates'],
     senders: new Proxy({}, { get: unused }) as Mailroom['senders'],

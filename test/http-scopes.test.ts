@@ -114,6 +114,12 @@ async function topicKey(env: Env): Promise<string> {
   await env.mailroom.topics.create(env.acme, { key, name: 'News' });
   return key;
 }
+/** A workflow definition that needs no template. */
+const WORKFLOW = { name: 'Nudge', trigger: { event: 'signup' }, steps: [{ type: 'wait', duration: '1h' }] };
+/** A workflow of Acme's. */
+async function workflowId(env: Env): Promise<string> {
+  return (await env.mailroom.automations.create(env.acme, WORKFLOW)).id;
+}
 async function messageRef(env: Env): Promise<string> {
   return (await env.mailroom.send(env.acme, SEND)).ref;
 }
@@ -538,6 +544,54 @@ const ROWS: readonly Row[] = [
       method,
       sample: '/audience/profiles/p%40b.test/consent',
       ok: 200,
+    }),
+  ),
+  {
+    route: 'events-track',
+    method: 'POST',
+    sample: '/events/track',
+    ok: 200,
+    body: { event: 'signup', contact: 'a@b.test' },
+  },
+  { route: 'automations', method: 'GET', sample: '/automations', ok: 200 },
+  { route: 'automations', method: 'HEAD', sample: '/automations', ok: 200 },
+  { route: 'automations', method: 'POST', sample: '/automations', ok: 200, body: WORKFLOW },
+  ...(['GET', 'HEAD', 'DELETE'] as const).map(
+    (method): Row => ({
+      route: 'automation',
+      method,
+      sample: '/automations/wf_x',
+      ok: 200,
+      other: 404,
+      prepare: async (env) => ({ path: `/automations/${await workflowId(env)}` }),
+    }),
+  ),
+  {
+    route: 'automation',
+    method: 'PUT',
+    sample: '/automations/wf_x',
+    ok: 200,
+    other: 404,
+    prepare: async (env) => ({ path: `/automations/${await workflowId(env)}`, body: WORKFLOW }),
+  },
+  ...(['pause', 'resume'] as const).map(
+    (action): Row => ({
+      route: `automation-${action}`,
+      method: 'POST',
+      sample: `/automations/wf_x/${action}`,
+      ok: 200,
+      other: 404,
+      prepare: async (env) => ({ path: `/automations/${await workflowId(env)}/${action}` }),
+    }),
+  ),
+  ...(['GET', 'HEAD'] as const).map(
+    (method): Row => ({
+      route: 'automation-runs',
+      method,
+      sample: '/automations/wf_x/runs',
+      ok: 200,
+      other: 404,
+      prepare: async (env) => ({ path: `/automations/${await workflowId(env)}/runs` }),
     }),
   ),
 ];

@@ -62,7 +62,7 @@ export interface WorkerProcess {
 export async function startWorker(
   url: string,
   smtpPort: number,
-  options: { batchSize: number; leaseMs: number; allowHosts?: string[] },
+  options: { batchSize: number; leaseMs: number; allowHosts?: string[]; automations?: boolean },
 ): Promise<WorkerProcess> {
   const child = spawn(
     process.execPath,
@@ -79,7 +79,11 @@ export async function startWorker(
     {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, CRASH_ALLOW_HOSTS: (options.allowHosts ?? []).join(',') },
+      env: {
+        ...process.env,
+        CRASH_ALLOW_HOSTS: (options.allowHosts ?? []).join(','),
+        ...(options.automations ? { CRASH_AUTOMATIONS: '1' } : {}),
+      },
     },
   );
   let err = '';

@@ -5,7 +5,7 @@
  * `smtpTransport` to 127.0.0.1:<smtp-port>; prints `started` once running and `completed <ref>` when a
  * mailing completes; SIGTERM stops it cleanly. The tests kill it with SIGKILL, mid-send. The webhook
  * sender runs too, with the same lease; `CRASH_ALLOW_HOSTS` (comma-separated `HOST:PORT`) allow-lists a
- * loopback webhook receiver.
+ * loopback webhook receiver. `CRASH_AUTOMATIONS=1` claims automation runs with the same lease, every 50 ms.
  */
 import { createMailroom } from '@mailroom/core';
 import { smtpTransport } from '@mailroom/smtp';
@@ -21,6 +21,8 @@ const mailroom = createMailroom({
   transport: smtpTransport({ host: '127.0.0.1', port: Number(port), maxConnections: 4 }),
   worker: { batchSize: Number(batchSize), leaseMs: Number(leaseMs), concurrency: 8, pollMs: 50 },
   webhooks: { leaseMs: Number(leaseMs), pollMs: 50 },
+  // Automation runs (issue 39) with the same lease, polled often, only when the test asks for it.
+  ...(process.env.CRASH_AUTOMATIONS ? { automations: { leaseMs: Number(leaseMs), pollMs: 50 } } : {}),
   fetch: { allowHosts: (process.env.CRASH_ALLOW_HOSTS ?? '').split(',').filter((h) => h !== '') },
   logger: {
     debug() {},

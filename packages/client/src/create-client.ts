@@ -1,5 +1,6 @@
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import { type AudienceMethods, audienceMethods } from './audience-methods.js';
+import { type AutomationMethods, automationMethods } from './automation-methods.js';
 import { dataOf, init, pathOf } from './call-envelope.js';
 import type { CallOptions, OperationBody, OperationQuery, OperationResult } from './client-types.js';
 import { MailroomApiError } from './mailroom-api-error.js';
@@ -111,6 +112,8 @@ export interface MailroomClient extends ResourceMethods, AudienceMethods {
   readonly pauses: PauseMethods;
   /** Topics, contacts' topic states and the consent history (topic-methods.ts). */
   readonly topics: TopicMethods;
+  /** Tracked events, workflows and their runs (automation-methods.ts). */
+  readonly automations: AutomationMethods;
 }
 
 /**
@@ -175,6 +178,7 @@ export function createMailroomClient(options: MailroomClientOptions): MailroomCl
     },
     pauses: pauseMethods(api, { init, dataOf }),
     topics: topicMethods(api, { init, dataOf }),
+    automations: automationMethods(api, { init, dataOf }),
   };
 }
 

@@ -1,3 +1,4 @@
+export type { AutomationMethods } from './automation-methods.js';
 export {
   type CallOptions,
   createMailroomClient,

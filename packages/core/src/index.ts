@@ -15,6 +15,21 @@ export {
 export { scrubAddress, scrubText } from './audience/erasure.js';
 export type { MergedProfile, ProfileFields, ProfileMergeOptions } from './audience/profile-merge.js';
 export { distinctLabels, mergeProfile, newProfile } from './audience/profile-merge.js';
+export type { AutomationEvents } from './automations/automation-events.js';
+export type * from './automations/automation-types.js';
+export { trackRequestSchema } from './automations/track-event.js';
+export { type WorkflowBuilder, workflow } from './automations/workflow-builder.js';
+export {
+  type ConditionInput,
+  durationMs,
+  MAX_STEPS,
+  MAX_WAIT_MS,
+  parseWorkflow,
+  type StepInput,
+  type WorkflowDefinition,
+  type WorkflowInput,
+  workflowSchema,
+} from './automations/workflow-schema.js';
 export { hashedAddress } from './base/address-hash.js';
 export { foldAddress } from './base/address-parts.js';
 export * from './base/clock.js';

@@ -1,5 +1,6 @@
 import type {
   AudienceGroupRecord,
+  AutomationEventRecord,
   BatchRecord,
   ConsentRecord,
   DeliveryRecord,
@@ -13,6 +14,7 @@ import type {
   ProjectBrandRecord,
   ProjectRecord,
   ProjectSecretRecord,
+  RunRecord,
   SenderRecord,
   SourceJobRecord,
   SuppressionRecord,
@@ -20,6 +22,8 @@ import type {
   TopicRecord,
   TopicStateRecord,
   TrackingHit,
+  WorkflowRecord,
+  WorkflowVersionRecord,
 } from '@mailroom/core';
 import { MailroomError } from '@mailroom/core';
 import { type EventState, emptyEventState } from './roles/event-store.js';
@@ -80,11 +84,30 @@ export interface State {
     /** Project brands by project id. */
     brands: Map<string, ProjectBrandRecord>;
   };
+  /**
+   * Automations (roles/automation-store.ts): workflows by key(projectId, id), versions by
+   * key(workflowId, version), events by key(projectId, id), runs by id with their lease, and the taken
+   * entry keys (key(key(workflowId, contact), entryKey)).
+   */
+  automations: {
+    workflows: Map<string, WorkflowRecord>;
+    versions: Map<string, WorkflowVersionRecord>;
+    events: Map<string, AutomationEventRecord>;
+    runs: Map<string, MemoryRun>;
+    entries: Set<string>;
+  };
   tracking: {
     linkMaps: Map<string, string[]>;
     opens: Map<string, { mailingId: string; machine: boolean; firstAt: Date; lastAt: Date; count: number }>;
     clicks: TrackingHit[];
   };
+}
+
+/** A run with its lease: `leaseUntil` (ms, 0 when free), the token of its last claim, its wake count. */
+export interface MemoryRun extends RunRecord {
+  leaseUntil: number;
+  leaseToken: number;
+  wakeSeq: number;
 }
 
 /** A store with nothing in it. */
@@ -117,6 +140,13 @@ export function emptyState(): State {
     pauses: new Map(),
     consent: { topics: new Map(), states: new Map(), records: [], erased: new Map(), brands: new Map() },
     tracking: { linkMaps: new Map(), opens: new Map(), clicks: [] },
+    automations: {
+      workflows: new Map(),
+      versions: new Map(),
+      events: new Map(),
+      runs: new Map(),
+      entries: new Set(),
+    },
   };
 }
 

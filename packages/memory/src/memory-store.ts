@@ -5,6 +5,7 @@ import { memoryAccountStore } from './roles/account-store.js';
 import { memoryActivityStore } from './roles/activity-store.js';
 import { memoryAudienceAdminStore } from './roles/audience-admin-store.js';
 import { memoryAudienceStore } from './roles/audience-store.js';
+import { memoryAutomationStore } from './roles/automation-store.js';
 import { memoryConsentStore } from './roles/consent-store.js';
 import { memoryDeliveryQueue } from './roles/delivery-queue.js';
 import { memoryDestinationLimitStore } from './roles/destination-limit-store.js';
@@ -70,5 +71,6 @@ export function memoryStore(): Store {
     ...memoryResourceStore(db),
     ...memoryActivityStore(() => db().outbox),
     ...memoryConsentStore(db),
+    ...memoryAutomationStore(db),
   };
 }

@@ -15,6 +15,7 @@ import { sqlActivityStore } from './roles/activity-store.js';
 import { STORE_ID_SETTING, sqlAppTransactions } from './roles/app-transaction.js';
 import { sqlAudienceAdminStore } from './roles/audience-admin-store.js';
 import { sqlAudienceStore } from './roles/audience-store.js';
+import { sqlAutomationStore } from './roles/automation-store.js';
 import { sqlConsentStore } from './roles/consent-store.js';
 import { sqlDeliveryQueue } from './roles/delivery-queue.js';
 import { sqlDestinationLimitStore } from './roles/destination-limit-store.js';
@@ -165,6 +166,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     ...sqlResourceStore(ctx),
     ...sqlActivityStore(ctx),
     ...sqlConsentStore(ctx),
+    ...sqlAutomationStore(ctx),
     ...sqlAppTransactions({ ctx, closed: () => closed, storeId: () => storeId, init }),
   };
 }

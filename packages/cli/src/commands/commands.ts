@@ -5,6 +5,7 @@ import {
   audienceListCommand,
   audienceProfilesCommand,
 } from './audience-read-command.js';
+import { AUTOMATION_COMMANDS } from './automation-command.js';
 import { brandCommand } from './brand-command.js';
 import { broadcastStatusCommand } from './broadcast-command.js';
 import type { Command } from './command.js';
@@ -75,6 +76,7 @@ export const COMMANDS: readonly Command[] = [
   ...PAUSE_COMMANDS,
   ...TOPIC_COMMANDS,
   brandCommand,
+  ...AUTOMATION_COMMANDS,
   webhookAddCommand,
   webhookListCommand,
   webhookRemoveCommand,

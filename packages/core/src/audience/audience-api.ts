@@ -195,7 +195,9 @@ export function createAudienceApi(ctx: BaseContext, deps: AudienceApiDeps): Mail
       const projectId = await projectOf(auth);
       const normalized = normalizeAddress(address);
       const counts = await store.eraseAddress(projectId, normalized, clock.now());
-      if (Object.values(counts).every((n) => n === 0))
+      // The contact's tracked events and automation runs go too (their properties are the app's data on it).
+      const automations = await store.eraseAutomationContact(projectId, normalized);
+      if (automations === 0 && Object.values(counts).every((n) => n === 0))
         throw new MailroomError('NOT_FOUND', `Profile ${address} not found`);
       // Topic states go; the consent history stays as evidence, under a hash of the address.
       await eraseConsentOf(ctx, projectId, normalized);

@@ -14,6 +14,16 @@ export interface CapabilitySetup {
   readonly resolveAuth: ResolveAuth;
   /** A mailing of the caller's project by ref; `NOT_FOUND` otherwise, another project's included. */
   readonly findMailing: (auth: string | AuthContext, ref: string) => Promise<MailingRecord>;
+  /**
+   * The engine's `send` (the whole accept path: sender, template, topic and key checks; suppressions and
+   * the guard at delivery), for a capability that sends on the project's behalf (automations). Bound
+   * late: call it from facade methods or tasks, never from `create`.
+   */
+  readonly send: (
+    auth: AuthContext,
+    body: unknown,
+    options: { idempotencyKey: string },
+  ) => Promise<{ ref: string }>;
 }
 
 /** Work a capability runs beside the worker: started after the store is ready, stopped before it. */

@@ -1,3 +1,4 @@
+import { automationsCapability } from '../automations/automations-capability.js';
 import { MailroomError } from '../base/errors.js';
 import { consentCapability } from '../consent/consent-capability.js';
 import type { Capability, CapabilityParts, CapabilitySetup, CapabilityTask } from '../context/capability.js';
@@ -10,7 +11,12 @@ import type { MailroomOptions } from './mailroom-types.js';
  * they close in reverse. A new capability adds its definition here, its options interface to
  * `MailroomOptions`, its facade interface to `Mailroom` and its events to `MailroomEvents`.
  */
-const CAPABILITIES = [domainsCapability, trackingCapability, consentCapability] as const;
+const CAPABILITIES = [
+  domainsCapability,
+  trackingCapability,
+  consentCapability,
+  automationsCapability,
+] as const;
 
 type Plugged = (typeof CAPABILITIES)[number];
 type PartsOf<C> = C extends Capability<infer _O, infer F, infer P> ? CapabilityParts<F, P> : never;

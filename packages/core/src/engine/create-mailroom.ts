@@ -111,7 +111,13 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   }
 
   // The capabilities on the seam (engine/capabilities.ts), then the parts that use them.
-  const setup: CapabilitySetup = { ctx: base, resolveAuth, findMailing };
+  const setup: CapabilitySetup = {
+    ctx: base,
+    resolveAuth,
+    findMailing,
+    // Bound late: the acceptance is built below, on the context the capabilities complete.
+    send: (auth, body, sendOptions) => acceptance.send(auth, body, sendOptions),
+  };
   const capabilities = plugCapabilities(setup, options);
   const ctx: DeliveryContext = Object.assign(base, capabilities.provides);
   if (options.unsubscribe) {

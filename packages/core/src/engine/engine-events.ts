@@ -1,4 +1,5 @@
 import type { ProgressEvents } from '../admin/admin-events.js';
+import type { AutomationEvents } from '../automations/automation-events.js';
 import type { ConsentEvents } from '../consent/consent-events.js';
 import type { DeliveryEvents } from '../delivery/delivery-events.js';
 import type { InboundEvents } from '../inbound/inbound-events.js';
@@ -17,4 +18,5 @@ export interface MailroomEvents
     TrackingEvents,
     UnsubscribeEvents,
     InboundEvents,
-    ConsentEvents {}
+    ConsentEvents,
+    AutomationEvents {}

@@ -61,6 +61,7 @@ export type * from '../webhooks/webhook-types.js';
 export type * from './engine-events.js';
 
 import type { MailroomAdmin, MailroomReads } from '../admin/admin-types.js';
+import type { AutomationsEngineOptions, AutomationsFacade } from '../automations/automation-types.js';
 import type { ConsentFacade } from '../consent/consent-types.js';
 import type { MailroomWorker } from '../delivery/worker-api.js';
 import type { DomainsEngineOptions, DomainsFacade } from '../domains/domains-facade.js';
@@ -72,7 +73,10 @@ export type * from '../domains/domains-facade.js';
 export type * from '../tracking/tracking-facade.js';
 
 /** Options of {@link createMailroom}. */
-export interface MailroomOptions extends TrackingEngineOptions, DomainsEngineOptions {
+export interface MailroomOptions
+  extends TrackingEngineOptions,
+    DomainsEngineOptions,
+    AutomationsEngineOptions {
   store: Store;
   transport: Transport;
   clock?: Clock;
@@ -156,7 +160,12 @@ export interface MailroomOptions extends TrackingEngineOptions, DomainsEngineOpt
 }
 
 /** The engine. */
-export interface Mailroom extends MailroomReads, TrackingFacade, DomainsFacade, ConsentFacade {
+export interface Mailroom
+  extends MailroomReads,
+    TrackingFacade,
+    DomainsFacade,
+    ConsentFacade,
+    AutomationsFacade {
   readonly store: Store;
   readonly transport: Transport;
   readonly admin: MailroomAdmin;

@@ -34,7 +34,7 @@ export {
   REQUEST_BODY_LIMITS,
   TEMPLATE_VARIABLES_BUDGET,
 } from './field-limits.js';
-export { toValidationIssues } from './issues.js';
+export { toValidationIssues, validationError } from './issues.js';
 export type { BroadcastParseLimits, SendParseLimits } from './parse.js';
 export { parseBroadcastRequest, parseSendRequest } from './parse.js';
 export type { BatchRequestBody, BroadcastRequestBody, SendRequestBody } from './schemas.js';

@@ -1,5 +1,6 @@
 import type { AccountStore } from './account-store.js';
 import type { AudienceStore } from './audience-store.js';
+import type { AutomationStore } from './automation-store.js';
 import type { ConsentStore } from './consent-store.js';
 import type { DomainStore } from './domain-store.js';
 import type { IdempotencyStore } from './idempotency-store.js';
@@ -15,14 +16,16 @@ export type AppTransaction = object;
 /**
  * The roles a request accepted inside the app's transaction reads and writes through, every statement
  * on that transaction: the secret, sender, template and group lookups, the sender's domain (the sending
- * policy), a named topic, the batch commit and its settling, and the idempotency key.
+ * policy), a named topic, the batch commit and its settling, and the idempotency key; and, for a tracked
+ * event, the workflows it starts and the event with its runs.
  */
 export type TransactionStore = AccountStore &
   AudienceStore &
   MailingStore &
   IdempotencyStore &
   Pick<DomainStore, 'getDomain'> &
-  Pick<ConsentStore, 'getTopic'>;
+  Pick<ConsentStore, 'getTopic'> &
+  Pick<AutomationStore, 'findTriggered' | 'getWorkflowVersion' | 'trackEvent'>;
 
 /**
  * The optional ability to write an accepted request in the app's own database transaction, so that the

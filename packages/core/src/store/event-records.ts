@@ -24,6 +24,10 @@ export const EVENT_TYPES = [
   'broadcast.resumed',
   'domain.verified',
   'domain.failed',
+  'automation.run_started',
+  'automation.run_completed',
+  'automation.run_exited',
+  'automation.webhook',
 ] as const;
 
 /** One event type. */
@@ -81,6 +85,21 @@ export interface EventData {
    * window.
    */
   pause?: PauseEventData;
+  /**
+   * `automation.run_started` / `automation.run_completed` / `automation.run_exited`: the run, its workflow
+   * and version, the event that started it, and how it ended (`completed`, `exit-step`,
+   * `exit-event:<name>`, `workflow-deleted`, `failed: …`).
+   */
+  automation?: {
+    workflow_id: string;
+    run_id: string;
+    version: number;
+    trigger_event_id: string;
+    reason?: string;
+    /** `automation.webhook`: the step that called, and the payload the definition gave it. */
+    step?: string;
+    payload?: Record<string, unknown>;
+  };
   /** A test event sent from the dashboard or the API. */
   test?: boolean;
 }

@@ -3,6 +3,7 @@ import type { ActivityStore } from './activity-store.js';
 import type { AppTransactionStore } from './app-transaction-store.js';
 import type { AudienceAdminStore } from './audience-admin-store.js';
 import type { AudienceStore } from './audience-store.js';
+import type { AutomationStore } from './automation-store.js';
 import type { ConsentStore } from './consent-store.js';
 import type { DeliveryQueue } from './delivery-queue.js';
 import type { DestinationLimitStore } from './destination-limit-store.js';
@@ -29,6 +30,18 @@ export type {
   ProfileFilter,
 } from './audience-admin-store.js';
 export type { AudienceStore } from './audience-store.js';
+export type {
+  AutomationEventRecord,
+  ClaimedRun,
+  RunAdvance,
+  RunCounts,
+  RunRecord,
+  RunStatus,
+  WorkflowRecord,
+  WorkflowStatus,
+  WorkflowVersionRecord,
+} from './automation-records.js';
+export type { AutomationStore, RunClaimOptions, TrackWrite } from './automation-store.js';
 export type {
   ConsentChange,
   ConsentRecord,
@@ -117,6 +130,7 @@ export type {
  * - {@link KeyStore}: a project's API keys: list, revoke, rotate, last use.
  * - {@link ResourceStore}: the management API's pages and removals of senders, templates, suppressions.
  * - {@link ConsentStore}: topics, each contact's state per topic, the consent history.
+ * - {@link AutomationStore}: workflows and their versions, tracked events, runs claimed with leases.
  * - {@link AppTransactionStore} (optional): writing an accepted request in the app's own transaction.
  *
  * Rules for every method:
@@ -148,6 +162,7 @@ export interface Store
     ResourceStore,
     ActivityStore,
     ConsentStore,
+    AutomationStore,
     AppTransactionStore {}
 
 /** The names of the roles, as `storeTestSuite`'s `roles` option takes them. */
@@ -169,4 +184,5 @@ export type StoreRole =
   | 'KeyStore'
   | 'ResourceStore'
   | 'ActivityStore'
-  | 'ConsentStore';
+  | 'ConsentStore'
+  | 'AutomationStore';

@@ -23,6 +23,7 @@ import { describeAccounts } from './store-suite-accounts.js';
 import { describeActivity } from './store-suite-activity.js';
 import { describeAudience } from './store-suite-audience.js';
 import { describeAudienceAdmin } from './store-suite-audience-admin.js';
+import { describeAutomations } from './store-suite-automations.js';
 import { describeConsent } from './store-suite-consent.js';
 import { describeDeliveryQueue } from './store-suite-delivery-queue.js';
 import { describeDestinationLimits } from './store-suite-destination-limits.js';
@@ -139,6 +140,7 @@ export function storeTestSuite(
       ResourceStore: describeResources,
       ActivityStore: describeActivity,
       ConsentStore: describeConsent,
+      AutomationStore: describeAutomations,
     };
     for (const [role, register] of Object.entries(roles) as Array<[StoreRole, typeof describeAccounts]>) {
       if (!options.roles || options.roles.includes(role)) describe(role, () => register(ctx));

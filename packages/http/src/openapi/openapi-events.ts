@@ -76,7 +76,7 @@ export function eventSchemas(): JsonObject {
             },
             address: {
               type: 'string',
-              description: '`contact.unsubscribed` / `contact.topics_changed`: the address.',
+              description: '`contact.unsubscribed` / `contact.topics_changed` / `automation.*`: the address.',
             },
             topics: {
               type: 'array',
@@ -94,6 +94,28 @@ export function eventSchemas(): JsonObject {
               type: 'string',
               description:
                 '`contact.unsubscribed` / `contact.topics_changed`: where the change came from (`api`, `one-click`, `unsubscribe-page`, `complaint`, ...).',
+            },
+            automation: {
+              type: 'object',
+              description:
+                '`automation.run_started` / `automation.run_completed` / `automation.run_exited`: the run, its workflow and version, the event that started it, and how it ended.',
+              required: ['workflow_id', 'run_id', 'version', 'trigger_event_id'],
+              properties: {
+                workflow_id: { type: 'string' },
+                run_id: { type: 'string' },
+                version: { type: 'integer' },
+                trigger_event_id: { type: 'string' },
+                step: { type: 'string', description: '`automation.webhook`: the step that called.' },
+                payload: {
+                  type: 'object',
+                  description: '`automation.webhook`: the payload the workflow definition gave the step.',
+                },
+                reason: {
+                  type: 'string',
+                  description:
+                    '`completed`, `exit-step`, `exit-event:<name>`, `workflow-deleted`, `failed: …`.',
+                },
+              },
             },
             response: {
               ...nullableString,

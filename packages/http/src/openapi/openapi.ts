@@ -9,6 +9,7 @@ import {
   sendRequestSchema,
 } from '@mailroom/core';
 import { audiencePaths, audienceSchemas } from './openapi-audience.js';
+import { automationPaths, automationRequestSchemas, automationSchemas } from './openapi-automations.js';
 import { domainPaths, domainSchemas } from './openapi-domains.js';
 import { eventPaths, eventSchemas } from './openapi-events.js';
 import { keyPaths, keySchemas } from './openapi-keys.js';
@@ -47,6 +48,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
   addSchema(schemas, 'BroadcastRequest', broadcastRequestSchema);
   addSchema(schemas, 'BatchRequest', batchRequestSchema);
   for (const [name, schema] of Object.entries(resourceRequestSchemas())) addSchema(schemas, name, schema);
+  for (const [name, schema] of Object.entries(automationRequestSchemas())) addSchema(schemas, name, schema);
   Object.assign(
     schemas,
     envelopeSchemas(),
@@ -57,6 +59,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
     audienceSchemas(),
     pauseSchemas(),
     topicSchemas(),
+    automationSchemas(),
   );
 
   const broadcastOperation = (operationId: string, deprecated: boolean): JsonObject => ({
@@ -101,6 +104,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
       ...pausePaths(responses),
       ...topicPaths(responses),
       ...preferencePaths(),
+      ...automationPaths(responses),
       '/send/mail': {
         post: {
           operationId: 'sendMail',

@@ -6,6 +6,7 @@ import type { NeutralRequest, NeutralResponse } from '../neutral/types.js';
 import { buildOpenApiDocument } from '../openapi/openapi.js';
 import { confirmPage, donePage, refusedLinkPage } from '../pages/unsubscribe-page.js';
 import { AUDIENCE_ROUTES } from './audience-routes.js';
+import { AUTOMATION_ROUTES } from './automation-routes.js';
 import { DOMAIN_ROUTES } from './domain-routes.js';
 import { EVENT_ROUTES, type ProjectCall } from './event-routes.js';
 import { KEY_ROUTES } from './key-routes.js';
@@ -234,6 +235,12 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     'audience-profile-topics': projectRoute(TOPIC_ROUTES['audience-profile-topics']),
     'audience-profile-consent': projectRoute(TOPIC_ROUTES['audience-profile-consent']),
     'project-brand': projectRoute(TOPIC_ROUTES['project-brand']),
+    'events-track': projectRoute(AUTOMATION_ROUTES['events-track']),
+    automations: projectRoute(AUTOMATION_ROUTES.automations),
+    automation: projectRoute(AUTOMATION_ROUTES.automation),
+    'automation-pause': projectRoute(AUTOMATION_ROUTES['automation-pause']),
+    'automation-resume': projectRoute(AUTOMATION_ROUTES['automation-resume']),
+    'automation-runs': projectRoute(AUTOMATION_ROUTES['automation-runs']),
 
     'track-click': (req, requestId, route) =>
       trackClickResponse(mailroom, req, requestId, route.params?.token ?? ''),

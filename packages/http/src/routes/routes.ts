@@ -54,7 +54,13 @@ export type RouteName =
   | 'audience-profile-topics'
   | 'audience-profile-consent'
   | 'preferences'
-  | 'project-brand';
+  | 'project-brand'
+  | 'events-track'
+  | 'automations'
+  | 'automation'
+  | 'automation-pause'
+  | 'automation-resume'
+  | 'automation-runs';
 
 /**
  * Who may call one method of a route: anyone (`public`: the route authenticates otherwise, or not at
@@ -79,7 +85,7 @@ export interface MatchedRoute {
    * The path's parameters: `token` of `unsubscribe`, `preferences` and tracking, `ref` of `cancel` and `reschedule`, `id` of
    * a webhook endpoint, a key or an import, `name` of a sending domain, `ref` of a template, a broadcast or
    * a message (or a message's RFC Message-ID), `email` of a sender, a suppression or a profile, `group` of
-   * an audience group, `name` of a paused destination, `key` of a topic.
+   * an audience group, `name` of a paused destination, `key` of a topic, `id` of a workflow.
    */
   params?: Readonly<Record<string, string>>;
 }
@@ -142,6 +148,12 @@ export const ROUTE_NAMES = Object.keys({
   'audience-profile-consent': true,
   preferences: true,
   'project-brand': true,
+  'events-track': true,
+  automations: true,
+  automation: true,
+  'automation-pause': true,
+  'automation-resume': true,
+  'automation-runs': true,
 } satisfies Record<RouteName, true>) as readonly RouteName[];
 
 /** A route's entry: its name, the access of each method, and its path parameters. */
@@ -193,6 +205,11 @@ const AUDIENCE_IMPORT_PATH = /^\/audience\/imports\/([^/]+)$/;
 const TOPIC_PATH = /^\/topics\/([^/]+)$/;
 const PROFILE_TOPICS_PATH = /^\/audience\/profiles\/([^/]+)\/topics$/;
 const PROFILE_CONSENT_PATH = /^\/audience\/profiles\/([^/]+)\/consent$/;
+// Automations (automation-routes.ts): a workflow by its id, its pause and resume, its runs.
+const AUTOMATION_PATH = /^\/automations\/([^/]+)$/;
+const AUTOMATION_PAUSE_PATH = /^\/automations\/([^/]+)\/pause$/;
+const AUTOMATION_RESUME_PATH = /^\/automations\/([^/]+)\/resume$/;
+const AUTOMATION_RUNS_PATH = /^\/automations\/([^/]+)\/runs$/;
 const BROADCAST_STATUS_PATH = /^\/broadcasts\/([^/]+)$/;
 const MESSAGE_STATUS_PATH = /^\/messages\/([^/]+)$/;
 // Pause and resume (pause-routes.ts): a broadcast by its ref, a destination by its name.
@@ -213,6 +230,10 @@ const PARAM_ROUTES: ReadonlyArray<readonly [RegExp, RouteName, string, MethodAcc
   [TOPIC_PATH, 'topic', 'key', { GET: 'read', HEAD: 'read', PATCH: 'full', DELETE: 'full' }],
   [PROFILE_TOPICS_PATH, 'audience-profile-topics', 'email', { GET: 'read', HEAD: 'read', PUT: 'full' }],
   [PROFILE_CONSENT_PATH, 'audience-profile-consent', 'email', READ],
+  [AUTOMATION_PATH, 'automation', 'id', { GET: 'read', HEAD: 'read', PUT: 'full', DELETE: 'full' }],
+  [AUTOMATION_PAUSE_PATH, 'automation-pause', 'id', FULL_POST],
+  [AUTOMATION_RESUME_PATH, 'automation-resume', 'id', FULL_POST],
+  [AUTOMATION_RUNS_PATH, 'automation-runs', 'id', READ],
   [BROADCAST_STATUS_PATH, 'broadcast-status', 'ref', READ],
   [MESSAGE_STATUS_PATH, 'message-status', 'ref', READ],
   [BROADCAST_PAUSE_PATH, 'broadcast-pause', 'ref', FULL_POST],
@@ -246,6 +267,9 @@ const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>(
   ['/pauses', entry('pauses', READ)],
   ['/topics', entry('topics', READ_ADD)],
   ['/project/brand', entry('project-brand', { GET: 'read', HEAD: 'read', PATCH: 'full' })],
+  // A tracked event is the app telling of its contact, as a send: a `sending` key may.
+  ['/events/track', entry('events-track', SENDING)],
+  ['/automations', entry('automations', READ_ADD)],
   ['/sending/pause', entry('sending-pause', FULL_POST)],
   ['/sending/resume', entry('sending-resume', FULL_POST)],
 ]);

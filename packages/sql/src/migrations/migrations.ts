@@ -5,6 +5,7 @@ import type { SqlKind } from '../connection/options.js';
 import { dialectOf } from '../dialects/dialect-of.js';
 import type { SqlDialect } from '../dialects/sql-dialect.js';
 import { apiKeys } from './migration-api-keys.js';
+import { automationsSchema } from './migration-automations.js';
 import { deliveryOpenIndex } from './migration-delivery-open-index.js';
 import { deliveryPriority } from './migration-delivery-priority.js';
 import { destinationLimitsSchema } from './migration-destination-limits.js';
@@ -356,6 +357,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '020_topics_consent': topicsConsentSchema(dialect),
     '021_suppression_case': suppressionCase(),
     '022_preferences': preferencesSchema(dialect),
+    '024_automations': automationsSchema(dialect),
     '027_delivery_open_index': deliveryOpenIndex(dialect),
   };
 }

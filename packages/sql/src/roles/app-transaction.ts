@@ -10,6 +10,7 @@ import { createSqlContext } from '../sql-context.js';
 import { createBulkWrites } from '../writes/bulk-writes.js';
 import { sqlAccountStore } from './account-store.js';
 import { sqlAudienceStore } from './audience-store.js';
+import { sqlAutomationStore } from './automation-store.js';
 import { sqlConsentStore } from './consent-store.js';
 import { sqlDomainStore } from './domain-store.js';
 import { sqlIdempotencyStore } from './idempotency-store.js';
@@ -195,6 +196,7 @@ export function sqlAppTransactions(parts: AppTransactionParts): Required<AppTran
       ...sqlIdempotencyStore(bound),
       getDomain: sqlDomainStore(bound).getDomain,
       getTopic: sqlConsentStore(bound).getTopic,
+      ...pickAutomations(sqlAutomationStore(bound)),
     };
   }
 
@@ -210,6 +212,14 @@ export function sqlAppTransactions(parts: AppTransactionParts): Required<AppTran
       return result;
     },
   };
+}
+
+/** What a tracked event reads and writes in the app's transaction. */
+function pickAutomations(
+  automations: ReturnType<typeof sqlAutomationStore>,
+): Pick<TransactionStore, 'findTriggered' | 'getWorkflowVersion' | 'trackEvent'> {
+  const { findTriggered, getWorkflowVersion, trackEvent } = automations;
+  return { findTriggered, getWorkflowVersion, trackEvent };
 }
 
 /**

@@ -1,0 +1,75 @@
+import type { CapabilityTask } from '../context/capability.js';
+import type { AutomationsEngineOptions } from './automation-types.js';
+import { createBuiltinTriggers } from './builtin-triggers.js';
+import { type RunParts, runClaimed } from './run-steps.js';
+
+/** The automations' worker: claims due runs with leases, as the delivery worker claims deliveries. */
+export interface RunWorker extends CapabilityTask {
+  /** Claims and runs due runs until none is due at the clock's time; returns how many it ran. */
+  runDue(): Promise<number>;
+}
+
+/**
+ * Runs are rows with a due time, claimed in batches with a lease (`AutomationStore.claimRuns`), so any
+ * number of workers share them and no timer per run lives in memory: a wait is a due time in the store.
+ * The task polls every `pollMs`; a full batch is followed by the next at once.
+ */
+export function createRunWorker(
+  parts: RunParts,
+  options: AutomationsEngineOptions['automations'] = {},
+): RunWorker {
+  const { store, clock, logger } = parts.ctx;
+  const pollMs = options.pollMs ?? 1000;
+  const leaseMs = options.leaseMs ?? 60_000;
+  const batchSize = options.batchSize ?? 50;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let running: Promise<unknown> = Promise.resolve();
+  let stopped = true;
+
+  const builtins = createBuiltinTriggers(parts.ctx);
+
+  /** The built-in events since the last look, then one claim and its runs; returns how many runs were claimed. */
+  async function once(): Promise<number> {
+    await builtins.poll();
+    const claimed = await store.claimRuns({ now: clock.now(), limit: batchSize, leaseMs });
+    await Promise.all(claimed.map((run) => runClaimed(parts, run)));
+    return claimed.length;
+  }
+
+  async function runDue(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await once();
+      total += n;
+      if (n === 0) return total;
+    }
+  }
+
+  function schedule(ms: number): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = once().then(
+        (n) => schedule(n >= batchSize ? 0 : pollMs),
+        (error: unknown) => {
+          logger.error({ err: error }, 'automations: claiming due runs failed');
+          schedule(pollMs);
+        },
+      );
+    }, ms);
+    timer.unref?.();
+  }
+
+  return {
+    runDue,
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      schedule(0);
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running.catch(() => undefined);
+    },
+  };
+}

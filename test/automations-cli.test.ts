@@ -1,0 +1,116 @@
+/**
+ * Issue 39, automations from the CLI: `mailroom automation create|update|pause|resume|delete|runs`,
+ * `mailroom automations` and `mailroom track`, on the database (`--project`, `--database`) and through a
+ * real `mailroom serve` on 127.0.0.1 (`--url`, `--key`), whose worker runs the workflow to the SMTP sink.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningCli, runCli, startCli, waitForOutput } from './support/cli-harness.js';
+import { type SmtpSink, startSmtpSink } from './support/smtp-sink.js';
+
+describe('automations from the CLI, on the database and through mailroom serve', () => {
+  let dir: string;
+  let db: string;
+  let sink: SmtpSink;
+  let serve: RunningCli;
+  let base: string;
+  let projectId: string;
+  let secret: string;
+
+  const local = (argv: string[]) => runCli(dir, [...argv, '--project', projectId, '--database', db]);
+  const remote = (argv: string[]) => runCli(dir, ['--url', base, '--key', secret, ...argv]);
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'mailroom-automations-cli-'));
+    db = join(dir, 'mailroom.db');
+    sink = await startSmtpSink();
+    const created = await runCli(dir, ['project', 'create', 'Acme', '--database', db, '--json']);
+    expect(created.code, created.err).toBe(0);
+    ({
+      project: { id: projectId },
+      secret,
+    } = JSON.parse(created.out) as { project: { id: string }; secret: string });
+    expect((await local(['sender', 'add', 'hello@acme.test'])).code).toBe(0);
+    writeFileSync(join(dir, 'welcome.txt'), 'Welcome aboard, {{ event.plan }}.');
+    const added = await local([
+      'template',
+      'add',
+      '--ref',
+      'welcome',
+      '--file',
+      'welcome.txt',
+      '--subject',
+      'Welcome',
+    ]);
+    expect(added.code, added.err).toBe(0);
+    writeFileSync(
+      join(dir, 'welcome.json'),
+      JSON.stringify({
+        name: 'Welcome',
+        trigger: { event: 'signup' },
+        steps: [
+          { id: 'hello', type: 'send', template: 'welcome', sender: 'hello@acme.test' },
+          { type: 'wait', duration: '7d' },
+        ],
+      }),
+    );
+    writeFileSync(
+      join(dir, 'bad.json'),
+      JSON.stringify({
+        name: 'Bad',
+        trigger: { event: 'signup' },
+        steps: [{ type: 'wait', duration: '2y' }],
+      }),
+    );
+    serve = startCli(dir, ['serve', '--port', '0', '--database', db, '--smtp', sink.url]);
+    [, base = ''] = await waitForOutput(serve, /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+  }, 60_000);
+
+  afterAll(async () => {
+    serve?.stop();
+    await serve?.done;
+    await sink?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('creates a workflow from a file, lists it the same both ways, tracks an event the server runs to the sink', async () => {
+    const bad = await local(['automation', 'create', 'bad.json']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.err).toContain('steps[0].duration');
+    const made = await local(['automation', 'create', 'welcome.json', '--json']);
+    expect(made.code, made.err).toBe(0);
+    const { id } = JSON.parse(made.out) as { id: string };
+    const here = await local(['automations']);
+    expect(here.out).toContain(`${id}\tactive\tv1\ton signup\tWelcome`);
+    const tracked = await remote([
+      'track',
+      'signup',
+      'ann@example.test',
+      '--id',
+      'su-1',
+      '--properties',
+      '{"plan":"pro"}',
+    ]);
+    expect(tracked.code, tracked.err).toBe(0);
+    expect(tracked.out).toContain('Tracked signup su-1.');
+    expect((await local(['track', 'signup', 'ann@example.test', '--id', 'su-1'])).out).toContain(
+      'Already tracked: su-1.',
+    );
+    // The server's worker runs the first step at once: the message reaches the sink.
+    const [message] = await sink.waitFor(1, 15_000);
+    expect(message?.parsed.subject).toBe('Welcome');
+    expect(message?.parsed.text?.trim()).toBe('Welcome aboard, pro.');
+    const runs = await remote(['automation', 'runs', id, '--status', 'active']);
+    expect(runs.out).toMatch(/ann@example\.test\tactive\tat step-2 until/);
+    expect((await remote(['automations'])).out).toBe((await local(['automations'])).out);
+
+    expect((await remote(['automation', 'pause', id])).out).toContain(`Paused workflow ${id}.`);
+    expect((await local(['automation', 'resume', id])).out).toContain(`Resumed workflow ${id}.`);
+    const updated = await remote(['automation', 'update', id, 'welcome.json', '--json']);
+    expect(JSON.parse(updated.out)).toMatchObject({ version: 2 });
+    expect((await local(['automation', 'delete', id])).out).toContain(`Deleted workflow ${id}`);
+    expect((await remote(['automations'])).out).toContain('No workflows yet');
+  });
+});

@@ -1,0 +1,95 @@
+import { createMailroom, type Mailroom, workflow } from '@mailroom/core';
+import { memoryTransport } from '@mailroom/memory';
+import { sqlStore } from '@mailroom/sql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDatabases } from '../packages/sql/test/support/databases.js';
+import { startWorker, type WorkerProcess } from './support/crash-harness.js';
+import { type CountingSink, startCountingSink } from './support/crash-sink.js';
+
+/**
+ * Automations (issue 39) survive SIGKILL: two worker processes on one PostgreSQL database share runs
+ * whose timers fall due together; three times a worker is killed mid-work and another started. Every run
+ * completes, and each contact gets one message: a delivery in flight may be sent again with the same
+ * Message-ID (invariant 3), but no step ever makes a second message.
+ */
+
+const RUNS = 600;
+const LEASE_MS = 2000;
+
+describe('automation runs on PostgreSQL under SIGKILL', () => {
+  const databases = testDatabases('postgres');
+  if (!databases) return;
+  let url: string;
+  let sink: CountingSink;
+  let engine: Mailroom;
+  let secret: string;
+  const workers: WorkerProcess[] = [];
+  const kills: number[] = [RUNS / 6, RUNS / 3, RUNS / 2];
+
+  beforeAll(async () => {
+    url = await databases.create();
+    // The test's own engine only tracks events and reads; the worker processes send.
+    engine = createMailroom({ store: sqlStore({ url, poolSize: 4 }), transport: memoryTransport() });
+    const created = await engine.admin.createProject({ name: 'Crash' });
+    secret = created.secret;
+    await engine.admin.addSender(created.project.id, { address: 'news@acme.test' });
+    await engine.admin.createTemplate(created.project.id, {
+      ref: 'hello',
+      format: 'text',
+      subject: 'Hello {{ event.n }}',
+      source: 'Hi',
+    });
+    await engine.automations.create(
+      secret,
+      workflow('Soon').on('joined').wait('2s').send({ template: 'hello', sender: 'news@acme.test' }).build(),
+    );
+    for (let i = 0; i < RUNS; i++) {
+      await engine.track(secret, {
+        event: 'joined',
+        contact: `c${i}@example.test`,
+        id: `j${i}`,
+        properties: { n: i },
+      });
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const worker of workers) worker.child.kill('SIGKILL');
+    await engine?.close();
+    await sink?.close();
+  });
+
+  it(`${RUNS} runs due together, a worker SIGKILLed three times: all complete, one message per contact`, async () => {
+    const start = () => startWorker(url, sink.port, { batchSize: 50, leaseMs: LEASE_MS, automations: true });
+    sink = await startCountingSink((count) => {
+      if (count < (kills[0] ?? Number.POSITIVE_INFINITY)) return;
+      kills.shift();
+      const victim = workers.find((w) => w.child.exitCode === null && w.child.signalCode === null);
+      victim?.child.kill('SIGKILL');
+      void start().then((w) => workers.push(w));
+    });
+    workers.push(await start(), await start());
+    // Deliveries in flight when a worker died arrive twice: wait for every contact, not a count.
+    const distinct = () => new Set(sink.arrivals.map((a) => a.rcpt)).size;
+    const until = Date.now() + 90_000;
+    while (distinct() < RUNS && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    const byContact = new Map<string, Set<string>>();
+    for (const a of sink.arrivals) {
+      const ids = byContact.get(a.rcpt) ?? new Set<string>();
+      ids.add(a.messageId);
+      byContact.set(a.rcpt, ids);
+    }
+    expect(byContact.size).toBe(RUNS);
+    expect([...byContact.values()].filter((ids) => ids.size > 1)).toEqual([]);
+    expect(kills).toEqual([]);
+    // Every run ends completed (the last ones once their lease lapses after a kill).
+    const [view] = await engine.automations.list(secret);
+    const deadline = Date.now() + 30_000;
+    let counts = view?.runs;
+    while (counts?.completed !== RUNS && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      counts = (await engine.automations.list(secret))[0]?.runs;
+    }
+    expect(counts).toEqual({ atStep: {}, active: 0, completed: RUNS, exited: 0 });
+  }, 150_000);
+});
