@@ -2,6 +2,8 @@ import type {
   AudienceGroupRecord,
   BatchRecord,
   ConsentRecord,
+  FormRecord,
+  SignupRecord,
   DeliveryRecord,
   DomainRecord,
   IdempotencyRecord,
@@ -74,6 +76,12 @@ export interface State {
     states: Map<string, Map<string, TopicStateRecord>>;
     records: ConsentRecord[];
   };
+  /** Signup forms by ref and signups by id, with the id of each key(key(projectId, formRef), address). */
+  signup: {
+    forms: Map<string, FormRecord>;
+    signups: Map<string, SignupRecord>;
+    idByKey: Map<string, string>;
+  };
   tracking: {
     linkMaps: Map<string, string[]>;
     opens: Map<string, { mailingId: string; machine: boolean; firstAt: Date; lastAt: Date; count: number }>;
@@ -110,6 +118,7 @@ export function emptyState(): State {
     domainIdByName: new Map(),
     pauses: new Map(),
     consent: { topics: new Map(), states: new Map(), records: [] },
+    signup: { forms: new Map(), signups: new Map(), idByKey: new Map() },
     tracking: { linkMaps: new Map(), opens: new Map(), clicks: [] },
   };
 }

@@ -6,6 +6,7 @@ import { memoryActivityStore } from './roles/activity-store.js';
 import { memoryAudienceAdminStore } from './roles/audience-admin-store.js';
 import { memoryAudienceStore } from './roles/audience-store.js';
 import { memoryConsentStore } from './roles/consent-store.js';
+import { memorySignupStore } from './roles/signup-store.js';
 import { memoryDeliveryQueue } from './roles/delivery-queue.js';
 import { memoryDestinationLimitStore } from './roles/destination-limit-store.js';
 import { memoryDomainStore } from './roles/domain-store.js';
@@ -70,5 +71,6 @@ export function memoryStore(): Store {
     ...memoryResourceStore(db),
     ...memoryActivityStore(() => db().outbox),
     ...memoryConsentStore(db),
+    ...memorySignupStore(db),
   };
 }

@@ -16,6 +16,7 @@ import { STORE_ID_SETTING, sqlAppTransactions } from './roles/app-transaction.js
 import { sqlAudienceAdminStore } from './roles/audience-admin-store.js';
 import { sqlAudienceStore } from './roles/audience-store.js';
 import { sqlConsentStore } from './roles/consent-store.js';
+import { sqlSignupStore } from './roles/signup-store.js';
 import { sqlDeliveryQueue } from './roles/delivery-queue.js';
 import { sqlDestinationLimitStore } from './roles/destination-limit-store.js';
 import { sqlDomainStore } from './roles/domain-store.js';
@@ -165,6 +166,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     ...sqlResourceStore(ctx),
     ...sqlActivityStore(ctx),
     ...sqlConsentStore(ctx),
+    ...sqlSignupStore(ctx),
     ...sqlAppTransactions({ ctx, closed: () => closed, storeId: () => storeId, init }),
   };
 }

@@ -10,6 +10,8 @@ export interface TopicView {
   default: TopicDefault;
   /** `public` topics are shown to contacts (the unsubscribe page); `private` ones are not. */
   visibility: TopicVisibility;
+  /** Signups through a form stay `pending` until confirmed from a mailed link (double opt-in). */
+  doubleOptIn: boolean;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -24,6 +26,8 @@ export interface TopicInput {
   default?: TopicDefault;
   /** @default 'public' */
   visibility?: TopicVisibility;
+  /** Signups through a form stay `pending` until confirmed (double opt-in). @default false */
+  doubleOptIn?: boolean;
 }
 
 /** The fields of a topic to change; absent ones are kept. */
@@ -57,6 +61,8 @@ export interface ConsentRecordView {
   ip: string | null;
   userAgent: string | null;
   mailingRef: string | null;
+  /** The wording the contact agreed to (a form's consent text, with its version), when known. */
+  wording: string | null;
 }
 
 /** A page of a contact's consent history, oldest first. */

@@ -1,5 +1,7 @@
 import { createAcceptance } from '../accept/accept-requests.js';
 import { DEFAULT_IDEMPOTENCY_TTL_MS } from '../accept/idempotency.js';
+import { createSignups } from '../signup/signup.js';
+import { createFormsApi } from '../signup/signup-forms.js';
 import { createActivityQueries } from '../admin/activity-series.js';
 import { createAdmin } from '../admin/admin.js';
 import { createCountCache } from '../admin/count-cache.js';
@@ -212,6 +214,15 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       checkTemplate: (projectId, template) => previews.check(projectId, template),
     }),
     senders: createSenderResources(ctx, resolveAuth),
+    forms: createFormsApi(ctx, resolveAuth),
+    signups: createSignups(
+      ctx,
+      {
+        send: (auth, body) => acceptance.send(auth, body),
+        ...(options.unsubscribe ? { fallbackBaseUrl: options.unsubscribe.baseUrl } : {}),
+      },
+      options.signup,
+    ),
     suppressions: createSuppressionResources(ctx, resolveAuth),
     inbound: createInbound(ctx, options.notifications),
     worker: {

@@ -2,6 +2,7 @@ import type { ProgressEvents } from '../admin/admin-events.js';
 import type { ConsentEvents } from '../consent/consent-events.js';
 import type { DeliveryEvents } from '../delivery/delivery-events.js';
 import type { InboundEvents } from '../inbound/inbound-events.js';
+import type { SignupEvents } from '../signup/signup-events.js';
 import type { TrackingEvents } from '../tracking/tracking-events.js';
 import type { UnsubscribeEvents } from '../unsubscribe/unsubscribe-events.js';
 import type { WebhookEvents } from '../webhooks/webhook-events.js';
@@ -17,4 +18,5 @@ export interface MailroomEvents
     TrackingEvents,
     UnsubscribeEvents,
     InboundEvents,
-    ConsentEvents {}
+    ConsentEvents,
+    SignupEvents {}

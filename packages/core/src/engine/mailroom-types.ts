@@ -60,6 +60,7 @@ export type * from './engine-events.js';
 
 import type { MailroomAdmin, MailroomReads } from '../admin/admin-types.js';
 import type { ConsentFacade } from '../consent/consent-types.js';
+import type { SignupEngineOptions, SignupFacade } from '../signup/signup-types.js';
 import type { MailroomWorker } from '../delivery/worker-api.js';
 import type { DomainsEngineOptions, DomainsFacade } from '../domains/domains-facade.js';
 import type { TrackingEngineOptions, TrackingFacade } from '../tracking/tracking-facade.js';
@@ -70,7 +71,7 @@ export type * from '../domains/domains-facade.js';
 export type * from '../tracking/tracking-facade.js';
 
 /** Options of {@link createMailroom}. */
-export interface MailroomOptions extends TrackingEngineOptions, DomainsEngineOptions {
+export interface MailroomOptions extends TrackingEngineOptions, DomainsEngineOptions, SignupEngineOptions {
   store: Store;
   transport: Transport;
   clock?: Clock;
@@ -154,7 +155,12 @@ export interface MailroomOptions extends TrackingEngineOptions, DomainsEngineOpt
 }
 
 /** The engine. */
-export interface Mailroom extends MailroomReads, TrackingFacade, DomainsFacade, ConsentFacade {
+export interface Mailroom
+  extends MailroomReads,
+    TrackingFacade,
+    DomainsFacade,
+    ConsentFacade,
+    SignupFacade {
   readonly store: Store;
   readonly transport: Transport;
   readonly admin: MailroomAdmin;

@@ -7,6 +7,7 @@ export interface TopicChange {
   description?: string | null;
   defaultState?: TopicRecord['defaultState'];
   visibility?: TopicRecord['visibility'];
+  doubleOptIn?: boolean;
 }
 
 /** A page of a contact's consent history: oldest first, strictly after the record id `after`. */
@@ -57,7 +58,8 @@ export interface ConsentStore {
   /** A contact's consent history, oldest first (by `at`, then id), at most `page.limit`. */
   listConsentRecords(projectId: string, address: string, page: ConsentPageOptions): Promise<ConsentRecord[]>;
   /**
-   * Erasure of an address's consent data, in one transaction: delete its topic states, rewrite the
+   * Erasure of an address's consent data, in one transaction: delete its topic states and its signups
+   * (`SignupStore`), rewrite the
    * `address` of its history to `hashed` and clear their `ip` and `userAgent`, then append `record`.
    */
   eraseConsent(projectId: string, address: string, hashed: string, record: ConsentRecord): Promise<void>;

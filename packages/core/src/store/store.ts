@@ -15,6 +15,7 @@ import type { MailingStore } from './mailing-store.js';
 import type { PauseStore } from './pause-store.js';
 import type { ResourceStore } from './resource-store.js';
 import type { RetentionStore } from './retention-store.js';
+import type { SignupStore } from './signup-store.js';
 import type { SourceJobStore } from './source-job-store.js';
 import type { StoreLifecycle } from './store-lifecycle.js';
 import type { TrackingStore } from './tracking-store.js';
@@ -42,6 +43,8 @@ export type {
   TopicVisibility,
 } from './consent-records.js';
 export type { ConsentPageOptions, ConsentStore, TopicChange } from './consent-store.js';
+export type { ConsentTextVersion, FormRecord, SignupRecord } from './signup-records.js';
+export type { SignupStore } from './signup-store.js';
 export type { ClaimOptions, DeliveryOutcome, DeliveryQueue } from './delivery-queue.js';
 export type {
   DestinationLimitStore,
@@ -115,6 +118,7 @@ export type {
  * - {@link KeyStore}: a project's API keys: list, revoke, rotate, last use.
  * - {@link ResourceStore}: the management API's pages and removals of senders, templates, suppressions.
  * - {@link ConsentStore}: topics, each contact's state per topic, the consent history.
+ * - {@link SignupStore}: public signup forms and each address's signup (double opt-in).
  * - {@link AppTransactionStore} (optional): writing an accepted request in the app's own transaction.
  *
  * Rules for every method:
@@ -146,6 +150,7 @@ export interface Store
     ResourceStore,
     ActivityStore,
     ConsentStore,
+    SignupStore,
     AppTransactionStore {}
 
 /** The names of the roles, as `storeTestSuite`'s `roles` option takes them. */
@@ -167,4 +172,5 @@ export type StoreRole =
   | 'KeyStore'
   | 'ResourceStore'
   | 'ActivityStore'
-  | 'ConsentStore';
+  | 'ConsentStore'
+  | 'SignupStore';

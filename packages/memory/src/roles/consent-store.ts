@@ -96,6 +96,12 @@ export function memoryConsentStore(db: () => State): ConsentStore {
     async eraseConsent(projectId, address, hashed, record) {
       const s = db();
       s.consent.states.delete(key(projectId, address));
+      // A signup names the address too: it goes with the states (the history keeps the evidence).
+      for (const [id, signup] of s.signup.signups) {
+        if (signup.projectId !== projectId || signup.address !== address) continue;
+        s.signup.signups.delete(id);
+        s.signup.idByKey.delete(key(key(projectId, signup.formRef), address));
+      }
       for (const r of s.consent.records) {
         if (r.projectId !== projectId || r.address !== address) continue;
         r.address = hashed;

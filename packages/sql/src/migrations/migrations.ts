@@ -14,6 +14,7 @@ import { inboundSignalsMigration } from './migration-inbound.js';
 import { keyNames } from './migration-key-names.js';
 import { pausesSchema } from './migration-pauses.js';
 import { signalReasons } from './migration-signal-reasons.js';
+import { signupFormsSchema } from './migration-signup-forms.js';
 import { suppressionCase } from './migration-suppression-case.js';
 import { topicsConsentSchema } from './migration-topics-consent.js';
 import { trackingSchema } from './migration-tracking.js';
@@ -353,6 +354,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '019_delivery_priority': deliveryPriority(dialect),
     '020_topics_consent': topicsConsentSchema(dialect),
     '021_suppression_case': suppressionCase(),
+    '023_signup_forms': signupFormsSchema(dialect),
   };
 }
 
