@@ -6,7 +6,6 @@ import { memoryActivityStore } from './roles/activity-store.js';
 import { memoryAudienceAdminStore } from './roles/audience-admin-store.js';
 import { memoryAudienceStore } from './roles/audience-store.js';
 import { memoryConsentStore } from './roles/consent-store.js';
-import { memorySignupStore } from './roles/signup-store.js';
 import { memoryDeliveryQueue } from './roles/delivery-queue.js';
 import { memoryDestinationLimitStore } from './roles/destination-limit-store.js';
 import { memoryDomainStore } from './roles/domain-store.js';
@@ -18,6 +17,7 @@ import { memoryMailingStore } from './roles/mailing-store.js';
 import { memoryPauseStore } from './roles/pause-store.js';
 import { memoryResourceStore } from './roles/resource-store.js';
 import { memoryRetentionStore } from './roles/retention-store.js';
+import { memorySignupStore } from './roles/signup-store.js';
 import { memorySourceJobStore } from './roles/source-job-store.js';
 import { memoryTrackingStore } from './roles/tracking-store.js';
 

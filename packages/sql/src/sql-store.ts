@@ -16,7 +16,6 @@ import { STORE_ID_SETTING, sqlAppTransactions } from './roles/app-transaction.js
 import { sqlAudienceAdminStore } from './roles/audience-admin-store.js';
 import { sqlAudienceStore } from './roles/audience-store.js';
 import { sqlConsentStore } from './roles/consent-store.js';
-import { sqlSignupStore } from './roles/signup-store.js';
 import { sqlDeliveryQueue } from './roles/delivery-queue.js';
 import { sqlDestinationLimitStore } from './roles/destination-limit-store.js';
 import { sqlDomainStore } from './roles/domain-store.js';
@@ -28,6 +27,7 @@ import { sqlMailingStore } from './roles/mailing-store.js';
 import { sqlPauseStore } from './roles/pause-store.js';
 import { sqlResourceStore } from './roles/resource-store.js';
 import { sqlRetentionStore } from './roles/retention-store.js';
+import { sqlSignupStore } from './roles/signup-store.js';
 import { sqlSourceJobStore } from './roles/source-job-store.js';
 import { sqlTrackingStore } from './roles/tracking-store.js';
 import { createCodec } from './rows/codec.js';

@@ -1,7 +1,5 @@
 import { createAcceptance } from '../accept/accept-requests.js';
 import { DEFAULT_IDEMPOTENCY_TTL_MS } from '../accept/idempotency.js';
-import { createSignups } from '../signup/signup.js';
-import { createFormsApi } from '../signup/signup-forms.js';
 import { createActivityQueries } from '../admin/activity-series.js';
 import { createAdmin } from '../admin/admin.js';
 import { createCountCache } from '../admin/count-cache.js';
@@ -44,6 +42,8 @@ import { createSenderResources } from '../resources/sender-resources.js';
 import { createSuppressionResources } from '../resources/suppression-resources.js';
 import { createTemplateResources } from '../resources/template-resources.js';
 import { createRetention } from '../retention/retention.js';
+import { createSignups } from '../signup/signup.js';
+import { createFormsApi } from '../signup/signup-forms.js';
 import type { MailingRecord } from '../store/records.js';
 import { createUnsubscribeLinks } from '../unsubscribe/unsubscribe.js';
 import { createWebhooks, listEvents } from '../webhooks/webhook-endpoints.js';

@@ -53,6 +53,8 @@ export type * from '../inbound/bounces-options.js';
 export type * from '../keys/key-types.js';
 export type * from '../resources/resource-types.js';
 export type * from '../retention/retention-options.js';
+export type { SignupEvents } from '../signup/signup-events.js';
+export type * from '../signup/signup-types.js';
 export type * from '../tracking/tracking-options.js';
 export type * from '../unsubscribe/unsubscribe-options.js';
 export type * from '../webhooks/webhook-types.js';
@@ -60,9 +62,9 @@ export type * from './engine-events.js';
 
 import type { MailroomAdmin, MailroomReads } from '../admin/admin-types.js';
 import type { ConsentFacade } from '../consent/consent-types.js';
-import type { SignupEngineOptions, SignupFacade } from '../signup/signup-types.js';
 import type { MailroomWorker } from '../delivery/worker-api.js';
 import type { DomainsEngineOptions, DomainsFacade } from '../domains/domains-facade.js';
+import type { SignupEngineOptions, SignupFacade } from '../signup/signup-types.js';
 import type { TrackingEngineOptions, TrackingFacade } from '../tracking/tracking-facade.js';
 
 export type * from '../admin/admin-types.js';
@@ -155,12 +157,7 @@ export interface MailroomOptions extends TrackingEngineOptions, DomainsEngineOpt
 }
 
 /** The engine. */
-export interface Mailroom
-  extends MailroomReads,
-    TrackingFacade,
-    DomainsFacade,
-    ConsentFacade,
-    SignupFacade {
+export interface Mailroom extends MailroomReads, TrackingFacade, DomainsFacade, ConsentFacade, SignupFacade {
   readonly store: Store;
   readonly transport: Transport;
   readonly admin: MailroomAdmin;

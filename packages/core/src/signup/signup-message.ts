@@ -37,5 +37,10 @@ export function confirmationRequest(
   if (form.confirmTemplateRef !== null) {
     return { sender: form.sender, template: { ref: form.confirmTemplateRef }, recipients };
   }
-  return { subject: DEFAULT_CONFIRM_SUBJECT, sender: form.sender, message: DEFAULT_CONFIRM_MESSAGE, recipients };
+  return {
+    subject: DEFAULT_CONFIRM_SUBJECT,
+    sender: form.sender,
+    message: DEFAULT_CONFIRM_MESSAGE,
+    recipients,
+  };
 }

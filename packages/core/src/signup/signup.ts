@@ -52,7 +52,11 @@ interface Resolved {
  * one). Every change is a consent change with the form's source (`form:<ref>`), the client's IP and user
  * agent, and the wording shown (the form's consent text and its version).
  */
-export function createSignups(ctx: BaseContext, deps: SignupDeps, options: SignupOptions = {}): MailroomSignups {
+export function createSignups(
+  ctx: BaseContext,
+  deps: SignupDeps,
+  options: SignupOptions = {},
+): MailroomSignups {
   const { store, clock, logger } = ctx;
   const events = ctx.events.view<SignupEvents>();
   if (options.secret !== undefined && options.secret.length < MIN_SECRET_LENGTH) {
@@ -74,7 +78,10 @@ export function createSignups(ctx: BaseContext, deps: SignupDeps, options: Signu
   function baseUrl(): string {
     const given = options.baseUrl ?? deps.fallbackBaseUrl;
     if (given === undefined) {
-      throw new MailroomError('VALIDATION_FAILED', 'Double opt-in needs signup.baseUrl (or unsubscribe.baseUrl)');
+      throw new MailroomError(
+        'VALIDATION_FAILED',
+        'Double opt-in needs signup.baseUrl (or unsubscribe.baseUrl)',
+      );
     }
     return publicBaseUrl(typeof given === 'function' ? given() : given, 'signup');
   }
@@ -156,7 +163,10 @@ export function createSignups(ctx: BaseContext, deps: SignupDeps, options: Signu
       expiresAt: parsed.expiresAt,
     };
     if (!verifySignupToken(await getSecret(), parsed, fields)) throw notFound();
-    const [form, project] = await Promise.all([store.findForm(signup.formRef), store.getProject(signup.projectId)]);
+    const [form, project] = await Promise.all([
+      store.findForm(signup.formRef),
+      store.getProject(signup.projectId),
+    ]);
     if (!form || !project || form.projectId !== signup.projectId) throw notFound();
     const { topic, group } = await targetsOf(form);
     const states = topic ? await store.findTopicStates(form.projectId, topic.key, [signup.address]) : [];
@@ -224,7 +234,14 @@ export function createSignups(ctx: BaseContext, deps: SignupDeps, options: Signu
         confirmedAt: null,
       });
       const source = `form:${form.ref}`;
-      const base = { projectId: form.projectId, address, source, meta, wording, topicChange: 'signup' as const };
+      const base = {
+        projectId: form.projectId,
+        address,
+        source,
+        meta,
+        wording,
+        topicChange: 'signup' as const,
+      };
       const eventData = (pending: boolean) => ({
         address,
         form_ref: form.ref,
@@ -248,7 +265,13 @@ export function createSignups(ctx: BaseContext, deps: SignupDeps, options: Signu
             data: eventData(false),
           });
         }
-        if (joined || topic) events.emit('contactSubscribed', { projectId: form.projectId, address, formRef: form.ref, pending: false });
+        if (joined || topic)
+          events.emit('contactSubscribed', {
+            projectId: form.projectId,
+            address,
+            formRef: form.ref,
+            pending: false,
+          });
         return;
       }
 
@@ -261,7 +284,12 @@ export function createSignups(ctx: BaseContext, deps: SignupDeps, options: Signu
         events: [{ type: 'contact.subscribed', data: eventData(true) }],
       });
       if (changed.topics.length > 0) {
-        events.emit('contactSubscribed', { projectId: form.projectId, address, formRef: form.ref, pending: true });
+        events.emit('contactSubscribed', {
+          projectId: form.projectId,
+          address,
+          formRef: form.ref,
+          pending: true,
+        });
       }
       if (await store.claimSignupSend(signup.id, now, new Date(now.getTime() - resendMs))) {
         await sendConfirmation(form, signup, wording);
@@ -278,7 +306,12 @@ export function createSignups(ctx: BaseContext, deps: SignupDeps, options: Signu
       const now = clock.now();
       const won = await store.confirmSignup(r.signup.id, now, r.group?.id ?? null);
       const wording = wordingOf(r.form, r.signup.consentVersion);
-      const data = { address: r.signup.address, form_ref: r.form.ref, topic: r.form.topicKey, group: r.form.groupRef };
+      const data = {
+        address: r.signup.address,
+        form_ref: r.form.ref,
+        topic: r.form.topicKey,
+        group: r.form.groupRef,
+      };
       let changed = won;
       if (r.topic) {
         const result = await changeConsent(ctx, {
@@ -293,10 +326,17 @@ export function createSignups(ctx: BaseContext, deps: SignupDeps, options: Signu
         });
         changed = result.topics.length > 0;
       } else if (won) {
-        await recordOnly(r.form, r.signup.address, 'confirm', wording, meta, { type: 'contact.confirmed', data });
+        await recordOnly(r.form, r.signup.address, 'confirm', wording, meta, {
+          type: 'contact.confirmed',
+          data,
+        });
       }
       if (changed) {
-        events.emit('contactConfirmed', { projectId: r.form.projectId, address: r.signup.address, formRef: r.form.ref });
+        events.emit('contactConfirmed', {
+          projectId: r.form.projectId,
+          address: r.signup.address,
+          formRef: r.form.ref,
+        });
       }
       return view(r, 'confirmed');
     },

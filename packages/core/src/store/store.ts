@@ -43,8 +43,6 @@ export type {
   TopicVisibility,
 } from './consent-records.js';
 export type { ConsentPageOptions, ConsentStore, TopicChange } from './consent-store.js';
-export type { ConsentTextVersion, FormRecord, SignupRecord } from './signup-records.js';
-export type { SignupStore } from './signup-store.js';
 export type { ClaimOptions, DeliveryOutcome, DeliveryQueue } from './delivery-queue.js';
 export type {
   DestinationLimitStore,
@@ -85,6 +83,8 @@ export type { PageOptions } from './paging.js';
 export type { PauseRecord, PauseRule, PauseScope, PauseStore } from './pause-store.js';
 export type { ResourceStore, SuppressionPageOptions } from './resource-store.js';
 export type { RetentionStore } from './retention-store.js';
+export type { ConsentTextVersion, FormRecord, SignupRecord } from './signup-records.js';
+export type { SignupStore } from './signup-store.js';
 export type { SourceJobStore } from './source-job-store.js';
 export type { StoreCapabilities, StoreLifecycle } from './store-lifecycle.js';
 export type {

@@ -50,7 +50,11 @@ export function describeSignup(ctx: StoreSuiteContext): void {
     const { project } = await seedProject(ctx.store);
     const { project: other } = await seedProject(ctx.store);
     const form = makeForm(project.id);
-    const second = makeForm(project.id, { groupRef: null, allowedOrigins: [], confirmTemplateRef: 'confirm' });
+    const second = makeForm(project.id, {
+      groupRef: null,
+      allowedOrigins: [],
+      confirmTemplateRef: 'confirm',
+    });
     await ctx.store.createForm(form);
     await ctx.store.createForm(second);
     await expectStoreError(ctx.store.createForm({ ...form, projectId: other.id }), 'CONFLICT', [form.ref]);
@@ -116,9 +120,16 @@ export function describeSignup(ctx: StoreSuiteContext): void {
     await ctx.store.createGroup(group);
     const signup = await ctx.store.openSignup(makeSignup(project.id, 'frm_a', 'ann@example.com'));
     // The engine writes the contact's profile with its consent; the group lists profiles.
-    await ctx.store.writeConsent({ projectId: project.id, address: 'ann@example.com', records: [], now: testTime() });
+    await ctx.store.writeConsent({
+      projectId: project.id,
+      address: 'ann@example.com',
+      records: [],
+      now: testTime(),
+    });
     const results = await Promise.all(
-      Array.from({ length: ctx.concurrency }, () => ctx.store.confirmSignup(signup.id, testTime(5000), group.id)),
+      Array.from({ length: ctx.concurrency }, () =>
+        ctx.store.confirmSignup(signup.id, testTime(5000), group.id),
+      ),
     );
     expect(results.filter(Boolean)).toHaveLength(1);
     const stored = await ctx.store.getSignup(signup.id);
@@ -147,7 +158,9 @@ export function describeSignup(ctx: StoreSuiteContext): void {
       now: testTime(),
     });
     expect(await ctx.store.listConsentRecords(project.id, address, { limit: 10 })).toEqual([record]);
-    expect(await ctx.store.findTopicStates(project.id, 'news', [address])).toMatchObject([{ state: 'pending' }]);
+    expect(await ctx.store.findTopicStates(project.id, 'news', [address])).toMatchObject([
+      { state: 'pending' },
+    ]);
     await ctx.store.eraseConsent(project.id, address, 'sha256:x', makeConsentRecord(project.id, 'sha256:x'));
     expect(await ctx.store.getSignup(signup.id)).toBeUndefined();
     // The address may sign up again after its erasure.

@@ -39,14 +39,14 @@ export function topicSchemas(): JsonObject {
     Topic: object(
       ['key', 'name', 'description', 'default', 'visibility', 'doubleOptIn', 'createdAt', 'updatedAt'],
       {
-      key,
-      name: { type: 'string' },
-      description: nullableString,
-      default: topicDefault,
-      visibility,
-      doubleOptIn,
-      createdAt: dateTime,
-      updatedAt: dateTime,
+        key,
+        name: { type: 'string' },
+        description: nullableString,
+        default: topicDefault,
+        visibility,
+        doubleOptIn,
+        createdAt: dateTime,
+        updatedAt: dateTime,
       },
     ),
     TopicCreate: {

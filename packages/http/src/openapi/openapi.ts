@@ -11,6 +11,7 @@ import {
 import { audiencePaths, audienceSchemas } from './openapi-audience.js';
 import { domainPaths, domainSchemas } from './openapi-domains.js';
 import { eventPaths, eventSchemas } from './openapi-events.js';
+import { formPaths, formSchemas } from './openapi-forms.js';
 import { keyPaths, keySchemas } from './openapi-keys.js';
 import { pausePaths, pauseSchemas } from './openapi-pauses.js';
 import { resourcePaths, resourceRequestSchemas, resourceSchemas } from './openapi-resources.js';
@@ -57,6 +58,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
     audienceSchemas(),
     pauseSchemas(),
     topicSchemas(),
+    formSchemas(),
   );
 
   const broadcastOperation = (operationId: string, deprecated: boolean): JsonObject => ({
@@ -100,6 +102,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
       ...audiencePaths(responses),
       ...pausePaths(responses),
       ...topicPaths(responses),
+      ...formPaths(responses),
       '/send/mail': {
         post: {
           operationId: 'sendMail',

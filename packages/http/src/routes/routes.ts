@@ -52,7 +52,12 @@ export type RouteName =
   | 'topics'
   | 'topic'
   | 'audience-profile-topics'
-  | 'audience-profile-consent';
+  | 'audience-profile-consent'
+  | 'forms'
+  | 'form'
+  | 'subscribe'
+  | 'confirm'
+  | 'confirm-resend';
 
 /**
  * Who may call one method of a route: anyone (`public`: the route authenticates otherwise, or not at
@@ -77,7 +82,8 @@ export interface MatchedRoute {
    * The path's parameters: `token` of `unsubscribe` and tracking, `ref` of `cancel` and `reschedule`, `id` of
    * a webhook endpoint, a key or an import, `name` of a sending domain, `ref` of a template, a broadcast or
    * a message (or a message's RFC Message-ID), `email` of a sender, a suppression or a profile, `group` of
-   * an audience group, `name` of a paused destination, `key` of a topic.
+   * an audience group, `name` of a paused destination, `key` of a topic, `ref` of a signup form (`formRef`
+   * on the public `subscribe`), `token` of a confirmation link.
    */
   params?: Readonly<Record<string, string>>;
 }
@@ -138,6 +144,11 @@ export const ROUTE_NAMES = Object.keys({
   topic: true,
   'audience-profile-topics': true,
   'audience-profile-consent': true,
+  forms: true,
+  form: true,
+  subscribe: true,
+  confirm: true,
+  'confirm-resend': true,
 } satisfies Record<RouteName, true>) as readonly RouteName[];
 
 /** A route's entry: its name, the access of each method, and its path parameters. */
@@ -165,6 +176,13 @@ const PUBLIC_POST = { POST: 'public' } as const;
 const UNSUBSCRIBE_ACCESS = { GET: 'public', HEAD: 'public', POST: 'public' } as const;
 
 const UNSUBSCRIBE_PATH = /^\/unsubscribe\/([^/]+)$/;
+// Signup forms (signup-routes.ts): the public POST of a website's form (OPTIONS: its CORS preflight), and
+// the confirmation link of double opt-in, whose GET only shows a button (a link scanner confirms nothing).
+const SUBSCRIBE_PATH = /^\/subscribe\/([^/]+)$/;
+const SUBSCRIBE_ACCESS = { POST: 'public', OPTIONS: 'public' } as const;
+const CONFIRM_PATH = /^\/confirm\/([^/]+)(\/resend)?$/;
+const CONFIRM_ACCESS = { GET: 'public', HEAD: 'public', POST: 'public' } as const;
+const FORM_PATH = /^\/forms\/([^/]+)$/;
 const WEBHOOK_PATH = /^\/webhooks\/([^/]+)(\/rotate-secret)?$/;
 const DOMAIN_PATH = /^\/domains\/([^/]+)(?:\/(verify|rotate-dkim))?$/;
 const KEY_PATH = /^\/keys\/([^/]+?)(\/rotate)?$/;
@@ -202,6 +220,8 @@ const PARAM_ROUTES: ReadonlyArray<readonly [RegExp, RouteName, string, MethodAcc
   ],
   [AUDIENCE_IMPORT_PATH, 'audience-import', 'id', READ],
   [TOPIC_PATH, 'topic', 'key', { GET: 'read', HEAD: 'read', PATCH: 'full', DELETE: 'full' }],
+  [FORM_PATH, 'form', 'ref', { GET: 'read', HEAD: 'read', PATCH: 'full', DELETE: 'full' }],
+  [SUBSCRIBE_PATH, 'subscribe', 'formRef', SUBSCRIBE_ACCESS],
   [PROFILE_TOPICS_PATH, 'audience-profile-topics', 'email', { GET: 'read', HEAD: 'read', PUT: 'full' }],
   [PROFILE_CONSENT_PATH, 'audience-profile-consent', 'email', READ],
   [BROADCAST_STATUS_PATH, 'broadcast-status', 'ref', READ],
@@ -236,6 +256,7 @@ const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>(
   ['/broadcasts', entry('broadcasts-list', READ)],
   ['/pauses', entry('pauses', READ)],
   ['/topics', entry('topics', READ_ADD)],
+  ['/forms', entry('forms', READ_ADD)],
   ['/sending/pause', entry('sending-pause', FULL_POST)],
   ['/sending/resume', entry('sending-resume', FULL_POST)],
 ]);
@@ -248,6 +269,14 @@ export function matchRoute(path: string, openapi: boolean): MatchedRoute | undef
   if (unsubscribe) {
     const token = decode(unsubscribe[1] as string);
     return token === undefined ? undefined : entry('unsubscribe', UNSUBSCRIBE_ACCESS, { token });
+  }
+  const confirm = CONFIRM_PATH.exec(path);
+  if (confirm) {
+    const token = decode(confirm[1] as string);
+    if (token === undefined) return undefined;
+    return confirm[2]
+      ? entry('confirm-resend', PUBLIC_POST, { token })
+      : entry('confirm', CONFIRM_ACCESS, { token });
   }
   const webhook = WEBHOOK_PATH.exec(path);
   if (webhook) {

@@ -88,8 +88,10 @@ export function sqlSignupStore(ctx: SqlContext): SignupStore {
       return guard(
         'deleteForm',
         async () =>
-          (await write('DELETE FROM mailroom_signup_forms WHERE ref = ? AND project_id = ?', [ref, projectId])) >
-          0,
+          (await write('DELETE FROM mailroom_signup_forms WHERE ref = ? AND project_id = ?', [
+            ref,
+            projectId,
+          ])) > 0,
       );
     },
 
