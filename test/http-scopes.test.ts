@@ -38,7 +38,7 @@ interface Row {
   /** A path of the route, to check that routes.ts matches it to `route` (and read its declared access). */
   sample: string;
   /** The status when the caller may call it; for a `public` route, whoever calls. */
-  ok: 200 | 401 | 404 | 422;
+  ok: 200 | 204 | 401 | 404 | 422;
   /** The status for another project's full key (default `ok`: the route acts in the caller's project). */
   other?: 200 | 400 | 404 | 422;
   /** Makes the call's path and body (fresh per call: many calls change or delete what they name). */

@@ -2,6 +2,7 @@ import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import { type AudienceMethods, audienceMethods } from './audience-methods.js';
 import { dataOf, init, pathOf } from './call-envelope.js';
 import type { CallOptions, OperationBody, OperationQuery, OperationResult } from './client-types.js';
+import { type FormMethods, formMethods } from './form-methods.js';
 import { MailroomApiError } from './mailroom-api-error.js';
 import type { paths } from './openapi-types.js';
 import { type PauseMethods, pauseMethods } from './pause-methods.js';
@@ -111,6 +112,8 @@ export interface MailroomClient extends ResourceMethods, AudienceMethods {
   readonly pauses: PauseMethods;
   /** Topics, contacts' topic states and the consent history (topic-methods.ts). */
   readonly topics: TopicMethods;
+  /** Signup forms (form-methods.ts). */
+  readonly forms: FormMethods;
 }
 
 /**
@@ -175,6 +178,7 @@ export function createMailroomClient(options: MailroomClientOptions): MailroomCl
     },
     pauses: pauseMethods(api, { init, dataOf }),
     topics: topicMethods(api, { init, dataOf }),
+    forms: formMethods(api, { init, dataOf }),
   };
 }
 

@@ -16,6 +16,7 @@ import type {
   TemplateView,
   WebhookEndpointView,
 } from '@mailroom/core';
+import type { FormOperations } from './form-operations.js';
 import type { PauseOperations } from './pause-operations.js';
 import type { TopicOperations } from './topic-operations.js';
 
@@ -74,6 +75,8 @@ export interface AdminOperations {
   readonly pauses: PauseOperations;
   /** Topics, contacts' topic states and the consent history (topic-operations.ts). */
   readonly topics: TopicOperations;
+  /** Signup forms (form-operations.ts). */
+  readonly forms: FormOperations;
   /** A broadcast or message with its delivery counts. */
   getMailing(ref: string): Promise<MailingView>;
   /** The project's broadcasts, newest first, with their counts; `after` is the `next` of a page. */

@@ -1,5 +1,6 @@
 import type { AuthContext, Mailroom } from '@mailroom/core';
 import type { AdminOperations } from './admin-operations.js';
+import { localForms } from './form-operations.js';
 import { localPauses } from './pause-operations.js';
 import { localTopics } from './topic-operations.js';
 
@@ -27,6 +28,7 @@ export function localAdmin(mailroom: Mailroom, auth: AuthContext): AdminOperatio
     },
     pauses: localPauses(mailroom, auth),
     topics: localTopics(mailroom, auth),
+    forms: localForms(mailroom, auth),
     getMailing: (ref) => mailroom.getMailing(auth, ref),
     listBroadcasts: (page) => mailroom.listMailings(auth, 'broadcast', page),
     getMessage: (ref) => mailroom.getMessage(auth, ref),

@@ -1,6 +1,7 @@
 import { MailroomApiError, type MailroomClient } from '@mailroom/client';
 import { ERROR_CODES, type ErrorCode, MailroomError } from '@mailroom/core';
 import type { AdminOperations } from './admin-operations.js';
+import { remoteForms } from './form-operations.js';
 import { remotePauses } from './pause-operations.js';
 import { remoteResources } from './remote-resources.js';
 import { domainView, webhookView } from './remote-views.js';
@@ -44,6 +45,7 @@ export function remoteAdmin(client: MailroomClient, url: string): AdminOperation
     ...remoteResources(client, call),
     pauses: remotePauses(client, call),
     topics: remoteTopics(client, call),
+    forms: remoteForms(client, call),
   };
 }
 

@@ -14,6 +14,7 @@ import {
   domainRotateCommand,
   domainVerifyCommand,
 } from './domain-command.js';
+import { FORM_COMMANDS } from './form-command.js';
 import { inboundCommand } from './inbound-command.js';
 import { keyCreateCommand, keyListCommand, keyRevokeCommand, keyRotateCommand } from './key-command.js';
 import { broadcastListCommand, messageStatusCommand } from './message-command.js';
@@ -73,6 +74,7 @@ export const COMMANDS: readonly Command[] = [
   suppressionLiftCommand,
   ...PAUSE_COMMANDS,
   ...TOPIC_COMMANDS,
+  ...FORM_COMMANDS,
   webhookAddCommand,
   webhookListCommand,
   webhookRemoveCommand,
