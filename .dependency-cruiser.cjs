@@ -59,7 +59,8 @@ const SIDEWAYS = {
     consent: 'setting a subscription is a consent change, kept in the consent history',
   },
   signup: {
-    consent: 'a signup and its confirmation are consent changes (pending, subscribed), kept in the consent history',
+    consent:
+      'a signup and its confirmation are consent changes (pending, subscribed), kept in the consent history',
   },
   audience: {
     admin: "audience listings reuse the read side's paging and source-job views",

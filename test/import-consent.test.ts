@@ -33,9 +33,10 @@ describe('CSV import with consent columns', () => {
   beforeAll(async () => {
     host = await rangeHost(CSV);
     const dbPath = join(mkdtempSync(join(tmpdir(), 'mailroom-import-consent-')), 'mailroom.db');
+    transport = memoryTransport();
     mailroom = createMailroom({
       store: sqlStore({ url: dbPath }),
-      transport: (transport = memoryTransport()),
+      transport,
       fetch: { allowHosts: [host.allow] },
     });
     const created = await mailroom.admin.createProject({ name: 'Acme' });
