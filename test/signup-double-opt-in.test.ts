@@ -185,7 +185,8 @@ describe('double opt-in through a public signup form', () => {
     expect(await stateOf('ann@example.test')).toBe('pending');
     expect(await eventTypes('ann@example.test')).not.toContain('contact.confirmed');
 
-    // The button's POST confirms.
+    // The button's POST confirms (a second later: the history lists by time, then by id).
+    clock.advance(1000);
     const confirmed = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'AnnBrowser/2' },
@@ -367,5 +368,60 @@ describe('double opt-in through a public signup form', () => {
     const wording = async (a: string) => (await mailroom.topics.history(secret, a)).data[0]?.wording;
     expect(await wording('fay@example.test')).toBe('v2: Version two');
     expect(await wording('gus@example.test')).toBe(`v1: ${HOSTILE_TEXT}`);
+  });
+
+  it('a group set to doubleOptIn: the membership waits for the link; a group broadcast skips the pending', async () => {
+    const group = await api('POST', '/audience/groups', {
+      ref: 'vip',
+      name: 'VIP <i>list</i>',
+      doubleOptIn: true,
+    });
+    expect(group.status).toBe(200);
+    expect(
+      ((await group.json()) as { data: { group: { doubleOptIn: boolean } } }).data.group.doubleOptIn,
+    ).toBe(true);
+    const created = await api('POST', '/forms', {
+      name: 'VIP form',
+      group: 'vip',
+      consentText: 'VIP mail',
+      sender: SENDER,
+    });
+    const vipForm = ((await created.json()) as { data: { form: { ref: string } } }).data.form.ref;
+    const res = await fetch(`${base()}/subscribe/${vipForm}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.20' },
+      body: JSON.stringify({ email: 'hal@example.test' }),
+    });
+    expect(res.status).toBe(200);
+    await mailroom.worker.drain();
+    expect(mailsTo('hal@example.test')).toHaveLength(1);
+    const members = async () =>
+      (await mailroom.audience.listMembers(secret, 'vip')).items.map((m) => m.address);
+    expect(await members()).toEqual([]);
+    const send = await api('POST', '/send/mail/broadcast', {
+      subject: 'VIP news',
+      sender: SENDER,
+      message: '<p>Hi</p>',
+      sources: [{ ref: 'vip' }],
+    });
+    expect(send.status).toBe(200);
+    await mailroom.worker.drain();
+    expect(sink.messages.filter((m) => m.parsed.subject === 'VIP news')).toHaveLength(0);
+
+    const url = confirmUrl('hal@example.test');
+    clock.advance(1000);
+    const page = await (await fetch(url)).text();
+    expect(page).toContain('VIP &lt;i&gt;list&lt;/i&gt;');
+    expect(await members()).toEqual([]);
+    expect((await fetch(url, { method: 'POST' })).status).toBe(200);
+    expect(await members()).toEqual(['hal@example.test']);
+    const history = (await mailroom.topics.history(secret, 'hal@example.test')).data;
+    expect(history.map((r) => [r.change, r.state, r.source])).toEqual([
+      ['signup', 'pending', `form:${vipForm}`],
+      ['confirm', 'subscribed', `form:${vipForm}`],
+    ]);
+    expect(await eventTypes('hal@example.test')).toEqual(
+      expect.arrayContaining(['contact.subscribed', 'contact.confirmed']),
+    );
   });
 });

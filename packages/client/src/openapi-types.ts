@@ -2119,6 +2119,7 @@ export interface components {
         AudienceGroup: {
             ref: string;
             name: string | null;
+            doubleOptIn: boolean;
             members: number;
             /** Format: date-time */
             createdAt: string;
@@ -8812,6 +8813,8 @@ export interface operations {
                 "application/json": {
                     ref: string;
                     name?: string | null;
+                    /** @description A form signup joins only once confirmed from the mailed link. @default false */
+                    doubleOptIn?: boolean;
                 };
             };
         };

@@ -126,6 +126,7 @@ export function createSignups(
     form: FormRecord,
     address: string,
     change: 'signup' | 'confirm',
+    state: string,
     wording: string,
     meta: SignupMeta,
     event: { type: EventType; data: Record<string, unknown> },
@@ -138,7 +139,7 @@ export function createSignups(
       at: now,
       change,
       topicKey: null,
-      state: change === 'signup' ? 'subscribed' : 'confirmed',
+      state,
       source: `form:${form.ref}`,
       ip: meta.ip ?? null,
       userAgent: meta.userAgent?.slice(0, MAX_USER_AGENT) ?? null,
@@ -222,8 +223,9 @@ export function createSignups(
         return;
       }
       const now = clock.now();
+      const id = newId('sgn', now.getTime());
       const signup = await store.openSignup({
-        id: newId('sgn', now.getTime()),
+        id,
         projectId: form.projectId,
         formRef: form.ref,
         address,
@@ -250,7 +252,9 @@ export function createSignups(
         pending,
       });
 
-      if (!topic?.doubleOptIn) {
+      // Double opt-in when the topic or the group asks for it: the whole signup waits for the link.
+      const double = (topic?.doubleOptIn ?? false) || (group?.doubleOptIn ?? false);
+      if (!double) {
         if (topic) {
           await changeConsent(ctx, {
             ...base,
@@ -260,7 +264,7 @@ export function createSignups(
         }
         const joined = await store.confirmSignup(signup.id, now, group?.id ?? null);
         if (!topic && joined) {
-          await recordOnly(form, address, 'signup', wording, meta, {
+          await recordOnly(form, address, 'signup', 'subscribed', wording, meta, {
             type: 'contact.subscribed',
             data: eventData(false),
           });
@@ -275,15 +279,34 @@ export function createSignups(
         return;
       }
 
-      const [current] = await store.findTopicStates(form.projectId, topic.key, [address]);
-      // Already in: nothing to confirm, nothing to mail (and the answer says nothing of it).
-      if (current?.state === 'subscribed') return;
-      const changed = await changeConsent(ctx, {
-        ...base,
-        topics: { [topic.key]: 'pending' },
-        events: [{ type: 'contact.subscribed', data: eventData(true) }],
-      });
-      if (changed.topics.length > 0) {
+      let pendingNow: boolean;
+      if (topic) {
+        const [current] = await store.findTopicStates(form.projectId, topic.key, [address]);
+        // Already in the topic: nothing to confirm, nothing to mail (the answer says nothing of it); the
+        // form's group, if any, is joined on that consent.
+        if (current?.state === 'subscribed') {
+          if (group) await store.confirmSignup(signup.id, now, group.id);
+          return;
+        }
+        const changed = await changeConsent(ctx, {
+          ...base,
+          topics: { [topic.key]: 'pending' },
+          events: [{ type: 'contact.subscribed', data: eventData(true) }],
+        });
+        pendingNow = changed.topics.length > 0;
+      } else {
+        // A group's double opt-in: the membership waits for the link (confirmSignup adds it).
+        if (signup.status === 'confirmed') return;
+        // Recorded once, when the signup is made; a repeat only mails the link again (at most once an interval).
+        pendingNow = signup.id === id;
+        if (pendingNow) {
+          await recordOnly(form, address, 'signup', 'pending', wording, meta, {
+            type: 'contact.subscribed',
+            data: eventData(true),
+          });
+        }
+      }
+      if (pendingNow) {
         events.emit('contactSubscribed', {
           projectId: form.projectId,
           address,
@@ -326,7 +349,7 @@ export function createSignups(
         });
         changed = result.topics.length > 0;
       } else if (won) {
-        await recordOnly(r.form, r.signup.address, 'confirm', wording, meta, {
+        await recordOnly(r.form, r.signup.address, 'confirm', 'subscribed', wording, meta, {
           type: 'contact.confirmed',
           data,
         });

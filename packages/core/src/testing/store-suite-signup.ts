@@ -116,8 +116,17 @@ export function describeSignup(ctx: StoreSuiteContext): void {
 
   it('confirmSignup confirms once and joins the group (once) in one go', async () => {
     const { project } = await seedProject(ctx.store);
-    const group = makeGroup(project.id, 'readers');
+    const group = makeGroup(project.id, 'readers', { doubleOptIn: true });
     await ctx.store.createGroup(group);
+    // A group keeps its double opt-in (issue 38); one without it reads back without the field.
+    expect(await ctx.store.getGroup(project.id, 'readers')).toEqual(group);
+    const plain = makeGroup(project.id, 'plain');
+    await ctx.store.createGroup(plain);
+    expect(await ctx.store.getGroup(project.id, 'plain')).toEqual(plain);
+    expect((await ctx.store.listGroups(project.id)).map((g) => g.doubleOptIn ?? false)).toEqual([
+      false,
+      true,
+    ]);
     const signup = await ctx.store.openSignup(makeSignup(project.id, 'frm_a', 'ann@example.com'));
     // The engine writes the contact's profile with its consent; the group lists profiles.
     await ctx.store.writeConsent({

@@ -2,7 +2,8 @@ import type { Kysely, Migration } from 'kysely';
 import type { SqlDialect } from '../dialects/sql-dialect.js';
 
 /**
- * 023: public signups and double opt-in (issue 38). `mailroom_topics.double_opt_in`; the wording a consent
+ * 023: public signups and double opt-in (issue 38). `mailroom_topics.double_opt_in` and
+ * `mailroom_groups.double_opt_in`; the wording a consent
  * record was given under (`mailroom_consent_records.wording`); `mailroom_signup_forms` (one per ref, found
  * by it alone from the public endpoint) and `mailroom_signups` (one per project, form and address).
  */
@@ -13,6 +14,10 @@ export function signupFormsSchema(dialect: SqlDialect): Migration {
       const s = db.schema;
       await s
         .alterTable('mailroom_topics')
+        .addColumn('double_opt_in', t.int, (c) => c.notNull().defaultTo(0))
+        .execute();
+      await s
+        .alterTable('mailroom_groups')
         .addColumn('double_opt_in', t.int, (c) => c.notNull().defaultTo(0))
         .execute();
       await s.alterTable('mailroom_consent_records').addColumn('wording', t.text).execute();
