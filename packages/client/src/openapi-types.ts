@@ -1629,13 +1629,21 @@ export interface components {
                     address: string;
                     attempts?: number;
                 };
-                /** @description `contact.unsubscribed` / `contact.topics_changed`: the address. */
+                /** @description `contact.unsubscribed` / `contact.topics_changed` / `contact.subscribed` / `contact.confirmed`: the address. */
                 address?: string;
+                /** @description `contact.subscribed` / `contact.confirmed`: the signup form (`frm_...`). */
+                form_ref?: string;
+                /** @description `contact.subscribed` / `contact.confirmed`: the form’s topic. */
+                topic?: string | null;
+                /** @description `contact.subscribed` / `contact.confirmed`: the form’s audience group. */
+                group?: string | null;
+                /** @description `contact.subscribed`: true when the signup waits for its confirmation (double opt-in). */
+                pending?: boolean;
                 /** @description `contact.topics_changed`: the topics whose state changed, with the state after. */
                 topics?: {
                     key: string;
                     /** @enum {unknown} */
-                    state: "subscribed" | "unsubscribed" | null;
+                    state: "subscribed" | "unsubscribed" | "pending" | null;
                 }[];
                 /** @description `contact.unsubscribed` / `contact.topics_changed`: where the change came from (`api`, `one-click`, `unsubscribe-page`, `complaint`, ...). */
                 source?: string;
