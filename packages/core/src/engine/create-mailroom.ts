@@ -199,6 +199,14 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       ? {}
       : { hardLimitMs: options.renderBudget.hardLimitMs }),
   });
+  const signups = createSignups(
+    ctx,
+    {
+      send: (auth, body) => acceptance.send(auth, body),
+      ...(options.unsubscribe ? { fallbackBaseUrl: options.unsubscribe.baseUrl } : {}),
+    },
+    options.signup,
+  );
   const queries = createDashboardQueries(ctx, { resolveAuth, findMailing, view, previews });
   const admin = createAdmin(ctx);
 
@@ -215,14 +223,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     }),
     senders: createSenderResources(ctx, resolveAuth),
     forms: createFormsApi(ctx, resolveAuth),
-    signups: createSignups(
-      ctx,
-      {
-        send: (auth, body) => acceptance.send(auth, body),
-        ...(options.unsubscribe ? { fallbackBaseUrl: options.unsubscribe.baseUrl } : {}),
-      },
-      options.signup,
-    ),
+    signups,
     suppressions: createSuppressionResources(ctx, resolveAuth),
     inbound: createInbound(ctx, options.notifications),
     worker: {
@@ -390,6 +391,8 @@ export function createMailroom(options: MailroomOptions): Mailroom {
 
     async close() {
       progress.stop();
+      // Signups answered and still being written finish first.
+      await signups.settled();
       await guard?.stop();
       await retention.stop();
       for (const task of capabilities.tasks) await task.stop();

@@ -107,9 +107,13 @@ export interface MailroomSignups {
    * person leaves it empty; a filled one is dropped silently). Resolves the same way for every address,
    * known or not. Under the topic's double opt-in the contact is `pending` and mailed a confirmation
    * link (again at most once per `resendIntervalMs`); else subscribed at once. `NOT_FOUND` for an unknown
-   * form, `VALIDATION_FAILED` for a bad address.
+   * form, `VALIDATION_FAILED` for a bad address. Resolves once the signup is checked: the writes and the
+   * confirmation message follow (`settled`), so the time of the answer does not tell a known address from
+   * a new one either; a failure then is logged.
    */
   submit(formRef: string, body: unknown, meta?: SignupMeta): Promise<void>;
+  /** Resolves when every signup answered so far is written (and its confirmation accepted). */
+  settled(): Promise<void>;
   /** What a confirmation link stands for, changing nothing (a GET). `NOT_FOUND` for a forged or foreign token. */
   resolve(token: string): Promise<ConfirmationTarget>;
   /** Confirms (the page's POST); idempotent. An expired link confirms nothing (state `expired`). */

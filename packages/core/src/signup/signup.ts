@@ -201,6 +201,119 @@ export function createSignups(
     return text ? `v${text.version}: ${text.text}` : '';
   };
 
+  /** Signups answered and not written yet. */
+  const inFlight = new Set<Promise<void>>();
+
+  async function finishSignup(
+    form: FormRecord,
+    address: string,
+    version: number,
+    wording: string,
+    meta: SignupMeta,
+  ): Promise<void> {
+    const { topic, group } = await targetsOf(form);
+    // A form whose group or topic was removed since: nothing to join (the same for every address).
+    if ((form.topicKey !== null && !topic) || (form.groupRef !== null && !group)) {
+      logger.warn({ form: form.ref }, 'signup form points at a removed group or topic; signup dropped');
+      return;
+    }
+    const now = clock.now();
+    const id = newId('sgn', now.getTime());
+    const signup = await store.openSignup({
+      id,
+      projectId: form.projectId,
+      formRef: form.ref,
+      address,
+      consentVersion: version,
+      status: 'pending',
+      createdAt: now,
+      sentAt: null,
+      confirmedAt: null,
+    });
+    const source = `form:${form.ref}`;
+    const base = {
+      projectId: form.projectId,
+      address,
+      source,
+      meta,
+      wording,
+      topicChange: 'signup' as const,
+    };
+    const eventData = (pending: boolean) => ({
+      address,
+      form_ref: form.ref,
+      topic: form.topicKey,
+      group: form.groupRef,
+      pending,
+    });
+
+    // Double opt-in when the topic or the group asks for it: the whole signup waits for the link.
+    const double = (topic?.doubleOptIn ?? false) || (group?.doubleOptIn ?? false);
+    if (!double) {
+      if (topic) {
+        await changeConsent(ctx, {
+          ...base,
+          topics: { [topic.key]: 'subscribed' },
+          events: [{ type: 'contact.subscribed', data: eventData(false) }],
+        });
+      }
+      const joined = await store.confirmSignup(signup.id, now, group?.id ?? null);
+      if (!topic && joined) {
+        await recordOnly(form, address, 'signup', 'subscribed', wording, meta, {
+          type: 'contact.subscribed',
+          data: eventData(false),
+        });
+      }
+      if (joined || topic)
+        events.emit('contactSubscribed', {
+          projectId: form.projectId,
+          address,
+          formRef: form.ref,
+          pending: false,
+        });
+      return;
+    }
+
+    let pendingNow: boolean;
+    if (topic) {
+      const [current] = await store.findTopicStates(form.projectId, topic.key, [address]);
+      // Already in the topic: nothing to confirm, nothing to mail (the answer says nothing of it); the
+      // form's group, if any, is joined on that consent.
+      if (current?.state === 'subscribed') {
+        if (group) await store.confirmSignup(signup.id, now, group.id);
+        return;
+      }
+      const changed = await changeConsent(ctx, {
+        ...base,
+        topics: { [topic.key]: 'pending' },
+        events: [{ type: 'contact.subscribed', data: eventData(true) }],
+      });
+      pendingNow = changed.topics.length > 0;
+    } else {
+      // A group's double opt-in: the membership waits for the link (confirmSignup adds it).
+      if (signup.status === 'confirmed') return;
+      // Recorded once, when the signup is made; a repeat only mails the link again (at most once an interval).
+      pendingNow = signup.id === id;
+      if (pendingNow) {
+        await recordOnly(form, address, 'signup', 'pending', wording, meta, {
+          type: 'contact.subscribed',
+          data: eventData(true),
+        });
+      }
+    }
+    if (pendingNow) {
+      events.emit('contactSubscribed', {
+        projectId: form.projectId,
+        address,
+        formRef: form.ref,
+        pending: true,
+      });
+    }
+    if (await store.claimSignupSend(signup.id, now, new Date(now.getTime() - resendMs))) {
+      await sendConfirmation(form, signup, wording);
+    }
+  }
+
   return {
     async allowedOrigins(formRef) {
       return [...(await findForm(formRef)).allowedOrigins];
@@ -216,107 +329,16 @@ export function createSignups(
         ? (input.consentVersion as number)
         : (form.consentTexts.at(-1)?.version ?? 0);
       const wording = wordingOf(form, version);
-      const { topic, group } = await targetsOf(form);
-      // A form whose group or topic was removed since: nothing to join (the same for every address).
-      if ((form.topicKey !== null && !topic) || (form.groupRef !== null && !group)) {
-        logger.warn({ form: form.ref }, 'signup form points at a removed group or topic; signup dropped');
-        return;
-      }
-      const now = clock.now();
-      const id = newId('sgn', now.getTime());
-      const signup = await store.openSignup({
-        id,
-        projectId: form.projectId,
-        formRef: form.ref,
-        address,
-        consentVersion: version,
-        status: 'pending',
-        createdAt: now,
-        sentAt: null,
-        confirmedAt: null,
+      // The answer goes now; the work follows, so its time does not tell a known address from a new one.
+      const work = finishSignup(form, address, version, wording, meta).catch((error: unknown) => {
+        logger.error({ err: error, form: form.ref }, 'signup failed after its answer');
       });
-      const source = `form:${form.ref}`;
-      const base = {
-        projectId: form.projectId,
-        address,
-        source,
-        meta,
-        wording,
-        topicChange: 'signup' as const,
-      };
-      const eventData = (pending: boolean) => ({
-        address,
-        form_ref: form.ref,
-        topic: form.topicKey,
-        group: form.groupRef,
-        pending,
-      });
+      inFlight.add(work);
+      void work.finally(() => inFlight.delete(work));
+    },
 
-      // Double opt-in when the topic or the group asks for it: the whole signup waits for the link.
-      const double = (topic?.doubleOptIn ?? false) || (group?.doubleOptIn ?? false);
-      if (!double) {
-        if (topic) {
-          await changeConsent(ctx, {
-            ...base,
-            topics: { [topic.key]: 'subscribed' },
-            events: [{ type: 'contact.subscribed', data: eventData(false) }],
-          });
-        }
-        const joined = await store.confirmSignup(signup.id, now, group?.id ?? null);
-        if (!topic && joined) {
-          await recordOnly(form, address, 'signup', 'subscribed', wording, meta, {
-            type: 'contact.subscribed',
-            data: eventData(false),
-          });
-        }
-        if (joined || topic)
-          events.emit('contactSubscribed', {
-            projectId: form.projectId,
-            address,
-            formRef: form.ref,
-            pending: false,
-          });
-        return;
-      }
-
-      let pendingNow: boolean;
-      if (topic) {
-        const [current] = await store.findTopicStates(form.projectId, topic.key, [address]);
-        // Already in the topic: nothing to confirm, nothing to mail (the answer says nothing of it); the
-        // form's group, if any, is joined on that consent.
-        if (current?.state === 'subscribed') {
-          if (group) await store.confirmSignup(signup.id, now, group.id);
-          return;
-        }
-        const changed = await changeConsent(ctx, {
-          ...base,
-          topics: { [topic.key]: 'pending' },
-          events: [{ type: 'contact.subscribed', data: eventData(true) }],
-        });
-        pendingNow = changed.topics.length > 0;
-      } else {
-        // A group's double opt-in: the membership waits for the link (confirmSignup adds it).
-        if (signup.status === 'confirmed') return;
-        // Recorded once, when the signup is made; a repeat only mails the link again (at most once an interval).
-        pendingNow = signup.id === id;
-        if (pendingNow) {
-          await recordOnly(form, address, 'signup', 'pending', wording, meta, {
-            type: 'contact.subscribed',
-            data: eventData(true),
-          });
-        }
-      }
-      if (pendingNow) {
-        events.emit('contactSubscribed', {
-          projectId: form.projectId,
-          address,
-          formRef: form.ref,
-          pending: true,
-        });
-      }
-      if (await store.claimSignupSend(signup.id, now, new Date(now.getTime() - resendMs))) {
-        await sendConfirmation(form, signup, wording);
-      }
+    async settled() {
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
     },
 
     async resolve(token) {
