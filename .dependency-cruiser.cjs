@@ -72,14 +72,16 @@ const SIDEWAYS = {
     inbound: "a relay's refusal at send time is read and recorded as a bounce",
     sources: 'the worker expands source jobs',
     tracking: 'tracked links and the open pixel are applied at render time',
-    unsubscribe: 'the List-Unsubscribe headers of a broadcast message',
+    unsubscribe:
+      "a message's links: the List-Unsubscribe headers, {{ unsubscribe_url }} and {{ preferences_url }}",
     consent: "a topic mailing's deliveries are checked against the contacts' topic states at claim time",
   },
   keys: { domains: "a key's sender domains are normalised as domain names" },
   pauses: { delivery: 'the reputation guard follows delivery outcomes' },
   sources: { consent: 'a topic source leaves out, page by page, the contacts whose topic state says no' },
   unsubscribe: {
-    consent: "a topic broadcast's link leaves that topic only; every change is a consent record",
+    consent:
+      "a topic broadcast's link leaves that topic only; the preference centre saves through the consent change path",
   },
 };
 

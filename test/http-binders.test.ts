@@ -286,6 +286,8 @@ describe.each([
         '/keys/{id}/rotate',
         '/messages/{ref}',
         '/pauses',
+        '/preferences/{token}',
+        '/project/brand',
         '/send/mail',
         '/send/mail/batch',
         '/send/mail/broadast',

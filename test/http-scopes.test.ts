@@ -143,6 +143,9 @@ const ROWS: readonly Row[] = [
   { route: 'unsubscribe', method: 'GET', sample: '/unsubscribe/bogus', ok: 404 },
   { route: 'unsubscribe', method: 'HEAD', sample: '/unsubscribe/bogus', ok: 404 },
   { route: 'unsubscribe', method: 'POST', sample: '/unsubscribe/bogus', ok: 404 },
+  { route: 'preferences', method: 'GET', sample: '/preferences/p1.bogus', ok: 404 },
+  { route: 'preferences', method: 'HEAD', sample: '/preferences/p1.bogus', ok: 404 },
+  { route: 'preferences', method: 'POST', sample: '/preferences/p1.bogus', ok: 404 },
   {
     route: 'cancel',
     method: 'POST',
@@ -530,6 +533,15 @@ const ROWS: readonly Row[] = [
       path: `/audience/profiles/${encodeURIComponent(await profileAddress(env))}/topics`,
       body: { topics: { [await topicKey(env)]: 'subscribed' } },
     }),
+  },
+  { route: 'project-brand', method: 'GET', sample: '/project/brand', ok: 200 },
+  { route: 'project-brand', method: 'HEAD', sample: '/project/brand', ok: 200 },
+  {
+    route: 'project-brand',
+    method: 'PATCH',
+    sample: '/project/brand',
+    ok: 200,
+    body: { color: '#336699' },
   },
   ...(['GET', 'HEAD'] as const).map(
     (method): Row => ({

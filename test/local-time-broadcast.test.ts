@@ -1,10 +1,12 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type CliIo, main } from '@mailroom/cli';
 import { createMailroom, type Mailroom, type ManualClock, manualClock } from '@mailroom/core';
 import { smtpTransport } from '@mailroom/smtp';
 import { sqlStore } from '@mailroom/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dashboardCookie } from './support/dashboard-session.js';
 import { callApi, type Listening, listenMailroom } from './support/http-harness.js';
 import { type SmtpSink, startSmtpSink } from './support/smtp-sink.js';
 import { waitUntil } from './support/wait.js';
@@ -46,6 +48,9 @@ describe('local-time broadcasts and sending windows on SQLite through the SMTP t
   let mailroom: Mailroom;
   let server: Listening;
   let secret: string;
+  let projectId: string;
+  let dir: string;
+  let url: string;
 
   const broadcast = (body: Record<string, unknown>) =>
     callApi<Envelope>(server.url, 'POST', '/send/mail/broadcast', body, secret);
@@ -56,7 +61,8 @@ describe('local-time broadcasts and sending windows on SQLite through the SMTP t
   beforeAll(async () => {
     clock = manualClock(new Date(DAY_START));
     sink = await startSmtpSink();
-    const url = join(mkdtempSync(join(tmpdir(), 'mailroom-localtime-')), 'mailroom.db');
+    dir = mkdtempSync(join(tmpdir(), 'mailroom-localtime-'));
+    url = join(dir, 'mailroom.db');
     mailroom = createMailroom({
       store: sqlStore({ url }),
       transport: smtpTransport({ host: sink.host, port: sink.port }),
@@ -64,6 +70,7 @@ describe('local-time broadcasts and sending windows on SQLite through the SMTP t
     });
     const created = await mailroom.admin.createProject({ name: 'Acme' });
     secret = created.secret;
+    projectId = created.project.id;
     await mailroom.admin.addSender(created.project.id, { address: SENDER, name: 'Acme' });
     server = await listenMailroom('express', mailroom);
   });
@@ -92,6 +99,29 @@ describe('local-time broadcasts and sending windows on SQLite through the SMTP t
       ['2031-03-30T13:00:00.000Z', 1],
       ['2031-03-30T22:00:00.000Z', 1],
     ]);
+    // The dashboard's page of the broadcast and `mailroom broadcast status` say the same.
+    const cookie = await dashboardCookie(server.url, secret);
+    const page = await (
+      await fetch(`${server.url}/dashboard/broadcasts/${ref}`, { headers: { cookie } })
+    ).text();
+    const shown = [...page.matchAll(/data-waiting-hour="([^"]+)">.*?<b>(\d+)<\/b>/g)].map((m) => [
+      m[1],
+      Number(m[2]),
+    ]);
+    expect(shown).toEqual(view.waiting?.map((w) => [w.hour.toISOString(), w.count]));
+    let out = '';
+    const io: CliIo = {
+      stdout: { write: (text: string) => (out += text), isTTY: false },
+      stderr: { write: () => {} },
+      env: {},
+      cwd: dir,
+      onShutdown: () => () => {},
+    };
+    expect(await main(['broadcast', 'status', '--project', projectId, '--database', url, ref], io)).toBe(0);
+    // The CLI reads at the machine's time (years before 2031): Tokyo's hour waits too.
+    expect(out).toMatch(
+      /Waiting: +1 at 2031-03-30T00:00Z, 1 at 2031-03-30T03:00Z, 1 at 2031-03-30T07:00Z, 2 at 2031-03-30T09:00Z/,
+    );
     // Step through the day: nothing a second before a recipient's time, their message at it.
     const order = [...new Set(ZONES.map((z) => z.due))].filter((d) => Date.parse(d) <= DAY_START + 10 * HOUR);
     for (const due of order) {

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import {
   copyFileSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -8,8 +9,9 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pgTestSchema } from './support/pg-admin.js';
@@ -136,6 +138,7 @@ describe('the packed packages', () => {
     // The line the README's app commands start with, as pack:all printed it last.
     const mailroomLine = /^\s*(MAILROOM=.+)$/m.exec(result.stdout)?.[1];
     if (!mailroomLine) throw new Error(`pack:all printed no MAILROOM= line:\n${result.output}`);
+    localPrebuilds = await standInPrebuild(join(base, 'prebuilds'));
     // The installs start now and run while the tarballs are checked.
     for (const kind of APPS) {
       const installing = installApp(kind, join(base, 'apps', `app-${kind}`), mailroomLine);
@@ -507,10 +510,45 @@ function startServer(
   };
 }
 
+/** The folder of {@link standInPrebuild}'s binary, once made. */
+let localPrebuilds: string | undefined;
+
+/**
+ * better-sqlite3's install script first fetches a prebuilt binary (prebuild-install, from GitHub's
+ * releases, which this machine cannot reach) and else compiles its C sources: minutes of both cores for
+ * each app, with the rest of the suite beside it. A user's install downloads that binary; here the
+ * workspace's own build of the same version stands in for it, as a local prebuild
+ * (`npm_config_better_sqlite3_local_prebuilds`, which prebuild-install reads before it downloads). The
+ * install script still runs, so pnpm's "Ignored build scripts" check keeps its meaning; an app that
+ * resolves another version than the workspace's compiles as before. Answers the folder, or undefined.
+ */
+async function standInPrebuild(dir: string): Promise<string | undefined> {
+  const require = createRequire(join(ROOT, 'packages/sql/package.json'));
+  let pkgDir: string;
+  try {
+    pkgDir = dirname(require.resolve('better-sqlite3/package.json'));
+  } catch {
+    return undefined;
+  }
+  const { version } = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as { version: string };
+  if (!existsSync(join(pkgDir, 'build/Release/better_sqlite3.node'))) return undefined;
+  mkdirSync(dir, { recursive: true });
+  // prebuild-install's name: {name}-v{version}-{runtime}-v{abi}-{platform}{libc}-{arch}.tar.gz (glibc: no libc).
+  const file = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  const packed = await run(
+    'tar',
+    ['-czf', join(dir, file), '-C', pkgDir, 'build/Release/better_sqlite3.node'],
+    {
+      cwd: dir,
+    },
+  );
+  return packed.code === 0 ? dir : undefined;
+}
+
 /**
  * A new user's shell: none of this run's package-manager, test or Mailroom settings. The package
- * managers prefer their caches (the registry is asked only for what is missing), and node-gyp builds
- * better-sqlite3 on every core.
+ * managers prefer their caches (the registry is asked only for what is missing), better-sqlite3 finds the
+ * binary of {@link standInPrebuild}, and node-gyp, where it still builds, uses every core.
  */
 function appEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -525,6 +563,7 @@ function appEnv(): NodeJS.ProcessEnv {
     npm_config_fund: 'false',
     npm_config_update_notifier: 'false',
     JOBS: 'max',
+    ...(localPrebuilds ? { npm_config_better_sqlite3_local_prebuilds: localPrebuilds } : {}),
   };
 }
 

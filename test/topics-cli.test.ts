@@ -3,7 +3,7 @@
  * topics` and `contact consent`, on the database (`--project`, `--database`) and through a real `mailroom
  * serve` on 127.0.0.1 (`--url`, `--key`): the same answers either way, and the typed client's `topics`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMailroomClient, type MailroomClient } from '@mailroom/client';
@@ -101,4 +101,24 @@ describe('topics and consent from the CLI, on the database and through mailroom 
     expect(deleted.out).toContain('Deleted topic offers.');
     expect((await client.topics.list()).topics.map((t) => t.key)).toEqual(['news']);
   }, 120_000);
+
+  it('sets the brand here and shows it there; a logo file goes in as a data URI', async () => {
+    const logo = join(dir, 'logo.svg');
+    writeFileSync(logo, '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>');
+    const set = await local(['brand', '--color', '#0a7f5a', '--logo', logo]);
+    expect(set.code, set.err).toBe(0);
+    expect(set.out).toContain('Brand updated.');
+    const shown = await remote(['brand', '--json']);
+    expect(shown.code, shown.err).toBe(0);
+    const brand = JSON.parse(shown.out) as { name: string; color: string; logo: string };
+    expect(brand).toMatchObject({ name: 'Acme', color: '#0a7f5a' });
+    expect(Buffer.from(brand.logo.replace('data:image/svg+xml;base64,', ''), 'base64').toString()).toContain(
+      '<svg',
+    );
+    expect((await remote(['brand', '--color', 'red'])).code).not.toBe(0);
+    expect((await local(['brand', '--logo', join(dir, 'logo.bmp')])).code).toBe(2);
+    const cleared = await remote(['brand', '--logo', 'none']);
+    expect(cleared.out).toContain('logo\t(none)');
+    expect(cleared.out).toContain('color\t#0a7f5a');
+  }, 60_000);
 });

@@ -27,6 +27,23 @@ const BATCH = batch;
 const SQLITE_CACHE_MIB = Number(process.env.BENCH_SQLITE_CACHE_MIB ?? 16);
 /** BENCH_TRACKING=1: opens and clicks tracked (the `delivery-tracking` benchmark). */
 const TRACKING = process.env.BENCH_TRACKING === '1';
+/**
+ * BENCH_LOCAL_TIME=1: the broadcast sends at 09:00 in each recipient's zone (six zones, one a bad name that
+ * falls back to UTC); BENCH_SHIFTED_CLOCK=1 (implied by it): the run accepts two days in the past on a clock
+ * that then jumps to now, so every local 09:00 is due when the worker starts and its time excludes the wait.
+ * The `local-time` benchmark runs both ways with the shifted clock, so the two differ only in the plan.
+ */
+const LOCAL_TIME = process.env.BENCH_LOCAL_TIME === '1';
+const SHIFTED_CLOCK = LOCAL_TIME || process.env.BENCH_SHIFTED_CLOCK === '1';
+const ZONES = [
+  'America/New_York',
+  'Europe/Berlin',
+  'Asia/Tokyo',
+  'Australia/Sydney',
+  'America/Sao_Paulo',
+  'Mars/Base',
+];
+let clockOffsetMs = SHIFTED_CLOCK ? -2 * 86_400_000 : 0;
 
 // BENCH_MEMORY_TRACE=1: where the peak RSS goes (the sample with the highest RSS, to stderr).
 let phase: 'accept' | 'deliver' = 'accept';
@@ -78,6 +95,7 @@ async function mailroomRun(): Promise<RunResult> {
     ...(process.env.BENCH_WEBHOOK_BUSY_RATE
       ? { webhooks: { busyRatePerSecond: Number(process.env.BENCH_WEBHOOK_BUSY_RATE) } }
       : {}),
+    ...(SHIFTED_CLOCK ? { clock: { now: () => new Date(Date.now() + clockOffsetMs) } } : {}),
     ...(TRACKING ? { tracking: { baseUrl: 'https://mail.acme.test', opens: true, clicks: true } } : {}),
     // BENCH_GUARD=0: the reputation guard off (its cost: alternate with the default, on).
     ...(process.env.BENCH_GUARD === '0' ? { guard: false as const } : {}),
@@ -103,7 +121,9 @@ async function mailroomRun(): Promise<RunResult> {
       const recipients = Array.from({ length: Math.min(250, N - i) }, (_, j) => ({
         address: `r${i + j}@example.test`,
         name: `Reader${i + j} Example`,
-        variables: newsletterVariables(i + j),
+        variables: SHIFTED_CLOCK
+          ? { ...newsletterVariables(i + j), tz: ZONES[(i + j) % ZONES.length] as string }
+          : newsletterVariables(i + j),
       }));
       if (ref === undefined) {
         ({ ref } = await mailroom.broadcast(secret, {
@@ -111,12 +131,19 @@ async function mailroomRun(): Promise<RunResult> {
           sender: 'news@acme.test',
           template: { ref: 'newsletter', variables: { month: 'March' } },
           recipients,
+          ...(LOCAL_TIME ? { options: { localTime: { at: '09:00', timezone: 'tz', fallback: 'UTC' } } } : {}),
         }));
       } else {
         await mailroom.broadcast(secret, { broadcastRef: ref, recipients });
       }
     }
     const t1 = performance.now();
+    if (LOCAL_TIME) {
+      // The plan took: the deliveries wait for five distinct hours (six zones, the bad one on UTC's 09:00).
+      const hours = (await mailroom.getMailing(secret, ref as string)).waiting ?? [];
+      if (hours.length < 5) throw new Error(`local time: waiting by hour ${JSON.stringify(hours)}`);
+    }
+    clockOffsetMs = 0;
     const done = new Promise<void>((resolve) => {
       mailroom.on('broadcast:completed', (event) => {
         if (event.ref === ref) resolve();

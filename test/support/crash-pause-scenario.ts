@@ -31,9 +31,15 @@ const BIN = fileURLToPath(new URL('../../packages/cli/src/bin.ts', import.meta.u
 const RECIPIENTS = 1_500;
 /** Messages per second per worker: slow enough that the kills land mid-send. */
 const RATE = 100;
-/** `mailroom worker` runs with the engine's defaults: the claims a kill can leave, and their lease. */
+/** `mailroom worker` claims the engine's default batch: what a kill can leave behind. */
 const BATCH = WORKER_DEFAULTS.batchSize;
-const LEASE_MS = WORKER_DEFAULTS.leaseMs;
+/**
+ * Their lease, `--lease 10`: the scenario waits it out twice, and the default's 60 s would make each wait
+ * a minute of nothing; the property (a dead worker's claims come back after the lease, and not before) is
+ * the same at any length.
+ */
+const LEASE_SECONDS = 10;
+const LEASE_MS = LEASE_SECONDS * 1000;
 
 /**
  * Declares the scenario on PostgreSQL reached as `target` says (directly, or through PgBouncer in
@@ -167,6 +173,8 @@ async function startWorker(url: string, smtpPort: number): Promise<Worker> {
       `smtp://127.0.0.1:${smtpPort}`,
       '--rate',
       String(RATE),
+      '--lease',
+      String(LEASE_SECONDS),
       '--no-webhooks',
       '--log-level',
       'warn',

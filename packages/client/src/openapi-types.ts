@@ -745,6 +745,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/project/brand": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project’s name, colour and logo on the pages its contacts see; needs `read` */
+        get: operations["getProjectBrand"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Set or clear (`null`) the colour and logo of the preference centre; needs `full` */
+        patch: operations["updateProjectBrand"];
+        trace?: never;
+    };
     "/forms": {
         parameters: {
             query?: never;
@@ -832,6 +850,24 @@ export interface paths {
         put?: never;
         /** Mail a new confirmation link (at most one per 10 minutes) */
         post: operations["resendConfirmation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/preferences/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The contact’s preference page: the public topics with its state; never changes anything */
+        get: operations["preferencesPage"];
+        put?: never;
+        /** Save the page’s form (`application/x-www-form-urlencoded`: `_csrf`, `action` save | unsubscribe-all | resubscribe, `topic` per ticked box); consent records of source `preference-page` */
+        post: operations["savePreferences"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1590,7 +1626,7 @@ export interface components {
          * @description Machine-readable error code; `x-error-codes` gives the status and meaning of each.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNAUTHORIZED" | "SENDER_NOT_ALLOWED" | "DOMAIN_NOT_VERIFIED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "BROADCAST_CLOSED" | "CONFLICT" | "IDEMPOTENCY_CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "TEMPLATE_INVALID" | "RENDER_FAILED" | "FETCH_REFUSED" | "RATE_LIMITED" | "TRANSPORT_TRANSIENT" | "TRANSPORT_PERMANENT" | "LEASE_LOST" | "INBOUND_DEFERRED" | "TRANSACTION_REFUSED" | "STORE_UNAVAILABLE" | "STORAGE_FULL" | "STORE_FAILED" | "INTERNAL";
+        ErrorCode: "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNAUTHORIZED" | "SENDER_NOT_ALLOWED" | "DOMAIN_NOT_VERIFIED" | "FORBIDDEN" | "NOT_FOUND" | "GONE" | "METHOD_NOT_ALLOWED" | "BROADCAST_CLOSED" | "CONFLICT" | "IDEMPOTENCY_CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "TEMPLATE_INVALID" | "RENDER_FAILED" | "FETCH_REFUSED" | "RATE_LIMITED" | "TRANSPORT_TRANSIENT" | "TRANSPORT_PERMANENT" | "LEASE_LOST" | "INBOUND_DEFERRED" | "TRANSACTION_REFUSED" | "STORE_UNAVAILABLE" | "STORAGE_FULL" | "STORE_FAILED" | "INTERNAL";
         ErrorResponse: {
             message: string;
             statusCode: number;
@@ -2615,6 +2651,26 @@ export interface components {
             /** @description The consent text the contact agreed to (`v<version>: <text>`), for a form signup. */
             wording: string | null;
         };
+        ProjectBrand: {
+            /** @description The project’s name (set when the project is made). */
+            name: string;
+            color: string | null;
+            /** @description A `data:image/(png|jpeg|gif|webp|svg+xml);base64,` URI of at most 64 KiB. */
+            logo: string | null;
+        };
+        /** @description Absent fields are kept; `null` clears. */
+        ProjectBrandPatch: {
+            color?: string | null;
+            logo?: string | null;
+        };
+        ProjectBrandResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                brand: components["schemas"]["ProjectBrand"];
+            };
+        };
         TopicsResponse: {
             message: string;
             /** @constant */
@@ -2883,6 +2939,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -3071,6 +3137,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3286,6 +3362,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -3476,6 +3562,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3688,6 +3784,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -3886,6 +3992,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -4074,6 +4190,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4298,6 +4424,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -4489,6 +4625,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4696,6 +4842,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -4887,6 +5043,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5105,6 +5271,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -5296,6 +5472,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5504,6 +5690,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -5694,6 +5890,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5904,6 +6110,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -6097,6 +6313,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6305,6 +6531,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -6496,6 +6732,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6707,6 +6953,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -6898,6 +7154,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7109,6 +7375,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -7304,6 +7580,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7513,6 +7799,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -7713,6 +8009,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -7904,6 +8210,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -8115,6 +8431,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -8307,6 +8633,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -8514,6 +8850,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -8702,6 +9048,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -8915,6 +9271,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -9106,6 +9472,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -9310,6 +9686,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -9523,6 +9909,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -9722,6 +10118,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -9913,6 +10319,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -10124,6 +10540,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -10324,6 +10750,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -10515,6 +10951,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -10724,6 +11170,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -10915,6 +11371,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -11122,6 +11588,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -11310,6 +11786,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -11521,6 +12007,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -11712,6 +12208,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -11920,6 +12426,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -12108,6 +12624,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -12319,6 +12845,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -12518,6 +13054,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -12706,6 +13252,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -12914,6 +13470,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -13113,6 +13679,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -13304,6 +13880,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -13515,6 +14101,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -13706,6 +14302,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -13917,6 +14523,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -14119,6 +14735,432 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getProjectBrand: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Brand */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectBrandResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    updateProjectBrand: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectBrandPatch"];
+            };
+        };
+        responses: {
+            /** @description Brand updated */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectBrandResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -14307,6 +15349,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -14515,6 +15567,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -14714,6 +15776,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -14905,6 +15977,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -15116,6 +16198,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -15309,6 +16401,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -15548,6 +16650,96 @@ export interface operations {
             };
         };
     };
+    preferencesPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The contact’s token, as `{{ preferences_url }}` printed it. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Forged, altered or foreign token (an HTML page) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The contact was erased (an HTML page) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    savePreferences: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The contact’s token, as `{{ preferences_url }}` printed it. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    _csrf: string;
+                    /** @enum {unknown} */
+                    action?: "save" | "unsubscribe-all" | "resubscribe";
+                    topic?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description HTML page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Missing, foreign or expired CSRF token: the page again, nothing saved */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forged, altered or foreign token (an HTML page) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The contact was erased (an HTML page) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     sendMail: {
         parameters: {
             query?: never;
@@ -15647,6 +16839,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -15858,6 +17060,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -16053,6 +17265,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -16264,6 +17486,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
             413: {
                 headers: {
@@ -16455,6 +17687,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -16664,6 +17906,16 @@ export interface operations {
              *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
              */
             409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;

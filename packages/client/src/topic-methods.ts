@@ -33,6 +33,13 @@ export interface TopicMethods {
     query?: OperationQuery<'getConsentHistory'>,
     options?: CallOptions,
   ): Promise<OperationResult<'getConsentHistory'>>;
+  /** `GET /project/brand`: the project's name, colour and logo on its contacts' pages. */
+  brand(options?: CallOptions): Promise<OperationResult<'getProjectBrand'>>;
+  /** `PATCH /project/brand`: `{ color: '#0a7f5a', logo: 'data:image/png;base64,...' }` (null clears). */
+  setBrand(
+    body: OperationBody<'updateProjectBrand'>,
+    options?: CallOptions,
+  ): Promise<OperationResult<'updateProjectBrand'>>;
 }
 
 /** The topic methods over `api`. */
@@ -63,5 +70,7 @@ export function topicMethods(api: Client<paths>, { init, dataOf }: ClientHelpers
           ...init(call),
         }),
       ),
+    brand: (call) => dataOf(api.GET('/project/brand', init(call))),
+    setBrand: (body, call) => dataOf(api.PATCH('/project/brand', { body, ...init(call) })),
   };
 }

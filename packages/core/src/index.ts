@@ -15,6 +15,7 @@ export {
 export { scrubAddress, scrubText } from './audience/erasure.js';
 export type { MergedProfile, ProfileFields, ProfileMergeOptions } from './audience/profile-merge.js';
 export { distinctLabels, mergeProfile, newProfile } from './audience/profile-merge.js';
+export { hashedAddress } from './base/address-hash.js';
 export { foldAddress } from './base/address-parts.js';
 export * from './base/clock.js';
 export * from './base/errors.js';

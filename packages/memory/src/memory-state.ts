@@ -4,12 +4,14 @@ import type {
   ConsentRecord,
   DeliveryRecord,
   DomainRecord,
+  ErasedAddressRecord,
   FormRecord,
   IdempotencyRecord,
   InboundSignalRecord,
   MailingRecord,
   PauseRecord,
   ProfileRecord,
+  ProjectBrandRecord,
   ProjectRecord,
   ProjectSecretRecord,
   SenderRecord,
@@ -75,6 +77,10 @@ export interface State {
     topics: Map<string, TopicRecord>;
     states: Map<string, Map<string, TopicStateRecord>>;
     records: ConsentRecord[];
+    /** Erased addresses' hashes by key(projectId, hashed). */
+    erased: Map<string, ErasedAddressRecord>;
+    /** Project brands by project id. */
+    brands: Map<string, ProjectBrandRecord>;
   };
   /** Signup forms by ref and signups by id, with the id of each key(key(projectId, formRef), address). */
   signup: {
@@ -117,7 +123,7 @@ export function emptyState(): State {
     domains: new Map(),
     domainIdByName: new Map(),
     pauses: new Map(),
-    consent: { topics: new Map(), states: new Map(), records: [] },
+    consent: { topics: new Map(), states: new Map(), records: [], erased: new Map(), brands: new Map() },
     signup: { forms: new Map(), signups: new Map(), idByKey: new Map() },
     tracking: { linkMaps: new Map(), opens: new Map(), clicks: [] },
   };

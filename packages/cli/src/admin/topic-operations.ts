@@ -4,6 +4,8 @@ import type {
   ConsentHistoryPage,
   ContactTopicView,
   Mailroom,
+  ProjectBrandPatch,
+  ProjectBrandView,
   TopicInput,
   TopicPatch,
   TopicState,
@@ -25,6 +27,10 @@ export interface TopicOperations {
   setForContact(address: string, topics: Record<string, TopicState | null>): Promise<ContactTopicView[]>;
   /** The contact's consent history, oldest first. */
   history(address: string, page: { after?: string; limit?: number }): Promise<ConsentHistoryPage>;
+  /** The project's name, colour and logo on its contacts' pages (the preference centre). */
+  brand(): Promise<ProjectBrandView>;
+  /** Set (null: clear) the colour and logo. */
+  setBrand(patch: ProjectBrandPatch): Promise<ProjectBrandView>;
 }
 
 /** The engine's own calls for the project of `auth`. */
@@ -37,6 +43,8 @@ export function localTopics(mailroom: Mailroom, auth: AuthContext): TopicOperati
     ofContact: (address) => mailroom.topics.contactTopics(auth, address),
     setForContact: (address, topics) => mailroom.topics.setContactTopics(auth, address, topics),
     history: (address, page) => mailroom.topics.history(auth, address, page),
+    brand: () => mailroom.brand.get(auth),
+    setBrand: (patch) => mailroom.brand.update(auth, patch),
   };
 }
 
@@ -76,6 +84,8 @@ export function remoteTopics(
           next: answer.nextCursor ?? null,
         };
       }),
+    brand: () => call(async () => (await client.topics.brand()).brand),
+    setBrand: (patch) => call(async () => (await client.topics.setBrand(patch)).brand),
   };
 }
 

@@ -73,6 +73,11 @@ function printView(io: CliIo, view: MailingView, withBar: boolean): void {
   ];
   if (view.scheduleFor) fields.push(['Scheduled for', view.scheduleFor.toISOString()]);
   fields.push(['Deliveries', formatCounts(view.counts)]);
+  // Local times and sending windows: what waits for which hour (UTC), earliest first.
+  if (view.waiting && view.waiting.length > 0) {
+    const hours = view.waiting.map((w) => `${w.count} at ${w.hour.toISOString().slice(0, 16)}Z`);
+    fields.push(['Waiting', hours.join(', ')]);
+  }
   printFields(io, fields);
   if (withBar) println(io.stdout, renderProgressBar(view.counts, view.status));
 }

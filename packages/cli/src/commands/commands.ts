@@ -5,6 +5,7 @@ import {
   audienceListCommand,
   audienceProfilesCommand,
 } from './audience-read-command.js';
+import { brandCommand } from './brand-command.js';
 import { broadcastStatusCommand } from './broadcast-command.js';
 import type { Command } from './command.js';
 import {
@@ -75,6 +76,7 @@ export const COMMANDS: readonly Command[] = [
   ...PAUSE_COMMANDS,
   ...TOPIC_COMMANDS,
   ...FORM_COMMANDS,
+  brandCommand,
   webhookAddCommand,
   webhookListCommand,
   webhookRemoveCommand,

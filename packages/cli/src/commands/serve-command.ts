@@ -60,7 +60,7 @@ export const serveCommand: Command = {
   localOnly: "runs the server on the database's machine",
   summary: 'Run the HTTP API with an in-process delivery worker',
   help: `Usage: mailroom serve [--port 3000] [--host 127.0.0.1] [--database URL|FILE]
-                      [--smtp URL | --ses-region REGION | --outbox DIR] [--no-worker] [--concurrency N] [--render-threads N] [--rate N]
+                      [--smtp URL | --ses-region REGION | --outbox DIR] [--no-worker] [--concurrency N] [--render-threads N] [--rate N] [--lease SECONDS]
                       [--public-url URL] [--allow-host HOST:PORT]...
                       [--track-opens] [--track-clicks]
                       [--no-dashboard | --dashboard-prefix PATH]

@@ -32,7 +32,7 @@ export const workerCommand: Command = {
   name: 'worker',
   localOnly: "runs a worker on the database's machine",
   summary: 'Run a delivery worker only (run several for scale)',
-  help: `Usage: mailroom worker [--database URL|FILE] [--smtp URL | --ses-region REGION | --outbox DIR] [--concurrency N] [--render-threads N] [--rate N]
+  help: `Usage: mailroom worker [--database URL|FILE] [--smtp URL | --ses-region REGION | --outbox DIR] [--concurrency N] [--render-threads N] [--rate N] [--lease SECONDS]
                        [--public-url URL] [--allow-host HOST:PORT]... [--bounce-domain DOMAIN]
                        [--domain-sending warn|enforce] [--dns-server HOST:PORT]... [--relay-ip IP]...
 

@@ -29,6 +29,7 @@ export const DELIVERY_FLAGS: FlagSpec = {
   concurrency: { type: 'string' },
   'render-threads': { type: 'string' },
   rate: { type: 'string' },
+  lease: { type: 'string' },
   'public-url': { type: 'string' },
   'track-opens': { type: 'boolean' },
   'track-clicks': { type: 'boolean' },
@@ -56,6 +57,9 @@ export const DELIVERY_FLAGS_HELP = `  --database URL     SQLite file, sqlite:FIL
   --render-threads N threads that render recipients and build their MIME, 0 for none
                      (default: 1 where the machine has 2 or more cores, else 0)
   --rate N           at most N messages per second from this worker (default: unlimited)
+  --lease SECONDS    how long deliveries this worker claimed stay its own without a renewal: a
+                     worker that dies gives them back to the others after this (5 to 3600,
+                     default: 60)
   --public-url URL   where recipients reach this server's HTTP API: the base of the one-click
                      unsubscribe links in broadcasts (default: MAILROOM_PUBLIC_URL; serve: the
                      address it listens on). Links are signed with MAILROOM_UNSUBSCRIBE_SECRET,
@@ -168,12 +172,14 @@ export function deliveryFlagsOf(args: ParsedArgs): EngineFlags {
   };
 }
 
-/** The worker settings given by `--concurrency`, `--render-threads` and `--rate`. */
+/** The worker settings given by `--concurrency`, `--render-threads`, `--rate` and `--lease`. */
 export function workerOptionsOf(args: ParsedArgs): WorkerOptions {
   const concurrency = args.int('concurrency', { min: 1, max: 1000 });
   const renderThreads = args.int('render-threads', { min: 0, max: 64 });
   const rate = args.int('rate', { min: 1, max: 1_000_000 });
+  const lease = args.int('lease', { min: 5, max: 3600 });
   return {
+    ...(lease === undefined ? {} : { leaseMs: lease * 1000 }),
     ...(concurrency === undefined ? {} : { concurrency }),
     ...(renderThreads === undefined ? {} : { renderThreads }),
     ...(rate === undefined ? {} : { ratePerSecond: rate }),

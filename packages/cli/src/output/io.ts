@@ -41,16 +41,28 @@ export function println(out: CliOutput, line = ''): void {
   out.write(`${line}\n`);
 }
 
-/** Arms `stop` on SIGTERM and SIGINT of this process; a second signal while stopping exits at once. */
+/**
+ * A repeat this soon after the first signal is the same request: Ctrl-C (or `kill -TERM -<group>`) reaches
+ * every process of the group, and a wrapper in it (tsx, pnpm) relays its copy to the CLI as well.
+ */
+const RELAYED_WITHIN_MS = 500;
+
+/**
+ * Arms `stop` on SIGTERM and SIGINT of this process; a second signal while stopping exits at once, unless it
+ * comes within {@link RELAYED_WITHIN_MS} of the first (a relayed copy, not the operator insisting).
+ */
 export function onSignals(stop: () => void): () => void {
   let stopping = false;
+  let firstAt = 0;
   const handler = (signal: NodeJS.Signals) => {
+    if (stopping && performance.now() - firstAt < RELAYED_WITHIN_MS) return;
     if (stopping) {
       // The operator insists: the graceful path is stuck (a hung SMTP server, say).
       process.stderr.write(`mailroom: ${signal} again, exiting without waiting\n`);
       process.exit(1);
     }
     stopping = true;
+    firstAt = performance.now();
     stop();
   };
   process.on('SIGTERM', handler);

@@ -185,6 +185,9 @@ export function createActivityQueries(
       const mailing = query.mailingRef ? await deps.findMailing(auth, query.mailingRef) : undefined;
       const to = query.to ?? ctx.clock.now();
       let from = query.from ?? mailing?.createdAt ?? new Date(to.getTime() - DAY);
+      // A mailing made this very millisecond, or by a host whose clock runs ahead: its chart starts now
+      // (widened below), where only a `from` the caller gave is refused.
+      if (query.from === undefined && from.getTime() >= to.getTime()) from = new Date(to.getTime() - 1);
       if (!(from.getTime() < to.getTime())) {
         throw new MailroomError('VALIDATION_FAILED', 'from must be before to', {
           issues: [{ code: 'custom', path: ['from'], message: 'must be before to' }],

@@ -1,4 +1,5 @@
 import { createPrivateKey } from 'node:crypto';
+import { hashedAddress } from '../base/address-hash.js';
 import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
 import { changeConsent } from '../consent/consent-change.js';
@@ -110,7 +111,13 @@ export function createAdmin(ctx: BaseContext): MailroomAdmin {
 
     async unsuppress(projectId, address) {
       await ctx.ready();
-      return store.removeSuppression(projectId, normalizeAddress(address));
+      const normalized = normalizeAddress(address);
+      // Also the hash an erasure kept of the address (see `suppressions.lift`).
+      const [lifted, forgotten] = await Promise.all([
+        store.removeSuppression(projectId, normalized),
+        store.forgetErasedAddress(projectId, hashedAddress(projectId, normalized)),
+      ]);
+      return lifted || forgotten;
     },
   };
 }

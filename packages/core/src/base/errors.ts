@@ -50,6 +50,11 @@ export const ERROR_CODES = {
     retryable: false,
     description: 'A referenced template, audience group, broadcast or message does not exist in the project.',
   },
+  GONE: {
+    status: 410,
+    retryable: false,
+    description: "The link's contact was erased from the project: there is nothing left to show.",
+  },
   METHOD_NOT_ALLOWED: {
     status: 405,
     retryable: false,

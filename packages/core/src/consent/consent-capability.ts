@@ -1,5 +1,6 @@
 import { type Capability, storeRole } from '../context/capability.js';
 import type { ConsentStore } from '../store/consent-store.js';
+import { createBrandApi } from './brand-api.js';
 import { createTopicsApi } from './consent-api.js';
 import type { ConsentFacade } from './consent-types.js';
 
@@ -18,12 +19,21 @@ export const consentCapability: Capability<object, ConsentFacade, object> = {
     'updateTopic',
     'deleteTopic',
     'topicStates',
+    'listTopicMembers',
     'findTopicStates',
     'writeConsent',
     'listConsentRecords',
     'eraseConsent',
+    'appendConsentRecords',
+    'findErasedAddresses',
+    'forgetErasedAddress',
+    'getProjectBrand',
+    'putProjectBrand',
   ),
   create({ ctx, resolveAuth }) {
-    return { facade: { topics: createTopicsApi(ctx, resolveAuth) }, provides: {} };
+    return {
+      facade: { topics: createTopicsApi(ctx, resolveAuth), brand: createBrandApi(ctx, resolveAuth) },
+      provides: {},
+    };
   },
 };

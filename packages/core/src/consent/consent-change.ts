@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hashedAddress } from '../base/address-hash.js';
 import { newId } from '../base/ids.js';
 import type { BaseContext } from '../context/base-context.js';
 import type { ConsentChange, ConsentRecord, TopicState, TopicStateChange } from '../store/consent-records.js';
@@ -145,10 +145,7 @@ export async function changeConsent(
   return { topics, ...(status ? { status } : {}) };
 }
 
-/** The form an erased address keeps in the consent history: `sha256:<hex>` of the project and address. */
-export function hashedAddress(projectId: string, address: string): string {
-  return `sha256:${createHash('sha256').update(`${projectId}\u0000${address}`, 'utf8').digest('hex')}`;
-}
+export { hashedAddress };
 
 /**
  * After an erasure: the address's topic states go, its history is kept under {@link hashedAddress}

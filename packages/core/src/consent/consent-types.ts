@@ -1,5 +1,6 @@
 import type { AuthContext } from '../context/auth-context.js';
 import type { ConsentChange, TopicDefault, TopicState, TopicVisibility } from '../store/consent-records.js';
+import type { MailroomBrand } from './brand-api.js';
 
 /** A topic as the API shows it. */
 export interface TopicView {
@@ -107,4 +108,8 @@ export interface MailroomTopics {
 export interface ConsentFacade {
   /** Topics, contacts' topic states and the consent history (docs/topics-and-consent.md). */
   topics: MailroomTopics;
+  /** The project's colour and logo on the pages its contacts see (the preference centre). */
+  brand: MailroomBrand;
 }
+
+export type { MailroomBrand, ProjectBrandPatch, ProjectBrandView } from './brand-api.js';

@@ -6,16 +6,18 @@ import { windowOpensAt } from '../store/delivery-plan.js';
 import type { DeliveryOutcome } from '../store/delivery-queue.js';
 import type { ClaimedDelivery, MailingRecord } from '../store/records.js';
 import { type SendReceipt, sentVia } from '../transport/transport.js';
-import { listUnsubscribeHeaders } from '../unsubscribe/unsubscribe.js';
 import type { DeliveryContext } from './delivery-context.js';
 import type { DeliveryEvents } from './delivery-events.js';
 import { createDestinationGate, deferredOutcome } from './destination-gate.js';
 import type { MailingCache } from './mailing-cache.js';
+import { messageLinks, withLinks } from './message-links.js';
 import { type BufferedOutcome, createOutcomeBuffer } from './outcome-buffer.js';
 import { createOutgoingBuilder } from './outgoing-build.js';
+import { pastConsentRecords } from './past-consent-records.js';
 import {
   type Block,
   blockedAddresses,
+  isUnsubscribedAddress,
   retryWindowStart,
   skipBeforeWork,
   waitBeforeWork,
@@ -211,6 +213,7 @@ export function createDeliveryPipeline(
     try {
       const blocked = await blockedAddresses(store, claimed);
       const topicBlocked = await topicGate.blocked(claimed, async (id) => (await cache.get(id))?.mailing);
+      const pastConsent = pastConsentRecords(store);
       let next = 0;
       // With render threads, a few more runners than sending places keep the threads busy ahead of the sends.
       const width = opts.concurrency + (builder.threaded ? opts.renderThreads * 2 : 0);
@@ -224,6 +227,13 @@ export function createDeliveryPipeline(
               : attemptParts.held(delivery)
                 ? holdBack(delivery)
                 : await deliverOne(delivery, blocked, topicBlocked);
+            if (
+              item.mailing?.kind === 'broadcast' &&
+              item.outcome.status === 'sent' &&
+              isUnsubscribedAddress(blocked, delivery)
+            ) {
+              pastConsent.add(delivery, item.mailing, item.outcome.now);
+            }
             if (item.mailing) {
               const outbox = await ctx.outbox.forDelivery(delivery, item.mailing, item.outcome);
               if (outbox) item.outcome.outbox = outbox;
@@ -249,6 +259,7 @@ export function createDeliveryPipeline(
       await Promise.all(runners);
       await buffer.flush();
       await Promise.all(durable);
+      await pastConsent.flush();
     } finally {
       // What never reached the buffer (the suppression lookup failed) stays leased, retried later.
       for (let i = handed; i < claimed.length; i++) done();
@@ -314,7 +325,8 @@ export function createDeliveryPipeline(
       return result(mailing, wait);
     }
     const envelopeFrom = ctx.bounces ? await ctx.bounces.address(delivery.id) : mailing.sender.address;
-    const unsubscribe = await listUnsubscribeHeaders(ctx, mailing, delivery);
+    const links = await messageLinks(ctx, mailing, delivery);
+    const unsubscribe = links.headers;
     // A batch item's custom headers (checked at accept: never one the engine writes) go first.
     const custom = mailing.content.headers;
     const headers = custom ? { ...custom, ...unsubscribe } : unsubscribe;
@@ -323,7 +335,7 @@ export function createDeliveryPipeline(
       const verp = ctx.bounces !== undefined;
       const building = builder.build({
         entry,
-        delivery,
+        delivery: withLinks(delivery, links),
         headers,
         envelopeFrom,
         verp,

@@ -3,17 +3,18 @@
  * order (sandbox, suppressed, unsubscribed, its topic refused, past its retry window), and the waits (its destination or its
  * sender's warm-up has nothing for it now). Each check is one small step of an ordered list.
  */
+import { hashedAddress } from '../base/address-hash.js';
 import { foldAddress } from '../base/address-parts.js';
 import type { Clock } from '../base/base-types.js';
 import type { DeliveryOutcome } from '../store/delivery-queue.js';
 import type { ClaimedDelivery, MailingRecord } from '../store/records.js';
-import type { AudienceStore, SourceJobStore } from '../store/store.js';
+import type { AudienceStore, ConsentStore, SourceJobStore } from '../store/store.js';
 import { type DestinationGate, deferredOutcome } from './destination-gate.js';
 import type { WarmupGate } from './warmup.js';
 import type { ResolvedWorkerOptions } from './worker-options.js';
 
 /** Why an address of a claim is not sent to: read once per claim. */
-export type Block = 'suppressed' | 'unsubscribed';
+export type Block = 'suppressed' | 'unsubscribed' | 'erased';
 
 /** What the skip checks read about one delivery. */
 export interface SkipFacts {
@@ -49,6 +50,11 @@ const SKIP_CHECKS: readonly SkipCheck[] = [
     // Suppressions match the folded address (any case of the local part); profiles their own address.
     blocked.get(blockKey(delivery.projectId, foldAddress(delivery.address))) === 'suppressed'
       ? { status: 'suppressed', lastError: 'address is suppressed', uncounted: true, now }
+      : undefined,
+  // An address erased from the project (right to erasure) is kept as its hash: never mailed again.
+  ({ delivery, blocked, now }) =>
+    blocked.get(blockKey(delivery.projectId, delivery.address)) === 'erased'
+      ? { status: 'suppressed', lastError: 'address was erased', uncounted: true, now }
       : undefined,
   ({ delivery, mailing, blocked, now }, { store }) => {
     if (blocked.get(blockKey(delivery.projectId, delivery.address)) !== 'unsubscribed') return undefined;
@@ -122,11 +128,12 @@ function blockKey(projectId: string, address: string): string {
 }
 
 /**
- * Suppressed addresses (any mailing) and unsubscribed profiles (broadcasts) of a claim, looked up once per
- * claim. Read at send time, not accept time, so an unsubscribe between the two is honoured.
+ * Suppressed addresses (any mailing), erased ones (kept as hashes) and unsubscribed profiles (broadcasts)
+ * of a claim, looked up once per claim. Read at send time, not accept time, so an unsubscribe between the
+ * two is honoured.
  */
 export async function blockedAddresses(
-  store: Pick<AudienceStore, 'findProfiles' | 'findSuppressed'>,
+  store: Pick<AudienceStore, 'findProfiles' | 'findSuppressed'> & Pick<ConsentStore, 'findErasedAddresses'>,
   claimed: ClaimedDelivery[],
 ): Promise<Map<string, Block>> {
   const blocked = new Map<string, Block>();
@@ -144,6 +151,11 @@ export async function blockedAddresses(
     // Records come back folded (`foldAddress`): the first check looks the delivery up folded too.
     for (const s of await store.findSuppressed(projectId, addresses)) {
       blocked.set(blockKey(projectId, s.address), 'suppressed');
+    }
+    const hashes = new Map(addresses.map((a) => [hashedAddress(projectId, a), a]));
+    for (const hashed of await store.findErasedAddresses(projectId, [...hashes.keys()])) {
+      const address = hashes.get(hashed);
+      if (address !== undefined) blocked.set(blockKey(projectId, address), 'erased');
     }
   }
   return blocked;
@@ -180,4 +192,12 @@ export function retryWindowStart(
   }
   const firstAttempt = delivery.nextAttemptAt.getTime() - waited;
   return new Date(Math.min(now.getTime(), Math.max(due.getTime(), firstAttempt)));
+}
+
+/**
+ * Whether the delivery's address is an unsubscribed profile of its project: a broadcast delivery of it
+ * that was sent went past consent (`includeUnsubscribed`), and is recorded in the person's history.
+ */
+export function isUnsubscribedAddress(blocked: Map<string, Block>, delivery: ClaimedDelivery): boolean {
+  return blocked.get(blockKey(delivery.projectId, delivery.address)) === 'unsubscribed';
 }

@@ -45,6 +45,7 @@ import { createRetention } from '../retention/retention.js';
 import { createSignups } from '../signup/signup.js';
 import { createFormsApi } from '../signup/signup-forms.js';
 import type { MailingRecord } from '../store/records.js';
+import { createPreferenceCentre } from '../unsubscribe/preference-centre.js';
 import { createUnsubscribeLinks } from '../unsubscribe/unsubscribe.js';
 import { createWebhooks, listEvents } from '../webhooks/webhook-endpoints.js';
 import { createWebhookSender } from '../webhooks/webhook-sender.js';
@@ -115,7 +116,10 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   const setup: CapabilitySetup = { ctx: base, resolveAuth, findMailing };
   const capabilities = plugCapabilities(setup, options);
   const ctx: DeliveryContext = Object.assign(base, capabilities.provides);
-  if (options.unsubscribe) ctx.unsubscribe = createUnsubscribeLinks(ctx, options.unsubscribe);
+  if (options.unsubscribe) {
+    ctx.unsubscribe = createUnsubscribeLinks(ctx, options.unsubscribe);
+    ctx.preferences = createPreferenceCentre(ctx, options.unsubscribe);
+  }
   if (options.bounces) ctx.bounces = createReturnPaths(ctx, options.bounces);
   if (options.destinations) ctx.destinations = options.destinations;
   if (options.warmup) ctx.warmup = options.warmup;
@@ -187,6 +191,7 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   }
 
   const noUnsubscribe = () => new MailroomError('NOT_FOUND', 'Unknown or invalid unsubscribe link');
+  const noPreferences = () => new MailroomError('NOT_FOUND', 'Unknown or invalid preferences link');
 
   const previews = createPreviewRenderer({
     clock,
@@ -372,6 +377,24 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     async unsubscribe(token, request) {
       if (!ctx.unsubscribe) throw noUnsubscribe();
       return ctx.unsubscribe.unsubscribe(token, request);
+    },
+
+    async preferencesUrl(auth, address) {
+      const { project } = await resolveAuth(auth);
+      if (!ctx.preferences) {
+        throw new MailroomError('NOT_FOUND', 'The engine has no `unsubscribe` option: no preference centre');
+      }
+      return ctx.preferences.link(project.id, normalizeAddress(address));
+    },
+
+    async openPreferences(token) {
+      if (!ctx.preferences) throw noPreferences();
+      return ctx.preferences.open(token);
+    },
+
+    async savePreferences(token, input) {
+      if (!ctx.preferences) throw noPreferences();
+      return ctx.preferences.save(token, input);
     },
 
     ...queries,

@@ -31,6 +31,7 @@ import type { RetentionOptions } from '../retention/retention-options.js';
 import type { DeliveryRecord, DeliveryStatus, InboundSignalRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import type { Transport } from '../transport/transport.js';
+import type { PreferencePage, PreferenceSave, PreferenceSaved } from '../unsubscribe/preference-types.js';
 import type {
   UnsubscribeOptions,
   UnsubscribeRequest,
@@ -56,6 +57,7 @@ export type * from '../retention/retention-options.js';
 export type { SignupEvents } from '../signup/signup-events.js';
 export type * from '../signup/signup-types.js';
 export type * from '../tracking/tracking-options.js';
+export type * from '../unsubscribe/preference-types.js';
 export type * from '../unsubscribe/unsubscribe-options.js';
 export type * from '../webhooks/webhook-types.js';
 export type * from './engine-events.js';
@@ -300,6 +302,23 @@ export interface Mailroom extends MailroomReads, TrackingFacade, DomainsFacade, 
    * Idempotent. `NOT_FOUND` for a forged or unknown token.
    */
   unsubscribe(token: string, request?: UnsubscribeRequest): Promise<UnsubscribeTarget>;
+  /**
+   * A contact's preference-centre link (what `{{ preferences_url }}` prints): `<unsubscribe.baseUrl>/preferences/<token>`,
+   * the same for every message to it. `NOT_FOUND` when the engine has no `unsubscribe` option.
+   */
+  preferencesUrl(auth: string | AuthContext, address: string): Promise<string>;
+  /**
+   * What a preference link's page shows: the project's public topics with the contact's state, its brand
+   * and the page's CSRF token. `NOT_FOUND` for a forged, altered or foreign token; `GONE` for an erased
+   * contact.
+   */
+  openPreferences(token: string): Promise<PreferencePage>;
+  /**
+   * Save a preference page's form (its CSRF token, else `FORBIDDEN`), through the consent change path:
+   * records of source `preference-page` with IP and user agent, `contact.topics_changed` and
+   * `contact.unsubscribed` events. Errors as {@link openPreferences}.
+   */
+  savePreferences(token: string, input: PreferenceSave): Promise<PreferenceSaved>;
   /**
    * The project's activity over time, for charts: sent, deferred, failed, bounced by class, complained,
    * suppressed, opened and clicked (people and machines apart) per bucket, and a broadcast's pauses and

@@ -1,3 +1,4 @@
+import { hashedAddress } from '../base/address-hash.js';
 import { foldAddress } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
 import type { AuthContext } from '../context/auth-context.js';
@@ -44,7 +45,14 @@ export function createSuppressionResources(
 
     async lift(auth, address) {
       const { project } = await resolveAuth(auth);
-      if (!(await store.removeSuppression(project.id, normalizeAddress(address)))) {
+      const normalized = normalizeAddress(address);
+      // An erased address is kept as its hash so that it is not mailed again by mistake: lifting the
+      // suppression of the address lifts that too (the person came back).
+      const [lifted, forgotten] = await Promise.all([
+        store.removeSuppression(project.id, normalized),
+        store.forgetErasedAddress(project.id, hashedAddress(project.id, normalized)),
+      ]);
+      if (!lifted && !forgotten) {
         throw new MailroomError('NOT_FOUND', `${address} is not suppressed in this project`);
       }
     },

@@ -1,6 +1,6 @@
 import { domainOf, foldAddress, localPart } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
-import { keepTopicAllowed, sourceTopic } from '../consent/topic-gate.js';
+import { sourceTopic } from '../consent/topic-gate.js';
 import type { BaseContext } from '../context/base-context.js';
 import { newDelivery } from '../store/new-delivery.js';
 import type { ProfileRecord, ProfileUpsert, SourceJobRecord } from '../store/records.js';
@@ -53,46 +53,36 @@ async function audiencePage(job: SourceJobRecord, env: SourceEnv, now: Date): Pr
   const { ctx, entry } = env;
   const config = job.config as unknown as AudienceSourceConfig;
   const checkpoint = job.checkpoint as { after?: string | null } | null;
-  const members = await ctx.store.listGroupMembers(job.projectId, config.groupId, {
-    after: checkpoint?.after ?? null,
-    limit: AUDIENCE_PAGE_SIZE,
-  });
-  const suppressed = new Set(
-    members.length === 0
-      ? []
-      : (
-          await ctx.store.findSuppressed(
-            job.projectId,
-            members.map((m) => m.address),
-          )
-        ).map((s) => s.address),
-  );
   if (entry === null)
     throw new MailroomError('UNPROCESSABLE', `Audience source job ${job.id} has no mailing`);
   const { mailing } = entry;
+  const topicKey = sourceTopic(job) ?? mailing.options.topic ?? null;
+  const page = { after: checkpoint?.after ?? null, limit: AUDIENCE_PAGE_SIZE };
+  let members: ProfileRecord[];
+  if (topicKey === null) {
+    members = await ctx.store.listGroupMembers(job.projectId, config.groupId, page);
+  } else {
+    // A topic broadcast: the store lists only the members the topic allows (one read for the page; the
+    // members it leaves out are never read, so a topic that keeps half a group costs what a group of that
+    // half does). The claim checks the states again. A topic deleted since accept reaches no one.
+    const topic = await ctx.store.getTopic(job.projectId, topicKey);
+    members = topic ? await ctx.store.listTopicMembers(job.projectId, config.groupId, topic, page) : [];
+  }
   const notBefore =
     mailing.options.scheduleFor && mailing.options.scheduleFor > now ? mailing.options.scheduleFor : now;
   const domain = domainOf(mailing.sender.address);
-  const selected = members
-    // Suppressions come back folded: a member is compared by its folded address.
-    .filter(
-      (m) =>
-        (config.includeUnsubscribed || m.status === 'subscribed') && !suppressed.has(foldAddress(m.address)),
-    )
-    // The job id stands as batch id: the worker reads the source's options through it at send time.
-    .map((m) =>
-      newDelivery(
-        mailing,
-        job.id,
-        { address: m.address, name: m.name ?? localPart(m.address), traits: m.traits },
-        notBefore,
-        domain,
-        now,
-      ),
-    );
-  // A topic broadcast: members whose state for the topic says no are left out (checked again at claim).
-  const topic = sourceTopic(job) ?? mailing.options.topic ?? null;
-  const deliveries = topic ? await keepTopicAllowed(ctx.store, job.projectId, topic, selected) : selected;
+  const selected = await selectMembers(ctx, job.projectId, config, members);
+  // The job id stands as batch id: the worker reads the source's options through it at send time.
+  const deliveries = selected.map((m) =>
+    newDelivery(
+      mailing,
+      job.id,
+      { address: m.address, name: m.name ?? localPart(m.address), traits: m.traits },
+      notBefore,
+      domain,
+      now,
+    ),
+  );
   const done = members.length < AUDIENCE_PAGE_SIZE;
   return {
     deliveries,
@@ -107,6 +97,32 @@ async function audiencePage(job: SourceJobRecord, env: SourceEnv, now: Date): Pr
       ...(done ? { status: 'done' as const } : {}),
     },
   };
+}
+
+/**
+ * The members of a page who get a delivery: subscribed (or `includeUnsubscribed`) and not suppressed
+ * (read only for those left). Deliveries are made for these alone.
+ */
+async function selectMembers(
+  ctx: BaseContext,
+  projectId: string,
+  config: AudienceSourceConfig,
+  members: ProfileRecord[],
+): Promise<ProfileRecord[]> {
+  const subscribed = members.filter((m) => config.includeUnsubscribed || m.status === 'subscribed');
+  if (subscribed.length === 0) return subscribed;
+  // Suppressions come back folded: a member is compared by its folded address.
+  const suppressed = new Set(
+    (
+      await ctx.store.findSuppressed(
+        projectId,
+        subscribed.map((m) => m.address),
+      )
+    ).map((s) => s.address),
+  );
+  return suppressed.size === 0
+    ? subscribed
+    : subscribed.filter((m) => !suppressed.has(foldAddress(m.address)));
 }
 
 /**

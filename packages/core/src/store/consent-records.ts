@@ -110,3 +110,30 @@ export interface ConsentWrite {
   records: readonly ConsentRecord[];
   now: Date;
 }
+
+/**
+ * How a project looks on the pages its contacts see (the preference centre, the confirmation pages): the
+ * project's name comes from the project, these from its settings. One per project, absent until set.
+ */
+export interface ProjectBrandRecord {
+  projectId: string;
+  /** The accent colour, `#rrggbb`, or null for the pages' default. */
+  color: string | null;
+  /**
+   * The logo as a `data:image/(png|jpeg|gif|webp|svg+xml);base64,...` URI (at most 64 KiB), or null: kept
+   * inline so the pages load nothing from another host.
+   */
+  logo: string | null;
+  updatedAt: Date;
+}
+
+/**
+ * What erasure keeps of an address so that it is never mailed again by mistake: only the hash
+ * (`sha256:<hex>` of project and address, as in the consent history), never the address.
+ */
+export interface ErasedAddressRecord {
+  projectId: string;
+  /** `sha256:<hex>`: `hashedAddress(projectId, address)`. */
+  hashed: string;
+  erasedAt: Date;
+}

@@ -35,6 +35,8 @@ export type {
   ConsentRecord,
   ConsentSource,
   ConsentWrite,
+  ErasedAddressRecord,
+  ProjectBrandRecord,
   TopicDefault,
   TopicRecord,
   TopicState,

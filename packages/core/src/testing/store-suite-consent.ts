@@ -1,9 +1,18 @@
 /** Store conformance: the ConsentStore role (topics, topic states, the consent history). */
 import { expect, it } from 'vitest';
 import type { ConsentRecord, TopicRecord } from '../store/consent-records.js';
-import { testId, testTime } from './store-fixtures.js';
+import type { ProfileRecord } from '../store/records.js';
+import { makeGroup, testId, testTime } from './store-fixtures.js';
 import { makeEvent } from './store-suite-events.js';
-import { addresses, expectStoreError, type StoreSuiteContext, seedProject } from './store-suite-helpers.js';
+import {
+  addresses,
+  expectStoreError,
+  PRESERVE,
+  type StoreSuiteContext,
+  seedProfiles,
+  seedProject,
+  sorted,
+} from './store-suite-helpers.js';
 
 /** A test topic. */
 export function makeTopic(projectId: string, overrides: Partial<TopicRecord> = {}): TopicRecord {
@@ -212,5 +221,149 @@ export function describeConsent(ctx: StoreSuiteContext): void {
     ]);
     expect(await ctx.store.listConsentRecords(project.id, b, { limit: 10 })).toEqual([kept]);
     expect(await ctx.store.topicStates(project.id, b)).toHaveLength(1);
+  });
+
+  it('keeps an erased address as its hash once, finds it by hash, per project, and forgets it', async () => {
+    const { project } = await seedProject(ctx.store);
+    const { project: other } = await seedProject(ctx.store);
+    const [a] = addresses(1) as [string];
+    const erasure = (at: number) =>
+      makeConsentRecord(project.id, 'sha256:aa', {
+        change: 'erasure',
+        topicKey: null,
+        state: null,
+        ip: null,
+        userAgent: null,
+        at: testTime(at),
+      });
+    expect(await ctx.store.findErasedAddresses(project.id, ['sha256:aa'])).toEqual([]);
+    await ctx.store.eraseConsent(project.id, a, 'sha256:aa', erasure(1));
+    // A second erasure (the address came back and went again) keeps one row.
+    await ctx.store.eraseConsent(project.id, a, 'sha256:aa', erasure(2));
+    expect(await ctx.store.findErasedAddresses(project.id, ['sha256:bb', 'sha256:aa', 'sha256:aa'])).toEqual([
+      'sha256:aa',
+    ]);
+    expect(await ctx.store.findErasedAddresses(other.id, ['sha256:aa'])).toEqual([]);
+    expect(await ctx.store.findErasedAddresses(project.id, [])).toEqual([]);
+    expect(await ctx.store.forgetErasedAddress(project.id, 'sha256:aa')).toBe(true);
+    expect(await ctx.store.forgetErasedAddress(project.id, 'sha256:aa')).toBe(false);
+    expect(await ctx.store.findErasedAddresses(project.id, ['sha256:aa'])).toEqual([]);
+  });
+
+  it('appends records that change no state, in order, and makes no profile', async () => {
+    const { project } = await seedProject(ctx.store);
+    const [a] = addresses(1) as [string];
+    const first = makeConsentRecord(project.id, a, {
+      change: 'sent-unsubscribed',
+      topicKey: null,
+      state: null,
+      source: 'broadcast',
+      ip: null,
+      userAgent: null,
+      mailingRef: 'bc_1',
+      at: testTime(1),
+    });
+    const second = { ...first, id: testId('cns'), at: testTime(2), mailingRef: 'bc_2' };
+    await ctx.store.appendConsentRecords([first, second]);
+    await ctx.store.appendConsentRecords([]);
+    expect(await ctx.store.listConsentRecords(project.id, a, { limit: 10 })).toEqual([first, second]);
+    expect(await ctx.store.getProfile(project.id, a)).toBeUndefined();
+    expect(await ctx.store.topicStates(project.id, a)).toEqual([]);
+  });
+
+  it("puts and replaces a project's brand, per project", async () => {
+    const { project } = await seedProject(ctx.store);
+    const { project: other } = await seedProject(ctx.store);
+    expect(await ctx.store.getProjectBrand(project.id)).toBeUndefined();
+    const logo = `data:image/png;base64,${'A'.repeat(4000)}`;
+    const brand = { projectId: project.id, color: '#0a7f5a', logo, updatedAt: testTime(1) };
+    await ctx.store.putProjectBrand(brand);
+    expect(await ctx.store.getProjectBrand(project.id)).toEqual(brand);
+    const cleared = { ...brand, color: null, logo: null, updatedAt: testTime(2) };
+    await ctx.store.putProjectBrand(cleared);
+    expect(await ctx.store.getProjectBrand(project.id)).toEqual(cleared);
+    expect(await ctx.store.getProjectBrand(other.id)).toBeUndefined();
+  });
+
+  it('listTopicMembers lists the members a topic allows, by the rule, in pages by address, per group and project', async () => {
+    const { project } = await seedProject(ctx.store);
+    const { project: other } = await seedProject(ctx.store);
+    const group = makeGroup(project.id, 'g');
+    const elsewhere = makeGroup(project.id, 'h');
+    await ctx.store.createGroup(group);
+    await ctx.store.createGroup(elsewhere);
+    const members = addresses(24);
+    await seedProfiles(
+      ctx.store,
+      project.id,
+      members.map((address) => ({ address })),
+      { ...PRESERVE, groupId: group.id },
+      testTime(),
+    );
+    await seedProfiles(
+      ctx.store,
+      project.id,
+      addresses(3, 100).map((address) => ({ address })),
+      { ...PRESERVE, groupId: elsewhere.id },
+      testTime(),
+    );
+    await seedProfiles(
+      ctx.store,
+      other.id,
+      members.map((address) => ({ address })),
+      PRESERVE,
+      testTime(),
+    );
+    // i % 3: 0 subscribed, 1 unsubscribed, 2 no state (the default); another topic's states never count.
+    for (const [i, address] of members.entries()) {
+      const topics = [
+        ...(i % 3 === 2
+          ? []
+          : [{ topicKey: 'news', state: i % 3 === 0 ? ('subscribed' as const) : ('unsubscribed' as const) }]),
+        { topicKey: 'other', state: 'subscribed' as const },
+      ];
+      await ctx.store.writeConsent({
+        projectId: project.id,
+        address: address as string,
+        topics,
+        records: [],
+        now: testTime(1),
+      });
+    }
+    const list = async (defaultState: 'opt-in' | 'opt-out', limit: number) => {
+      const seen: string[] = [];
+      let after: string | null = null;
+      for (;;) {
+        const page: ProfileRecord[] = await ctx.store.listTopicMembers(
+          project.id,
+          group.id,
+          { key: 'news', defaultState },
+          { after, limit },
+        );
+        expect(page.length).toBeLessThanOrEqual(limit);
+        seen.push(...page.map((p) => p.address));
+        if (page.length < limit) return seen;
+        after = page.at(-1)?.address ?? null;
+      }
+    };
+    const byRule = (keep: (i: number) => boolean) => sorted(members.filter((_, i) => keep(i)));
+    expect(await list('opt-in', 5)).toEqual(byRule((i) => i % 3 === 0));
+    expect(await list('opt-out', 5)).toEqual(byRule((i) => i % 3 !== 1));
+    expect(await list('opt-out', 100)).toEqual(byRule((i) => i % 3 !== 1));
+    const [first] = await ctx.store.listTopicMembers(
+      project.id,
+      group.id,
+      { key: 'news', defaultState: 'opt-in' },
+      { limit: 1 },
+    );
+    expect(first).toEqual(await ctx.store.getProfile(project.id, first?.address ?? ''));
+    expect(
+      await ctx.store.listTopicMembers(
+        other.id,
+        group.id,
+        { key: 'news', defaultState: 'opt-out' },
+        { limit: 100 },
+      ),
+    ).toEqual([]);
   });
 }

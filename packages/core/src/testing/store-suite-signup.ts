@@ -176,4 +176,42 @@ export function describeSignup(ctx: StoreSuiteContext): void {
     const again = await ctx.store.openSignup(makeSignup(project.id, 'frm_a', address));
     expect(again.id).not.toBe(signup.id);
   });
+
+  it('listTopicMembers leaves a pending member out, of an opt-out topic too', async () => {
+    const { project } = await seedProject(ctx.store);
+    const group = makeGroup(project.id, 'readers');
+    await ctx.store.createGroup(group);
+    const [pending, plain, yes] = addresses(3);
+    const states: Array<[string, 'pending' | 'subscribed' | null]> = [
+      [pending as string, 'pending'],
+      [plain as string, null],
+      [yes as string, 'subscribed'],
+    ];
+    for (const [address, state] of states) {
+      await ctx.store.writeConsent({
+        projectId: project.id,
+        address,
+        topics: state ? [{ topicKey: 'news', state }] : [],
+        records: [],
+        now: testTime(),
+      });
+      const signup = await ctx.store.openSignup(makeSignup(project.id, 'frm_a', address));
+      await ctx.store.confirmSignup(signup.id, testTime(), group.id);
+    }
+    const page = { after: null, limit: 10 };
+    const optOut = await ctx.store.listTopicMembers(
+      project.id,
+      group.id,
+      { key: 'news', defaultState: 'opt-out' },
+      page,
+    );
+    expect(optOut.map((p) => p.address)).toEqual([plain, yes]);
+    const optIn = await ctx.store.listTopicMembers(
+      project.id,
+      group.id,
+      { key: 'news', defaultState: 'opt-in' },
+      page,
+    );
+    expect(optIn.map((p) => p.address)).toEqual([yes]);
+  });
 }

@@ -77,8 +77,9 @@ interface LinkSpot {
 /**
  * The trackable links of an HTML template, in order: the `href` of every `<a>` and `<area>` whose value
  * is an absolute http(s) URL or starts with Liquid output (decided per recipient), except links marked
- * `data-mailroom-notrack` and unsubscribe links (an `href` that mentions `unsubscribe`: a scanner must not
- * be counted as clicking it, and the recipient should see where it goes). `mailto:`, `tel:`, anchors and
+ * `data-mailroom-notrack` and unsubscribe links (an `href` that mentions `unsubscribe`, or the Liquid
+ * `preferences_url`: a scanner must not be counted as clicking it, and the recipient should see where it
+ * goes). `mailto:`, `tel:`, anchors and
  * relative links are not trackable. Liquid is masked before the scan, so quotes and `>` inside it do not
  * end a tag.
  */
@@ -439,7 +440,8 @@ function liquidLinkUrl(source: string, values: readonly string[]): string | unde
 /** Whether a template `href` is a link to track: http(s) as written, or Liquid whose result decides. */
 function isTrackableSource(source: string): boolean {
   const value = source.trim();
-  if (/unsubscribe/i.test(value)) return false;
+  // The preference centre's link is the contact's own page: not counted as a click, shown as it is.
+  if (/unsubscribe|preferences_url/i.test(value)) return false;
   if (value.startsWith('{{') || value.startsWith('{%')) return true;
   return isTrackableUrl(decodeHTMLAttribute(value));
 }

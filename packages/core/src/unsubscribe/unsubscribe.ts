@@ -19,20 +19,6 @@ import {
 export const UNSUBSCRIBE_SECRET_SETTING = 'unsubscribe-secret';
 
 /**
- * The headers that make a broadcast message one-click unsubscribable (RFC 8058 section 3.1), or none: for a
- * single message (transactional mail is not a list) or when the engine has no `unsubscribe` option.
- */
-export async function listUnsubscribeHeaders(
-  ctx: UnsubscribeContext,
-  mailing: MailingRecord,
-  delivery: DeliveryRecord,
-): Promise<Record<string, string>> {
-  if (!ctx.unsubscribe || mailing.kind !== 'broadcast') return {};
-  const url = await ctx.unsubscribe.link(mailing, delivery);
-  return { 'List-Unsubscribe': `<${url}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
-}
-
-/**
  * Links signed with `options.secret`, or with a secret generated once and kept in the store (so that every
  * process on the store signs alike and links survive restarts).
  */
@@ -139,6 +125,11 @@ export function createUnsubscribeLinks(
       return target;
     },
   };
+}
+
+/** The base of the links made now (`options.baseUrl`, read each time when a function). Internal. */
+export function linkBase(options: Pick<UnsubscribeOptions, 'baseUrl'>): string {
+  return baseOf(typeof options.baseUrl === 'function' ? options.baseUrl() : options.baseUrl);
 }
 
 /** The base URL without a trailing slash; an absolute http(s) URL or `VALIDATION_FAILED`. */

@@ -33,6 +33,7 @@ import { broadcastPauseControls, pausesPage } from './pages/pauses-page.js';
 import { signInPage } from './pages/sign-in-page.js';
 import { suppressionsPage } from './pages/suppressions-page.js';
 import { type TemplateSampleForm, templatePage, templatesPage } from './pages/templates-page.js';
+import { type ContactConsent, topicsPage } from './pages/topics-page.js';
 import { webhooksPage } from './pages/webhooks-page.js';
 import { createPauseActions } from './pause-actions.js';
 import { createSessionStore, type DashboardSession, isCsrfToken } from './session-store.js';
@@ -157,6 +158,7 @@ export function createDashboard(
           page(call, 200, audiencePage(ctxOf(call), await mailroom.listGroups(auth))),
         );
       }
+      if (first === 'topics') return allowed(call, GET, () => topics(call, auth));
     }
     if (first === 'webhooks') {
       if (segments.length === 1) return allowed(call, GET, () => webhooks(call, auth));
@@ -197,6 +199,24 @@ export function createDashboard(
         return allowed(call, GET, () => templatePreview(call, auth, ref));
     }
     throw new MailroomError('NOT_FOUND', 'No such page');
+  }
+
+  /** The project's topics and, with `?address=`, that contact's states and consent timeline (issue 38). */
+  async function topics(call: Call, auth: AuthContext): Promise<NeutralResponse> {
+    const q = queryOf(call.req);
+    const address = (q.get('address') ?? '').trim().slice(0, 320);
+    let contact: ContactConsent | null = null;
+    if (address !== '') {
+      const [states, history] = await Promise.all([
+        mailroom.topics.contactTopics(auth, address).catch((error: unknown) => {
+          if (isMailroomError(error) && error.code === 'NOT_FOUND') return null;
+          throw error;
+        }),
+        mailroom.topics.history(auth, address, { after: q.get('after') || null, limit: 100 }),
+      ]);
+      contact = { address, topics: states, history: history.data, next: history.next };
+    }
+    return page(call, 200, topicsPage(ctxOf(call), await mailroom.topics.list(auth), contact));
   }
 
   /** Whether the key a session signed in with still authenticates (one read by id; no key: an in-process caller). */

@@ -8,6 +8,7 @@ export type Section =
   | 'messages'
   | 'templates'
   | 'audience'
+  | 'topics'
   | 'suppressions'
   | 'webhooks'
   | 'domains'
@@ -19,6 +20,7 @@ const SECTIONS: ReadonlyArray<{ id: Section; label: string }> = [
   { id: 'messages', label: 'Messages' },
   { id: 'templates', label: 'Templates' },
   { id: 'audience', label: 'Audience' },
+  { id: 'topics', label: 'Topics' },
   { id: 'suppressions', label: 'Suppressions' },
   { id: 'webhooks', label: 'Webhooks' },
   { id: 'domains', label: 'Domains' },

@@ -123,6 +123,24 @@ export function topicSchemas(): JsonObject {
         },
       },
     ),
+    ProjectBrand: object(['name', 'color', 'logo'], {
+      name: { type: 'string', description: 'The project’s name (set when the project is made).' },
+      color: { type: ['string', 'null'], pattern: '^#[0-9a-fA-F]{6}$' },
+      logo: {
+        type: ['string', 'null'],
+        description: 'A `data:image/(png|jpeg|gif|webp|svg+xml);base64,` URI of at most 64 KiB.',
+      },
+    }),
+    ProjectBrandPatch: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'Absent fields are kept; `null` clears.',
+      properties: {
+        color: { type: ['string', 'null'], pattern: '^#[0-9a-fA-F]{6}$' },
+        logo: { type: ['string', 'null'], maxLength: 87448 },
+      },
+    },
+    ProjectBrandResponse: success(object(['brand'], { brand: ref('ProjectBrand') })),
     TopicsResponse: success(object(['topics'], { topics: { type: 'array', items: ref('Topic') } })),
     TopicResponse: success(object(['topic'], { topic: ref('Topic') })),
     TopicDeletedResponse: success(object(['topic'], { topic: { type: 'string' } })),
@@ -236,6 +254,80 @@ export function topicPaths(responses: (schema: string, description: string) => J
           requestId,
         ],
         responses: responses('ConsentHistoryResponse', 'Consent history'),
+      },
+    },
+    '/project/brand': {
+      get: {
+        operationId: 'getProjectBrand',
+        summary: 'The project’s name, colour and logo on the pages its contacts see; needs `read`',
+        tags,
+        parameters: [requestId],
+        responses: responses('ProjectBrandResponse', 'Brand'),
+      },
+      patch: {
+        operationId: 'updateProjectBrand',
+        summary: 'Set or clear (`null`) the colour and logo of the preference centre; needs `full`',
+        tags,
+        parameters: [requestId],
+        requestBody: body('ProjectBrandPatch'),
+        responses: responses('ProjectBrandResponse', 'Brand updated'),
+      },
+    },
+  };
+}
+
+/** The preference centre's page (public, HTML): issue 38. */
+export function preferencePaths(): JsonObject {
+  const token = {
+    name: 'token',
+    in: 'path',
+    required: true,
+    description: 'The contact’s token, as `{{ preferences_url }}` printed it.',
+    schema: { type: 'string' },
+  };
+  const page = { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } };
+  const refused = {
+    '404': { description: 'Forged, altered or foreign token (an HTML page)' },
+    '410': { description: 'The contact was erased (an HTML page)' },
+  };
+  return {
+    '/preferences/{token}': {
+      get: {
+        operationId: 'preferencesPage',
+        summary: 'The contact’s preference page: the public topics with its state; never changes anything',
+        tags: ['unsubscribe'],
+        security: [],
+        parameters: [token],
+        responses: { '200': page, ...refused },
+      },
+      post: {
+        operationId: 'savePreferences',
+        summary:
+          'Save the page’s form (`application/x-www-form-urlencoded`: `_csrf`, `action` save | unsubscribe-all | resubscribe, `topic` per ticked box); consent records of source `preference-page`',
+        tags: ['unsubscribe'],
+        security: [],
+        parameters: [token],
+        requestBody: {
+          required: true,
+          content: {
+            'application/x-www-form-urlencoded': {
+              schema: {
+                type: 'object',
+                required: ['_csrf'],
+                properties: {
+                  _csrf: { type: 'string' },
+                  action: { enum: ['save', 'unsubscribe-all', 'resubscribe'] },
+                  topic: { type: 'array', items: { type: 'string' } },
+                },
+              },
+            },
+          },
+        },
+        responses: {
+          '200': page,
+          '403': { description: 'Missing, foreign or expired CSRF token: the page again, nothing saved' },
+          ...refused,
+        },
       },
     },
   };

@@ -15,7 +15,7 @@ import { formPaths, formSchemas } from './openapi-forms.js';
 import { keyPaths, keySchemas } from './openapi-keys.js';
 import { pausePaths, pauseSchemas } from './openapi-pauses.js';
 import { resourcePaths, resourceRequestSchemas, resourceSchemas } from './openapi-resources.js';
-import { topicPaths, topicSchemas } from './openapi-topics.js';
+import { preferencePaths, topicPaths, topicSchemas } from './openapi-topics.js';
 
 /** A JSON object of the generated document. */
 type JsonObject = { [key: string]: unknown };
@@ -103,6 +103,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
       ...pausePaths(responses),
       ...topicPaths(responses),
       ...formPaths(responses),
+      ...preferencePaths(),
       '/send/mail': {
         post: {
           operationId: 'sendMail',

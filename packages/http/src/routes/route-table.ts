@@ -12,6 +12,7 @@ import { EVENT_ROUTES, type ProjectCall } from './event-routes.js';
 import { FORM_ROUTES } from './form-routes.js';
 import { KEY_ROUTES } from './key-routes.js';
 import { PAUSE_ROUTES } from './pause-routes.js';
+import { preferencesRoute } from './preference-routes.js';
 import { RESOURCE_ROUTES } from './resource-routes.js';
 import type { RouteAccessGuard } from './route-access.js';
 import type { MatchedRoute, RouteName } from './routes.js';
@@ -190,6 +191,12 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
       }
     },
 
+    /** `/preferences/:token`: the contact's preference page (preference-routes.ts). */
+    async preferences(req, requestId, route) {
+      checkBodySize(req, smallLimit);
+      return preferencesRoute(mailroom, req, requestId, route.params?.token ?? '');
+    },
+
     'inbound-ses': inbound('ses'),
     'inbound-mailgun': inbound('mailgun'),
 
@@ -235,6 +242,7 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     topic: projectRoute(TOPIC_ROUTES.topic),
     'audience-profile-topics': projectRoute(TOPIC_ROUTES['audience-profile-topics']),
     'audience-profile-consent': projectRoute(TOPIC_ROUTES['audience-profile-consent']),
+    'project-brand': projectRoute(TOPIC_ROUTES['project-brand']),
 
     forms: projectRoute(FORM_ROUTES.forms),
     form: projectRoute(FORM_ROUTES.form),

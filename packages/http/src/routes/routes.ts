@@ -57,7 +57,9 @@ export type RouteName =
   | 'form'
   | 'subscribe'
   | 'confirm'
-  | 'confirm-resend';
+  | 'confirm-resend'
+  | 'preferences'
+  | 'project-brand';
 
 /**
  * Who may call one method of a route: anyone (`public`: the route authenticates otherwise, or not at
@@ -79,7 +81,7 @@ export interface MatchedRoute {
   /** The least access each method needs. */
   access: MethodAccess;
   /**
-   * The path's parameters: `token` of `unsubscribe` and tracking, `ref` of `cancel` and `reschedule`, `id` of
+   * The path's parameters: `token` of `unsubscribe`, `preferences` and tracking, `ref` of `cancel` and `reschedule`, `id` of
    * a webhook endpoint, a key or an import, `name` of a sending domain, `ref` of a template, a broadcast or
    * a message (or a message's RFC Message-ID), `email` of a sender, a suppression or a profile, `group` of
    * an audience group, `name` of a paused destination, `key` of a topic, `ref` of a signup form (`formRef`
@@ -149,6 +151,8 @@ export const ROUTE_NAMES = Object.keys({
   subscribe: true,
   confirm: true,
   'confirm-resend': true,
+  preferences: true,
+  'project-brand': true,
 } satisfies Record<RouteName, true>) as readonly RouteName[];
 
 /** A route's entry: its name, the access of each method, and its path parameters. */
@@ -175,6 +179,9 @@ const PUBLIC_POST = { POST: 'public' } as const;
 /** GET shows the confirmation page (never changes anything); POST is the one-click unsubscribe (RFC 8058). */
 const UNSUBSCRIBE_ACCESS = { GET: 'public', HEAD: 'public', POST: 'public' } as const;
 
+/** GET shows the contact's preference page; POST saves its form (with the page's CSRF token). */
+const PREFERENCES_ACCESS = { GET: 'public', HEAD: 'public', POST: 'public' } as const;
+
 const UNSUBSCRIBE_PATH = /^\/unsubscribe\/([^/]+)$/;
 // Signup forms (signup-routes.ts): the public POST of a website's form (OPTIONS: its CORS preflight), and
 // the confirmation link of double opt-in, whose GET only shows a button (a link scanner confirms nothing).
@@ -183,6 +190,8 @@ const SUBSCRIBE_ACCESS = { POST: 'public', OPTIONS: 'public' } as const;
 const CONFIRM_PATH = /^\/confirm\/([^/]+)(\/resend)?$/;
 const CONFIRM_ACCESS = { GET: 'public', HEAD: 'public', POST: 'public' } as const;
 const FORM_PATH = /^\/forms\/([^/]+)$/;
+// The preference centre (issue 38): tokens are URL-safe as made, so they are taken undecoded.
+const PREFERENCES_PATH = /^\/preferences\/([A-Za-z0-9._-]+)$/;
 const WEBHOOK_PATH = /^\/webhooks\/([^/]+)(\/rotate-secret)?$/;
 const DOMAIN_PATH = /^\/domains\/([^/]+)(?:\/(verify|rotate-dkim))?$/;
 const KEY_PATH = /^\/keys\/([^/]+?)(\/rotate)?$/;
@@ -257,6 +266,7 @@ const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>(
   ['/pauses', entry('pauses', READ)],
   ['/topics', entry('topics', READ_ADD)],
   ['/forms', entry('forms', READ_ADD)],
+  ['/project/brand', entry('project-brand', { GET: 'read', HEAD: 'read', PATCH: 'full' })],
   ['/sending/pause', entry('sending-pause', FULL_POST)],
   ['/sending/resume', entry('sending-resume', FULL_POST)],
 ]);
@@ -265,6 +275,8 @@ const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>(
 export function matchRoute(path: string, openapi: boolean): MatchedRoute | undefined {
   const route = ROUTES.get(path);
   if (route) return route.name === 'openapi' && !openapi ? undefined : route;
+  const preferences = PREFERENCES_PATH.exec(path);
+  if (preferences) return entry('preferences', PREFERENCES_ACCESS, { token: preferences[1] as string });
   const unsubscribe = UNSUBSCRIBE_PATH.exec(path);
   if (unsubscribe) {
     const token = decode(unsubscribe[1] as string);

@@ -1,4 +1,10 @@
-import { MailroomError, type TopicInput, type TopicPatch, type TopicState } from '@mailroom/core';
+import {
+  MailroomError,
+  type ProjectBrandPatch,
+  type TopicInput,
+  type TopicPatch,
+  type TopicState,
+} from '@mailroom/core';
 import { successResponse } from '../neutral/responses.js';
 import type { NeutralResponse } from '../neutral/types.js';
 import type { ProjectCall } from './event-routes.js';
@@ -7,7 +13,7 @@ import type { RouteName } from './routes.js';
 /** The routes this module serves, all with a project key. */
 export type TopicRouteName = Extract<
   RouteName,
-  'topics' | 'topic' | 'audience-profile-topics' | 'audience-profile-consent'
+  'topics' | 'topic' | 'audience-profile-topics' | 'audience-profile-consent' | 'project-brand'
 >;
 
 /**
@@ -77,5 +83,14 @@ export const TOPIC_ROUTES = {
       ...(n !== undefined ? { limit: n } : {}),
     });
     return successResponse(requestId, 'Consent history', { consent: page.data, nextCursor: page.next });
+  },
+
+  /** `GET/PATCH /project/brand`: the project's colour and logo on its contacts' pages (the preference centre). */
+  async 'project-brand'({ mailroom, auth, req, requestId, readJson }) {
+    if (req.method === 'PATCH') {
+      const brand = await mailroom.brand.update(auth, readJson() as ProjectBrandPatch);
+      return successResponse(requestId, 'Brand updated', { brand });
+    }
+    return successResponse(requestId, 'Brand', { brand: await mailroom.brand.get(auth) });
   },
 } satisfies Record<TopicRouteName, (call: ProjectCall) => Promise<NeutralResponse>>;

@@ -1,4 +1,10 @@
-import type { ConsentRecord, ConsentStore, TopicRecord, TopicStateRecord } from '@mailroom/core';
+import type {
+  ConsentRecord,
+  ConsentStore,
+  ProfileRecord,
+  TopicRecord,
+  TopicStateRecord,
+} from '@mailroom/core';
 import { clone } from '../memory-copy.js';
 import type { State } from '../memory-state.js';
 import { compare, exists, key } from '../memory-state.js';
@@ -44,6 +50,25 @@ export function memoryConsentStore(db: () => State): ConsentStore {
         if (k.startsWith(key(projectId, ''))) states.delete(topicKey);
       }
       return true;
+    },
+    async listTopicMembers(projectId, groupId, topic, page) {
+      const s = db();
+      if (s.groups.get(groupId)?.projectId !== projectId) return [];
+      const after = page.after ?? null;
+      const out: ProfileRecord[] = [];
+      const sorted = [...(s.members.get(groupId) ?? [])]
+        .filter((address) => after === null || compare(address, after) > 0)
+        .sort(compare);
+      for (const address of sorted) {
+        if (out.length >= page.limit) break;
+        const profile = s.profiles.get(key(projectId, address));
+        if (!profile) continue;
+        const state = statesOf(s, projectId, address)?.get(topic.key)?.state;
+        // An explicit state decides (`pending`, of double opt-in, is a no), else the default.
+        const allowed = state === undefined ? topic.defaultState === 'opt-out' : state === 'subscribed';
+        if (allowed) out.push(clone(profile));
+      }
+      return out;
     },
     async topicStates(projectId, address) {
       const states = statesOf(db(), projectId, address);
@@ -109,6 +134,28 @@ export function memoryConsentStore(db: () => State): ConsentStore {
         r.userAgent = null;
       }
       s.consent.records.push(clone(record));
+      const erasedKey = key(projectId, hashed);
+      if (!s.consent.erased.has(erasedKey)) {
+        s.consent.erased.set(erasedKey, { projectId, hashed, erasedAt: new Date(record.at) });
+      }
+    },
+    async appendConsentRecords(records) {
+      const s = db();
+      for (const record of records) s.consent.records.push(clone(record));
+    },
+    async findErasedAddresses(projectId, hashed) {
+      const erased = db().consent.erased;
+      return [...new Set(hashed)].filter((h) => erased.has(key(projectId, h)));
+    },
+    async forgetErasedAddress(projectId, hashed) {
+      return db().consent.erased.delete(key(projectId, hashed));
+    },
+    async getProjectBrand(projectId) {
+      const brand = db().consent.brands.get(projectId);
+      return brand ? clone(brand) : undefined;
+    },
+    async putProjectBrand(brand) {
+      db().consent.brands.set(brand.projectId, clone(brand));
     },
   };
 }

@@ -13,6 +13,7 @@ import { eventsAndWebhooks } from './migration-events.js';
 import { inboundSignalsMigration } from './migration-inbound.js';
 import { keyNames } from './migration-key-names.js';
 import { pausesSchema } from './migration-pauses.js';
+import { preferencesSchema } from './migration-preferences.js';
 import { signalReasons } from './migration-signal-reasons.js';
 import { signupFormsSchema } from './migration-signup-forms.js';
 import { suppressionCase } from './migration-suppression-case.js';
@@ -354,6 +355,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '019_delivery_priority': deliveryPriority(dialect),
     '020_topics_consent': topicsConsentSchema(dialect),
     '021_suppression_case': suppressionCase(),
+    '022_preferences': preferencesSchema(dialect),
     '023_signup_forms': signupFormsSchema(dialect),
   };
 }

@@ -37,7 +37,7 @@ const RECORD_COLUMNS = [
  * the history rows and the outbox.
  */
 export function sqlConsentStore(ctx: SqlContext): ConsentStore {
-  const { db, runner, codec, guard, all, first, write, dialect, upsertAll } = ctx;
+  const { db, runner, codec, guard, all, first, write, dialect, upsertAll, pageAfter } = ctx;
 
   const insertRecords = async (records: readonly ConsentRecord[], on: Db) => {
     const text = `INSERT INTO mailroom_consent_records (${RECORD_COLUMNS.join(', ')}) VALUES ${runner.values(1, RECORD_COLUMNS.length)}`;
@@ -117,6 +117,27 @@ export function sqlConsentStore(ctx: SqlContext): ConsentStore {
           return true;
         }),
       );
+    },
+
+    listTopicMembers(projectId, groupId, topic, page) {
+      return guard('listTopicMembers', async () => {
+        const [after, afterParams] = pageAfter(page.after, 'gm.address');
+        // The topic's rule in SQL (consent/topic-rule.ts): an explicit state, else the default.
+        const allowed =
+          topic.defaultState === 'opt-in'
+            ? "ts.state = 'subscribed'"
+            : "(ts.state IS NULL OR ts.state = 'subscribed')"; // `pending` (double opt-in) is a no too
+        const rows = await all(
+          `SELECT p.* FROM mailroom_group_members gm
+           JOIN mailroom_profiles p ON p.project_id = gm.project_id AND p.address = gm.address
+           LEFT JOIN mailroom_topic_states ts
+             ON ts.project_id = gm.project_id AND ts.address = gm.address AND ts.topic_key = ?
+           WHERE gm.group_id = ? AND gm.project_id = ?${after} AND ${allowed}
+           ORDER BY gm.address LIMIT ?`,
+          [topic.key, groupId, projectId, ...afterParams, page.limit],
+        );
+        return rows.map(codec.profile);
+      });
     },
 
     topicStates(projectId, address) {
@@ -222,8 +243,74 @@ export function sqlConsentStore(ctx: SqlContext): ConsentStore {
             tx,
           );
           await insertRecords([record], tx);
+          await write(
+            dialect.insertIgnore(
+              'mailroom_erased_addresses',
+              'project_id, hashed, erased_at',
+              runner.values(1, 3),
+              'project_id, hashed',
+            ),
+            [projectId, hashed, record.at.getTime()],
+            tx,
+          );
         }),
       );
+    },
+
+    appendConsentRecords(records) {
+      return guard('appendConsentRecords', async () => {
+        if (records.length === 0) return;
+        await runner.transaction(db, (tx) => insertRecords(records, tx));
+      });
+    },
+
+    findErasedAddresses(projectId, hashed) {
+      return guard('findErasedAddresses', async () => {
+        const unique = [...new Set(hashed)];
+        const found: string[] = [];
+        for (let i = 0; i < unique.length; i += IN_LIST_SIZE) {
+          const slice = unique.slice(i, i + IN_LIST_SIZE);
+          const rows = await all(
+            `SELECT hashed FROM mailroom_erased_addresses WHERE project_id = ? AND hashed IN ${runner.values(1, slice.length)}`,
+            [projectId, ...slice],
+          );
+          found.push(...rows.map((r) => String(r.hashed)));
+        }
+        return found;
+      });
+    },
+
+    forgetErasedAddress(projectId, hashed) {
+      return guard(
+        'forgetErasedAddress',
+        async () =>
+          (await write('DELETE FROM mailroom_erased_addresses WHERE project_id = ? AND hashed = ?', [
+            projectId,
+            hashed,
+          ])) > 0,
+      );
+    },
+
+    getProjectBrand(projectId) {
+      return guard('getProjectBrand', async () => {
+        const row = await first('SELECT * FROM mailroom_project_brands WHERE project_id = ?', [projectId]);
+        if (!row) return undefined;
+        return {
+          projectId: String(row.project_id),
+          color: text(row.color),
+          logo: text(row.logo),
+          updatedAt: new Date(Number(row.updated_at)),
+        };
+      });
+    },
+
+    putProjectBrand(brand) {
+      return guard('putProjectBrand', async () => {
+        await write(
+          upsertAll('mailroom_project_brands', ['project_id', 'color', 'logo', 'updated_at'], 'project_id'),
+          [brand.projectId, brand.color, brand.logo, brand.updatedAt.getTime()],
+        );
+      });
     },
   };
 }

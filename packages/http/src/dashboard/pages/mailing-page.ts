@@ -51,7 +51,7 @@ export function mailingPage(
   const progress = progressOf(view);
   const self = mailingUrl(ctx.root, view.kind, view.ref);
   const cancellable = view.kind === 'broadcast' && ['scheduled', 'queued', 'sending'].includes(view.status);
-  const facts = html`<div class="card" data-mailing><dl class="facts"><dt>Ref</dt><dd>${copyableRef(view.ref)}</dd><dt>Status</dt><dd>${badge(view.status, true)}</dd><dt>Sender</dt><dd>${view.sender.name} &lt;${view.sender.address}&gt;</dd><dt>Created</dt><dd>${time(view.createdAt)}</dd><dt>Scheduled</dt><dd>${time(view.scheduleFor)}</dd><dt>Batches</dt><dd>${view.batchCount}</dd><dt>Deliveries</dt><dd><b data-count-total>${progress.total}</b>${countsLine(view.counts)}</dd><dt>Progress</dt><dd>${progressBar(progress, progressUrl(ctx.root, view.kind, view.ref))}</dd></dl>${
+  const facts = html`<div class="card" data-mailing><dl class="facts"><dt>Ref</dt><dd>${copyableRef(view.ref)}</dd><dt>Status</dt><dd>${badge(view.status, true)}</dd><dt>Sender</dt><dd>${view.sender.name} &lt;${view.sender.address}&gt;</dd><dt>Created</dt><dd>${time(view.createdAt)}</dd><dt>Scheduled</dt><dd>${time(view.scheduleFor)}</dd><dt>Batches</dt><dd>${view.batchCount}</dd><dt>Deliveries</dt><dd><b data-count-total>${progress.total}</b>${countsLine(view.counts)}</dd><dt>Progress</dt><dd>${progressBar(progress, progressUrl(ctx.root, view.kind, view.ref))}</dd>${waitingFacts(view)}</dl>${
     cancellable &&
     html`<form method="post" action="${self}/cancel">${csrfField(ctx)}<p><button type="submit" class="danger">Cancel this broadcast</button></p></form>`
   }${pauseControls}</div>`;
@@ -64,6 +64,18 @@ export function mailingPage(
       view.kind === 'broadcast' && sourcesSection(sources)
     }${deliveriesSection(ctx, view, deliveries, filter)}`,
   );
+}
+
+/**
+ * A broadcast sent at local times or in a window: what waits for which hour (UTC), as the API's `waiting`
+ * says it; nothing for other mailings or when nothing waits.
+ */
+function waitingFacts(view: MailingView): SafeHtml | undefined {
+  if (!view.waiting || view.waiting.length === 0) return undefined;
+  const rows = view.waiting.map(
+    (w) => html`<li data-waiting-hour="${w.hour.toISOString()}">${time(w.hour)}: <b>${w.count}</b></li>`,
+  );
+  return html`<dt>Waiting</dt><dd><ul class="plain" data-waiting>${rows}</ul><span class="muted">by the UTC hour each delivery is due (local times and sending windows)</span></dd>`;
 }
 
 function sourcesSection(sources: SourceJobView[]): SafeHtml {
