@@ -32,6 +32,7 @@ const RANKS = [
       'pauses',
       'resources',
       'retention',
+      'signup',
       'sources',
       'tracking',
       'unsubscribe',
@@ -57,6 +58,10 @@ const SIDEWAYS = {
     pauses: "the activity charts draw pauses and the guard's rules",
     resources: "a new template version is written by the resources' compare-and-set; template views",
     consent: 'setting a subscription is a consent change, kept in the consent history',
+  },
+  signup: {
+    consent:
+      'a signup and its confirmation are consent changes (pending, subscribed), kept in the consent history',
   },
   audience: {
     admin: "audience listings reuse the read side's paging and source-job views",

@@ -39,6 +39,8 @@ function stubEngine(behaviour: { send?: (body: unknown) => Promise<SendResult> }
     bouncesByDomain: unused,
     webhooks: new Proxy({}, { get: unused }) as Mailroom['webhooks'],
     topics: new Proxy({}, { get: unused }) as Mailroom['topics'],
+    forms: new Proxy({}, { get: unused }) as Mailroom['forms'],
+    signups: new Proxy({}, { get: unused }) as Mailroom['signups'],
     brand: new Proxy({}, { get: unused }) as Mailroom['brand'],
     automations: new Proxy({}, { get: unused }) as Mailroom['automations'],
     track: unused,

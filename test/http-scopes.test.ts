@@ -38,7 +38,7 @@ interface Row {
   /** A path of the route, to check that routes.ts matches it to `route` (and read its declared access). */
   sample: string;
   /** The status when the caller may call it; for a `public` route, whoever calls. */
-  ok: 200 | 401 | 404 | 422;
+  ok: 200 | 204 | 401 | 404 | 422;
   /** The status for another project's full key (default `ok`: the route acts in the caller's project). */
   other?: 200 | 400 | 404 | 422;
   /** Makes the call's path and body (fresh per call: many calls change or delete what they name). */
@@ -119,6 +119,17 @@ const WORKFLOW = { name: 'Nudge', trigger: { event: 'signup' }, steps: [{ type: 
 /** A workflow of Acme's. */
 async function workflowId(env: Env): Promise<string> {
   return (await env.mailroom.automations.create(env.acme, WORKFLOW)).id;
+}
+/** A signup form of Acme's, to a topic of its own. */
+async function formRef(env: Env): Promise<string> {
+  const topic = await topicKey(env);
+  const form = await env.mailroom.forms.create(env.acme, {
+    name: 'Footer',
+    topic,
+    consentText: 'Send me news',
+    sender: 'news@acme.test',
+  });
+  return form.ref;
 }
 async function messageRef(env: Env): Promise<string> {
   return (await env.mailroom.send(env.acme, SEND)).ref;
@@ -594,6 +605,51 @@ const ROWS: readonly Row[] = [
       prepare: async (env) => ({ path: `/automations/${await workflowId(env)}/runs` }),
     }),
   ),
+  { route: 'forms', method: 'GET', sample: '/forms', ok: 200 },
+  { route: 'forms', method: 'HEAD', sample: '/forms', ok: 200 },
+  {
+    route: 'forms',
+    method: 'POST',
+    sample: '/forms',
+    ok: 200,
+    // Another project has no such topic: 404, and nothing written.
+    other: 404,
+    prepare: async (env) => ({
+      path: '/forms',
+      body: { name: 'Footer', topic: await topicKey(env), consentText: 'Yes', sender: 'news@acme.test' },
+    }),
+  },
+  ...(['GET', 'HEAD', 'DELETE'] as const).map(
+    (method): Row => ({
+      route: 'form',
+      method,
+      sample: '/forms/frm_x',
+      ok: 200,
+      other: 404,
+      prepare: async (env) => ({ path: `/forms/${await formRef(env)}` }),
+    }),
+  ),
+  {
+    route: 'form',
+    method: 'PATCH',
+    sample: '/forms/frm_x',
+    ok: 200,
+    other: 404,
+    prepare: async (env) => ({ path: `/forms/${await formRef(env)}`, body: { consentText: 'Yes, v2' } }),
+  },
+  // Public: the form's ref is the only name; an unknown form is 404 whoever calls.
+  {
+    route: 'subscribe',
+    method: 'POST',
+    sample: '/subscribe/frm_bogus',
+    ok: 404,
+    body: { email: 'a@b.test' },
+  },
+  { route: 'subscribe', method: 'OPTIONS', sample: '/subscribe/frm_bogus', ok: 204 },
+  { route: 'confirm', method: 'GET', sample: '/confirm/bogus', ok: 404 },
+  { route: 'confirm', method: 'HEAD', sample: '/confirm/bogus', ok: 404 },
+  { route: 'confirm', method: 'POST', sample: '/confirm/bogus', ok: 404 },
+  { route: 'confirm-resend', method: 'POST', sample: '/confirm/bogus/resend', ok: 404 },
 ];
 
 /** The access routes.ts declares for a row's method. */
@@ -681,7 +737,14 @@ describe.each(['express', 'fastify'] as const)('every route with every key (%s)'
     secrets['rotated-after-grace'] = rotated.secret;
 
     // Wrong keys are part of the table: the per-address limit of wrong keys has its own test.
-    const options = { authFailureLimit: false } as const;
+    // The public signup endpoint's per-client limit has its own test (signup-flood.exclusive.test.ts).
+    const options = {
+      authFailureLimit: false,
+      signupRateLimit: {
+        perIp: { perMinute: 6000, burst: 1000 },
+        perAddress: { perMinute: 6000, burst: 1000 },
+      },
+    } as const;
     ({ url: base, close } = await listenMailroom(binder, mailroom, options));
   });
 

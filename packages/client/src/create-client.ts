@@ -3,6 +3,7 @@ import { type AudienceMethods, audienceMethods } from './audience-methods.js';
 import { type AutomationMethods, automationMethods } from './automation-methods.js';
 import { dataOf, init, pathOf } from './call-envelope.js';
 import type { CallOptions, OperationBody, OperationQuery, OperationResult } from './client-types.js';
+import { type FormMethods, formMethods } from './form-methods.js';
 import { MailroomApiError } from './mailroom-api-error.js';
 import type { paths } from './openapi-types.js';
 import { type PauseMethods, pauseMethods } from './pause-methods.js';
@@ -114,6 +115,8 @@ export interface MailroomClient extends ResourceMethods, AudienceMethods {
   readonly topics: TopicMethods;
   /** Tracked events, workflows and their runs (automation-methods.ts). */
   readonly automations: AutomationMethods;
+  /** Signup forms (form-methods.ts). */
+  readonly forms: FormMethods;
 }
 
 /**
@@ -179,6 +182,7 @@ export function createMailroomClient(options: MailroomClientOptions): MailroomCl
     pauses: pauseMethods(api, { init, dataOf }),
     topics: topicMethods(api, { init, dataOf }),
     automations: automationMethods(api, { init, dataOf }),
+    forms: formMethods(api, { init, dataOf }),
   };
 }
 

@@ -10,6 +10,7 @@ export {
   type OperationResult,
   type Schemas,
 } from './create-client.js';
+export type { FormMethods } from './form-methods.js';
 export { type ErrorBody, type ErrorCode, MailroomApiError } from './mailroom-api-error.js';
 export type { components, operations, paths } from './openapi-types.js';
 export type { PauseMethods } from './pause-methods.js';

@@ -763,6 +763,99 @@ export interface paths {
         patch: operations["updateProjectBrand"];
         trace?: never;
     };
+    "/forms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project’s signup forms; needs `read` */
+        get: operations["listForms"];
+        put?: never;
+        /** Create a signup form (an unknown group, topic, sender or template is 404); needs `full` */
+        post: operations["createForm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/forms/{ref}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One form; needs `read` */
+        get: operations["getForm"];
+        put?: never;
+        post?: never;
+        /** Delete a form (its signups and the consent history stay); needs `full` */
+        delete: operations["deleteForm"];
+        options?: never;
+        head?: never;
+        /** Change a form (a new consent text is its next version); needs `full` */
+        patch: operations["updateForm"];
+        trace?: never;
+    };
+    "/subscribe/{ref}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A website form’s signup: public, no key; the same answer for every address
+         * @description JSON or form-encoded (`application/x-www-form-urlencoded`: the answer is a thanks page). Rate limited per client address and per signed-up address (429 with `Retry-After`); a browser post from an origin the form does not allow is 403. Under the topic’s double opt-in the contact is `pending` and mailed a confirmation link, again at most once per 10 minutes. Events `contact.subscribed` (and `contact.topics_changed`).
+         */
+        post: operations["subscribe"];
+        delete?: never;
+        /** CORS preflight: `Access-Control-Allow-Origin` for an allowed origin */
+        options: operations["subscribePreflight"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/confirm/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The confirmation link’s page: a button; never changes anything (link scanners open links) */
+        get: operations["confirmationPage"];
+        put?: never;
+        /** Confirm (the page’s button); idempotent; event `contact.confirmed` */
+        post: operations["confirmSignup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/confirm/{token}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mail a new confirmation link (at most one per 10 minutes) */
+        post: operations["resendConfirmation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/preferences/{token}": {
         parameters: {
             query?: never;
@@ -1740,7 +1833,7 @@ export interface components {
             /** @description `evt_...` (in `GET /events` only; `data.event_id` in both). */
             id?: string;
             /** @enum {unknown} */
-            type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited" | "automation.webhook";
+            type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "contact.subscribed" | "contact.confirmed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited" | "automation.webhook";
             /** Format: date-time */
             created_at: string;
             data: {
@@ -1758,13 +1851,21 @@ export interface components {
                     address: string;
                     attempts?: number;
                 };
-                /** @description `contact.unsubscribed` / `contact.topics_changed` / `automation.*`: the address. */
+                /** @description `contact.unsubscribed` / `contact.topics_changed` / `contact.subscribed` / `contact.confirmed` / `automation.*`: the address. */
                 address?: string;
+                /** @description `contact.subscribed` / `contact.confirmed`: the signup form (`frm_...`). */
+                form_ref?: string;
+                /** @description `contact.subscribed` / `contact.confirmed`: the form’s topic. */
+                topic?: string | null;
+                /** @description `contact.subscribed` / `contact.confirmed`: the form’s audience group. */
+                group?: string | null;
+                /** @description `contact.subscribed`: true when the signup waits for its confirmation (double opt-in). */
+                pending?: boolean;
                 /** @description `contact.topics_changed`: the topics whose state changed, with the state after. */
                 topics?: {
                     key: string;
                     /** @enum {unknown} */
-                    state: "subscribed" | "unsubscribed" | null;
+                    state: "subscribed" | "unsubscribed" | "pending" | null;
                 }[];
                 /** @description `contact.unsubscribed` / `contact.topics_changed`: where the change came from (`api`, `one-click`, `unsubscribe-page`, `complaint`, ...). */
                 source?: string;
@@ -1843,7 +1944,7 @@ export interface components {
             /** Format: uri */
             url: string;
             /** @description null: every type. */
-            events: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited" | "automation.webhook")[] | null;
+            events: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "contact.subscribed" | "contact.confirmed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited" | "automation.webhook")[] | null;
             enabled: boolean;
             disabledReason?: string | null;
             /** Format: date-time */
@@ -2261,6 +2362,7 @@ export interface components {
         AudienceGroup: {
             ref: string;
             name: string | null;
+            doubleOptIn: boolean;
             members: number;
             /** Format: date-time */
             createdAt: string;
@@ -2456,7 +2558,7 @@ export interface components {
             timeline: {
                 id: string;
                 /** @enum {unknown} */
-                type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited" | "automation.webhook";
+                type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "contact.subscribed" | "contact.confirmed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited" | "automation.webhook";
                 /** Format: date-time */
                 at: string;
                 /** @description The event data without who it is about: `response`, `error`, `bounce`, `url`... */
@@ -2667,6 +2769,8 @@ export interface components {
              * @enum {unknown}
              */
             visibility: "public" | "private";
+            /** @description Signups through a form stay `pending` until confirmed from a mailed link (double opt-in). */
+            doubleOptIn: boolean;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -2687,6 +2791,8 @@ export interface components {
              * @enum {unknown}
              */
             visibility?: "public" | "private";
+            /** @description Signups through a form stay `pending` until confirmed from a mailed link (double opt-in). @default false */
+            doubleOptIn?: boolean;
         };
         /** @description Every field optional; the key never changes. */
         TopicPatch: {
@@ -2702,6 +2808,8 @@ export interface components {
              * @enum {unknown}
              */
             visibility?: "public" | "private";
+            /** @description Signups through a form stay `pending` until confirmed from a mailed link (double opt-in). */
+            doubleOptIn?: boolean;
         };
         ContactTopic: {
             /** @description 1 to 64 of `a-z 0-9 . _ -`, starting with a letter or digit. */
@@ -2713,10 +2821,10 @@ export interface components {
              */
             visibility: "public" | "private";
             /**
-             * @description What the contact receives: its own choice, or the topic's default.
+             * @description What the contact receives: its own choice, or the topic's default; `pending`: signed up through a form of a double opt-in topic, not confirmed yet (receives nothing of it).
              * @enum {unknown}
              */
-            state: "subscribed" | "unsubscribed";
+            state: "subscribed" | "unsubscribed" | "pending";
             /** @description Whether `state` is the contact's own choice. */
             explicit: boolean;
         };
@@ -2731,14 +2839,16 @@ export interface components {
             /** Format: date-time */
             at: string;
             /** @enum {unknown} */
-            change: "topic" | "unsubscribe" | "resubscribe" | "sent-unsubscribed" | "erasure";
+            change: "topic" | "unsubscribe" | "resubscribe" | "sent-unsubscribed" | "erasure" | "signup" | "confirm";
             topic: string | null;
             state: string | null;
-            /** @description `api`, `import:<label>`, `one-click`, `unsubscribe-page`, `preference-page`, `complaint`. */
+            /** @description `api`, `import:<label>`, `form:<ref>`, `one-click`, `unsubscribe-page`, `preference-page`, `complaint`. */
             source: string;
             ip: string | null;
             userAgent: string | null;
             mailingRef: string | null;
+            /** @description The consent text the contact agreed to (`v<version>: <text>`), for a form signup. */
+            wording: string | null;
         };
         ProjectBrand: {
             /** @description The project’s name (set when the project is made). */
@@ -2892,6 +3002,102 @@ export interface components {
                 runs: components["schemas"]["Run"][];
                 /** @description Pass as `cursor` for the next page; null on the last. */
                 nextCursor: string | null;
+            };
+        };
+        Form: {
+            /** @description `frm_...`: the public endpoint is `POST /subscribe/{ref}`. */
+            ref: string;
+            name: string;
+            group: string | null;
+            topic: string | null;
+            allowedOrigins: string[];
+            consentText: string;
+            consentVersion: number;
+            consentTexts: {
+                version: number;
+                text: string;
+                /** Format: date-time */
+                createdAt: string;
+            }[];
+            sender: string;
+            confirmTemplate: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /** @description At least one of `group` and `topic`. */
+        FormCreate: {
+            name: string;
+            /** @description The audience group a signup joins (when confirmed). */
+            group?: string | null;
+            /** @description The topic a signup subscribes to; `pending` until confirmed when the topic has `doubleOptIn`. */
+            topic?: string | null;
+            /** @description Origins a browser may post from (CORS); a post from another origin is 403. */
+            allowedOrigins?: string[];
+            /** @description The wording shown next to the form; a changed text is the next version, old ones are kept. */
+            consentText: string;
+            /** @description The confirmation message’s sender (a sender of the project). */
+            sender: string;
+            /** @description The confirmation message’s template (`{{ confirm_url }}`, `{{ project_name }}`, `{{ consent_text }}`); null: the built-in one. */
+            confirmTemplate?: string | null;
+        };
+        /** @description Every field optional. */
+        FormPatch: {
+            name?: string;
+            /** @description The audience group a signup joins (when confirmed). */
+            group?: string | null;
+            /** @description The topic a signup subscribes to; `pending` until confirmed when the topic has `doubleOptIn`. */
+            topic?: string | null;
+            /** @description Origins a browser may post from (CORS); a post from another origin is 403. */
+            allowedOrigins?: string[];
+            /** @description The wording shown next to the form; a changed text is the next version, old ones are kept. */
+            consentText?: string;
+            /** @description The confirmation message’s sender (a sender of the project). */
+            sender?: string;
+            /** @description The confirmation message’s template (`{{ confirm_url }}`, `{{ project_name }}`, `{{ consent_text }}`); null: the built-in one. */
+            confirmTemplate?: string | null;
+        };
+        /** @description Other fields are ignored. Form-encoded posts take the same fields. */
+        SignupRequest: {
+            email: string;
+            name?: string;
+            /** @description The consent text version the page showed (default: the current one). */
+            consent_version?: number;
+            /** @description The honeypot: hidden from people, left empty; a filled one is dropped silently. */
+            website?: string;
+        };
+        SignupResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                /** @constant */
+                received: true;
+            };
+        };
+        FormsResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                forms: components["schemas"]["Form"][];
+            };
+        };
+        FormResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                form: components["schemas"]["Form"];
+            };
+        };
+        FormDeletedResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                form: string;
             };
         };
     };
@@ -3352,7 +3558,7 @@ export interface operations {
                     /** Format: uri */
                     url: string;
                     /** @description Default: every type. */
-                    events?: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited" | "automation.webhook")[];
+                    events?: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "contact.subscribed" | "contact.confirmed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited" | "automation.webhook")[];
                     /** @default true */
                     enabled?: boolean;
                 };
@@ -9262,6 +9468,8 @@ export interface operations {
                 "application/json": {
                     ref: string;
                     name?: string | null;
+                    /** @description A form signup joins only once confirmed from the mailed link. @default false */
+                    doubleOptIn?: boolean;
                 };
             };
         };
@@ -15336,6 +15544,1399 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listForms: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Forms */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormsResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createForm: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FormCreate"];
+            };
+        };
+        responses: {
+            /** @description Form created */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getForm: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The form’s ref (`frm_...`). */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Form */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteForm: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The form’s ref (`frm_...`). */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Form deleted */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormDeletedResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    updateForm: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The form’s ref (`frm_...`). */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FormPatch"];
+            };
+        };
+        responses: {
+            /** @description Form updated */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    subscribe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The form’s ref (`frm_...`). */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignupRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["SignupRequest"];
+            };
+        };
+        responses: {
+            /** @description Signup received (the same for known and unknown addresses) */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignupResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    subscribePreflight: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The form’s ref (`frm_...`). */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Preflight answer */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    confirmationPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token of a confirmation link. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A confirm button, or "confirmed" */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Forged, altered or foreign token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Expired link, with a "send a new link" button */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    confirmSignup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token of a confirmation link. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Confirmed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Forged, altered or foreign token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Expired link: nothing confirmed */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    resendConfirmation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token of a confirmation link. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A new link is on its way */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Forged or foreign token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
                 };
             };
         };

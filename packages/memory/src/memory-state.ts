@@ -6,6 +6,7 @@ import type {
   DeliveryRecord,
   DomainRecord,
   ErasedAddressRecord,
+  FormRecord,
   IdempotencyRecord,
   InboundSignalRecord,
   MailingRecord,
@@ -16,6 +17,7 @@ import type {
   ProjectSecretRecord,
   RunRecord,
   SenderRecord,
+  SignupRecord,
   SourceJobRecord,
   SuppressionRecord,
   TemplateRecord,
@@ -96,6 +98,12 @@ export interface State {
     runs: Map<string, MemoryRun>;
     entries: Set<string>;
   };
+  /** Signup forms by ref and signups by id, with the id of each key(key(projectId, formRef), address). */
+  signup: {
+    forms: Map<string, FormRecord>;
+    signups: Map<string, SignupRecord>;
+    idByKey: Map<string, string>;
+  };
   tracking: {
     linkMaps: Map<string, string[]>;
     opens: Map<string, { mailingId: string; machine: boolean; firstAt: Date; lastAt: Date; count: number }>;
@@ -139,6 +147,7 @@ export function emptyState(): State {
     domainIdByName: new Map(),
     pauses: new Map(),
     consent: { topics: new Map(), states: new Map(), records: [], erased: new Map(), brands: new Map() },
+    signup: { forms: new Map(), signups: new Map(), idByKey: new Map() },
     tracking: { linkMaps: new Map(), opens: new Map(), clicks: [] },
     automations: {
       workflows: new Map(),

@@ -18,6 +18,7 @@ import { memoryMailingStore } from './roles/mailing-store.js';
 import { memoryPauseStore } from './roles/pause-store.js';
 import { memoryResourceStore } from './roles/resource-store.js';
 import { memoryRetentionStore } from './roles/retention-store.js';
+import { memorySignupStore } from './roles/signup-store.js';
 import { memorySourceJobStore } from './roles/source-job-store.js';
 import { memoryTrackingStore } from './roles/tracking-store.js';
 
@@ -72,5 +73,6 @@ export function memoryStore(): Store {
     ...memoryActivityStore(() => db().outbox),
     ...memoryConsentStore(db),
     ...memoryAutomationStore(db),
+    ...memorySignupStore(db),
   };
 }

@@ -28,6 +28,7 @@ import { sqlMailingStore } from './roles/mailing-store.js';
 import { sqlPauseStore } from './roles/pause-store.js';
 import { sqlResourceStore } from './roles/resource-store.js';
 import { sqlRetentionStore } from './roles/retention-store.js';
+import { sqlSignupStore } from './roles/signup-store.js';
 import { sqlSourceJobStore } from './roles/source-job-store.js';
 import { sqlTrackingStore } from './roles/tracking-store.js';
 import { createCodec } from './rows/codec.js';
@@ -167,6 +168,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     ...sqlActivityStore(ctx),
     ...sqlConsentStore(ctx),
     ...sqlAutomationStore(ctx),
+    ...sqlSignupStore(ctx),
     ...sqlAppTransactions({ ctx, closed: () => closed, storeId: () => storeId, init }),
   };
 }

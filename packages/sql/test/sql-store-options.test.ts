@@ -110,6 +110,7 @@ describe('sqlStore options', () => {
       { name: '020_topics_consent' },
       { name: '021_suppression_case' },
       { name: '022_preferences' },
+      { name: '023_signup_forms' },
       { name: '024_automations' },
       { name: '027_delivery_open_index' },
     ]);

@@ -17,6 +17,7 @@ import type {
   WebhookEndpointView,
 } from '@mailroom/core';
 import type { AutomationOperations } from './automation-operations.js';
+import type { FormOperations } from './form-operations.js';
 import type { PauseOperations } from './pause-operations.js';
 import type { TopicOperations } from './topic-operations.js';
 
@@ -77,6 +78,8 @@ export interface AdminOperations {
   readonly topics: TopicOperations;
   /** Tracked events, workflows and their runs (automation-operations.ts). */
   readonly automations: AutomationOperations;
+  /** Signup forms (form-operations.ts). */
+  readonly forms: FormOperations;
   /** A broadcast or message with its delivery counts. */
   getMailing(ref: string): Promise<MailingView>;
   /** The project's broadcasts, newest first, with their counts; `after` is the `next` of a page. */

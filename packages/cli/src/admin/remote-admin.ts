@@ -2,6 +2,7 @@ import { MailroomApiError, type MailroomClient } from '@mailroom/client';
 import { ERROR_CODES, type ErrorCode, MailroomError } from '@mailroom/core';
 import type { AdminOperations } from './admin-operations.js';
 import { remoteAutomations } from './automation-operations.js';
+import { remoteForms } from './form-operations.js';
 import { remotePauses } from './pause-operations.js';
 import { remoteResources } from './remote-resources.js';
 import { domainView, webhookView } from './remote-views.js';
@@ -46,6 +47,7 @@ export function remoteAdmin(client: MailroomClient, url: string): AdminOperation
     pauses: remotePauses(client, call),
     topics: remoteTopics(client, call),
     automations: remoteAutomations(client, call),
+    forms: remoteForms(client, call),
   };
 }
 

@@ -63,7 +63,16 @@ export function remoteTopics(
       }),
     ofContact: (address) => call(async () => (await client.topics.ofContact(address)).topics),
     setForContact: (address, topics) =>
-      call(async () => (await client.topics.setForContact(address, topics)).topics),
+      // `pending` is the state of a form signup, never one to set: the engine refuses it.
+      call(
+        async () =>
+          (
+            await client.topics.setForContact(
+              address,
+              topics as Record<string, 'subscribed' | 'unsubscribed' | null>,
+            )
+          ).topics,
+      ),
     history: (address, page) =>
       call(async () => {
         const answer = await client.topics.history(address, {

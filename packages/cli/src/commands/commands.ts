@@ -16,6 +16,7 @@ import {
   domainRotateCommand,
   domainVerifyCommand,
 } from './domain-command.js';
+import { FORM_COMMANDS } from './form-command.js';
 import { inboundCommand } from './inbound-command.js';
 import { keyCreateCommand, keyListCommand, keyRevokeCommand, keyRotateCommand } from './key-command.js';
 import { broadcastListCommand, messageStatusCommand } from './message-command.js';
@@ -75,6 +76,7 @@ export const COMMANDS: readonly Command[] = [
   suppressionLiftCommand,
   ...PAUSE_COMMANDS,
   ...TOPIC_COMMANDS,
+  ...FORM_COMMANDS,
   brandCommand,
   ...AUTOMATION_COMMANDS,
   webhookAddCommand,

@@ -14,6 +14,7 @@ const TOPIC_FLAGS = {
   description: { type: 'string' },
   default: { type: 'string' },
   visibility: { type: 'string' },
+  'double-opt-in': { type: 'string' },
 } as const;
 const COMMON_HELP = `  --project ID       the project (mailroom project list shows the ids)
   --database URL     database (default: MAILROOM_DATABASE_URL, else ./mailroom.db)
@@ -21,7 +22,8 @@ const COMMON_HELP = `  --project ID       the project (mailroom project list sho
 const TOPIC_HELP = `  --name TEXT        shown to contacts
   --description TEXT
   --default MODE     opt-in (contacts get it once they subscribe; the default) or opt-out
-  --visibility V     public (shown to contacts; the default) or private`;
+  --visibility V     public (shown to contacts; the default) or private
+  --double-opt-in on|off  form signups stay pending until confirmed from a mailed link`;
 
 /** `mailroom topics`: the project's topics. */
 export const topicListCommand: Command = {
@@ -41,7 +43,8 @@ export const topicCreateCommand: Command = {
   name: 'topic create',
   summary: 'Create a topic: a key, a name, a default (opt-in or opt-out) and a visibility',
   help: `Usage: mailroom topic create --project ID KEY --name TEXT [--description TEXT]
-                           [--default opt-in|opt-out] [--visibility public|private] [--json]
+                           [--default opt-in|opt-out] [--visibility public|private]
+                           [--double-opt-in on|off] [--json]
 
 KEY is 1 to 64 of a-z 0-9 . _ -. A broadcast names it in options.topic.
 
@@ -65,7 +68,8 @@ export const topicUpdateCommand: Command = {
   name: 'topic update',
   summary: "Change a topic's name, description, default or visibility",
   help: `Usage: mailroom topic update --project ID KEY [--name TEXT] [--description TEXT]
-                           [--default opt-in|opt-out] [--visibility public|private] [--json]
+                           [--default opt-in|opt-out] [--visibility public|private]
+                           [--double-opt-in on|off] [--json]
 
 Options:
 ${TOPIC_HELP}
@@ -189,10 +193,15 @@ function patchOf(args: ParsedArgs): Omit<TopicPatch, 'name'> {
   if (visibility !== undefined && visibility !== 'public' && visibility !== 'private') {
     throw new UsageError(`${args.command}: --visibility is public or private`);
   }
+  const doubleOptIn = args.string('double-opt-in');
+  if (doubleOptIn !== undefined && doubleOptIn !== 'on' && doubleOptIn !== 'off') {
+    throw new UsageError(`${args.command}: --double-opt-in is on or off`);
+  }
   return {
     ...(description !== undefined ? { description } : {}),
     ...(mode !== undefined ? { default: mode as TopicDefault } : {}),
     ...(visibility !== undefined ? { visibility } : {}),
+    ...(doubleOptIn !== undefined ? { doubleOptIn: doubleOptIn === 'on' } : {}),
   };
 }
 
@@ -219,7 +228,10 @@ function printTopics(args: ParsedArgs, io: CliIo, topics: TopicView[], done?: st
   if (done) println(io.stdout, done);
   else if (topics.length === 0) println(io.stdout, 'No topics yet: mailroom topic create KEY --name TEXT');
   for (const t of topics) {
-    println(io.stdout, `${t.key}\t${t.default}\t${t.visibility}\t${t.name}`);
+    println(
+      io.stdout,
+      `${t.key}\t${t.default}${t.doubleOptIn ? ' double-opt-in' : ''}\t${t.visibility}\t${t.name}`,
+    );
   }
   return EXIT_OK;
 }

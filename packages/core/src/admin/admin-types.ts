@@ -52,7 +52,10 @@ export interface MailroomAdmin {
       sourceName?: string;
     },
   ): Promise<TemplateRecord>;
-  createAudienceGroup(projectId: string, input: { ref: string; name?: string }): Promise<AudienceGroupRecord>;
+  createAudienceGroup(
+    projectId: string,
+    input: { ref: string; name?: string; doubleOptIn?: boolean },
+  ): Promise<AudienceGroupRecord>;
   setSubscription(projectId: string, address: string, status: ProfileStatus): Promise<void>;
   suppress(projectId: string, address: string, reason: SuppressionReason, detail?: string): Promise<void>;
   unsuppress(projectId: string, address: string): Promise<boolean>;

@@ -74,12 +74,19 @@ export function createAdmin(ctx: BaseContext): MailroomAdmin {
       return writeTemplateVersion(ctx, projectId, content, 'upsert');
     },
 
-    async createAudienceGroup(projectId, { ref, name }) {
+    async createAudienceGroup(projectId, { ref, name, doubleOptIn }) {
       await requireProject(projectId);
       if (!REF_PATTERN.test(ref))
         throw invalid(['ref'], 'A ref is 1-128 characters of letters, digits and ._:-');
       const now = clock.now();
-      const group = { id: newId('grp', now.getTime()), projectId, ref, name: name ?? null, createdAt: now };
+      const group = {
+        id: newId('grp', now.getTime()),
+        projectId,
+        ref,
+        name: name ?? null,
+        ...(doubleOptIn ? { doubleOptIn: true } : {}),
+        createdAt: now,
+      };
       await store.createGroup(group);
       return group;
     },

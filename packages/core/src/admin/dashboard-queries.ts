@@ -151,6 +151,7 @@ export function createDashboardQueries(ctx: BaseContext, deps: DashboardQueryDep
       return (await store.listGroups(project.id)).map((g) => ({
         ref: g.ref,
         name: g.name,
+        doubleOptIn: g.doubleOptIn ?? false,
         members: g.members,
         createdAt: g.createdAt,
       }));

@@ -69,6 +69,8 @@ export interface SourceJobView {
 export interface AudienceGroupView {
   ref: string;
   name: string | null;
+  /** A form signup joins only once confirmed from the mailed link (double opt-in). */
+  doubleOptIn: boolean;
   members: number;
   createdAt: Date;
 }

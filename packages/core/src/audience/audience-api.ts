@@ -86,6 +86,7 @@ export function createAudienceApi(ctx: BaseContext, deps: AudienceApiDeps): Mail
       return (await store.listGroups(projectId)).map((g) => ({
         ref: g.ref,
         name: g.name,
+        doubleOptIn: g.doubleOptIn ?? false,
         members: g.members,
         createdAt: g.createdAt,
       }));
@@ -96,8 +97,15 @@ export function createAudienceApi(ctx: BaseContext, deps: AudienceApiDeps): Mail
       const group = await deps.admin.createAudienceGroup(projectId, {
         ref: input.ref,
         ...(input.name ? { name: input.name } : {}),
+        ...(input.doubleOptIn ? { doubleOptIn: true } : {}),
       });
-      return { ref: group.ref, name: group.name, members: 0, createdAt: group.createdAt };
+      return {
+        ref: group.ref,
+        name: group.name,
+        doubleOptIn: group.doubleOptIn ?? false,
+        members: 0,
+        createdAt: group.createdAt,
+      };
     },
 
     async deleteGroup(auth, ref) {

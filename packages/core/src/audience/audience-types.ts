@@ -82,7 +82,7 @@ export interface MailroomAudience {
   /** Create a group; a ref in use is `CONFLICT`, a malformed one `VALIDATION_FAILED`. */
   createGroup(
     auth: string | AuthContext,
-    input: { ref: string; name?: string | null },
+    input: { ref: string; name?: string | null; doubleOptIn?: boolean },
   ): Promise<AudienceGroupView>;
   /** Remove a group and its memberships (the profiles stay); `NOT_FOUND` when absent. */
   deleteGroup(auth: string | AuthContext, ref: string): Promise<void>;

@@ -13,6 +13,7 @@ const NAME = z.string().trim().min(1).max(256);
 const DESCRIPTION = z.string().max(2000).nullable().optional();
 const DEFAULT = z.enum(['opt-in', 'opt-out']).optional();
 const VISIBILITY = z.enum(['public', 'private']).optional();
+const DOUBLE_OPT_IN = z.boolean().optional();
 
 const CREATE_SCHEMA = z.strictObject({
   key: z.string().regex(TOPIC_KEY, 'A key is 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit'),
@@ -20,6 +21,7 @@ const CREATE_SCHEMA = z.strictObject({
   description: DESCRIPTION,
   default: DEFAULT,
   visibility: VISIBILITY,
+  doubleOptIn: DOUBLE_OPT_IN,
 });
 
 const PATCH_SCHEMA = z.strictObject({
@@ -27,6 +29,7 @@ const PATCH_SCHEMA = z.strictObject({
   description: DESCRIPTION,
   default: DEFAULT,
   visibility: VISIBILITY,
+  doubleOptIn: DOUBLE_OPT_IN,
 });
 
 const STATES_SCHEMA = z
@@ -41,6 +44,7 @@ export function topicView(t: TopicRecord): TopicView {
     description: t.description,
     default: t.defaultState,
     visibility: t.visibility,
+    doubleOptIn: t.doubleOptIn,
     createdAt: t.createdAt,
     updatedAt: t.updatedAt,
   };
@@ -57,6 +61,7 @@ function recordView(r: ConsentRecord): ConsentRecordView {
     ip: r.ip,
     userAgent: r.userAgent,
     mailingRef: r.mailingRef,
+    wording: r.wording ?? null,
   };
 }
 
@@ -110,6 +115,7 @@ export function createTopicsApi(ctx: BaseContext, resolveAuth: ResolveAuth): Mai
         description: body.description ?? null,
         defaultState: body.default ?? 'opt-in',
         visibility: body.visibility ?? 'public',
+        doubleOptIn: body.doubleOptIn ?? false,
         createdAt: now,
         updatedAt: now,
       };
@@ -134,6 +140,7 @@ export function createTopicsApi(ctx: BaseContext, resolveAuth: ResolveAuth): Mai
           ...(body.description !== undefined ? { description: body.description } : {}),
           ...(body.default !== undefined ? { defaultState: body.default } : {}),
           ...(body.visibility !== undefined ? { visibility: body.visibility } : {}),
+          ...(body.doubleOptIn !== undefined ? { doubleOptIn: body.doubleOptIn } : {}),
         },
         clock.now(),
       );

@@ -2,7 +2,7 @@ import { hashedAddress } from '../base/address-hash.js';
 import { newId } from '../base/ids.js';
 import type { BaseContext } from '../context/base-context.js';
 import type { ConsentChange, ConsentRecord, TopicState, TopicStateChange } from '../store/consent-records.js';
-import type { OutboxWrite } from '../store/event-records.js';
+import type { EventType, OutboxWrite } from '../store/event-records.js';
 import type { ConsentEvents } from './consent-events.js';
 import type { ConsentMeta } from './consent-types.js';
 
@@ -22,6 +22,15 @@ export interface ConsentChangeInput {
   mailingRef?: string | null;
   /** The topic a status change came from (a one-click of a topic broadcast), for the record. */
   topicKey?: string | null;
+  /** The change kind of the topic records: `signup` and `confirm` for forms. @default 'topic' */
+  topicChange?: 'topic' | 'signup' | 'confirm';
+  /** The wording the contact agreed to (a form's consent text), kept in each record. */
+  wording?: string | null;
+  /**
+   * More events to write in the change's transaction when a topic state changed (`contact.subscribed`,
+   * `contact.confirmed` of a form), with the same keys as the change's own.
+   */
+  events?: ReadonlyArray<{ type: EventType; data: Record<string, unknown> }>;
 }
 
 /** What a change actually changed (a repeat changes, records and announces nothing). */
@@ -73,6 +82,7 @@ export async function changeConsent(
     ip: input.meta?.ip ?? null,
     userAgent: input.meta?.userAgent?.slice(0, MAX_USER_AGENT) ?? null,
     mailingRef: input.mailingRef ?? null,
+    ...(input.wording ? { wording: input.wording } : {}),
   };
   // One id stem per change and a counter after it: the records of one change list in the order made.
   const stem = newId('cns', now.getTime());
@@ -84,7 +94,7 @@ export async function changeConsent(
     topicKey,
     state,
   });
-  const records = topics.map((t) => record('topic', t.topicKey, t.state));
+  const records = topics.map((t) => record(input.topicChange ?? 'topic', t.topicKey, t.state));
   if (status)
     records.push(
       record(status === 'unsubscribed' ? 'unsubscribe' : 'resubscribe', input.topicKey ?? null, status),
@@ -103,6 +113,9 @@ export async function changeConsent(
         ...ref,
       }),
     );
+    for (const extra of input.events ?? []) {
+      writes.push(await ctx.outbox.event(projectId, extra.type, now, keys, extra.data));
+    }
   }
   if (status === 'unsubscribed') {
     writes.push(

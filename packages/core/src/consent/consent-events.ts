@@ -7,7 +7,7 @@ export interface ConsentEvents {
   topicsChanged: (event: {
     projectId: string;
     address: string;
-    topics: Array<{ key: string; state: 'subscribed' | 'unsubscribed' | null }>;
+    topics: Array<{ key: string; state: 'subscribed' | 'unsubscribed' | 'pending' | null }>;
     source: string;
   }) => void;
 }

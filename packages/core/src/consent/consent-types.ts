@@ -11,6 +11,8 @@ export interface TopicView {
   default: TopicDefault;
   /** `public` topics are shown to contacts (the unsubscribe page); `private` ones are not. */
   visibility: TopicVisibility;
+  /** Signups through a form stay `pending` until confirmed from a mailed link (double opt-in). */
+  doubleOptIn: boolean;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -25,6 +27,8 @@ export interface TopicInput {
   default?: TopicDefault;
   /** @default 'public' */
   visibility?: TopicVisibility;
+  /** Signups through a form stay `pending` until confirmed (double opt-in). @default false */
+  doubleOptIn?: boolean;
 }
 
 /** The fields of a topic to change; absent ones are kept. */
@@ -58,6 +62,8 @@ export interface ConsentRecordView {
   ip: string | null;
   userAgent: string | null;
   mailingRef: string | null;
+  /** The wording the contact agreed to (a form's consent text, with its version), when known. */
+  wording: string | null;
 }
 
 /** A page of a contact's consent history, oldest first. */

@@ -1,4 +1,5 @@
 import { isStoreOutage, MailroomError } from '../base/errors.js';
+import { applyImportConsent } from '../consent/import-consent.js';
 import { SOURCE_EXPANDERS } from '../sources/index.js';
 import type { SourcePage } from '../sources/source-expander.js';
 import { isAudienceImport } from '../store/audience-admin-store.js';
@@ -65,22 +66,33 @@ export async function expandSourceSlice(parts: SourceSliceParts): Promise<number
       const finished = page.patch.status === 'done' || page.patch.status === 'failed';
       const sliceOver = performance.now() >= sliceEnds;
       const leaseUntil = finished || !sliceOver ? new Date(now.getTime() + opts.leaseMs) : now;
+      const { consent, ...pageData } = page;
       const storing = store.commitSourcePage(
         job.id,
         job.leaseToken,
-        { ...page, leaseUntil, now },
+        { ...pageData, leaseUntil, now },
         // A page after a lost lease is fenced anyway; after a failed commit it must not be written.
         stored ? { after: stored } : undefined,
       );
       storing.catch(() => undefined);
       stored = storing;
-      const commit = pageCommitted({
+      const committed = pageCommitted({
         ctx,
         job,
         mailingRef: entry?.mailing.ref ?? job.id,
         patch: page.patch,
         storing,
       });
+      // An import's consent columns, once its rows (their profiles) are committed.
+      const { projectId } = job;
+      const label = importLabel(job);
+      const commit =
+        importing && consent && consent.length > 0
+          ? committed.then(async (ok) => {
+              if (ok) await applyImportConsent(ctx, projectId, label, consent);
+              return ok;
+            })
+          : committed;
       // Awaited later, after the pages before it: a failure (a page before it failed, so this one
       // does too, at once) must not count as unhandled meanwhile.
       commit.catch(() => undefined);
@@ -157,4 +169,10 @@ async function pageCommitted({ ctx, job, mailingRef, patch, storing }: PageCommi
     });
   }
   return true;
+}
+
+/** The label of an import (its config's), for its consent records' source `import:<label>`. */
+function importLabel(job: SourceJobRecord): string {
+  const label = (job.config as { label?: unknown } | null)?.label;
+  return typeof label === 'string' ? label : job.id;
 }

@@ -42,6 +42,8 @@ import { createSenderResources } from '../resources/sender-resources.js';
 import { createSuppressionResources } from '../resources/suppression-resources.js';
 import { createTemplateResources } from '../resources/template-resources.js';
 import { createRetention } from '../retention/retention.js';
+import { createSignups } from '../signup/signup.js';
+import { createFormsApi } from '../signup/signup-forms.js';
 import type { MailingRecord } from '../store/records.js';
 import { createPreferenceCentre } from '../unsubscribe/preference-centre.js';
 import { createUnsubscribeLinks } from '../unsubscribe/unsubscribe.js';
@@ -208,6 +210,14 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       ? {}
       : { hardLimitMs: options.renderBudget.hardLimitMs }),
   });
+  const signups = createSignups(
+    ctx,
+    {
+      send: (auth, body) => acceptance.send(auth, body),
+      ...(options.unsubscribe ? { fallbackBaseUrl: options.unsubscribe.baseUrl } : {}),
+    },
+    options.signup,
+  );
   const queries = createDashboardQueries(ctx, { resolveAuth, findMailing, view, previews });
   const admin = createAdmin(ctx);
 
@@ -223,6 +233,8 @@ export function createMailroom(options: MailroomOptions): Mailroom {
       checkTemplate: (projectId, template) => previews.check(projectId, template),
     }),
     senders: createSenderResources(ctx, resolveAuth),
+    forms: createFormsApi(ctx, resolveAuth),
+    signups,
     suppressions: createSuppressionResources(ctx, resolveAuth),
     inbound: createInbound(ctx, options.notifications),
     worker: {
@@ -408,6 +420,8 @@ export function createMailroom(options: MailroomOptions): Mailroom {
 
     async close() {
       progress.stop();
+      // Signups answered and still being written finish first.
+      await signups.settled();
       await guard?.stop();
       await retention.stop();
       for (const task of capabilities.tasks) await task.stop();

@@ -3,6 +3,7 @@ import type { AutomationEvents } from '../automations/automation-events.js';
 import type { ConsentEvents } from '../consent/consent-events.js';
 import type { DeliveryEvents } from '../delivery/delivery-events.js';
 import type { InboundEvents } from '../inbound/inbound-events.js';
+import type { SignupEvents } from '../signup/signup-events.js';
 import type { TrackingEvents } from '../tracking/tracking-events.js';
 import type { UnsubscribeEvents } from '../unsubscribe/unsubscribe-events.js';
 import type { WebhookEvents } from '../webhooks/webhook-events.js';
@@ -19,4 +20,5 @@ export interface MailroomEvents
     UnsubscribeEvents,
     InboundEvents,
     ConsentEvents,
-    AutomationEvents {}
+    AutomationEvents,
+    SignupEvents {}

@@ -54,6 +54,8 @@ export type * from '../inbound/bounces-options.js';
 export type * from '../keys/key-types.js';
 export type * from '../resources/resource-types.js';
 export type * from '../retention/retention-options.js';
+export type { SignupEvents } from '../signup/signup-events.js';
+export type * from '../signup/signup-types.js';
 export type * from '../tracking/tracking-options.js';
 export type * from '../unsubscribe/preference-types.js';
 export type * from '../unsubscribe/unsubscribe-options.js';
@@ -65,6 +67,7 @@ import type { AutomationsEngineOptions, AutomationsFacade } from '../automations
 import type { ConsentFacade } from '../consent/consent-types.js';
 import type { MailroomWorker } from '../delivery/worker-api.js';
 import type { DomainsEngineOptions, DomainsFacade } from '../domains/domains-facade.js';
+import type { SignupEngineOptions, SignupFacade } from '../signup/signup-types.js';
 import type { TrackingEngineOptions, TrackingFacade } from '../tracking/tracking-facade.js';
 
 export type * from '../admin/admin-types.js';
@@ -76,7 +79,8 @@ export type * from '../tracking/tracking-facade.js';
 export interface MailroomOptions
   extends TrackingEngineOptions,
     DomainsEngineOptions,
-    AutomationsEngineOptions {
+    AutomationsEngineOptions,
+    SignupEngineOptions {
   store: Store;
   transport: Transport;
   clock?: Clock;
@@ -165,7 +169,8 @@ export interface Mailroom
     TrackingFacade,
     DomainsFacade,
     ConsentFacade,
-    AutomationsFacade {
+    AutomationsFacade,
+    SignupFacade {
   readonly store: Store;
   readonly transport: Transport;
   readonly admin: MailroomAdmin;

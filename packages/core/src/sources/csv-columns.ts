@@ -8,11 +8,24 @@ export interface CsvColumnPlan {
   address: number;
   name: number | null;
   traits: Array<{ index: number; key: string }>;
+  /** The columns mapped to `consent.state`, `consent.topics`, `consent.source`, `consent.time` (imports). */
+  consent: Partial<Record<ConsentColumn, number>>;
 }
+
+/** The consent fields a column can be mapped to (`{ "Status": "consent.state" }`). */
+export type ConsentColumn = 'state' | 'topics' | 'source' | 'time';
+const CONSENT_COLUMNS: readonly ConsentColumn[] = ['state', 'topics', 'source', 'time'];
 
 /** One data row read as a recipient, or why it cannot be one. */
 export type CsvRecipient =
-  | { ok: true; address: string; name: string | null; traits: Variables }
+  | {
+      ok: true;
+      address: string;
+      name: string | null;
+      traits: Variables;
+      /** The consent cells, when columns are mapped to `consent.*` (empty cells as null). */
+      consent?: Record<ConsentColumn, string | null>;
+    }
   | { ok: false; reason: string };
 
 /** Headings that hold the address when no column is mapped to `address`, compared case-insensitively. */
@@ -51,13 +64,17 @@ export function planColumns(header: string[], mappings: Record<string, string>):
   let address: number | null = null;
   let name: number | null = null;
   const traits: CsvColumnPlan['traits'] = [];
+  const consent: CsvColumnPlan['consent'] = {};
   const seen = new Set<string>();
   header.forEach((raw, index) => {
     const heading = raw.trim();
     const target = targetOf(heading);
     const reserved = target.toLowerCase();
+    const consentField = reserved.startsWith('consent.') ? reserved.slice(8) : '';
     if (reserved === 'address') address ??= index;
     else if (reserved === 'name') name ??= index;
+    else if ((CONSENT_COLUMNS as readonly string[]).includes(consentField))
+      consent[consentField as ConsentColumn] ??= index;
     else if (target !== '' && !UNSAFE_KEYS.has(target) && !seen.has(target)) {
       seen.add(target);
       traits.push({ index, key: target });
@@ -76,7 +93,7 @@ export function planColumns(header: string[], mappings: Record<string, string>):
     const at = traits.findIndex((t) => t.index === fallback);
     if (at !== -1) traits.splice(at, 1);
   }
-  return { address, name, traits };
+  return { address, name, traits, consent };
 }
 
 /**
@@ -107,5 +124,20 @@ export function readRecipient(cells: string[], plan: CsvColumnPlan): CsvRecipien
       reason: `traits of ${bytes.toLocaleString('en-US')} bytes: at most ${maxBytes.toLocaleString('en-US')} per profile (the profileTraitBytes cap)`,
     };
   }
-  return { ok: true, address: checked.address, name: nameCell === '' ? null : nameCell, traits };
+  const recipient = {
+    ok: true as const,
+    address: checked.address,
+    name: nameCell === '' ? null : nameCell,
+    traits,
+  };
+  if (Object.keys(plan.consent).length === 0) return recipient;
+  const cell = (field: ConsentColumn) => {
+    const index = plan.consent[field];
+    const value = index === undefined ? '' : (cells[index] ?? '').trim();
+    return value === '' ? null : value;
+  };
+  return {
+    ...recipient,
+    consent: { state: cell('state'), topics: cell('topics'), source: cell('source'), time: cell('time') },
+  };
 }

@@ -1,5 +1,6 @@
 import { domainOf, localPart } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
+import type { ImportConsentRow } from '../consent/import-consent.js';
 import { keepTopicAllowed } from '../consent/topic-gate.js';
 import type { BaseContext } from '../context/base-context.js';
 import type { GuardedFetcher } from '../fetch/fetch-types.js';
@@ -191,6 +192,7 @@ export function createCsvExpander(options: CsvExpanderOptions = {}): SourceExpan
     const idPrefix = `dlv_${job.id.slice(4, 21)}`;
     const deliveries: DeliveryRecord[] = [];
     const profiles: ProfileUpsert[] = [];
+    const consent: ImportConsentRow[] = [];
     const seen = new Set<string>();
     // Shared by every row: nothing downstream mutates an upsert's labels.
     const labels = [config.label];
@@ -228,6 +230,8 @@ export function createCsvExpander(options: CsvExpanderOptions = {}): SourceExpan
             rowDeliveryId(idPrefix, row.line),
           ),
         );
+      // An import's consent columns (a broadcast's CSV never changes consent).
+      if (!mailing && r.consent) consent.push({ address: r.address, ...r.consent });
       const profile: ProfileUpsert = { address: r.address, traits: r.traits, labels };
       if (r.name !== null) profile.name = r.name;
       profiles.push(profile);
@@ -245,6 +249,7 @@ export function createCsvExpander(options: CsvExpanderOptions = {}): SourceExpan
       deliveries: topic ? await keepTopicAllowed(ctx.store, job.projectId, topic, deliveries) : deliveries,
       profiles,
       profileOptions: { ...CSV_PROFILE_OPTIONS, groupId },
+      ...(consent.length > 0 ? { consent } : {}),
       patch: {
         checkpoint: next as unknown as SourcePage['patch']['checkpoint'],
         rowsDone: job.rowsDone + dataRows,

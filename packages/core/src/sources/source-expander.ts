@@ -1,3 +1,4 @@
+import type { ImportConsentRow } from '../consent/import-consent.js';
 import type { BaseContext } from '../context/base-context.js';
 import type {
   DeliveryRecord,
@@ -16,6 +17,8 @@ export interface SourcePage {
   patch: Partial<
     Pick<SourceJobRecord, 'status' | 'checkpoint' | 'rowsDone' | 'rowsFailed' | 'rowErrors' | 'error'>
   >;
+  /** An import's rows with consent columns (`consent.*` mappings), applied once the page is committed. */
+  consent?: ImportConsentRow[];
 }
 
 /** What an expander may use. */

@@ -19,12 +19,20 @@ export interface TopicRecord {
   description: string | null;
   defaultState: TopicDefault;
   visibility: TopicVisibility;
+  /**
+   * Double opt-in (issue 38): a signup through a form keeps the contact `pending` for this topic until
+   * they confirm from the link mailed to them; pending contacts receive none of the topic's mail.
+   */
+  doubleOptIn: boolean;
   createdAt: Date;
   updatedAt: Date;
 }
 
-/** A contact's explicit choice for a topic; no row means the topic's default. */
-export type TopicState = 'subscribed' | 'unsubscribed';
+/**
+ * A contact's explicit choice for a topic; no row means the topic's default. `pending`: signed up through
+ * a form of a double opt-in topic and not confirmed yet (receives nothing of the topic, whatever its default).
+ */
+export type TopicState = 'subscribed' | 'unsubscribed' | 'pending';
 
 /** A contact's state for one topic. Unique per (projectId, address, topicKey). */
 export interface TopicStateRecord {
@@ -38,9 +46,17 @@ export interface TopicStateRecord {
 
 /**
  * What a consent record says changed: a topic's state (`topic`), the whole subscription (`unsubscribe`,
- * `resubscribe`), a send past consent (`sent-unsubscribed`), or the address's erasure (`erasure`).
+ * `resubscribe`), a send past consent (`sent-unsubscribed`), the address's erasure (`erasure`), a signup
+ * through a form (`signup`, the state `pending` under double opt-in) or its confirmation (`confirm`).
  */
-export type ConsentChange = 'topic' | 'unsubscribe' | 'resubscribe' | 'sent-unsubscribed' | 'erasure';
+export type ConsentChange =
+  | 'topic'
+  | 'unsubscribe'
+  | 'resubscribe'
+  | 'sent-unsubscribed'
+  | 'erasure'
+  | 'signup'
+  | 'confirm';
 
 /**
  * Where a consent change came from: `api`, `import:<label>`, `one-click` (the RFC 8058 POST and the
@@ -68,6 +84,11 @@ export interface ConsentRecord {
   userAgent: string | null;
   /** The broadcast or message the change came from (a link, a complaint, a send), else null. */
   mailingRef: string | null;
+  /**
+   * The wording the contact agreed to, as shown (a form's consent text, `v<version>: <text>`), when the
+   * change came from a form; absent or null otherwise.
+   */
+  wording?: string | null;
 }
 
 /** One topic state to write: `null` removes the row (the topic's default applies again). */

@@ -15,6 +15,7 @@ export interface TopicChange {
   description?: string | null;
   defaultState?: TopicRecord['defaultState'];
   visibility?: TopicRecord['visibility'];
+  doubleOptIn?: boolean;
 }
 
 /** A page of a contact's consent history: oldest first, strictly after the record id `after`. */
@@ -46,7 +47,8 @@ export interface ConsentStore {
   deleteTopic(projectId: string, key: string): Promise<boolean>;
   /**
    * The members of group `groupId` whose state for `topic` lets its mail reach them (their explicit state,
-   * else the topic's `defaultState`: `opt-in` needs `subscribed`, `opt-out` anything but `unsubscribed`),
+   * else the topic's `defaultState`: `opt-in` needs `subscribed`, `opt-out` no explicit state or
+   * `subscribed`; an explicit `unsubscribed` or `pending` (double opt-in) leaves a member out),
    * with their profiles, ordered by address ascending, strictly after `page.after`, at most `page.limit`:
    * a page of a topic source in one read (the members the topic leaves out are never listed). Same
    * profile fields and order as `AudienceStore.listGroupMembers`.
@@ -83,10 +85,10 @@ export interface ConsentStore {
    */
   appendConsentRecords(records: readonly ConsentRecord[]): Promise<void>;
   /**
-   * Erasure of an address's consent data, in one transaction: delete its topic states, rewrite the
-   * `address` of its history to `hashed` and clear their `ip` and `userAgent`, append `record`, and keep
-   * `hashed` as an erased address of the project (erased at `record.at`; kept once, a second erasure
-   * moves nothing) for {@link findErasedAddresses}.
+   * Erasure of an address's consent data, in one transaction: delete its topic states and its signups
+   * (`SignupStore`), rewrite the `address` of its history to `hashed` and clear their `ip` and
+   * `userAgent`, append `record`, and keep `hashed` as an erased address of the project (erased at
+   * `record.at`; kept once, a second erasure moves nothing) for {@link findErasedAddresses}.
    */
   eraseConsent(projectId: string, address: string, hashed: string, record: ConsentRecord): Promise<void>;
   /** Which of `hashed` (any order, `sha256:<hex>`) are erased addresses of the project. One read per claim. */

@@ -18,6 +18,8 @@ export const EVENT_TYPES = [
   'email.clicked',
   'contact.unsubscribed',
   'contact.topics_changed',
+  'contact.subscribed',
+  'contact.confirmed',
   'broadcast.completed',
   'broadcast.cancelled',
   'broadcast.paused',
@@ -66,7 +68,13 @@ export interface EventData {
   /** `contact.unsubscribed`: the broadcast whose link was used. */
   broadcast_ref?: string;
   /** `contact.topics_changed`: the topics whose state changed, each with its state after (null: the default). */
-  topics?: Array<{ key: string; state: 'subscribed' | 'unsubscribed' | null }>;
+  topics?: Array<{ key: string; state: 'subscribed' | 'unsubscribed' | 'pending' | null }>;
+  /** `contact.subscribed` / `contact.confirmed`: the form signed up through, its topic and group. */
+  form_ref?: string;
+  topic?: string | null;
+  group?: string | null;
+  /** `contact.subscribed`: true when the signup waits for its confirmation (double opt-in). */
+  pending?: boolean;
   /** `contact.unsubscribed` / `contact.topics_changed`: where the change came from (`api`, `one-click`, ...). */
   source?: string;
   /**

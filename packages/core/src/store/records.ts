@@ -165,6 +165,11 @@ export interface AudienceGroupRecord {
   projectId: string;
   ref: string;
   name: string | null;
+  /**
+   * Double opt-in (issue 38): a signup through a form joins the group only once confirmed from the
+   * mailed link. Absent: false.
+   */
+  doubleOptIn?: boolean;
   createdAt: Date;
 }
 

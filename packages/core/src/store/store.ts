@@ -16,6 +16,7 @@ import type { MailingStore } from './mailing-store.js';
 import type { PauseStore } from './pause-store.js';
 import type { ResourceStore } from './resource-store.js';
 import type { RetentionStore } from './retention-store.js';
+import type { SignupStore } from './signup-store.js';
 import type { SourceJobStore } from './source-job-store.js';
 import type { StoreLifecycle } from './store-lifecycle.js';
 import type { TrackingStore } from './tracking-store.js';
@@ -97,6 +98,8 @@ export type { PageOptions } from './paging.js';
 export type { PauseRecord, PauseRule, PauseScope, PauseStore } from './pause-store.js';
 export type { ResourceStore, SuppressionPageOptions } from './resource-store.js';
 export type { RetentionStore } from './retention-store.js';
+export type { ConsentTextVersion, FormRecord, SignupRecord } from './signup-records.js';
+export type { SignupStore } from './signup-store.js';
 export type { SourceJobStore } from './source-job-store.js';
 export type { StoreCapabilities, StoreLifecycle } from './store-lifecycle.js';
 export type {
@@ -131,6 +134,7 @@ export type {
  * - {@link ResourceStore}: the management API's pages and removals of senders, templates, suppressions.
  * - {@link ConsentStore}: topics, each contact's state per topic, the consent history.
  * - {@link AutomationStore}: workflows and their versions, tracked events, runs claimed with leases.
+ * - {@link SignupStore}: public signup forms and each address's signup (double opt-in).
  * - {@link AppTransactionStore} (optional): writing an accepted request in the app's own transaction.
  *
  * Rules for every method:
@@ -163,6 +167,7 @@ export interface Store
     ActivityStore,
     ConsentStore,
     AutomationStore,
+    SignupStore,
     AppTransactionStore {}
 
 /** The names of the roles, as `storeTestSuite`'s `roles` option takes them. */
@@ -185,4 +190,5 @@ export type StoreRole =
   | 'ResourceStore'
   | 'ActivityStore'
   | 'ConsentStore'
-  | 'AutomationStore';
+  | 'AutomationStore'
+  | 'SignupStore';

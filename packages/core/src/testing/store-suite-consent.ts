@@ -23,6 +23,7 @@ export function makeTopic(projectId: string, overrides: Partial<TopicRecord> = {
     description: 'What we ship',
     defaultState: 'opt-in',
     visibility: 'public',
+    doubleOptIn: false,
     createdAt: testTime(),
     updatedAt: testTime(),
     ...overrides,

@@ -39,6 +39,7 @@ import { describePauses } from './store-suite-pauses.js';
 import { describeProfileMerge } from './store-suite-profile-merge.js';
 import { describeResources } from './store-suite-resources.js';
 import { describeRetention } from './store-suite-retention.js';
+import { describeSignup } from './store-suite-signup.js';
 import { describeSources } from './store-suite-sources.js';
 import { describeTracking } from './store-suite-tracking.js';
 
@@ -141,6 +142,7 @@ export function storeTestSuite(
       ActivityStore: describeActivity,
       ConsentStore: describeConsent,
       AutomationStore: describeAutomations,
+      SignupStore: describeSignup,
     };
     for (const [role, register] of Object.entries(roles) as Array<[StoreRole, typeof describeAccounts]>) {
       if (!options.roles || options.roles.includes(role)) describe(role, () => register(ctx));

@@ -74,7 +74,11 @@ export function createHandler(mailroom: Mailroom, options: HttpOptions = {}): Ma
   };
 
   const access = createRouteAccess(mailroom, { failures, limiter });
-  const routes = createRouteTable(mailroom, { bodyLimit, access });
+  const routes = createRouteTable(mailroom, {
+    bodyLimit,
+    access,
+    ...(options.signupRateLimit ? { signupRateLimit: options.signupRateLimit } : {}),
+  });
 
   const handle = async (received: NeutralRequest): Promise<NeutralResponse> => {
     const started = performance.now();

@@ -2,6 +2,7 @@ import type { Logger } from '@mailroom/core';
 import type { DashboardOptions } from '../dashboard/dashboard-options.js';
 import type { AuthFailureLimitOptions } from '../limits/auth-failure-limit.js';
 import type { RateLimitOptions } from '../limits/request-rate-limit.js';
+import type { SignupRateLimitOptions } from '../limits/signup-rate-limit.js';
 import type { MetricsOptions } from '../metrics/metrics-options.js';
 import type { NeutralRequest, NeutralResponse } from '../neutral/types.js';
 
@@ -63,6 +64,12 @@ export interface HttpOptions {
    * @example { token: process.env.METRICS_TOKEN }
    */
   metrics?: MetricsOptions;
+  /**
+   * The limits of the public signup endpoint `POST /subscribe/:formRef`, per client address (after
+   * `trustProxy`) and per signed-up address, in this process.
+   * @default { perIp: { perMinute: 10, burst: 10 }, perAddress: { perMinute: 0.1, burst: 3 } }
+   */
+  signupRateLimit?: SignupRateLimitOptions;
 }
 
 /**

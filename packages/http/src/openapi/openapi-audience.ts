@@ -70,9 +70,10 @@ export function audienceSchemas(): JsonObject {
   };
   return {
     DeliveryCounts: counts,
-    AudienceGroup: object(['ref', 'name', 'members', 'createdAt'], {
+    AudienceGroup: object(['ref', 'name', 'doubleOptIn', 'members', 'createdAt'], {
       ref: { type: 'string' },
       name: nullableString,
+      doubleOptIn: { type: 'boolean' },
       members: { type: 'integer' },
       createdAt: dateTime,
     }),
@@ -347,6 +348,10 @@ export function audiencePaths(responses: (schema: string, description: string) =
           properties: {
             ref: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$' },
             name: nullableString,
+            doubleOptIn: {
+              type: 'boolean',
+              description: 'A form signup joins only once confirmed from the mailed link. @default false',
+            },
           },
         }),
         responses: responses('AudienceGroupResponse', 'Group created'),

@@ -76,7 +76,25 @@ export function eventSchemas(): JsonObject {
             },
             address: {
               type: 'string',
-              description: '`contact.unsubscribed` / `contact.topics_changed` / `automation.*`: the address.',
+              description:
+                '`contact.unsubscribed` / `contact.topics_changed` / `contact.subscribed` / `contact.confirmed` / `automation.*`: the address.',
+            },
+            form_ref: {
+              type: 'string',
+              description: '`contact.subscribed` / `contact.confirmed`: the signup form (`frm_...`).',
+            },
+            topic: {
+              ...nullableString,
+              description: '`contact.subscribed` / `contact.confirmed`: the form’s topic.',
+            },
+            group: {
+              ...nullableString,
+              description: '`contact.subscribed` / `contact.confirmed`: the form’s audience group.',
+            },
+            pending: {
+              type: 'boolean',
+              description:
+                '`contact.subscribed`: true when the signup waits for its confirmation (double opt-in).',
             },
             topics: {
               type: 'array',
@@ -86,7 +104,7 @@ export function eventSchemas(): JsonObject {
                 required: ['key', 'state'],
                 properties: {
                   key: { type: 'string' },
-                  state: { enum: ['subscribed', 'unsubscribed', null] },
+                  state: { enum: ['subscribed', 'unsubscribed', 'pending', null] },
                 },
               },
             },

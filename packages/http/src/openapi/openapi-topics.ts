@@ -18,6 +18,11 @@ const visibility = {
   description: '`public` topics are shown to contacts (the unsubscribe page); `private` ones are not.',
 };
 
+const doubleOptIn = {
+  type: 'boolean',
+  description: 'Signups through a form stay `pending` until confirmed from a mailed link (double opt-in).',
+};
+
 /** The JSON Schemas of topics and consent (issue 38). */
 export function topicSchemas(): JsonObject {
   const success = (data: JsonObject): JsonObject => ({
@@ -31,15 +36,19 @@ export function topicSchemas(): JsonObject {
     properties,
   });
   return {
-    Topic: object(['key', 'name', 'description', 'default', 'visibility', 'createdAt', 'updatedAt'], {
-      key,
-      name: { type: 'string' },
-      description: nullableString,
-      default: topicDefault,
-      visibility,
-      createdAt: dateTime,
-      updatedAt: dateTime,
-    }),
+    Topic: object(
+      ['key', 'name', 'description', 'default', 'visibility', 'doubleOptIn', 'createdAt', 'updatedAt'],
+      {
+        key,
+        name: { type: 'string' },
+        description: nullableString,
+        default: topicDefault,
+        visibility,
+        doubleOptIn,
+        createdAt: dateTime,
+        updatedAt: dateTime,
+      },
+    ),
     TopicCreate: {
       type: 'object',
       additionalProperties: false,
@@ -50,6 +59,7 @@ export function topicSchemas(): JsonObject {
         description: { type: ['string', 'null'], maxLength: 2000 },
         default: { ...topicDefault, description: '@default opt-in' },
         visibility: { ...visibility, description: '@default public' },
+        doubleOptIn: { ...doubleOptIn, description: `${doubleOptIn.description} @default false` },
       },
     },
     TopicPatch: {
@@ -61,6 +71,7 @@ export function topicSchemas(): JsonObject {
         description: { type: ['string', 'null'], maxLength: 2000 },
         default: topicDefault,
         visibility,
+        doubleOptIn,
       },
     },
     ContactTopic: object(['key', 'name', 'visibility', 'state', 'explicit'], {
@@ -68,8 +79,9 @@ export function topicSchemas(): JsonObject {
       name: { type: 'string' },
       visibility,
       state: {
-        enum: ['subscribed', 'unsubscribed'],
-        description: "What the contact receives: its own choice, or the topic's default.",
+        enum: ['subscribed', 'unsubscribed', 'pending'],
+        description:
+          "What the contact receives: its own choice, or the topic's default; `pending`: signed up through a form of a double opt-in topic, not confirmed yet (receives nothing of it).",
       },
       explicit: { type: 'boolean', description: "Whether `state` is the contact's own choice." },
     }),
@@ -88,21 +100,27 @@ export function topicSchemas(): JsonObject {
       },
     },
     ConsentRecord: object(
-      ['id', 'at', 'change', 'topic', 'state', 'source', 'ip', 'userAgent', 'mailingRef'],
+      ['id', 'at', 'change', 'topic', 'state', 'source', 'ip', 'userAgent', 'mailingRef', 'wording'],
       {
         id: { type: 'string' },
         at: dateTime,
-        change: { enum: ['topic', 'unsubscribe', 'resubscribe', 'sent-unsubscribed', 'erasure'] },
+        change: {
+          enum: ['topic', 'unsubscribe', 'resubscribe', 'sent-unsubscribed', 'erasure', 'signup', 'confirm'],
+        },
         topic: nullableString,
         state: nullableString,
         source: {
           type: 'string',
           description:
-            '`api`, `import:<label>`, `one-click`, `unsubscribe-page`, `preference-page`, `complaint`.',
+            '`api`, `import:<label>`, `form:<ref>`, `one-click`, `unsubscribe-page`, `preference-page`, `complaint`.',
         },
         ip: nullableString,
         userAgent: nullableString,
         mailingRef: nullableString,
+        wording: {
+          type: ['string', 'null'],
+          description: 'The consent text the contact agreed to (`v<version>: <text>`), for a form signup.',
+        },
       },
     ),
     ProjectBrand: object(['name', 'color', 'logo'], {

@@ -12,6 +12,7 @@ import { audiencePaths, audienceSchemas } from './openapi-audience.js';
 import { automationPaths, automationRequestSchemas, automationSchemas } from './openapi-automations.js';
 import { domainPaths, domainSchemas } from './openapi-domains.js';
 import { eventPaths, eventSchemas } from './openapi-events.js';
+import { formPaths, formSchemas } from './openapi-forms.js';
 import { keyPaths, keySchemas } from './openapi-keys.js';
 import { pausePaths, pauseSchemas } from './openapi-pauses.js';
 import { resourcePaths, resourceRequestSchemas, resourceSchemas } from './openapi-resources.js';
@@ -60,6 +61,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
     pauseSchemas(),
     topicSchemas(),
     automationSchemas(),
+    formSchemas(),
   );
 
   const broadcastOperation = (operationId: string, deprecated: boolean): JsonObject => ({
@@ -103,6 +105,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
       ...audiencePaths(responses),
       ...pausePaths(responses),
       ...topicPaths(responses),
+      ...formPaths(responses),
       ...preferencePaths(),
       ...automationPaths(responses),
       '/send/mail': {

@@ -32,10 +32,20 @@ export const AUDIENCE_ROUTES = {
         groups: await mailroom.audience.listGroups(auth),
       });
     }
-    const body = objectBody(readJson(), ['ref', 'name']);
+    const body = objectBody(readJson(), ['ref', 'name', 'doubleOptIn']);
     const ref = stringField(body, 'ref', true) as string;
     const name = body.name === null ? null : stringField(body, 'name');
-    const group = await mailroom.audience.createGroup(auth, { ref, ...(name ? { name } : {}) });
+    if (body.doubleOptIn !== undefined && typeof body.doubleOptIn !== 'boolean') {
+      const message = '`doubleOptIn` must be true or false';
+      throw new MailroomError('VALIDATION_FAILED', message, {
+        issues: [{ code: 'invalid_type', path: ['doubleOptIn'], message }],
+      });
+    }
+    const group = await mailroom.audience.createGroup(auth, {
+      ref,
+      ...(name ? { name } : {}),
+      ...(body.doubleOptIn === true ? { doubleOptIn: true } : {}),
+    });
     return successResponse(requestId, 'Audience group created', { group });
   },
 

@@ -1,5 +1,6 @@
 import type { AuthContext, Mailroom, RequestOptions } from '@mailroom/core';
 import { isMailroomError, MailroomError, REQUEST_BODY_LIMITS } from '@mailroom/core';
+import { createSignupRateLimiter, type SignupRateLimitOptions } from '../limits/signup-rate-limit.js';
 import { malformedJson, payloadTooLarge, unsupportedMediaType } from '../neutral/http-errors.js';
 import { jsonResponse, successResponse } from '../neutral/responses.js';
 import type { NeutralRequest, NeutralResponse } from '../neutral/types.js';
@@ -9,12 +10,14 @@ import { AUDIENCE_ROUTES } from './audience-routes.js';
 import { AUTOMATION_ROUTES } from './automation-routes.js';
 import { DOMAIN_ROUTES } from './domain-routes.js';
 import { EVENT_ROUTES, type ProjectCall } from './event-routes.js';
+import { FORM_ROUTES } from './form-routes.js';
 import { KEY_ROUTES } from './key-routes.js';
 import { PAUSE_ROUTES } from './pause-routes.js';
 import { preferencesRoute } from './preference-routes.js';
 import { RESOURCE_ROUTES } from './resource-routes.js';
 import type { RouteAccessGuard } from './route-access.js';
 import type { MatchedRoute, RouteName } from './routes.js';
+import { createSignupRoutes } from './signup-routes.js';
 import { TOPIC_ROUTES } from './topic-routes.js';
 import { trackClickResponse, trackOpenResponse } from './tracking-routes.js';
 
@@ -37,6 +40,8 @@ export interface RouteTableSettings {
   bodyLimit: number;
   /** Authenticates the key and enforces the route's declared access (route-access.ts), for every keyed route. */
   access: RouteAccessGuard;
+  /** The limits of the public signup endpoint. */
+  signupRateLimit?: SignupRateLimitOptions;
 }
 
 /** The routes of wire-compat.md, each turning a request into the engine's call and its answer. */
@@ -46,6 +51,10 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
   // small, so it gets the smaller cap of REQUEST_BODY_LIMITS (core's field-limits.ts).
   const smallLimit = Math.min(bodyLimit, REQUEST_BODY_LIMITS.other);
   const templateLimit = Math.min(bodyLimit, REQUEST_BODY_LIMITS.template);
+  const signups = createSignupRoutes(mailroom, {
+    bodyLimit: smallLimit,
+    limiter: createSignupRateLimiter(settings.signupRateLimit),
+  });
   // Generated on first request per mount point: the zod conversion is not free and often never needed.
   const openApiBodies = new Map<string, string>();
 
@@ -241,6 +250,12 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     'automation-pause': projectRoute(AUTOMATION_ROUTES['automation-pause']),
     'automation-resume': projectRoute(AUTOMATION_ROUTES['automation-resume']),
     'automation-runs': projectRoute(AUTOMATION_ROUTES['automation-runs']),
+
+    forms: projectRoute(FORM_ROUTES.forms),
+    form: projectRoute(FORM_ROUTES.form),
+    subscribe: signups.subscribe,
+    confirm: signups.confirm,
+    'confirm-resend': signups['confirm-resend'],
 
     'track-click': (req, requestId, route) =>
       trackClickResponse(mailroom, req, requestId, route.params?.token ?? ''),

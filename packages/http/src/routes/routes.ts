@@ -53,6 +53,11 @@ export type RouteName =
   | 'topic'
   | 'audience-profile-topics'
   | 'audience-profile-consent'
+  | 'forms'
+  | 'form'
+  | 'subscribe'
+  | 'confirm'
+  | 'confirm-resend'
   | 'preferences'
   | 'project-brand'
   | 'events-track'
@@ -85,7 +90,8 @@ export interface MatchedRoute {
    * The path's parameters: `token` of `unsubscribe`, `preferences` and tracking, `ref` of `cancel` and `reschedule`, `id` of
    * a webhook endpoint, a key or an import, `name` of a sending domain, `ref` of a template, a broadcast or
    * a message (or a message's RFC Message-ID), `email` of a sender, a suppression or a profile, `group` of
-   * an audience group, `name` of a paused destination, `key` of a topic, `id` of a workflow.
+   * an audience group, `name` of a paused destination, `key` of a topic, `id` of a workflow, `ref` of a signup
+   * form (`formRef` on the public `subscribe`), `token` of a confirmation link.
    */
   params?: Readonly<Record<string, string>>;
 }
@@ -146,6 +152,11 @@ export const ROUTE_NAMES = Object.keys({
   topic: true,
   'audience-profile-topics': true,
   'audience-profile-consent': true,
+  forms: true,
+  form: true,
+  subscribe: true,
+  confirm: true,
+  'confirm-resend': true,
   preferences: true,
   'project-brand': true,
   'events-track': true,
@@ -184,6 +195,13 @@ const UNSUBSCRIBE_ACCESS = { GET: 'public', HEAD: 'public', POST: 'public' } as 
 const PREFERENCES_ACCESS = { GET: 'public', HEAD: 'public', POST: 'public' } as const;
 
 const UNSUBSCRIBE_PATH = /^\/unsubscribe\/([^/]+)$/;
+// Signup forms (signup-routes.ts): the public POST of a website's form (OPTIONS: its CORS preflight), and
+// the confirmation link of double opt-in, whose GET only shows a button (a link scanner confirms nothing).
+const SUBSCRIBE_PATH = /^\/subscribe\/([^/]+)$/;
+const SUBSCRIBE_ACCESS = { POST: 'public', OPTIONS: 'public' } as const;
+const CONFIRM_PATH = /^\/confirm\/([^/]+)(\/resend)?$/;
+const CONFIRM_ACCESS = { GET: 'public', HEAD: 'public', POST: 'public' } as const;
+const FORM_PATH = /^\/forms\/([^/]+)$/;
 // The preference centre (issue 38): tokens are URL-safe as made, so they are taken undecoded.
 const PREFERENCES_PATH = /^\/preferences\/([A-Za-z0-9._-]+)$/;
 const WEBHOOK_PATH = /^\/webhooks\/([^/]+)(\/rotate-secret)?$/;
@@ -228,6 +246,8 @@ const PARAM_ROUTES: ReadonlyArray<readonly [RegExp, RouteName, string, MethodAcc
   ],
   [AUDIENCE_IMPORT_PATH, 'audience-import', 'id', READ],
   [TOPIC_PATH, 'topic', 'key', { GET: 'read', HEAD: 'read', PATCH: 'full', DELETE: 'full' }],
+  [FORM_PATH, 'form', 'ref', { GET: 'read', HEAD: 'read', PATCH: 'full', DELETE: 'full' }],
+  [SUBSCRIBE_PATH, 'subscribe', 'formRef', SUBSCRIBE_ACCESS],
   [PROFILE_TOPICS_PATH, 'audience-profile-topics', 'email', { GET: 'read', HEAD: 'read', PUT: 'full' }],
   [PROFILE_CONSENT_PATH, 'audience-profile-consent', 'email', READ],
   [AUTOMATION_PATH, 'automation', 'id', { GET: 'read', HEAD: 'read', PUT: 'full', DELETE: 'full' }],
@@ -266,6 +286,7 @@ const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>(
   ['/broadcasts', entry('broadcasts-list', READ)],
   ['/pauses', entry('pauses', READ)],
   ['/topics', entry('topics', READ_ADD)],
+  ['/forms', entry('forms', READ_ADD)],
   ['/project/brand', entry('project-brand', { GET: 'read', HEAD: 'read', PATCH: 'full' })],
   // A tracked event is the app telling of its contact, as a send: a `sending` key may.
   ['/events/track', entry('events-track', SENDING)],
@@ -284,6 +305,14 @@ export function matchRoute(path: string, openapi: boolean): MatchedRoute | undef
   if (unsubscribe) {
     const token = decode(unsubscribe[1] as string);
     return token === undefined ? undefined : entry('unsubscribe', UNSUBSCRIBE_ACCESS, { token });
+  }
+  const confirm = CONFIRM_PATH.exec(path);
+  if (confirm) {
+    const token = decode(confirm[1] as string);
+    if (token === undefined) return undefined;
+    return confirm[2]
+      ? entry('confirm-resend', PUBLIC_POST, { token })
+      : entry('confirm', CONFIRM_ACCESS, { token });
   }
   const webhook = WEBHOOK_PATH.exec(path);
   if (webhook) {

@@ -64,7 +64,8 @@ export function memoryConsentStore(db: () => State): ConsentStore {
         const profile = s.profiles.get(key(projectId, address));
         if (!profile) continue;
         const state = statesOf(s, projectId, address)?.get(topic.key)?.state;
-        const allowed = topic.defaultState === 'opt-in' ? state === 'subscribed' : state !== 'unsubscribed';
+        // An explicit state decides (`pending`, of double opt-in, is a no), else the default.
+        const allowed = state === undefined ? topic.defaultState === 'opt-out' : state === 'subscribed';
         if (allowed) out.push(clone(profile));
       }
       return out;
@@ -120,6 +121,12 @@ export function memoryConsentStore(db: () => State): ConsentStore {
     async eraseConsent(projectId, address, hashed, record) {
       const s = db();
       s.consent.states.delete(key(projectId, address));
+      // A signup names the address too: it goes with the states (the history keeps the evidence).
+      for (const [id, signup] of s.signup.signups) {
+        if (signup.projectId !== projectId || signup.address !== address) continue;
+        s.signup.signups.delete(id);
+        s.signup.idByKey.delete(key(key(projectId, signup.formRef), address));
+      }
       for (const r of s.consent.records) {
         if (r.projectId !== projectId || r.address !== address) continue;
         r.address = hashed;

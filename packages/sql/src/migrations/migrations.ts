@@ -17,6 +17,7 @@ import { keyNames } from './migration-key-names.js';
 import { pausesSchema } from './migration-pauses.js';
 import { preferencesSchema } from './migration-preferences.js';
 import { signalReasons } from './migration-signal-reasons.js';
+import { signupFormsSchema } from './migration-signup-forms.js';
 import { suppressionCase } from './migration-suppression-case.js';
 import { topicsConsentSchema } from './migration-topics-consent.js';
 import { trackingSchema } from './migration-tracking.js';
@@ -357,6 +358,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '020_topics_consent': topicsConsentSchema(dialect),
     '021_suppression_case': suppressionCase(),
     '022_preferences': preferencesSchema(dialect),
+    '023_signup_forms': signupFormsSchema(dialect),
     '024_automations': automationsSchema(dialect),
     '027_delivery_open_index': deliveryOpenIndex(dialect),
   };

@@ -16,8 +16,15 @@ export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
         'createGroup',
         async () => {
           await write(
-            'INSERT INTO mailroom_groups (id, project_id, ref, name, created_at) VALUES (?, ?, ?, ?, ?)',
-            [group.id, group.projectId, group.ref, group.name, group.createdAt.getTime()],
+            'INSERT INTO mailroom_groups (id, project_id, ref, name, double_opt_in, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+            [
+              group.id,
+              group.projectId,
+              group.ref,
+              group.name,
+              group.doubleOptIn ? 1 : 0,
+              group.createdAt.getTime(),
+            ],
           );
         },
         { exists: { what: `audience group ${group.ref}`, projectId: group.projectId } },

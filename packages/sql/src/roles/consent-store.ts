@@ -11,6 +11,7 @@ const TOPIC_COLUMNS = [
   'description',
   'default_state',
   'visibility',
+  'double_opt_in',
   'created_at',
   'updated_at',
 ] as const;
@@ -27,6 +28,7 @@ const RECORD_COLUMNS = [
   'ip',
   'user_agent',
   'mailing_ref',
+  'wording',
 ] as const;
 
 /**
@@ -87,12 +89,13 @@ export function sqlConsentStore(ctx: SqlContext): ConsentStore {
           const defined = Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined));
           const topic: TopicRecord = { ...decodeTopic(row), ...defined, updatedAt: now };
           await write(
-            `UPDATE mailroom_topics SET name = ?, description = ?, default_state = ?, visibility = ?, updated_at = ? WHERE ${where}`,
+            `UPDATE mailroom_topics SET name = ?, description = ?, default_state = ?, visibility = ?, double_opt_in = ?, updated_at = ? WHERE ${where}`,
             [
               topic.name,
               topic.description,
               topic.defaultState,
               topic.visibility,
+              topic.doubleOptIn ? 1 : 0,
               now.getTime(),
               projectId,
               key,
@@ -123,7 +126,7 @@ export function sqlConsentStore(ctx: SqlContext): ConsentStore {
         const allowed =
           topic.defaultState === 'opt-in'
             ? "ts.state = 'subscribed'"
-            : "(ts.state IS NULL OR ts.state <> 'unsubscribed')";
+            : "(ts.state IS NULL OR ts.state = 'subscribed')"; // `pending` (double opt-in) is a no too
         const rows = await all(
           `SELECT p.* FROM mailroom_group_members gm
            JOIN mailroom_profiles p ON p.project_id = gm.project_id AND p.address = gm.address
@@ -228,6 +231,12 @@ export function sqlConsentStore(ctx: SqlContext): ConsentStore {
             [projectId, address],
             tx,
           );
+          // A signup names the address too: it goes with the states (the history keeps the evidence).
+          await write(
+            'DELETE FROM mailroom_signups WHERE project_id = ? AND address = ?',
+            [projectId, address],
+            tx,
+          );
           await write(
             'UPDATE mailroom_consent_records SET address = ?, ip = NULL, user_agent = NULL WHERE project_id = ? AND address = ?',
             [hashed, projectId, address],
@@ -314,6 +323,7 @@ function topicParams(t: TopicRecord): unknown[] {
     t.description,
     t.defaultState,
     t.visibility,
+    t.doubleOptIn ? 1 : 0,
     t.createdAt.getTime(),
     t.updatedAt.getTime(),
   ];
@@ -332,6 +342,7 @@ function recordParams(r: ConsentRecord): unknown[] {
     r.ip,
     r.userAgent,
     r.mailingRef,
+    r.wording ?? null,
   ];
 }
 
@@ -345,6 +356,7 @@ function decodeTopic(row: Row): TopicRecord {
     description: text(row.description),
     defaultState: String(row.default_state) as TopicRecord['defaultState'],
     visibility: String(row.visibility) as TopicRecord['visibility'],
+    doubleOptIn: Number(row.double_opt_in) === 1,
     createdAt: new Date(Number(row.created_at)),
     updatedAt: new Date(Number(row.updated_at)),
   };
@@ -373,5 +385,6 @@ function decodeRecord(row: Row): ConsentRecord {
     ip: text(row.ip),
     userAgent: text(row.user_agent),
     mailingRef: text(row.mailing_ref),
+    ...(row.wording === null || row.wording === undefined ? {} : { wording: String(row.wording) }),
   };
 }

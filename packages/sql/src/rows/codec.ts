@@ -309,6 +309,8 @@ export function createCodec(jsonParsedByDriver: boolean): Codec {
       projectId: str(row.project_id),
       ref: str(row.ref),
       name: strOrNull(row.name),
+      // Absent when off: the record of a group made before migration 023 reads the same.
+      ...(Number(row.double_opt_in ?? 0) === 1 ? { doubleOptIn: true } : {}),
       createdAt: date(row.created_at),
     }),
     profile: (row) => ({
