@@ -8,13 +8,14 @@
  * Each test gets a database of its own (`CREATE DATABASE`): PgBouncer does not pass the `options`
  * start-up parameter on, so a schema per test (as the direct tests use) cannot be chosen through it.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, chmodSync, constants, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { findOrInstall } from '../../../../test/support/find-or-install.js';
 import { freePort } from '../../../../test/support/free-port.js';
 
 /** One line that tells a developer how to get PgBouncer. */
@@ -24,57 +25,24 @@ export const HOW_TO_INSTALL_PGBOUNCER =
 /** Time for a `beforeAll` that starts PgBouncer: installing it with apt-get can take a minute. */
 export const PGBOUNCER_SETUP_TIMEOUT_MS = 5 * 60_000;
 
-const LOCK_FILE = join(tmpdir(), 'mailroom-pgbouncer-install.lock');
-
-function executableOn(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function findExecutable(): string | undefined {
-  const given = process.env.MAILROOM_PGBOUNCER;
-  if (given) return given;
-  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin'];
-  return dirs.map((dir) => join(dir, 'pgbouncer')).find(executableOn);
-}
-
 /**
- * The PgBouncer executable, found or installed (root with apt-get), or the one-line reason there is none.
+ * The PgBouncer executable, found or installed (root with apt-get; test/support/find-or-install.ts), or
+ * the one-line reason there is none.
  */
 export async function pgbouncerExecutable(): Promise<{ path: string } | { problem: string }> {
-  const found = findExecutable();
-  if (found) return { path: found };
-  const canInstall = process.getuid?.() === 0 && spawnSync('apt-get', ['--version']).status === 0;
-  if (!canInstall) return { problem: `no PgBouncer found: ${HOW_TO_INSTALL_PGBOUNCER}` };
-  let lock: number | undefined;
-  for (let waited = 0; lock === undefined; waited += 500) {
-    try {
-      lock = openSync(LOCK_FILE, 'wx');
-    } catch {
-      if (waited > PGBOUNCER_SETUP_TIMEOUT_MS)
-        return { problem: `PgBouncer install lock ${LOCK_FILE} held too long` };
-      await sleep(500);
-      const now = findExecutable();
-      if (now) return { path: now };
-    }
-  }
   try {
-    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-    let run = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'pgbouncer'], { env });
-    if (run.status !== 0) {
-      spawnSync('apt-get', ['update'], { env });
-      run = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'pgbouncer'], { env });
-    }
-    const now = findExecutable();
-    return now
-      ? { path: now }
-      : { problem: `apt-get could not install pgbouncer: ${HOW_TO_INSTALL_PGBOUNCER}` };
-  } finally {
-    rmSync(LOCK_FILE, { force: true });
+    const path = await findOrInstall({
+      debPackage: 'pgbouncer',
+      names: ['pgbouncer'],
+      envVar: 'MAILROOM_PGBOUNCER',
+      extraDirs: ['/usr/sbin', '/usr/local/sbin'],
+      noRecommends: true,
+      missing: 'no PgBouncer found',
+      howToInstall: HOW_TO_INSTALL_PGBOUNCER,
+    });
+    return { path };
+  } catch (error) {
+    return { problem: (error as Error).message };
   }
 }
 
