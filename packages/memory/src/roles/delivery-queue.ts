@@ -44,7 +44,9 @@ export function memoryDeliveryQueue(db: () => State): DeliveryQueue {
       }
       const due = singles;
       // The project with the oldest due delivery first; one delivery a turn, until the room is full.
-      const lanes = [...broadcasts.values()].sort((a, b) => before(a[0] as DeliveryRecord, b[0] as DeliveryRecord));
+      const lanes = [...broadcasts.values()].sort((a, b) =>
+        before(a[0] as DeliveryRecord, b[0] as DeliveryRecord),
+      );
       const taken: DeliveryRecord[] = [];
       for (let turn = 0; due.length + taken.length < limit && lanes.length > 0; ) {
         const at = turn % lanes.length;
