@@ -113,6 +113,7 @@ describe('sqlStore options', () => {
       { name: '023_signup_forms' },
       { name: '024_automations' },
       { name: '027_delivery_open_index' },
+      { name: '028_open_broadcasts' },
     ]);
   });
 

@@ -91,6 +91,18 @@ const READS: ReadonlyArray<{
     params: ['grp', 'prj', 'a', 51],
     sqliteIndex: /sqlite_autoindex_mailroom_group_members/,
   },
+  {
+    what: 'open broadcasts (the fair claim, issue 36)',
+    sql: "SELECT id, project_id, schedule_for FROM mailroom_mailings WHERE kind = 'broadcast' AND status IN ('queued', 'scheduled', 'sending')",
+    params: [],
+    sqliteIndex: /mailroom_mailings_open/,
+  },
+  {
+    what: "a project's share of a claim, from one mailing (issue 36)",
+    sql: "SELECT d.id FROM mailroom_deliveries d WHERE d.mailing_id = ? AND d.status = 'queued' AND d.priority = 1 AND d.next_attempt_at <= ? LIMIT ?",
+    params: ['mlg', 0, 10],
+    sqliteIndex: /mailroom_deliveries_mailing_status/,
+  },
 ];
 
 describe('status and audience reads are indexed', () => {

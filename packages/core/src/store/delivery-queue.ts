@@ -48,7 +48,12 @@ export interface DeliveryQueue {
    * Claim up to `limit` due deliveries: status `queued` with `nextAttemptAt <= now`, or status `sending`
    * whose lease expired (`leaseExpiresAt <= now`), priority 0 (single messages) first and within a priority
    * oldest `nextAttemptAt` first (`DeliveryRecord.priority`), so that a broadcast's backlog never delays a
-   * single message, whatever its project. Each claimed delivery
+   * single message, whatever its project. Among broadcasts (priority 1) the projects are served fairly:
+   * when the due broadcast deliveries of two or more projects do not all fit, each of those projects gets
+   * an equal share of the room (round-robin over the projects with due broadcast deliveries, the room a
+   * project cannot fill going to the others), so that one project's backlog never holds back another
+   * project's broadcast. Which of a project's due deliveries fill its share may depend on the store
+   * (oldest first where it can); the rest of the room goes in due order. Each claimed delivery
    * becomes `sending`, gets `leaseExpiresAt = now + leaseMs`, `leaseToken + 1` and `attempts + 1`.
    * Deliveries of mailings whose status is `cancelled` or `failed` are not claimed (a scheduled mailing's
    * deliveries carry `nextAttemptAt = scheduleFor`, so they become due by time alone). Nor are deliveries

@@ -56,6 +56,43 @@ export function describeDeliveryQueue(ctx: StoreSuiteContext): void {
       expect((await ctx.store.getDelivery(single.deliveries[0]?.id ?? ''))?.priority).toBe(0);
     });
 
+    it("shares a claim among the projects with due broadcast deliveries: one project's backlog never holds back another's", async () => {
+      // Project A's broadcast is older and bigger than the claim; B's and C's came later.
+      const a = await seedMailing(ctx.store, {
+        addresses: addresses(30),
+        delivery: (_, i) => ({ nextAttemptAt: testTime(-1_000 + i) }),
+      });
+      const b = await seedMailing(ctx.store, {
+        addresses: addresses(3),
+        delivery: () => ({ nextAttemptAt: testTime(-10) }),
+      });
+      const c = await seedMailing(ctx.store, {
+        addresses: addresses(10),
+        delivery: (_, i) => ({ nextAttemptAt: testTime(-5 + i / 10) }),
+      });
+      const single = await seedMailing(ctx.store, {
+        project: a.project,
+        mailing: { kind: 'message' },
+        addresses: ['reset@example.org'],
+        delivery: () => ({ nextAttemptAt: testTime(0), priority: 0 }),
+      });
+      const now = testTime(10);
+      const claimed = await ctx.store.claimDeliveries({ now, limit: 10, leaseMs: LEASE });
+      const count = (seeded: { mailing: { id: string } }) =>
+        claimed.filter((d) => d.mailingId === seeded.mailing.id).length;
+      expect(claimed).toHaveLength(10);
+      // The single message first, then the room is shared: B all of its 3, A and C at least 3 each.
+      expect(claimed[0]?.mailingId).toBe(single.mailing.id);
+      expect(count(b)).toBe(3);
+      expect(count(a)).toBeGreaterThanOrEqual(3);
+      expect(count(c)).toBeGreaterThanOrEqual(3);
+      // Nothing is lost or claimed twice: the rest comes in later claims.
+      const rest = await ctx.store.claimDeliveries({ now, limit: 100, leaseMs: LEASE });
+      expect(sorted([...claimed, ...rest].map((d) => d.id))).toEqual(
+        sorted([a, b, c, single].flatMap((seeded) => seeded.deliveries.map((d) => d.id))),
+      );
+    });
+
     it('a claim sets the lease, bumps leaseToken and attempts, and is durable', async () => {
       const seeded = await seedMailing(ctx.store, {
         addresses: addresses(1),

@@ -20,25 +20,43 @@ export function memoryDeliveryQueue(db: () => State): DeliveryQueue {
     async claimDeliveries({ now, limit, leaseMs }) {
       const s = db();
       const t = now.getTime();
-      // The `limit` first due deliveries by (priority, nextAttemptAt, id), kept sorted while walking the
-      // open ones: single messages (priority 0) before a broadcast's (1, or absent).
-      const due: DeliveryRecord[] = [];
+      // The `limit` first due deliveries by (priority, nextAttemptAt, id) of each lane, kept sorted while
+      // walking the open ones: single messages (priority 0) in one lane, a broadcast's (1, or absent) in a
+      // lane per project, served round-robin (`DeliveryQueue.claimDeliveries`).
       const before = (a: DeliveryRecord, b: DeliveryRecord) =>
         (a.priority ?? 1) - (b.priority ?? 1) ||
         a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() ||
         compare(a.id, b.id);
+      const singles: DeliveryRecord[] = [];
+      const broadcasts = new Map<string, DeliveryRecord[]>();
       for (const d of s.openDeliveries) {
         if (d.status !== 'queued' && d.status !== 'sending') {
           s.openDeliveries.delete(d);
           continue;
         }
         if (limit <= 0 || !isClaimable(s, d, t)) continue;
-        if (due.length === limit && before(d, due[limit - 1] as DeliveryRecord) >= 0) continue;
-        let at = due.length;
-        while (at > 0 && before(d, due[at - 1] as DeliveryRecord) < 0) at--;
-        due.splice(at, 0, d);
-        if (due.length > limit) due.pop();
+        let lane = singles;
+        if ((d.priority ?? 1) !== 0) {
+          lane = broadcasts.get(d.projectId) ?? [];
+          broadcasts.set(d.projectId, lane);
+        }
+        keepFirst(lane, d, limit, before);
       }
+      const due = singles;
+      // The project with the oldest due delivery first; one delivery a turn, until the room is full.
+      const lanes = [...broadcasts.values()].sort((a, b) =>
+        before(a[0] as DeliveryRecord, b[0] as DeliveryRecord),
+      );
+      const taken: DeliveryRecord[] = [];
+      for (let turn = 0; due.length + taken.length < limit && lanes.length > 0; ) {
+        const at = turn % lanes.length;
+        const lane = lanes[at] as DeliveryRecord[];
+        taken.push(lane.shift() as DeliveryRecord);
+        // An emptied lane leaves the round; the next lane then stands where it stood.
+        if (lane.length === 0) lanes.splice(at, 1);
+        else turn = at + 1;
+      }
+      due.push(...taken.sort(before));
       return due.map((d) => {
         d.status = 'sending';
         d.leaseExpiresAt = new Date(t + leaseMs);
@@ -126,4 +144,18 @@ function isClaimable(s: State, d: DeliveryRecord, t: number): boolean {
 /** Whether the outcome gives the claim's attempt back (`DeliveryOutcome.uncounted`). */
 function isUncounted(outcome: DeliveryOutcome): boolean {
   return outcome.uncounted === true && ['queued', 'suppressed', 'skipped'].includes(outcome.status);
+}
+
+/** Insert `d` into `lane`, kept sorted by `before`, keeping only the `limit` first. */
+function keepFirst(
+  lane: DeliveryRecord[],
+  d: DeliveryRecord,
+  limit: number,
+  before: (a: DeliveryRecord, b: DeliveryRecord) => number,
+): void {
+  if (lane.length === limit && before(d, lane[limit - 1] as DeliveryRecord) >= 0) return;
+  let at = lane.length;
+  while (at > 0 && before(d, lane[at - 1] as DeliveryRecord) < 0) at--;
+  lane.splice(at, 0, d);
+  if (lane.length > limit) lane.pop();
 }

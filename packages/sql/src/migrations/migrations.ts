@@ -14,6 +14,7 @@ import { eventSeries } from './migration-event-series.js';
 import { eventsAndWebhooks } from './migration-events.js';
 import { inboundSignalsMigration } from './migration-inbound.js';
 import { keyNames } from './migration-key-names.js';
+import { openBroadcasts } from './migration-open-broadcasts.js';
 import { pausesSchema } from './migration-pauses.js';
 import { preferencesSchema } from './migration-preferences.js';
 import { signalReasons } from './migration-signal-reasons.js';
@@ -361,6 +362,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '023_signup_forms': signupFormsSchema(dialect),
     '024_automations': automationsSchema(dialect),
     '027_delivery_open_index': deliveryOpenIndex(dialect),
+    '028_open_broadcasts': openBroadcasts(),
   };
 }
 

@@ -6,6 +6,7 @@ import type { SqlContext } from '../sql-context.js';
 import { IN_LIST_SIZE } from '../sql-context.js';
 import { completeDeliveries } from '../writes/delivery-completions.js';
 import { writeOutbox } from './event-store.js';
+import { sqlFairClaims } from './fair-claims.js';
 import { activePauses, notPausedClause } from './pause-store.js';
 
 /** The claim order of deliveries (`DeliveryRecord.priority`): single messages, then broadcasts. */
@@ -32,6 +33,7 @@ export function sqlDeliveryQueue(ctx: SqlContext): DeliveryQueue {
   // Open deliveries: by the stored `open_at` column where the dialect keeps one, else by status (the
   // partial due index).
   const openAt = dialect.openAtColumn;
+  const fair = sqlFairClaims(ctx);
 
   return {
     claimDeliveries(claimOptions) {
@@ -44,14 +46,11 @@ export function sqlDeliveryQueue(ctx: SqlContext): DeliveryQueue {
         // One claim per priority, single messages first: each is one range of the due index (priority,
         // due time) on every database (migration 019), so a broadcast's backlog costs the claim of a
         // single message nothing, and the claim stays one statement when either lane is enough.
-        const claimed: ClaimedDelivery[] = [];
-        for (const priority of DELIVERY_PRIORITIES) {
-          const limit = claimOptions.limit - claimed.length;
-          if (limit <= 0) break;
+        const inDueOrder = async (priority: number, limit: number): Promise<ClaimedDelivery[]> => {
           const due = openAt
             ? `d.priority = ? AND d.open_at <= ? AND (d.status = 'queued' OR d.lease_expires_at <= ?) AND ${notBlockedSql}${notPaused} ORDER BY d.open_at`
             : `d.status IN ('queued', 'sending') AND d.priority = ? AND d.next_attempt_at <= ? AND (d.status = 'queued' OR d.lease_expires_at <= ?) AND ${notBlockedSql}${notPaused} ORDER BY d.next_attempt_at`;
-          const rows = (await claims.claim(db, {
+          return (await claims.claim(db, {
             table: 'mailroom_deliveries',
             due,
             dueParams: [priority, now, now, ...pausedParams],
@@ -65,6 +64,18 @@ export function sqlDeliveryQueue(ctx: SqlContext): DeliveryQueue {
             jsonColumns: DELIVERY_JSON_COLUMNS,
             rememberRowids: true,
           })) as ClaimedDelivery[];
+        };
+        const claimed: ClaimedDelivery[] = [];
+        for (const priority of DELIVERY_PRIORITIES) {
+          const limit = claimOptions.limit - claimed.length;
+          if (limit <= 0) break;
+          // Broadcasts: each project with open broadcasts gets its share (fair-claims.ts).
+          const rows =
+            priority === 0
+              ? await inDueOrder(priority, limit)
+              : await fair.claim(now, until, limit, [notPaused, pausedParams], (room) =>
+                  inDueOrder(priority, room),
+                );
           claimed.push(...rows.sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime()));
         }
         return claimed;
