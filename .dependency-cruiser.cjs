@@ -29,6 +29,7 @@ const RANKS = [
       'inbound',
       'keys',
       'pauses',
+      'receiving',
       'resources',
       'retention',
       'sources',
@@ -69,6 +70,9 @@ const SIDEWAYS = {
     tracking: 'tracked links and the open pixel are applied at render time',
     unsubscribe: 'the List-Unsubscribe headers of a broadcast message',
     consent: "a topic mailing's deliveries are checked against the contacts' topic states at claim time",
+  },
+  receiving: {
+    domains: 'SPF, DKIM and DMARC of received mail use the DNS resolver and mailauth loader of sender domains',
   },
   keys: { domains: "a key's sender domains are normalised as domain names" },
   pauses: { delivery: 'the reputation guard follows delivery outcomes' },

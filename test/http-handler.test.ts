@@ -39,6 +39,7 @@ function stubEngine(behaviour: { send?: (body: unknown) => Promise<SendResult> }
     bouncesByDomain: unused,
     webhooks: new Proxy({}, { get: unused }) as Mailroom['webhooks'],
     topics: new Proxy({}, { get: unused }) as Mailroom['topics'],
+    receiving: new Proxy({}, { get: unused }) as Mailroom['receiving'],
     keys: new Proxy({}, { get: unused }) as Mailroom['keys'],
     templates: new Proxy({}, { get: unused }) as Mailroom['templates'],
     senders: new Proxy({}, { get: unused }) as Mailroom['senders'],

@@ -8,6 +8,8 @@ import type {
   InboundSignalRecord,
   MailingRecord,
   PauseRecord,
+  ReceivedMessageRecord,
+  ReceivingRouteRecord,
   ProfileRecord,
   ProjectRecord,
   ProjectSecretRecord,
@@ -65,6 +67,8 @@ export interface State {
   /** Tracking (roles/tracking-store.ts): link maps by mailing, opens by delivery and class, clicks. */
   /** Active and expired pauses, by key(key(projectId, scope), target) (roles/pause-store.ts). */
   pauses: Map<string, PauseRecord>;
+  /** Receiving (roles/receiving-store.ts): routes by id, received messages by id. */
+  receiving: { routes: Map<string, ReceivingRouteRecord>; messages: Map<string, ReceivedMessageRecord> };
   /**
    * Topics and consent (roles/consent-store.ts): topics by key(projectId, key), topic states by
    * key(projectId, address) then topic key, the history in append order.
@@ -109,6 +113,7 @@ export function emptyState(): State {
     domains: new Map(),
     domainIdByName: new Map(),
     pauses: new Map(),
+    receiving: { routes: new Map(), messages: new Map() },
     consent: { topics: new Map(), states: new Map(), records: [] },
     tracking: { linkMaps: new Map(), opens: new Map(), clicks: [] },
   };

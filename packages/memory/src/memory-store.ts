@@ -15,6 +15,7 @@ import { memoryInboundSignalStore } from './roles/inbound-signal-store.js';
 import { memoryKeyStore } from './roles/key-store.js';
 import { memoryMailingStore } from './roles/mailing-store.js';
 import { memoryPauseStore } from './roles/pause-store.js';
+import { memoryReceivingStore } from './roles/receiving-store.js';
 import { memoryResourceStore } from './roles/resource-store.js';
 import { memoryRetentionStore } from './roles/retention-store.js';
 import { memorySourceJobStore } from './roles/source-job-store.js';
@@ -70,5 +71,6 @@ export function memoryStore(): Store {
     ...memoryResourceStore(db),
     ...memoryActivityStore(() => db().outbox),
     ...memoryConsentStore(db),
+    ...memoryReceivingStore(db),
   };
 }

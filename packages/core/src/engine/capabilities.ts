@@ -2,6 +2,7 @@ import { MailroomError } from '../base/errors.js';
 import { consentCapability } from '../consent/consent-capability.js';
 import type { Capability, CapabilityParts, CapabilitySetup, CapabilityTask } from '../context/capability.js';
 import { domainsCapability } from '../domains/domains-capability.js';
+import { receivingCapability } from '../receiving/receiving-capability.js';
 import { trackingCapability } from '../tracking/tracking-capability.js';
 import type { MailroomOptions } from './mailroom-types.js';
 
@@ -10,7 +11,7 @@ import type { MailroomOptions } from './mailroom-types.js';
  * they close in reverse. A new capability adds its definition here, its options interface to
  * `MailroomOptions`, its facade interface to `Mailroom` and its events to `MailroomEvents`.
  */
-const CAPABILITIES = [domainsCapability, trackingCapability, consentCapability] as const;
+const CAPABILITIES = [domainsCapability, trackingCapability, consentCapability, receivingCapability] as const;
 
 type Plugged = (typeof CAPABILITIES)[number];
 type PartsOf<C> = C extends Capability<infer _O, infer F, infer P> ? CapabilityParts<F, P> : never;

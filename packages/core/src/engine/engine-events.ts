@@ -1,5 +1,6 @@
 import type { ProgressEvents } from '../admin/admin-events.js';
 import type { ConsentEvents } from '../consent/consent-events.js';
+import type { ReceivingEvents } from '../receiving/receiving-events.js';
 import type { DeliveryEvents } from '../delivery/delivery-events.js';
 import type { InboundEvents } from '../inbound/inbound-events.js';
 import type { TrackingEvents } from '../tracking/tracking-events.js';
@@ -17,4 +18,5 @@ export interface MailroomEvents
     TrackingEvents,
     UnsubscribeEvents,
     InboundEvents,
-    ConsentEvents {}
+    ConsentEvents,
+    ReceivingEvents {}

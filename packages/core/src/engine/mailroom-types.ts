@@ -62,6 +62,8 @@ import type { MailroomAdmin, MailroomReads } from '../admin/admin-types.js';
 import type { ConsentFacade } from '../consent/consent-types.js';
 import type { MailroomWorker } from '../delivery/worker-api.js';
 import type { DomainsEngineOptions, DomainsFacade } from '../domains/domains-facade.js';
+import type { ReceivingEngineOptions } from '../receiving/receiving-options.js';
+import type { ReceivingFacade } from '../receiving/receiving-types.js';
 import type { TrackingEngineOptions, TrackingFacade } from '../tracking/tracking-facade.js';
 
 export type * from '../admin/admin-types.js';
@@ -70,7 +72,7 @@ export type * from '../domains/domains-facade.js';
 export type * from '../tracking/tracking-facade.js';
 
 /** Options of {@link createMailroom}. */
-export interface MailroomOptions extends TrackingEngineOptions, DomainsEngineOptions {
+export interface MailroomOptions extends TrackingEngineOptions, DomainsEngineOptions, ReceivingEngineOptions {
   store: Store;
   transport: Transport;
   clock?: Clock;
@@ -154,7 +156,7 @@ export interface MailroomOptions extends TrackingEngineOptions, DomainsEngineOpt
 }
 
 /** The engine. */
-export interface Mailroom extends MailroomReads, TrackingFacade, DomainsFacade, ConsentFacade {
+export interface Mailroom extends MailroomReads, TrackingFacade, DomainsFacade, ConsentFacade, ReceivingFacade {
   readonly store: Store;
   readonly transport: Transport;
   readonly admin: MailroomAdmin;

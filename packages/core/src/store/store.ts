@@ -13,6 +13,7 @@ import type { InboundSignalStore } from './inbound-signal-store.js';
 import type { KeyStore } from './key-store.js';
 import type { MailingStore } from './mailing-store.js';
 import type { PauseStore } from './pause-store.js';
+import type { ReceivingStore } from './receiving-store.js';
 import type { ResourceStore } from './resource-store.js';
 import type { RetentionStore } from './retention-store.js';
 import type { SourceJobStore } from './source-job-store.js';
@@ -80,6 +81,13 @@ export type {
 } from './mailing-store.js';
 export type { PageOptions } from './paging.js';
 export type { PauseRecord, PauseRule, PauseScope, PauseStore } from './pause-store.js';
+export type {
+  ReceivedMessageRecord,
+  ReceivedPageOptions,
+  ReceivingDestination,
+  ReceivingRouteRecord,
+  ReceivingStore,
+} from './receiving-store.js';
 export type { ResourceStore, SuppressionPageOptions } from './resource-store.js';
 export type { RetentionStore } from './retention-store.js';
 export type { SourceJobStore } from './source-job-store.js';
@@ -115,6 +123,7 @@ export type {
  * - {@link KeyStore}: a project's API keys: list, revoke, rotate, last use.
  * - {@link ResourceStore}: the management API's pages and removals of senders, templates, suppressions.
  * - {@link ConsentStore}: topics, each contact's state per topic, the consent history.
+ * - {@link ReceivingStore}: receiving routes and the messages they took.
  * - {@link AppTransactionStore} (optional): writing an accepted request in the app's own transaction.
  *
  * Rules for every method:
@@ -146,6 +155,7 @@ export interface Store
     ResourceStore,
     ActivityStore,
     ConsentStore,
+    ReceivingStore,
     AppTransactionStore {}
 
 /** The names of the roles, as `storeTestSuite`'s `roles` option takes them. */
@@ -167,4 +177,5 @@ export type StoreRole =
   | 'KeyStore'
   | 'ResourceStore'
   | 'ActivityStore'
-  | 'ConsentStore';
+  | 'ConsentStore'
+  | 'ReceivingStore';

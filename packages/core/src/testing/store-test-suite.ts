@@ -35,6 +35,7 @@ import { describeKeys } from './store-suite-keys.js';
 import { describeMailings } from './store-suite-mailings.js';
 import { describeMultiProcess } from './store-suite-multi-process.js';
 import { describePauses } from './store-suite-pauses.js';
+import { describeReceiving } from './store-suite-receiving.js';
 import { describeProfileMerge } from './store-suite-profile-merge.js';
 import { describeResources } from './store-suite-resources.js';
 import { describeRetention } from './store-suite-retention.js';
@@ -139,6 +140,7 @@ export function storeTestSuite(
       ResourceStore: describeResources,
       ActivityStore: describeActivity,
       ConsentStore: describeConsent,
+      ReceivingStore: describeReceiving,
     };
     for (const [role, register] of Object.entries(roles) as Array<[StoreRole, typeof describeAccounts]>) {
       if (!options.roles || options.roles.includes(role)) describe(role, () => register(ctx));

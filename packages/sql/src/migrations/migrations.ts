@@ -13,6 +13,7 @@ import { eventsAndWebhooks } from './migration-events.js';
 import { inboundSignalsMigration } from './migration-inbound.js';
 import { keyNames } from './migration-key-names.js';
 import { pausesSchema } from './migration-pauses.js';
+import { receivingSchema } from './migration-receiving.js';
 import { signalReasons } from './migration-signal-reasons.js';
 import { suppressionCase } from './migration-suppression-case.js';
 import { topicsConsentSchema } from './migration-topics-consent.js';
@@ -353,6 +354,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '019_delivery_priority': deliveryPriority(dialect),
     '020_topics_consent': topicsConsentSchema(dialect),
     '021_suppression_case': suppressionCase(),
+    '025_receiving': receivingSchema(dialect),
   };
 }
 

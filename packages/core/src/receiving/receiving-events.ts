@@ -1,0 +1,10 @@
+/** The events of receiving (part of `MailroomEvents`). */
+export interface ReceivingEvents {
+  /** A route took a message (stored; its webhook message, if any, written in the same transaction). */
+  emailReceived: (event: {
+    projectId: string;
+    messageId: string;
+    routeId: string;
+    from: string | null;
+  }) => void;
+}
