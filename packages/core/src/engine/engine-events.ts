@@ -1,8 +1,8 @@
 import type { ProgressEvents } from '../admin/admin-events.js';
 import type { ConsentEvents } from '../consent/consent-events.js';
-import type { ReceivingEvents } from '../receiving/receiving-events.js';
 import type { DeliveryEvents } from '../delivery/delivery-events.js';
 import type { InboundEvents } from '../inbound/inbound-events.js';
+import type { ReceivingEvents } from '../receiving/receiving-events.js';
 import type { TrackingEvents } from '../tracking/tracking-events.js';
 import type { UnsubscribeEvents } from '../unsubscribe/unsubscribe-events.js';
 import type { WebhookEvents } from '../webhooks/webhook-events.js';

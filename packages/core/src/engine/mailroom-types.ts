@@ -156,7 +156,12 @@ export interface MailroomOptions extends TrackingEngineOptions, DomainsEngineOpt
 }
 
 /** The engine. */
-export interface Mailroom extends MailroomReads, TrackingFacade, DomainsFacade, ConsentFacade, ReceivingFacade {
+export interface Mailroom
+  extends MailroomReads,
+    TrackingFacade,
+    DomainsFacade,
+    ConsentFacade,
+    ReceivingFacade {
   readonly store: Store;
   readonly transport: Transport;
   readonly admin: MailroomAdmin;

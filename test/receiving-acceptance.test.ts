@@ -1,0 +1,245 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { createMailroom, type InboundMail, type Mailroom } from '@mailroom/core';
+import { memoryStore, memoryTransport } from '@mailroom/memory';
+import { type InboundServer, inboundSmtpServer } from '@mailroom/smtp';
+import nodemailer from 'nodemailer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DnsZoneServer, startDnsZone } from './support/dns-zone.js';
+import { waitUntil } from './support/wait.js';
+import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
+
+/**
+ * Issue 40 end to end on loopback: nodemailer sends to an inbound listener that serves the bounce domain
+ * and three receiving routes (a webhook, the in-process handler, store only); SPF, DKIM and DMARC are
+ * judged against a loopback DNS server.
+ */
+
+const INBOX = 'in.acme.test';
+const ARCHIVE = 'archive.acme.test';
+const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
+const DKIM_PUBLIC = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+const DKIM_PRIVATE = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+
+describe('receiving mail for the app (routes, parse, authentication, limits)', () => {
+  let zone: DnsZoneServer;
+  let receiver: WebhookReceiver;
+  let mailroom: Mailroom;
+  let server: InboundServer;
+  let secret: string;
+  const handled: InboundMail[] = [];
+
+  const send = (message: nodemailer.SendMailOptions, dkim = false) =>
+    nodemailer
+      .createTransport({
+        host: '127.0.0.1',
+        port: server.port,
+        secure: false,
+        ignoreTLS: true,
+        name: 'mx.sender.test',
+        ...(dkim
+          ? { dkim: { domainName: 'sender.test', keySelector: 'sel', privateKey: DKIM_PRIVATE } }
+          : {}),
+      })
+      .sendMail(message);
+
+  beforeAll(async () => {
+    zone = await startDnsZone({
+      'sender.test': { TXT: ['v=spf1 ip4:127.0.0.1 -all'] },
+      'sel._domainkey.sender.test': { TXT: [`v=DKIM1; k=rsa; p=${DKIM_PUBLIC}`] },
+      '_dmarc.sender.test': { TXT: ['v=DMARC1; p=reject'] },
+      'bank.test': { TXT: ['v=spf1 ip4:192.0.2.1 -all'] },
+      '_dmarc.bank.test': { TXT: ['v=DMARC1; p=reject'] },
+    });
+    receiver = await startWebhookReceiver();
+    mailroom = createMailroom({
+      store: memoryStore(),
+      transport: memoryTransport(),
+      bounces: { domain: 'bounces.acme.test' },
+      fetch: { allowHosts: [receiver.host] },
+      receiving: {
+        onInbound: (mail) => {
+          handled.push(mail);
+        },
+        resolver: zone.resolver(),
+        spamVerdict: (mail) => ({ spam: /viagra/i.test(mail.subject ?? ''), score: 1 }),
+      },
+    });
+    const created = await mailroom.admin.createProject({ name: 'Acme' });
+    secret = created.secret;
+    const added = await mailroom.webhooks.add(secret, { url: receiver.url, events: ['email.received'] });
+    receiver.secret = added.secret;
+    const endpointId = added.endpoint.id;
+    await mailroom.receiving.addRoute(secret, {
+      domain: INBOX,
+      pattern: 'support',
+      destination: { kind: 'webhook', endpointId },
+    });
+    await mailroom.receiving.addRoute(secret, {
+      domain: INBOX,
+      pattern: 'reply+*',
+      destination: { kind: 'handler' },
+    });
+    await mailroom.receiving.addRoute(secret, {
+      domain: ARCHIVE,
+      pattern: '*',
+      destination: { kind: 'store' },
+    });
+    server = await inboundSmtpServer({
+      inbound: mailroom.inbound,
+      receiving: mailroom.receiving,
+      host: '127.0.0.1',
+      port: 0,
+      maxBytes: 25 * 1024 * 1024,
+    });
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await mailroom?.close();
+    await receiver?.close();
+    await zone?.close();
+  });
+
+  it('refuses a second route for a taken address and a webhook endpoint of nobody', async () => {
+    await expect(
+      mailroom.receiving.addRoute(secret, {
+        domain: INBOX,
+        pattern: 'support',
+        destination: { kind: 'store' },
+      }),
+    ).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(
+      mailroom.receiving.addRoute(secret, {
+        domain: INBOX,
+        pattern: 'sales',
+        destination: { kind: 'webhook', endpointId: 'wh_nobody' },
+      }),
+    ).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect((await mailroom.receiving.listRoutes(secret)).map((r) => `${r.pattern}@${r.domain}`)).toEqual([
+      `*@${ARCHIVE}`,
+      `reply+*@${INBOX}`,
+      `support@${INBOX}`,
+    ]);
+  });
+
+  it('posts a signed email.received with the parsed fields and a passing SPF, DKIM and DMARC', async () => {
+    const info = await send(
+      {
+        from: 'Ana Lopez <ana@sender.test>',
+        to: `support@${INBOX}`,
+        cc: 'Bo <bo@example.org>',
+        replyTo: 'help@sender.test',
+        envelope: { from: 'ana@sender.test', to: [`support@${INBOX}`] },
+        subject: 'Order 42 ç',
+        text: 'My order did not arrive.',
+        html: '<p>My order did not arrive.</p><img src="cid:logo@sender.test">',
+        attachments: [
+          { filename: 'invoice.pdf', content: Buffer.from('%PDF-1.4 fake'), contentType: 'application/pdf' },
+          {
+            filename: 'logo.png',
+            content: Buffer.alloc(64, 7),
+            contentType: 'image/png',
+            cid: 'logo@sender.test',
+          },
+        ],
+      },
+      true,
+    );
+    expect(info.response).toMatch(/^250 Ok: received inm_/);
+    await mailroom.webhooks.drain();
+    await receiver.waitFor((r) => r.some((x) => x.payload.type === 'email.received'));
+    const hook = receiver.received.find((x) => x.payload.type === 'email.received');
+    expect(hook?.verified).toBe(true);
+    const mail = hook?.payload.data.inbound as InboundMail;
+    expect(mail).toMatchObject({
+      from: { address: 'ana@sender.test', name: 'Ana Lopez' },
+      to: [{ address: `support@${INBOX}`, name: '' }],
+      cc: [{ address: 'bo@example.org', name: 'Bo' }],
+      reply_to: [{ address: 'help@sender.test', name: '' }],
+      subject: 'Order 42 ç',
+      text: 'My order did not arrive.',
+      envelope: { from: 'ana@sender.test', to: [`support@${INBOX}`], remote_address: '127.0.0.1' },
+      auth: { spf: 'pass', dkim: 'pass', dmarc: 'pass' },
+      spam: { spam: false, score: 1 },
+    });
+    expect(mail.html).toContain('My order did not arrive.');
+    expect(mail.date).toMatch(/^\d{4}-\d\d-\d\dT/);
+    // mailparser lists the inline (related) part before the mixed one.
+    const byName = [...mail.attachments].sort((a, b) => String(a.filename).localeCompare(String(b.filename)));
+    expect(byName).toEqual([
+      { filename: 'invoice.pdf', content_type: 'application/pdf', size: 13, content_id: null },
+      { filename: 'logo.png', content_type: 'image/png', size: 64, content_id: 'logo@sender.test' },
+    ]);
+    expect(mail.headers.some(([name, value]) => name === 'subject' && value === 'Order 42 ç')).toBe(false);
+    expect(mail.headers.some(([name]) => name === 'dkim-signature')).toBe(true);
+    expect(await mailroom.receiving.getMessage(secret, mail.id)).toEqual(mail);
+    expect(handled.some((h) => h.id === mail.id)).toBe(false);
+  });
+
+  it('hands a reply+ address to onInbound with the same shape and the stripped reply', async () => {
+    await send({
+      from: 'ana@sender.test',
+      to: `reply+c_123@${INBOX}`,
+      subject: 'Re: your comment',
+      text: 'Agreed, ship it.\n\nOn Tue, Nov 24, 2026 at 10:00 AM Acme <news@acme.test> wrote:\n> Should we ship?\n> Thanks\n',
+    });
+    await waitUntil(() => handled.length === 1);
+    const [mail] = handled;
+    expect(mail).toMatchObject({
+      to: [{ address: `reply+c_123@${INBOX}` }],
+      stripped_text: 'Agreed, ship it.',
+      auth: { spf: 'pass', dkim: 'none', dmarc: 'pass' },
+    });
+    expect(mail?.text).toContain('> Should we ship?');
+    expect(Object.keys(mail ?? {}).sort()).toEqual(
+      Object.keys(await mailroom.receiving.getMessage(secret, mail?.id ?? '')).sort(),
+    );
+  });
+
+  it('refuses an address no route takes with 550 5.1.1 at RCPT, and keeps the bounce domain', async () => {
+    const refused = await send({ from: 'ana@sender.test', to: `nobody@${INBOX}`, text: 'hi' }).catch(
+      (error: { responseCode?: number; response?: string; command?: string }) => error,
+    );
+    expect(refused).toMatchObject({ responseCode: 550, command: 'RCPT TO' });
+    expect((refused as { response: string }).response).toMatch(/5\.1\.1/);
+    const other = await send({ from: 'ana@sender.test', to: 'someone@elsewhere.test', text: 'hi' }).catch(
+      (error: { responseCode?: number }) => error,
+    );
+    expect(other).toMatchObject({ responseCode: 550 });
+    const bounce = await send({
+      from: 'mailer-daemon@example.org',
+      to: 'x@bounces.acme.test',
+      text: 'hello',
+    });
+    expect(bounce.response).toMatch(/^250 Ok: ignored/);
+  });
+
+  it('stores a catch-all message only, and delivers a forged From with dmarc: fail', async () => {
+    await send({
+      from: 'CEO <ceo@bank.test>',
+      to: `anything@${ARCHIVE}`,
+      envelope: { from: 'ceo@bank.test', to: [`anything@${ARCHIVE}`] },
+      subject: 'Wire the money',
+      text: 'Now.',
+    });
+    const { items } = await mailroom.receiving.listMessages(secret, { limit: 10 });
+    const forged = items.find((m) => m.subject === 'Wire the money');
+    expect(forged).toMatchObject({
+      route_id: expect.stringMatching(/^rte_/),
+      auth: { spf: 'fail', dmarc: 'fail' },
+    });
+    expect(forged?.auth.header).toContain('dmarc=fail');
+    expect(handled.some((m) => m.id === forged?.id)).toBe(false);
+  });
+
+  it('refuses a 30 MB message with 552', async () => {
+    const big = await send({
+      from: 'ana@sender.test',
+      to: `anything@${ARCHIVE}`,
+      text: 'x',
+      // 22 MiB in base64: about 30 MB on the wire.
+      attachments: [{ filename: 'big.bin', content: Buffer.alloc(22 * 1024 * 1024, 1) }],
+    }).catch((error: { responseCode?: number }) => error);
+    expect(big).toMatchObject({ responseCode: 552 });
+  });
+});
