@@ -72,6 +72,7 @@ const SIDEWAYS = {
     consent: "a topic mailing's deliveries are checked against the contacts' topic states at claim time",
   },
   receiving: {
+    inbound: 'a reply is matched to the delivery it answers by Message-ID, as bounce reports are',
     domains: 'SPF, DKIM and DMARC of received mail use the DNS resolver and mailauth loader of sender domains',
   },
   keys: { domains: "a key's sender domains are normalised as domain names" },

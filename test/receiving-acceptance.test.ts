@@ -1,8 +1,8 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { createMailroom, type InboundMail, type Mailroom } from '@mailroom/core';
-import { memoryStore, memoryTransport } from '@mailroom/memory';
+import { type MemoryTransport, memoryStore, memoryTransport } from '@mailroom/memory';
 import { type InboundServer, inboundSmtpServer } from '@mailroom/smtp';
-import nodemailer from 'nodemailer';
+import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DnsZoneServer, startDnsZone } from './support/dns-zone.js';
 import { waitUntil } from './support/wait.js';
@@ -26,9 +26,10 @@ describe('receiving mail for the app (routes, parse, authentication, limits)', (
   let mailroom: Mailroom;
   let server: InboundServer;
   let secret: string;
+  let transport: MemoryTransport;
   const handled: InboundMail[] = [];
 
-  const send = (message: nodemailer.SendMailOptions, dkim = false) =>
+  const send = (message: SendMailOptions, dkim = false) =>
     nodemailer
       .createTransport({
         host: '127.0.0.1',
@@ -53,7 +54,7 @@ describe('receiving mail for the app (routes, parse, authentication, limits)', (
     receiver = await startWebhookReceiver();
     mailroom = createMailroom({
       store: memoryStore(),
-      transport: memoryTransport(),
+      transport: (transport = memoryTransport()),
       bounces: { domain: 'bounces.acme.test' },
       fetch: { allowHosts: [receiver.host] },
       receiving: {
@@ -66,8 +67,12 @@ describe('receiving mail for the app (routes, parse, authentication, limits)', (
     });
     const created = await mailroom.admin.createProject({ name: 'Acme' });
     secret = created.secret;
-    const added = await mailroom.webhooks.add(secret, { url: receiver.url, events: ['email.received'] });
+    const added = await mailroom.webhooks.add(secret, {
+      url: receiver.url,
+      events: ['email.received', 'email.replied'],
+    });
     receiver.secret = added.secret;
+    await mailroom.admin.addSender(created.project.id, { address: 'news@acme.test' });
     const endpointId = added.endpoint.id;
     await mailroom.receiving.addRoute(secret, {
       domain: INBOX,
@@ -230,6 +235,47 @@ describe('receiving mail for the app (routes, parse, authentication, limits)', (
     });
     expect(forged?.auth.header).toContain('dmarc=fail');
     expect(handled.some((m) => m.id === forged?.id)).toBe(false);
+  });
+
+  it('links a reply to a delivered broadcast message and emits email.replied with the stripped text', async () => {
+    const replied: Array<{ deliveryId: string; messageId: string }> = [];
+    mailroom.on('emailReplied', (e) => replied.push(e));
+    const sent = await mailroom.broadcast(secret, {
+      subject: 'News',
+      sender: 'news@acme.test',
+      message: '<p>Our news</p>',
+      recipients: [{ address: 'ana@sender.test' }, { address: 'bo@sender.test' }],
+    });
+    await mailroom.worker.drain();
+    const original = transport.lastMessageTo('ana@sender.test');
+    const originalId = String(original?.messageId);
+    expect(originalId).toMatch(/^<.+@.+>$/);
+    await send({
+      from: 'ana@sender.test',
+      to: `reply+news@${INBOX}`,
+      subject: 'Re: News',
+      inReplyTo: originalId,
+      references: ['<older@elsewhere.test>', originalId],
+      text: `Love it!\n\nOn Sun, Nov 29, 2026 at 9:00 AM Acme <news@acme.test> wrote:\n> Our news\n`,
+    });
+    await waitUntil(() => replied.length === 1);
+    const mail = handled.find((m) => m.subject === 'Re: News');
+    expect(mail?.stripped_text).toBe('Love it!');
+    expect(mail?.replied_to).toMatchObject({
+      message_id: originalId,
+      address: 'ana@sender.test',
+      mailing: { ref: sent.ref, kind: 'broadcast' },
+    });
+    expect(replied[0]).toMatchObject({ messageId: mail?.id, deliveryId: mail?.replied_to?.delivery_id });
+    await mailroom.webhooks.drain();
+    await receiver.waitFor((r) => r.some((x) => x.payload.type === 'email.replied'));
+    const hook = receiver.received.find((x) => x.payload.type === 'email.replied');
+    expect(hook?.verified).toBe(true);
+    expect(hook?.payload.data).toMatchObject({
+      mailing: { ref: sent.ref, kind: 'broadcast' },
+      delivery: { id: mail?.replied_to?.delivery_id, message_id: originalId, address: 'ana@sender.test' },
+      inbound: { id: mail?.id, stripped_text: 'Love it!' },
+    });
   });
 
   it('refuses a 30 MB message with 552', async () => {

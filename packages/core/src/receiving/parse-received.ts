@@ -19,7 +19,10 @@ let mailparser: Promise<typeof import('mailparser')> | undefined;
 let replyParser: Promise<typeof import('email-reply-parser')> | undefined;
 
 /** What {@link parseReceived} finds; the ids, route and spam verdict are added by the caller. */
-export type ParsedReceived = Omit<InboundMail, 'id' | 'project_id' | 'route_id' | 'received_at' | 'spam'>;
+export type ParsedReceived = Omit<
+  InboundMail,
+  'id' | 'project_id' | 'route_id' | 'received_at' | 'spam' | 'replied_to'
+>;
 
 /** Reads and judges one message. Rejects only when the MIME cannot be read at all. */
 export async function parseReceived(

@@ -10,10 +10,12 @@ import type { EventHub } from '../context/event-hub.js';
 import type { DnsResolver } from '../domains/dns-lookup.js';
 import type { OutboxWrite } from '../store/event-records.js';
 import type { ReceivingRouteRecord } from '../store/receiving-store.js';
+import type { DeliveryRecord, MailingRecord } from '../store/records.js';
 import { parseReceived } from './parse-received.js';
 import type { ReceivingEvents } from './receiving-events.js';
 import type { ReceivingOptions } from './receiving-options.js';
 import type { InboundMail, ReceivingEnvelope, ReceivingReceipt } from './receiving-types.js';
+import { findRepliedDelivery, replyLink } from './reply-link.js';
 import { matchRoute, splitAddress } from './route-match.js';
 
 /** What {@link receiveMail} uses. */
@@ -67,6 +69,7 @@ export async function receiveMail(
   for (const [route, to] of routed) {
     const now = ctx.clock.now();
     const id = newId('inm', now.getTime());
+    const replied = await findRepliedDelivery(ctx, route.projectId, parsed);
     const mail: InboundMail = {
       id,
       project_id: route.projectId,
@@ -75,8 +78,12 @@ export async function receiveMail(
       ...parsed,
       envelope: { ...parsed.envelope, to },
       spam,
+      replied_to: replied ? replyLink(replied.delivery, replied.mailing) : null,
     };
-    const outbox = await receivedEvent(ctx, route, mail, now);
+    const outbox = joinOutboxes(
+      await receivedEvent(ctx, route, mail, now),
+      replied ? await repliedEvent(ctx, replied, mail, now) : undefined,
+    );
     await ctx.store.saveReceivedMessage(
       {
         id,
@@ -97,6 +104,15 @@ export async function receiveMail(
       routeId: route.id,
       from: mail.from?.address ?? null,
     });
+    if (replied) {
+      events.emit('emailReplied', {
+        projectId: route.projectId,
+        messageId: id,
+        deliveryId: replied.delivery.id,
+        mailingRef: replied.mailing.ref,
+        address: replied.delivery.address,
+      });
+    }
     if (route.destination.kind === 'handler') await handOver(ctx, options, mail);
   }
   return { messageIds };
@@ -119,6 +135,35 @@ async function receivedEvent(
   const keys = { mailingRef: null, deliveryId: null, address: mail.from?.address ?? null };
   const data = { inbound: mail as unknown as Record<string, unknown> };
   return ctx.outbox.event(route.projectId, 'email.received', now, keys, data, endpoint);
+}
+
+/**
+ * The `email.replied` event: fanned out to every endpoint subscribed to it (as any delivery event), with
+ * the delivery and mailing it answers and the received message.
+ */
+async function repliedEvent(
+  ctx: BaseContext,
+  { delivery, mailing }: { delivery: DeliveryRecord; mailing: MailingRecord },
+  mail: InboundMail,
+  now: Date,
+): Promise<OutboxWrite> {
+  const keys = { mailingRef: mailing.ref, deliveryId: delivery.id, address: delivery.address };
+  return ctx.outbox.event(mail.project_id, 'email.replied', now, keys, {
+    mailing: { ref: mailing.ref, kind: mailing.kind },
+    delivery: {
+      id: delivery.id,
+      message_id: delivery.messageId,
+      address: delivery.address,
+      attempts: delivery.attempts,
+    },
+    inbound: mail as unknown as Record<string, unknown>,
+  });
+}
+
+function joinOutboxes(...outboxes: Array<OutboxWrite | undefined>): OutboxWrite | undefined {
+  const present = outboxes.filter((o): o is OutboxWrite => o !== undefined);
+  if (present.length === 0) return undefined;
+  return { events: present.flatMap((o) => o.events), messages: present.flatMap((o) => o.messages) };
 }
 
 async function handOver(ctx: BaseContext, options: ReceivingOptions, mail: InboundMail): Promise<void> {

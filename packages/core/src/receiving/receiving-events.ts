@@ -7,4 +7,12 @@ export interface ReceivingEvents {
     routeId: string;
     from: string | null;
   }) => void;
+  /** A received message answers a delivery Mailroom sent (`email.replied` is written with it). */
+  emailReplied: (event: {
+    projectId: string;
+    messageId: string;
+    deliveryId: string;
+    mailingRef: string;
+    address: string;
+  }) => void;
 }

@@ -30,6 +30,18 @@ export interface InboundAuthResults {
   header: string;
 }
 
+/** The delivery a received message answers (matched by In-Reply-To or References). */
+export interface InboundReplyLink {
+  /** The delivery (one recipient of the mailing). */
+  delivery_id: string;
+  /** Its Message-ID, as sent. */
+  message_id: string;
+  /** The contact it was sent to. */
+  address: string;
+  /** The single message or broadcast. */
+  mailing: { ref: string; kind: 'message' | 'broadcast' };
+}
+
 /** A spam verdict, as the app's `spamVerdict` hook returns it. */
 export interface SpamVerdict {
   /** Whether the app judged it spam. */
@@ -71,6 +83,8 @@ export interface InboundMail {
   auth: InboundAuthResults;
   /** The app's verdict from `spamVerdict`; null without the hook. */
   spam: SpamVerdict | null;
+  /** The delivery this message answers (then `email.replied` is emitted too); null otherwise. */
+  replied_to: InboundReplyLink | null;
 }
 
 /** What a route takes, as given to `receiving.addRoute`. */
