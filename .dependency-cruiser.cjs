@@ -73,7 +73,8 @@ const SIDEWAYS = {
   },
   receiving: {
     inbound: 'a reply is matched to the delivery it answers by Message-ID, as bounce reports are',
-    domains: 'SPF, DKIM and DMARC of received mail use the DNS resolver and mailauth loader of sender domains',
+    domains:
+      'SPF, DKIM and DMARC of received mail use the DNS resolver and mailauth loader of sender domains',
   },
   keys: { domains: "a key's sender domains are normalised as domain names" },
   pauses: { delivery: 'the reputation guard follows delivery outcomes' },

@@ -52,9 +52,10 @@ describe('receiving mail for the app (routes, parse, authentication, limits)', (
       '_dmarc.bank.test': { TXT: ['v=DMARC1; p=reject'] },
     });
     receiver = await startWebhookReceiver();
+    transport = memoryTransport();
     mailroom = createMailroom({
       store: memoryStore(),
-      transport: (transport = memoryTransport()),
+      transport,
       bounces: { domain: 'bounces.acme.test' },
       fetch: { allowHosts: [receiver.host] },
       receiving: {

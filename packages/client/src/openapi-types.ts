@@ -1518,7 +1518,7 @@ export interface components {
             /** @description `evt_...` (in `GET /events` only; `data.event_id` in both). */
             id?: string;
             /** @enum {unknown} */
-            type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed";
+            type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "email.received" | "email.replied" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed";
             /** Format: date-time */
             created_at: string;
             data: {
@@ -1608,7 +1608,7 @@ export interface components {
             /** Format: uri */
             url: string;
             /** @description null: every type. */
-            events: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed")[] | null;
+            events: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "email.received" | "email.replied" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed")[] | null;
             enabled: boolean;
             disabledReason?: string | null;
             /** Format: date-time */
@@ -2221,7 +2221,7 @@ export interface components {
             timeline: {
                 id: string;
                 /** @enum {unknown} */
-                type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed";
+                type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "email.received" | "email.replied" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed";
                 /** Format: date-time */
                 at: string;
                 /** @description The event data without who it is about: `response`, `error`, `bounce`, `url`... */
@@ -2985,7 +2985,7 @@ export interface operations {
                     /** Format: uri */
                     url: string;
                     /** @description Default: every type. */
-                    events?: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed")[];
+                    events?: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "email.received" | "email.replied" | "contact.unsubscribed" | "contact.topics_changed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed")[];
                     /** @default true */
                     enabled?: boolean;
                 };
