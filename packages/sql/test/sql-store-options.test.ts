@@ -109,6 +109,7 @@ describe('sqlStore options', () => {
       { name: '019_delivery_priority' },
       { name: '020_topics_consent' },
       { name: '021_suppression_case' },
+      { name: '025_receiving' },
     ]);
   });
 
