@@ -176,7 +176,7 @@ describe('receiving mail for the app (routes, parse, authentication, limits)', (
       { filename: 'invoice.pdf', content_type: 'application/pdf', size: 13, content_id: null },
       { filename: 'logo.png', content_type: 'image/png', size: 64, content_id: 'logo@sender.test' },
     ]);
-    expect(mail.headers.some(([name, value]) => name === 'subject' && value === 'Order 42 ç')).toBe(false);
+    expect(mail.headers.some(([name]) => name === 'subject')).toBe(true);
     expect(mail.headers.some(([name]) => name === 'dkim-signature')).toBe(true);
     expect(await mailroom.receiving.getMessage(secret, mail.id)).toEqual(mail);
     expect(handled.some((h) => h.id === mail.id)).toBe(false);
