@@ -5,6 +5,7 @@ import { type InboundServer, inboundSmtpServer } from '@mailroom/smtp';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DnsZoneServer, startDnsZone } from './support/dns-zone.js';
+import { rawSmtpClient } from './support/smtp-client.js';
 import { waitUntil } from './support/wait.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
@@ -29,11 +30,11 @@ describe('receiving mail for the app (routes, parse, authentication, limits)', (
   let transport: MemoryTransport;
   const handled: InboundMail[] = [];
 
-  const send = (message: SendMailOptions, dkim = false) =>
+  const send = (message: SendMailOptions, dkim = false, port = server.port) =>
     nodemailer
       .createTransport({
         host: '127.0.0.1',
-        port: server.port,
+        port,
         secure: false,
         ignoreTLS: true,
         name: 'mx.sender.test',
@@ -277,6 +278,54 @@ describe('receiving mail for the app (routes, parse, authentication, limits)', (
       delivery: { id: mail?.replied_to?.delivery_id, message_id: originalId, address: 'ana@sender.test' },
       inbound: { id: mail?.id, stripped_text: 'Love it!' },
     });
+  });
+
+  it('caps recipients per message (452 past 20) and refuses 1 MiB of headers with 552', async () => {
+    const many = Array.from({ length: 1000 }, (_, i) => `bulk${i}@${ARCHIVE}`);
+    const info = await send({ from: 'ana@sender.test', to: many, subject: 'Many', text: 'hi' });
+    expect(info.accepted).toHaveLength(20);
+    expect(info.rejected).toHaveLength(980);
+    const stored = await mailroom.receiving.listMessages(secret, { limit: 100 });
+    expect(stored.items.find((m) => m.subject === 'Many')?.envelope.to).toHaveLength(20);
+    const headers = await send({
+      from: 'ana@sender.test',
+      to: `anything@${ARCHIVE}`,
+      headers: Object.fromEntries(
+        Array.from({ length: 1024 }, (_, i) => [`X-Filler-${i}`, 'x'.repeat(1000)]),
+      ),
+      text: 'hi',
+    }).catch((error: { responseCode?: number }) => error);
+    expect(headers).toMatchObject({ responseCode: 552 });
+  });
+
+  it('times out a client that stalls mid-DATA while others are served', async () => {
+    const strict = await inboundSmtpServer({
+      inbound: mailroom.inbound,
+      receiving: mailroom.receiving,
+      host: '127.0.0.1',
+      port: 0,
+      socketTimeoutMs: 400,
+    });
+    try {
+      const client = await rawSmtpClient(strict.port);
+      await client.command('EHLO stall.test\r\n');
+      await client.command('MAIL FROM:<ana@sender.test>\r\n');
+      await client.command(`RCPT TO:<stall@${ARCHIVE}>\r\n`);
+      expect(await client.command('DATA\r\n')).toMatch(/^354/);
+      const stalled = client.command('Subject: stalled\r\n\r\nhalf a messa');
+      const served = await send(
+        { from: 'ana@sender.test', to: `other@${ARCHIVE}`, subject: 'Meanwhile', text: 'hi' },
+        false,
+        strict.port,
+      );
+      expect(served.response).toMatch(/^250/);
+      expect(await stalled).toMatch(/^421/);
+      client.close();
+      const { items } = await mailroom.receiving.listMessages(secret, { limit: 100 });
+      expect(items.some((m) => m.subject === 'stalled')).toBe(false);
+    } finally {
+      await strict.close();
+    }
   });
 
   it('refuses a 30 MB message with 552', async () => {
