@@ -13,6 +13,7 @@ import { domainPaths, domainSchemas } from './openapi-domains.js';
 import { eventPaths, eventSchemas } from './openapi-events.js';
 import { keyPaths, keySchemas } from './openapi-keys.js';
 import { pausePaths, pauseSchemas } from './openapi-pauses.js';
+import { receivingPaths, receivingSchemas } from './openapi-receiving.js';
 import { resourcePaths, resourceRequestSchemas, resourceSchemas } from './openapi-resources.js';
 import { topicPaths, topicSchemas } from './openapi-topics.js';
 
@@ -57,6 +58,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
     audienceSchemas(),
     pauseSchemas(),
     topicSchemas(),
+    receivingSchemas(),
   );
 
   const broadcastOperation = (operationId: string, deprecated: boolean): JsonObject => ({
@@ -100,6 +102,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
       ...audiencePaths(responses),
       ...pausePaths(responses),
       ...topicPaths(responses),
+      ...receivingPaths(responses),
       '/send/mail': {
         post: {
           operationId: 'sendMail',

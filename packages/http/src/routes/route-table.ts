@@ -10,6 +10,7 @@ import { DOMAIN_ROUTES } from './domain-routes.js';
 import { EVENT_ROUTES, type ProjectCall } from './event-routes.js';
 import { KEY_ROUTES } from './key-routes.js';
 import { PAUSE_ROUTES } from './pause-routes.js';
+import { RECEIVING_ROUTES } from './receiving-routes.js';
 import { RESOURCE_ROUTES } from './resource-routes.js';
 import type { RouteAccessGuard } from './route-access.js';
 import type { MatchedRoute, RouteName } from './routes.js';
@@ -226,6 +227,10 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     topic: projectRoute(TOPIC_ROUTES.topic),
     'audience-profile-topics': projectRoute(TOPIC_ROUTES['audience-profile-topics']),
     'audience-profile-consent': projectRoute(TOPIC_ROUTES['audience-profile-consent']),
+    'inbound-routes': projectRoute(RECEIVING_ROUTES['inbound-routes']),
+    'inbound-route': projectRoute(RECEIVING_ROUTES['inbound-route']),
+    'inbound-messages': projectRoute(RECEIVING_ROUTES['inbound-messages']),
+    'inbound-message': projectRoute(RECEIVING_ROUTES['inbound-message']),
 
     'track-click': (req, requestId, route) =>
       trackClickResponse(mailroom, req, requestId, route.params?.token ?? ''),

@@ -52,7 +52,11 @@ export type RouteName =
   | 'topics'
   | 'topic'
   | 'audience-profile-topics'
-  | 'audience-profile-consent';
+  | 'audience-profile-consent'
+  | 'inbound-routes'
+  | 'inbound-route'
+  | 'inbound-messages'
+  | 'inbound-message';
 
 /**
  * Who may call one method of a route: anyone (`public`: the route authenticates otherwise, or not at
@@ -138,6 +142,10 @@ export const ROUTE_NAMES = Object.keys({
   topic: true,
   'audience-profile-topics': true,
   'audience-profile-consent': true,
+  'inbound-routes': true,
+  'inbound-route': true,
+  'inbound-messages': true,
+  'inbound-message': true,
 } satisfies Record<RouteName, true>) as readonly RouteName[];
 
 /** A route's entry: its name, the access of each method, and its path parameters. */
@@ -184,6 +192,9 @@ const AUDIENCE_IMPORT_PATH = /^\/audience\/imports\/([^/]+)$/;
 const TOPIC_PATH = /^\/topics\/([^/]+)$/;
 const PROFILE_TOPICS_PATH = /^\/audience\/profiles\/([^/]+)\/topics$/;
 const PROFILE_CONSENT_PATH = /^\/audience\/profiles\/([^/]+)\/consent$/;
+// Receiving (receiving-routes.ts): a route and a received message by id.
+const INBOUND_ROUTE_PATH = /^\/inbound\/routes\/([^/]+)$/;
+const INBOUND_MESSAGE_PATH = /^\/inbound\/messages\/([^/]+)$/;
 const BROADCAST_STATUS_PATH = /^\/broadcasts\/([^/]+)$/;
 const MESSAGE_STATUS_PATH = /^\/messages\/([^/]+)$/;
 // Pause and resume (pause-routes.ts): a broadcast by its ref, a destination by its name.
@@ -204,6 +215,8 @@ const PARAM_ROUTES: ReadonlyArray<readonly [RegExp, RouteName, string, MethodAcc
   [TOPIC_PATH, 'topic', 'key', { GET: 'read', HEAD: 'read', PATCH: 'full', DELETE: 'full' }],
   [PROFILE_TOPICS_PATH, 'audience-profile-topics', 'email', { GET: 'read', HEAD: 'read', PUT: 'full' }],
   [PROFILE_CONSENT_PATH, 'audience-profile-consent', 'email', READ],
+  [INBOUND_ROUTE_PATH, 'inbound-route', 'id', { DELETE: 'full' }],
+  [INBOUND_MESSAGE_PATH, 'inbound-message', 'id', READ],
   [BROADCAST_STATUS_PATH, 'broadcast-status', 'ref', READ],
   [MESSAGE_STATUS_PATH, 'message-status', 'ref', READ],
   [BROADCAST_PAUSE_PATH, 'broadcast-pause', 'ref', FULL_POST],
@@ -236,6 +249,8 @@ const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>(
   ['/broadcasts', entry('broadcasts-list', READ)],
   ['/pauses', entry('pauses', READ)],
   ['/topics', entry('topics', READ_ADD)],
+  ['/inbound/routes', entry('inbound-routes', READ_ADD)],
+  ['/inbound/messages', entry('inbound-messages', READ)],
   ['/sending/pause', entry('sending-pause', FULL_POST)],
   ['/sending/resume', entry('sending-resume', FULL_POST)],
 ]);
