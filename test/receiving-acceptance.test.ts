@@ -1,10 +1,12 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { createMailroomClient } from '@mailroom/client';
 import { createMailroom, type InboundMail, type Mailroom } from '@mailroom/core';
 import { type MemoryTransport, memoryStore, memoryTransport } from '@mailroom/memory';
 import { type InboundServer, inboundSmtpServer } from '@mailroom/smtp';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DnsZoneServer, startDnsZone } from './support/dns-zone.js';
+import { listenMailroom } from './support/http-harness.js';
 import { rawSmtpClient } from './support/smtp-client.js';
 import { waitUntil } from './support/wait.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
@@ -337,5 +339,38 @@ describe('receiving mail for the app (routes, parse, authentication, limits)', (
       attachments: [{ filename: 'big.bin', content: Buffer.alloc(22 * 1024 * 1024, 1) }],
     }).catch((error: { responseCode?: number }) => error);
     expect(big).toMatchObject({ responseCode: 552 });
+  });
+
+  it('manages routes and reads received messages through the HTTP API and the typed client', async () => {
+    const http = await listenMailroom('express', mailroom);
+    try {
+      const client = createMailroomClient({ url: http.url, key: secret });
+      const { routes } = await client.receiving.listRoutes();
+      expect(routes.map((r) => r.pattern).sort()).toEqual(['*', 'reply+*', 'support']);
+      const { route } = await client.receiving.addRoute({
+        domain: 'Sales.Acme.test',
+        pattern: 'sales',
+        destination: { kind: 'store' },
+      });
+      expect(route).toMatchObject({ domain: 'sales.acme.test', pattern: 'sales' });
+      await expect(
+        client.receiving.addRoute({
+          domain: 'sales.acme.test',
+          pattern: 'sales',
+          destination: { kind: 'store' },
+        }),
+      ).rejects.toMatchObject({ status: 409 });
+      await client.receiving.removeRoute(route.id);
+      await expect(client.receiving.removeRoute(route.id)).rejects.toMatchObject({ status: 404 });
+      const first = await client.receiving.listMessages({ limit: 2 });
+      expect(first.messages).toHaveLength(2);
+      expect(first.nextCursor).toBe(first.messages[1]?.id);
+      const next = await client.receiving.listMessages({ before: first.nextCursor ?? '', limit: 100 });
+      expect(next.messages.every((m) => m.id < (first.messages[1]?.id ?? ''))).toBe(true);
+      const { message } = await client.receiving.getMessage(first.messages[0]?.id ?? '');
+      expect(message).toEqual(await mailroom.receiving.getMessage(secret, message.id));
+    } finally {
+      await http.close();
+    }
   });
 });

@@ -5,6 +5,7 @@ import type { CallOptions, OperationBody, OperationQuery, OperationResult } from
 import { MailroomApiError } from './mailroom-api-error.js';
 import type { paths } from './openapi-types.js';
 import { type PauseMethods, pauseMethods } from './pause-methods.js';
+import { type ReceivingMethods, receivingMethods } from './receiving-methods.js';
 import { type ResourceMethods, resourceMethods } from './resource-methods.js';
 import { type TopicMethods, topicMethods } from './topic-methods.js';
 
@@ -111,6 +112,8 @@ export interface MailroomClient extends ResourceMethods, AudienceMethods {
   readonly pauses: PauseMethods;
   /** Topics, contacts' topic states and the consent history (topic-methods.ts). */
   readonly topics: TopicMethods;
+  /** Receiving routes and received messages (receiving-methods.ts). */
+  readonly receiving: ReceivingMethods;
 }
 
 /**
@@ -175,6 +178,7 @@ export function createMailroomClient(options: MailroomClientOptions): MailroomCl
     },
     pauses: pauseMethods(api, { init, dataOf }),
     topics: topicMethods(api, { init, dataOf }),
+    receiving: receivingMethods(api, { init, dataOf }),
   };
 }
 
