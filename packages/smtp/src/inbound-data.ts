@@ -76,34 +76,36 @@ export function inboundData({ inbound, receiving, limits, forged }: InboundDataP
     }
     const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
     const raw = Buffer.concat(chunks);
-    let routed = '';
-    if (receiving && routedTo.length > 0) {
+    // The bounce domain's part first: when it defers (451), nothing routed has been stored yet, so the
+    // client's retry stores the routed part once. (A report and an app's mail in one message are rare.)
+    let bounced = '';
+    if (envelopeTo.length > 0) {
       try {
-        const receipt = await receiving.receive(raw, {
+        const receipt = await inbound.receive(raw, {
+          envelopeTo,
           envelopeFrom,
-          envelopeTo: routedTo,
           remoteAddress: ipOf(session),
-          helo: session.hostNameAppearsAs,
         });
-        routed = `received ${receipt.messageIds.join(' ')}`;
+        // Taken either way: a bounce processor never bounces what it ignores (that would loop).
+        bounced = receipt.outcome;
       } catch (error) {
-        logger.error({ ...log, err: error }, 'inbound SMTP: routed message could not be stored; deferred');
+        const deferred = (error as { code?: unknown } | null)?.code === 'INBOUND_DEFERRED';
+        if (deferred) logger.info(log, 'inbound SMTP: report arrived before the send was recorded; deferred');
+        else logger.error({ ...log, err: error }, 'inbound SMTP: message could not be processed; deferred');
         throw smtpReply(451, '4.3.0 Temporary failure, try again later');
       }
-      if (envelopeTo.length === 0) return `Ok: ${routed}`;
     }
+    if (!receiving || routedTo.length === 0) return `Ok: ${bounced}`;
     try {
-      const receipt = await inbound.receive(raw, {
-        envelopeTo,
+      const receipt = await receiving.receive(raw, {
         envelopeFrom,
+        envelopeTo: routedTo,
         remoteAddress: ipOf(session),
+        helo: session.hostNameAppearsAs,
       });
-      // Taken either way: a bounce processor never bounces what it ignores (that would loop).
-      return `Ok: ${routed ? `${routed}; ` : ''}${receipt.outcome}`;
+      return `Ok: received ${receipt.messageIds.join(' ')}${bounced ? `; ${bounced}` : ''}`;
     } catch (error) {
-      const deferred = (error as { code?: unknown } | null)?.code === 'INBOUND_DEFERRED';
-      if (deferred) logger.info(log, 'inbound SMTP: report arrived before the send was recorded; deferred');
-      else logger.error({ ...log, err: error }, 'inbound SMTP: message could not be processed; deferred');
+      logger.error({ ...log, err: error }, 'inbound SMTP: routed message could not be stored; deferred');
       throw smtpReply(451, '4.3.0 Temporary failure, try again later');
     }
   };
