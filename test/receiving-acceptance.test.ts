@@ -61,6 +61,7 @@ describe('receiving mail for the app (routes, parse, authentication, limits)', (
       transport,
       bounces: { domain: 'bounces.acme.test' },
       fetch: { allowHosts: [receiver.host] },
+      webhooks: { retryScheduleMs: [20, 20, 20, 20, 20], circuitOpenMs: 20 },
       receiving: {
         onInbound: (mail) => {
           handled.push(mail);
@@ -328,6 +329,35 @@ describe('receiving mail for the app (routes, parse, authentication, limits)', (
     } finally {
       await strict.close();
     }
+  });
+
+  it('retries a received message to an endpoint that is down, and delivers it once when it is back', async () => {
+    const before = receiver.received.length;
+    // Down for the first three attempts, then back.
+    receiver.respond = ({ count }) => (count - before < 3 ? 503 : 204);
+    const info = await send({
+      from: 'ana@sender.test',
+      to: `support@${INBOX}`,
+      subject: 'While down',
+      text: 'hi',
+    });
+    const id = /received (inm_\w+)/.exec(info.response)?.[1];
+    mailroom.worker.start();
+    try {
+      await receiver.waitFor((r) =>
+        r.some((x) => x.status === 204 && (x.payload.data.inbound as InboundMail | undefined)?.id === id),
+      );
+    } finally {
+      await mailroom.worker.stop();
+      receiver.respond = () => 204;
+    }
+    const attempts = receiver.received
+      .slice(before)
+      .filter((x) => (x.payload.data.inbound as InboundMail | undefined)?.id === id);
+    expect(attempts.map((x) => x.status)).toEqual([503, 503, 503, 204]);
+    // Every retry carried the same webhook-id: the app drops a duplicate by it.
+    expect(new Set(attempts.map((x) => x.id)).size).toBe(1);
+    expect(attempts.every((x) => x.verified)).toBe(true);
   });
 
   it('refuses a 30 MB message with 552', async () => {
