@@ -48,8 +48,14 @@ export function envelopePolicy({ inbound, receiving, limits, forged }: EnvelopeP
         if (session.envelope.rcptTo.length >= maxRecipients)
           return callback(smtpReply(452, '4.5.3 Too many recipients'));
         receiving.routes(address.address).then(
-          (routed) =>
-            callback(routed ? undefined : smtpReply(550, '5.1.1 No such recipient here: no route takes it')),
+          (routed) => {
+            if (routed) return callback();
+            logger.warn(
+              { remoteAddress: ipOf(session), rcptTo: address.address },
+              'inbound SMTP: recipient outside the bounce domain refused (no receiving route takes it)',
+            );
+            callback(smtpReply(550, '5.1.1 No such recipient here: no route takes it'));
+          },
           (error: unknown) => {
             logger.error({ err: error, rcptTo: address.address }, 'inbound SMTP: routes could not be read');
             callback(smtpReply(451, '4.3.0 Temporary failure, try again later'));
