@@ -30,6 +30,7 @@ const RANKS = [
       'inbound',
       'keys',
       'pauses',
+      'receiving',
       'resources',
       'retention',
       'signup',
@@ -81,6 +82,11 @@ const SIDEWAYS = {
     unsubscribe:
       "a message's links: the List-Unsubscribe headers, {{ unsubscribe_url }} and {{ preferences_url }}",
     consent: "a topic mailing's deliveries are checked against the contacts' topic states at claim time",
+  },
+  receiving: {
+    inbound: 'a reply is matched to the delivery it answers by Message-ID, as bounce reports are',
+    domains:
+      'SPF, DKIM and DMARC of received mail use the DNS resolver and mailauth loader of sender domains',
   },
   keys: { domains: "a key's sender domains are normalised as domain names" },
   pauses: { delivery: 'the reputation guard follows delivery outcomes' },

@@ -44,6 +44,7 @@ function stubEngine(behaviour: { send?: (body: unknown) => Promise<SendResult> }
     brand: new Proxy({}, { get: unused }) as Mailroom['brand'],
     automations: new Proxy({}, { get: unused }) as Mailroom['automations'],
     track: unused,
+    receiving: new Proxy({}, { get: unused }) as Mailroom['receiving'],
     keys: new Proxy({}, { get: unused }) as Mailroom['keys'],
     templates: new Proxy({}, { get: unused }) as Mailroom['templates'],
     senders: new Proxy({}, { get: unused }) as Mailroom['senders'],

@@ -131,6 +131,15 @@ async function formRef(env: Env): Promise<string> {
   });
   return form.ref;
 }
+/** A receiving route of Acme's (its address pattern unique across both binders' runs). */
+async function inboundRouteId(env: Env): Promise<string> {
+  const route = await env.mailroom.receiving.addRoute(env.acme, {
+    domain: `in${env.n}.acme.test`,
+    pattern: 'support',
+    destination: { kind: 'store' },
+  });
+  return route.id;
+}
 async function messageRef(env: Env): Promise<string> {
   return (await env.mailroom.send(env.acme, SEND)).ref;
 }
@@ -549,6 +558,36 @@ const ROWS: readonly Row[] = [
     ok: 200,
     body: { color: '#336699' },
   },
+  { route: 'inbound-routes', method: 'GET', sample: '/inbound/routes', ok: 200 },
+  { route: 'inbound-routes', method: 'HEAD', sample: '/inbound/routes', ok: 200 },
+  {
+    route: 'inbound-routes',
+    method: 'POST',
+    sample: '/inbound/routes',
+    ok: 200,
+    prepare: async (env) => ({
+      path: '/inbound/routes',
+      body: { domain: `new${env.n}.acme.test`, pattern: '*', destination: { kind: 'store' } },
+    }),
+  },
+  {
+    route: 'inbound-route',
+    method: 'DELETE',
+    sample: '/inbound/routes/rte_x',
+    ok: 200,
+    other: 404,
+    prepare: async (env) => ({ path: `/inbound/routes/${await inboundRouteId(env)}` }),
+  },
+  { route: 'inbound-messages', method: 'GET', sample: '/inbound/messages', ok: 200 },
+  { route: 'inbound-messages', method: 'HEAD', sample: '/inbound/messages', ok: 200 },
+  ...(['GET', 'HEAD'] as const).map(
+    (method): Row => ({
+      route: 'inbound-message',
+      method,
+      sample: '/inbound/messages/inm_x',
+      ok: 404,
+    }),
+  ),
   ...(['GET', 'HEAD'] as const).map(
     (method): Row => ({
       route: 'audience-profile-consent',

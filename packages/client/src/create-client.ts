@@ -7,6 +7,7 @@ import { type FormMethods, formMethods } from './form-methods.js';
 import { MailroomApiError } from './mailroom-api-error.js';
 import type { paths } from './openapi-types.js';
 import { type PauseMethods, pauseMethods } from './pause-methods.js';
+import { type ReceivingMethods, receivingMethods } from './receiving-methods.js';
 import { type ResourceMethods, resourceMethods } from './resource-methods.js';
 import { type TopicMethods, topicMethods } from './topic-methods.js';
 
@@ -117,6 +118,8 @@ export interface MailroomClient extends ResourceMethods, AudienceMethods {
   readonly automations: AutomationMethods;
   /** Signup forms (form-methods.ts). */
   readonly forms: FormMethods;
+  /** Receiving routes and received messages (receiving-methods.ts). */
+  readonly receiving: ReceivingMethods;
 }
 
 /**
@@ -183,6 +186,7 @@ export function createMailroomClient(options: MailroomClientOptions): MailroomCl
     topics: topicMethods(api, { init, dataOf }),
     automations: automationMethods(api, { init, dataOf }),
     forms: formMethods(api, { init, dataOf }),
+    receiving: receivingMethods(api, { init, dataOf }),
   };
 }
 

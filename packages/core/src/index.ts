@@ -107,6 +107,11 @@ export type {
 } from './pauses/guard-options.js';
 export type { PauseView } from './pauses/pause-control.js';
 export { MAX_PAUSE_MINUTES, MAX_PAUSE_REASON, type PauseOptions } from './pauses/pause-options.js';
+export type { ParsedReceived } from './receiving/parse-received.js';
+export type { ReceivingEvents } from './receiving/receiving-events.js';
+export type { ReceivingEngineOptions, ReceivingOptions } from './receiving/receiving-options.js';
+export type * from './receiving/receiving-types.js';
+export { matchRoute, ROUTE_PATTERN, splitAddress } from './receiving/route-match.js';
 export * from './render/index.js';
 export * from './request/index.js';
 export type * from './request/request-types.js';

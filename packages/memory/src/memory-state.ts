@@ -15,6 +15,8 @@ import type {
   ProjectBrandRecord,
   ProjectRecord,
   ProjectSecretRecord,
+  ReceivedMessageRecord,
+  ReceivingRouteRecord,
   RunRecord,
   SenderRecord,
   SignupRecord,
@@ -73,6 +75,8 @@ export interface State {
   /** Tracking (roles/tracking-store.ts): link maps by mailing, opens by delivery and class, clicks. */
   /** Active and expired pauses, by key(key(projectId, scope), target) (roles/pause-store.ts). */
   pauses: Map<string, PauseRecord>;
+  /** Receiving (roles/receiving-store.ts): routes by id, received messages by id. */
+  receiving: { routes: Map<string, ReceivingRouteRecord>; messages: Map<string, ReceivedMessageRecord> };
   /**
    * Topics and consent (roles/consent-store.ts): topics by key(projectId, key), topic states by
    * key(projectId, address) then topic key, the history in append order.
@@ -148,6 +152,7 @@ export function emptyState(): State {
     pauses: new Map(),
     consent: { topics: new Map(), states: new Map(), records: [], erased: new Map(), brands: new Map() },
     signup: { forms: new Map(), signups: new Map(), idByKey: new Map() },
+    receiving: { routes: new Map(), messages: new Map() },
     tracking: { linkMaps: new Map(), opens: new Map(), clicks: [] },
     automations: {
       workflows: new Map(),

@@ -16,6 +16,7 @@ import { memoryInboundSignalStore } from './roles/inbound-signal-store.js';
 import { memoryKeyStore } from './roles/key-store.js';
 import { memoryMailingStore } from './roles/mailing-store.js';
 import { memoryPauseStore } from './roles/pause-store.js';
+import { memoryReceivingStore } from './roles/receiving-store.js';
 import { memoryResourceStore } from './roles/resource-store.js';
 import { memoryRetentionStore } from './roles/retention-store.js';
 import { memorySignupStore } from './roles/signup-store.js';
@@ -74,5 +75,6 @@ export function memoryStore(): Store {
     ...memoryConsentStore(db),
     ...memoryAutomationStore(db),
     ...memorySignupStore(db),
+    ...memoryReceivingStore(db),
   };
 }

@@ -1,4 +1,4 @@
-import type { MailroomInbound } from '@mailroom/core';
+import type { MailroomInbound, MailroomReceiving } from '@mailroom/core';
 import type { SMTPServerAddress, SMTPServerSession } from 'smtp-server';
 import type { ForgedTokens } from './forged-tokens.js';
 import { type InboundLimits, RATE_WINDOW_MS } from './inbound-limits.js';
@@ -19,12 +19,13 @@ export interface EnvelopePolicy {
 /** What {@link envelopePolicy} uses. */
 export interface EnvelopePolicyParts {
   readonly inbound: MailroomInbound;
+  readonly receiving?: MailroomReceiving | undefined;
   readonly limits: InboundLimits;
   readonly forged: ForgedTokens;
 }
 
 /** The envelope policy of a listener, with its per-IP message rate. */
-export function envelopePolicy({ inbound, limits, forged }: EnvelopePolicyParts): EnvelopePolicy {
+export function envelopePolicy({ inbound, receiving, limits, forged }: EnvelopePolicyParts): EnvelopePolicy {
   const { logger, maxBytes, isTrusted, maxRecipients } = limits;
   const messages = rateBuckets(limits.maxPerMinute, RATE_WINDOW_MS);
   return {
@@ -42,7 +43,27 @@ export function envelopePolicy({ inbound, limits, forged }: EnvelopePolicyParts)
       callback();
     },
     onRcptTo(address, session, callback) {
-      if (!inbound.acceptsRecipient(address.address)) {
+      const bounceDomain = inbound.enabled && inbound.acceptsRecipient(address.address);
+      if (!bounceDomain && receiving) {
+        if (session.envelope.rcptTo.length >= maxRecipients)
+          return callback(smtpReply(452, '4.5.3 Too many recipients'));
+        receiving.routes(address.address).then(
+          (routed) => {
+            if (routed) return callback();
+            logger.warn(
+              { remoteAddress: ipOf(session), rcptTo: address.address },
+              'inbound SMTP: recipient outside the bounce domain refused (no receiving route takes it)',
+            );
+            callback(smtpReply(550, '5.1.1 No such recipient here: no route takes it'));
+          },
+          (error: unknown) => {
+            logger.error({ err: error, rcptTo: address.address }, 'inbound SMTP: routes could not be read');
+            callback(smtpReply(451, '4.3.0 Temporary failure, try again later'));
+          },
+        );
+        return;
+      }
+      if (!bounceDomain) {
         logger.warn(
           { remoteAddress: ipOf(session), rcptTo: address.address },
           'inbound SMTP: recipient outside the bounce domain refused',

@@ -1,4 +1,4 @@
-import type { MailroomInbound } from '@mailroom/core';
+import type { MailroomInbound, MailroomReceiving } from '@mailroom/core';
 import type { SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import type { ForgedTokens } from './forged-tokens.js';
 import { headerGuard } from './header-guard.js';
@@ -9,6 +9,7 @@ import { windowedLog } from './windowed-log.js';
 /** What {@link inboundData} uses. */
 export interface InboundDataParts {
   readonly inbound: MailroomInbound;
+  readonly receiving?: MailroomReceiving | undefined;
   readonly limits: InboundLimits;
   readonly forged: ForgedTokens;
 }
@@ -21,7 +22,7 @@ export type InboundData = (stream: SMTPServerDataStream, session: SMTPServerSess
  * them), drops unparsed a message to forged tokens only, and hands the rest to `inbound.receive`.
  * Resolves to the 250 reply's text; rejects with the reply to give (552, or 451 when the engine defers).
  */
-export function inboundData({ inbound, limits, forged }: InboundDataParts): InboundData {
+export function inboundData({ inbound, receiving, limits, forged }: InboundDataParts): InboundData {
   const { logger, maxBytes, maxHeaderLines, maxHeaderBytes } = limits;
   const headerLog = windowedLog(
     logger,
@@ -30,7 +31,10 @@ export function inboundData({ inbound, limits, forged }: InboundDataParts): Inbo
   );
 
   return async function receive(stream, session) {
-    const envelopeTo = session.envelope.rcptTo.map((r) => r.address);
+    const all = session.envelope.rcptTo.map((r) => r.address);
+    // Recipients outside the bounce domain got here through a receiving route (RCPT refused the rest).
+    const envelopeTo = inbound.enabled ? all.filter((to) => inbound.acceptsRecipient(to)) : [];
+    const routedTo = all.filter((to) => !envelopeTo.includes(to));
     // Decided before a byte is kept: when every recipient is a return path whose token fails its MAC (one
     // HMAC each, no store read), the message is drained unparsed. It is still taken with 250, as every
     // ignored message is: refusing a null-sender report gains nothing, and a bounce processor never
@@ -39,7 +43,7 @@ export function inboundData({ inbound, limits, forged }: InboundDataParts): Inbo
     const verdicts = await Promise.all(
       envelopeTo.map((to) => inbound.recipientVerdict(to).catch(() => 'accept' as const)),
     );
-    const allForged = verdicts.length > 0 && verdicts.every((v) => v === 'forged');
+    const allForged = routedTo.length === 0 && verdicts.length > 0 && verdicts.every((v) => v === 'forged');
     const chunks: Buffer[] = [];
     let bytes = 0;
     const header = headerGuard(maxHeaderLines, maxHeaderBytes);
@@ -71,18 +75,37 @@ export function inboundData({ inbound, limits, forged }: InboundDataParts): Inbo
       return 'Ok: ignored (forged or edited return-path token)';
     }
     const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+    const raw = Buffer.concat(chunks);
+    // The bounce domain's part first: when it defers (451), nothing routed has been stored yet, so the
+    // client's retry stores the routed part once. (A report and an app's mail in one message are rare.)
+    let bounced = '';
+    if (envelopeTo.length > 0) {
+      try {
+        const receipt = await inbound.receive(raw, {
+          envelopeTo,
+          envelopeFrom,
+          remoteAddress: ipOf(session),
+        });
+        // Taken either way: a bounce processor never bounces what it ignores (that would loop).
+        bounced = receipt.outcome;
+      } catch (error) {
+        const deferred = (error as { code?: unknown } | null)?.code === 'INBOUND_DEFERRED';
+        if (deferred) logger.info(log, 'inbound SMTP: report arrived before the send was recorded; deferred');
+        else logger.error({ ...log, err: error }, 'inbound SMTP: message could not be processed; deferred');
+        throw smtpReply(451, '4.3.0 Temporary failure, try again later');
+      }
+    }
+    if (!receiving || routedTo.length === 0) return `Ok: ${bounced}`;
     try {
-      const receipt = await inbound.receive(Buffer.concat(chunks), {
-        envelopeTo: session.envelope.rcptTo.map((r) => r.address),
+      const receipt = await receiving.receive(raw, {
         envelopeFrom,
+        envelopeTo: routedTo,
         remoteAddress: ipOf(session),
+        helo: session.hostNameAppearsAs,
       });
-      // Taken either way: a bounce processor never bounces what it ignores (that would loop).
-      return `Ok: ${receipt.outcome}`;
+      return `Ok: received ${receipt.messageIds.join(' ')}${bounced ? `; ${bounced}` : ''}`;
     } catch (error) {
-      const deferred = (error as { code?: unknown } | null)?.code === 'INBOUND_DEFERRED';
-      if (deferred) logger.info(log, 'inbound SMTP: report arrived before the send was recorded; deferred');
-      else logger.error({ ...log, err: error }, 'inbound SMTP: message could not be processed; deferred');
+      logger.error({ ...log, err: error }, 'inbound SMTP: routed message could not be stored; deferred');
       throw smtpReply(451, '4.3.0 Temporary failure, try again later');
     }
   };

@@ -1,14 +1,20 @@
-import type { Logger, MailroomInbound } from '@mailroom/core';
+import type { Logger, MailroomInbound, MailroomReceiving } from '@mailroom/core';
 
 /** Options of `inboundSmtpServer`. */
 export interface InboundServerOptions {
   /** The engine's inbound role: `mailroom.inbound` (it must have the `bounces` option). */
   inbound: MailroomInbound;
+  /**
+   * The engine's receiving role: `mailroom.receiving`. With it, the listener also takes mail for the
+   * addresses its routes take (any receiving domain whose MX points here), and refuses every other address
+   * outside the bounce domain with `550 5.1.1`. Without it, only the bounce domain is served.
+   */
+  receiving?: MailroomReceiving;
   /** @default 25 */
   port?: number;
   /** @default '0.0.0.0' */
   host?: string;
-  /** Name in the greeting and EHLO reply. @default the bounce domain */
+  /** Name in the greeting and EHLO reply. @default the bounce domain, else `mailroom` */
   name?: string;
   /**
    * Largest message accepted, in bytes (announced with SIZE; a larger one is refused with 552).

@@ -1,6 +1,7 @@
 /**
  * The inbound SMTP listener: receives DSNs, ARF reports and replies mailed to the bounce domain and hands
- * each message to the engine (`mailroom.inbound.receive`), which decides what it changes. I/O only: the
+ * each message to the engine (`mailroom.inbound.receive`), which decides what it changes; given the
+ * engine's receiving role, it also takes mail for the addresses of receiving routes (`mailroom.receiving`). I/O only: the
  * listener refuses every recipient outside the bounce domain at RCPT (never an open relay), caps sizes,
  * connections and rates, offers STARTTLS when given a key and certificate, and has no AUTH. The roles:
  * `connection-policy.ts` (connections per IP), `envelope-policy.ts` (MAIL FROM and RCPT),
@@ -33,23 +34,25 @@ export interface InboundServer {
  * const server = await inboundSmtpServer({ inbound: mailroom.inbound, port: 2525 });
  */
 export async function inboundSmtpServer(options: InboundServerOptions): Promise<InboundServer> {
-  const { inbound } = options;
-  if (!inbound.enabled || !inbound.domain) {
-    throw new TypeError('inboundSmtpServer: the engine has no bounces option (bounces: { domain })');
+  const { inbound, receiving } = options;
+  if ((!inbound.enabled || !inbound.domain) && !receiving) {
+    throw new TypeError(
+      'inboundSmtpServer: the engine has no bounces option (bounces: { domain }) and no receiving role was given',
+    );
   }
   const limits = resolveInboundLimits(options);
   const { logger } = limits;
   const connections = connectionPolicy(limits);
   const forged = forgedTokens({ inbound, limits });
-  const envelope = envelopePolicy({ inbound, limits, forged });
-  const receive = inboundData({ inbound, limits, forged });
+  const envelope = envelopePolicy({ inbound, receiving, limits, forged });
+  const receive = inboundData({ inbound, receiving, limits, forged });
   const tls = options.tls;
 
   // Loaded here: most users of this package only send.
   const { SMTPServer } = await import('smtp-server');
   const server = new SMTPServer({
-    name: options.name ?? inbound.domain,
-    banner: 'Mailroom bounce processor',
+    name: options.name ?? inbound.domain ?? 'mailroom',
+    banner: receiving ? 'Mailroom' : 'Mailroom bounce processor',
     size: limits.maxBytes,
     // SIZE is announced without its value, so that a declared size over the cap reaches onMailFrom
     // (refused and counted there) instead of being refused unseen by the library.
@@ -85,7 +88,10 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
     });
   });
   const port = (server.server.address() as AddressInfo).port;
-  logger.info({ host, port, domain: inbound.domain, starttls: tls !== undefined }, 'inbound SMTP listening');
+  logger.info(
+    { host, port, domain: inbound.domain, receiving: receiving !== undefined, starttls: tls !== undefined },
+    'inbound SMTP listening',
+  );
   return {
     host,
     port,

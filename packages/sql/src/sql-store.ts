@@ -26,6 +26,7 @@ import { sqlInboundSignalStore } from './roles/inbound-signal-store.js';
 import { sqlKeyStore } from './roles/key-store.js';
 import { sqlMailingStore } from './roles/mailing-store.js';
 import { sqlPauseStore } from './roles/pause-store.js';
+import { sqlReceivingStore } from './roles/receiving-store.js';
 import { sqlResourceStore } from './roles/resource-store.js';
 import { sqlRetentionStore } from './roles/retention-store.js';
 import { sqlSignupStore } from './roles/signup-store.js';
@@ -163,6 +164,7 @@ export function sqlStore<DB = unknown>(options: SqlStoreOptions<DB>): Store {
     ...sqlDomainStore(ctx),
     ...sqlDestinationLimitStore(ctx),
     ...sqlPauseStore(ctx),
+    ...sqlReceivingStore(ctx),
     ...sqlKeyStore(ctx),
     ...sqlResourceStore(ctx),
     ...sqlActivityStore(ctx),

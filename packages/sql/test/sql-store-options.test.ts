@@ -112,6 +112,7 @@ describe('sqlStore options', () => {
       { name: '022_preferences' },
       { name: '023_signup_forms' },
       { name: '024_automations' },
+      { name: '025_receiving' },
       { name: '027_delivery_open_index' },
       { name: '028_open_broadcasts' },
     ]);

@@ -58,7 +58,7 @@ ${INBOUND_FLAGS_HELP}
     const { mailroom } = await openEngine({ database, logger, bounces });
     let server: Awaited<ReturnType<typeof startInbound>>;
     try {
-      server = await startInbound(mailroom.inbound, listen, logger);
+      server = await startInbound(mailroom.inbound, listen, logger, mailroom.receiving);
     } catch (error) {
       await mailroom.close();
       throw error;

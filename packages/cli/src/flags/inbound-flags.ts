@@ -1,5 +1,11 @@
 import { readFileSync } from 'node:fs';
-import type { BouncesOptions, Logger, MailroomInbound, NotificationOptions } from '@mailroom/core';
+import type {
+  BouncesOptions,
+  Logger,
+  MailroomInbound,
+  MailroomReceiving,
+  NotificationOptions,
+} from '@mailroom/core';
 import {
   type InboundServer,
   type InboundServerOptions,
@@ -146,14 +152,19 @@ export function inboundListenOf(args: ParsedArgs, port: number, command: string)
   };
 }
 
-/** Starts the inbound SMTP listener of an engine. */
+/**
+ * Starts the inbound SMTP listener of an engine: the bounce domain, and with `receiving` the addresses of
+ * the projects' receiving routes (docs/inbound-routes.md).
+ */
 export function startInbound(
   inbound: MailroomInbound,
   listen: InboundListen,
   logger: Logger,
+  receiving?: MailroomReceiving,
 ): Promise<InboundServer> {
   return inboundSmtpServer({
     inbound,
+    ...(receiving ? { receiving } : {}),
     port: listen.port,
     host: listen.host,
     logger,

@@ -145,7 +145,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     });
     const bound = app.server.address() as AddressInfo;
     listeningUrl = `http://${reachableHost(bound.address)}:${bound.port}`;
-    if (options.inbound) inbound = await startInbound(mailroom.inbound, options.inbound, options.logger);
+    if (options.inbound)
+      inbound = await startInbound(mailroom.inbound, options.inbound, options.logger, mailroom.receiving);
     if (options.worker) mailroom.worker.start();
 
     let stopping: Promise<void> | undefined;

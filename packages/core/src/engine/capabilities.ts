@@ -3,6 +3,7 @@ import { MailroomError } from '../base/errors.js';
 import { consentCapability } from '../consent/consent-capability.js';
 import type { Capability, CapabilityParts, CapabilitySetup, CapabilityTask } from '../context/capability.js';
 import { domainsCapability } from '../domains/domains-capability.js';
+import { receivingCapability } from '../receiving/receiving-capability.js';
 import { trackingCapability } from '../tracking/tracking-capability.js';
 import type { MailroomOptions } from './mailroom-types.js';
 
@@ -16,6 +17,7 @@ const CAPABILITIES = [
   trackingCapability,
   consentCapability,
   automationsCapability,
+  receivingCapability,
 ] as const;
 
 type Plugged = (typeof CAPABILITIES)[number];

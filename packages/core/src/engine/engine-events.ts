@@ -3,6 +3,7 @@ import type { AutomationEvents } from '../automations/automation-events.js';
 import type { ConsentEvents } from '../consent/consent-events.js';
 import type { DeliveryEvents } from '../delivery/delivery-events.js';
 import type { InboundEvents } from '../inbound/inbound-events.js';
+import type { ReceivingEvents } from '../receiving/receiving-events.js';
 import type { SignupEvents } from '../signup/signup-events.js';
 import type { TrackingEvents } from '../tracking/tracking-events.js';
 import type { UnsubscribeEvents } from '../unsubscribe/unsubscribe-events.js';
@@ -21,4 +22,5 @@ export interface MailroomEvents
     InboundEvents,
     ConsentEvents,
     AutomationEvents,
-    SignupEvents {}
+    SignupEvents,
+    ReceivingEvents {}

@@ -67,6 +67,8 @@ import type { AutomationsEngineOptions, AutomationsFacade } from '../automations
 import type { ConsentFacade } from '../consent/consent-types.js';
 import type { MailroomWorker } from '../delivery/worker-api.js';
 import type { DomainsEngineOptions, DomainsFacade } from '../domains/domains-facade.js';
+import type { ReceivingEngineOptions } from '../receiving/receiving-options.js';
+import type { ReceivingFacade } from '../receiving/receiving-types.js';
 import type { SignupEngineOptions, SignupFacade } from '../signup/signup-types.js';
 import type { TrackingEngineOptions, TrackingFacade } from '../tracking/tracking-facade.js';
 
@@ -80,7 +82,8 @@ export interface MailroomOptions
   extends TrackingEngineOptions,
     DomainsEngineOptions,
     AutomationsEngineOptions,
-    SignupEngineOptions {
+    SignupEngineOptions,
+    ReceivingEngineOptions {
   store: Store;
   transport: Transport;
   clock?: Clock;
@@ -170,7 +173,8 @@ export interface Mailroom
     DomainsFacade,
     ConsentFacade,
     AutomationsFacade,
-    SignupFacade {
+    SignupFacade,
+    ReceivingFacade {
   readonly store: Store;
   readonly transport: Transport;
   readonly admin: MailroomAdmin;

@@ -16,6 +16,8 @@ export const EVENT_TYPES = [
   'email.suppressed',
   'email.opened',
   'email.clicked',
+  'email.received',
+  'email.replied',
   'contact.unsubscribed',
   'contact.topics_changed',
   'contact.subscribed',
@@ -108,6 +110,11 @@ export interface EventData {
     step?: string;
     payload?: Record<string, unknown>;
   };
+  /**
+   * `email.received` / `email.replied`: the message a receiving route took, as the `onInbound` handler
+   * gets it (`InboundMail`: parsed fields, attachments' metadata, authentication results, stripped reply).
+   */
+  inbound?: Record<string, unknown>;
   /** A test event sent from the dashboard or the API. */
   test?: boolean;
 }

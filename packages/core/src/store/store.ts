@@ -14,6 +14,7 @@ import type { InboundSignalStore } from './inbound-signal-store.js';
 import type { KeyStore } from './key-store.js';
 import type { MailingStore } from './mailing-store.js';
 import type { PauseStore } from './pause-store.js';
+import type { ReceivingStore } from './receiving-store.js';
 import type { ResourceStore } from './resource-store.js';
 import type { RetentionStore } from './retention-store.js';
 import type { SignupStore } from './signup-store.js';
@@ -96,6 +97,13 @@ export type {
 } from './mailing-store.js';
 export type { PageOptions } from './paging.js';
 export type { PauseRecord, PauseRule, PauseScope, PauseStore } from './pause-store.js';
+export type {
+  ReceivedMessageRecord,
+  ReceivedPageOptions,
+  ReceivingDestination,
+  ReceivingRouteRecord,
+  ReceivingStore,
+} from './receiving-store.js';
 export type { ResourceStore, SuppressionPageOptions } from './resource-store.js';
 export type { RetentionStore } from './retention-store.js';
 export type { ConsentTextVersion, FormRecord, SignupRecord } from './signup-records.js';
@@ -135,6 +143,7 @@ export type {
  * - {@link ConsentStore}: topics, each contact's state per topic, the consent history.
  * - {@link AutomationStore}: workflows and their versions, tracked events, runs claimed with leases.
  * - {@link SignupStore}: public signup forms and each address's signup (double opt-in).
+ * - {@link ReceivingStore}: receiving routes and the messages they took.
  * - {@link AppTransactionStore} (optional): writing an accepted request in the app's own transaction.
  *
  * Rules for every method:
@@ -168,6 +177,7 @@ export interface Store
     ConsentStore,
     AutomationStore,
     SignupStore,
+    ReceivingStore,
     AppTransactionStore {}
 
 /** The names of the roles, as `storeTestSuite`'s `roles` option takes them. */
@@ -191,4 +201,5 @@ export type StoreRole =
   | 'ActivityStore'
   | 'ConsentStore'
   | 'AutomationStore'
-  | 'SignupStore';
+  | 'SignupStore'
+  | 'ReceivingStore';

@@ -37,6 +37,7 @@ import { describeMailings } from './store-suite-mailings.js';
 import { describeMultiProcess } from './store-suite-multi-process.js';
 import { describePauses } from './store-suite-pauses.js';
 import { describeProfileMerge } from './store-suite-profile-merge.js';
+import { describeReceiving } from './store-suite-receiving.js';
 import { describeResources } from './store-suite-resources.js';
 import { describeRetention } from './store-suite-retention.js';
 import { describeSignup } from './store-suite-signup.js';
@@ -143,6 +144,7 @@ export function storeTestSuite(
       ConsentStore: describeConsent,
       AutomationStore: describeAutomations,
       SignupStore: describeSignup,
+      ReceivingStore: describeReceiving,
     };
     for (const [role, register] of Object.entries(roles) as Array<[StoreRole, typeof describeAccounts]>) {
       if (!options.roles || options.roles.includes(role)) describe(role, () => register(ctx));

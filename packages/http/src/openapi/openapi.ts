@@ -15,6 +15,7 @@ import { eventPaths, eventSchemas } from './openapi-events.js';
 import { formPaths, formSchemas } from './openapi-forms.js';
 import { keyPaths, keySchemas } from './openapi-keys.js';
 import { pausePaths, pauseSchemas } from './openapi-pauses.js';
+import { receivingPaths, receivingSchemas } from './openapi-receiving.js';
 import { resourcePaths, resourceRequestSchemas, resourceSchemas } from './openapi-resources.js';
 import { preferencePaths, topicPaths, topicSchemas } from './openapi-topics.js';
 
@@ -62,6 +63,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
     topicSchemas(),
     automationSchemas(),
     formSchemas(),
+    receivingSchemas(),
   );
 
   const broadcastOperation = (operationId: string, deprecated: boolean): JsonObject => ({
@@ -108,6 +110,7 @@ export function buildOpenApiDocument(base: string): JsonObject {
       ...formPaths(responses),
       ...preferencePaths(),
       ...automationPaths(responses),
+      ...receivingPaths(responses),
       '/send/mail': {
         post: {
           operationId: 'sendMail',

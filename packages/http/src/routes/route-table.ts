@@ -14,6 +14,7 @@ import { FORM_ROUTES } from './form-routes.js';
 import { KEY_ROUTES } from './key-routes.js';
 import { PAUSE_ROUTES } from './pause-routes.js';
 import { preferencesRoute } from './preference-routes.js';
+import { RECEIVING_ROUTES } from './receiving-routes.js';
 import { RESOURCE_ROUTES } from './resource-routes.js';
 import type { RouteAccessGuard } from './route-access.js';
 import type { MatchedRoute, RouteName } from './routes.js';
@@ -256,6 +257,10 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     subscribe: signups.subscribe,
     confirm: signups.confirm,
     'confirm-resend': signups['confirm-resend'],
+    'inbound-routes': projectRoute(RECEIVING_ROUTES['inbound-routes']),
+    'inbound-route': projectRoute(RECEIVING_ROUTES['inbound-route']),
+    'inbound-messages': projectRoute(RECEIVING_ROUTES['inbound-messages']),
+    'inbound-message': projectRoute(RECEIVING_ROUTES['inbound-message']),
 
     'track-click': (req, requestId, route) =>
       trackClickResponse(mailroom, req, requestId, route.params?.token ?? ''),

@@ -65,7 +65,11 @@ export type RouteName =
   | 'automation'
   | 'automation-pause'
   | 'automation-resume'
-  | 'automation-runs';
+  | 'automation-runs'
+  | 'inbound-routes'
+  | 'inbound-route'
+  | 'inbound-messages'
+  | 'inbound-message';
 
 /**
  * Who may call one method of a route: anyone (`public`: the route authenticates otherwise, or not at
@@ -165,6 +169,10 @@ export const ROUTE_NAMES = Object.keys({
   'automation-pause': true,
   'automation-resume': true,
   'automation-runs': true,
+  'inbound-routes': true,
+  'inbound-route': true,
+  'inbound-messages': true,
+  'inbound-message': true,
 } satisfies Record<RouteName, true>) as readonly RouteName[];
 
 /** A route's entry: its name, the access of each method, and its path parameters. */
@@ -228,6 +236,9 @@ const AUTOMATION_PATH = /^\/automations\/([^/]+)$/;
 const AUTOMATION_PAUSE_PATH = /^\/automations\/([^/]+)\/pause$/;
 const AUTOMATION_RESUME_PATH = /^\/automations\/([^/]+)\/resume$/;
 const AUTOMATION_RUNS_PATH = /^\/automations\/([^/]+)\/runs$/;
+// Receiving (receiving-routes.ts): a route and a received message by id.
+const INBOUND_ROUTE_PATH = /^\/inbound\/routes\/([^/]+)$/;
+const INBOUND_MESSAGE_PATH = /^\/inbound\/messages\/([^/]+)$/;
 const BROADCAST_STATUS_PATH = /^\/broadcasts\/([^/]+)$/;
 const MESSAGE_STATUS_PATH = /^\/messages\/([^/]+)$/;
 // Pause and resume (pause-routes.ts): a broadcast by its ref, a destination by its name.
@@ -254,6 +265,8 @@ const PARAM_ROUTES: ReadonlyArray<readonly [RegExp, RouteName, string, MethodAcc
   [AUTOMATION_PAUSE_PATH, 'automation-pause', 'id', FULL_POST],
   [AUTOMATION_RESUME_PATH, 'automation-resume', 'id', FULL_POST],
   [AUTOMATION_RUNS_PATH, 'automation-runs', 'id', READ],
+  [INBOUND_ROUTE_PATH, 'inbound-route', 'id', { DELETE: 'full' }],
+  [INBOUND_MESSAGE_PATH, 'inbound-message', 'id', READ],
   [BROADCAST_STATUS_PATH, 'broadcast-status', 'ref', READ],
   [MESSAGE_STATUS_PATH, 'message-status', 'ref', READ],
   [BROADCAST_PAUSE_PATH, 'broadcast-pause', 'ref', FULL_POST],
@@ -291,6 +304,8 @@ const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>(
   // A tracked event is the app telling of its contact, as a send: a `sending` key may.
   ['/events/track', entry('events-track', SENDING)],
   ['/automations', entry('automations', READ_ADD)],
+  ['/inbound/routes', entry('inbound-routes', READ_ADD)],
+  ['/inbound/messages', entry('inbound-messages', READ)],
   ['/sending/pause', entry('sending-pause', FULL_POST)],
   ['/sending/resume', entry('sending-resume', FULL_POST)],
 ]);

@@ -1,0 +1,117 @@
+/**
+ * A received message read and judged: its fields and attachments' metadata by mailparser, its sender's
+ * SPF, DKIM, DMARC and ARC by mailauth on the connecting IP and envelope, the new text of a reply by
+ * email-reply-parser (the "On ... wrote:" and "From: / Sent:" quoting of Gmail, Apple Mail, Thunderbird and
+ * Outlook, and `>` quotes).
+ */
+import type { AddressObject, ParsedMail } from 'mailparser';
+import type { DnsResolver } from '../domains/dns-lookup.js';
+import { mailauthResolver } from '../domains/dns-lookup.js';
+import { loadMailauth } from '../domains/load-mailauth.js';
+import type {
+  InboundAddress,
+  InboundAuthResults,
+  InboundMail,
+  ReceivingEnvelope,
+} from './receiving-types.js';
+
+let mailparser: Promise<typeof import('mailparser')> | undefined;
+let replyParser: Promise<typeof import('email-reply-parser')> | undefined;
+
+/** What {@link parseReceived} finds; the ids, route and spam verdict are added by the caller. */
+export type ParsedReceived = Omit<
+  InboundMail,
+  'id' | 'project_id' | 'route_id' | 'received_at' | 'spam' | 'replied_to'
+>;
+
+/** Reads and judges one message. Rejects only when the MIME cannot be read at all. */
+export async function parseReceived(
+  raw: Uint8Array,
+  envelope: ReceivingEnvelope,
+  judge: { resolver: DnsResolver; authServId: string },
+): Promise<ParsedReceived> {
+  mailparser ??= import('mailparser');
+  const { simpleParser } = await mailparser;
+  const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  const [mail, auth] = await Promise.all([
+    simpleParser(bytes, { skipImageLinks: true, skipTextLinks: true, skipTextToHtml: true }),
+    authenticate(bytes, envelope, judge),
+  ]);
+  const text = mail.text ?? null;
+  return {
+    envelope: {
+      from: envelope.envelopeFrom,
+      to: [...envelope.envelopeTo],
+      remote_address: envelope.remoteAddress,
+    },
+    from: addresses(mail.from)[0] ?? null,
+    to: addresses(mail.to),
+    cc: addresses(mail.cc),
+    reply_to: addresses(mail.replyTo),
+    subject: mail.subject ?? null,
+    date: mail.date && !Number.isNaN(mail.date.getTime()) ? mail.date.toISOString() : null,
+    message_id: mail.messageId ?? null,
+    in_reply_to: mail.inReplyTo ?? null,
+    references: references(mail),
+    text,
+    html: typeof mail.html === 'string' ? mail.html : null,
+    stripped_text: text === null ? null : await strippedReply(text),
+    headers: mail.headerLines.map((h) => [h.key, h.line.slice(h.line.indexOf(':') + 1).trim()]),
+    attachments: mail.attachments.map((a) => ({
+      filename: a.filename ?? null,
+      content_type: a.contentType,
+      size: a.size,
+      content_id: a.contentId ? a.contentId.replace(/^<|>$/g, '') : null,
+    })),
+    auth,
+  };
+}
+
+/** The text above the quoted original, trimmed; the whole text when nothing is quoted. */
+export async function strippedReply(text: string): Promise<string> {
+  replyParser ??= import('email-reply-parser');
+  const { default: EmailReplyParser } = await replyParser;
+  return new EmailReplyParser().parseReply(text).trim();
+}
+
+async function authenticate(
+  bytes: Buffer,
+  envelope: ReceivingEnvelope,
+  judge: { resolver: DnsResolver; authServId: string },
+): Promise<InboundAuthResults> {
+  const { authenticate: run } = await loadMailauth();
+  const result = await run(bytes, {
+    ip: envelope.remoteAddress,
+    helo: envelope.helo ?? envelope.remoteAddress,
+    sender: envelope.envelopeFrom,
+    mta: judge.authServId,
+    resolver: mailauthResolver(judge.resolver).resolve,
+  });
+  const dkim = result.dkim?.results ?? [];
+  const dkimResult =
+    dkim.find((r) => r.status?.result === 'pass')?.status?.result ?? dkim[0]?.status?.result ?? 'none';
+  const dmarc = result.dmarc === false ? 'none' : (result.dmarc?.status?.result ?? 'none');
+  const spf = result.spf === false ? 'none' : (result.spf?.status?.result ?? 'none');
+  const arc = result.arc === false ? 'none' : (result.arc?.status?.result ?? 'none');
+  return { spf, dkim: dkimResult, dmarc, arc, header: result.headers.trim() };
+}
+
+function addresses(field: AddressObject | AddressObject[] | undefined): InboundAddress[] {
+  if (!field) return [];
+  const out: InboundAddress[] = [];
+  for (const object of Array.isArray(field) ? field : [field]) {
+    for (const entry of object.value) {
+      if (entry.address) out.push({ address: entry.address, name: entry.name });
+      for (const member of entry.group ?? []) {
+        if (member.address) out.push({ address: member.address, name: member.name });
+      }
+    }
+  }
+  return out;
+}
+
+function references(mail: ParsedMail): string[] {
+  const refs = mail.references;
+  if (!refs) return [];
+  return (Array.isArray(refs) ? refs : refs.split(/\s+/)).filter((r) => r.length > 0);
+}

@@ -1,0 +1,126 @@
+/**
+ * `mailroom.receiving`: a project's routes and received messages (every call scoped to the caller's
+ * project), and the listener's two questions (does a route take this address; take this message).
+ */
+import { z } from 'zod';
+import { MailroomError } from '../base/errors.js';
+import { newId } from '../base/ids.js';
+import type { AuthContext } from '../context/auth-context.js';
+import type { BaseContext } from '../context/base-context.js';
+import type { ResolveAuth } from '../context/capability.js';
+import { createDnsResolver } from '../domains/dns-lookup.js';
+import { toValidationIssues } from '../request/index.js';
+import type { ReceivingRouteRecord } from '../store/receiving-store.js';
+import { receiveMail } from './receive-mail.js';
+import type { ReceivingEvents } from './receiving-events.js';
+import type { ReceivingOptions } from './receiving-options.js';
+import type { InboundMail, MailroomReceiving, ReceivingRouteView } from './receiving-types.js';
+import { matchRoute, ROUTE_PATTERN, splitAddress } from './route-match.js';
+
+const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+
+const ROUTE_SCHEMA = z.strictObject({
+  domain: z
+    .string()
+    .trim()
+    .transform((d) => d.toLowerCase())
+    .pipe(z.string().regex(DOMAIN, 'A domain name (inbound.example.com)')),
+  pattern: z
+    .string()
+    .trim()
+    .regex(ROUTE_PATTERN, 'A local part (support), a prefix with a wildcard (reply+*) or * (catch-all)'),
+  destination: z.discriminatedUnion('kind', [
+    z.strictObject({ kind: z.literal('webhook'), endpointId: z.string().min(1).max(64) }),
+    z.strictObject({ kind: z.literal('handler') }),
+    z.strictObject({ kind: z.literal('store') }),
+  ]),
+});
+
+/** A route as the API shows it. */
+export function routeView(r: ReceivingRouteRecord): ReceivingRouteView {
+  return {
+    id: r.id,
+    domain: r.domain,
+    pattern: r.pattern,
+    destination: r.destination,
+    created_at: r.createdAt.toISOString(),
+  };
+}
+
+/** Builds `mailroom.receiving`. */
+export function createReceivingApi(
+  ctx: BaseContext,
+  resolveAuth: ResolveAuth,
+  options: ReceivingOptions,
+): MailroomReceiving {
+  const { store, clock } = ctx;
+  const projectOf = async (auth: string | AuthContext) => (await resolveAuth(auth)).project.id;
+  const resolver =
+    options.resolver ?? createDnsResolver(options.dnsServers ? { servers: options.dnsServers } : {});
+  const events = ctx.events.view<ReceivingEvents>();
+
+  return {
+    async addRoute(auth, input) {
+      const projectId = await projectOf(auth);
+      const result = ROUTE_SCHEMA.safeParse(input);
+      if (!result.success) {
+        throw new MailroomError('VALIDATION_FAILED', 'Invalid receiving route', {
+          issues: toValidationIssues(result.error.issues),
+        });
+      }
+      const { domain, pattern, destination } = result.data;
+      if (destination.kind === 'webhook') {
+        const endpoint = await store.getWebhookEndpoint(destination.endpointId);
+        if (!endpoint || endpoint.projectId !== projectId) {
+          throw new MailroomError('NOT_FOUND', `Webhook endpoint ${destination.endpointId} not found`);
+        }
+      }
+      const route: ReceivingRouteRecord = {
+        id: newId('rte', clock.now().getTime()),
+        projectId,
+        domain,
+        pattern,
+        destination,
+        createdAt: clock.now(),
+      };
+      await store.createReceivingRoute(route);
+      return routeView(route);
+    },
+
+    async listRoutes(auth) {
+      return (await store.listReceivingRoutes(await projectOf(auth))).map(routeView);
+    },
+
+    async removeRoute(auth, id) {
+      if (!(await store.deleteReceivingRoute(await projectOf(auth), id))) {
+        throw new MailroomError('NOT_FOUND', `Receiving route ${id} not found`);
+      }
+    },
+
+    async listMessages(auth, page = {}) {
+      const projectId = await projectOf(auth);
+      const limit = Math.min(Math.max(page.limit ?? 50, 1), 100);
+      const rows = await store.listReceivedMessages(projectId, {
+        before: page.before ?? null,
+        limit: limit + 1,
+      });
+      const items = rows.slice(0, limit).map((r) => r.message as unknown as InboundMail);
+      return { items, next: rows.length > limit ? (items.at(-1)?.id ?? null) : null };
+    },
+
+    async getMessage(auth, id) {
+      const found = await store.getReceivedMessage(await projectOf(auth), id);
+      if (!found) throw new MailroomError('NOT_FOUND', `Received message ${id} not found`);
+      return found.message as unknown as InboundMail;
+    },
+
+    async routes(address) {
+      await ctx.ready();
+      const parts = splitAddress(address);
+      if (!parts) return false;
+      return matchRoute(await store.findReceivingRoutes(parts.domain), parts.local) !== undefined;
+    },
+
+    receive: (raw, envelope) => receiveMail({ ctx, options, resolver, events }, raw, envelope),
+  };
+}

@@ -1,0 +1,214 @@
+/** A JSON object of the generated document. */
+type JsonObject = { [key: string]: unknown };
+
+const ref = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });
+const dateTime = { type: 'string', format: 'date-time' };
+const nullableString = { type: ['string', 'null'] };
+const address = {
+  type: 'object',
+  required: ['address', 'name'],
+  properties: { address: { type: 'string' }, name: { type: 'string' } },
+};
+const destination = {
+  oneOf: [
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind', 'endpointId'],
+      properties: { kind: { const: 'webhook' }, endpointId: { type: 'string' } },
+      description: 'An `email.received` event POSTed to this webhook endpoint only (signed, retried).',
+    },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind'],
+      properties: { kind: { const: 'handler' } },
+      description: 'The engine’s `onInbound` handler.',
+    },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind'],
+      properties: { kind: { const: 'store' } },
+      description: 'Kept only, listed by `GET /inbound/messages`.',
+    },
+  ],
+};
+
+/** The JSON Schemas of receiving mail for the app (issue 40). */
+export function receivingSchemas(): JsonObject {
+  const success = (data: JsonObject): JsonObject => ({
+    type: 'object',
+    required: ['message', 'statusCode', 'data'],
+    properties: { message: { type: 'string' }, statusCode: { const: 200 }, data },
+  });
+  const object = (required: string[], properties: JsonObject): JsonObject => ({
+    type: 'object',
+    required,
+    properties,
+  });
+  return {
+    ReceivingRoute: object(['id', 'domain', 'pattern', 'destination', 'created_at'], {
+      id: { type: 'string' },
+      domain: { type: 'string' },
+      pattern: { type: 'string' },
+      destination,
+      created_at: dateTime,
+    }),
+    ReceivingRouteCreate: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['domain', 'pattern', 'destination'],
+      properties: {
+        domain: { type: 'string', description: 'The receiving domain (its MX points at the listener).' },
+        pattern: {
+          type: 'string',
+          description: 'A local part (`support`), a prefix with a wildcard (`reply+*`) or `*` (catch-all).',
+        },
+        destination,
+      },
+    },
+    InboundMail: object(
+      [
+        'id',
+        'project_id',
+        'route_id',
+        'received_at',
+        'envelope',
+        'from',
+        'to',
+        'subject',
+        'text',
+        'html',
+        'stripped_text',
+        'attachments',
+        'auth',
+        'replied_to',
+      ],
+      {
+        id: { type: 'string' },
+        project_id: { type: 'string' },
+        route_id: { type: 'string' },
+        received_at: dateTime,
+        envelope: object(['from', 'to', 'remote_address'], {
+          from: { type: 'string' },
+          to: { type: 'array', items: { type: 'string' } },
+          remote_address: { type: 'string' },
+        }),
+        from: { oneOf: [address, { type: 'null' }] },
+        to: { type: 'array', items: address },
+        cc: { type: 'array', items: address },
+        reply_to: { type: 'array', items: address },
+        subject: nullableString,
+        date: nullableString,
+        message_id: nullableString,
+        in_reply_to: nullableString,
+        references: { type: 'array', items: { type: 'string' } },
+        text: nullableString,
+        html: nullableString,
+        stripped_text: { ...nullableString, description: 'The new text above the quoted original.' },
+        headers: { type: 'array', items: { type: 'array', items: { type: 'string' } } },
+        attachments: {
+          type: 'array',
+          items: object(['filename', 'content_type', 'size', 'content_id'], {
+            filename: nullableString,
+            content_type: { type: 'string' },
+            size: { type: 'integer' },
+            content_id: nullableString,
+          }),
+        },
+        auth: object(['spf', 'dkim', 'dmarc', 'arc', 'header'], {
+          spf: { type: 'string' },
+          dkim: { type: 'string' },
+          dmarc: { type: 'string' },
+          arc: { type: 'string' },
+          header: { type: 'string' },
+        }),
+        spam: { type: ['object', 'null'] },
+        replied_to: { type: ['object', 'null'], description: 'The delivery this message answers.' },
+      },
+    ),
+    ReceivingRoutesResponse: success(
+      object(['routes'], { routes: { type: 'array', items: ref('ReceivingRoute') } }),
+    ),
+    ReceivingRouteResponse: success(object(['route'], { route: ref('ReceivingRoute') })),
+    ReceivingRouteDeletedResponse: success(object(['route'], { route: { type: 'string' } })),
+    InboundMessagesResponse: success(
+      object(['messages', 'nextCursor'], {
+        messages: { type: 'array', items: ref('InboundMail') },
+        nextCursor: {
+          ...nullableString,
+          description: 'Pass as `before` for the next page; null on the last.',
+        },
+      }),
+    ),
+    InboundMessageResponse: success(object(['message'], { message: ref('InboundMail') })),
+  };
+}
+
+/** The paths of receiving; `responses` builds the answers (success schema and errors). */
+export function receivingPaths(responses: (schema: string, description: string) => JsonObject): JsonObject {
+  const requestId = { $ref: '#/components/parameters/RequestId' };
+  const id = (description: string): JsonObject => ({
+    name: 'id',
+    in: 'path',
+    required: true,
+    description,
+    schema: { type: 'string' },
+  });
+  const tags = ['inbound'];
+  return {
+    '/inbound/routes': {
+      get: {
+        operationId: 'listReceivingRoutes',
+        summary: "The project's receiving routes; needs `read`",
+        tags,
+        parameters: [requestId],
+        responses: responses('ReceivingRoutesResponse', 'Receiving routes'),
+      },
+      post: {
+        operationId: 'createReceivingRoute',
+        summary:
+          'Add a receiving route (an address pattern taken by any project is 409 `CONFLICT`); needs `full`',
+        tags,
+        parameters: [requestId],
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: ref('ReceivingRouteCreate') } },
+        },
+        responses: responses('ReceivingRouteResponse', 'Receiving route created'),
+      },
+    },
+    '/inbound/routes/{id}': {
+      delete: {
+        operationId: 'deleteReceivingRoute',
+        summary: 'Remove a receiving route (the messages it took stay); needs `full`',
+        tags,
+        parameters: [id("The route's id."), requestId],
+        responses: responses('ReceivingRouteDeletedResponse', 'Receiving route deleted'),
+      },
+    },
+    '/inbound/messages': {
+      get: {
+        operationId: 'listInboundMessages',
+        summary: 'Received messages, newest first; needs `read`',
+        tags,
+        parameters: [
+          { name: 'before', in: 'query', schema: { type: 'string' }, description: 'A `nextCursor`.' },
+          { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100 } },
+          requestId,
+        ],
+        responses: responses('InboundMessagesResponse', 'Received messages'),
+      },
+    },
+    '/inbound/messages/{id}': {
+      get: {
+        operationId: 'getInboundMessage',
+        summary: 'One received message; needs `read`',
+        tags,
+        parameters: [id("The message's id."), requestId],
+        responses: responses('InboundMessageResponse', 'Received message'),
+      },
+    },
+  };
+}
