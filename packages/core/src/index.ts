@@ -91,6 +91,7 @@ export type {
 } from './pauses/guard-options.js';
 export type { PauseView } from './pauses/pause-control.js';
 export { MAX_PAUSE_MINUTES, MAX_PAUSE_REASON, type PauseOptions } from './pauses/pause-options.js';
+export { SENDER_BLOCK_HELD, SENDER_BLOCK_RESUMED } from './store/delivery-queue.js';
 export * from './render/index.js';
 export * from './request/index.js';
 export type * from './request/request-types.js';

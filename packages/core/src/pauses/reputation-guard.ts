@@ -110,7 +110,8 @@ export function createReputationGuard(
     const now = ctx.clock.now().getTime();
     outcomesSinceRound++;
     const { projectId, status, refusal } = event;
-    const tried = status === 'sent' || status === 'bounced' || status === 'failed';
+    // A refusal held for a sender-side block (`queued`) was tried as much as one that failed.
+    const tried = status === 'sent' || status === 'bounced' || status === 'failed' || refusal !== null;
     let project = projects.get(projectId);
     if (!project) {
       project = { heard: now, sends: createLastSends(p.windowSends, p.maxWindowMs) };
