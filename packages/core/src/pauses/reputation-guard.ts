@@ -54,6 +54,10 @@ interface DestinationWatch {
   sharedRefusals: number;
   /** This process's refusals since the last round's read began. */
   localRefusals: number;
+  /** Seen paused (here, or in the store's list): a resume seen later starts its count afresh. */
+  seenPaused: boolean;
+  /** When it was seen resumed (ms; 0: never): refusals before it are not held against it again. */
+  resumedAt: number;
 }
 
 /** A project watched: its last sends in this process. */
@@ -146,6 +150,8 @@ export function createReputationGuard(
         window: createWindowCounts(d.windowMs),
         sharedRefusals: 0,
         localRefusals: 0,
+        seenPaused: false,
+        resumedAt: 0,
       };
       destinations.set(key, watch);
     }
@@ -238,6 +244,9 @@ export function createReputationGuard(
       key,
       { projectId, scope: 'destination', destination: domain },
       { by: 'guard', reason: describeRule(rule), rule, until: new Date(now + d.pauseMs) },
+      () => {
+        watch.seenPaused = true;
+      },
     );
     return 1;
   }
@@ -281,6 +290,7 @@ export function createReputationGuard(
       const pauses = await ctx.store.listPauses({ projectId, now: new Date(now) });
       pausesOf.set(projectId, pauses);
       heldPauses.replace(projectId, pauses, readAt);
+      seeDestinationResumes(projectId, now);
       const wasPaused = seenPaused.has(`project ${projectId}`);
       const isPaused = pauses.some((x) => x.scope === 'project');
       if (isPaused) seenPaused.add(`project ${projectId}`);
@@ -329,6 +339,29 @@ export function createReputationGuard(
     return judgeBroadcast(watch);
   }
 
+  /**
+   * A destination resumed (by an operator, or its timed pause ended) is judged afresh from then: what
+   * made it pause does not pause it again at its next outcome. Run right after the pauses are read, before
+   * any outcome is judged against them.
+   */
+  function seeDestinationResumes(projectId: string, now: number): void {
+    for (const watch of destinations.values()) {
+      if (watch.projectId !== projectId) continue;
+      if (
+        heldPauses.heldDomain(projectId, watch.domain) ||
+        writing.has(`destination ${projectId} ${watch.domain}`)
+      ) {
+        watch.seenPaused = true;
+      } else if (watch.seenPaused) {
+        watch.seenPaused = false;
+        watch.resumedAt = now;
+        watch.window.clear();
+        watch.localRefusals = 0;
+        watch.sharedRefusals = 0;
+      }
+    }
+  }
+
   async function roundDestinations(now: number): Promise<number> {
     const since = now - d.windowMs;
     const byProject = new Map<string, DestinationWatch[]>();
@@ -347,11 +380,25 @@ export function createReputationGuard(
         kinds: ['sender-side'],
         since: new Date(since),
       });
+      // A destination resumed within the window counts from its resume (rare: one more read each).
+      const sinceResume = new Map<DestinationWatch, number>();
+      for (const watch of watches) {
+        if (watch.resumedAt <= since) continue;
+        const counts = await ctx.store.countInboundSignals({
+          projectId,
+          kinds: ['sender-side'],
+          since: new Date(watch.resumedAt),
+        });
+        sinceResume.set(
+          watch,
+          counts.filter((s) => s.domain === watch.domain).reduce((n, s) => n + s.count, 0),
+        );
+      }
       watches.forEach((watch, i) => {
-        watch.localRefusals -= reading[i] as number;
-        watch.sharedRefusals = refused
-          .filter((s) => s.domain === watch.domain)
-          .reduce((n, s) => n + s.count, 0);
+        watch.localRefusals = Math.max(0, watch.localRefusals - (reading[i] as number));
+        watch.sharedRefusals =
+          sinceResume.get(watch) ??
+          refused.filter((s) => s.domain === watch.domain).reduce((n, s) => n + s.count, 0);
         paused += judgeDestination(watch, now);
       });
     }
