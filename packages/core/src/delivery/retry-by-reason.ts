@@ -3,7 +3,7 @@
  * by what the refusal says. A greylisting server wants the same message again in a few minutes; a full
  * mailbox may be emptied over days, and retrying it every few minutes only adds refusals; a rate limit
  * is the destination's to set, so it goes to the destination's slow-down (the per-destination limits);
- * a block of the sender (a policy block, a blocklisted IP, a poor reputation, spam), temporary or
+ * a block of the sender (a policy block, a blocklisted IP, a poor reputation), temporary or
  * permanent, is held until the operator resumes: another try to the same destination before the cause is
  * fixed only deepens the block.
  * Everything else keeps the worker's own backoff (`retryBaseMs`, `retryMaxMs`).
@@ -77,7 +77,7 @@ export const RETRY_BY_REASON: Readonly<Record<RetryReason, RetryPlan>> = {
   'sender-block': {
     kind: 'hold-until-resumed',
     windowMs: 3 * DAY,
-    why: 'A block of the sender (a policy block, a blocklisted IP, poor reputation, spam, failed authentication), 4xx or 5xx, does not lift by itself, and each try before the cause is fixed deepens it: the delivery is held (queued, not failed, the address not suppressed) until the operator resumes its destination, broadcast or project, and fails with the refusal if none is resumed within 3 days.',
+    why: 'A block of the sender (a policy block, a blocklisted IP, poor reputation, failed authentication), 4xx or 5xx, does not lift by itself, and each try before the cause is fixed deepens it: the delivery is held (queued, not failed, the address not suppressed) until the operator resumes its destination, broadcast or project, and fails with the refusal if none is resumed within 3 days.',
   },
   'message-refused': {
     kind: 'no-retry',
@@ -134,8 +134,9 @@ export function retryReasonOf(error: MailroomError): RetryReason {
 
 /**
  * The sender-side reasons that block the sender rather than refuse this one message: a policy block, a
- * blocklist, a reputation, a missing PTR, failed authentication, a spam verdict. Held until resumed, 4xx or
- * 5xx; the others (content, size, format, a virus, relaying, a command, a rate) fail as before.
+ * blocklist, a reputation, a missing PTR, failed authentication. Held until resumed, 4xx or 5xx; the
+ * others (a spam verdict on the message, content, size, format, a virus, relaying, a command, a rate) fail
+ * as before.
  */
 const SENDER_BLOCKS: ReadonlySet<string> = new Set([
   'blocked',
@@ -145,7 +146,6 @@ const SENDER_BLOCKS: ReadonlySet<string> = new Set([
   'policyviolation',
   'authfailure',
   'securityerror',
-  'spamdetected',
 ]);
 
 /** True when `reason` (of the taxonomy) is a block of the sender (see {@link SENDER_BLOCKS}). */
