@@ -91,7 +91,6 @@ export type {
 } from './pauses/guard-options.js';
 export type { PauseView } from './pauses/pause-control.js';
 export { MAX_PAUSE_MINUTES, MAX_PAUSE_REASON, type PauseOptions } from './pauses/pause-options.js';
-export { SENDER_BLOCK_HELD, SENDER_BLOCK_RESUMED } from './store/delivery-queue.js';
 export * from './render/index.js';
 export * from './request/index.js';
 export type * from './request/request-types.js';
@@ -108,6 +107,7 @@ export type { AudienceSourceConfig } from './sources/audience-source.js';
 export type { CsvSourceConfig } from './sources/csv-probe.js';
 export type { CsvCheckpoint, CsvExpanderOptions } from './sources/csv-source.js';
 export { ERASED_ADDRESS, erasedDeliveryAddress, isAudienceImport } from './store/audience-admin-store.js';
+export { SENDER_BLOCK_HELD, SENDER_BLOCK_RESUMED } from './store/delivery-queue.js';
 export { decideTokens, tokenRetryAt, tokenWindowSpan } from './store/destination-limit-store.js';
 export * from './store/event-records.js';
 export * from './store/records.js';

@@ -145,12 +145,7 @@ export function createDeliveryPipeline(
     onWritten({ delivery, mailing, outcome, latencyMs }, written) {
       if (!written || !mailing) return;
       // A hold for a sender-side block waits for a resume, not a retry `drain` could wait for.
-      if (
-        outcome.status === 'queued' &&
-        outcome.lastError &&
-        !windowWaits.has(outcome) &&
-        !isHeld(outcome)
-      ) {
+      if (outcome.status === 'queued' && outcome.lastError && !windowWaits.has(outcome) && !isHeld(outcome)) {
         // Bounded: a retry another worker settles never comes back here to be deleted.
         if (retries.size >= MAX_RETRIES_KEPT) retries.delete(retries.keys().next().value as string);
         retries.set(delivery.id, {

@@ -134,7 +134,15 @@ function releaseHeld(
   now: Date,
 ): [string, unknown[]] {
   const t = now.getTime();
-  const params: unknown[] = [t, t, SENDER_BLOCK_HELD, SENDER_BLOCK_RESUMED, projectId, t, `%${SENDER_BLOCK_HELD}`];
+  const params: unknown[] = [
+    t,
+    t,
+    SENDER_BLOCK_HELD,
+    SENDER_BLOCK_RESUMED,
+    projectId,
+    t,
+    `%${SENDER_BLOCK_HELD}`,
+  ];
   let covers = '';
   if (scope === 'broadcast') {
     covers = ' AND mailing_id = ?';
