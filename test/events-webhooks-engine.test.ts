@@ -88,12 +88,13 @@ describe.each(storeCases())('events and webhooks on $name', ({ make }) => {
       .map((e) => `${e.type} ${e.data.delivery?.address ?? e.data.address ?? ''}`.trim())
       .sort();
     // The admin API's unsubscribe is announced like a link's (it is one), with the address.
-    // A refusal at send time is a bounce too, with its reason (here one of the sender's: not suppressed).
+    // A refusal at send time is a bounce too, with its reason (here a block of the sender: not suppressed,
+    // and held until resumed, so delayed rather than failed).
     expect(types).toEqual([
       'contact.unsubscribed gone@example.test',
       'email.bounced refused@example.test',
       'email.delivery_delayed later@example.test',
-      'email.failed refused@example.test',
+      'email.delivery_delayed refused@example.test',
       'email.sent a@example.test',
       'email.sent b@example.test',
       'email.suppressed blocked@example.test',
@@ -106,8 +107,11 @@ describe.each(storeCases())('events and webhooks on $name', ({ make }) => {
     });
     expect(sent?.data.delivery?.message_id).toMatch(/^<.+@.+>$/);
     expect(JSON.stringify(all.items)).not.toContain('Hello');
-    const failed = all.items.find((e) => e.type === 'email.failed');
-    expect(failed?.data).toMatchObject({ response: '550 5.7.1 refused' });
+    const held = all.items.find(
+      (e) => e.type === 'email.delivery_delayed' && e.data.delivery?.address === 'refused@example.test',
+    );
+    expect(held?.data).toMatchObject({ response: '550 5.7.1 refused' });
+    expect(held?.data.error).toMatch(/held until resumed/);
     const bounced = all.items.find((e) => e.type === 'email.bounced');
     expect(bounced?.data.bounce).toMatchObject({ class: 'sender-side', status: '5.7.1', source: 'smtp' });
 
@@ -117,7 +121,7 @@ describe.each(storeCases())('events and webhooks on $name', ({ make }) => {
     expect(page2.next).toBeNull();
     expect([...page1.items, ...page2.items].map((e) => e.id)).toEqual(all.items.map((e) => e.id));
     const byAddress = await mailroom.listEvents(secret, { address: 'refused@example.test' });
-    expect(byAddress.items.map((e) => e.type).sort()).toEqual(['email.bounced', 'email.failed']);
+    expect(byAddress.items.map((e) => e.type).sort()).toEqual(['email.bounced', 'email.delivery_delayed']);
     const byType = await mailroom.listEvents(secret, { types: ['email.sent'], mailingRef: ref });
     expect(byType.items).toHaveLength(2);
     await expect(

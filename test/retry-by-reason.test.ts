@@ -32,7 +32,8 @@ function duration(ms: number | undefined): string {
 /** The docs' row of one plan: reason, handling, first retry, longest wait, retried for. */
 function row(reason: RetryReason, plan: RetryPlan): string[] {
   const s = plan.kind === 'schedule' ? plan : undefined;
-  return [reason, plan.kind, duration(s?.firstMs), duration(s?.maxMs), duration(s?.windowMs)];
+  const windowMs = 'windowMs' in plan ? plan.windowMs : undefined;
+  return [reason, plan.kind, duration(s?.firstMs), duration(s?.maxMs), duration(windowMs)];
 }
 
 describe('the retry table', () => {
@@ -80,6 +81,8 @@ describe('the retry table', () => {
     [451, '451 4.7.650 The mail server has been temporarily rate limited due to IP reputation', 'rate-limit'],
     [450, '450 4.7.1 Client host rejected: cannot find your reverse hostname', 'sender-block'],
     [451, '451 4.3.0 Temporary local problem', 'other'],
+    [452, '452 4.3.4 Message size exceeds fixed limit', 'message-refused'],
+    [451, '451 4.7.1 Message content rejected: virus found', 'message-refused'],
     [451, '451 4.3.0 Temporary failure, try again later', 'other'],
     [550, '550 5.7.1 Client host blocked using zen.spamhaus.org', 'other'],
   ];
@@ -142,10 +145,12 @@ describe('temporary refusals retried by reason, through a relay on 127.0.0.1', (
     expect(full).toBeLessThanOrEqual(4 * HOUR);
     // Any other 4xx: the worker's own backoff (a second or so).
     expect(await waits('busy@example.org')).toBeLessThan(MINUTE);
-    // A block of the sender: failed at once, recorded as sender-side, the address not suppressed.
+    // A block of the sender: held (queued until resumed, 3 days at most), recorded as sender-side, the
+    // address not suppressed.
     const blocked = await get('blocked@example.org');
-    expect(blocked.status).toBe('failed');
-    expect(blocked.lastError).toMatch(/not retried/);
+    expect(blocked.status).toBe('queued');
+    expect(blocked.lastError).toMatch(/held until resumed/);
+    expect(await waits('blocked@example.org')).toBeGreaterThan(2 * 24 * HOUR);
     expect(await engine.store.findSuppressed(project.id, ['blocked@example.org'])).toEqual([]);
     const signals = await engine.store.listInboundSignals(blocked.id);
     expect(signals.map((s) => [s.kind, s.reason])).toEqual([['sender-side', 'blocked']]);
@@ -156,7 +161,58 @@ describe('temporary refusals retried by reason, through a relay on 127.0.0.1', (
     await engine.worker.drain({ retries: 'leave' });
     expect((await get('grey@example.org')).status).toBe('sent');
     expect(sink.messages.flatMap((m) => m.envelope.rcptTo)).toEqual(['grey@example.org']);
-    // The full mailbox is not tried again within those minutes.
+    // The full mailbox is not tried again within those minutes, nor the held block.
     expect((await get('full@example.org')).attempts).toBe(1);
+    expect((await get('blocked@example.org')).attempts).toBe(1);
+
+    // Not resumed within 3 days: the hold ends, and the delivery fails with the refusal it was held for.
+    clock.advance(3 * 24 * HOUR);
+    await engine.worker.drain({ retries: 'leave' });
+    const expired = await get('blocked@example.org');
+    expect(expired.status).toBe('failed');
+    expect(expired.lastError).toMatch(/blocked using zen\.spamhaus\.org.*not resumed within 3 d/);
+    expect(sink.messages.flatMap((m) => m.envelope.rcptTo)).not.toContain('blocked@example.org');
+  });
+
+  it('a held block is sent again once its destination is resumed, and not before', async () => {
+    let blocking = true;
+    sink = await startSmtpSink({
+      rejectRecipient: () =>
+        blocking
+          ? { code: 554, message: '5.7.1 Service unavailable; Client host blocked using zen.spamhaus.org' }
+          : undefined,
+    });
+    const clock = manualClock(START);
+    mailroom = createMailroom({
+      store: (await import('@mailroom/memory')).memoryStore(),
+      transport: smtpTransport(sink.url),
+      clock,
+      worker: { pollMs: 10, flushMs: 10 },
+    });
+    const engine = mailroom;
+    const { project, secret } = await engine.admin.createProject({ name: 'Acme' });
+    await engine.admin.addSender(project.id, { address: 'news@acme.test' });
+    const { ref } = await engine.broadcast(secret, {
+      sender: 'news@acme.test',
+      subject: 'News',
+      message: 'Hello',
+      recipients: ['ann@example.org', 'bob@example.net'],
+    });
+    await engine.worker.drain({ retries: 'leave' });
+    const get = (address: string) => engine.getDelivery(secret, ref, address);
+    for (const address of ['ann@example.org', 'bob@example.net']) {
+      expect((await get(address)).status).toBe('queued');
+    }
+    clock.advance(HOUR);
+    await engine.worker.drain({ retries: 'leave' });
+    expect((await get('ann@example.org')).attempts).toBe(1);
+    blocking = false;
+    // Resuming one destination releases only its own held deliveries.
+    await engine.resumeDestination(secret, 'example.org');
+    await engine.worker.drain({ retries: 'leave' });
+    expect((await get('ann@example.org')).status).toBe('sent');
+    expect((await get('bob@example.net')).status).toBe('queued');
+    expect(sink.messages.flatMap((m) => m.envelope.rcptTo)).toEqual(['ann@example.org']);
+    expect(await engine.store.findSuppressed(project.id, ['ann@example.org', 'bob@example.net'])).toEqual([]);
   });
 });

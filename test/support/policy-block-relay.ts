@@ -1,7 +1,7 @@
 /**
  * A relay on 127.0.0.1 (smtp-server, random port) that accepts the first `acceptFirst` recipients and
  * then refuses every one with `550 5.7.1 ... policy block`, as a provider does once it has had enough of a
- * sender. It counts every recipient tried (RCPT TO), keeps no message bytes: for the reputation guard's
+ * sender, until `acceptAll()` lifts the block. It counts every recipient tried (RCPT TO), keeps no message bytes: for the reputation guard's
  * tests of how many are tried before the pause.
  */
 import type { AddressInfo } from 'node:net';
@@ -15,6 +15,10 @@ export interface PolicyBlockRelay {
   readonly tried: number;
   /** Recipients refused so far. */
   readonly refused: number;
+  /** Recipients accepted so far. */
+  readonly accepted: number;
+  /** From now on accept every recipient (the block was lifted). */
+  acceptAll(): void;
   close(): Promise<void>;
 }
 
@@ -22,6 +26,7 @@ export interface PolicyBlockRelay {
 export async function startPolicyBlockRelay(acceptFirst: number): Promise<PolicyBlockRelay> {
   let tried = 0;
   let refused = 0;
+  let lifted = false;
   const server = new SMTPServer({
     disabledCommands: ['STARTTLS', 'AUTH'],
     authOptional: true,
@@ -29,7 +34,7 @@ export async function startPolicyBlockRelay(acceptFirst: number): Promise<Policy
     closeTimeout: 100,
     onRcptTo(_address, _session, callback) {
       tried++;
-      if (tried <= acceptFirst) return callback();
+      if (lifted || tried <= acceptFirst) return callback();
       refused++;
       callback(
         Object.assign(new Error('5.7.1 Message rejected: sender blocked by policy (policy block)'), {
@@ -60,6 +65,12 @@ export async function startPolicyBlockRelay(acceptFirst: number): Promise<Policy
     },
     get refused() {
       return refused;
+    },
+    get accepted() {
+      return tried - refused;
+    },
+    acceptAll() {
+      lifted = true;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -128,6 +128,7 @@ export type { AudienceSourceConfig } from './sources/audience-source.js';
 export type { CsvSourceConfig } from './sources/csv-probe.js';
 export type { CsvCheckpoint, CsvExpanderOptions } from './sources/csv-source.js';
 export { ERASED_ADDRESS, erasedDeliveryAddress, isAudienceImport } from './store/audience-admin-store.js';
+export { SENDER_BLOCK_HELD, SENDER_BLOCK_RESUMED } from './store/delivery-queue.js';
 export { decideTokens, tokenRetryAt, tokenWindowSpan } from './store/destination-limit-store.js';
 export * from './store/event-records.js';
 export * from './store/records.js';

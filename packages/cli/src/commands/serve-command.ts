@@ -190,6 +190,7 @@ ${NOTIFICATIONS_HELP}`,
       domains,
       ...(destinations ? { destinations } : {}),
       strictVariables: args.flag('strict-variables'),
+      noGuard: args.flag('no-guard'),
       commands: { cli, file: template.printed, ...(printedDatabase ? { database: printedDatabase } : {}) },
     });
     printBanner(io, server, {

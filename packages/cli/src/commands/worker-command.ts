@@ -95,6 +95,7 @@ ${DESTINATION_FLAGS_HELP}
       domains,
       ...(destinations ? { destinations } : {}),
       strictVariables: args.flag('strict-variables'),
+      noGuard: args.flag('no-guard'),
     });
     mailroom.worker.start();
     const where = describeDelivery(delivery);

@@ -38,6 +38,7 @@ export const DELIVERY_FLAGS: FlagSpec = {
   'webhook-retry-schedule': { type: 'string' },
   'webhook-busy-rate': { type: 'string' },
   'strict-variables': { type: 'boolean' },
+  'no-guard': { type: 'boolean' },
 };
 
 /** Help lines of {@link DELIVERY_FLAGS}. */
@@ -84,7 +85,10 @@ export const DELIVERY_FLAGS_HELP = `  --database URL     SQLite file, sqlite:FIL
                      options.track
   --strict-variables a Liquid variable the recipient's data lacks ({{ recipient.fristName }})
                      fails that delivery with an error naming it, instead of rendering empty
-                     (default: off; mailroom template preview --strict-variables checks first)`;
+                     (default: off; mailroom template preview --strict-variables checks first)
+  --no-guard         turn the reputation guard off in this process: no pause of a broadcast,
+                     destination or project by its rules (default: on; README, "Pause, resume and
+                     the reputation guard"). Operators' pauses still hold`;
 
 /** `--track-opens` and `--track-clicks`, as given (both false by default). */
 export function trackingFlagsOf(args: ParsedArgs): { opens: boolean; clicks: boolean } {

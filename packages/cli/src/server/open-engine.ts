@@ -259,6 +259,8 @@ export async function openEngine(options: {
   database: DatabaseTarget;
   /** A missing Liquid variable fails the delivery (`--strict-variables`). @default false */
   strictVariables?: boolean;
+  /** The reputation guard off (`--no-guard`: the engine's `guard: false`). @default false */
+  noGuard?: boolean;
   delivery?: DeliveryTarget;
   logger?: Logger;
   worker?: WorkerOptions;
@@ -305,6 +307,7 @@ export async function openEngine(options: {
     ...(options.domains ? { domains: options.domains } : {}),
     ...(options.destinations ? { destinations: options.destinations } : {}),
     ...(options.strictVariables ? { strictVariables: true } : {}),
+    ...(options.noGuard ? { guard: false as const } : {}),
   });
   return {
     mailroom,

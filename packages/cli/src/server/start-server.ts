@@ -69,6 +69,8 @@ export interface ServerOptions {
   commands?: { cli?: string; database?: string; file?: string };
   /** A missing Liquid variable fails the delivery instead of rendering empty. @default false */
   strictVariables?: boolean;
+  /** The reputation guard off (`--no-guard`). @default false */
+  noGuard?: boolean;
 }
 
 /** A running server. */
@@ -115,6 +117,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     ...(options.domains ? { domains: options.domains } : {}),
     ...(options.destinations ? { destinations: options.destinations } : {}),
     ...(options.strictVariables ? { strictVariables: true } : {}),
+    ...(options.noGuard ? { noGuard: true } : {}),
     unsubscribe: {
       baseUrl: publicUrl,
       ...(options.unsubscribeSecret ? { secret: options.unsubscribeSecret } : {}),

@@ -22,6 +22,7 @@ import {
   skipBeforeWork,
   waitBeforeWork,
 } from './pre-send-checks.js';
+import { isHeld } from './retry-by-reason.js';
 import { asTransportError, failureOutcome } from './retry-policy.js';
 import { createSendAdmission } from './send-admission.js';
 import { runAttempt } from './send-attempt.js';
@@ -145,7 +146,8 @@ export function createDeliveryPipeline(
     maxDelayMs: opts.flushMs,
     onWritten({ delivery, mailing, outcome, latencyMs }, written) {
       if (!written || !mailing) return;
-      if (outcome.status === 'queued' && outcome.lastError && !windowWaits.has(outcome)) {
+      // A hold for a sender-side block waits for a resume, not a retry `drain` could wait for.
+      if (outcome.status === 'queued' && outcome.lastError && !windowWaits.has(outcome) && !isHeld(outcome)) {
         // Bounded: a retry another worker settles never comes back here to be deleted.
         if (retries.size >= MAX_RETRIES_KEPT) retries.delete(retries.keys().next().value as string);
         retries.set(delivery.id, {

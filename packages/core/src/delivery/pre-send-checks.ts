@@ -1,6 +1,7 @@
 /**
  * What is decided about a claimed delivery before any work on it (no render, no send): the skips, in
- * order (sandbox, suppressed, unsubscribed, its topic refused, past its retry window), and the waits (its destination or its
+ * order (sandbox, suppressed, unsubscribed, its topic refused, a sender-side block's hold ended unresumed,
+ * past its retry window), and the waits (its destination or its
  * sender's warm-up has nothing for it now). Each check is one small step of an ordered list.
  */
 import { hashedAddress } from '../base/address-hash.js';
@@ -10,6 +11,7 @@ import type { DeliveryOutcome } from '../store/delivery-queue.js';
 import type { ClaimedDelivery, MailingRecord } from '../store/records.js';
 import type { AudienceStore, ConsentStore, SourceJobStore } from '../store/store.js';
 import { type DestinationGate, deferredOutcome } from './destination-gate.js';
+import { holdExpired, isHeld } from './retry-by-reason.js';
 import type { WarmupGate } from './warmup.js';
 import type { ResolvedWorkerOptions } from './worker-options.js';
 
@@ -68,6 +70,8 @@ const SKIP_CHECKS: readonly SkipCheck[] = [
     const reason = topicBlocked?.get(delivery.id);
     return reason === undefined ? undefined : { status: 'skipped', lastError: reason, now };
   },
+  // Held for a sender-side block and claimed still held: its hold's deadline passed with no resume.
+  ({ delivery, now }) => (isHeld(delivery) ? holdExpired(delivery, now) : undefined),
   ({ delivery, since, now }, { opts }) => {
     // A retry that became due while no worker ran, past its deadline: not sent.
     const expiry = opts.maxAgeMs > 0 ? since.getTime() + opts.maxAgeMs : Number.POSITIVE_INFINITY;

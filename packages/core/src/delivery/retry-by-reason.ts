@@ -3,8 +3,9 @@
  * by what the refusal says. A greylisting server wants the same message again in a few minutes; a full
  * mailbox may be emptied over days, and retrying it every few minutes only adds refusals; a rate limit
  * is the destination's to set, so it goes to the destination's slow-down (the per-destination limits);
- * a block of the sender (a blocklisted IP, a poor reputation, spam) is not retried at all: another try
- * to the same destination before the cause is fixed and the destination resumed only deepens the block.
+ * a block of the sender (a policy block, a blocklisted IP, a poor reputation), temporary or
+ * permanent, is held until the operator resumes: another try to the same destination before the cause is
+ * fixed only deepens the block.
  * Everything else keeps the worker's own backoff (`retryBaseMs`, `retryMaxMs`).
  *
  * docs/retries.md shows this table; `test/retry-by-reason.test.ts` checks that the two agree.
@@ -14,12 +15,18 @@ import { BOUNCE_REASONS } from '../inbound/bounce-reasons.js';
 import { classifyReason } from '../inbound/classify-reason.js';
 import { REASON_PATTERNS } from '../inbound/reason-patterns.js';
 import { statusCodeIn } from '../inbound/report-fields.js';
-import type { DeliveryOutcome } from '../store/delivery-queue.js';
+import { type DeliveryOutcome, SENDER_BLOCK_HELD } from '../store/delivery-queue.js';
 import type { ClaimedDelivery } from '../store/records.js';
 import { asTransportError, failureOutcome, type RetrySettings, retryDelay } from './retry-policy.js';
 
 /** The kinds of temporary refusal the table tells apart. */
-export type RetryReason = 'greylisting' | 'mailboxfull' | 'rate-limit' | 'sender-block' | 'other';
+export type RetryReason =
+  | 'greylisting'
+  | 'mailboxfull'
+  | 'rate-limit'
+  | 'sender-block'
+  | 'message-refused'
+  | 'other';
 
 /** How a kind of refusal is retried. */
 export type RetryPlan =
@@ -36,6 +43,11 @@ export type RetryPlan =
   | { readonly kind: 'destination-slow-down'; readonly why: string }
   /** Not retried: the delivery fails, recorded as a sender-side refusal. */
   | { readonly kind: 'no-retry'; readonly why: string }
+  /**
+   * Held, not failed: queued until the broadcast, destination or project is resumed, and failed if none
+   * is within `windowMs` of the time the delivery became due (`SENDER_BLOCK_HELD`).
+   */
+  | { readonly kind: 'hold-until-resumed'; readonly windowMs: number; readonly why: string }
   /** The worker's own backoff (`retryBaseMs` doubling to `retryMaxMs`, within `maxAgeMs`). */
   | { readonly kind: 'worker-backoff'; readonly why: string };
 
@@ -63,8 +75,13 @@ export const RETRY_BY_REASON: Readonly<Record<RetryReason, RetryPlan>> = {
     why: 'A rate limit (421/450/451 "too many messages", speeding, too many connections) is the destination\'s: its per-destination limits shrink and the delivery waits for the slow-down\'s pause.',
   },
   'sender-block': {
+    kind: 'hold-until-resumed',
+    windowMs: 3 * DAY,
+    why: 'A block of the sender (a policy block, a blocklisted IP, poor reputation, failed authentication), 4xx or 5xx, does not lift by itself, and each try before the cause is fixed deepens it: the delivery is held (queued, not failed, the address not suppressed) until the operator resumes its destination, broadcast or project, and fails with the refusal if none is resumed within 3 days.',
+  },
+  'message-refused': {
     kind: 'no-retry',
-    why: 'A block of the sender (a blocklisted IP, poor reputation, spam, failed authentication) does not lift by itself: the delivery fails as a sender-side refusal, the address is not suppressed, and nothing more goes to that destination for it; send again after fixing the cause and resuming the destination.',
+    why: 'A 4xx refusal of the message itself (its content, size or format, a virus, a refused command) is not lifted by waiting: the delivery fails as a sender-side refusal; the address is not suppressed.',
   },
   other: {
     kind: 'worker-backoff',
@@ -107,10 +124,75 @@ export function retryReasonOf(error: MailroomError): RetryReason {
   if (GREYLISTED.test(text) || (status?.startsWith('4.7.') && COME_BACK_LATER.test(text))) {
     return 'greylisting';
   }
-  if (BOUNCE_REASONS[verdict.reason].group === 'sender-side') return 'sender-block';
+  if (BOUNCE_REASONS[verdict.reason].group === 'sender-side') {
+    return isSenderBlock(verdict.reason) ? 'sender-block' : 'message-refused';
+  }
   // 451 4.7.x with no other word: the usual greylisting reply.
   if (code === 451 && status?.startsWith('4.7.')) return 'greylisting';
   return 'other';
+}
+
+/**
+ * The sender-side reasons that block the sender rather than refuse this one message: a policy block, a
+ * blocklist, a reputation, a missing PTR, failed authentication. Held until resumed, 4xx or 5xx; the
+ * others (a spam verdict on the message, content, size, format, a virus, relaying, a command, a rate) fail
+ * as before.
+ */
+const SENDER_BLOCKS: ReadonlySet<string> = new Set([
+  'blocked',
+  'badreputation',
+  'requireptr',
+  'rejected',
+  'policyviolation',
+  'authfailure',
+  'securityerror',
+]);
+
+/** True when `reason` (of the taxonomy) is a block of the sender (see {@link SENDER_BLOCKS}). */
+export function isSenderBlock(reason: string): boolean {
+  return SENDER_BLOCKS.has(reason);
+}
+
+/**
+ * The outcome of a delivery held for a sender-side block: `queued` at the hold's deadline (`since` plus
+ * the `sender-block` plan's window), `lastError` ending with {@link SENDER_BLOCK_HELD}, so that only a
+ * resume makes it due again (`PauseStore.removePause`).
+ */
+export function holdOutcome(error: unknown, since: Date, now: Date): DeliveryOutcome {
+  const err = asTransportError(error);
+  const plan = RETRY_BY_REASON['sender-block'] as Extract<RetryPlan, { kind: 'hold-until-resumed' }>;
+  return {
+    status: 'queued',
+    nextAttemptAt: new Date(Math.max(now.getTime() + 1, since.getTime() + plan.windowMs)),
+    lastResponse: err.response ?? (err.responseCode ? String(err.responseCode) : null),
+    lastError: `${err.message} ${SENDER_BLOCK_HELD}`,
+    now,
+  };
+}
+
+/**
+ * The outcome of a held delivery claimed while still held: its hold's deadline passed with no resume.
+ * Fails with the refusal it was held for.
+ */
+export function holdExpired(
+  delivery: Pick<ClaimedDelivery, 'lastError' | 'lastResponse'>,
+  now: Date,
+): DeliveryOutcome {
+  const days = (RETRY_BY_REASON['sender-block'] as { windowMs: number }).windowMs / DAY;
+  return {
+    status: 'failed',
+    lastResponse: delivery.lastResponse,
+    lastError: (delivery.lastError ?? '').replace(
+      SENDER_BLOCK_HELD,
+      `(sender-side block: not resumed within ${days} d)`,
+    ),
+    now,
+  };
+}
+
+/** True when the delivery is held for a sender-side block (its `lastError` says so). */
+export function isHeld(delivery: { readonly lastError?: string | null }): boolean {
+  return delivery.lastError?.endsWith(SENDER_BLOCK_HELD) === true;
 }
 
 /** The plan of `reason`. */
@@ -120,7 +202,8 @@ export function retryPlanOf(reason: RetryReason): RetryPlan {
 
 /**
  * The outcome of a failed attempt by its plan: `schedule` queues it on the plan's own backoff (within its
- * window, and `maxAttempts`), `no-retry` fails it now, the others keep the worker's backoff
+ * window, and `maxAttempts`), `no-retry` fails it now, `hold-until-resumed` holds it
+ * ({@link holdOutcome}), the others keep the worker's backoff
  * ({@link failureOutcome}).
  */
 export function planOutcome(
@@ -133,6 +216,7 @@ export function planOutcome(
 ): DeliveryOutcome {
   const err = asTransportError(error);
   const lastResponse = err.response ?? (err.responseCode ? String(err.responseCode) : null);
+  if (plan.kind === 'hold-until-resumed') return holdOutcome(error, since, now);
   if (plan.kind === 'no-retry') {
     return {
       status: 'failed',

@@ -10,7 +10,14 @@ import type { DeliveryOutcome } from '../store/delivery-queue.js';
 import type { ClaimedDelivery, MailingRecord } from '../store/records.js';
 import { receiptResponse, type SendReceipt } from '../transport/transport.js';
 import { type DestinationGate, deferredOutcome, isDestinationSlowDown } from './destination-gate.js';
-import { planOutcome, retryPlanOf, retryReasonOf } from './retry-by-reason.js';
+import {
+  holdOutcome,
+  isHeld,
+  isSenderBlock,
+  planOutcome,
+  retryPlanOf,
+  retryReasonOf,
+} from './retry-by-reason.js';
 import { backpressureOf, pausedOutcome } from './retry-policy.js';
 import type { createSendAdmission, SendSignal } from './send-admission.js';
 import type { SendGate } from './send-gate.js';
@@ -114,7 +121,8 @@ export async function runAttempt(attempt: SendAttempt, parts: AttemptParts): Pro
     }
     // A permanent refusal is a bounce with a reason, and has that reason's effect: a recipient-hard
     // one suppresses the address and ends the delivery `bounced` (told at once instead of by a DSN
-    // later), a sender-side one (DMARC, a blocklist, a rate) fails it and never suppresses.
+    // later), a sender-side one never suppresses: a block of the sender is held until resumed, any
+    // other (the message's content, size, format) fails the delivery.
     if (retryReason === 'mailboxfull' && outcome.status === 'queued' && error instanceof MailroomError) {
       // A full mailbox retried later still counts, once per delivery, towards `mailboxUnavailable`.
       const full = temporaryRefusalFacts(error);
@@ -124,9 +132,16 @@ export async function runAttempt(attempt: SendAttempt, parts: AttemptParts): Pro
     }
     const facts =
       error instanceof MailroomError
-        ? (refusalFacts(error) ?? (plan.kind === 'no-retry' ? temporaryRefusalFacts(error) : undefined))
+        ? (refusalFacts(error) ??
+          (plan.kind === 'no-retry' || plan.kind === 'hold-until-resumed'
+            ? temporaryRefusalFacts(error)
+            : undefined))
         : undefined;
-    if (facts && outcome.status === 'failed') {
+    // A block of the sender, permanent too, is held until resumed: not failed, never suppressed.
+    if (facts?.kind === 'sender-side' && isSenderBlock(facts.reason) && outcome.status === 'failed') {
+      outcome = holdOutcome(error, attempt.since, clock.now());
+    }
+    if (facts && (outcome.status === 'failed' || isHeld(outcome))) {
       if (facts.kind === 'hard-bounce') outcome = { ...outcome, status: 'bounced' };
       await recordRefusal(ctx, delivery, facts);
       parts.refusals.set(outcome, facts);

@@ -30,11 +30,17 @@ export function addFigures(a: Figures, b: Figures, sign = 1): Figures {
 }
 
 /**
- * The store's figures of a broadcast (every worker's outcomes and every inbound signal): attempts are
- * its deliveries sent, bounced, complained or failed.
+ * The store's attempts of a broadcast (every worker's): its deliveries sent, bounced, complained or
+ * failed. A count over the broadcast's deliveries: on a large one the dearest read of a guard's round
+ * (26 ms for 100,000 on SQLite), so the guard reads it less often than the signals.
  */
-export async function storeFigures(ctx: BaseContext, mailing: MailingRecord): Promise<Figures> {
+export async function storeAttempts(ctx: BaseContext, mailing: MailingRecord): Promise<number> {
   const counts = await ctx.store.countDeliveries(mailing.id);
+  return counts.sent + counts.bounced + counts.failed + counts.complained;
+}
+
+/** The store's signals of a broadcast (every worker's outcomes and every inbound signal), attempts 0. */
+export async function storeSignals(ctx: BaseContext, mailing: MailingRecord): Promise<Figures> {
   const signals = await ctx.store.countInboundSignals({
     projectId: mailing.projectId,
     mailingId: mailing.id,
@@ -42,11 +48,25 @@ export async function storeFigures(ctx: BaseContext, mailing: MailingRecord): Pr
   });
   const total = (kind: string) => signals.filter((s) => s.kind === kind).reduce((n, s) => n + s.count, 0);
   return {
-    attempts: counts.sent + counts.bounced + counts.failed + counts.complained,
+    attempts: 0,
     'hard-bounce': total('hard-bounce'),
     complaint: total('complaint'),
     'sender-side': total('sender-side'),
   };
+}
+
+/** `into = a + b`, field by field, in place (the guard judges at every outcome: no allocation). */
+export function sumFiguresInto(into: Figures, a: Figures, b: Figures): Figures {
+  into.attempts = a.attempts + b.attempts;
+  into['hard-bounce'] = a['hard-bounce'] + b['hard-bounce'];
+  into.complaint = a.complaint + b.complaint;
+  into['sender-side'] = a['sender-side'] + b['sender-side'];
+  return into;
+}
+
+/** The number of signals (all kinds) of `f`. */
+export function signalTotal(f: Figures): number {
+  return f['hard-bounce'] + f.complaint + f['sender-side'];
 }
 
 /**

@@ -1,15 +1,18 @@
 /**
  * The in-process counters of the reputation guard: what this worker's outcomes add between two reads of
  * the store. Each add is O(1) and allocates nothing, so counting every outcome costs the delivery loop
- * next to nothing (to be measured: `BENCH_GUARD=0` runs `delivery-broadcast` with the guard off).
+ * next to nothing (BENCHMARKS.md, "The reputation guard on every outcome").
  */
 
 /** Attempts and refusals over a rolling window, kept in buckets. */
 export interface WindowCounts {
   /** Count one attempt at `now` (ms), refused or not. */
   add(now: number, refused: boolean): void;
-  /** The attempts and refusals of the window ending at `now`. */
-  totals(now: number): { attempts: number; refusals: number };
+  /**
+   * The attempts and refusals of the window ending at `now`: the same object at every call (read it
+   * before the next), so that judging at every outcome allocates nothing.
+   */
+  totals(now: number): { readonly attempts: number; readonly refusals: number };
   /** Forget everything (the destination was resumed). */
   clear(): void;
 }
@@ -26,6 +29,7 @@ export function createWindowCounts(windowMs: number): WindowCounts {
   let newest = -1;
   let sumAttempts = 0;
   let sumRefusals = 0;
+  const totals = { attempts: 0, refusals: 0 };
 
   /** Moves the ring on to `now`, dropping the buckets that left the window. */
   function advance(now: number): number {
@@ -56,7 +60,9 @@ export function createWindowCounts(windowMs: number): WindowCounts {
     },
     totals(now) {
       advance(now);
-      return { attempts: sumAttempts, refusals: sumRefusals };
+      totals.attempts = sumAttempts;
+      totals.refusals = sumRefusals;
+      return totals;
     },
     clear() {
       attempts.fill(0);

@@ -4,7 +4,16 @@ import type { BaseContext } from '../context/base-context.js';
 import type { DeliveryEvents } from '../delivery/delivery-events.js';
 import type { PauseRecord, PauseRule } from '../store/pause-store.js';
 import type { MailingRecord } from '../store/records.js';
-import { addFigures, crossedBroadcastRule, type Figures, noFigures, storeFigures } from './broadcast-rule.js';
+import {
+  addFigures,
+  crossedBroadcastRule,
+  type Figures,
+  noFigures,
+  signalTotal,
+  storeAttempts,
+  storeSignals,
+  sumFiguresInto,
+} from './broadcast-rule.js';
 import { describeRule } from './describe-rule.js';
 import { GUARD_DEFAULTS, type ReputationGuardOptions } from './guard-options.js';
 import { createHeldPauses } from './held-pauses.js';
@@ -22,6 +31,12 @@ export interface ReputationGuard {
   held(projectId: string, mailingId: string, address: string): boolean;
 }
 
+/** True when `address` is at `domain` (its part after the only `@`), without slicing it. */
+function atDomain(address: string, domain: string): boolean {
+  const at = address.length - domain.length - 1;
+  return at > 0 && address.charCodeAt(at) === 64 && address.endsWith(domain) && address.indexOf('@') === at;
+}
+
 /** Broadcasts, projects and destinations not heard of for this long drop out of the guard's watch. */
 const FORGET_MS = 3_600_000;
 /**
@@ -29,6 +44,14 @@ const FORGET_MS = 3_600_000;
  * mailing so large that counting it takes long, the reads stay a small share of the store's time.
  */
 const ROUND_SPACING = 3;
+/**
+ * A broadcast's attempts (a count over its deliveries, the dearest read) are read at most this often, or
+ * 40 times the last count's length if longer, unless the store's signals grew by more than this process's
+ * own (another worker's refusals: its attempts are read at once, so that its signals are never judged
+ * against this process's attempts alone). Between counts this process adds its own attempts.
+ */
+const ATTEMPTS_EVERY_MS = 2_000;
+const ATTEMPTS_SPACING = 40;
 
 /** A broadcast watched: the store's figures at the last round, and this process's outcomes since. */
 interface BroadcastWatch {
@@ -36,24 +59,40 @@ interface BroadcastWatch {
   ref: string;
   heard: number;
   mailing: MailingRecord | undefined;
-  /** The store's figures at the last round, less those at the last resume. */
+  /**
+   * The store's figures, less those at the last resume: signals at the last round, attempts at the last
+   * count of them.
+   */
   shared: Figures;
-  /** This process's outcomes since the last round's read began. */
+  /** This process's outcomes: signals since the last round's read began, attempts since the last count's. */
   local: Figures;
   /** The store's figures when it was resumed (seen resumed); null: counted from its creation. */
   base: Figures | null;
+  /** When the store's attempts were last counted (ms; 0: never), and how long that took. */
+  countedAt: number;
+  countMs: number;
+  /** The store's signals (all kinds) at the last round: another worker's show as growth beyond ours. */
+  storeSignalTotal: number;
+  /** `shared + local`, judged at every outcome (kept: no allocation per outcome). */
+  sum: Figures;
 }
 
 /** A destination domain of a project watched: this process's attempts, the store's refusals. */
 interface DestinationWatch {
   projectId: string;
   domain: string;
+  /** Its key among the pauses being written. */
+  key: string;
   heard: number;
   window: WindowCounts;
   /** Every worker's sender-side refusals in the window, at the last round. */
   sharedRefusals: number;
   /** This process's refusals since the last round's read began. */
   localRefusals: number;
+  /** Seen paused (here, or in the store's list): a resume seen later starts its count afresh. */
+  seenPaused: boolean;
+  /** When it was seen resumed (ms; 0: never): refusals before it are not held against it again. */
+  resumedAt: number;
 }
 
 /** A project watched: its last sends in this process. */
@@ -105,55 +144,77 @@ export function createReputationGuard(
   let nextRoundAt = 0;
   let timer: ReturnType<typeof setInterval> | undefined;
   let running: Promise<unknown> | undefined;
+  // The watches of the last outcome: a broadcast's outcomes come in runs of one broadcast and one
+  // domain, so most outcomes find theirs without building a key string.
+  let lastProject: { id: string; watch: ProjectWatch } | undefined;
+  let lastBroadcast: BroadcastWatch | undefined;
+  let lastDestination: DestinationWatch | undefined;
 
   ctx.events.view<DeliveryEvents>().on('delivery', (event) => {
     const now = ctx.clock.now().getTime();
     outcomesSinceRound++;
     const { projectId, status, refusal } = event;
-    const tried = status === 'sent' || status === 'bounced' || status === 'failed';
-    let project = projects.get(projectId);
+    // A refusal held for a sender-side block (`queued`) was tried as much as one that failed.
+    const tried = status === 'sent' || status === 'bounced' || status === 'failed' || refusal !== null;
+    let project = lastProject?.id === projectId ? lastProject.watch : projects.get(projectId);
     if (!project) {
       project = { heard: now, sends: createLastSends(p.windowSends, p.maxWindowMs) };
       projects.set(projectId, project);
     }
+    if (lastProject?.watch !== project) lastProject = { id: projectId, watch: project };
     project.heard = now;
     if (tried) {
       project.sends.add(status === 'bounced', now);
       judgeProject(projectId, project, now);
     }
     if (event.kind === 'broadcast') {
-      const key = `${projectId} ${event.mailingRef}`;
-      let watch = broadcasts.get(key);
+      let watch =
+        lastBroadcast?.ref === event.mailingRef && lastBroadcast.projectId === projectId
+          ? lastBroadcast
+          : broadcasts.get(`${projectId} ${event.mailingRef}`);
       if (!watch) {
         watch = newBroadcastWatch(projectId, event.mailingRef, now);
-        broadcasts.set(key, watch);
+        broadcasts.set(`${projectId} ${event.mailingRef}`, watch);
       }
+      lastBroadcast = watch;
       watch.heard = now;
       if (tried) watch.local.attempts += 1;
       if (refusal === 'hard-bounce' || refusal === 'sender-side') watch.local[refusal] += 1;
       judgeBroadcast(watch);
     }
     if (event.latencyMs === null) return;
-    const domain = domainOf(event.address);
-    const key = `${projectId} ${domain}`;
-    let watch = destinations.get(key);
+    let watch =
+      lastDestination?.projectId === projectId && atDomain(event.address, lastDestination.domain)
+        ? lastDestination
+        : undefined;
     if (!watch) {
-      watch = {
-        projectId,
-        domain,
-        heard: now,
-        window: createWindowCounts(d.windowMs),
-        sharedRefusals: 0,
-        localRefusals: 0,
-      };
-      destinations.set(key, watch);
+      const domain = domainOf(event.address);
+      watch = destinations.get(`${projectId} ${domain}`);
+      watch ??= newDestinationWatch(projectId, domain, now);
     }
+    lastDestination = watch;
     watch.heard = now;
     const refused = refusal === 'sender-side';
     watch.window.add(now, refused);
     if (refused) watch.localRefusals += 1;
     judgeDestination(watch, now);
   });
+
+  function newDestinationWatch(projectId: string, domain: string, now: number): DestinationWatch {
+    const watch: DestinationWatch = {
+      projectId,
+      domain,
+      key: `destination ${projectId} ${domain}`,
+      heard: now,
+      window: createWindowCounts(d.windowMs),
+      sharedRefusals: 0,
+      localRefusals: 0,
+      seenPaused: false,
+      resumedAt: 0,
+    };
+    destinations.set(`${projectId} ${domain}`, watch);
+    return watch;
+  }
 
   function newBroadcastWatch(projectId: string, ref: string, now: number): BroadcastWatch {
     const watch: BroadcastWatch = {
@@ -164,6 +225,10 @@ export function createReputationGuard(
       shared: noFigures(),
       local: noFigures(),
       base: null,
+      countedAt: 0,
+      countMs: 0,
+      storeSignalTotal: 0,
+      sum: noFigures(),
     };
     // The mailing (for its id) is read once; outcomes are counted meanwhile and judged when it comes.
     ctx.store.getMailing(projectId, ref).then(
@@ -200,7 +265,7 @@ export function createReputationGuard(
     if (!mailing || writing.has(mailing.id) || heldPauses.heldMailing(mailing.projectId, mailing.id))
       return 0;
     const since = watch.base ? null : mailing.createdAt.toISOString();
-    const rule = crossedBroadcastRule(addFigures(watch.shared, watch.local), b, since);
+    const rule = crossedBroadcastRule(sumFiguresInto(watch.sum, watch.shared, watch.local), b, since);
     if (!rule) return 0;
     write(
       mailing.id,
@@ -214,14 +279,14 @@ export function createReputationGuard(
   }
 
   function judgeDestination(watch: DestinationWatch, now: number): number {
-    const { projectId, domain } = watch;
-    const key = `destination ${projectId} ${domain}`;
-    if (writing.has(key) || heldPauses.heldDomain(projectId, domain)) return 0;
+    const { projectId, domain, key } = watch;
     const window = watch.window.totals(now);
     const count = Math.max(watch.sharedRefusals + watch.localRefusals, window.refusals);
+    if (count < d.senderSideMin) return 0;
     const attempts = Math.max(window.attempts, count);
     const rate = attempts === 0 ? 0 : count / attempts;
-    if (count < d.senderSideMin || rate <= d.senderSideRate) return 0;
+    if (rate <= d.senderSideRate) return 0;
+    if (writing.has(key) || heldPauses.heldDomain(projectId, domain)) return 0;
     const rule: PauseRule = {
       name: 'destination.sender-side',
       signal: 'sender-side',
@@ -237,6 +302,9 @@ export function createReputationGuard(
       key,
       { projectId, scope: 'destination', destination: domain },
       { by: 'guard', reason: describeRule(rule), rule, until: new Date(now + d.pauseMs) },
+      () => {
+        watch.seenPaused = true;
+      },
     );
     return 1;
   }
@@ -280,6 +348,7 @@ export function createReputationGuard(
       const pauses = await ctx.store.listPauses({ projectId, now: new Date(now) });
       pausesOf.set(projectId, pauses);
       heldPauses.replace(projectId, pauses, readAt);
+      seeDestinationResumes(projectId, now);
       const wasPaused = seenPaused.has(`project ${projectId}`);
       const isPaused = pauses.some((x) => x.scope === 'project');
       if (isPaused) seenPaused.add(`project ${projectId}`);
@@ -317,15 +386,53 @@ export function createReputationGuard(
       return 0;
     }
     const reading = { ...watch.local };
-    const figures = await storeFigures(ctx, mailing);
+    const resumed = seenPaused.has(mailing.id);
+    const figures = await storeSignals(ctx, mailing);
+    const total = signalTotal(figures);
+    // Another worker's signals (growth beyond this process's own since the last round), a resume, or the
+    // time: count the attempts too.
+    const foreign = total - watch.storeSignalTotal > signalTotal(reading);
+    watch.storeSignalTotal = total;
+    const due = now - watch.countedAt >= Math.max(ATTEMPTS_EVERY_MS, ATTEMPTS_SPACING * watch.countMs);
+    const counted = resumed || foreign || due;
+    if (counted) {
+      const started = Date.now();
+      figures.attempts = await storeAttempts(ctx, mailing);
+      watch.countMs = Date.now() - started;
+      watch.countedAt = now;
+    }
     if (seenPaused.delete(mailing.id)) {
       watch.base = figures;
       watch.local = noFigures();
     } else {
       watch.local = addFigures(watch.local, reading, -1);
+      // Not counted this round: this process's attempts since the last count stay its own.
+      if (!counted) watch.local.attempts += reading.attempts;
     }
-    watch.shared = watch.base ? addFigures(figures, watch.base, -1) : figures;
+    const shared = watch.base ? addFigures(figures, watch.base, -1) : figures;
+    if (!counted) shared.attempts = watch.shared.attempts;
+    watch.shared = shared;
     return judgeBroadcast(watch);
+  }
+
+  /**
+   * A destination resumed (by an operator, or its timed pause ended) is judged afresh from then: what
+   * made it pause does not pause it again at its next outcome. Run right after the pauses are read, before
+   * any outcome is judged against them.
+   */
+  function seeDestinationResumes(projectId: string, now: number): void {
+    for (const watch of destinations.values()) {
+      if (watch.projectId !== projectId) continue;
+      if (heldPauses.heldDomain(projectId, watch.domain) || writing.has(watch.key)) {
+        watch.seenPaused = true;
+      } else if (watch.seenPaused) {
+        watch.seenPaused = false;
+        watch.resumedAt = now;
+        watch.window.clear();
+        watch.localRefusals = 0;
+        watch.sharedRefusals = 0;
+      }
+    }
   }
 
   async function roundDestinations(now: number): Promise<number> {
@@ -346,11 +453,25 @@ export function createReputationGuard(
         kinds: ['sender-side'],
         since: new Date(since),
       });
+      // A destination resumed within the window counts from its resume (rare: one more read each).
+      const sinceResume = new Map<DestinationWatch, number>();
+      for (const watch of watches) {
+        if (watch.resumedAt <= since) continue;
+        const counts = await ctx.store.countInboundSignals({
+          projectId,
+          kinds: ['sender-side'],
+          since: new Date(watch.resumedAt),
+        });
+        sinceResume.set(
+          watch,
+          counts.filter((s) => s.domain === watch.domain).reduce((n, s) => n + s.count, 0),
+        );
+      }
       watches.forEach((watch, i) => {
-        watch.localRefusals -= reading[i] as number;
-        watch.sharedRefusals = refused
-          .filter((s) => s.domain === watch.domain)
-          .reduce((n, s) => n + s.count, 0);
+        watch.localRefusals = Math.max(0, watch.localRefusals - (reading[i] as number));
+        watch.sharedRefusals =
+          sinceResume.get(watch) ??
+          refused.filter((s) => s.domain === watch.domain).reduce((n, s) => n + s.count, 0);
         paused += judgeDestination(watch, now);
       });
     }

@@ -1,6 +1,18 @@
 import type { OutboxWrite } from './event-records.js';
 import type { ClaimedDelivery, RenderedContent } from './records.js';
 
+/**
+ * How `lastError` ends on a delivery held for a sender-side block (a policy block, a blocklisted sender, a
+ * poor reputation): `queued`, due only at the hold's deadline, never retried before its broadcast,
+ * destination or project is resumed. `PauseStore.removePause` makes the held deliveries of what it
+ * resumes due at once, with this replaced by {@link SENDER_BLOCK_RESUMED}; one claimed still holding it
+ * reached its deadline unresumed, and fails. The state is the text, so no store needs a column for it.
+ */
+export const SENDER_BLOCK_HELD = '(sender-side block: held until resumed)';
+
+/** What {@link SENDER_BLOCK_HELD} becomes when a resume releases the delivery. */
+export const SENDER_BLOCK_RESUMED = '(sender-side block: resumed)';
+
 /** The outcome a worker records for a claimed delivery. */
 export interface DeliveryOutcome {
   /**

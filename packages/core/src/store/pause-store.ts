@@ -50,6 +50,13 @@ export interface PauseStore {
    * (the `broadcast.resumed` event) is inserted in the same transaction, and only when one was removed.
    * An expired pause is removed too but not returned (it had ended by itself).
    *
+   * In the same transaction, whether or not a pause was in force, it releases the deliveries held for a
+   * sender-side block that the target covers: `queued`, `lastError` ending with `SENDER_BLOCK_HELD`, and
+   * `nextAttemptAt` (the hold's deadline) after `now`; of the mailing `target` (`broadcast`), of the
+   * project (`project`), or of the project whose address ends with `@` and one of the pause's `domains`
+   * (`destination`; `[target]` when no pause row is left). Each gets `nextAttemptAt = now` and
+   * `SENDER_BLOCK_HELD` replaced by `SENDER_BLOCK_RESUMED` in its `lastError`; nothing else changes.
+   *
    * Race guarantee: of concurrent calls for one pause, exactly one returns it.
    */
   removePause(

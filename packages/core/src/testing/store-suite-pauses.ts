@@ -1,5 +1,6 @@
 /** Store conformance: the PauseStore role, and the claims and `nextDueAt` passing over what it pauses. */
 import { expect, it } from 'vitest';
+import { SENDER_BLOCK_HELD, SENDER_BLOCK_RESUMED } from '../store/delivery-queue.js';
 import type { PauseRecord } from '../store/pause-store.js';
 import { testTime } from './store-fixtures.js';
 import { makeEvent } from './store-suite-events.js';
@@ -130,6 +131,55 @@ export function describePauses(ctx: StoreSuiteContext): void {
       ['a@gmail.com', testTime(-50).getTime()],
       ['b@x_y.test', testTime(-49).getTime()],
       [third.deliveries[0]?.address, testTime(-10).getTime()],
+    ]);
+  });
+
+  it('removePause releases the deliveries held for a sender-side block that it covers, and only those', async () => {
+    const held = (deadline: number) => ({
+      lastError: `550 5.7.1 policy block ${SENDER_BLOCK_HELD}`,
+      nextAttemptAt: testTime(deadline),
+    });
+    const first = await seedMailing(ctx.store, {
+      addresses: ['a@gmail.com', 'b@gmail.com', 'c@gmail.com', 'd@other.test'],
+      delivery: (address) =>
+        address.startsWith('c@')
+          ? { lastError: '451 4.7.1 greylisted', nextAttemptAt: testTime(1_000) }
+          : held(address.startsWith('b@') ? 5 : 1_000),
+    });
+    const p = first.project.id;
+    const second = await seedMailing(ctx.store, {
+      project: first.project,
+      addresses: ['e@x.test'],
+      delivery: () => held(1_000),
+    });
+    const elsewhere = await seedMailing(ctx.store, {
+      addresses: ['f@gmail.com'],
+      delivery: () => held(1_000),
+    });
+    const state = async (seeded: { deliveries: ReadonlyArray<{ id: string }> }, i: number) => {
+      const d = await ctx.store.getDelivery(seeded.deliveries[i]?.id ?? '');
+      return [d?.nextAttemptAt.getTime(), d?.lastError?.endsWith(SENDER_BLOCK_RESUMED) === true];
+    };
+    // A destination with no pause in force: its name is its domain.
+    expect(await ctx.store.removePause(p, 'destination', 'gmail.com', testTime(10))).toBeUndefined();
+    expect(await state(first, 0)).toEqual([testTime(10).getTime(), true]);
+    // One whose hold ended (deadline passed) is left to fail; one not held keeps its retry time.
+    expect(await state(first, 1)).toEqual([testTime(5).getTime(), false]);
+    expect(await state(first, 2)).toEqual([testTime(1_000).getTime(), false]);
+    expect(await state(first, 3)).toEqual([testTime(1_000).getTime(), false]);
+    expect(await state(elsewhere, 0)).toEqual([testTime(1_000).getTime(), false]);
+    await ctx.store.removePause(p, 'broadcast', first.mailing.id, testTime(20));
+    expect(await state(first, 3)).toEqual([testTime(20).getTime(), true]);
+    expect(await state(second, 0)).toEqual([testTime(1_000).getTime(), false]);
+    await ctx.store.removePause(p, 'project', p, testTime(30));
+    expect(await state(second, 0)).toEqual([testTime(30).getTime(), true]);
+    expect(await state(elsewhere, 0)).toEqual([testTime(1_000).getTime(), false]);
+    const claimed = await ctx.store.claimDeliveries({ now: testTime(30), limit: 10, leaseMs: LEASE });
+    expect(sorted(claimed.map((d) => d.address))).toEqual([
+      'a@gmail.com',
+      'b@gmail.com',
+      'd@other.test',
+      'e@x.test',
     ]);
   });
 

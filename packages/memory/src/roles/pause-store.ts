@@ -1,4 +1,10 @@
-import type { PauseRecord, PauseScope, PauseStore } from '@mailroom/core';
+import {
+  type PauseRecord,
+  type PauseScope,
+  type PauseStore,
+  SENDER_BLOCK_HELD,
+  SENDER_BLOCK_RESUMED,
+} from '@mailroom/core';
 import { clone } from '../memory-copy.js';
 import type { State } from '../memory-state.js';
 import { compare, key } from '../memory-state.js';
@@ -20,6 +26,7 @@ export function memoryPauseStore(db: () => State): PauseStore {
       const s = db();
       const k = pauseKey(projectId, scope, target);
       const current = s.pauses.get(k);
+      releaseHeld(s, projectId, scope, target, current?.domains ?? [target], now);
       if (!current) return undefined;
       s.pauses.delete(k);
       if (!isActive(current, now.getTime())) return undefined;
@@ -39,6 +46,33 @@ export function memoryPauseStore(db: () => State): PauseStore {
         .map((p) => clone(p));
     },
   };
+}
+
+/**
+ * Makes the deliveries held for a sender-side block that the target covers due at `now` (those whose
+ * hold has not ended: `nextAttemptAt` after `now`), as `PauseStore.removePause` says.
+ */
+function releaseHeld(
+  s: State,
+  projectId: string,
+  scope: PauseScope,
+  target: string,
+  domains: readonly string[],
+  now: Date,
+): void {
+  const t = now.getTime();
+  for (const d of s.deliveries.values()) {
+    if (d.status !== 'queued' || d.projectId !== projectId || d.nextAttemptAt.getTime() <= t) continue;
+    if (!d.lastError?.endsWith(SENDER_BLOCK_HELD)) continue;
+    const covered =
+      scope === 'project' ||
+      (scope === 'broadcast' && d.mailingId === target) ||
+      (scope === 'destination' && domains.some((domain) => d.address.endsWith(`@${domain}`)));
+    if (!covered) continue;
+    d.nextAttemptAt = new Date(t);
+    d.lastError = d.lastError.replace(SENDER_BLOCK_HELD, SENDER_BLOCK_RESUMED);
+    d.updatedAt = new Date(t);
+  }
 }
 
 /** Whether the delivery (of `projectId` and `mailingId`, to `address`) is held back by an active pause. */

@@ -1,4 +1,11 @@
-import type { OutboxWrite, PauseRecord, PauseRule, PauseStore } from '@mailroom/core';
+import {
+  type OutboxWrite,
+  type PauseRecord,
+  type PauseRule,
+  type PauseStore,
+  SENDER_BLOCK_HELD,
+  SENDER_BLOCK_RESUMED,
+} from '@mailroom/core';
 import type { Db } from '../connection/connect.js';
 import type { Codec, Row } from '../rows/codec.js';
 import { ms } from '../rows/codec.js';
@@ -55,6 +62,8 @@ export function sqlPauseStore(ctx: SqlContext): PauseStore {
         runner.transaction(db, async (tx) => {
           const key = [projectId, scope, target];
           const row = await first(`SELECT * FROM mailroom_pauses WHERE ${where}${runner.forUpdate}`, key, tx);
+          const domains = row ? decodePause(codec, row).domains : [target];
+          await write(...releaseHeld(projectId, scope, target, domains, now), tx);
           if (!row) return undefined;
           if ((await write(`DELETE FROM mailroom_pauses WHERE ${where}`, key, tx)) === 0) return undefined;
           const pause = decodePause(codec, row);
@@ -102,10 +111,51 @@ export function notPausedClause(pauses: readonly PauseRecord[]): [string, unknow
     for (const domain of p.domains) {
       // `!` escapes LIKE's wildcards (a domain may hold `_`); the same on every database.
       parts.push(`NOT (d.project_id = ? AND d.address LIKE ? ESCAPE '!')`);
-      params.push(p.projectId, `%@${domain.replace(/[!%_]/g, (ch) => `!${ch}`)}`);
+      params.push(p.projectId, atDomain(domain));
     }
   }
   return parts.length === 0 ? ['', []] : [` AND ${parts.join(' AND ')}`, params];
+}
+
+/** A destination's domain as a LIKE pattern of the addresses at it (`!` escapes LIKE's wildcards). */
+function atDomain(domain: string): string {
+  return `%@${domain.replace(/[!%_]/g, (ch) => `!${ch}`)}`;
+}
+
+/**
+ * The update that makes the deliveries held for a sender-side block that a resumed target covers due at
+ * `now` (`PauseStore.removePause`): those still held (`nextAttemptAt`, the hold's deadline, after `now`).
+ */
+function releaseHeld(
+  projectId: string,
+  scope: PauseRecord['scope'],
+  target: string,
+  domains: readonly string[],
+  now: Date,
+): [string, unknown[]] {
+  const t = now.getTime();
+  const params: unknown[] = [
+    t,
+    t,
+    SENDER_BLOCK_HELD,
+    SENDER_BLOCK_RESUMED,
+    projectId,
+    t,
+    `%${SENDER_BLOCK_HELD}`,
+  ];
+  let covers = '';
+  if (scope === 'broadcast') {
+    covers = ' AND mailing_id = ?';
+    params.push(target);
+  } else if (scope === 'destination') {
+    covers = ` AND (${domains.map(() => "address LIKE ? ESCAPE '!'").join(' OR ') || '1 = 0'})`;
+    params.push(...domains.map(atDomain));
+  }
+  return [
+    `UPDATE mailroom_deliveries SET next_attempt_at = ?, updated_at = ?, last_error = REPLACE(last_error, ?, ?)
+      WHERE project_id = ? AND status = 'queued' AND next_attempt_at > ? AND last_error LIKE ?${covers}`,
+    params,
+  ];
 }
 
 /** The pauses in force at `now`, every project's (what a claim passes over). */
