@@ -1,4 +1,4 @@
-import { isMailroomError } from '../base/errors.js';
+import { isMailroomError, isStoreOutage } from '../base/errors.js';
 import { isTimeZone, nextLocalTime, parseClockTime } from '../base/local-time.js';
 import { changeConsent } from '../consent/consent-change.js';
 import type { BaseContext } from '../context/base-context.js';
@@ -174,7 +174,8 @@ export async function runClaimed(parts: RunParts, claimed: ClaimedRun): Promise<
     return fenced({ ...waiting(run, definition), dueAt: clock.now() }, true);
   } catch (error) {
     // Never a crash of the worker: the run waits and is tried again.
-    logger.error({ err: error, runId: run.id }, 'automation run failed; retrying later');
+    if (!isStoreOutage(error))
+      logger.error({ err: error, runId: run.id }, 'automation run failed; retrying later');
     await store
       .advanceRun(
         run.id,

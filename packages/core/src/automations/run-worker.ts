@@ -1,3 +1,4 @@
+import { isStoreOutage } from '../base/errors.js';
 import type { CapabilityTask } from '../context/capability.js';
 import type { AutomationsEngineOptions } from './automation-types.js';
 import { createBuiltinTriggers } from './builtin-triggers.js';
@@ -51,7 +52,8 @@ export function createRunWorker(
       running = once().then(
         (n) => schedule(n >= batchSize ? 0 : pollMs),
         (error: unknown) => {
-          logger.error({ err: error }, 'automations: claiming due runs failed');
+          // An outage is logged once, when it starts and ends, by the watched store (context/store-health.ts).
+          if (!isStoreOutage(error)) logger.error({ err: error }, 'automations: claiming due runs failed');
           schedule(pollMs);
         },
       );
