@@ -1,23 +1,11 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CliIo, main } from '@mailroom/cli';
 import { describe, expect, it } from 'vitest';
+import { runCli } from './support/cli-harness.js';
 
-/** Runs `mailroom <argv>` in-process, capturing what it writes. */
-async function run(argv: string[]) {
-  let out = '';
-  let err = '';
-  const io: CliIo = {
-    stdout: { write: (s: string) => (out += s), isTTY: false },
-    stderr: { write: (s: string) => (err += s) },
-    env: {},
-    cwd: mkdtempSync(join(tmpdir(), 'mailroom-lease-')),
-    onShutdown: () => () => {},
-  };
-  const code = await main(argv, io);
-  return { code, out, err };
-}
+/** `mailroom <argv>` in-process, in a folder of its own. */
+const run = (argv: string[]) => runCli(mkdtempSync(join(tmpdir(), 'mailroom-lease-')), argv);
 
 describe('--lease SECONDS on serve and worker', () => {
   it.each(['serve', 'worker'])(

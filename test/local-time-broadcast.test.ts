@@ -1,11 +1,11 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CliIo, main } from '@mailroom/cli';
 import { createMailroom, type Mailroom, type ManualClock, manualClock } from '@mailroom/core';
 import { smtpTransport } from '@mailroom/smtp';
 import { sqlStore } from '@mailroom/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from './support/cli-harness.js';
 import { dashboardCookie } from './support/dashboard-session.js';
 import { callApi, type Listening, listenMailroom } from './support/http-harness.js';
 import { type SmtpSink, startSmtpSink } from './support/smtp-sink.js';
@@ -109,15 +109,9 @@ describe('local-time broadcasts and sending windows on SQLite through the SMTP t
       Number(m[2]),
     ]);
     expect(shown).toEqual(view.waiting?.map((w) => [w.hour.toISOString(), w.count]));
-    let out = '';
-    const io: CliIo = {
-      stdout: { write: (text: string) => (out += text), isTTY: false },
-      stderr: { write: () => {} },
-      env: {},
-      cwd: dir,
-      onShutdown: () => () => {},
-    };
-    expect(await main(['broadcast', 'status', '--project', projectId, '--database', url, ref], io)).toBe(0);
+    const status = await runCli(dir, ['broadcast', 'status', '--project', projectId, '--database', url, ref]);
+    expect(status.code, status.err).toBe(0);
+    const out = status.out;
     // The CLI reads at the machine's time (years before 2031): Tokyo's hour waits too.
     expect(out).toMatch(
       /Waiting: +1 at 2031-03-30T00:00Z, 1 at 2031-03-30T03:00Z, 1 at 2031-03-30T07:00Z, 2 at 2031-03-30T09:00Z/,
