@@ -374,7 +374,9 @@ describe("a guard's pause in a browser", () => {
         sender: SENDER,
         message: 'Hello',
         recipients: [
-          ...[1, 2, 3, 4].map((i) => `dmarc+${i}@${SIM}`),
+          // DMARC rejections told by DSN after acceptance: sender-side bounces the guard counts, each once
+          // (a refusal at send time, `dmarc@`, would be held and sent again after the resume).
+          ...[1, 2, 3, 4].map((i) => `async-dmarc+${i}@${SIM}`),
           ...Array.from({ length: 30 }, (_, i) => `reader${i}@example.test`),
         ],
       })
