@@ -73,10 +73,7 @@ describe('dashboard: automations', () => {
 
     const other = await mailroom.admin.createProject({ name: 'Other' });
     foreignId = (
-      await mailroom.automations.create(
-        other.secret,
-        workflow('Other flow').on('signup').wait('1h').build(),
-      )
+      await mailroom.automations.create(other.secret, workflow('Other flow').on('signup').wait('1h').build())
     ).id;
 
     app = Fastify();
@@ -117,18 +114,18 @@ describe('dashboard: automations', () => {
     expect(await row.locator('a').textContent()).toBe('Cart <b>reminder</b>');
     expect(await row.locator('b').count()).toBe(4);
     const count = async (name: string) => row.locator(`[data-count="${name}"]`).textContent();
-    expect([await count('entered'), await count('waiting'), await count('done'), await count('exited')]).toEqual([
-      '3',
-      '2',
-      '0',
-      '1',
-    ]);
+    expect([
+      await count('entered'),
+      await count('waiting'),
+      await count('done'),
+      await count('exited'),
+    ]).toEqual(['3', '2', '0', '1']);
     // Another project's workflow is not listed.
     expect(await page.content()).not.toContain('Other flow');
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-automations.png') });
   });
 
-  it("draws the workflow as its steps with the runs waiting at each, and lists its runs", async () => {
+  it('draws the workflow as its steps with the runs waiting at each, and lists its runs', async () => {
     await page.click(`tr[data-workflow="${workflowId}"] a`);
     await page.waitForURL(`${base}/dashboard/automations/${workflowId}`);
     const svg = page.locator('figure.workflow-diagram svg');
@@ -165,9 +162,11 @@ describe('dashboard: automations', () => {
     await page.waitForURL(/\/dashboard\/automations\?contact=cy%40example\.test/);
     const timeline = page.locator('[data-contact-timeline]');
     expect(await timeline.locator('h2').textContent()).toBe('cy@example.test');
-    const kinds = await timeline.locator('tr[data-run-event]').evaluateAll((rows) =>
-      rows.map((r) => (r as unknown as { dataset: { runEvent: string } }).dataset.runEvent),
-    );
+    const kinds = await timeline
+      .locator('tr[data-run-event]')
+      .evaluateAll((rows) =>
+        rows.map((r) => (r as unknown as { dataset: { runEvent: string } }).dataset.runEvent),
+      );
     expect(kinds).toEqual(['automation.run_started', 'automation.run_exited']);
     expect(await timeline.textContent()).toContain('exit-event:order.placed');
     expect(problems).toEqual([]);
@@ -178,7 +177,9 @@ describe('dashboard: automations', () => {
     const client = new DashboardClient(base);
     await client.signIn(secret);
     expect((await client.get(`/dashboard/automations/${foreignId}`)).status).toBe(404);
-    const res = await client.get(`/dashboard/automations?contact=${encodeURIComponent('<script>x</script>@a.test')}`);
+    const res = await client.get(
+      `/dashboard/automations?contact=${encodeURIComponent('<script>x</script>@a.test')}`,
+    );
     expect(res.status).toBe(200);
     const body = await res.text();
     expect(body).not.toContain('<script>x</script>');

@@ -66,8 +66,16 @@ describe('dashboard: inbound', () => {
     const acme = await mailroom.admin.createProject({ name: 'Acme' });
     secret = acme.secret;
     await mailroom.admin.addSender(acme.project.id, { address: 'help@acme.test' });
-    await mailroom.receiving.addRoute(secret, { domain: INBOX, pattern: 'support', destination: { kind: 'store' } });
-    await mailroom.receiving.addRoute(secret, { domain: INBOX, pattern: 'reply+*', destination: { kind: 'handler' } });
+    await mailroom.receiving.addRoute(secret, {
+      domain: INBOX,
+      pattern: 'support',
+      destination: { kind: 'store' },
+    });
+    await mailroom.receiving.addRoute(secret, {
+      domain: INBOX,
+      pattern: 'reply+*',
+      destination: { kind: 'handler' },
+    });
     otherSecret = (await mailroom.admin.createProject({ name: 'Other' })).secret;
     listener = await inboundSmtpServer({
       inbound: mailroom.inbound,
@@ -100,7 +108,9 @@ describe('dashboard: inbound', () => {
       to: `support@${INBOX}`,
       subject: '<script>alert(1)</script> Verify your account',
       text: 'Click here',
-      attachments: [{ filename: 'statement<1>.pdf', content: Buffer.alloc(1234, 1), contentType: 'application/pdf' }],
+      attachments: [
+        { filename: 'statement<1>.pdf', content: Buffer.alloc(1234, 1), contentType: 'application/pdf' },
+      ],
     });
     await waitUntil(async () => (await mailroom.receiving.listMessages(secret)).items.length === 2);
 
@@ -142,7 +152,9 @@ describe('dashboard: inbound', () => {
     await page.waitForURL(`${base}/dashboard/broadcasts`);
     await page.click('nav >> text=Inbound');
     await page.waitForURL(`${base}/dashboard/inbound`);
-    expect(await page.locator(`tr[data-receiving-domain="${INBOX}"]`).textContent()).toContain(`${INBOX} MX 10`);
+    expect(await page.locator(`tr[data-receiving-domain="${INBOX}"]`).textContent()).toContain(
+      `${INBOX} MX 10`,
+    );
     const routes = await page.locator('tr[data-route] code').allTextContents();
     expect(routes).toEqual([`reply+*@${INBOX}`, `support@${INBOX}`]);
     const forged = page.locator('tr[data-inbound]', { hasText: 'Verify your account' });

@@ -22,8 +22,8 @@ import {
   sessionCookie,
 } from './dashboard-http.js';
 import type { ResolvedDashboardOptions } from './dashboard-options.js';
-import { inboundMessageView, inboundView, repliesOf } from './inbound-views.js';
 import { DELIVERY_STATUS_ORDER, progressOf } from './fragments.js';
+import { inboundMessageView, inboundView, repliesOf } from './inbound-views.js';
 import { frameOf, type PageContext } from './layout.js';
 import { audiencePage } from './pages/audience-page.js';
 import { deliveryPage } from './pages/delivery-page.js';

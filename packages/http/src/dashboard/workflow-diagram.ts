@@ -67,7 +67,8 @@ export function workflowDiagram(definition: WorkflowDefinition, counts: RunCount
     const y2 = row(from + 1);
     arrows.push(
       html`<line x1="${x}" y1="${y1}" x2="${x}" y2="${y2 - 3}" stroke="#5f6b76" stroke-width="1.5" marker-end="url(#wf-arrow)"/>${
-        label && html`<text x="${x + 6}" y="${(y1 + y2) / 2 + 4}" font-size="11" fill="#5f6b76">${label}</text>`
+        label &&
+        html`<text x="${x + 6}" y="${(y1 + y2) / 2 + 4}" font-size="11" fill="#5f6b76">${label}</text>`
       }`,
     );
   };
@@ -99,7 +100,13 @@ export function workflowDiagram(definition: WorkflowDefinition, counts: RunCount
     html`<g ${attrs}><rect x="${LEFT}" y="${row(r)}" width="${BOX_W}" height="${BOX_H}" rx="7" fill="${fill}" stroke="#8a96a3"/><text x="${LEFT + 10}" y="${row(r) + 20}" font-size="13" font-weight="600" fill="#1d2125">${clip(title, 40)}</text><text x="${LEFT + 10}" y="${row(r) + 38}" font-size="11" fill="#5f6b76">${clip(detail, 52)}</text><text x="${LEFT + BOX_W - 10}" y="${row(r) + 20}" font-size="12" text-anchor="end" fill="#1d2125">${count}</text></g>`;
   const entered = counts.active + counts.completed + counts.exited;
   const boxes = [
-    box(0, `on ${definition.trigger.event}`, `re-entry: ${definition.reentry}`, `entered ${entered}`, '#e3ecfd'),
+    box(
+      0,
+      `on ${definition.trigger.event}`,
+      `re-entry: ${definition.reentry}`,
+      `entered ${entered}`,
+      '#e3ecfd',
+    ),
     ...steps.map((s, i) => {
       const waiting = counts.atStep[s.id] ?? 0;
       return box(

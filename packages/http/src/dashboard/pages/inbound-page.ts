@@ -38,7 +38,11 @@ function authBadges(auth: InboundMail['auth'] | undefined): SafeHtml {
 
 function destinationText(r: ReceivingRouteView): string {
   const d = r.destination;
-  return d.kind === 'webhook' ? `webhook ${d.endpointId}` : d.kind === 'handler' ? 'in-process handler (onInbound)' : 'store only';
+  return d.kind === 'webhook'
+    ? `webhook ${d.endpointId}`
+    : d.kind === 'handler'
+      ? 'in-process handler (onInbound)'
+      : 'store only';
 }
 
 /**
@@ -100,7 +104,9 @@ export function inboundMessagePage(ctx: PageContext, m: InboundMail): SafeHtml {
       ? html`<h2>Reply text</h2><pre class="card" data-stripped>${m.stripped_text}</pre>`
       : '';
   const body = html`<h2>Text</h2>${
-    m.text === null ? html`<p class="card muted">No text part.</p>` : html`<pre class="card" data-text>${m.text}</pre>`
+    m.text === null
+      ? html`<p class="card muted">No text part.</p>`
+      : html`<pre class="card" data-text>${m.text}</pre>`
   }${m.html !== null && html`<details class="card"><summary>HTML source</summary><pre>${m.html}</pre></details>`}`;
   const attachments =
     m.attachments.length === 0
