@@ -187,6 +187,12 @@ describe('dashboard: inbound', () => {
     expect(await replies.textContent()).toContain('ana@sender.test');
     expect(await replies.textContent()).toContain('Thanks, it works now!');
     expect(await replies.textContent()).not.toContain('We are on it');
+    // The delivery's own page lists it too.
+    await page.goto(`${base}/dashboard/messages/${messageRef}/delivery?address=ana%40sender.test`);
+    expect(await page.locator('[data-replies] tr[data-reply]').textContent()).toContain(
+      'Thanks, it works now!',
+    );
+    await page.goto(`${base}/dashboard/messages/${messageRef}`);
     await replies.locator('a').click();
     await page.waitForURL(/\/dashboard\/inbound\/inm_/);
     expect(await page.textContent('[data-stripped]')).toBe('Thanks, it works now!');
