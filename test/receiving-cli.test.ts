@@ -58,7 +58,7 @@ describe('receiving routes and received mail from the CLI, on the database and t
 
     const taken = await remote(['route', 'add', INBOX, 'support']);
     expect(taken.code).toBe(1);
-    expect(taken.err).toContain(`support@${INBOX} already exists`);
+    expect(taken.err).toContain(`support@${INBOX} is already routed`);
     expect((await local(['route', 'add', INBOX, 'x', '--handler', '--store'])).code).toBe(2);
     const unknownEndpoint = await local(['route', 'add', INBOX, 'sales', '--webhook', 'wh_nobody']);
     expect(unknownEndpoint.code).toBe(1);
