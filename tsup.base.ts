@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import type { Options } from 'tsup';
 
 /** The one build config every package spreads into its own `tsup.config.ts`. */
@@ -6,7 +7,9 @@ export const base: Options = {
   // declaration build would load and check the sources of every package it imports (the cli's: nearly all
   // of them). Without them an import of another package reads that package's built declarations
   // (`pnpm -r build` builds a package's dependencies before it): the same output, a fraction of the work.
-  tsconfig: '../../tsconfig.build.json',
+  // By absolute path: a build may run from another folder (test/build-render-thread.test.ts runs the core's
+  // config from the repository's root).
+  tsconfig: fileURLToPath(new URL('./tsconfig.build.json', import.meta.url)),
   format: ['esm'],
   target: 'node20',
   dts: true,
