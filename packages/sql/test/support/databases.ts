@@ -70,6 +70,16 @@ export function sameDatabase(store: Store): Store {
   return storeOn(url);
 }
 
+/**
+ * One round trip that empties `tables` (PostgreSQL), or none when there are none. DELETE, not TRUNCATE:
+ * TRUNCATE gives every table and index a new file, 0.4-1 s for the store's 41 tables even when they are
+ * empty, before each of the kit's 200-odd cases; a DELETE of a case's few rows takes about a millisecond.
+ * The end state is the same: the store's tables have no foreign keys, triggers or sequences.
+ */
+function deleteAllRows(tables: readonly string[]): string {
+  return tables.length === 0 ? 'SELECT 1' : tables.map((table) => `DELETE FROM ${table};`).join(' ');
+}
+
 function uniqueName(): string {
   return `mr_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
 }
@@ -103,8 +113,7 @@ export function pgbouncerDatabases(bouncer: Pgbouncer): TestDatabases {
         const tables = await client.query<{ name: string }>(
           "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_name LIKE 'mailroom\\_%' AND table_name NOT LIKE 'mailroom\\_migrations%'",
         );
-        if (tables.rows.length > 0)
-          await client.query(`TRUNCATE ${tables.rows.map((t) => t.name).join(', ')}`);
+        await client.query(deleteAllRows(tables.rows.map((t) => t.name)));
       } finally {
         await client.end();
       }
@@ -172,8 +181,7 @@ function serverDatabases(kind: ServerKind, base: string): TestDatabases {
                 "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 AND table_name LIKE 'mailroom\\_%' AND table_name NOT LIKE 'mailroom\\_migrations%'",
                 [schema],
               );
-              if (tables.rows.length === 0) return;
-              await client.query(`TRUNCATE ${tables.rows.map((t) => `${schema}.${t.name}`).join(', ')}`);
+              await client.query(deleteAllRows(tables.rows.map((t) => `${schema}.${t.name}`)));
             });
           },
         );
@@ -188,7 +196,11 @@ function serverDatabases(kind: ServerKind, base: string): TestDatabases {
     };
   }
   const admin = async <T>(fn: (connection: mysql.Connection) => Promise<T>): Promise<T> => {
-    const connection = await mysql.createConnection({ uri: base.replace(/^mariadb:/i, 'mysql:') });
+    const connection = await mysql.createConnection({
+      uri: base.replace(/^mariadb:/i, 'mysql:'),
+      // The emptying below is one round trip of a statement per table.
+      multipleStatements: true,
+    });
     try {
       return await fn(connection);
     } finally {
@@ -215,8 +227,10 @@ function serverDatabases(kind: ServerKind, base: string): TestDatabases {
               "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = ? AND table_name LIKE 'mailroom\\_%' AND table_name NOT LIKE 'mailroom\\_migrations%'",
               [database],
             );
-            for (const table of tables)
-              await connection.query(`DELETE FROM ${database}.${String(table.name)}`);
+            if (tables.length > 0)
+              await connection.query(
+                tables.map((table) => `DELETE FROM ${database}.${String(table.name)};`).join(' '),
+              );
           });
         },
       );
