@@ -18,9 +18,10 @@ import { createRenderLane, type RenderLane } from './render-lane.js';
 import { type BuiltMessage, createRenderPool, type RenderPool, RenderRequeued } from './render-pool.js';
 
 /**
- * A build on a shared render thread that runs this long stops the thread (`RenderPoolOptions.stuckMs`):
- * a normal email builds in a few milliseconds, a runaway template holds the thread up to the render
- * limit (a second per part), and every build posted behind it would wait as long.
+ * A build on a shared render thread that runs this long is a runaway (`RenderPoolOptions.stuckMs`): its
+ * project renders on the slow lane from then on, and its builds waiting behind it are taken off the
+ * thread. A normal email builds in a few milliseconds; a runaway template holds the thread up to the
+ * render limit (a second per part), and every build posted behind it would wait as long.
  */
 export const STUCK_RENDER_MS = 250;
 
