@@ -222,16 +222,16 @@ try {
     for (let r = 0; r < RUNS; r++) {
       if (STACKS.has('loop')) add('loop', await loopRun(sink, template));
       if (STACKS.has('bullmq')) add('bullmq', await bullmqRun(sink, template));
+      const alt = async () => {
+        if (!STACKS.has('alt')) return;
+        const options = { args: ALT_ARGS, smtpQuery: ALT_SMTP_QUERY, ...(ALT_BIN ? { bin: ALT_BIN } : {}) };
+        add('alt', await serveRun(sink, template, N, options));
+      };
+      // Alternated: odd runs start with `alt`, so that neither side always runs on a machine that warms
+      // up or calms down during the pair.
+      if (r % 2 === 1) await alt();
       if (STACKS.has('mailroom')) add('mailroom', await serveRun(sink, template, N, { args: SERVE_ARGS }));
-      if (STACKS.has('alt'))
-        add(
-          'alt',
-          await serveRun(sink, template, N, {
-            args: ALT_ARGS,
-            smtpQuery: ALT_SMTP_QUERY,
-            ...(ALT_BIN ? { bin: ALT_BIN } : {}),
-          }),
-        );
+      if (r % 2 === 0) await alt();
       if (SCALEOUT) {
         add(
           'scaleout',
