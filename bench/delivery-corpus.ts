@@ -20,6 +20,7 @@
  * BENCH_BULLMQ_CONNECTIONS (5), BENCH_STACKS (mailroom,bullmq,loop; also `alt`: serve again with BENCH_ALT_ARGS, compared in the same run),
  * BENCH_SERVE_ARGS (extra serve flags of the `mailroom` stack, space-separated; none by default),
  * BENCH_ALT_ARGS (extra serve flags of the `alt` stack), BENCH_ALT_SMTP_QUERY (query of its `--smtp` URL),
+ * BENCH_ALT_BIN (the `alt` stack runs this built CLI: another checkout's `packages/cli/dist/bin.js`),
  * BENCH_SCALEOUT_ARGS (extra flags of the scale-out's serve and workers, e.g. `--render-threads 0`).
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -49,6 +50,8 @@ const STACKS = new Set((process.env.BENCH_STACKS ?? 'mailroom,bullmq,loop').spli
 const flagsOf = (text: string | undefined) => (text ?? '').split(/\s+/).filter((a) => a !== '');
 const SERVE_ARGS = flagsOf(process.env.BENCH_SERVE_ARGS);
 const ALT_ARGS = flagsOf(process.env.BENCH_ALT_ARGS);
+/** BENCH_ALT_BIN: the `alt` stack runs this built CLI (`.../packages/cli/dist/bin.js` of another checkout). */
+const ALT_BIN = process.env.BENCH_ALT_BIN;
 const ALT_SMTP_QUERY = process.env.BENCH_ALT_SMTP_QUERY;
 const SCALEOUT_ARGS = flagsOf(process.env.BENCH_SCALEOUT_ARGS);
 const TEMPLATES = process.env.BENCH_TEMPLATES
@@ -219,9 +222,16 @@ try {
     for (let r = 0; r < RUNS; r++) {
       if (STACKS.has('loop')) add('loop', await loopRun(sink, template));
       if (STACKS.has('bullmq')) add('bullmq', await bullmqRun(sink, template));
+      const alt = async () => {
+        if (!STACKS.has('alt')) return;
+        const options = { args: ALT_ARGS, smtpQuery: ALT_SMTP_QUERY, ...(ALT_BIN ? { bin: ALT_BIN } : {}) };
+        add('alt', await serveRun(sink, template, N, options));
+      };
+      // Alternated: odd runs start with `alt`, so that neither side always runs on a machine that warms
+      // up or calms down during the pair.
+      if (r % 2 === 1) await alt();
       if (STACKS.has('mailroom')) add('mailroom', await serveRun(sink, template, N, { args: SERVE_ARGS }));
-      if (STACKS.has('alt'))
-        add('alt', await serveRun(sink, template, N, { args: ALT_ARGS, smtpQuery: ALT_SMTP_QUERY }));
+      if (r % 2 === 0) await alt();
       if (SCALEOUT) {
         add(
           'scaleout',

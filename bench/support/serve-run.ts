@@ -49,6 +49,8 @@ export interface ServeRunOptions {
   args?: string[];
   /** Query parameters of the `--smtp` URL (`maxConnections=10`). */
   smtpQuery?: string;
+  /** Another built CLI for `serve` (a before/after in the same run); the workers of a scale-out run ours. */
+  bin?: string;
   /**
    * Set-up before the server starts, not timed (webhook endpoints, ...), on the same database, by an
    * engine with the allow-list of the `--allow-host` flags in `args`.
@@ -185,13 +187,10 @@ export async function serveRun(
     const secret = await seedProject(db.url, template, options.seed, options.args ?? []);
     const smtp = `smtp://127.0.0.1:${sink.port}${options.smtpQuery ? `?${options.smtpQuery}` : ''}`;
     const common = ['--database', db.url, '--smtp', smtp, ...(options.args ?? [])];
-    const serve = await startCli([
-      'serve',
-      '--port',
-      '0',
-      ...common,
-      ...(options.scaleOut ? ['--no-worker'] : []),
-    ]);
+    const serve = await startCli(
+      ['serve', '--port', '0', ...common, ...(options.scaleOut ? ['--no-worker'] : [])],
+      options.bin ? { bin: options.bin } : {},
+    );
     processes.push(serve);
     if (options.scaleOut) {
       const workers = Array.from({ length: options.workers ?? 2 }, () => startCli(['worker', ...common]));

@@ -1,6 +1,7 @@
 import type { DomainSigning } from '../domains/domain-signing.js';
 import type { WarmupOptions } from '../domains/warmup-schedule.js';
 import type { InboundContext } from '../inbound/inbound-context.js';
+import type { RenderBudget } from '../render/render-budget.js';
 import type { Tracking } from '../tracking/tracking.js';
 import type { UnsubscribeContext } from '../unsubscribe/unsubscribe-context.js';
 import type { DestinationOptions } from './destinations.js';
@@ -19,6 +20,11 @@ export interface DeliveryContext extends InboundContext, UnsubscribeContext {
   destinations?: DestinationOptions;
   /** Sender domains' and routes' warm-up schedules, when the engine has the `warmup` option. */
   warmup?: WarmupOptions;
+  /**
+   * The engine's render budget (option `renderBudget`), shared by previews and sends: a project's renders
+   * that run long are charged to it, and over it its deliveries wait. Absent: the worker keeps its own.
+   */
+  renderBudget?: { budget: RenderBudget; msPerMinute: number };
   /** The pauses this process knows of now (the reputation guard's watch), when the guard runs. */
   heldBack?: HeldBack;
 }

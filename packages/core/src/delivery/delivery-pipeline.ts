@@ -1,7 +1,9 @@
 import { domainOf } from '../base/address-parts.js';
+import { isMailroomError } from '../base/errors.js';
 import { createTopicGate } from '../consent/topic-gate.js';
 import { refusalEventData, type SignalFacts } from '../inbound/inbound-effects.js';
 import { outgoingComposer } from '../mime/outgoing-composer.js';
+import { createRenderBudget, DEFAULT_RENDER_MS_PER_MINUTE } from '../render/render-budget.js';
 import { windowOpensAt } from '../store/delivery-plan.js';
 import type { DeliveryOutcome } from '../store/delivery-queue.js';
 import type { ClaimedDelivery, MailingRecord } from '../store/records.js';
@@ -22,6 +24,8 @@ import {
   skipBeforeWork,
   waitBeforeWork,
 } from './pre-send-checks.js';
+import { createSendRenderGuard } from './render-guard.js';
+import { overBudget } from './render-lane.js';
 import { isHeld } from './retry-by-reason.js';
 import { asTransportError, failureOutcome } from './retry-policy.js';
 import { createSendAdmission } from './send-admission.js';
@@ -116,11 +120,20 @@ export function createDeliveryPipeline(
   });
   // The one composition every message gets, as the transport's capabilities say (on this thread, or the
   // same module on the render threads); a transport that also wants the fields renders here.
+  // Render time per project, in the engine's render budget (shared with previews): a project whose
+  // renders run long waits with its own deliveries (`render-guard.ts`, `render-lane.ts`).
+  const renderBudget = ctx.renderBudget ?? {
+    budget: createRenderBudget(clock, DEFAULT_RENDER_MS_PER_MINUTE),
+    msPerMinute: DEFAULT_RENDER_MS_PER_MINUTE,
+  };
+  const renderGuard = createSendRenderGuard(renderBudget.budget, clock, renderBudget.msPerMinute);
   const builder = createOutgoingBuilder({
     composer: outgoingComposer(transport.capabilities),
     threads: transport.capabilities.fields === true ? 0 : opts.renderThreads,
     strictVariables: ctx.strictVariables,
     logger,
+    guard: renderGuard,
+    lane: transport.capabilities.fields !== true,
   });
   let outstanding = 0;
   let halted = false;
@@ -326,6 +339,9 @@ export function createDeliveryPipeline(
       windowWaits.add(wait);
       return result(mailing, wait);
     }
+    // The project used up its render time: its deliveries wait, unrendered, until it is back.
+    const renderWait = renderGuard.waitSeconds(mailing.projectId);
+    if (renderWait > 0) return result(mailing, renderDeferral(renderWait));
     const envelopeFrom = ctx.bounces ? await ctx.bounces.address(delivery.id) : mailing.sender.address;
     const links = await messageLinks(ctx, mailing, delivery);
     const unsubscribe = links.headers;
@@ -346,6 +362,9 @@ export function createDeliveryPipeline(
       });
       built = building instanceof Promise ? await building : building;
     } catch (error) {
+      // Refused on the slow lane: the project's render time ran out while the delivery waited its turn.
+      if (isMailroomError(error) && error.code === 'RATE_LIMITED' && error.retryAfter !== undefined)
+        return result(mailing, renderDeferral(error.retryAfter));
       // A render or build failure is the content's fault (final), unless a render thread died.
       const err = asTransportError(error);
       if (err.retryable) return result(mailing, failureOutcome(delivery, err, opts, since, clock.now()));
@@ -365,6 +384,13 @@ export function createDeliveryPipeline(
       attemptParts,
     );
     return latencyMs === undefined ? result(mailing, outcome) : { ...result(mailing, outcome), latencyMs };
+  }
+
+  /** A delivery put back unrendered while its project's render time is used up (its attempt given back). */
+  function renderDeferral(waitSeconds: number): DeliveryOutcome {
+    const now = clock.now();
+    const reason = overBudget(renderGuard.msPerMinute, waitSeconds).message;
+    return deferredOutcome(new Date(now.getTime() + waitSeconds * 1000), reason, now);
   }
 
   return {

@@ -5,7 +5,7 @@ import { spawnThread, threadEntry } from '../render/spawn-thread.js';
 import type { ClaimedDelivery, RenderedContent } from '../store/records.js';
 import type { TransportComposer } from '../transport/transport.js';
 import type { MailingEntry } from './mailing-cache.js';
-import type { RenderReply, RenderRequest } from './render-protocol.js';
+import type { RenderReady, RenderReply, RenderRequest } from './render-protocol.js';
 
 /** What a render thread returns for one recipient. */
 export interface BuiltMessage {
@@ -23,6 +23,33 @@ export interface RenderPoolOptions {
   composer: TransportComposer;
   strictVariables: boolean;
   logger: Logger;
+  /** Called with each render's time on its thread (milliseconds), for the project's render budget. */
+  onRender?(projectId: string, renderMs: number): void;
+  /**
+   * A build that holds its thread this long (milliseconds) is a runaway: `onStuck` is told its project,
+   * and that project's other builds waiting on the thread are taken off it (rejected with
+   * {@link RenderRequeued}, to be built elsewhere), so the builds of other projects wait for the runaway
+   * alone. Absent: builds run to their end (liquidjs's render limit ends a runaway one).
+   */
+  stuckMs?: number;
+  onStuck?(projectId: string): void;
+  /**
+   * A build that holds its thread this long (milliseconds) is one the render limit does not stop: the
+   * thread is stopped and another started, and every build it held is rejected with
+   * {@link RenderRequeued}. Only with `stuckMs`. @default 5_000
+   */
+  hardLimitMs?: number;
+}
+
+/**
+ * A build handed back unbuilt because its thread was stopped (stuck behind a runaway render, see
+ * `RenderPoolOptions.stuckMs`): build it again.
+ */
+export class RenderRequeued extends Error {
+  constructor() {
+    super('render thread stopped while the build waited; build it again');
+    this.name = 'RenderRequeued';
+  }
 }
 
 /**
@@ -48,15 +75,27 @@ export interface RenderPool {
 }
 
 interface Pending {
+  projectId: string;
   resolve(built: BuiltMessage): void;
   reject(error: unknown): void;
 }
 
 interface Thread {
   worker: Worker;
+  /** Builds posted to the thread, in posting order (the thread runs them in that order). */
   pending: Map<number, Pending>;
   /** Mailings this thread has been sent, oldest first. */
   mailings: Set<string>;
+  /** When the oldest pending build became the thread's current one (`performance.now()`). */
+  headSince: number;
+  /** Stopped as stuck: its events are ignored. */
+  retired: boolean;
+  /** Whether the thread has loaded its modules and composer (a build's time counts from then). */
+  ready: boolean;
+  /** Jobs taken off the thread, by `job % CANCEL_SLOTS` (the thread skips them), shared with it. */
+  cancelled: Int32Array;
+  /** The job whose runaway was reported (once per job). */
+  noted: number;
 }
 
 /**
@@ -65,6 +104,9 @@ interface Thread {
  * threads).
  */
 const RENDER_THREAD_LIMITS = { maxYoungGenerationSizeMb: 12 };
+
+/** Slots of a thread's cancelled jobs (a job is one if its slot holds its number). */
+export const CANCEL_SLOTS = 1024;
 
 /** Mailings a thread keeps parsed at once. */
 const MAILINGS_PER_THREAD = 64;
@@ -76,19 +118,37 @@ export function createRenderPool(options: RenderPoolOptions): RenderPool {
   let closed = false;
 
   const start = (): Thread => {
-    const thread: Thread = { worker: spawn(), pending: new Map(), mailings: new Set() };
+    const thread: Thread = {
+      worker: spawn(),
+      pending: new Map(),
+      mailings: new Set(),
+      headSince: 0,
+      retired: false,
+      ready: false,
+      cancelled: new Int32Array(new SharedArrayBuffer(CANCEL_SLOTS * 4)),
+      noted: 0,
+    };
     thread.worker.unref();
     const init: RenderRequest = {
       type: 'init',
       composer: options.composer,
       strictVariables: options.strictVariables,
+      cancelled: thread.cancelled,
     };
     thread.worker.postMessage(init);
-    thread.worker.on('message', (reply: RenderReply) => {
+    thread.worker.on('message', (reply: RenderReply | RenderReady) => {
+      if ('ready' in reply) {
+        // Loaded: a build waiting since before counts from now (a slow start is not a stuck render).
+        thread.ready = true;
+        thread.headSince = performance.now();
+        return;
+      }
       const pending = thread.pending.get(reply.job);
-      if (!pending) return;
+      if (!pending || thread.retired) return;
       thread.pending.delete(reply.job);
+      thread.headSince = performance.now();
       if (thread.pending.size === 0) thread.worker.unref();
+      if (reply.renderMs > 0) options.onRender?.(pending.projectId, reply.renderMs);
       if ('raw' in reply) pending.resolve({ raw: reply.raw, content: reply.content });
       else
         pending.reject(
@@ -96,7 +156,7 @@ export function createRenderPool(options: RenderPoolOptions): RenderPool {
         );
     });
     const fail = (error: unknown) => {
-      if (closed) return;
+      if (closed || thread.retired) return;
       logger.error({ err: error }, 'render thread died; starting another');
       const index = threads.indexOf(thread);
       if (index >= 0) threads[index] = start();
@@ -119,6 +179,62 @@ export function createRenderPool(options: RenderPoolOptions): RenderPool {
   };
 
   const threads: Thread[] = Array.from({ length: Math.max(1, Math.floor(options.threads)) }, start);
+
+  // A runaway render holds its thread until liquidjs's render limit (a second per part). The builds of
+  // its project waiting behind it are taken off the thread (they would each hold it as long); a build
+  // that even the render limit does not stop is ended with its thread.
+  const { stuckMs } = options;
+  const hardLimitMs = options.hardLimitMs ?? 5_000;
+  const watch =
+    stuckMs === undefined
+      ? undefined
+      : setInterval(
+          () => {
+            const now = performance.now();
+            for (const thread of [...threads]) {
+              if (!thread.ready || thread.pending.size === 0) continue;
+              const held = now - thread.headSince;
+              if (held >= hardLimitMs) retire(thread, held);
+              else if (held >= stuckMs) divert(thread);
+            }
+          },
+          Math.max(10, (stuckMs ?? 0) / 4),
+        );
+  watch?.unref();
+
+  /** Reports the runaway at the head of the thread, and takes its project's other builds off the thread. */
+  function divert(thread: Thread): void {
+    const [job, head] = thread.pending.entries().next().value as [number, Pending];
+    if (thread.noted === job) return;
+    thread.noted = job;
+    logger.warn({ projectId: head.projectId }, 'a render holds its render thread; its project renders apart');
+    options.onStuck?.(head.projectId);
+    for (const [other, pending] of thread.pending) {
+      if (other === job || pending.projectId !== head.projectId) continue;
+      Atomics.store(thread.cancelled, other % CANCEL_SLOTS, other);
+      thread.pending.delete(other);
+      pending.reject(new RenderRequeued());
+    }
+  }
+
+  function retire(thread: Thread, heldMs: number): void {
+    const index = threads.indexOf(thread);
+    if (index < 0) return;
+    thread.retired = true;
+    threads[index] = start();
+    const head = thread.pending.values().next().value as Pending;
+    logger.warn(
+      { projectId: head.projectId, heldMs },
+      'a render held its render thread too long; thread restarted',
+    );
+    // The time it held the thread is charged (no reply will); its project renders apart from now on.
+    options.onRender?.(head.projectId, heldMs);
+    options.onStuck?.(head.projectId);
+    const held = [...thread.pending.values()];
+    thread.pending.clear();
+    void thread.worker.terminate();
+    for (const pending of held) pending.reject(new RenderRequeued());
+  }
 
   return {
     build(entry, delivery, headers, now) {
@@ -155,14 +271,18 @@ export function createRenderPool(options: RenderPoolOptions): RenderPool {
         keepContent: mailing.options.storeContent,
       };
       return new Promise<BuiltMessage>((resolve, reject) => {
-        if (thread.pending.size === 0) thread.worker.ref();
-        thread.pending.set(job, { resolve, reject });
+        if (thread.pending.size === 0) {
+          thread.worker.ref();
+          thread.headSince = performance.now();
+        }
+        thread.pending.set(job, { projectId: mailing.projectId, resolve, reject });
         thread.worker.postMessage(request);
       });
     },
 
     async close() {
       closed = true;
+      clearInterval(watch);
       await Promise.all(threads.map((t) => t.worker.terminate()));
       for (const t of threads) {
         for (const pending of t.pending.values()) {

@@ -15,7 +15,13 @@ export interface RenderJobRecipient {
 
 /** What the worker's main thread tells a render thread. */
 export type RenderRequest =
-  | { type: 'init'; composer: TransportComposer; strictVariables: boolean }
+  | {
+      type: 'init';
+      composer: TransportComposer;
+      strictVariables: boolean;
+      /** The jobs taken off the thread before it started them: slot `job % length` holds `job`. */
+      cancelled: Int32Array;
+    }
   /** Sent once per mailing and thread, before its first job. */
   | { type: 'mailing'; mailing: MailingRecord; parts: MailingParts; tracking: TrackingSetup | null }
   | { type: 'forget'; mailingId: string }
@@ -40,7 +46,15 @@ export interface RenderFailure {
   retryable: boolean;
 }
 
-/** A render thread's answer to one `build`. */
+/**
+ * A render thread's answer to one `build`. `renderMs`: how long the Liquid render took on the thread (0 when
+ * it did not run), charged to the project's render budget when it is long (`render-guard.ts`).
+ */
 export type RenderReply =
-  | { job: number; raw: Uint8Array; content: RenderedContent | null }
-  | { job: number; error: RenderFailure; stage: 'render' | 'compose' };
+  | { job: number; raw: Uint8Array; content: RenderedContent | null; renderMs: number }
+  | { job: number; error: RenderFailure; stage: 'render' | 'compose'; renderMs: number };
+
+/** Posted once by a render thread when its modules and composer are loaded (a build's time counts from then). */
+export interface RenderReady {
+  ready: true;
+}

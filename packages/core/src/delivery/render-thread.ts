@@ -12,7 +12,7 @@ import { prepareTracked, type TrackedContent, trackingRewrite } from '../trackin
 import type { CreateComposer, OutgoingMessage } from '../transport/transport.js';
 import { composeMessage, type MailingParts } from './compose-message.js';
 import { prepareWithDerivedText } from './prepare-derived-text.js';
-import type { RenderFailure, RenderReply, RenderRequest } from './render-protocol.js';
+import type { RenderFailure, RenderReady, RenderReply, RenderRequest } from './render-protocol.js';
 
 type Mailing =
   | { record: MailingRecord; prepared: TrackedContent<PreparedContent>; parts: MailingParts }
@@ -23,6 +23,7 @@ if (!port) throw new Error('render-thread must run in a worker thread');
 
 const mailings = new Map<string, Mailing>();
 let strictVariables = false;
+let cancelled: Int32Array | undefined;
 let compose: Promise<(message: OutgoingMessage) => Promise<Uint8Array>> | undefined;
 
 function failure(error: unknown): RenderFailure {
@@ -36,16 +37,24 @@ function failure(error: unknown): RenderFailure {
 
 async function build(request: Extract<RenderRequest, { type: 'build' }>): Promise<RenderReply> {
   const mailing = mailings.get(request.mailingId);
-  if (!mailing || !compose) {
-    return { job: request.job, stage: 'render', error: failure(new Error('mailing not registered')) };
+  const { job } = request;
+  // Taken off this thread while it waited (behind a runaway render of its project): built elsewhere.
+  if (cancelled && Atomics.load(cancelled, job % cancelled.length) === job) {
+    return { job, stage: 'render', error: failure(new Error('build taken off this thread')), renderMs: 0 };
   }
-  if ('error' in mailing) return { job: request.job, stage: 'render', error: failure(mailing.error) };
+  if (!mailing || !compose) {
+    return { job, stage: 'render', error: failure(new Error('mailing not registered')), renderMs: 0 };
+  }
+  if ('error' in mailing) return { job, stage: 'render', error: failure(mailing.error), renderMs: 0 };
   let content: ReturnType<typeof renderDelivery>;
+  const started = performance.now();
+  let renderMs: number;
   try {
     const stamp = { deliveryId: request.deliveryId, sentAt: Math.floor(request.now / 1000) };
     content = renderDelivery(mailing.prepared, request.recipient, trackingRewrite(mailing.prepared, stamp));
+    renderMs = performance.now() - started;
   } catch (error) {
-    return { job: request.job, stage: 'render', error: failure(error) };
+    return { job, stage: 'render', error: failure(error), renderMs: performance.now() - started };
   }
   try {
     const message = composeMessage(
@@ -57,9 +66,9 @@ async function build(request: Extract<RenderRequest, { type: 'build' }>): Promis
       new Date(request.now),
     );
     const raw = await (await compose)(message);
-    return { job: request.job, raw, content: request.keepContent ? content : null };
+    return { job, raw, content: request.keepContent ? content : null, renderMs };
   } catch (error) {
-    return { job: request.job, stage: 'compose', error: failure(error) };
+    return { job, stage: 'compose', error: failure(error), renderMs };
   }
 }
 
@@ -67,11 +76,15 @@ port.on('message', (request: RenderRequest) => {
   switch (request.type) {
     case 'init':
       strictVariables = request.strictVariables;
+      cancelled = request.cancelled;
       compose = import(request.composer.module).then((module: { createComposer: CreateComposer }) =>
         module.createComposer(request.composer.options),
       );
       // A composer that cannot load fails every job with its error, rather than the thread.
-      compose.catch(() => {});
+      compose.then(
+        () => port.postMessage({ ready: true } satisfies RenderReady),
+        () => port.postMessage({ ready: true } satisfies RenderReady),
+      );
       return;
     case 'mailing':
       try {

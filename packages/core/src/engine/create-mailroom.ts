@@ -37,6 +37,7 @@ import { destinationName, pause, pauseView, resume } from '../pauses/pause-contr
 import { checkPausable, checkPauseOptions } from '../pauses/pause-options.js';
 import { createReputationGuard } from '../pauses/reputation-guard.js';
 import { createPreviewRenderer } from '../render/preview-renderer.js';
+import { createRenderBudget, DEFAULT_RENDER_MS_PER_MINUTE } from '../render/render-budget.js';
 import { normalizeAddress } from '../request/index.js';
 import { createSenderResources } from '../resources/sender-resources.js';
 import { createSuppressionResources } from '../resources/suppression-resources.js';
@@ -129,6 +130,12 @@ export function createMailroom(options: MailroomOptions): Mailroom {
   if (options.bounces) ctx.bounces = createReturnPaths(ctx, options.bounces);
   if (options.destinations) ctx.destinations = options.destinations;
   if (options.warmup) ctx.warmup = options.warmup;
+  // One render budget per project for previews, template checks and sends (issue 36).
+  const renderMsPerMinute = options.renderBudget?.msPerMinute ?? DEFAULT_RENDER_MS_PER_MINUTE;
+  ctx.renderBudget = {
+    budget: createRenderBudget(clock, renderMsPerMinute),
+    msPerMinute: renderMsPerMinute,
+  };
   const worker = createWorker(ctx, options.worker);
   const webhookSender = createWebhookSender(ctx, options.webhooks, () => worker.outstanding > 0);
   const retention = createRetention(ctx, options.retention);
@@ -203,9 +210,8 @@ export function createMailroom(options: MailroomOptions): Mailroom {
     clock,
     logger,
     strictVariables: ctx.strictVariables,
-    ...(options.renderBudget?.msPerMinute === undefined
-      ? {}
-      : { msPerMinute: options.renderBudget.msPerMinute }),
+    msPerMinute: renderMsPerMinute,
+    budget: ctx.renderBudget.budget,
     ...(options.renderBudget?.hardLimitMs === undefined
       ? {}
       : { hardLimitMs: options.renderBudget.hardLimitMs }),

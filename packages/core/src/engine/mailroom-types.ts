@@ -99,8 +99,11 @@ export interface MailroomOptions
    * Template previews (`templates.preview`, the dashboard's) render on a thread of their own, never on the
    * main thread nor on the delivery render threads, one at a time with the projects taking turns.
    * `msPerMinute`: render time each project may spend on previews per minute; over it, its previews get
-   * `RATE_LIMITED` (429) with `retryAfter` until its budget refills. `hardLimitMs`: longest one preview
-   * may hold the thread before it is stopped. @default { msPerMinute: 10_000, hardLimitMs: 5_000 }
+   * `RATE_LIMITED` (429) with `retryAfter` until its budget refills. Sends are charged to the same budget
+   * for what each render takes past 20 ms; a project whose render runs long renders on a slow lane of its
+   * own, and over its budget its deliveries wait (`queued`, due when it refills, the attempt not counted).
+   * `hardLimitMs`: longest one preview may hold the thread before it is stopped.
+   * @default { msPerMinute: 10_000, hardLimitMs: 5_000 }
    */
   renderBudget?: { msPerMinute?: number; hardLimitMs?: number };
   /**

@@ -4,7 +4,7 @@ import { MailroomError } from '../base/errors.js';
 import type { ContentSnapshot, RenderedContent, TemplateFormat } from '../store/records.js';
 import type { PreviewReady, PreviewReply, PreviewRequest } from './preview-protocol.js';
 import type { RenderRecipient } from './recipient-scope.js';
-import { createRenderBudget, DEFAULT_RENDER_MS_PER_MINUTE } from './render-budget.js';
+import { createRenderBudget, DEFAULT_RENDER_MS_PER_MINUTE, type RenderBudget } from './render-budget.js';
 import { spawnThread, threadEntry } from './spawn-thread.js';
 import type { TemplateCheckResult } from './template-check.js';
 
@@ -15,6 +15,8 @@ export interface PreviewRendererOptions {
   strictVariables: boolean;
   /** Render time each project may spend per minute, in milliseconds. @default 10_000 */
   msPerMinute?: number;
+  /** The budget to charge (the engine's, shared with sends); absent, one of `msPerMinute` is made. */
+  budget?: RenderBudget;
   /**
    * Longest one render may hold the thread, in milliseconds, whatever it does: past it the thread is
    * stopped and started again. liquidjs stops a part at its render limit (1 s) already; this bounds the
@@ -67,7 +69,8 @@ interface Job {
 /** The preview renderer of one engine; its thread starts with the first preview. */
 export function createPreviewRenderer(options: PreviewRendererOptions): PreviewRenderer {
   const { clock, logger } = options;
-  const budget = createRenderBudget(clock, options.msPerMinute ?? DEFAULT_RENDER_MS_PER_MINUTE);
+  const budget =
+    options.budget ?? createRenderBudget(clock, options.msPerMinute ?? DEFAULT_RENDER_MS_PER_MINUTE);
   const hardLimitMs = options.hardLimitMs ?? 5_000;
   const queuedPerProject = options.queuedPerProject ?? 16;
   /** Waiting renders per project; the map's order is the round-robin's. */

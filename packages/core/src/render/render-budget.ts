@@ -52,6 +52,8 @@ export function createRenderBudget(
 
   const budget: RenderBudget = {
     waitSeconds(projectId) {
+      // A project never charged has its full balance: no record is made for it (every delivery asks).
+      if (!balances.has(projectId)) return 0;
       const { tokens } = balance(projectId);
       return tokens >= 0 ? 0 : Math.max(1, Math.ceil(-tokens / rate / 1000));
     },
