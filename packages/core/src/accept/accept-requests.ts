@@ -29,7 +29,17 @@ const OPEN_STATUSES: readonly MailingStatus[] = ['queued', 'scheduled', 'sending
 
 /** The engine's `send`, `sendBatch` and `broadcast`. */
 export interface Acceptance {
-  send(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<SendResult>;
+  /**
+   * `ref` (internal, for a capability sending on the project's behalf): the message's ref, chosen by the
+   * caller. The store keeps a ref once per project (`commitBatch` refuses a second with `CONFLICT`), so a
+   * ref derived from what the message is for (an automation run's step) is sent at most once, whatever
+   * became of an earlier attempt's idempotency key.
+   */
+  send(
+    auth: string | AuthContext,
+    body: unknown,
+    options?: RequestOptions & { ref?: string },
+  ): Promise<SendResult>;
   broadcast(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<BroadcastResult>;
   sendBatch(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<SendBatchResult>;
 }
@@ -102,7 +112,12 @@ export function createAcceptance(
     return runIdempotent(actx, auth, { key, operation, body, ttlMs, transactional }, run);
   }
 
-  async function acceptMessage(actx: AcceptContext, auth: AuthContext, body: unknown): Promise<SendResult> {
+  async function acceptMessage(
+    actx: AcceptContext,
+    auth: AuthContext,
+    body: unknown,
+    ref?: string,
+  ): Promise<SendResult> {
     const req = parseSendRequest(body, { recipientsPerMessage: actx.limits.recipientsPerMessage });
     const now = actx.clock.now();
     const { sender, content } = await resolveContent(actx, auth, req);
@@ -123,6 +138,7 @@ export function createAcceptance(
       },
       now,
     );
+    if (ref !== undefined) mailing.ref = ref;
     const { batch, deliveries, profiles } = buildBatch(mailing, 1, req.recipients, now);
     const result = await commitAndSettle(actx, {
       target: { create: mailing },
@@ -235,7 +251,9 @@ export function createAcceptance(
 
   return {
     send: (authOrSecret, body, requestOptions) =>
-      accept(authOrSecret, 'send', body, requestOptions, (actx, auth) => acceptMessage(actx, auth, body)),
+      accept(authOrSecret, 'send', body, requestOptions, (actx, auth) =>
+        acceptMessage(actx, auth, body, requestOptions?.ref),
+      ),
 
     sendBatch: (authOrSecret, body, requestOptions) =>
       accept(authOrSecret, 'batch', body, requestOptions, (actx, auth) =>

@@ -22,7 +22,14 @@ export interface CapabilitySetup {
   readonly send: (
     auth: AuthContext,
     body: unknown,
-    options: { idempotencyKey: string },
+    options: {
+      idempotencyKey: string;
+      /**
+       * The message's ref, chosen by the caller: the store keeps a ref once per project, so a message
+       * under it is committed at most once (a second commit is `CONFLICT`).
+       */
+      ref?: string;
+    },
   ) => Promise<{ ref: string }>;
 }
 
