@@ -7,7 +7,7 @@ import { assertKeySender } from '../keys/key-domains.js';
 import { parseBroadcastRequest, parseSendRequest } from '../request/index.js';
 import type { BatchRequest, BroadcastRequest } from '../request/request-types.js';
 import type { TransactionStore } from '../store/app-transaction-store.js';
-import type { MailingRecord, MailingStatus } from '../store/records.js';
+import type { MailingRecord, MailingStatus, MessageTag } from '../store/records.js';
 import type { BatchTarget } from '../store/store.js';
 import {
   buildBatch,
@@ -33,12 +33,12 @@ export interface Acceptance {
    * `ref` (internal, for a capability sending on the project's behalf): the message's ref, chosen by the
    * caller. The store keeps a ref once per project (`commitBatch` refuses a second with `CONFLICT`), so a
    * ref derived from what the message is for (an automation run's step) is sent at most once, whatever
-   * became of an earlier attempt's idempotency key.
+   * became of an earlier attempt's idempotency key. `tags` (internal too): kept with the message's content.
    */
   send(
     auth: string | AuthContext,
     body: unknown,
-    options?: RequestOptions & { ref?: string },
+    options?: RequestOptions & { ref?: string; tags?: MessageTag[] },
   ): Promise<SendResult>;
   broadcast(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<BroadcastResult>;
   sendBatch(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<SendBatchResult>;
@@ -116,7 +116,7 @@ export function createAcceptance(
     actx: AcceptContext,
     auth: AuthContext,
     body: unknown,
-    ref?: string,
+    origin: { ref?: string | undefined; tags?: MessageTag[] | undefined } = {},
   ): Promise<SendResult> {
     const req = parseSendRequest(body, { recipientsPerMessage: actx.limits.recipientsPerMessage });
     const now = actx.clock.now();
@@ -138,7 +138,8 @@ export function createAcceptance(
       },
       now,
     );
-    if (ref !== undefined) mailing.ref = ref;
+    if (origin.ref !== undefined) mailing.ref = origin.ref;
+    if (origin.tags?.length) content.tags = [...(content.tags ?? []), ...origin.tags];
     const { batch, deliveries, profiles } = buildBatch(mailing, 1, req.recipients, now);
     const result = await commitAndSettle(actx, {
       target: { create: mailing },
@@ -252,7 +253,7 @@ export function createAcceptance(
   return {
     send: (authOrSecret, body, requestOptions) =>
       accept(authOrSecret, 'send', body, requestOptions, (actx, auth) =>
-        acceptMessage(actx, auth, body, requestOptions?.ref),
+        acceptMessage(actx, auth, body, { ref: requestOptions?.ref, tags: requestOptions?.tags }),
       ),
 
     sendBatch: (authOrSecret, body, requestOptions) =>

@@ -278,6 +278,57 @@ async function updateContact(
       source: 'automation',
     });
   }
+  if (step.groups) await updateGroups(ctx, run, step.id, step.groups);
+}
+
+/**
+ * Sets the contact's group memberships and writes their `contact.groups_changed` event in one store
+ * change. The event names the run and the step, so that a step repeated after a crash (which writes it
+ * again) starts a `group.added` workflow once: the built-in event's id is made of the run, step and group.
+ * A group deleted since the definition was saved is left out.
+ */
+async function updateGroups(
+  ctx: BaseContext,
+  run: ClaimedRun,
+  stepId: string,
+  wanted: Record<string, boolean>,
+): Promise<void> {
+  const { store, clock } = ctx;
+  const groups: Array<{ groupId: string; ref: string; member: boolean }> = [];
+  for (const [ref, member] of Object.entries(wanted)) {
+    const group = await store.getGroup(run.projectId, ref);
+    if (group) groups.push({ groupId: group.id, ref, member });
+  }
+  if (groups.length === 0) return;
+  const now = clock.now();
+  const event = await ctx.outbox.event(
+    run.projectId,
+    'contact.groups_changed',
+    now,
+    { mailingRef: null, deliveryId: null, address: run.contact },
+    {
+      address: run.contact,
+      groups: groups.map(({ ref, member }) => ({ ref, member })),
+      source: 'automation',
+      automation: {
+        workflow_id: run.workflowId,
+        run_id: run.id,
+        version: run.version,
+        trigger_event_id: run.triggerEventId,
+        step: stepId,
+      },
+    },
+  );
+  await store.writeConsent(
+    {
+      projectId: run.projectId,
+      address: run.contact,
+      records: [],
+      groups: groups.map(({ groupId, member }) => ({ groupId, member })),
+      now,
+    },
+    event,
+  );
 }
 
 /** The `automation.webhook` event of a webhook step, for its endpoint alone (none when it is gone or disabled). */
@@ -354,7 +405,11 @@ async function sendStep(
   const committed = async () => (await store.getMailing(run.projectId, ref)) !== undefined;
   for (let attempt = 0; ; attempt++) {
     try {
-      await parts.send({ project, mode: run.mode }, body, { idempotencyKey, ref });
+      await parts.send({ project, mode: run.mode }, body, {
+        idempotencyKey,
+        ref,
+        tags: [{ name: AUTOMATION_TAG, value: run.workflowId }],
+      });
       return { ref };
     } catch (error) {
       // The message under the step's ref exists: an earlier attempt committed it (its key was dropped on
@@ -380,6 +435,12 @@ async function sendStep(
     }
   }
 }
+
+/**
+ * The tag every message of an automation carries (its value: the workflow's id): a message event of such a
+ * message starts no workflow (`builtin-triggers.ts`), so that workflows cannot start each other endlessly.
+ */
+export const AUTOMATION_TAG = 'mailroom.automation';
 
 /** A send step's idempotency key: a step is reached at most once per run (a definition has no cycle). */
 export function stepIdempotencyKey(runId: string, stepId: string): string {

@@ -1,4 +1,4 @@
-import type { MailingRecord } from '../store/records.js';
+import type { MailingRecord, MessageTag } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import type { AuthContext } from './auth-context.js';
 import type { BaseContext } from './base-context.js';
@@ -29,6 +29,8 @@ export interface CapabilitySetup {
        * under it is committed at most once (a second commit is `CONFLICT`).
        */
       ref?: string;
+      /** Tags of the message, kept with its content (what sent it). */
+      tags?: MessageTag[];
     },
   ) => Promise<{ ref: string }>;
 }
