@@ -319,9 +319,9 @@ describe('automations in the engine', () => {
     expect(subjects('n@x.test')).toEqual(['welcome', 'tips']);
     // A message event starts workflows now (test/automations-builtin-triggers.test.ts): not on an automation's messages.
     expect(
-      (await mailroom.automations.create(secret, workflow('Follow').on('email.opened').wait('1h').build())).trigger,
+      (await mailroom.automations.create(secret, workflow('Follow').on('email.opened').wait('1h').build()))
+        .trigger,
     ).toBe('email.opened');
-  });
   });
 
   it('erasing a contact removes its tracked events and runs: nothing more is sent to it', async () => {
