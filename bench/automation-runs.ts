@@ -1,29 +1,86 @@
 /**
- * Issue 39: runs whose next step falls due at the same moment. An engine on a SQLite file with the
- * memory transport; N contacts each get a tracked `joined` event (a workflow: wait 1 h, then send), the
- * clock moves an hour, and every run's step is due at once. Reported: the time to run every due step
- * (claims, the send path's accept, the run's fenced write), the time for the worker to deliver them, and,
- * as the baseline in the same run, the time to accept and deliver N plain sends of the same message.
- * Peak RSS after each size: it should stay flat as N grows (runs are rows, claimed in batches).
+ * Issue 39: runs whose next step falls due at the same moment, beside a broadcast. An engine on a SQLite
+ * file with a counting transport (it keeps no message: memory is the engine's); N contacts each get a
+ * tracked `joined` event (a workflow: wait 1 h, then send), the clock moves an hour, and every run's step
+ * is due at once. Then, with the worker running as `mailroom worker` runs it (the delivery loop and the
+ * run worker together), a broadcast of B recipients is sent at the same time. Reported, in the same run:
+ * - the time until every run's message is sent (claims, the send path's accept, the fenced write, the
+ *   delivery);
+ * - the broadcast's rate alone (measured before and after, the mean of both) and beside the due runs;
+ * - peak RSS after each size: sizes go up, so a flat figure means memory does not grow with runs.
  *
- * BENCH_AUTOMATION_SIZES: comma-separated N (default 2000,10000). BENCH_RUNS rounds per size (default 1).
+ * BENCH_AUTOMATION_SIZES: comma-separated N (default 10000,100000). BENCH_BROADCAST: B (default 20000).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createMailroom, manualClock, workflow } from '@mailroom/core';
-import { memoryTransport } from '@mailroom/memory';
+import {
+  createMailroom,
+  type Mailroom,
+  manualClock,
+  type RawOutgoingMessage,
+  type SendReceipt,
+  type Transport,
+  workflow,
+} from '@mailroom/core';
 import { sqlStore } from '@mailroom/sql';
-import { median, peakRssMiB, report } from './support/measure.js';
+import { peakRssMiB, report } from './support/measure.js';
 
-const SIZES = (process.env.BENCH_AUTOMATION_SIZES ?? '2000,10000').split(',').map(Number);
-const RUNS = Number(process.env.BENCH_RUNS ?? 1);
+const SIZES = (process.env.BENCH_AUTOMATION_SIZES ?? '10000,100000').split(',').map(Number);
+const BROADCAST = Number(process.env.BENCH_BROADCAST ?? 20_000);
 const SENDER = 'news@example.com';
+const TRACK_CONCURRENCY = 8;
+
+/** Counts what it is handed, by mailing kind; keeps nothing. */
+function countingTransport() {
+  const counts = { broadcast: 0, message: 0 };
+  const transport: Transport = {
+    name: 'counting',
+    capabilities: { dkim: false, maxConcurrency: 64 },
+    async send(message: RawOutgoingMessage): Promise<SendReceipt> {
+      if (message.mailing?.kind === 'broadcast') counts.broadcast++;
+      else counts.message++;
+      return {
+        messageId: message.messageId,
+        accepted: message.envelope.to,
+        rejected: [],
+        response: '250 OK',
+      };
+    },
+  };
+  return { transport, counts };
+}
+
+/** Resolves when `done()` holds, checked every 20 ms; the seconds it took from `t0`. */
+async function when(done: () => boolean, t0: number): Promise<number> {
+  while (!done()) await new Promise((r) => setTimeout(r, 20));
+  return (performance.now() - t0) / 1000;
+}
+
+/** A broadcast of `b` recipients, accepted in batches of 250 (its deliveries due now). */
+async function broadcast(mailroom: Mailroom, secret: string, b: number, tag: string): Promise<void> {
+  let ref: string | undefined;
+  for (let i = 0; i < b; i += 250) {
+    const recipients = Array.from({ length: Math.min(250, b - i) }, (_, j) => ({
+      address: `${tag}${i + j}@example.org`,
+    }));
+    if (ref === undefined) {
+      ({ ref } = await mailroom.broadcast(secret, {
+        subject: 'News',
+        sender: SENDER,
+        message: '<p>Hello</p>',
+        recipients,
+      }));
+    } else {
+      await mailroom.broadcast(secret, { broadcastRef: ref, recipients });
+    }
+  }
+}
 
 async function round(n: number) {
   const dir = mkdtempSync(join(tmpdir(), 'mailroom-bench-automations-'));
   const clock = manualClock(new Date('2031-01-01T00:00:00.000Z'));
-  const transport = memoryTransport();
+  const { transport, counts } = countingTransport();
   const mailroom = createMailroom({
     store: sqlStore({ url: join(dir, 'mailroom.db') }),
     transport,
@@ -44,42 +101,60 @@ async function round(n: number) {
       secret,
       workflow('Later').on('joined').wait('1h').send({ template: 'hello', sender: SENDER }).build(),
     );
-    let t = performance.now();
-    for (let i = 0; i < n; i++) {
-      await mailroom.track(secret, {
-        event: 'joined',
-        contact: `c${i}@example.test`,
-        id: `j${i}`,
-        properties: { n: i },
-      });
-    }
-    const trackPerSecond = Math.round(n / ((performance.now() - t) / 1000));
-    await mailroom.automations.runDue();
-    clock.advance(3_600_000);
-    t = performance.now();
-    const ran = await mailroom.automations.runDue();
-    const stepsSeconds = (performance.now() - t) / 1000;
-    t = performance.now();
-    await mailroom.worker.drain();
-    const deliverSeconds = (performance.now() - t) / 1000;
-    if (ran !== n || transport.outbox.length !== n)
-      throw new Error(`ran ${ran}, sent ${transport.outbox.length} of ${n}`);
 
-    // Baseline: the same number of plain sends, accepted then delivered.
-    transport.clear();
-    t = performance.now();
-    for (let i = 0; i < n; i++) {
-      await mailroom.send(secret, {
-        sender: SENDER,
-        template: { ref: 'hello' },
-        recipients: `p${i}@example.test`,
-      });
+    /** The broadcast's rate with nothing else to do: deliveries per second. */
+    async function broadcastAlone(tag: string): Promise<number> {
+      const before = counts.broadcast;
+      await broadcast(mailroom, secret, BROADCAST, tag);
+      const t0 = performance.now();
+      mailroom.worker.start();
+      const seconds = await when(() => counts.broadcast - before >= BROADCAST, t0);
+      await mailroom.worker.stop();
+      return BROADCAST / seconds;
     }
-    const baselineAcceptSeconds = (performance.now() - t) / 1000;
+
+    let t = performance.now();
+    let next = 0;
+    const tracker = async () => {
+      for (let i = next++; i < n; i = next++) {
+        await mailroom.track(secret, {
+          event: 'joined',
+          contact: `c${i}@example.test`,
+          id: `j${i}`,
+          properties: { n: i },
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: TRACK_CONCURRENCY }, tracker));
+    const trackPerSecond = Math.round(n / ((performance.now() - t) / 1000));
+    // Every run reaches its wait (its timer set an hour on).
+    await mailroom.automations.runDue();
+
+    const aloneBefore = await broadcastAlone('a');
+    // The hour passes: every run's send step is due now; the broadcast is accepted at the same moment.
+    clock.advance(3_600_000);
+    const broadcastBefore = counts.broadcast;
+    await broadcast(mailroom, secret, BROADCAST, 'b');
     t = performance.now();
-    await mailroom.worker.drain();
-    const baselineDeliverSeconds = (performance.now() - t) / 1000;
-    return { trackPerSecond, stepsSeconds, deliverSeconds, baselineAcceptSeconds, baselineDeliverSeconds };
+    mailroom.worker.start();
+    const [broadcastSeconds, runsSeconds] = await Promise.all([
+      when(() => counts.broadcast - broadcastBefore >= BROADCAST, t),
+      when(() => counts.message >= n, t),
+    ]);
+    await mailroom.worker.stop();
+    const aloneAfter = await broadcastAlone('c');
+    const alone = (aloneBefore + aloneAfter) / 2;
+    const beside = BROADCAST / broadcastSeconds;
+    if (counts.message !== n) throw new Error(`sent ${counts.message} run messages of ${n}`);
+    return {
+      trackPerSecond,
+      runsSentSeconds: Number(runsSeconds.toFixed(1)),
+      runsSentPerSecond: Math.round(n / runsSeconds),
+      broadcastAlonePerSecond: Math.round(alone),
+      broadcastAloneBeforeAfter: [Math.round(aloneBefore), Math.round(aloneAfter)],
+      broadcastBesideRunsPerSecond: Math.round(beside),
+      broadcastKeeps: `${Math.round((beside / alone) * 100)} %`,
+    };
   } finally {
     await mailroom.close();
     rmSync(dir, { recursive: true, force: true });
@@ -87,17 +162,5 @@ async function round(n: number) {
 }
 
 for (const n of SIZES) {
-  const rounds: Array<Awaited<ReturnType<typeof round>>> = [];
-  for (let r = 0; r < RUNS; r++) rounds.push(await round(n));
-  const med = (k: keyof (typeof rounds)[number]) => Number(median(rounds.map((x) => x[k])).toFixed(2));
-  report('automation-runs', {
-    runs: n,
-    trackPerSecond: med('trackPerSecond'),
-    dueStepsSeconds: med('stepsSeconds'),
-    dueStepsPerSecond: Math.round(n / med('stepsSeconds')),
-    deliverSeconds: med('deliverSeconds'),
-    baselinePlainSendAcceptSeconds: med('baselineAcceptSeconds'),
-    baselinePlainDeliverSeconds: med('baselineDeliverSeconds'),
-    peakRssMiB: peakRssMiB(),
-  });
+  report('automation-runs', { runs: n, broadcast: BROADCAST, ...(await round(n)), peakRssMiB: peakRssMiB() });
 }

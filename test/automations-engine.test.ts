@@ -28,6 +28,8 @@ describe('automations in the engine', () => {
   let projectId: string;
   /** When set, `advanceRun` throws while this returns true (a process dying before it wrote the step). */
   let crash: ((advance: { step: string | null }) => boolean) | undefined;
+  /** When set, the named store call dies (throws) `before` or `after` it did its work, while it returns true. */
+  let dies: { call: 'beginIdempotent' | 'commitBatch' | 'finishIdempotent'; after: boolean } | undefined;
 
   const subjects = (address: string) => transport.messagesTo(address).map((m) => m.subject);
   async function tick(ms: number) {
@@ -43,8 +45,21 @@ describe('automations in the engine', () => {
     transport = memoryTransport();
     const inner = memoryStore();
     crash = undefined;
+    dies = undefined;
+    const dying =
+      <A extends unknown[], R>(call: NonNullable<typeof dies>['call'], real: (...args: A) => Promise<R>) =>
+      async (...args: A): Promise<R> => {
+        const now = dies?.call === call ? dies : undefined;
+        if (now && !now.after) throw new Error('the worker died');
+        const result = await real(...args);
+        if (now?.after) throw new Error('the worker died');
+        return result;
+      };
     store = {
       ...inner,
+      beginIdempotent: dying('beginIdempotent', inner.beginIdempotent),
+      commitBatch: dying('commitBatch', inner.commitBatch),
+      finishIdempotent: dying('finishIdempotent', inner.finishIdempotent),
       advanceRun: (id, token, advance, options, outbox) => {
         if (crash?.(advance)) return Promise.reject(new Error('the worker died'));
         return inner.advanceRun(id, token, advance, options, outbox);
@@ -169,6 +184,39 @@ describe('automations in the engine', () => {
     expect(subjects('k@x.test')).toEqual(['welcome', 'tips']);
   });
 
+  describe('a worker dying inside a send step: the message is sent exactly once', () => {
+    /** Dies at `call`, and before it writes the run's next place; then another worker, after the lease. */
+    async function dieThenRecover(call: NonNullable<typeof dies>['call'], after: boolean) {
+      await mailroom.automations.create(secret, welcome('every-time'));
+      await track('signup', 'd@x.test', 'd1', { n: 1 });
+      dies = { call, after };
+      crash = () => true;
+      await tick(0);
+      dies = undefined;
+      crash = undefined;
+      await tick(61_000);
+      expect(subjects('d@x.test')).toEqual(['welcome']);
+      await tick(86_400_000);
+      expect(subjects('d@x.test')).toEqual(['welcome', 'tips']);
+      const [flow] = await mailroom.automations.list(secret);
+      const [run] = await mailroom.automations.runs(secret, flow?.id ?? '');
+      expect(run).toMatchObject({ status: 'completed' });
+    }
+
+    it('after the key was written, before the message: the message is sent on recovery', async () => {
+      await dieThenRecover('beginIdempotent', true);
+    });
+    it('after the message committed, before its key was finished: not sent again', async () => {
+      await dieThenRecover('finishIdempotent', false);
+    });
+    it('after the message committed but reported as failed (its key dropped): not sent again', async () => {
+      await dieThenRecover('commitBatch', true);
+    });
+    it('before the message committed (its key dropped): sent on recovery', async () => {
+      await dieThenRecover('commitBatch', false);
+    });
+  });
+
   it('the send path applies: a suppressed contact gets nothing; an unknown template is refused with its path', async () => {
     const created = await mailroom.automations.create(secret, welcome('every-time'));
     await mailroom.suppressions.add(secret, { address: 's@x.test' });
@@ -248,7 +296,7 @@ describe('automations in the engine', () => {
     expect([...subjects('mars@x.test'), ...subjects('none@x.test')]).toEqual(['tips', 'tips']);
   });
 
-  it('built-in events: topic.subscribed starts a run; a run waits for its message’s email.sent; a message event is no trigger', async () => {
+  it('built-in events: topic.subscribed starts a run; a run waits for its message’s email.sent; a message event may be a trigger', async () => {
     await mailroom.topics.create(secret, { key: 'news', name: 'News' });
     await mailroom.automations.create(
       secret,
@@ -269,12 +317,11 @@ describe('automations in the engine', () => {
     expect(subjects('n@x.test')).toEqual(['welcome', 'tips']);
     await tick(86_400_000);
     expect(subjects('n@x.test')).toEqual(['welcome', 'tips']);
-    await expect(
-      mailroom.automations.create(secret, workflow('Loop').on('email.opened').wait('1h').build()),
-    ).rejects.toMatchObject({
-      code: 'VALIDATION_FAILED',
-      issues: [expect.objectContaining({ path: ['trigger', 'event'] })],
-    });
+    // A message event starts workflows now (test/automations-builtin-triggers.test.ts): not on an automation's messages.
+    expect(
+      (await mailroom.automations.create(secret, workflow('Follow').on('email.opened').wait('1h').build()))
+        .trigger,
+    ).toBe('email.opened');
   });
 
   it('erasing a contact removes its tracked events and runs: nothing more is sent to it', async () => {

@@ -7,14 +7,19 @@ import { startWorker, type WorkerProcess } from './support/crash-harness.js';
 import { type CountingSink, startCountingSink } from './support/crash-sink.js';
 
 /**
- * Automations (issue 39) survive SIGKILL: two worker processes on one PostgreSQL database share runs
- * whose timers fall due together; three times a worker is killed mid-work and another started. Every run
- * completes, and each contact gets one message: a delivery in flight may be sent again with the same
- * Message-ID (invariant 3), but no step ever makes a second message.
+ * Automations (issue 39) survive SIGKILL at the issue's scale: two worker processes on one PostgreSQL
+ * database share 10,000 runs whose timers fall due within the same minute (tracked in the minute before
+ * the workers start); three times a worker is killed mid-work and another started. Every run completes,
+ * and each contact gets one message: a delivery in flight may be sent again with the same Message-ID
+ * (invariant 3), but no step ever makes a second message (a send step's message has a ref derived from
+ * the run and the step, which the store writes once, however its earlier attempt died).
  */
 
-const RUNS = 600;
-const LEASE_MS = 2000;
+const RUNS = 10_000;
+/** Short, so that the runs and deliveries of a killed worker come back soon; longer than a batch takes. */
+const LEASE_MS = 4000;
+/** Concurrent `track` calls while seeding (the engine's pool has 8 connections). */
+const SEED_CONCURRENCY = 16;
 
 describe('automation runs on PostgreSQL under SIGKILL', () => {
   const databases = testDatabases('postgres');
@@ -29,7 +34,7 @@ describe('automation runs on PostgreSQL under SIGKILL', () => {
   beforeAll(async () => {
     url = await databases.create();
     // The test's own engine only tracks events and reads; the worker processes send.
-    engine = createMailroom({ store: sqlStore({ url, poolSize: 4 }), transport: memoryTransport() });
+    engine = createMailroom({ store: sqlStore({ url, poolSize: 8 }), transport: memoryTransport() });
     const created = await engine.admin.createProject({ name: 'Crash' });
     secret = created.secret;
     await engine.admin.addSender(created.project.id, { address: 'news@acme.test' });
@@ -43,14 +48,21 @@ describe('automation runs on PostgreSQL under SIGKILL', () => {
       secret,
       workflow('Soon').on('joined').wait('2s').send({ template: 'hello', sender: 'news@acme.test' }).build(),
     );
-    for (let i = 0; i < RUNS; i++) {
-      await engine.track(secret, {
-        event: 'joined',
-        contact: `c${i}@example.test`,
-        id: `j${i}`,
-        properties: { n: i },
-      });
-    }
+    // The runs' timers (2 s after their start) all fall due within the seeding's minute.
+    const started = Date.now();
+    let next = 0;
+    const seeder = async () => {
+      for (let i = next++; i < RUNS; i = next++) {
+        await engine.track(secret, {
+          event: 'joined',
+          contact: `c${i}@example.test`,
+          id: `j${i}`,
+          properties: { n: i },
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: SEED_CONCURRENCY }, seeder));
+    expect(Date.now() - started).toBeLessThan(60_000);
   }, 120_000);
 
   afterAll(async () => {
@@ -71,7 +83,7 @@ describe('automation runs on PostgreSQL under SIGKILL', () => {
     workers.push(await start(), await start());
     // Deliveries in flight when a worker died arrive twice: wait for every contact, not a count.
     const distinct = () => new Set(sink.arrivals.map((a) => a.rcpt)).size;
-    const until = Date.now() + 90_000;
+    const until = Date.now() + 300_000;
     while (distinct() < RUNS && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
     const byContact = new Map<string, Set<string>>();
     for (const a of sink.arrivals) {
@@ -84,12 +96,12 @@ describe('automation runs on PostgreSQL under SIGKILL', () => {
     expect(kills).toEqual([]);
     // Every run ends completed (the last ones once their lease lapses after a kill).
     const [view] = await engine.automations.list(secret);
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 60_000;
     let counts = view?.runs;
     while (counts?.completed !== RUNS && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 200));
       counts = (await engine.automations.list(secret))[0]?.runs;
     }
     expect(counts).toEqual({ atStep: {}, active: 0, completed: RUNS, exited: 0 });
-  }, 150_000);
+  }, 420_000);
 });

@@ -1793,6 +1793,9 @@ export interface components {
                 topics?: {
                     [key: string]: ("subscribed" | "unsubscribed") | null;
                 };
+                groups?: {
+                    [key: string]: boolean;
+                };
                 next?: string;
             } | {
                 id?: string;
@@ -1902,7 +1905,7 @@ export interface components {
             /** @description `evt_...` (in `GET /events` only; `data.event_id` in both). */
             id?: string;
             /** @enum {unknown} */
-            type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "email.received" | "email.replied" | "contact.unsubscribed" | "contact.topics_changed" | "contact.subscribed" | "contact.confirmed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited" | "automation.webhook";
+            type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "email.received" | "email.replied" | "contact.unsubscribed" | "contact.topics_changed" | "contact.groups_changed" | "contact.subscribed" | "contact.confirmed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited" | "automation.webhook";
             /** Format: date-time */
             created_at: string;
             data: {
@@ -1920,7 +1923,7 @@ export interface components {
                     address: string;
                     attempts?: number;
                 };
-                /** @description `contact.unsubscribed` / `contact.topics_changed` / `contact.subscribed` / `contact.confirmed` / `automation.*`: the address. */
+                /** @description `contact.unsubscribed` / `contact.topics_changed` / `contact.groups_changed` / `contact.subscribed` / `contact.confirmed` / `automation.*`: the address. */
                 address?: string;
                 /** @description `contact.subscribed` / `contact.confirmed`: the signup form (`frm_...`). */
                 form_ref?: string;
@@ -1936,7 +1939,12 @@ export interface components {
                     /** @enum {unknown} */
                     state: "subscribed" | "unsubscribed" | "pending" | null;
                 }[];
-                /** @description `contact.unsubscribed` / `contact.topics_changed`: where the change came from (`api`, `one-click`, `unsubscribe-page`, `complaint`, ...). */
+                /** @description `contact.groups_changed`: the groups (by ref) the contact was added to (`member: true`) or removed from. */
+                groups?: {
+                    ref: string;
+                    member: boolean;
+                }[];
+                /** @description `contact.unsubscribed` / `contact.topics_changed` / `contact.groups_changed`: where the change came from (`api`, `one-click`, `unsubscribe-page`, `complaint`, ...). */
                 source?: string;
                 /** @description `automation.run_started` / `automation.run_completed` / `automation.run_exited`: the run, its workflow and version, the event that started it, and how it ended. */
                 automation?: {
@@ -1944,7 +1952,7 @@ export interface components {
                     run_id: string;
                     version: number;
                     trigger_event_id: string;
-                    /** @description `automation.webhook`: the step that called. */
+                    /** @description `automation.webhook`: the step that called; `contact.groups_changed`: the update-contact step. */
                     step?: string;
                     /** @description `automation.webhook`: the payload the workflow definition gave the step. */
                     payload?: Record<string, never>;
@@ -2013,7 +2021,7 @@ export interface components {
             /** Format: uri */
             url: string;
             /** @description null: every type. */
-            events: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "email.received" | "email.replied" | "contact.unsubscribed" | "contact.topics_changed" | "contact.subscribed" | "contact.confirmed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited" | "automation.webhook")[] | null;
+            events: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "email.received" | "email.replied" | "contact.unsubscribed" | "contact.topics_changed" | "contact.groups_changed" | "contact.subscribed" | "contact.confirmed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited" | "automation.webhook")[] | null;
             enabled: boolean;
             disabledReason?: string | null;
             /** Format: date-time */
@@ -2627,7 +2635,7 @@ export interface components {
             timeline: {
                 id: string;
                 /** @enum {unknown} */
-                type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "email.received" | "email.replied" | "contact.unsubscribed" | "contact.topics_changed" | "contact.subscribed" | "contact.confirmed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited" | "automation.webhook";
+                type: "email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "email.received" | "email.replied" | "contact.unsubscribed" | "contact.topics_changed" | "contact.groups_changed" | "contact.subscribed" | "contact.confirmed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited" | "automation.webhook";
                 /** Format: date-time */
                 at: string;
                 /** @description The event data without who it is about: `response`, `error`, `bounce`, `url`... */
@@ -3758,7 +3766,7 @@ export interface operations {
                     /** Format: uri */
                     url: string;
                     /** @description Default: every type. */
-                    events?: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "email.received" | "email.replied" | "contact.unsubscribed" | "contact.topics_changed" | "contact.subscribed" | "contact.confirmed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited" | "automation.webhook")[];
+                    events?: ("email.sent" | "email.delivery_delayed" | "email.failed" | "email.bounced" | "email.complained" | "email.suppressed" | "email.opened" | "email.clicked" | "email.received" | "email.replied" | "contact.unsubscribed" | "contact.topics_changed" | "contact.groups_changed" | "contact.subscribed" | "contact.confirmed" | "broadcast.completed" | "broadcast.cancelled" | "broadcast.paused" | "broadcast.resumed" | "domain.verified" | "domain.failed" | "automation.run_started" | "automation.run_completed" | "automation.run_exited" | "automation.webhook")[];
                     /** @default true */
                     enabled?: boolean;
                 };

@@ -58,7 +58,7 @@ export function upsertProfiles(
 }
 
 /** The member set of a group, created empty on first use. */
-function membersOf(s: State, groupId: string): Set<string> {
+export function membersOf(s: State, groupId: string): Set<string> {
   let set = s.members.get(groupId);
   if (!set) {
     set = new Set();

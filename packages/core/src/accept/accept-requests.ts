@@ -7,7 +7,7 @@ import { assertKeySender } from '../keys/key-domains.js';
 import { parseBroadcastRequest, parseSendRequest } from '../request/index.js';
 import type { BatchRequest, BroadcastRequest } from '../request/request-types.js';
 import type { TransactionStore } from '../store/app-transaction-store.js';
-import type { MailingRecord, MailingStatus } from '../store/records.js';
+import type { MailingRecord, MailingStatus, MessageTag } from '../store/records.js';
 import type { BatchTarget } from '../store/store.js';
 import {
   buildBatch,
@@ -29,7 +29,17 @@ const OPEN_STATUSES: readonly MailingStatus[] = ['queued', 'scheduled', 'sending
 
 /** The engine's `send`, `sendBatch` and `broadcast`. */
 export interface Acceptance {
-  send(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<SendResult>;
+  /**
+   * `ref` (internal, for a capability sending on the project's behalf): the message's ref, chosen by the
+   * caller. The store keeps a ref once per project (`commitBatch` refuses a second with `CONFLICT`), so a
+   * ref derived from what the message is for (an automation run's step) is sent at most once, whatever
+   * became of an earlier attempt's idempotency key. `tags` (internal too): kept with the message's content.
+   */
+  send(
+    auth: string | AuthContext,
+    body: unknown,
+    options?: RequestOptions & { ref?: string; tags?: MessageTag[] },
+  ): Promise<SendResult>;
   broadcast(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<BroadcastResult>;
   sendBatch(auth: string | AuthContext, body: unknown, options?: RequestOptions): Promise<SendBatchResult>;
 }
@@ -102,7 +112,12 @@ export function createAcceptance(
     return runIdempotent(actx, auth, { key, operation, body, ttlMs, transactional }, run);
   }
 
-  async function acceptMessage(actx: AcceptContext, auth: AuthContext, body: unknown): Promise<SendResult> {
+  async function acceptMessage(
+    actx: AcceptContext,
+    auth: AuthContext,
+    body: unknown,
+    origin: { ref?: string | undefined; tags?: MessageTag[] | undefined } = {},
+  ): Promise<SendResult> {
     const req = parseSendRequest(body, { recipientsPerMessage: actx.limits.recipientsPerMessage });
     const now = actx.clock.now();
     const { sender, content } = await resolveContent(actx, auth, req);
@@ -123,6 +138,8 @@ export function createAcceptance(
       },
       now,
     );
+    if (origin.ref !== undefined) mailing.ref = origin.ref;
+    if (origin.tags?.length) content.tags = [...(content.tags ?? []), ...origin.tags];
     const { batch, deliveries, profiles } = buildBatch(mailing, 1, req.recipients, now);
     const result = await commitAndSettle(actx, {
       target: { create: mailing },
@@ -235,7 +252,9 @@ export function createAcceptance(
 
   return {
     send: (authOrSecret, body, requestOptions) =>
-      accept(authOrSecret, 'send', body, requestOptions, (actx, auth) => acceptMessage(actx, auth, body)),
+      accept(authOrSecret, 'send', body, requestOptions, (actx, auth) =>
+        acceptMessage(actx, auth, body, { ref: requestOptions?.ref, tags: requestOptions?.tags }),
+      ),
 
     sendBatch: (authOrSecret, body, requestOptions) =>
       accept(authOrSecret, 'batch', body, requestOptions, (actx, auth) =>

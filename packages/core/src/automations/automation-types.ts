@@ -134,5 +134,14 @@ export interface AutomationsEngineOptions {
      * @default 50
      */
     batchSize?: number;
+    /**
+     * While this process's worker is sending a broadcast (a broadcast delivery's outcome in the last 2 s),
+     * the most of the time the run worker keeps busy, 0 to 1: after each batch it rests so that its
+     * busy time is at most this share. Due steps make single messages, which the delivery queue serves
+     * before broadcasts: without a cap, 100,000 runs due at once would hold a broadcast back until they
+     * are all sent. 1: no cap.
+     * @default 0.05
+     */
+    shareBesideBroadcasts?: number;
   };
 }

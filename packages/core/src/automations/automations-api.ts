@@ -59,6 +59,11 @@ export function createAutomationsApi(
             issues.push({ code: 'custom', path: ['steps', i, 'topics', key], message: `No topic ${key}` });
           }
         }
+        for (const ref of Object.keys(step.groups ?? {})) {
+          if (!(await store.getGroup(projectId, ref))) {
+            issues.push({ code: 'custom', path: ['steps', i, 'groups', ref], message: `No group ${ref}` });
+          }
+        }
       }
       if (step.type === 'webhook') {
         const endpoint = await store.getWebhookEndpoint(step.endpoint);

@@ -1,4 +1,5 @@
 import { isMailroomError, isStoreOutage } from '../base/errors.js';
+import { derivedId } from '../base/ids.js';
 import { isTimeZone, nextLocalTime, parseClockTime } from '../base/local-time.js';
 import { changeConsent } from '../consent/consent-change.js';
 import type { BaseContext } from '../context/base-context.js';
@@ -277,6 +278,57 @@ async function updateContact(
       source: 'automation',
     });
   }
+  if (step.groups) await updateGroups(ctx, run, step.id, step.groups);
+}
+
+/**
+ * Sets the contact's group memberships and writes their `contact.groups_changed` event in one store
+ * change. The event names the run and the step, so that a step repeated after a crash (which writes it
+ * again) starts a `group.added` workflow once: the built-in event's id is made of the run, step and group.
+ * A group deleted since the definition was saved is left out.
+ */
+async function updateGroups(
+  ctx: BaseContext,
+  run: ClaimedRun,
+  stepId: string,
+  wanted: Record<string, boolean>,
+): Promise<void> {
+  const { store, clock } = ctx;
+  const groups: Array<{ groupId: string; ref: string; member: boolean }> = [];
+  for (const [ref, member] of Object.entries(wanted)) {
+    const group = await store.getGroup(run.projectId, ref);
+    if (group) groups.push({ groupId: group.id, ref, member });
+  }
+  if (groups.length === 0) return;
+  const now = clock.now();
+  const event = await ctx.outbox.event(
+    run.projectId,
+    'contact.groups_changed',
+    now,
+    { mailingRef: null, deliveryId: null, address: run.contact },
+    {
+      address: run.contact,
+      groups: groups.map(({ ref, member }) => ({ ref, member })),
+      source: 'automation',
+      automation: {
+        workflow_id: run.workflowId,
+        run_id: run.id,
+        version: run.version,
+        trigger_event_id: run.triggerEventId,
+        step: stepId,
+      },
+    },
+  );
+  await store.writeConsent(
+    {
+      projectId: run.projectId,
+      address: run.contact,
+      records: [],
+      groups: groups.map(({ groupId, member }) => ({ groupId, member })),
+      now,
+    },
+    event,
+  );
 }
 
 /** The `automation.webhook` event of a webhook step, for its endpoint alone (none when it is gone or disabled). */
@@ -323,8 +375,12 @@ async function firstEvent(
 
 /**
  * Sends a step's message through the normal send path (sender, template, suppressions, topics and the
- * guard apply as to any send), under the step's idempotency key. `sent`, `retry` (the store may get
- * over it), or why it cannot be sent (the run ends with it).
+ * guard apply as to any send), under the step's idempotency key and a ref derived from the run and the
+ * step (`stepMessageRef`). The store keeps a ref once per project, so the step's message is committed
+ * exactly once however an earlier attempt ended: a key left `running` by a process that died is looked
+ * up by that ref (committed: the step is done; not: the key is freed and the message sent now), and a
+ * second commit racing a late first one is `CONFLICT`, never a second message. `sent`, `retry` (the
+ * store may get over it), or why it cannot be sent (the run ends with it).
  */
 async function sendStep(
   parts: RunParts,
@@ -344,23 +400,57 @@ async function sendStep(
     recipients: run.contact,
     ...(step.topic ? { options: { topic: step.topic } } : {}),
   };
-  try {
-    const { ref } = await parts.send({ project, mode: run.mode }, body, {
-      idempotencyKey: `automation:${run.id}:${step.id}`,
-    });
-    return { ref };
-  } catch (error) {
-    if (isMailroomError(error, 'IDEMPOTENCY_CONFLICT')) {
-      // The run is leased to this worker alone: a key still "running" was left by a process that died
-      // between writing the key and finishing the send. Never twice: the step counts as done.
-      logger.warn(
-        { runId: run.id, step: step.id },
-        'a crash left this step’s send unfinished; not sent again',
-      );
-      return { ref: null };
+  const idempotencyKey = stepIdempotencyKey(run.id, step.id);
+  const ref = stepMessageRef(run, step.id);
+  const committed = async () => (await store.getMailing(run.projectId, ref)) !== undefined;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await parts.send({ project, mode: run.mode }, body, {
+        idempotencyKey,
+        ref,
+        tags: [{ name: AUTOMATION_TAG, value: run.workflowId }],
+      });
+      return { ref };
+    } catch (error) {
+      // The message under the step's ref exists: an earlier attempt committed it (its key was dropped on
+      // an error reported after the commit, or it expired). Sent once; not again.
+      if (isMailroomError(error, 'CONFLICT') && (await committed())) return { ref };
+      if (isMailroomError(error, 'IDEMPOTENCY_CONFLICT') && attempt === 0) {
+        // The run is leased to this worker alone: a key still `running` was left by a process that died
+        // between writing it and finishing the send, before or after the message committed.
+        if (await committed()) {
+          await store.finishIdempotent(run.projectId, idempotencyKey, { ref, status: 'queued' });
+          return { ref };
+        }
+        logger.warn(
+          { runId: run.id, step: step.id },
+          'a crash left this step’s send unfinished before its message was written; sending it now',
+        );
+        await store.dropIdempotent(run.projectId, idempotencyKey);
+        continue;
+      }
+      if (isMailroomError(error) && (error as { retryable?: boolean }).retryable) return 'retry';
+      if (isMailroomError(error)) return (error as Error).message;
+      throw error;
     }
-    if (isMailroomError(error) && (error as { retryable?: boolean }).retryable) return 'retry';
-    if (isMailroomError(error)) return (error as Error).message;
-    throw error;
   }
+}
+
+/**
+ * The tag every message of an automation carries (its value: the workflow's id): a message event of such a
+ * message starts no workflow (`builtin-triggers.ts`), so that workflows cannot start each other endlessly.
+ */
+export const AUTOMATION_TAG = 'mailroom.automation';
+
+/** A send step's idempotency key: a step is reached at most once per run (a definition has no cycle). */
+export function stepIdempotencyKey(runId: string, stepId: string): string {
+  return `automation:${runId}:${stepId}`;
+}
+
+/**
+ * The ref of a send step's message (`msg_…`, shaped as any message's): derived from the run and the
+ * step, so every attempt of the step names the same message and the store writes it once.
+ */
+export function stepMessageRef(run: Pick<ClaimedRun, 'id' | 'startedAt'>, stepId: string): string {
+  return derivedId('msg', run.startedAt.getTime(), stepIdempotencyKey(run.id, stepId));
 }

@@ -4,6 +4,17 @@ import type { AutomationsEngineOptions } from './automation-types.js';
 import { createBuiltinTriggers } from './builtin-triggers.js';
 import { type RunParts, runClaimed } from './run-steps.js';
 
+/**
+ * The one member of the delivery loop's `delivery` event the run worker reads (the layers keep
+ * automations from importing the delivery loop; the hub is shared).
+ */
+interface DeliveryOutcomeSeen {
+  delivery: (event: { kind: string }) => void;
+}
+
+/** How long after this process's last broadcast outcome the run worker still yields to broadcasts. */
+const BROADCAST_QUIET_MS = 2000;
+
 /** The automations' worker: claims due runs with leases, as the delivery worker claims deliveries. */
 export interface RunWorker extends CapabilityTask {
   /** Claims and runs due runs until none is due at the clock's time; returns how many it ran. */
@@ -23,6 +34,15 @@ export function createRunWorker(
   const pollMs = options.pollMs ?? 1000;
   const leaseMs = options.leaseMs ?? 60_000;
   const batchSize = options.batchSize ?? 50;
+  const share = Math.min(Math.max(options.shareBesideBroadcasts ?? 0.05, 0.01), 1);
+  /** When this process last saw a broadcast delivery's outcome (wall clock: rests are real time). */
+  let broadcastSeenAt = Number.NEGATIVE_INFINITY;
+  parts.ctx.events.view<DeliveryOutcomeSeen>().on('delivery', (event) => {
+    if (event.kind === 'broadcast') broadcastSeenAt = Date.now();
+  });
+  /** The rest after a batch that kept the worker busy `busyMs`: none unless a broadcast is sending. */
+  const restAfter = (busyMs: number): number =>
+    share < 1 && Date.now() - broadcastSeenAt < BROADCAST_QUIET_MS ? (busyMs * (1 - share)) / share : 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let running: Promise<unknown> = Promise.resolve();
   let stopped = true;
@@ -49,8 +69,9 @@ export function createRunWorker(
   function schedule(ms: number): void {
     if (stopped) return;
     timer = setTimeout(() => {
+      const began = Date.now();
       running = once().then(
-        (n) => schedule(n >= batchSize ? 0 : pollMs),
+        (n) => schedule(Math.max(n >= batchSize ? 0 : pollMs, restAfter(Date.now() - began))),
         (error: unknown) => {
           // An outage is logged once, when it starts and ends, by the watched store (context/store-health.ts).
           if (!isStoreOutage(error)) logger.error({ err: error }, 'automations: claiming due runs failed');

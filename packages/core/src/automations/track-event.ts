@@ -31,6 +31,8 @@ export type TrackStore = Pick<TransactionStore, 'findTriggered' | 'getWorkflowVe
  * Records a tracked event and starts the runs of the workflows it triggers, in one store call (one
  * transaction): the event's id makes a repeat a no-op, and each run's entry key applies the workflow's
  * re-entry rule in the store's unique key, so that concurrent calls never start two runs it forbids.
+ * `startWorkflows: false` records the event and wakes the runs listening to it, and starts none (a
+ * message event of an automation's own message).
  */
 export async function trackEvent(
   store: TrackStore,
@@ -38,6 +40,7 @@ export async function trackEvent(
   input: unknown,
   now: Date,
   outbox?: EventOutbox,
+  options: { startWorkflows?: boolean } = {},
 ): Promise<TrackResult & { runs: RunRecord[] }> {
   const parsed = trackRequestSchema.safeParse(input);
   if (!parsed.success) throw validationError(toValidationIssues(parsed.error.issues));
@@ -50,7 +53,8 @@ export async function trackEvent(
     properties: body.properties ?? {},
     at: now,
   };
-  const workflows = await store.findTriggered(auth.projectId, event.name);
+  const workflows =
+    options.startWorkflows === false ? [] : await store.findTriggered(auth.projectId, event.name);
   const runs: Array<{ run: RunRecord; outbox?: OutboxWrite }> = [];
   for (const workflow of workflows) {
     const run = await newRun(store, workflow, event, auth.mode, now);

@@ -47,6 +47,8 @@ export interface WorkflowBuilder {
     change: {
       traits?: Record<string, unknown>;
       topics?: Record<string, 'subscribed' | 'unsubscribed' | null>;
+      /** Group memberships by the group's ref: true adds the contact, false removes it. */
+      groups?: Record<string, boolean>;
     } & StepOptions,
   ): WorkflowBuilder;
   /** Call the app: an `automation.webhook` event to one webhook endpoint of the project, signed and retried. */

@@ -7,8 +7,6 @@ import { toValidationIssues, validationError } from '../request/index.js';
 export const EVENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 /** A step id: 1 to 64 of `A-Z a-z 0-9 _ -`; `end` is the end of the workflow. */
 const STEP_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
-/** A message's own events: built in (see `builtin-triggers.ts`), for waits and exits, never a trigger. */
-const MESSAGE_EVENTS = new Set(['email.sent', 'email.opened', 'email.clicked', 'email.bounced']);
 /** The most steps a workflow has. */
 export const MAX_STEPS = 100;
 /** The longest wait (and wait for an event): a year. */
@@ -148,11 +146,16 @@ const updateContactStep = z
       .record(z.string().min(1).max(64), z.enum(['subscribed', 'unsubscribed']).nullable())
       .refine((t) => Object.keys(t).length <= 50, 'At most 50 topics')
       .optional(),
+    /** Group memberships to set, by the group's ref: true adds the contact, false removes it. */
+    groups: z
+      .record(z.string().min(1).max(64), z.boolean())
+      .refine((g) => Object.keys(g).length <= 50, 'At most 50 groups')
+      .optional(),
     next: target,
   })
   .superRefine((u, ctx) => {
-    if (u.traits === undefined && u.topics === undefined) {
-      ctx.addIssue({ code: 'custom', path: [], message: 'Give traits, topics or both' });
+    if (u.traits === undefined && u.topics === undefined && u.groups === undefined) {
+      ctx.addIssue({ code: 'custom', path: [], message: 'Give traits, topics or groups' });
     }
   });
 const webhookStep = z.strictObject({
@@ -228,15 +231,6 @@ export function parseWorkflow(input: unknown): WorkflowDefinition {
   const body = parsed.data;
   const steps = body.steps.map((s, i) => ({ ...s, id: s.id ?? `step-${i + 1}` })) as Step[];
   const issues: ValidationIssue[] = [];
-  if (MESSAGE_EVENTS.has(body.trigger.event)) {
-    // A workflow that sends on a message event would start again on its own messages' events.
-    issues.push(
-      issue(
-        ['trigger', 'event'],
-        `${body.trigger.event} cannot start a workflow (its own messages would start it again); wait for it or exit on it instead`,
-      ),
-    );
-  }
   const index = new Map<string, number>();
   steps.forEach((s, i) => {
     if (s.id === 'end') issues.push(issue(['steps', i, 'id'], '"end" names the end of the workflow'));

@@ -1,4 +1,4 @@
-import { randomFillSync } from 'node:crypto';
+import { createHash, randomFillSync } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 
@@ -8,6 +8,20 @@ const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
  */
 export function newId(prefix: string, now: number = Date.now()): string {
   return `${prefix}_${now.toString(36).padStart(9, '0')}${randomToken(16)}`;
+}
+
+/**
+ * An id shaped as {@link newId}'s, its 16 last characters drawn from `seed` (SHA-256) instead of chance:
+ * the same seed and time give the same id, so that what it names can be written once only (a unique key).
+ */
+export function derivedId(prefix: string, now: number, seed: string): string {
+  const digest = createHash('sha256').update(seed).digest();
+  let tail = '';
+  for (const b of digest) {
+    if (tail.length === 16) break;
+    if (b < 252) tail += ALPHABET[b % 36];
+  }
+  return `${prefix}_${now.toString(36).padStart(9, '0')}${tail}`;
 }
 
 // Drawing random bytes from a pool: one randomFillSync per 4 KiB instead of one per id (ids are minted

@@ -1,4 +1,4 @@
-import type { MailingRecord } from '../store/records.js';
+import type { MailingRecord, MessageTag } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import type { AuthContext } from './auth-context.js';
 import type { BaseContext } from './base-context.js';
@@ -22,7 +22,16 @@ export interface CapabilitySetup {
   readonly send: (
     auth: AuthContext,
     body: unknown,
-    options: { idempotencyKey: string },
+    options: {
+      idempotencyKey: string;
+      /**
+       * The message's ref, chosen by the caller: the store keeps a ref once per project, so a message
+       * under it is committed at most once (a second commit is `CONFLICT`).
+       */
+      ref?: string;
+      /** Tags of the message, kept with its content (what sent it). */
+      tags?: MessageTag[];
+    },
   ) => Promise<{ ref: string }>;
 }
 

@@ -108,6 +108,11 @@ export interface ConsentWrite {
   status?: 'subscribed' | 'unsubscribed';
   /** The history rows of the change, appended. */
   records: readonly ConsentRecord[];
+  /**
+   * Group memberships to set, by group id: `member: true` adds the address (nothing if it is one already,
+   * its first joining time kept), false removes it (nothing if it is none).
+   */
+  groups?: ReadonlyArray<{ groupId: string; member: boolean }>;
   now: Date;
 }
 

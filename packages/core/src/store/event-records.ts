@@ -20,6 +20,7 @@ export const EVENT_TYPES = [
   'email.replied',
   'contact.unsubscribed',
   'contact.topics_changed',
+  'contact.groups_changed',
   'contact.subscribed',
   'contact.confirmed',
   'broadcast.completed',
@@ -71,6 +72,8 @@ export interface EventData {
   broadcast_ref?: string;
   /** `contact.topics_changed`: the topics whose state changed, each with its state after (null: the default). */
   topics?: Array<{ key: string; state: 'subscribed' | 'unsubscribed' | 'pending' | null }>;
+  /** `contact.groups_changed`: the groups (by ref) the contact was added to (`member: true`) or removed from. */
+  groups?: Array<{ ref: string; member: boolean }>;
   /** `contact.subscribed` / `contact.confirmed`: the form signed up through, its topic and group. */
   form_ref?: string;
   topic?: string | null;
@@ -106,7 +109,10 @@ export interface EventData {
     version: number;
     trigger_event_id: string;
     reason?: string;
-    /** `automation.webhook`: the step that called, and the payload the definition gave it. */
+    /**
+     * `automation.webhook`: the step that called, and the payload the definition gave it;
+     * `contact.groups_changed`: the update-contact step that changed them.
+     */
     step?: string;
     payload?: Record<string, unknown>;
   };

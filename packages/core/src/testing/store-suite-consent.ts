@@ -89,6 +89,59 @@ export function describeConsent(ctx: StoreSuiteContext): void {
     expect(await ctx.store.getTopic(other.id, 'news')).toBeDefined();
   });
 
+  it('sets group memberships with the change and its event: added once, removed, other groups untouched', async () => {
+    const { project } = await seedProject(ctx.store);
+    const [a, b] = addresses(2) as [string, string];
+    const vip = makeGroup(project.id, 'vip');
+    const trial = makeGroup(project.id, 'trial');
+    await ctx.store.createGroup(vip);
+    await ctx.store.createGroup(trial);
+    const members = async (groupId: string) =>
+      (await ctx.store.listGroupMembers(project.id, groupId, { after: null, limit: 10 })).map(
+        (p) => p.address,
+      );
+    const event = makeEvent(project.id, { type: 'contact.groups_changed', address: a });
+    await ctx.store.writeConsent(
+      {
+        projectId: project.id,
+        address: a,
+        records: [],
+        groups: [
+          { groupId: vip.id, member: true },
+          { groupId: trial.id, member: true },
+        ],
+        now: testTime(1),
+      },
+      { events: [event], messages: [] },
+    );
+    // Adding a member again changes nothing; b joins too.
+    for (const address of [a, b]) {
+      await ctx.store.writeConsent({
+        projectId: project.id,
+        address,
+        records: [],
+        groups: [{ groupId: vip.id, member: true }],
+        now: testTime(2),
+      });
+    }
+    expect(await members(vip.id)).toEqual([a, b].sort());
+    expect(await members(trial.id)).toEqual([a]);
+    expect(await ctx.store.getProfile(project.id, b)).toMatchObject({ address: b, status: 'subscribed' });
+    expect((await ctx.store.listEvents(project.id, {}, { limit: 10 })).map((e) => e.id)).toEqual([event.id]);
+    await ctx.store.writeConsent({
+      projectId: project.id,
+      address: a,
+      records: [],
+      groups: [
+        { groupId: trial.id, member: false },
+        { groupId: trial.id, member: false },
+      ],
+      now: testTime(3),
+    });
+    expect(await members(trial.id)).toEqual([]);
+    expect(await members(vip.id)).toEqual([a, b].sort());
+  });
+
   it('writes topic states, status, records and events in one change; creates a bare profile', async () => {
     const { project } = await seedProject(ctx.store);
     const [a, b] = addresses(2) as [string, string];

@@ -77,7 +77,7 @@ export function eventSchemas(): JsonObject {
             address: {
               type: 'string',
               description:
-                '`contact.unsubscribed` / `contact.topics_changed` / `contact.subscribed` / `contact.confirmed` / `automation.*`: the address.',
+                '`contact.unsubscribed` / `contact.topics_changed` / `contact.groups_changed` / `contact.subscribed` / `contact.confirmed` / `automation.*`: the address.',
             },
             form_ref: {
               type: 'string',
@@ -108,10 +108,20 @@ export function eventSchemas(): JsonObject {
                 },
               },
             },
+            groups: {
+              type: 'array',
+              description:
+                '`contact.groups_changed`: the groups (by ref) the contact was added to (`member: true`) or removed from.',
+              items: {
+                type: 'object',
+                required: ['ref', 'member'],
+                properties: { ref: { type: 'string' }, member: { type: 'boolean' } },
+              },
+            },
             source: {
               type: 'string',
               description:
-                '`contact.unsubscribed` / `contact.topics_changed`: where the change came from (`api`, `one-click`, `unsubscribe-page`, `complaint`, ...).',
+                '`contact.unsubscribed` / `contact.topics_changed` / `contact.groups_changed`: where the change came from (`api`, `one-click`, `unsubscribe-page`, `complaint`, ...).',
             },
             automation: {
               type: 'object',
@@ -123,7 +133,11 @@ export function eventSchemas(): JsonObject {
                 run_id: { type: 'string' },
                 version: { type: 'integer' },
                 trigger_event_id: { type: 'string' },
-                step: { type: 'string', description: '`automation.webhook`: the step that called.' },
+                step: {
+                  type: 'string',
+                  description:
+                    '`automation.webhook`: the step that called; `contact.groups_changed`: the update-contact step.',
+                },
                 payload: {
                   type: 'object',
                   description: '`automation.webhook`: the payload the workflow definition gave the step.',

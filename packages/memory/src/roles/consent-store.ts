@@ -8,7 +8,7 @@ import type {
 import { clone } from '../memory-copy.js';
 import type { State } from '../memory-state.js';
 import { compare, exists, key } from '../memory-state.js';
-import { bareProfile } from '../memory-writes.js';
+import { bareProfile, membersOf } from '../memory-writes.js';
 import { writeOutbox } from './event-store.js';
 
 /**
@@ -108,6 +108,10 @@ export function memoryConsentStore(db: () => State): ConsentStore {
       }
       if (states.size > 0) s.consent.states.set(k, states);
       else s.consent.states.delete(k);
+      for (const group of write.groups ?? []) {
+        if (group.member) membersOf(s, group.groupId).add(address);
+        else s.members.get(group.groupId)?.delete(address);
+      }
       for (const record of write.records) s.consent.records.push(clone(record));
       writeOutbox(s.outbox, outbox);
     },

@@ -195,6 +195,26 @@ export function sqlConsentStore(ctx: SqlContext): ConsentStore {
               await write(upsert, [projectId, address, topic.topicKey, topic.state, t], tx);
             }
           }
+          for (const group of change.groups ?? []) {
+            if (group.member) {
+              await write(
+                dialect.insertIgnore(
+                  'mailroom_group_members',
+                  'group_id, address, project_id, created_at',
+                  runner.values(1, 4),
+                  'group_id, address',
+                ),
+                [group.groupId, address, projectId, t],
+                tx,
+              );
+            } else {
+              await write(
+                'DELETE FROM mailroom_group_members WHERE group_id = ? AND address = ? AND project_id = ?',
+                [group.groupId, address, projectId],
+                tx,
+              );
+            }
+          }
           await insertRecords(change.records, tx);
           if (outbox) await writeOutbox(runner, codec, tx, [outbox]);
         }),
