@@ -21,7 +21,14 @@
  * BENCH_SERVE_ARGS (extra serve flags of the `mailroom` stack, space-separated; none by default),
  * BENCH_ALT_ARGS (extra serve flags of the `alt` stack), BENCH_ALT_SMTP_QUERY (query of its `--smtp` URL),
  * BENCH_ALT_BIN (the `alt` stack runs this built CLI: another checkout's `packages/cli/dist/bin.js`),
- * BENCH_SCALEOUT_ARGS (extra flags of the scale-out's serve and workers, e.g. `--render-threads 0`).
+ * BENCH_SCALEOUT_ARGS (extra flags of the scale-out's serve and workers, e.g. `--render-threads 0`),
+ * BENCH_SCALEOUT_ALT_ARGS (with BENCH_SCALEOUT=1: a second scale-out with these flags in each round, e.g.
+ * `--render-threads 1`, compared in the same run).
+ *
+ * The scale-out also reports its PostgreSQL backends' CPU per message, and `scaleoutByCpu`: per run, what
+ * SQLite's `serve` and the sink used per message over what the scale-out, PostgreSQL and the sink used.
+ * On a 2-core machine that is CPU-bound (every process here shares the cores), it predicts the ratio of
+ * rates; it holds when other work on the machine makes the rates spread.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -54,6 +61,9 @@ const ALT_ARGS = flagsOf(process.env.BENCH_ALT_ARGS);
 const ALT_BIN = process.env.BENCH_ALT_BIN;
 const ALT_SMTP_QUERY = process.env.BENCH_ALT_SMTP_QUERY;
 const SCALEOUT_ARGS = flagsOf(process.env.BENCH_SCALEOUT_ARGS);
+const SCALEOUT_ALT_ARGS = process.env.BENCH_SCALEOUT_ALT_ARGS
+  ? flagsOf(process.env.BENCH_SCALEOUT_ALT_ARGS)
+  : undefined;
 const TEMPLATES = process.env.BENCH_TEMPLATES
   ? process.env.BENCH_TEMPLATES.split(',').map(corpusTemplate)
   : CORPUS;
@@ -192,7 +202,36 @@ async function loopRun(sink: SinkProcess, template: CorpusTemplate): Promise<Sta
 
 // -------------------------------------------------------------------------------------------------- Main
 
-type Stack = 'mailroom' | 'alt' | 'scaleout' | 'bullmq' | 'loop';
+type Stack = 'mailroom' | 'alt' | 'scaleout' | 'scaleoutAlt' | 'bullmq' | 'loop';
+
+/** Per run: SQLite `serve` and its sink's CPU per message over the scale-out's, PostgreSQL's and the sink's. */
+function byCpu(serve: StackResult, scaleout: StackResult): number {
+  const used =
+    scaleout.cpuMicrosPerMessage +
+    (scaleout.databaseCpuMicrosPerMessage ?? 0) +
+    scaleout.sinkCpuMicrosPerMessage;
+  return +((serve.cpuMicrosPerMessage + serve.sinkCpuMicrosPerMessage) / used).toFixed(2);
+}
+
+/** The scale-out against SQLite's `serve` run by run: rates, CPU, PostgreSQL's CPU (and the alternative's). */
+function scaleoutFigures(serve: StackResult[], scaleout: StackResult[], alt: StackResult[] | undefined) {
+  const of = (runs: StackResult[]) => {
+    const perRun = runs.map((r, i) => +(r.perSecond / (serve[i]?.perSecond ?? Number.NaN)).toFixed(2));
+    const cpu = runs.map((r, i) => (serve[i] ? byCpu(serve[i], r) : Number.NaN));
+    return {
+      perRun,
+      medianOfPerRun: median(perRun),
+      byCpu: cpu,
+      medianByCpu: median(cpu),
+      databaseCpuMicrosPerMessage: runs.map((r) => r.databaseCpuMicrosPerMessage),
+      processCpuMicrosPerMessage: runs.map((r) => (r.processCpuMicros ?? []).map((c) => Math.round(c / N))),
+    };
+  };
+  return {
+    scaleoutVsServe: of(scaleout),
+    ...(alt ? { scaleoutAltVsServe: of(alt), scaleoutAltArgs: SCALEOUT_ALT_ARGS?.join(' ') } : {}),
+  };
+}
 
 function summary(runs: StackResult[]) {
   return {
@@ -213,6 +252,7 @@ const loadBefore = loadavg()[0];
 try {
   for (const template of TEMPLATES) {
     const results: Partial<Record<Stack, StackResult[]>> = {};
+    const loads: number[] = [];
     const add = (stack: Stack, result: StackResult) => {
       const runs = results[stack] ?? [];
       runs.push(result);
@@ -237,7 +277,17 @@ try {
           'scaleout',
           await serveRun(sink, template, N, { scaleOut: true, args: [...SERVE_ARGS, ...SCALEOUT_ARGS] }),
         );
+        if (SCALEOUT_ALT_ARGS) {
+          add(
+            'scaleoutAlt',
+            await serveRun(sink, template, N, {
+              scaleOut: true,
+              args: [...SERVE_ARGS, ...SCALEOUT_ALT_ARGS],
+            }),
+          );
+        }
       }
+      loads.push(+(loadavg()[0] ?? 0).toFixed(2));
     }
     const figures = Object.fromEntries(
       Object.entries(results).map(([stack, runs]) => [stack, summary(runs as StackResult[])]),
@@ -277,6 +327,10 @@ try {
               median(results.scaleout.map((r) => r.perSecond)) / median(mailroom.map((r) => r.perSecond))
             ).toFixed(2)
           : undefined,
+      ...(mailroom && results.scaleout
+        ? scaleoutFigures(mailroom, results.scaleout, results.scaleoutAlt)
+        : {}),
+      loadAfterEachRound: loads,
       loadAverage: [loadBefore, loadavg()[0]].map((l) => +(l ?? 0).toFixed(2)),
     });
   }

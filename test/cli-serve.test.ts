@@ -149,7 +149,8 @@ describe('mailroom serve', () => {
 
     const worker = start(dir, ['worker', '--database', db, '--outbox', outbox, '--concurrency', '2']);
     running.push(worker);
-    await waitForOutput(worker, /Mailroom worker running .*concurrency 2/);
+    // A worker process renders on its main thread unless told otherwise (one worker per core, issue 42).
+    await waitForOutput(worker, /Mailroom worker running .*concurrency 2, no render threads/);
     await vi.waitFor(() => expect(emlFiles(outbox)).toHaveLength(2), { timeout: 20_000, interval: 100 });
     worker.stop();
     expect(await worker.done).toBe(0);

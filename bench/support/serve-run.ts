@@ -14,6 +14,7 @@ import { sqlStore } from '@mailroom/sql';
 import pg from 'pg';
 import type { CorpusTemplate } from '../templates/index.js';
 import { type CliProcess, startCli } from './cli-process.js';
+import { backendCpu } from './pg-backends.js';
 import type { SinkProcess } from './sink-process.js';
 
 const PG_URL = process.env.MAILROOM_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -39,6 +40,11 @@ export interface StackResult {
   feedSeconds?: number;
   /** Mailroom: CPU microseconds of each process until the sink had every message (serve, then the workers). */
   processCpuMicros?: number[];
+  /**
+   * Scale-out: CPU of the run's PostgreSQL backends per message until the sink had every message
+   * (sampled from /proc every 200 ms, `pg-backends.ts`). On one machine it is taken from the same cores.
+   */
+  databaseCpuMicrosPerMessage?: number;
 }
 
 /** How to run serve for one measurement. */
@@ -182,6 +188,7 @@ export async function serveRun(
   const db = options.scaleOut ? await postgresDatabase() : await sqliteDatabase();
   const processes: CliProcess[] = [];
   let beside: { stop(): Promise<void> } | undefined;
+  let database: ReturnType<typeof backendCpu> | undefined;
   let measured = false;
   try {
     const secret = await seedProject(db.url, template, options.seed, options.args ?? []);
@@ -203,6 +210,7 @@ export async function serveRun(
       await new Promise((r) => setTimeout(r, 200));
     }
     await options.around?.before(db.url);
+    if (options.scaleOut) database = backendCpu(db.url);
     const sinkCpu0 = await sink.cpuMicros();
     const cpu0 = processes.map((p) => p.cpuMicros());
     const t0 = performance.now();
@@ -219,6 +227,8 @@ export async function serveRun(
     const fed = performance.now();
     await untilSinkHas(sink, n);
     const deliveredSeconds = (performance.now() - t0) / 1000;
+    const databaseCpu = await database?.stop();
+    database = undefined;
     await beside?.stop();
     beside = undefined;
     const cpuUsed = () => processes.reduce((sum, p, i) => sum + p.cpuMicros() - (cpu0[i] as number), 0);
@@ -239,9 +249,11 @@ export async function serveRun(
       duplicates: await sink.duplicates(),
       feedSeconds: +((fed - t0) / 1000).toFixed(2),
       processCpuMicros: processCpu,
+      ...(databaseCpu === undefined ? {} : { databaseCpuMicrosPerMessage: Math.round(databaseCpu / n) }),
     };
   } finally {
     await beside?.stop();
+    await database?.stop();
     for (const p of processes) await p.stop();
     if (measured) await options.around?.after(db.url);
     await db.drop();

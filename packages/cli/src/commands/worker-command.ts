@@ -27,6 +27,16 @@ import { describeDelivery, openEngine, resolveDatabase, resolveDelivery } from '
 import { runUntilShutdown } from '../server/shutdown.js';
 import type { Command } from './command.js';
 
+/**
+ * Render threads of a `mailroom worker` without `--render-threads`: none. A worker is the unit of scale
+ * (one process per core, docs/deployment.md), so a second core is another worker's, or the database's:
+ * a render thread per worker puts two rendering threads on each core beside PostgreSQL and the relay, and
+ * the hand-over to the thread and back then costs more CPU per message than the thread saves (issue 42:
+ * 2 workers on 2 cores used 678-806 µs per message with a thread each, 455-592 without; BENCHMARKS.md).
+ * `serve` keeps the engine's `auto` (one thread from two cores): it is one process per machine.
+ */
+export const WORKER_RENDER_THREADS = 0;
+
 /** `mailroom worker`: a delivery worker process, without HTTP. */
 export const workerCommand: Command = {
   name: 'worker',
@@ -57,7 +67,7 @@ ${DESTINATION_FLAGS_HELP}
   },
   positionals: { min: 0, max: 0, names: '' },
   async run(args, io) {
-    const workerOptions = workerOptionsOf(args);
+    const workerOptions = { renderThreads: WORKER_RENDER_THREADS, ...workerOptionsOf(args) };
     // Without a public URL this worker cannot link to an unsubscribe page: broadcasts then go without one.
     const publicUrl = publicUrlOf(args, io.env, this.name);
     const unsubscribeSecret = unsubscribeSecretOf(io.env, this.name);

@@ -56,7 +56,8 @@ export const DELIVERY_FLAGS_HELP = `  --database URL     SQLite file, sqlite:FIL
   --concurrency N    deliveries sent at once by the worker, and its SMTP connections unless
                      the --smtp URL sets maxConnections (default: 8)
   --render-threads N threads that render recipients and build their MIME, 0 for none
-                     (default: 1 where the machine has 2 or more cores, else 0)
+                     (default: serve 1 where the machine has 2 or more cores, else 0; worker 0,
+                     as workers scale by processes, one per core)
   --rate N           at most N messages per second from this worker (default: unlimited)
   --lease SECONDS    how long deliveries this worker claimed stay its own without a renewal: a
                      worker that dies gives them back to the others after this (5 to 3600,
