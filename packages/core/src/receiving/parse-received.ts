@@ -62,9 +62,28 @@ export async function parseReceived(
       content_type: a.contentType,
       size: a.size,
       content_id: a.contentId ? a.contentId.replace(/^<|>$/g, '') : null,
+      url: null,
+      url_expires_at: null,
     })),
     auth,
   };
+}
+
+/**
+ * The bytes of a message's `index`th attachment, as {@link parseReceived} lists them (the same parse, so
+ * the same order); undefined when it has no such attachment.
+ */
+export async function attachmentOf(
+  raw: Uint8Array,
+  index: number,
+): Promise<{ filename: string | null; contentType: string; content: Uint8Array } | undefined> {
+  mailparser ??= import('mailparser');
+  const { simpleParser } = await mailparser;
+  const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  const mail = await simpleParser(bytes, { skipImageLinks: true, skipTextLinks: true, skipTextToHtml: true });
+  const found = mail.attachments[index];
+  if (!found) return undefined;
+  return { filename: found.filename ?? null, contentType: found.contentType, content: found.content };
 }
 
 /** The text above the quoted original, trimmed; the whole text when nothing is quoted. */
