@@ -14,6 +14,7 @@ import type { InboundAttachment, InboundAttachmentContent } from './receiving-ty
 
 /** The setting the generated attachment key is kept under. */
 const SECRET_SETTING = 'receiving_attachment_secret';
+const HOUR = 3_600_000;
 
 /** Signing and serving attachment URLs. Internal. */
 export interface AttachmentUrls {
@@ -44,7 +45,8 @@ export function attachmentUrls(ctx: BaseContext, options: ReceivingOptions): Att
       const root = base();
       if (root === undefined || attachments.length === 0) return attachments;
       const key = await secret();
-      const expiresAt = from.getTime() + ttl;
+      // Rounded up to the hour: reads within an hour hand out the same URLs (cacheable, comparable).
+      const expiresAt = Math.ceil((from.getTime() + ttl) / HOUR) * HOUR;
       return attachments.map((a, index) => ({
         ...a,
         url: `${root}/inbound/attachments/${signAttachmentToken(key, { projectId, messageId, index, expiresAt })}`,

@@ -34,8 +34,9 @@ export interface ReceivingOptions {
   /** The key attachment URLs are signed with. @default generated once and kept in the store's settings */
   secret?: string;
   /**
-   * How long an attachment URL works. The webhook payload's URLs count from the message's arrival; the
-   * API's (`getMessage`, `listMessages`) from the read. @default 604_800_000 (7 days)
+   * How long an attachment URL works (at least; its expiry is rounded up to the hour). The webhook
+   * payload's URLs count from the message's arrival; the API's (`getMessage`, `listMessages`) from the
+   * read. @default 604_800_000 (7 days)
    */
   attachmentUrlTtlMs?: number;
   /**
