@@ -12,6 +12,7 @@ import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DnsZoneServer, startDnsZone } from './support/dns-zone.js';
 import { type Listening, listenMailroom } from './support/http-harness.js';
+import { selfSignedCertificate } from './support/test-cert.js';
 import { waitUntil } from './support/wait.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
@@ -307,5 +308,37 @@ describe('received mail kept: attachments, size caps, retention, erasure, reply 
     await waitUntil(() => handled.some((m) => m.subject === 'Forged'));
     expect(handled.find((m) => m.subject === 'Forged')?.replied_to).toBeNull();
     expect(replied).toHaveLength(1);
+  });
+
+  it('takes routed mail over STARTTLS with a configured certificate, and applies the per-IP message rate to it', async () => {
+    const { key, cert } = selfSignedCertificate('mx.acme.test');
+    const tlsServer = await inboundSmtpServer({
+      inbound: mailroom.inbound,
+      receiving: mailroom.receiving,
+      host: '127.0.0.1',
+      port: 0,
+      tls: { key, cert },
+      maxMessagesPerMinute: 2,
+    });
+    try {
+      const over = (subject: string) =>
+        nodemailer
+          .createTransport({
+            host: '127.0.0.1',
+            port: tlsServer.port,
+            secure: false,
+            requireTLS: true,
+            tls: { ca: cert, servername: 'mx.acme.test' },
+          })
+          .sendMail({ from: 'ana@sender.test', to: `docs@${INBOX}`, subject, text: 'over TLS' });
+      expect((await over('TLS 1')).response).toMatch(/^250 Ok: received inm_/);
+      await over('TLS 2');
+      await expect(over('TLS 3')).rejects.toMatchObject({ responseCode: 451 });
+      const subjects = (await stored()).map((m) => m.subject);
+      expect(subjects).toEqual(expect.arrayContaining(['TLS 1', 'TLS 2']));
+      expect(subjects).not.toContain('TLS 3');
+    } finally {
+      await tlsServer.close();
+    }
   });
 });
