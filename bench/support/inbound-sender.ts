@@ -29,22 +29,28 @@ const raw = await new MailComposer({
   .compile()
   .build();
 
-const transport = nodemailer.createTransport({
-  host: '127.0.0.1',
-  port,
-  secure: false,
-  ignoreTLS: true,
-  pool: true,
-  maxConnections: connections,
-  maxMessages: Number.POSITIVE_INFINITY,
-});
+// One connection per lane, each from its own loopback address (127.0.0.2, .3, ...): four relays, as the
+// listener's per-address limits (10 connections, 6,000 messages a minute) see them.
+const transports = Array.from({ length: connections }, (_, i) =>
+  nodemailer.createTransport({
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    ignoreTLS: true,
+    pool: true,
+    maxConnections: 1,
+    maxMessages: Number.POSITIVE_INFINITY,
+    localAddress: `127.0.0.${2 + i}`,
+  }),
+);
 let accepted = 0;
 let refused = 0;
 let up = false;
 let running = true;
 let t0 = performance.now();
 
-async function lane(): Promise<void> {
+async function lane(i: number): Promise<void> {
+  const transport = transports[i] as (typeof transports)[number];
   while (running) {
     try {
       const info = await transport.sendMail({ envelope: { from: 'ana@sender.bench.test', to: [to] }, raw });
@@ -68,7 +74,7 @@ process.on('SIGUSR1', () => {
   t0 = performance.now();
 });
 
-const lanes = Array.from({ length: connections }, lane);
+const lanes = Array.from({ length: connections }, (_, i) => lane(i));
 process.stdout.write(`started ${raw.length}\n`);
 process.once('SIGTERM', () => {
   running = false;
@@ -76,7 +82,7 @@ process.once('SIGTERM', () => {
   // Counted at the signal: messages still in flight do not stretch the window.
   const line = `inbound ${JSON.stringify({ accepted, refused, seconds: +seconds.toFixed(2) })}\n`;
   void Promise.allSettled(lanes).then(() => {
-    transport.close();
+    for (const transport of transports) transport.close();
     process.stdout.write(line, () => process.exit(0));
   });
 });
