@@ -3,76 +3,60 @@
  * `mailroom automations` and `mailroom track`, on the database (`--project`, `--database`) and through a
  * real `mailroom serve` on 127.0.0.1 (`--url`, `--key`), whose worker runs the workflow to the SMTP sink.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningCli, runCli, startCli, waitForOutput } from './support/cli-harness.js';
-import { type SmtpSink, startSmtpSink } from './support/smtp-sink.js';
+import { type CliProject, startCliProject } from './support/cli-project.js';
 
 describe('automations from the CLI, on the database and through mailroom serve', () => {
-  let dir: string;
-  let db: string;
-  let sink: SmtpSink;
-  let serve: RunningCli;
-  let base: string;
-  let projectId: string;
-  let secret: string;
+  let fixture: CliProject;
+  let sink: CliProject['sink'];
 
-  const local = (argv: string[]) => runCli(dir, [...argv, '--project', projectId, '--database', db]);
-  const remote = (argv: string[]) => runCli(dir, ['--url', base, '--key', secret, ...argv]);
+  const local = (argv: string[]) => fixture.local(argv);
+  const remote = (argv: string[]) => fixture.remote(argv);
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'mailroom-automations-cli-'));
-    db = join(dir, 'mailroom.db');
-    sink = await startSmtpSink();
-    const created = await runCli(dir, ['project', 'create', 'Acme', '--database', db, '--json']);
-    expect(created.code, created.err).toBe(0);
-    ({
-      project: { id: projectId },
-      secret,
-    } = JSON.parse(created.out) as { project: { id: string }; secret: string });
-    expect((await local(['sender', 'add', 'hello@acme.test'])).code).toBe(0);
-    writeFileSync(join(dir, 'welcome.txt'), 'Welcome aboard, {{ event.plan }}.');
-    const added = await local([
-      'template',
-      'add',
-      '--ref',
-      'welcome',
-      '--file',
-      'welcome.txt',
-      '--subject',
-      'Welcome',
-    ]);
-    expect(added.code, added.err).toBe(0);
-    writeFileSync(
-      join(dir, 'welcome.json'),
-      JSON.stringify({
-        name: 'Welcome',
-        trigger: { event: 'signup' },
-        steps: [
-          { id: 'hello', type: 'send', template: 'welcome', sender: 'hello@acme.test' },
-          { type: 'wait', duration: '7d' },
-        ],
-      }),
-    );
-    writeFileSync(
-      join(dir, 'bad.json'),
-      JSON.stringify({
-        name: 'Bad',
-        trigger: { event: 'signup' },
-        steps: [{ type: 'wait', duration: '2y' }],
-      }),
-    );
-    serve = startCli(dir, ['serve', '--port', '0', '--database', db, '--smtp', sink.url]);
-    [, base = ''] = await waitForOutput(serve, /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    fixture = await startCliProject('automations', {
+      before: async (project) => {
+        expect((await project.local(['sender', 'add', 'hello@acme.test'])).code).toBe(0);
+        writeFileSync(join(project.dir, 'welcome.txt'), 'Welcome aboard, {{ event.plan }}.');
+        const added = await project.local([
+          'template',
+          'add',
+          '--ref',
+          'welcome',
+          '--file',
+          'welcome.txt',
+          '--subject',
+          'Welcome',
+        ]);
+        expect(added.code, added.err).toBe(0);
+        writeFileSync(
+          join(project.dir, 'welcome.json'),
+          JSON.stringify({
+            name: 'Welcome',
+            trigger: { event: 'signup' },
+            steps: [
+              { id: 'hello', type: 'send', template: 'welcome', sender: 'hello@acme.test' },
+              { type: 'wait', duration: '7d' },
+            ],
+          }),
+        );
+        writeFileSync(
+          join(project.dir, 'bad.json'),
+          JSON.stringify({
+            name: 'Bad',
+            trigger: { event: 'signup' },
+            steps: [{ type: 'wait', duration: '2y' }],
+          }),
+        );
+      },
+    });
+    ({ sink } = fixture);
   }, 60_000);
 
   afterAll(async () => {
-    serve?.stop();
-    await serve?.done;
-    await sink?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await fixture?.close();
   });
 
   it('creates a workflow from a file, lists it the same both ways, tracks an event the server runs to the sink', async () => {

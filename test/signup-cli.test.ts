@@ -1,50 +1,25 @@
-/**
- * Issue 38, signup forms from the CLI: `mailroom forms`, `form create|update|delete` and `topic create
- * --double-opt-in on`, on the database (`--project`, `--database`) and through a real `mailroom serve` on
- * 127.0.0.1 (`--url`, `--key`): the same answers either way; the typed client's `forms`; and a signup to
- * the served endpoint that is pending until its mailed link is confirmed.
- */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createMailroomClient, type MailroomClient } from '@mailroom/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningCli, runCli, startCli, waitForOutput } from './support/cli-harness.js';
-import { type SmtpSink, startSmtpSink } from './support/smtp-sink.js';
+import { type CliProject, startCliProject } from './support/cli-project.js';
 
 describe('signup forms from the CLI, on the database and through mailroom serve', () => {
-  let dir: string;
-  let db: string;
-  let sink: SmtpSink;
-  let serve: RunningCli;
+  let fixture: CliProject;
+  let sink: CliProject['sink'];
   let base: string;
-  let projectId: string;
   let secret: string;
   let client: MailroomClient;
 
-  const local = (argv: string[]) => runCli(dir, [...argv, '--project', projectId, '--database', db]);
-  const remote = (argv: string[]) => runCli(dir, ['--url', base, '--key', secret, ...argv]);
+  const local = (argv: string[]) => fixture.local(argv);
+  const remote = (argv: string[]) => fixture.remote(argv);
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'mailroom-signup-cli-'));
-    db = join(dir, 'mailroom.db');
-    sink = await startSmtpSink();
-    const created = await runCli(dir, ['project', 'create', 'Acme', '--database', db, '--json']);
-    expect(created.code, created.err).toBe(0);
-    ({
-      project: { id: projectId },
-      secret,
-    } = JSON.parse(created.out) as { project: { id: string }; secret: string });
-    serve = startCli(dir, ['serve', '--port', '0', '--database', db, '--smtp', sink.url]);
-    [, base = ''] = await waitForOutput(serve, /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    fixture = await startCliProject('signup');
+    ({ base, secret, sink } = fixture);
     client = createMailroomClient({ url: base, key: secret });
   }, 60_000);
 
   afterAll(async () => {
-    serve?.stop();
-    await serve?.done;
-    await sink?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await fixture?.close();
   });
 
   it('creates forms here and there, lists them the same both ways, versions the text, deletes', async () => {

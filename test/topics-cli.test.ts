@@ -3,47 +3,30 @@
  * topics` and `contact consent`, on the database (`--project`, `--database`) and through a real `mailroom
  * serve` on 127.0.0.1 (`--url`, `--key`): the same answers either way, and the typed client's `topics`.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createMailroomClient, type MailroomClient } from '@mailroom/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningCli, runCli, startCli, waitForOutput } from './support/cli-harness.js';
-import { type SmtpSink, startSmtpSink } from './support/smtp-sink.js';
+import { type CliProject, startCliProject } from './support/cli-project.js';
 
 describe('topics and consent from the CLI, on the database and through mailroom serve', () => {
+  let fixture: CliProject;
   let dir: string;
-  let db: string;
-  let sink: SmtpSink;
-  let serve: RunningCli;
   let base: string;
-  let projectId: string;
   let secret: string;
   let client: MailroomClient;
 
-  const local = (argv: string[]) => runCli(dir, [...argv, '--project', projectId, '--database', db]);
-  const remote = (argv: string[]) => runCli(dir, ['--url', base, '--key', secret, ...argv]);
+  const local = (argv: string[]) => fixture.local(argv);
+  const remote = (argv: string[]) => fixture.remote(argv);
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'mailroom-topics-cli-'));
-    db = join(dir, 'mailroom.db');
-    sink = await startSmtpSink();
-    const created = await runCli(dir, ['project', 'create', 'Acme', '--database', db, '--json']);
-    expect(created.code, created.err).toBe(0);
-    ({
-      project: { id: projectId },
-      secret,
-    } = JSON.parse(created.out) as { project: { id: string }; secret: string });
-    serve = startCli(dir, ['serve', '--port', '0', '--database', db, '--smtp', sink.url]);
-    [, base = ''] = await waitForOutput(serve, /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    fixture = await startCliProject('topics');
+    ({ base, secret, dir } = fixture);
     client = createMailroomClient({ url: base, key: secret });
   }, 60_000);
 
   afterAll(async () => {
-    serve?.stop();
-    await serve?.done;
-    await sink?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await fixture?.close();
   });
 
   it('creates topics here and there, lists them the same both ways, sets and shows a contact', async () => {

@@ -20,11 +20,13 @@ export type * from './automations/automation-types.js';
 export { trackRequestSchema } from './automations/track-event.js';
 export { type WorkflowBuilder, workflow } from './automations/workflow-builder.js';
 export {
+  branches as stepBranches,
   type ConditionInput,
   durationMs,
   MAX_STEPS,
   MAX_WAIT_MS,
   parseWorkflow,
+  type Step as WorkflowStep,
   type StepInput,
   type WorkflowDefinition,
   type WorkflowInput,

@@ -19,6 +19,7 @@ import type {
 import type { AutomationOperations } from './automation-operations.js';
 import type { FormOperations } from './form-operations.js';
 import type { PauseOperations } from './pause-operations.js';
+import type { ReceivingOperations } from './receiving-operations.js';
 import type { TopicOperations } from './topic-operations.js';
 
 /**
@@ -78,6 +79,8 @@ export interface AdminOperations {
   readonly topics: TopicOperations;
   /** Tracked events, workflows and their runs (automation-operations.ts). */
   readonly automations: AutomationOperations;
+  /** Receiving routes and the messages they took (receiving-operations.ts). */
+  readonly receiving: ReceivingOperations;
   /** Signup forms (form-operations.ts). */
   readonly forms: FormOperations;
   /** A broadcast or message with its delivery counts. */

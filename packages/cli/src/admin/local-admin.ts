@@ -3,6 +3,7 @@ import type { AdminOperations } from './admin-operations.js';
 import { localAutomations } from './automation-operations.js';
 import { localForms } from './form-operations.js';
 import { localPauses } from './pause-operations.js';
+import { localReceiving } from './receiving-operations.js';
 import { localTopics } from './topic-operations.js';
 
 /**
@@ -30,6 +31,7 @@ export function localAdmin(mailroom: Mailroom, auth: AuthContext): AdminOperatio
     pauses: localPauses(mailroom, auth),
     topics: localTopics(mailroom, auth),
     automations: localAutomations(mailroom, auth),
+    receiving: localReceiving(mailroom, auth),
     forms: localForms(mailroom, auth),
     getMailing: (ref) => mailroom.getMailing(auth, ref),
     listBroadcasts: (page) => mailroom.listMailings(auth, 'broadcast', page),

@@ -4,6 +4,7 @@ import type { AdminOperations } from './admin-operations.js';
 import { remoteAutomations } from './automation-operations.js';
 import { remoteForms } from './form-operations.js';
 import { remotePauses } from './pause-operations.js';
+import { remoteReceiving } from './receiving-operations.js';
 import { remoteResources } from './remote-resources.js';
 import { domainView, webhookView } from './remote-views.js';
 import { remoteTopics } from './topic-operations.js';
@@ -47,6 +48,7 @@ export function remoteAdmin(client: MailroomClient, url: string): AdminOperation
     pauses: remotePauses(client, call),
     topics: remoteTopics(client, call),
     automations: remoteAutomations(client, call),
+    receiving: remoteReceiving(client, call),
     forms: remoteForms(client, call),
   };
 }

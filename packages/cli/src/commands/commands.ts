@@ -22,6 +22,7 @@ import { keyCreateCommand, keyListCommand, keyRevokeCommand, keyRotateCommand } 
 import { broadcastListCommand, messageStatusCommand } from './message-command.js';
 import { PAUSE_COMMANDS } from './pause-command.js';
 import { projectCreateCommand, projectListCommand } from './project-command.js';
+import { RECEIVING_COMMANDS } from './receiving-command.js';
 import { senderAddCommand, senderListCommand, senderRemoveCommand } from './sender-command.js';
 import { serveCommand } from './serve-command.js';
 import {
@@ -84,15 +85,22 @@ export const COMMANDS: readonly Command[] = [
   webhookRemoveCommand,
   webhookEnableCommand,
   webhookDisableCommand,
+  ...RECEIVING_COMMANDS,
 ];
 
 /** The command named by the first words of `argv`, with the arguments after them. */
 export function findCommand(argv: readonly string[]): { command: Command; rest: string[] } | undefined {
+  let found: { command: Command; rest: string[] } | undefined;
+  let longest = 0;
   for (const command of COMMANDS) {
     const words = command.name.split(' ');
-    if (words.every((word, i) => argv[i] === word)) return { command, rest: argv.slice(words.length) };
+    // The longest name wins: `inbound list` is not the listener `inbound` with an argument.
+    if (words.length > longest && words.every((word, i) => argv[i] === word)) {
+      found = { command, rest: argv.slice(words.length) };
+      longest = words.length;
+    }
   }
-  return undefined;
+  return found;
 }
 
 /** The subcommands of a group word (`project` → `create`, `list`), empty when it is no group. */

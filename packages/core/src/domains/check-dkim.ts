@@ -97,9 +97,11 @@ async function probe(
     '',
   ].join('\r\n');
   // mailauth 4 signs with `signatureData` only (its types also ask for the same fields at the top level,
-  // which it ignores); the algorithm follows the key.
+  // which it ignores); the algorithm follows the key. One `signTime`: without it mailauth reads the clock
+  // for the header it signs and again for the header it writes, and a probe that straddles a half second
+  // (a loaded machine) carries another `t=` than it signed: "bad signature" for a good key.
   const signing = { signingDomain: domain, selector, privateKey };
-  const signed = await dkimSign(message, { ...signing, signatureData: [signing] });
+  const signed = await dkimSign(message, { ...signing, signTime: new Date(), signatureData: [signing] });
   if (signed.errors.length > 0 || signed.signatures.trim() === '') {
     const reason = signed.errors[0]?.message ?? 'no signature made';
     return finding(base, 'wrong', actual, `The domain's private key cannot sign (${reason})`);

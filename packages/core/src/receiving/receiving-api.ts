@@ -93,7 +93,16 @@ export function createReceivingApi(
         destination,
         createdAt: clock.now(),
       };
-      await store.createReceivingRoute(route);
+      try {
+        await store.createReceivingRoute(route);
+      } catch (error) {
+        // Receiving domains are shared by the server: the store's conflict may name the project that owns
+        // the address, which is not the caller's to learn.
+        if (error instanceof MailroomError && error.code === 'CONFLICT') {
+          throw new MailroomError('CONFLICT', `${pattern}@${domain} is already routed`);
+        }
+        throw error;
+      }
       return routeView(route);
     },
 

@@ -6,6 +6,7 @@ import { errorPage } from '../pages/error-page.js';
 import { escapeHtml, html, type SafeHtml } from '../pages/html.js';
 import { isScopeRefusal, requireScope } from '../routes/route-access.js';
 import { destinationParam } from './activity-destination.js';
+import { automationsView, workflowView } from './automation-views.js';
 import {
   checkSameOrigin,
   htmlPage,
@@ -22,6 +23,7 @@ import {
 } from './dashboard-http.js';
 import type { ResolvedDashboardOptions } from './dashboard-options.js';
 import { DELIVERY_STATUS_ORDER, progressOf } from './fragments.js';
+import { inboundMessageView, inboundView, repliesOf } from './inbound-views.js';
 import { frameOf, type PageContext } from './layout.js';
 import { audiencePage } from './pages/audience-page.js';
 import { deliveryPage } from './pages/delivery-page.js';
@@ -159,6 +161,27 @@ export function createDashboard(
         );
       }
       if (first === 'topics') return allowed(call, GET, () => topics(call, auth));
+      if (first === 'automations') {
+        return allowed(call, GET, async () =>
+          page(call, 200, await automationsView(mailroom, auth, ctxOf(call), queryOf(req))),
+        );
+      }
+      if (first === 'inbound') {
+        return allowed(call, GET, async () =>
+          page(call, 200, await inboundView(mailroom, auth, ctxOf(call), queryOf(req))),
+        );
+      }
+    }
+    if (segments.length === 2 && ref !== undefined && (first === 'automations' || first === 'inbound')) {
+      return allowed(call, GET, async () =>
+        page(
+          call,
+          200,
+          first === 'automations'
+            ? await workflowView(mailroom, auth, ctxOf(call), ref, queryOf(req))
+            : await inboundMessageView(mailroom, auth, ctxOf(call), ref),
+        ),
+      );
     }
     if (first === 'webhooks') {
       if (segments.length === 1) return allowed(call, GET, () => webhooks(call, auth));
@@ -331,7 +354,7 @@ export function createDashboard(
         : undefined,
       after: q.get('after') || undefined,
     };
-    const [sources, deliveries, tracking, bounces, activity] = await Promise.all([
+    const [sources, deliveries, tracking, bounces, activity, replies] = await Promise.all([
       kind === 'broadcast' ? mailroom.listSourceJobs(auth, ref) : Promise.resolve([]),
       mailroom.searchDeliveries(auth, ref, {
         prefix: filter.prefix,
@@ -342,6 +365,7 @@ export function createDashboard(
       mailroom.getTracking(auth, ref),
       mailroom.bouncesByDomain(auth, { ref, limit: 20 }),
       mailroom.activity(auth, { mailingRef: ref }),
+      repliesOf(mailroom, auth, ctxOf(call), ref),
     ]);
     const pauseControls =
       kind === 'broadcast'
@@ -355,7 +379,18 @@ export function createDashboard(
     return page(
       call,
       200,
-      mailingPage(ctxOf(call), view, sources, deliveries, filter, tracking, bounces, activity, pauseControls),
+      mailingPage(
+        ctxOf(call),
+        view,
+        sources,
+        deliveries,
+        filter,
+        tracking,
+        bounces,
+        activity,
+        pauseControls,
+        replies,
+      ),
     );
   }
 

@@ -9,6 +9,8 @@ export type Section =
   | 'templates'
   | 'audience'
   | 'topics'
+  | 'automations'
+  | 'inbound'
   | 'suppressions'
   | 'webhooks'
   | 'domains'
@@ -21,6 +23,8 @@ const SECTIONS: ReadonlyArray<{ id: Section; label: string }> = [
   { id: 'templates', label: 'Templates' },
   { id: 'audience', label: 'Audience' },
   { id: 'topics', label: 'Topics' },
+  { id: 'automations', label: 'Automations' },
+  { id: 'inbound', label: 'Inbound' },
   { id: 'suppressions', label: 'Suppressions' },
   { id: 'webhooks', label: 'Webhooks' },
   { id: 'domains', label: 'Domains' },

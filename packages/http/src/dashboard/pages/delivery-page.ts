@@ -12,6 +12,7 @@ import { html, type SafeHtml } from '../../pages/html.js';
 import { badge, time } from '../fragments.js';
 import { layout, type PageContext } from '../layout.js';
 import { deliveryPreviewUrl, mailingUrl, sectionOf } from '../urls.js';
+import { repliesSection } from './inbound-page.js';
 import { deliveryTrackingSection } from './tracking-section.js';
 
 /**
@@ -56,7 +57,10 @@ export function deliveryPage(
     ctx,
     delivery.address,
     sectionOf(view.kind),
-    html`<p class="muted"><a href="${back}">${view.subject || view.ref}</a> /</p><h1>${delivery.address}</h1><div class="card"><dl class="facts"><dt>Name</dt><dd>${delivery.name}</dd><dt>Status</dt><dd>${badge(delivery.status)}</dd><dt>Attempts</dt><dd>${delivery.attempts}</dd><dt>Last reply</dt><dd class="mono">${delivery.lastResponse ?? '—'}</dd><dt>${delivery.status === 'bounced' || delivery.status === 'complained' ? 'Diagnostic' : 'Last error'}</dt><dd class="mono">${delivery.lastError ?? '—'}</dd><dt>Sent</dt><dd>${time(delivery.sentAt)}</dd>${via !== undefined && html`<dt>Sent via</dt><dd>${via}</dd>`}<dt>Next attempt</dt><dd>${delivery.status === 'queued' ? time(delivery.nextAttemptAt) : '—'}</dd><dt>Message-ID</dt><dd class="mono">${delivery.messageId}</dd></dl></div>${deliveryTrackingSection(tracking)}${reports}${eventList}${preview}`,
+    html`<p class="muted"><a href="${back}">${view.subject || view.ref}</a> /</p><h1>${delivery.address}</h1><div class="card"><dl class="facts"><dt>Name</dt><dd>${delivery.name}</dd><dt>Status</dt><dd>${badge(delivery.status)}</dd><dt>Attempts</dt><dd>${delivery.attempts}</dd><dt>Last reply</dt><dd class="mono">${delivery.lastResponse ?? '—'}</dd><dt>${delivery.status === 'bounced' || delivery.status === 'complained' ? 'Diagnostic' : 'Last error'}</dt><dd class="mono">${delivery.lastError ?? '—'}</dd><dt>Sent</dt><dd>${time(delivery.sentAt)}</dd>${via !== undefined && html`<dt>Sent via</dt><dd>${via}</dd>`}<dt>Next attempt</dt><dd>${delivery.status === 'queued' ? time(delivery.nextAttemptAt) : '—'}</dd><dt>Message-ID</dt><dd class="mono">${delivery.messageId}</dd></dl></div>${repliesSection(
+      ctx,
+      events.filter((e) => e.type === 'email.replied'),
+    )}${deliveryTrackingSection(tracking)}${reports}${eventList}${preview}`,
   );
 }
 

@@ -47,6 +47,8 @@ export function mailingPage(
   activity?: ActivityChart,
   /** A broadcast's pause state and its Pause or Resume button (pauses-page.ts). */
   pauseControls?: SafeHtml,
+  /** The replies received to it (inbound-page.ts `repliesSection`), after the facts. */
+  replies?: SafeHtml,
 ): SafeHtml {
   const progress = progressOf(view);
   const self = mailingUrl(ctx.root, view.kind, view.ref);
@@ -60,7 +62,7 @@ export function mailingPage(
     ctx,
     title,
     sectionOf(view.kind),
-    html`<p class="muted"><a href="${ctx.root}/${sectionOf(view.kind)}">${view.kind === 'broadcast' ? 'Broadcasts' : 'Messages'}</a> /</p><h1>${title}</h1>${facts}${activity && activitySection(activity)}${trackingSection(tracking)}${bouncesSection(bounces, 'The deliveries of this mailing.')}${
+    html`<p class="muted"><a href="${ctx.root}/${sectionOf(view.kind)}">${view.kind === 'broadcast' ? 'Broadcasts' : 'Messages'}</a> /</p><h1>${title}</h1>${facts}${replies}${activity && activitySection(activity)}${trackingSection(tracking)}${bouncesSection(bounces, 'The deliveries of this mailing.')}${
       view.kind === 'broadcast' && sourcesSection(sources)
     }${deliveriesSection(ctx, view, deliveries, filter)}`,
   );

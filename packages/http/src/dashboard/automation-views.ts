@@ -1,0 +1,68 @@
+import type { AuthContext, Mailroom, RunStatus } from '@mailroom/core';
+import type { SafeHtml } from '../pages/html.js';
+import type { PageContext } from './layout.js';
+import { automationsPage, type ContactRuns, workflowPage } from './pages/automations-page.js';
+
+/** Runs listed on a workflow's page. */
+const RUNS_PER_PAGE = 50;
+/** The event types of a contact's automation timeline. */
+const RUN_EVENTS = ['automation.run_started', 'automation.run_completed', 'automation.run_exited'] as const;
+
+/**
+ * The automations pages (issue 39) over the engine's reads: the workflows with their run counts and, with
+ * `?contact=`, the contact's timeline (its run events, read by address); one workflow's steps and runs.
+ * Every read is scoped to the signed-in project (another project's workflow is `NOT_FOUND`).
+ */
+export async function automationsView(
+  mailroom: Mailroom,
+  auth: AuthContext,
+  ctx: PageContext,
+  q: URLSearchParams,
+): Promise<SafeHtml> {
+  const address = (q.get('contact') ?? '').trim().toLowerCase().slice(0, 320);
+  const [workflows, events] = await Promise.all([
+    mailroom.automations.list(auth),
+    address === ''
+      ? Promise.resolve(undefined)
+      : mailroom.listEvents(auth, {
+          address,
+          types: [...RUN_EVENTS],
+          limit: 100,
+          ...(q.get('after') ? { after: q.get('after') ?? '' } : {}),
+        }),
+  ]);
+  const contact: ContactRuns | null = events
+    ? { contact: address, events: events.items, next: events.next }
+    : null;
+  return automationsPage(ctx, workflows, contact);
+}
+
+/** One workflow's page: its diagram with counts, and a page of its runs (`?status=`, `?after=`). */
+export async function workflowView(
+  mailroom: Mailroom,
+  auth: AuthContext,
+  ctx: PageContext,
+  id: string,
+  q: URLSearchParams,
+): Promise<SafeHtml> {
+  const given = q.get('status') ?? '';
+  const status = (['active', 'completed', 'exited'] as const).find((s) => s === given) as
+    | RunStatus
+    | undefined;
+  const after = q.get('after') || undefined;
+  const [workflow, runs] = await Promise.all([
+    mailroom.automations.get(auth, id),
+    mailroom.automations.runs(auth, id, {
+      limit: RUNS_PER_PAGE + 1,
+      ...(status ? { status } : {}),
+      ...(after ? { after } : {}),
+    }),
+  ]);
+  const shown = runs.slice(0, RUNS_PER_PAGE);
+  return workflowPage(ctx, workflow, {
+    runs: shown,
+    status,
+    after,
+    next: runs.length > RUNS_PER_PAGE ? (shown.at(-1)?.id ?? null) : null,
+  });
+}

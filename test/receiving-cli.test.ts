@@ -1,0 +1,124 @@
+/**
+ * Issue 40, receiving mail from the CLI: `mailroom route list|add|remove` and `mailroom inbound list|show`,
+ * on the database (`--project`, `--database`) and through a real `mailroom serve` on 127.0.0.1 (`--url`,
+ * `--key`): the same answers either way. The received messages are taken by an engine on the same SQLite
+ * file whose SPF and DMARC checks ask a loopback DNS server (never the machine's resolver).
+ */
+import { createMailroom, type Mailroom } from '@mailroom/core';
+import { memoryTransport } from '@mailroom/memory';
+import { sqlStore } from '@mailroom/sql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from './support/cli-harness.js';
+import { type CliProject, startCliProject } from './support/cli-project.js';
+import { type DnsZoneServer, startDnsZone } from './support/dns-zone.js';
+
+const INBOX = 'in.acme.test';
+
+describe('receiving routes and received mail from the CLI, on the database and through mailroom serve', () => {
+  let fixture: CliProject;
+  let zone: DnsZoneServer;
+  let engine: Mailroom;
+
+  const local = (argv: string[]) => fixture.local(argv);
+  const remote = (argv: string[]) => fixture.remote(argv);
+
+  beforeAll(async () => {
+    fixture = await startCliProject('receiving');
+    zone = await startDnsZone({
+      'bank.test': { TXT: ['v=spf1 ip4:192.0.2.1 -all'] },
+      '_dmarc.bank.test': { TXT: ['v=DMARC1; p=reject'] },
+    });
+    engine = createMailroom({
+      store: sqlStore({ url: fixture.db }),
+      transport: memoryTransport(),
+      receiving: { resolver: zone.resolver() },
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await engine?.close();
+    await zone?.close();
+    await fixture?.close();
+  });
+
+  it('adds routes here and there, lists them the same both ways, refuses a taken address, removes', async () => {
+    const none = await local(['route', 'list']);
+    expect(none.out).toContain('No receiving routes');
+    const support = await local(['route', 'add', INBOX, 'support']);
+    expect(support.code, support.err).toBe(0);
+    expect(support.out).toMatch(new RegExp(`Added route rte_\\w+: support@${INBOX} -> store`));
+    const replies = await remote(['route', 'add', INBOX, 'reply+*', '--handler', '--json']);
+    expect(replies.code, replies.err).toBe(0);
+    const route = JSON.parse(replies.out) as { id: string; pattern: string; destination: { kind: string } };
+    expect(route).toMatchObject({ pattern: 'reply+*', destination: { kind: 'handler' } });
+    const here = await local(['route', 'list']);
+    expect((await remote(['route', 'list'])).out).toBe(here.out);
+    expect(here.out).toContain(`reply+*@${INBOX}\thandler`);
+    expect(here.out).toContain(`support@${INBOX}\tstore`);
+
+    const taken = await remote(['route', 'add', INBOX, 'support']);
+    expect(taken.code).toBe(1);
+    expect(taken.err).toContain(`support@${INBOX} is already routed`);
+    expect((await local(['route', 'add', INBOX, 'x', '--handler', '--store'])).code).toBe(2);
+    const unknownEndpoint = await local(['route', 'add', INBOX, 'sales', '--webhook', 'wh_nobody']);
+    expect(unknownEndpoint.code).toBe(1);
+    expect(unknownEndpoint.err).toContain('wh_nobody');
+
+    const removed = await remote(['route', 'remove', route.id]);
+    expect(removed.code, removed.err).toBe(0);
+    expect((await local(['route', 'list'])).out).not.toContain('reply+*');
+    expect((await local(['route', 'remove', route.id])).code).toBe(1);
+  });
+
+  it('lists and shows received messages the same both ways, with their authentication results', async () => {
+    expect((await local(['inbound', 'list'])).out).toContain('No received messages.');
+    const raw = [
+      'From: Bank <alerts@bank.test>',
+      `To: support@${INBOX}`,
+      'Subject: Verify \u001b[31myour\u001b[0m account',
+      'Message-ID: <forged-1@bank.test>',
+      'Date: Sun, 29 Nov 2026 09:00:00 +0000',
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      'Click here',
+      '',
+    ].join('\r\n');
+    await engine.receiving.receive(new TextEncoder().encode(raw), {
+      envelopeFrom: 'alerts@bank.test',
+      envelopeTo: [`support@${INBOX}`],
+      remoteAddress: '127.0.0.1',
+      helo: 'mx.forger.test',
+    });
+    const here = await local(['inbound', 'list']);
+    expect(here.code, here.err).toBe(0);
+    expect((await remote(['inbound', 'list'])).out).toBe(here.out);
+    const [line = ''] = here.out.trim().split('\n');
+    const [id = ''] = line.split('\t');
+    expect(id).toMatch(/^inm_/);
+    expect(line).toContain('alerts@bank.test');
+    expect(line).toContain('spf=fail');
+    expect(line).toContain('dmarc=fail');
+    // A terminal escape in a subject is not passed to the terminal.
+    expect(line).not.toContain('\u001b');
+
+    const shown = await remote(['inbound', 'show', id]);
+    expect(shown.code, shown.err).toBe(0);
+    expect(shown.out).toBe((await local(['inbound', 'show', id])).out);
+    expect(shown.out).toContain('From:        Bank <alerts@bank.test>');
+    expect(shown.out).toContain('Message-ID:  <forged-1@bank.test>');
+    expect(shown.out).toContain('Click here');
+    const json = JSON.parse((await local(['inbound', 'show', id, '--json'])).out) as {
+      id: string;
+      auth: { dmarc: string };
+    };
+    expect(json).toMatchObject({ id, auth: { dmarc: 'fail' } });
+    expect((await remote(['inbound', 'show', 'inm_nobody'])).code).toBe(1);
+    expect((await remote(['inbound', 'list', '--limit', '0'])).code).toBe(2);
+  });
+
+  it('keeps the listener command: `mailroom inbound --help` is its help, `inbound list --help` the list', async () => {
+    expect((await runCli(fixture.dir, ['inbound', '--help'])).out).toContain('inbound SMTP listener');
+    const listHelp = await fixture.remote(['inbound', 'list', '--help']);
+    expect(listHelp.out).toContain('Usage: mailroom inbound list');
+  });
+});
