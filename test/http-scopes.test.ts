@@ -588,6 +588,17 @@ const ROWS: readonly Row[] = [
       ok: 404,
     }),
   ),
+  { route: 'inbound-settings', method: 'GET', sample: '/inbound/settings', ok: 200 },
+  { route: 'inbound-settings', method: 'HEAD', sample: '/inbound/settings', ok: 200 },
+  {
+    route: 'inbound-settings',
+    method: 'PATCH',
+    sample: '/inbound/settings',
+    ok: 200,
+    body: { retention_days: 14 },
+  },
+  { route: 'inbound-attachment', method: 'GET', sample: '/inbound/attachments/bogus', ok: 404 },
+  { route: 'inbound-attachment', method: 'HEAD', sample: '/inbound/attachments/bogus', ok: 404 },
   ...(['GET', 'HEAD'] as const).map(
     (method): Row => ({
       route: 'audience-profile-consent',

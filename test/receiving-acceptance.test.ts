@@ -6,7 +6,7 @@ import { type InboundServer, inboundSmtpServer } from '@mailroom/smtp';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DnsZoneServer, startDnsZone } from './support/dns-zone.js';
-import { listenMailroom } from './support/http-harness.js';
+import { type Listening, listenMailroom } from './support/http-harness.js';
 import { rawSmtpClient } from './support/smtp-client.js';
 import { waitUntil } from './support/wait.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
@@ -30,6 +30,7 @@ describe('receiving mail for the app (routes, parse, authentication, limits)', (
   let server: InboundServer;
   let secret: string;
   let transport: MemoryTransport;
+  let api: Listening;
   const handled: InboundMail[] = [];
 
   const send = (message: SendMailOptions, dkim = false, port = server.port) =>
@@ -68,8 +69,10 @@ describe('receiving mail for the app (routes, parse, authentication, limits)', (
         },
         resolver: zone.resolver(),
         spamVerdict: (mail) => ({ spam: /viagra/i.test(mail.subject ?? ''), score: 1 }),
+        baseUrl: () => api.url,
       },
     });
+    api = await listenMailroom('fastify', mailroom);
     const created = await mailroom.admin.createProject({ name: 'Acme' });
     secret = created.secret;
     const added = await mailroom.webhooks.add(secret, {
@@ -105,6 +108,7 @@ describe('receiving mail for the app (routes, parse, authentication, limits)', (
 
   afterAll(async () => {
     await server?.close();
+    await api?.close();
     await mailroom?.close();
     await receiver?.close();
     await zone?.close();
@@ -176,10 +180,14 @@ describe('receiving mail for the app (routes, parse, authentication, limits)', (
     expect(mail.date).toMatch(/^\d{4}-\d\d-\d\dT/);
     // mailparser lists the inline (related) part before the mixed one.
     const byName = [...mail.attachments].sort((a, b) => String(a.filename).localeCompare(String(b.filename)));
-    expect(byName).toEqual([
+    expect(byName).toMatchObject([
       { filename: 'invoice.pdf', content_type: 'application/pdf', size: 13, content_id: null },
       { filename: 'logo.png', content_type: 'image/png', size: 64, content_id: 'logo@sender.test' },
     ]);
+    // The URLs download the bytes sent, without a key.
+    const bytes = async (url: string | null) => Buffer.from(await (await fetch(String(url))).arrayBuffer());
+    expect((await bytes(byName[0]?.url ?? null)).toString()).toBe('%PDF-1.4 fake');
+    expect((await bytes(byName[1]?.url ?? null)).equals(Buffer.alloc(64, 7))).toBe(true);
     expect(mail.headers.some(([name]) => name === 'subject')).toBe(true);
     expect(mail.headers.some(([name]) => name === 'dkim-signature')).toBe(true);
     expect(await mailroom.receiving.getMessage(secret, mail.id)).toEqual(mail);

@@ -1048,6 +1048,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/inbound/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project's receiving settings (retention, size cap, reply addresses); needs `read` */
+        get: operations["getReceivingSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change the project's receiving settings; needs `full` */
+        patch: operations["updateReceivingSettings"];
+        trace?: never;
+    };
+    "/inbound/attachments/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An attachment of a received message, by the signed token of its `url` (no key; edited or expired: 404) */
+        get: operations["downloadInboundAttachment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/send/mail": {
         parameters: {
             query?: never;
@@ -2494,6 +2529,8 @@ export interface components {
             events: number;
             webhookMessages: number;
             signals: number;
+            /** @description Received messages (inbound routes) from the address, deleted with their raw bytes. */
+            receivedMessages: number;
         };
         ImportRequest: {
             /**
@@ -3254,6 +3291,10 @@ export interface components {
                 content_type: string;
                 size: number;
                 content_id: string | null;
+                /** @description Signed, expiring download URL (`GET /inbound/attachments/{token}`, no key); null without `receiving.baseUrl`. */
+                url: string | null;
+                /** Format: date-time */
+                url_expires_at: string | null;
             }[];
             auth: {
                 spf: string;
@@ -3263,8 +3304,30 @@ export interface components {
                 header: string;
             };
             spam?: Record<string, never> | null;
-            /** @description The delivery this message answers. */
+            /** @description The delivery this message answers: `delivery_id`, `message_id`, `address`, `mailing` (`ref`, `kind`), `matched_by` (`reply_address` or `headers`). */
             replied_to: Record<string, never> | null;
+        };
+        ReceivingSettings: {
+            /** @description Days received mail (raw message, attachments) is kept; null: the default. */
+            retention_days: number | null;
+            /** @description Largest message the project’s routes take (552 past it); null: the default. */
+            max_message_bytes: number | null;
+            /** @description Per-delivery reply addresses `reply+<delivery id>@<reply_domain>`; null: off. */
+            reply_domain: string | null;
+            defaults: {
+                /** @description null: kept. */
+                retention_days: number | null;
+                max_message_bytes: number;
+            };
+            /** Format: date-time */
+            updated_at: string | null;
+        };
+        /** @description Absent fields are kept; null sets a field back to the default. */
+        ReceivingSettingsUpdate: {
+            retention_days?: number | null;
+            max_message_bytes?: number | null;
+            /** @description A domain on which a route of the project takes `reply+...@` (e.g. pattern `reply+*`). */
+            reply_domain?: string | null;
         };
         ReceivingRoutesResponse: {
             message: string;
@@ -3306,6 +3369,14 @@ export interface components {
             statusCode: 200;
             data: {
                 message: components["schemas"]["InboundMail"];
+            };
+        };
+        ReceivingSettingsResponse: {
+            message: string;
+            /** @constant */
+            statusCode: 200;
+            data: {
+                settings: components["schemas"]["ReceivingSettings"];
             };
         };
     };
@@ -20168,6 +20239,454 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
+            };
+        };
+    };
+    getReceivingSettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Receiving settings */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReceivingSettingsResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    updateReceivingSettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReceivingSettingsUpdate"];
+            };
+        };
+        responses: {
+            /** @description Receiving settings updated */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReceivingSettingsResponse"];
+                };
+            };
+            /**
+             * @description `VALIDATION_FAILED`: The request body breaks a rule of the spec.
+             *
+             *     `MALFORMED_JSON`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The project key is missing, malformed, unknown, revoked or expired (a rotated key past its grace). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `SENDER_NOT_ALLOWED`: The sender address is not an identity of the project.
+             *
+             *     `DOMAIN_NOT_VERIFIED`: The sender's domain is not a verified domain of the project, and the sending policy is `enforce`: the message names the record missing or wrong.
+             *
+             *     `FORBIDDEN`: The key's scope does not allow this route (the message names the scope it needs), or a dashboard form came without its session token, or from another site.
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `NOT_FOUND`: A referenced template, audience group, broadcast or message does not exist in the project. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path does not take this method. */
+            405: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `BROADCAST_CLOSED`: The broadcast can no longer take a batch (cancelled or failed).
+             *
+             *     `CONFLICT`: The record already exists or was changed concurrently.
+             *
+             *     `IDEMPOTENCY_CONFLICT`: The idempotency key was used with another body, or its first request is still running.
+             *
+             *     `LEASE_LOST`: A worker wrote to a delivery whose lease it no longer holds.
+             */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `GONE`: The link's contact was erased from the project: there is nothing left to show. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body or its attachments exceed the limit. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `UNPROCESSABLE`: The request is well formed but cannot be carried out (for example a CSV host without byte ranges).
+             *
+             *     `TEMPLATE_INVALID`: A template does not compile (MJML or Liquid syntax).
+             *
+             *     `RENDER_FAILED`: A message could not be rendered for a recipient (for example a missing strict variable).
+             *
+             *     `FETCH_REFUSED`: A URL was refused by the guarded fetcher or could not be fetched within its caps.
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests for the project, or too many wrong keys from the client address. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSACTION_REFUSED`: A transaction given to send or broadcast cannot carry the request: the store is not on the app's database (the memory store, another database or driver), or it is not an open transaction.
+             *
+             *     `STORE_FAILED`: The store failed.
+             *
+             *     `INTERNAL`: An unexpected fault.
+             */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `TRANSPORT_PERMANENT`: The transport refused the message for good (SMTP 5xx). */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description `TRANSPORT_TRANSIENT`: The transport failed in a way that may pass (SMTP 4xx, timeout, dropped connection).
+             *
+             *     `INBOUND_DEFERRED`: A bounce or complaint names a delivery whose send outcome is not recorded yet; the sender should retry it later.
+             *
+             *     `STORE_UNAVAILABLE`: The store cannot be reached for now (connection refused or reset, a timeout, a database shutting down, a SQLite file still locked after its wait): nothing was written; retry after `Retry-After` seconds.
+             *
+             *     `STORAGE_FULL`: The store's disk is full, or its free space is below the reserve kept for recording what was already accepted: new sends are refused, nothing was written, accepted mail is still delivered; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    downloadInboundAttachment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it is at most 128 characters of [A-Za-z0-9._-]; otherwise one is generated. */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attachment’s bytes, as received */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Edited, expired, or the message is gone (retention, erasure) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

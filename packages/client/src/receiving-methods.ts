@@ -21,6 +21,13 @@ export interface ReceivingMethods {
   ): Promise<OperationResult<'listInboundMessages'>>;
   /** `GET /inbound/messages/{id}`. */
   getMessage(id: string, options?: CallOptions): Promise<OperationResult<'getInboundMessage'>>;
+  /** `GET /inbound/settings`: retention, size cap and reply addresses (null: the default). */
+  getSettings(options?: CallOptions): Promise<OperationResult<'getReceivingSettings'>>;
+  /** `PATCH /inbound/settings`: absent fields kept, null back to the default. */
+  updateSettings(
+    body: OperationBody<'updateReceivingSettings'>,
+    options?: CallOptions,
+  ): Promise<OperationResult<'updateReceivingSettings'>>;
 }
 
 /** The receiving methods over `api`. */
@@ -35,5 +42,7 @@ export function receivingMethods(api: Client<paths>, { init, dataOf }: ClientHel
       dataOf(api.GET('/inbound/messages', { ...(query ? { params: { query } } : {}), ...init(call) })),
     getMessage: (value, call) =>
       dataOf(api.GET('/inbound/messages/{id}', { params: id(value), ...init(call) })),
+    getSettings: (call) => dataOf(api.GET('/inbound/settings', init(call))),
+    updateSettings: (body, call) => dataOf(api.PATCH('/inbound/settings', { body, ...init(call) })),
   };
 }

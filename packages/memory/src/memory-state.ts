@@ -17,6 +17,7 @@ import type {
   ProjectSecretRecord,
   ReceivedMessageRecord,
   ReceivingRouteRecord,
+  ReceivingSettingsRecord,
   RunRecord,
   SenderRecord,
   SignupRecord,
@@ -75,8 +76,16 @@ export interface State {
   /** Tracking (roles/tracking-store.ts): link maps by mailing, opens by delivery and class, clicks. */
   /** Active and expired pauses, by key(key(projectId, scope), target) (roles/pause-store.ts). */
   pauses: Map<string, PauseRecord>;
-  /** Receiving (roles/receiving-store.ts): routes by id, received messages by id. */
-  receiving: { routes: Map<string, ReceivingRouteRecord>; messages: Map<string, ReceivedMessageRecord> };
+  /**
+   * Receiving (roles/receiving-store.ts): routes by id, received messages by id, their raw bytes by
+   * message id, settings by project.
+   */
+  receiving: {
+    routes: Map<string, ReceivingRouteRecord>;
+    messages: Map<string, ReceivedMessageRecord>;
+    raw: Map<string, Uint8Array>;
+    settings: Map<string, ReceivingSettingsRecord>;
+  };
   /**
    * Topics and consent (roles/consent-store.ts): topics by key(projectId, key), topic states by
    * key(projectId, address) then topic key, the history in append order.
@@ -152,7 +161,7 @@ export function emptyState(): State {
     pauses: new Map(),
     consent: { topics: new Map(), states: new Map(), records: [], erased: new Map(), brands: new Map() },
     signup: { forms: new Map(), signups: new Map(), idByKey: new Map() },
-    receiving: { routes: new Map(), messages: new Map() },
+    receiving: { routes: new Map(), messages: new Map(), raw: new Map(), settings: new Map() },
     tracking: { linkMaps: new Map(), opens: new Map(), clicks: [] },
     automations: {
       workflows: new Map(),

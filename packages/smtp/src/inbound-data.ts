@@ -105,6 +105,11 @@ export function inboundData({ inbound, receiving, limits, forged }: InboundDataP
       });
       return `Ok: received ${receipt.messageIds.join(' ')}${bounced ? `; ${bounced}` : ''}`;
     } catch (error) {
+      // Past a routed project's own cap (smaller than the listener's): refused for good, nothing stored.
+      if ((error as { code?: unknown } | null)?.code === 'PAYLOAD_TOO_LARGE') {
+        inbound.refused('too-large', { remoteAddress: ipOf(session) });
+        throw smtpReply(552, `5.3.4 ${(error as Error).message}`);
+      }
       logger.error({ ...log, err: error }, 'inbound SMTP: routed message could not be stored; deferred');
       throw smtpReply(451, '4.3.0 Temporary failure, try again later');
     }

@@ -36,7 +36,8 @@ export function resolveInboundLimits(options: InboundServerOptions): InboundLimi
   if (!(maxForged >= 0)) throw new TypeError('inboundSmtpServer: maxForgedPerMinute must be at least 0');
   return {
     logger: options.logger ?? silentLogger,
-    maxBytes: options.maxBytes ?? MAX_INBOUND_BYTES,
+    // With receiving routes, the engine's cap for routed mail (25 MiB by default) is the listener's too.
+    maxBytes: options.maxBytes ?? options.receiving?.maxMessageBytes ?? MAX_INBOUND_BYTES,
     maxPerIp: options.maxConnectionsPerIp ?? 10,
     maxPerMinute,
     maxForged,

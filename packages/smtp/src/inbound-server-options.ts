@@ -17,8 +17,10 @@ export interface InboundServerOptions {
   /** Name in the greeting and EHLO reply. @default the bounce domain, else `mailroom` */
   name?: string;
   /**
-   * Largest message accepted, in bytes (announced with SIZE; a larger one is refused with 552).
-   * @default 10 MiB
+   * Largest message accepted, in bytes (announced with SIZE; a larger one is refused with 552). A
+   * receiving project's own cap (`receiving.updateSettings({ max_message_bytes })`) refuses its routed mail
+   * with 552 below this one.
+   * @default `receiving.maxMessageBytes` (25 MiB) with a receiving role, else 10 MiB
    */
   maxBytes?: number;
   /** Connections open at once, from everyone (each may hold up to `maxBytes` while it is read). @default 50 */

@@ -115,6 +115,7 @@ describe('sqlStore options', () => {
       { name: '025_receiving' },
       { name: '027_delivery_open_index' },
       { name: '028_open_broadcasts' },
+      { name: '029_received_mail' },
     ]);
   });
 

@@ -55,7 +55,14 @@ ${INBOUND_FLAGS_HELP}
       logLevelOf(args.string('log-level'), io.env.MAILROOM_LOG_LEVEL, this.name),
     );
     const database = resolveDatabase(args.string('database'), io, this.name);
-    const { mailroom } = await openEngine({ database, logger, bounces });
+    // Attachment links of received mail point at the HTTP server that serves them (`serve`'s public URL).
+    const publicUrl = io.env.MAILROOM_PUBLIC_URL?.trim();
+    const { mailroom } = await openEngine({
+      database,
+      logger,
+      bounces,
+      ...(publicUrl ? { receiving: { baseUrl: publicUrl } } : {}),
+    });
     let server: Awaited<ReturnType<typeof startInbound>>;
     try {
       server = await startInbound(mailroom.inbound, listen, logger, mailroom.receiving);

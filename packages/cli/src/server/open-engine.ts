@@ -9,6 +9,7 @@ import {
   type Mailroom,
   MailroomError,
   type NotificationOptions,
+  type ReceivingOptions,
   type Store,
   type TrackingOptions,
   type Transport,
@@ -280,6 +281,8 @@ export async function openEngine(options: {
   domains?: DomainsOptions;
   /** Destinations and their shared limits (`--destination-*`). */
   destinations?: DestinationOptions;
+  /** Receiving mail for the app: the base URL of attachment links. */
+  receiving?: ReceivingOptions;
 }): Promise<OpenedEngine> {
   // A missing optional package is named before the database is opened or migrated.
   if (options.delivery?.kind === 'ses') await loadSes();
@@ -306,6 +309,7 @@ export async function openEngine(options: {
     ...(options.webhooks ? { webhooks: options.webhooks } : {}),
     ...(options.domains ? { domains: options.domains } : {}),
     ...(options.destinations ? { destinations: options.destinations } : {}),
+    ...(options.receiving ? { receiving: options.receiving } : {}),
     ...(options.strictVariables ? { strictVariables: true } : {}),
     ...(options.noGuard ? { guard: false as const } : {}),
   });

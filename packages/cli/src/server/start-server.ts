@@ -127,6 +127,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       : {}),
     ...(options.bounces ? { bounces: options.bounces } : {}),
     ...(options.notifications ? { notifications: options.notifications } : {}),
+    // Received attachments are served by this server: their links start at its public URL. The SPF,
+    // DKIM and DMARC checks of received mail ask the DNS servers the sending domains' checks ask.
+    receiving: {
+      baseUrl: publicUrl,
+      ...(options.domains?.dnsServers ? { dnsServers: options.domains.dnsServers } : {}),
+    },
   });
   const app = Fastify({ logger: false });
   let inbound: InboundServer | undefined;

@@ -4,7 +4,10 @@ import { MailroomError } from './errors.js';
  * A public base URL of the engine's links (unsubscribe, tracking) without its trailing slash: an absolute
  * http(s) URL without query or fragment, else `VALIDATION_FAILED` naming `<option>.baseUrl`.
  */
-export function publicBaseUrl(baseUrl: string, option: 'unsubscribe' | 'tracking' | 'signup'): string {
+export function publicBaseUrl(
+  baseUrl: string,
+  option: 'unsubscribe' | 'tracking' | 'signup' | 'receiving',
+): string {
   const refuse = (message: string) =>
     new MailroomError('VALIDATION_FAILED', message, {
       issues: [{ code: 'custom', path: [option, 'baseUrl'], message }],

@@ -1,5 +1,6 @@
 import { domainOf } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
+import { replyAddressOf } from '../base/reply-address.js';
 import type { DeliveryRecord, DkimConfig, MailingRecord, RenderedContent } from '../store/records.js';
 import type { OutgoingAttachment, OutgoingMessage } from '../transport/transport.js';
 import { buildInvitation } from './icalendar.js';
@@ -8,6 +9,11 @@ import { buildInvitation } from './icalendar.js';
 export interface MailingParts {
   attachments: OutgoingAttachment[];
   dkim: (DkimConfig & { domain: string }) | undefined;
+  /**
+   * The project's reply domain when it turned per-delivery reply addresses on (issue 40): a message
+   * without a Reply-To of its own gets `reply+<delivery id>@<replyDomain>`.
+   */
+  replyDomain?: string;
 }
 
 /** Decode a mailing's attachments once (never per recipient). */
@@ -45,7 +51,9 @@ export function composeMessage(
     mailing: { projectId: mailing.projectId, kind: mailing.kind, ref: mailing.ref },
   };
   if (rendered.html !== null) message.html = rendered.html;
+  // The app's own Reply-To wins: it chose where answers go.
   if (mailing.replyTo) message.replyTo = mailing.replyTo;
+  else if (parts.replyDomain) message.replyTo = replyAddressOf(delivery.id, parts.replyDomain);
   if (parts.dkim) message.dkim = parts.dkim;
   if (mailing.invitation) {
     message.calendar = buildInvitation(

@@ -54,6 +54,8 @@ export class MailingCache {
     const dkim =
       dkimFor(mailing.sender.address, sender?.dkim) ??
       (await this.ctx.domains.signingKey(mailing.projectId, domainOf(mailing.sender.address)));
+    // Read with the mailing: a project that turns reply addresses on or off changes mailings loaded after.
+    const replyDomain = (await store.getReceivingSettings(mailing.projectId))?.replyDomain ?? undefined;
     return {
       mailing,
       // Tracking marks the HTML template once; the text is still derived from the untracked one.
@@ -61,7 +63,7 @@ export class MailingCache {
         // Text derived once per mailing where that is safe: per recipient it costs more than the render.
         prepareWithDerivedText(content, { strictVariables: this.ctx.strictVariables }),
       ),
-      parts: { attachments: decodeAttachments(mailing), dkim },
+      parts: { attachments: decodeAttachments(mailing), dkim, ...(replyDomain ? { replyDomain } : {}) },
       tracking,
     };
   }

@@ -4,18 +4,21 @@
  * transaction (the outbox: a route to a webhook gets that event POSTed to its endpoint only, signed and
  * retried by the webhook sender), then handed to `onInbound` for a route to the handler.
  */
+import { foldAddress } from '../base/address-parts.js';
+import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
 import type { BaseContext } from '../context/base-context.js';
 import type { EventHub } from '../context/event-hub.js';
 import type { DnsResolver } from '../domains/dns-lookup.js';
 import type { OutboxWrite } from '../store/event-records.js';
 import type { ReceivingRouteRecord } from '../store/receiving-store.js';
-import type { DeliveryRecord, MailingRecord } from '../store/records.js';
+import type { AttachmentUrls } from './attachment-urls.js';
 import { parseReceived } from './parse-received.js';
 import type { ReceivingEvents } from './receiving-events.js';
 import type { ReceivingOptions } from './receiving-options.js';
+import { type EffectiveReceiving, effectiveReceiving } from './receiving-settings.js';
 import type { InboundMail, ReceivingEnvelope, ReceivingReceipt } from './receiving-types.js';
-import { findRepliedDelivery, replyLink } from './reply-link.js';
+import { findRepliedDelivery, type RepliedDelivery, replyLink } from './reply-link.js';
 import { matchRoute, splitAddress } from './route-match.js';
 
 /** What {@link receiveMail} uses. */
@@ -24,6 +27,8 @@ export interface ReceiveParts {
   readonly options: ReceivingOptions;
   readonly resolver: DnsResolver;
   readonly events: EventHub<ReceivingEvents>;
+  readonly defaults: { retentionDays: number; maxMessageBytes: number };
+  readonly urls: AttachmentUrls;
 }
 
 /** The route of each routed recipient, grouped by route (recipients no route takes are left out). */
@@ -60,6 +65,19 @@ export async function receiveMail(
   await ctx.ready();
   const routed = await routesOf(ctx, envelope.envelopeTo);
   if (routed.size === 0) return { messageIds: [] };
+  const settings = new Map<string, EffectiveReceiving>();
+  for (const route of routed.keys()) {
+    if (settings.has(route.projectId)) continue;
+    const applies = await effectiveReceiving(ctx, parts.defaults, route.projectId);
+    // One answer for the whole message (SMTP has one per DATA): past any routed project's cap, refused.
+    if (raw.byteLength > applies.maxMessageBytes) {
+      throw new MailroomError(
+        'PAYLOAD_TOO_LARGE',
+        `Message too big (limit ${applies.maxMessageBytes} bytes for a route it is addressed to)`,
+      );
+    }
+    settings.set(route.projectId, applies);
+  }
   const parsed = await parseReceived(raw, envelope, {
     resolver,
     authServId: options.authServId ?? 'mailroom',
@@ -69,21 +87,23 @@ export async function receiveMail(
   for (const [route, to] of routed) {
     const now = ctx.clock.now();
     const id = newId('inm', now.getTime());
-    const replied = await findRepliedDelivery(ctx, route.projectId, parsed);
+    const replied = await findRepliedDelivery(ctx, route.projectId, parsed, to);
     const mail: InboundMail = {
       id,
       project_id: route.projectId,
       route_id: route.id,
       received_at: now.toISOString(),
       ...parsed,
+      attachments: await parts.urls.sign(route.projectId, id, parsed.attachments, now),
       envelope: { ...parsed.envelope, to },
       spam,
-      replied_to: replied ? replyLink(replied.delivery, replied.mailing) : null,
+      replied_to: replied ? replyLink(replied) : null,
     };
     const outbox = joinOutboxes(
       await receivedEvent(ctx, route, mail, now),
       replied ? await repliedEvent(ctx, replied, mail, now) : undefined,
     );
+    const retentionMs = (settings.get(route.projectId) as EffectiveReceiving).retentionMs;
     await ctx.store.saveReceivedMessage(
       {
         id,
@@ -94,8 +114,11 @@ export async function receiveMail(
         remoteAddress: envelope.remoteAddress,
         message: mail as unknown as Record<string, unknown>,
         createdAt: now,
+        fromAddress: foldAddress(mail.from?.address ?? envelope.envelopeFrom),
+        expiresAt: Number.isFinite(retentionMs) ? new Date(now.getTime() + retentionMs) : null,
       },
       outbox,
+      raw,
     );
     messageIds.push(id);
     events.emit('emailReceived', {
@@ -143,7 +166,7 @@ async function receivedEvent(
  */
 async function repliedEvent(
   ctx: BaseContext,
-  { delivery, mailing }: { delivery: DeliveryRecord; mailing: MailingRecord },
+  { delivery, mailing }: RepliedDelivery,
   mail: InboundMail,
   now: Date,
 ): Promise<OutboxWrite> {

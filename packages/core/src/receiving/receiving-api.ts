@@ -11,9 +11,11 @@ import type { ResolveAuth } from '../context/capability.js';
 import { createDnsResolver } from '../domains/dns-lookup.js';
 import { toValidationIssues } from '../request/index.js';
 import type { ReceivingRouteRecord } from '../store/receiving-store.js';
+import { attachmentUrls } from './attachment-urls.js';
 import { receiveMail } from './receive-mail.js';
 import type { ReceivingEvents } from './receiving-events.js';
 import type { ReceivingOptions } from './receiving-options.js';
+import { receivingDefaults, settingsView, updateSettings } from './receiving-settings.js';
 import type { InboundMail, MailroomReceiving, ReceivingRouteView } from './receiving-types.js';
 import { matchRoute, ROUTE_PATTERN, splitAddress } from './route-match.js';
 
@@ -58,6 +60,14 @@ export function createReceivingApi(
   const resolver =
     options.resolver ?? createDnsResolver(options.dnsServers ? { servers: options.dnsServers } : {});
   const events = ctx.events.view<ReceivingEvents>();
+  const defaults = receivingDefaults(options);
+  const urls = attachmentUrls(ctx, options);
+  // The API's URLs count from the read: a message listed a month later still has working links.
+  const fresh = async (stored: Record<string, unknown>): Promise<InboundMail> => {
+    const mail = stored as unknown as InboundMail;
+    const attachments = await urls.sign(mail.project_id, mail.id, mail.attachments, clock.now());
+    return { ...mail, attachments };
+  };
 
   return {
     async addRoute(auth, input) {
@@ -113,15 +123,27 @@ export function createReceivingApi(
         before: page.before ?? null,
         limit: limit + 1,
       });
-      const items = rows.slice(0, limit).map((r) => r.message as unknown as InboundMail);
+      const items = await Promise.all(rows.slice(0, limit).map((r) => fresh(r.message)));
       return { items, next: rows.length > limit ? (items.at(-1)?.id ?? null) : null };
     },
 
     async getMessage(auth, id) {
       const found = await store.getReceivedMessage(await projectOf(auth), id);
       if (!found) throw new MailroomError('NOT_FOUND', `Received message ${id} not found`);
-      return found.message as unknown as InboundMail;
+      return fresh(found.message);
     },
+
+    async getSettings(auth) {
+      return settingsView(await store.getReceivingSettings(await projectOf(auth)), defaults);
+    },
+
+    async updateSettings(auth, input) {
+      return settingsView(await updateSettings(ctx, await projectOf(auth), input), defaults);
+    },
+
+    attachment: (token) => urls.open(token),
+
+    maxMessageBytes: defaults.maxMessageBytes,
 
     async routes(address) {
       await ctx.ready();
@@ -130,6 +152,7 @@ export function createReceivingApi(
       return matchRoute(await store.findReceivingRoutes(parts.domain), parts.local) !== undefined;
     },
 
-    receive: (raw, envelope) => receiveMail({ ctx, options, resolver, events }, raw, envelope),
+    receive: (raw, envelope) =>
+      receiveMail({ ctx, options, resolver, events, defaults, urls }, raw, envelope),
   };
 }

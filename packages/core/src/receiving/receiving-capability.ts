@@ -20,6 +20,10 @@ export const receivingCapability: Capability<ReceivingEngineOptions, ReceivingFa
     'saveReceivedMessage',
     'getReceivedMessage',
     'listReceivedMessages',
+    'readReceivedRaw',
+    'pruneReceivedMessages',
+    'getReceivingSettings',
+    'putReceivingSettings',
   ),
   create({ ctx, resolveAuth }, options) {
     return {

@@ -2,6 +2,13 @@ import type { DnsResolver } from '../domains/dns-lookup.js';
 import type { ParsedReceived } from './parse-received.js';
 import type { InboundMail, SpamVerdict } from './receiving-types.js';
 
+/** The default of `ReceivingOptions.maxMessageBytes`: 25 MiB. */
+export const MAX_MESSAGE_BYTES_DEFAULT = 25 * 1024 * 1024;
+/** The default of `ReceivingOptions.retentionDays`. */
+export const RECEIVED_RETENTION_DAYS_DEFAULT = 30;
+/** The default of `ReceivingOptions.attachmentUrlTtlMs`: 7 days. */
+export const ATTACHMENT_URL_TTL_DEFAULT = 7 * 86_400_000;
+
 /** Options of receiving mail for the app (`MailroomOptions.receiving`). See docs/inbound-routes.md. */
 export interface ReceivingOptions {
   /**
@@ -17,6 +24,31 @@ export interface ReceivingOptions {
   resolver?: DnsResolver;
   /** This server's name, written into the `Authentication-Results` header. @default 'mailroom' */
   authServId?: string;
+  /**
+   * The public base URL of the HTTP adapter: attachments get `url`s
+   * `<baseUrl>/inbound/attachments/<token>`, signed and expiring. Without it `url` is null (the bytes are
+   * still kept, and `receiving.attachment(token)` serves them in-process).
+   * @example 'https://mail.example.com/api'
+   */
+  baseUrl?: string | (() => string);
+  /** The key attachment URLs are signed with. @default generated once and kept in the store's settings */
+  secret?: string;
+  /**
+   * How long an attachment URL works (at least; its expiry is rounded up to the hour). The webhook
+   * payload's URLs count from the message's arrival; the API's (`getMessage`, `listMessages`) from the
+   * read. @default 604_800_000 (7 days)
+   */
+  attachmentUrlTtlMs?: number;
+  /**
+   * Largest message a route takes, in bytes (a project's setting may lower or raise it); past it the
+   * listener answers 552. The listener's own `maxBytes` defaults to it. @default 26_214_400 (25 MiB)
+   */
+  maxMessageBytes?: number;
+  /**
+   * Days a received message and its raw bytes (attachments included) are kept before the running
+   * worker's retention sweep deletes them (a project's setting wins). `Infinity` keeps them. @default 30
+   */
+  retentionDays?: number;
 }
 
 /** The engine options receiving reads. */

@@ -7,13 +7,20 @@ export interface InboundAddress {
   name: string;
 }
 
-/** One attachment's metadata (its bytes stay with the raw message). */
+/** One attachment's metadata; its bytes are kept with the raw message and served at `url`. */
 export interface InboundAttachment {
   filename: string | null;
   content_type: string;
   size: number;
   /** The `Content-ID` (without angle brackets), for an inline part; null otherwise. */
   content_id: string | null;
+  /**
+   * A signed, expiring URL that downloads the attachment's bytes (no key needed; an edited or expired
+   * one answers 404); null when the engine has no `receiving.baseUrl`.
+   */
+  url: string | null;
+  /** When `url` stops working (ISO 8601); null with `url`. */
+  url_expires_at: string | null;
 }
 
 /** The verdicts of the sender's authentication, by mailauth, on the connecting IP and envelope. */
@@ -30,7 +37,7 @@ export interface InboundAuthResults {
   header: string;
 }
 
-/** The delivery a received message answers (matched by In-Reply-To or References). */
+/** The delivery a received message answers (matched by its reply address, In-Reply-To or References). */
 export interface InboundReplyLink {
   /** The delivery (one recipient of the mailing). */
   delivery_id: string;
@@ -40,6 +47,8 @@ export interface InboundReplyLink {
   address: string;
   /** The single message or broadcast. */
   mailing: { ref: string; kind: 'message' | 'broadcast' };
+  /** How it was matched: the per-delivery reply address, or the In-Reply-To/References headers. */
+  matched_by: 'reply_address' | 'headers';
 }
 
 /** A spam verdict, as the app's `spamVerdict` hook returns it. */
@@ -105,6 +114,33 @@ export interface ReceivingRouteView {
   created_at: string;
 }
 
+/** A project's receiving settings as shown; null: the engine's default (`defaults`). */
+export interface ReceivingSettingsView {
+  /** Days received mail is kept. */
+  retention_days: number | null;
+  /** Largest message the project's routes take (552 past it). */
+  max_message_bytes: number | null;
+  /** Per-delivery reply addresses `reply+<delivery id>@<reply_domain>`; null: off. */
+  reply_domain: string | null;
+  /** What applies where a field is null (`retention_days` null: kept). */
+  defaults: { retention_days: number | null; max_message_bytes: number };
+  updated_at: string | null;
+}
+
+/** A change of a project's receiving settings: absent fields are kept, null ones go back to the default. */
+export interface ReceivingSettingsInput {
+  retention_days?: number | null;
+  max_message_bytes?: number | null;
+  reply_domain?: string | null;
+}
+
+/** An attachment's bytes, as its URL serves them. */
+export interface InboundAttachmentContent {
+  filename: string | null;
+  content_type: string;
+  content: Uint8Array;
+}
+
 /** The envelope of a received message, as the listener knows it. */
 export interface ReceivingEnvelope {
   envelopeFrom: string;
@@ -135,12 +171,24 @@ export interface MailroomReceiving {
   ): Promise<{ items: InboundMail[]; next: string | null }>;
   /** One received message (`NOT_FOUND` otherwise). */
   getMessage(auth: string | AuthContext, id: string): Promise<InboundMail>;
+  /** The project's receiving settings (retention, size cap, reply addresses). */
+  getSettings(auth: string | AuthContext): Promise<ReceivingSettingsView>;
+  /** Change the project's receiving settings; a reply domain needs a route taking `reply+*@` it. */
+  updateSettings(auth: string | AuthContext, input: ReceivingSettingsInput): Promise<ReceivingSettingsView>;
+  /**
+   * The bytes of the attachment an attachment URL's token names (no key: the token is signed).
+   * `NOT_FOUND` when the token is edited or expired, or the message is gone (retention, erasure).
+   */
+  attachment(token: string): Promise<InboundAttachmentContent>;
+  /** The largest message the engine takes (the listener's default `maxBytes`). */
+  readonly maxMessageBytes: number;
   /** The listener's RCPT question: whether a route takes this address. */
   routes(address: string): Promise<boolean>;
   /**
    * Takes one message for its routed recipients: parsed, judged, stored and handed to each route's
-   * destination (the store and the outbox in one transaction). Rejects when it cannot be stored (the
-   * listener answers 451 and the client tries again).
+   * destination (the store and the outbox in one transaction). Rejects with `PAYLOAD_TOO_LARGE` past a
+   * routed project's size cap (the listener answers 552), else when it cannot be stored (the listener
+   * answers 451 and the client tries again).
    */
   receive(raw: Uint8Array, envelope: ReceivingEnvelope): Promise<ReceivingReceipt>;
 }

@@ -14,8 +14,8 @@ export interface RetentionOptions {
    */
   eventDays?: number;
   /**
-   * How often a running worker sweeps: kept content past `contentDays`, events past `eventDays`, and
-   * expired idempotency keys.
+   * How often a running worker sweeps: kept content past `contentDays`, events past `eventDays`,
+   * expired idempotency keys and received mail past its retention (`receiving.retentionDays`).
    * @default 3_600_000 (one hour)
    */
   sweepEveryMs?: number;

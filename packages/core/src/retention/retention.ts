@@ -1,6 +1,6 @@
 import { MailroomError } from '../base/errors.js';
 import type { BaseContext } from '../context/base-context.js';
-import type { RetentionStore } from '../store/store.js';
+import type { ReceivingStore, RetentionStore } from '../store/store.js';
 import type { RetentionOptions } from './retention-options.js';
 
 /** Rows changed per store call of a sweep: small enough that no call holds locks for long. */
@@ -22,11 +22,12 @@ export interface Retention {
 /**
  * Keeps the store from growing without bound: a running worker periodically clears rendered content older
  * than `contentDays` (when set), deletes events and settled webhook messages and attempts older than
- * `eventDays` (30 by default) and expired idempotency keys, a chunk at a time.
+ * `eventDays` (30 by default), expired idempotency keys and received mail past its retention (issue 40),
+ * a chunk at a time.
  */
 export function createRetention(ctx: BaseContext, options: RetentionOptions = {}): Retention {
   const { clock, logger } = ctx;
-  const store: RetentionStore = ctx.store;
+  const store: RetentionStore & Pick<ReceivingStore, 'pruneReceivedMessages'> = ctx.store;
   const { contentDays, eventDays = EVENT_DAYS_DEFAULT } = options;
   if (contentDays !== undefined && !(Number.isFinite(contentDays) && contentDays > 0)) {
     throw new MailroomError('VALIDATION_FAILED', 'retention.contentDays must be a positive number of days');
@@ -65,8 +66,13 @@ export function createRetention(ctx: BaseContext, options: RetentionOptions = {}
       const events = Number.isFinite(eventDays)
         ? await drainInChunks((limit) => store.pruneEvents(eventsBefore, limit))
         : 0;
-      if (content > 0 || keys > 0 || events > 0) {
-        logger.info({ content, idempotencyKeys: keys, eventRows: events }, 'retention sweep');
+      // Received mail carries its own expiry (the project's retention when it arrived).
+      const received = await drainInChunks((limit) => store.pruneReceivedMessages(clock.now(), limit));
+      if (content > 0 || keys > 0 || events > 0 || received > 0) {
+        logger.info(
+          { content, idempotencyKeys: keys, eventRows: events, receivedMessages: received },
+          'retention sweep',
+        );
       }
     } catch (error) {
       logger.warn({ err: error }, 'retention sweep failed; the next one tries again');

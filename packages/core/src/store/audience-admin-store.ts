@@ -35,6 +35,8 @@ export interface ErasureCounts {
   webhookMessages: number;
   /** Inbound signals (bounces, complaints) whose address and diagnostic were removed. */
   signals: number;
+  /** Received messages (inbound routes) from the address, deleted with their raw bytes. */
+  receivedMessages: number;
 }
 
 /** The address written in place of an erased one in events, payloads and signals (RFC 2606 `.invalid`). */
@@ -84,7 +86,8 @@ export interface AudienceAdminStore {
    * kept, so counts stay right); in its events clear the `address` column and replace the address wherever
    * it appears in `data` with {@link ERASED_ADDRESS}, likewise in the payloads of their webhook messages;
    * on its inbound signals replace the address and clear the diagnostic and reported address and
-   * Message-ID; in the URLs of its tracked clicks replace the address likewise. Reads of the project then never return the address. Costs a read of the project's events
+   * Message-ID; in the URLs of its tracked clicks replace the address likewise; delete the received
+   * messages (inbound routes) whose `fromAddress` is the address folded, with their raw bytes. Reads of the project then never return the address. Costs a read of the project's events
    * and webhook messages (not indexed by address): an occasional operation, never on the sending path.
    */
   eraseAddress(projectId: string, address: string, now: Date): Promise<ErasureCounts>;

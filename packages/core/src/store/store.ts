@@ -102,6 +102,7 @@ export type {
   ReceivedPageOptions,
   ReceivingDestination,
   ReceivingRouteRecord,
+  ReceivingSettingsRecord,
   ReceivingStore,
 } from './receiving-store.js';
 export type { ResourceStore, SuppressionPageOptions } from './resource-store.js';

@@ -206,6 +206,7 @@ export function describeAudienceAdmin(ctx: StoreSuiteContext): void {
         events: 2,
         webhookMessages: 1,
         signals: 1,
+        receivedMessages: 0,
       });
 
       expect(await ctx.store.getProfile(project.id, who)).toBeUndefined();
@@ -255,6 +256,7 @@ export function describeAudienceAdmin(ctx: StoreSuiteContext): void {
         events: 0,
         webhookMessages: 0,
         signals: 0,
+        receivedMessages: 0,
       });
     });
   });

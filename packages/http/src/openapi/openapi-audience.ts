@@ -148,6 +148,7 @@ export function audienceSchemas(): JsonObject {
         'events',
         'webhookMessages',
         'signals',
+        'receivedMessages',
       ],
       {
         address: { type: 'string', description: 'The address erased (shown once, in this answer).' },
@@ -162,6 +163,10 @@ export function audienceSchemas(): JsonObject {
         events: { type: 'integer' },
         webhookMessages: { type: 'integer' },
         signals: { type: 'integer' },
+        receivedMessages: {
+          type: 'integer',
+          description: 'Received messages (inbound routes) from the address, deleted with their raw bytes.',
+        },
       },
       { description: 'Rows removed or rewritten, per kind (see docs/erasure.md).' },
     ),

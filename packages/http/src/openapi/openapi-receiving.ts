@@ -110,11 +110,17 @@ export function receivingSchemas(): JsonObject {
         headers: { type: 'array', items: { type: 'array', items: { type: 'string' } } },
         attachments: {
           type: 'array',
-          items: object(['filename', 'content_type', 'size', 'content_id'], {
+          items: object(['filename', 'content_type', 'size', 'content_id', 'url', 'url_expires_at'], {
             filename: nullableString,
             content_type: { type: 'string' },
             size: { type: 'integer' },
             content_id: nullableString,
+            url: {
+              ...nullableString,
+              description:
+                'Signed, expiring download URL (`GET /inbound/attachments/{token}`, no key); null without `receiving.baseUrl`.',
+            },
+            url_expires_at: { ...nullableString, format: 'date-time' },
           }),
         },
         auth: object(['spf', 'dkim', 'dmarc', 'arc', 'header'], {
@@ -125,9 +131,49 @@ export function receivingSchemas(): JsonObject {
           header: { type: 'string' },
         }),
         spam: { type: ['object', 'null'] },
-        replied_to: { type: ['object', 'null'], description: 'The delivery this message answers.' },
+        replied_to: {
+          type: ['object', 'null'],
+          description:
+            'The delivery this message answers: `delivery_id`, `message_id`, `address`, `mailing` (`ref`, `kind`), `matched_by` (`reply_address` or `headers`).',
+        },
       },
     ),
+    ReceivingSettings: object(
+      ['retention_days', 'max_message_bytes', 'reply_domain', 'defaults', 'updated_at'],
+      {
+        retention_days: {
+          type: ['integer', 'null'],
+          description: 'Days received mail (raw message, attachments) is kept; null: the default.',
+        },
+        max_message_bytes: {
+          type: ['integer', 'null'],
+          description: 'Largest message the project’s routes take (552 past it); null: the default.',
+        },
+        reply_domain: {
+          ...nullableString,
+          description: 'Per-delivery reply addresses `reply+<delivery id>@<reply_domain>`; null: off.',
+        },
+        defaults: object(['retention_days', 'max_message_bytes'], {
+          retention_days: { type: ['integer', 'null'], description: 'null: kept.' },
+          max_message_bytes: { type: 'integer' },
+        }),
+        updated_at: { ...nullableString, format: 'date-time' },
+      },
+    ),
+    ReceivingSettingsUpdate: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'Absent fields are kept; null sets a field back to the default.',
+      properties: {
+        retention_days: { type: ['integer', 'null'], minimum: 1, maximum: 36500 },
+        max_message_bytes: { type: ['integer', 'null'], minimum: 1024, maximum: 104857600 },
+        reply_domain: {
+          ...nullableString,
+          description:
+            'A domain on which a route of the project takes `reply+...@` (e.g. pattern `reply+*`).',
+        },
+      },
+    },
     ReceivingRoutesResponse: success(
       object(['routes'], { routes: { type: 'array', items: ref('ReceivingRoute') } }),
     ),
@@ -143,6 +189,7 @@ export function receivingSchemas(): JsonObject {
       }),
     ),
     InboundMessageResponse: success(object(['message'], { message: ref('InboundMail') })),
+    ReceivingSettingsResponse: success(object(['settings'], { settings: ref('ReceivingSettings') })),
   };
 }
 
@@ -208,6 +255,43 @@ export function receivingPaths(responses: (schema: string, description: string) 
         tags,
         parameters: [id("The message's id."), requestId],
         responses: responses('InboundMessageResponse', 'Received message'),
+      },
+    },
+    '/inbound/settings': {
+      get: {
+        operationId: 'getReceivingSettings',
+        summary: "The project's receiving settings (retention, size cap, reply addresses); needs `read`",
+        tags,
+        parameters: [requestId],
+        responses: responses('ReceivingSettingsResponse', 'Receiving settings'),
+      },
+      patch: {
+        operationId: 'updateReceivingSettings',
+        summary: "Change the project's receiving settings; needs `full`",
+        tags,
+        parameters: [requestId],
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: ref('ReceivingSettingsUpdate') } },
+        },
+        responses: responses('ReceivingSettingsResponse', 'Receiving settings updated'),
+      },
+    },
+    '/inbound/attachments/{token}': {
+      get: {
+        operationId: 'downloadInboundAttachment',
+        summary:
+          'An attachment of a received message, by the signed token of its `url` (no key; edited or expired: 404)',
+        tags,
+        security: [],
+        parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' } }, requestId],
+        responses: {
+          '200': {
+            description: 'The attachment’s bytes, as received',
+            content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+          },
+          '404': { description: 'Edited, expired, or the message is gone (retention, erasure)' },
+        },
       },
     },
   };

@@ -1,5 +1,11 @@
-import { MailroomError, type ReceivingRouteInput } from '@mailroom/core';
-import { successResponse } from '../neutral/responses.js';
+import {
+  isMailroomError,
+  type Mailroom,
+  MailroomError,
+  type ReceivingRouteInput,
+  type ReceivingSettingsInput,
+} from '@mailroom/core';
+import { errorResponse, successResponse } from '../neutral/responses.js';
 import type { NeutralResponse } from '../neutral/types.js';
 import type { ProjectCall } from './event-routes.js';
 import type { RouteName } from './routes.js';
@@ -7,7 +13,7 @@ import type { RouteName } from './routes.js';
 /** The routes this module serves, all with a project key. */
 export type ReceivingRouteName = Extract<
   RouteName,
-  'inbound-routes' | 'inbound-route' | 'inbound-messages' | 'inbound-message'
+  'inbound-routes' | 'inbound-route' | 'inbound-messages' | 'inbound-message' | 'inbound-settings'
 >;
 
 /**
@@ -54,4 +60,47 @@ export const RECEIVING_ROUTES = {
     const message = await mailroom.receiving.getMessage(auth, params.id ?? '');
     return successResponse(requestId, 'Received message', { message });
   },
+
+  async 'inbound-settings'({ mailroom, auth, req, requestId, readJson }) {
+    if (req.method !== 'PATCH') {
+      return successResponse(requestId, 'Receiving settings', {
+        settings: await mailroom.receiving.getSettings(auth),
+      });
+    }
+    const settings = await mailroom.receiving.updateSettings(auth, readJson() as ReceivingSettingsInput);
+    return successResponse(requestId, 'Receiving settings updated', { settings });
+  },
 } satisfies Record<ReceivingRouteName, (call: ProjectCall) => Promise<NeutralResponse>>;
+
+/**
+ * `GET /inbound/attachments/:token`: an attachment's bytes, as received. No key: the token is signed and
+ * expires (receiving/attachment-token.ts); an edited or expired token, or a message deleted since
+ * (retention, erasure), is 404. Served as a download, never rendered in the API's origin.
+ */
+export async function inboundAttachmentResponse(
+  mailroom: Mailroom,
+  requestId: string,
+  token: string,
+): Promise<NeutralResponse> {
+  try {
+    const found = await mailroom.receiving.attachment(token);
+    const bytes = Buffer.from(found.content.buffer, found.content.byteOffset, found.content.byteLength);
+    const name = (found.filename ?? 'attachment').replace(/[^\x20-\x7e]|["\\]/g, '_');
+    return {
+      status: 200,
+      headers: {
+        'content-type': found.content_type,
+        'content-length': String(bytes.length),
+        'content-disposition': `attachment; filename="${name}"; filename*=UTF-8''${encodeURIComponent(found.filename ?? 'attachment')}`,
+        'x-content-type-options': 'nosniff',
+        'cache-control': 'private, no-store',
+        'x-request-id': requestId,
+      },
+      body: '',
+      bytes,
+    };
+  } catch (error) {
+    if (isMailroomError(error) && error.status < 500) return errorResponse(requestId, error);
+    throw error;
+  }
+}

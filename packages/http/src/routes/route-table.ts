@@ -14,7 +14,7 @@ import { FORM_ROUTES } from './form-routes.js';
 import { KEY_ROUTES } from './key-routes.js';
 import { PAUSE_ROUTES } from './pause-routes.js';
 import { preferencesRoute } from './preference-routes.js';
-import { RECEIVING_ROUTES } from './receiving-routes.js';
+import { inboundAttachmentResponse, RECEIVING_ROUTES } from './receiving-routes.js';
 import { RESOURCE_ROUTES } from './resource-routes.js';
 import type { RouteAccessGuard } from './route-access.js';
 import type { MatchedRoute, RouteName } from './routes.js';
@@ -261,6 +261,9 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     'inbound-route': projectRoute(RECEIVING_ROUTES['inbound-route']),
     'inbound-messages': projectRoute(RECEIVING_ROUTES['inbound-messages']),
     'inbound-message': projectRoute(RECEIVING_ROUTES['inbound-message']),
+    'inbound-settings': projectRoute(RECEIVING_ROUTES['inbound-settings']),
+    'inbound-attachment': (_req, requestId, route) =>
+      inboundAttachmentResponse(mailroom, requestId, route.params?.token ?? ''),
 
     'track-click': (req, requestId, route) =>
       trackClickResponse(mailroom, req, requestId, route.params?.token ?? ''),

@@ -69,7 +69,9 @@ export type RouteName =
   | 'inbound-routes'
   | 'inbound-route'
   | 'inbound-messages'
-  | 'inbound-message';
+  | 'inbound-message'
+  | 'inbound-settings'
+  | 'inbound-attachment';
 
 /**
  * Who may call one method of a route: anyone (`public`: the route authenticates otherwise, or not at
@@ -173,6 +175,8 @@ export const ROUTE_NAMES = Object.keys({
   'inbound-route': true,
   'inbound-messages': true,
   'inbound-message': true,
+  'inbound-settings': true,
+  'inbound-attachment': true,
 } satisfies Record<RouteName, true>) as readonly RouteName[];
 
 /** A route's entry: its name, the access of each method, and its path parameters. */
@@ -239,6 +243,8 @@ const AUTOMATION_RUNS_PATH = /^\/automations\/([^/]+)\/runs$/;
 // Receiving (receiving-routes.ts): a route and a received message by id.
 const INBOUND_ROUTE_PATH = /^\/inbound\/routes\/([^/]+)$/;
 const INBOUND_MESSAGE_PATH = /^\/inbound\/messages\/([^/]+)$/;
+// An attachment of a received message: its signed token is the credential (no key).
+const INBOUND_ATTACHMENT_PATH = /^\/inbound\/attachments\/([A-Za-z0-9._-]+)$/;
 const BROADCAST_STATUS_PATH = /^\/broadcasts\/([^/]+)$/;
 const MESSAGE_STATUS_PATH = /^\/messages\/([^/]+)$/;
 // Pause and resume (pause-routes.ts): a broadcast by its ref, a destination by its name.
@@ -306,6 +312,7 @@ const ROUTES: ReadonlyMap<string, MatchedRoute> = new Map<string, MatchedRoute>(
   ['/automations', entry('automations', READ_ADD)],
   ['/inbound/routes', entry('inbound-routes', READ_ADD)],
   ['/inbound/messages', entry('inbound-messages', READ)],
+  ['/inbound/settings', entry('inbound-settings', { GET: 'read', HEAD: 'read', PATCH: 'full' })],
   ['/sending/pause', entry('sending-pause', FULL_POST)],
   ['/sending/resume', entry('sending-resume', FULL_POST)],
 ]);
@@ -358,6 +365,8 @@ export function matchRoute(path: string, openapi: boolean): MatchedRoute | undef
   if (click) return entry('track-click', PUBLIC_READ, { token: click[1] as string });
   const open = TRACK_OPEN_PATH.exec(path);
   if (open) return entry('track-open', PUBLIC_READ, { token: open[1] as string });
+  const attachment = INBOUND_ATTACHMENT_PATH.exec(path);
+  if (attachment) return entry('inbound-attachment', PUBLIC_READ, { token: attachment[1] as string });
   const action = BROADCAST_ACTION_PATH.exec(path);
   if (action) {
     const ref = decode(action[1] as string);

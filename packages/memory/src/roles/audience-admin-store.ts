@@ -77,6 +77,7 @@ export function memoryAudienceAdminStore(db: () => State): AudienceAdminStore {
         events: 0,
         webhookMessages: 0,
         signals: 0,
+        receivedMessages: 0,
       };
       s.softBounces.delete(key(projectId, address));
       for (const id of groupIds(s, projectId)) if (s.members.get(id)?.delete(address)) counts.memberships++;
@@ -130,6 +131,13 @@ export function memoryAudienceAdminStore(db: () => State): AudienceAdminStore {
           reportedMessageId: null,
         });
         counts.signals++;
+      }
+      const from = foldAddress(address);
+      for (const message of [...s.receiving.messages.values()]) {
+        if (message.projectId !== projectId || message.fromAddress !== from) continue;
+        s.receiving.messages.delete(message.id);
+        s.receiving.raw.delete(message.id);
+        counts.receivedMessages++;
       }
       return counts;
     },

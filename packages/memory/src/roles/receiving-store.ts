@@ -37,12 +37,37 @@ export function memoryReceivingStore(db: () => State): ReceivingStore {
       if (!found || found.projectId !== projectId) return false;
       return routes.delete(id);
     },
-    async saveReceivedMessage(message, outbox) {
+    async saveReceivedMessage(message, outbox, raw) {
       const s = db();
       if (s.receiving.messages.has(message.id))
         throw exists(`received message ${message.id}`, message.projectId);
       s.receiving.messages.set(message.id, clone(message));
+      if (raw) s.receiving.raw.set(message.id, new Uint8Array(raw));
       writeOutbox(s.outbox, outbox);
+    },
+    async readReceivedRaw(projectId, id) {
+      const s = db();
+      if (s.receiving.messages.get(id)?.projectId !== projectId) return undefined;
+      const raw = s.receiving.raw.get(id);
+      return raw ? new Uint8Array(raw) : undefined;
+    },
+    async pruneReceivedMessages(now, limit) {
+      const s = db();
+      const due = [...s.receiving.messages.values()]
+        .filter((m) => m.expiresAt !== null && m.expiresAt.getTime() <= now.getTime())
+        .slice(0, limit);
+      for (const m of due) {
+        s.receiving.messages.delete(m.id);
+        s.receiving.raw.delete(m.id);
+      }
+      return due.length;
+    },
+    async getReceivingSettings(projectId) {
+      const found = db().receiving.settings.get(projectId);
+      return found ? clone(found) : undefined;
+    },
+    async putReceivingSettings(settings) {
+      db().receiving.settings.set(settings.projectId, clone(settings));
     },
     async getReceivedMessage(projectId, id) {
       const found = db().receiving.messages.get(id);

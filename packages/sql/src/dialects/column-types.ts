@@ -23,4 +23,6 @@ export interface ColumnTypes {
   big: DataType;
   /** Small integers and 0/1 flags. */
   int: DataType;
+  /** Bytes (pieces of received messages, at most a MiB each). */
+  bytes: DataType;
 }

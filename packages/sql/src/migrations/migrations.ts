@@ -17,6 +17,7 @@ import { keyNames } from './migration-key-names.js';
 import { openBroadcasts } from './migration-open-broadcasts.js';
 import { pausesSchema } from './migration-pauses.js';
 import { preferencesSchema } from './migration-preferences.js';
+import { receivedMailSchema } from './migration-received-mail.js';
 import { receivingSchema } from './migration-receiving.js';
 import { signalReasons } from './migration-signal-reasons.js';
 import { signupFormsSchema } from './migration-signup-forms.js';
@@ -365,6 +366,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '025_receiving': receivingSchema(dialect),
     '027_delivery_open_index': deliveryOpenIndex(dialect),
     '028_open_broadcasts': openBroadcasts(),
+    '029_received_mail': receivedMailSchema(dialect),
   };
 }
 

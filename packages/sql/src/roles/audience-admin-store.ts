@@ -144,6 +144,7 @@ export function sqlAudienceAdminStore(ctx: SqlContext): AudienceAdminStore {
             events: 0,
             webhookMessages: 0,
             signals: 0,
+            receivedMessages: 0,
           };
           await write(
             'DELETE FROM mailroom_soft_bounces WHERE project_id = ? AND address = ?',
@@ -229,6 +230,22 @@ export function sqlAudienceAdminStore(ctx: SqlContext): AudienceAdminStore {
               `UPDATE mailroom_inbound_signals SET address = ?, diagnostic = NULL, reported_address = NULL,
                reported_message_id = NULL WHERE delivery_id IN ${runner.values(1, slice.length)}`,
               [ERASED_ADDRESS, ...slice],
+              tx,
+            );
+          }
+          const received = (
+            await all(
+              'SELECT id FROM mailroom_received_messages WHERE project_id = ? AND from_address = ?',
+              [projectId, foldAddress(address)],
+              tx,
+            )
+          ).map((row) => String(row.id));
+          for (const slice of slices(received)) {
+            const list = runner.values(1, slice.length);
+            await write(`DELETE FROM mailroom_received_raw WHERE message_id IN ${list}`, slice, tx);
+            counts.receivedMessages += await write(
+              `DELETE FROM mailroom_received_messages WHERE id IN ${list}`,
+              slice,
               tx,
             );
           }

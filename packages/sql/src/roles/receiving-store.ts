@@ -2,6 +2,7 @@ import type {
   ReceivedMessageRecord,
   ReceivingDestination,
   ReceivingRouteRecord,
+  ReceivingSettingsRecord,
   ReceivingStore,
 } from '@mailroom/core';
 import type { Codec, Row } from '../rows/codec.js';
@@ -18,14 +19,19 @@ const MESSAGE_COLUMNS = [
   'remote_address',
   'message',
   'created_at',
+  'from_address',
+  'expires_at',
 ] as const;
+
+/** Bytes per row of `mailroom_received_raw`: under MySQL's default packet cap, whatever the message. */
+const RAW_PIECE = 1024 * 1024;
 
 /**
  * `ReceivingStore` on SQL (tables of migration `025_receiving`). A received message and its events are
  * one transaction; the unique (domain, pattern) makes one project the owner of an address.
  */
 export function sqlReceivingStore(ctx: SqlContext): ReceivingStore {
-  const { db, runner, codec, guard, all, first, write } = ctx;
+  const { db, runner, codec, guard, all, first, write, upsertAll } = ctx;
 
   return {
     createReceivingRoute(route) {
@@ -77,7 +83,7 @@ export function sqlReceivingStore(ctx: SqlContext): ReceivingStore {
       );
     },
 
-    saveReceivedMessage(message, outbox) {
+    saveReceivedMessage(message, outbox, raw) {
       return guard('saveReceivedMessage', () =>
         runner.transaction(db, async (tx) => {
           await write(
@@ -91,9 +97,21 @@ export function sqlReceivingStore(ctx: SqlContext): ReceivingStore {
               message.remoteAddress,
               codec.json(message.message),
               message.createdAt.getTime(),
+              message.fromAddress,
+              message.expiresAt?.getTime() ?? null,
             ],
             tx,
           );
+          if (raw) {
+            const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+            for (let seq = 0, at = 0; seq === 0 || at < bytes.length; seq++, at += RAW_PIECE) {
+              await write(
+                'INSERT INTO mailroom_received_raw (message_id, seq, bytes) VALUES (?, ?, ?)',
+                [message.id, seq, bytes.subarray(at, at + RAW_PIECE)],
+                tx,
+              );
+            }
+          }
           if (outbox) await writeOutbox(runner, codec, tx, [outbox]);
         }),
       );
@@ -106,6 +124,57 @@ export function sqlReceivingStore(ctx: SqlContext): ReceivingStore {
           id,
         ]);
         return row ? decodeMessage(codec, row) : undefined;
+      });
+    },
+
+    readReceivedRaw(projectId, id) {
+      return guard('readReceivedRaw', async () => {
+        const rows = await all(
+          `SELECT r.bytes FROM mailroom_received_raw r JOIN mailroom_received_messages m ON m.id = r.message_id
+           WHERE m.project_id = ? AND r.message_id = ? ORDER BY r.seq`,
+          [projectId, id],
+        );
+        if (rows.length === 0) return undefined;
+        return new Uint8Array(Buffer.concat(rows.map((row) => toBuffer(row.bytes))));
+      });
+    },
+
+    pruneReceivedMessages(now, limit) {
+      return guard('pruneReceivedMessages', () =>
+        runner.transaction(db, async (tx) => {
+          const ids = (
+            await all(
+              'SELECT id FROM mailroom_received_messages WHERE expires_at <= ? ORDER BY expires_at LIMIT ?',
+              [now.getTime(), limit],
+              tx,
+            )
+          ).map((row) => String(row.id));
+          if (ids.length === 0) return 0;
+          const list = runner.values(1, ids.length);
+          await write(`DELETE FROM mailroom_received_raw WHERE message_id IN ${list}`, ids, tx);
+          return write(`DELETE FROM mailroom_received_messages WHERE id IN ${list}`, ids, tx);
+        }),
+      );
+    },
+
+    getReceivingSettings(projectId) {
+      return guard('getReceivingSettings', async () => {
+        const row = await first('SELECT * FROM mailroom_receiving_settings WHERE project_id = ?', [
+          projectId,
+        ]);
+        return row ? decodeSettings(row) : undefined;
+      });
+    },
+
+    putReceivingSettings(settings) {
+      return guard('putReceivingSettings', async () => {
+        await write(upsertAll('mailroom_receiving_settings', SETTINGS_COLUMNS, 'project_id'), [
+          settings.projectId,
+          settings.retentionDays,
+          settings.maxMessageBytes,
+          settings.replyDomain,
+          settings.updatedAt.getTime(),
+        ]);
       });
     },
 
@@ -123,6 +192,34 @@ export function sqlReceivingStore(ctx: SqlContext): ReceivingStore {
         return rows.map((row) => decodeMessage(codec, row));
       });
     },
+  };
+}
+
+const SETTINGS_COLUMNS = [
+  'project_id',
+  'retention_days',
+  'max_message_bytes',
+  'reply_domain',
+  'updated_at',
+] as const;
+
+function toBuffer(value: unknown): Buffer {
+  if (Buffer.isBuffer(value)) return value;
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  throw new TypeError('mailroom_received_raw.bytes: not bytes');
+}
+
+const orNull = (value: unknown): number | null =>
+  value === null || value === undefined ? null : Number(value);
+
+function decodeSettings(row: Row): ReceivingSettingsRecord {
+  return {
+    projectId: String(row.project_id),
+    retentionDays: orNull(row.retention_days),
+    maxMessageBytes: orNull(row.max_message_bytes),
+    replyDomain:
+      row.reply_domain === null || row.reply_domain === undefined ? null : String(row.reply_domain),
+    updatedAt: new Date(Number(row.updated_at)),
   };
 }
 
@@ -147,5 +244,7 @@ function decodeMessage(codec: Codec, row: Row): ReceivedMessageRecord {
     remoteAddress: String(row.remote_address),
     message: codec.fromJson<Record<string, unknown>>(row.message),
     createdAt: new Date(Number(row.created_at)),
+    fromAddress: String(row.from_address ?? ''),
+    expiresAt: orNull(row.expires_at) === null ? null : new Date(Number(row.expires_at)),
   };
 }

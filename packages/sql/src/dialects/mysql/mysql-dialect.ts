@@ -51,6 +51,7 @@ export const mysqlDialect: SqlDialect = {
     json: sql`longtext`,
     big: sql`bigint`,
     int: sql`integer`,
+    bytes: sql`longblob`,
   },
   boundedKeys: true,
   // utf8mb4 with a binary collation, so that addresses compare exactly (the local part of an address is

@@ -46,6 +46,7 @@ export const postgresDialect: SqlDialect = {
     json: sql`jsonb`,
     big: sql`bigint`,
     int: sql`integer`,
+    bytes: sql`bytea`,
   },
   boundedKeys: false,
   tableOptions: (table) => table,

@@ -53,6 +53,7 @@ export const sqliteDialect: SqlDialect = {
     json: sql`text`,
     big: sql`integer`,
     int: sql`integer`,
+    bytes: sql`blob`,
   },
   boundedKeys: false,
   tableOptions: (table) => table,

@@ -1,0 +1,150 @@
+/**
+ * Issue 40: receiving mail while a broadcast sends. `mailroom serve` on its defaults (built CLI, SQLite),
+ * with the inbound listener on (`--bounce-domain`, `--inbound-port`) and a receiving route `support@`
+ * (destination `store`: stored with its `email.received` event in one transaction). Each run sends one
+ * broadcast through serve (`serveRun`: 250 recipients a POST, timed until the counting sink has every
+ * message), alone or while a separate process (`support/inbound-sender.ts`) sends 20 KB messages from
+ * 4 connections (from 127.0.0.2 to .5: four relays, each under the listener's default per-address rate of
+ * 100 a second) to the route as fast as they are answered; every message is parsed, judged (SPF, DKIM,
+ * DMARC, ARC against a loopback DNS server) and stored with its raw bytes before its 250. Alone and with
+ * inbound alternate which goes first. Reported: the broadcast's rate alone and with inbound (medians),
+ * their ratio, and the inbound rate (250 answers naming a stored message, per second of the broadcast).
+ *
+ * Environment: BENCH_RECIPIENTS (10000), BENCH_RUNS (3), BENCH_INBOUND_CONNECTIONS (4), BENCH_TEMPLATE
+ * (newsletter). Goal: inbound >= 300 messages/s while the broadcast keeps >= 80 % of its rate alone.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { startDnsZone } from '../test/support/dns-zone.js';
+import { freePort } from '../test/support/free-port.js';
+import { median, report } from './support/measure.js';
+import { type StackResult, serveRun } from './support/serve-run.js';
+import { startSinkProcess } from './support/sink-process.js';
+import { corpusTemplate } from './templates/index.js';
+
+const N = Number(process.env.BENCH_RECIPIENTS ?? 10_000);
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_INBOUND_CONNECTIONS ?? 4);
+const TEMPLATE = corpusTemplate(process.env.BENCH_TEMPLATE ?? 'newsletter');
+const DOMAIN = 'in.bench.test';
+
+interface Inbound {
+  accepted: number;
+  refused: number;
+  seconds: number;
+}
+
+function startSender(port: number): { mark(): void; stop(): Promise<void>; result: Promise<Inbound> } {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      fileURLToPath(new URL('./support/inbound-sender.ts', import.meta.url)),
+      String(port),
+      DOMAIN,
+      String(CONNECTIONS),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let settle: (value: Inbound) => void = () => {};
+  const result = new Promise<Inbound>((resolve) => {
+    settle = resolve;
+  });
+  return {
+    result,
+    mark: () => child.kill('SIGUSR1'),
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+      const line = /^inbound (.*)$/m.exec(out)?.[1];
+      settle(line ? (JSON.parse(line) as Inbound) : { accepted: 0, refused: 0, seconds: 0 });
+    },
+  };
+}
+
+const zone = await startDnsZone({
+  'sender.bench.test': { TXT: ['v=spf1 ip4:127.0.0.0/8 -all'] },
+  '_dmarc.sender.bench.test': { TXT: ['v=DMARC1; p=none'] },
+});
+const sink = await startSinkProcess();
+try {
+  const alone: StackResult[] = [];
+  const withInbound: Array<StackResult & { inbound: Inbound; inboundPerSecond: number }> = [];
+  const load = loadavg()[0];
+  for (let r = 0; r < RUNS; r++) {
+    for (const receiving of r % 2 === 0 ? [false, true] : [true, false]) {
+      const port = await freePort();
+      let sender: ReturnType<typeof startSender> | undefined;
+      const result = await serveRun(sink, TEMPLATE, N, {
+        args: [
+          '--bounce-domain',
+          'bounces.bench.test',
+          '--inbound-port',
+          String(port),
+          '--inbound-host',
+          '127.0.0.1',
+          '--dns-server',
+          zone.address,
+        ],
+        // The sender starts with the server (it waits for the listener), so the inbound load is already
+        // running when the broadcast starts; its window is marked at the first POST's answer.
+        seed: async (mailroom, _projectId, secret) => {
+          await mailroom.receiving.addRoute(secret, {
+            domain: DOMAIN,
+            pattern: 'support',
+            destination: { kind: 'store' },
+          });
+          if (receiving) sender = startSender(port);
+        },
+        ...(receiving
+          ? {
+              during: () => {
+                const running = sender as ReturnType<typeof startSender>;
+                running.mark();
+                return { stop: () => running.stop() };
+              },
+            }
+          : {}),
+      });
+      if (receiving && sender) {
+        const inbound = await sender.result;
+        const inboundPerSecond = Math.round(inbound.accepted / inbound.seconds);
+        withInbound.push({ ...result, inbound, inboundPerSecond });
+        console.log(
+          `run ${r + 1} with inbound: ${result.perSecond} msg/s sent, ${inboundPerSecond} msg/s received ${JSON.stringify(inbound)}`,
+        );
+      } else {
+        alone.push(result);
+        console.log(`run ${r + 1} alone: ${result.perSecond} msg/s sent`);
+      }
+    }
+  }
+  const aloneRate = median(alone.map((a) => a.perSecond));
+  const sharedRate = median(withInbound.map((a) => a.perSecond));
+  report('inbound-receive', {
+    recipients: N,
+    runs: RUNS,
+    connections: CONNECTIONS,
+    template: TEMPLATE.ref,
+    loadAverageAtStart: load,
+    broadcastAlonePerSecond: aloneRate,
+    broadcastWithInboundPerSecond: sharedRate,
+    ratio: Math.round((sharedRate / aloneRate) * 100) / 100,
+    inboundPerSecond: median(withInbound.map((w) => w.inboundPerSecond)),
+    inboundRefused: withInbound.map((w) => w.inbound.refused),
+    perRun: {
+      alone: alone.map((a) => a.perSecond),
+      withInbound: withInbound.map((w) => [w.perSecond, w.inboundPerSecond]),
+    },
+  });
+} finally {
+  await sink.close();
+  await zone.close();
+}
