@@ -67,11 +67,21 @@ function peakRss(pid: number): number {
   return Math.round(kb / 1024);
 }
 
+/** How {@link startCli} runs the process, beyond its arguments. */
+export interface StartCliOptions {
+  /** Node flags before the entry (`--require` of a probe, ...). */
+  nodeArgs?: string[];
+  /** Another tree's built `bin.js` (a baseline to compare with, in the same run). */
+  bin?: string;
+  /** Environment variables on top of this process's. */
+  env?: Record<string, string>;
+}
+
 /**
  * Starts `mailroom <args>` and resolves once it is ready: `serve` when it prints the URL it listens on,
  * `worker` when it says it is running. Logs (stderr) are kept for the error message of a failed start.
  */
-export async function startCli(args: string[], options: { bin?: string } = {}): Promise<CliProcess> {
+export async function startCli(args: string[], options: StartCliOptions = {}): Promise<CliProcess> {
   // BENCH_CPU_PROF=DIR: a CPU profile of each process, written to DIR when it exits.
   const profile = process.env.BENCH_CPU_PROF
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
@@ -84,9 +94,14 @@ export async function startCli(args: string[], options: { bin?: string } = {}): 
     : runsBuilt()
       ? [BUILT_BIN]
       : ['--import', 'tsx', '--conditions=mailroom-source', BIN];
-  const child = spawn(process.execPath, [...profile, ...counting, ...entry, ...args], {
+  const nodeArgs = options.nodeArgs ?? [];
+  const child = spawn(process.execPath, [...profile, ...counting, ...nodeArgs, ...entry, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, MAILROOM_LOG_LEVEL: process.env.MAILROOM_LOG_LEVEL ?? 'warn' },
+    env: {
+      ...process.env,
+      MAILROOM_LOG_LEVEL: process.env.MAILROOM_LOG_LEVEL ?? 'warn',
+      ...options.env,
+    },
   });
   let out = '';
   let err = '';

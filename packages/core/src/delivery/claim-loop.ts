@@ -1,4 +1,5 @@
 import { isStoreOutage } from '../base/errors.js';
+import { yieldToEventLoop } from '../base/event-loop.js';
 import type { ClaimedBatches } from './claimed-batches.js';
 import type { WorkerParts } from './worker-parts.js';
 
@@ -92,7 +93,13 @@ export function createClaimLoop(parts: ClaimLoopParts): ClaimLoop {
         // An outage is logged once by the engine, not at every round.
         if (!isStoreOutage(error)) ctx.logger.error({ err: error }, 'worker round failed');
       }
-      if (progressed || !running) continue;
+      if (!running) continue;
+      if (progressed) {
+        // The next round at once, but after a turn of the event loop: a round's store calls may all be
+        // answered synchronously (SQLite), and back-to-back rounds would then never let a request in.
+        await yieldToEventLoop();
+        continue;
+      }
       // Batches in flight: claim again as soon as they free room (or poll, for deliveries coming due).
       await waiter.idle(opts.pollMs, batches.inFlight.size > 0);
     }

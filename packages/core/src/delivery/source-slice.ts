@@ -1,4 +1,5 @@
 import { isStoreOutage, MailroomError } from '../base/errors.js';
+import { yieldToEventLoop } from '../base/event-loop.js';
 import { applyImportConsent } from '../consent/import-consent.js';
 import { SOURCE_EXPANDERS } from '../sources/index.js';
 import type { SourcePage } from '../sources/source-expander.js';
@@ -60,6 +61,10 @@ export async function expandSourceSlice(parts: SourceSliceParts): Promise<number
     // the pages before it are written, and writes it only once the one before committed (`after`).
     // So pages still commit one at a time, in order, each with its checkpoint.
     for (;;) {
+      // A page is milliseconds of store calls that a SQLite store answers at once: without a turn of the
+      // event loop between pages, a slice (and the rounds after it) would hold every HTTP request of the
+      // process until the whole source was expanded (BENCHMARKS.md, topic-broadcast).
+      await yieldToEventLoop();
       const now = clock.now();
       const page = await expander.expandPage(job, { ctx, entry, now });
       while (inFlight.length >= PAGES_IN_FLIGHT) if (!(await inFlight.shift())) return 1;

@@ -93,6 +93,22 @@ export interface ConfirmationTarget {
   groupName: string | null;
   /** `pending`: the button confirms; `confirmed`: done already; `expired`: a new link may be sent. */
   state: 'pending' | 'confirmed' | 'expired';
+  /** The project's accent colour (`#rrggbb`), or null: the pages look like its preference centre. */
+  color: string | null;
+  /** The project's logo (a `data:image/...` URI), or null. */
+  logo: string | null;
+  /** The contact's `locale` trait (`de`, `fr-CH`), or null: picks the page's language, as on the preference page. */
+  locale: string | null;
+}
+
+/** How a form's project looks on the signup pages: its name, colour and logo (as the preference centre). */
+export interface SignupBrand {
+  /** The project's name: its text, escape it. */
+  projectName: string;
+  /** `#rrggbb`, or null for the pages' default. */
+  color: string | null;
+  /** A `data:image/...` URI, or null. */
+  logo: string | null;
 }
 
 /**
@@ -102,6 +118,8 @@ export interface ConfirmationTarget {
 export interface MailroomSignups {
   /** The origins a form accepts browser posts from (CORS); `NOT_FOUND` for an unknown form. */
   allowedOrigins(formRef: string): Promise<string[]>;
+  /** The brand of the form's project, for the thanks page (the same for every address); `NOT_FOUND` for an unknown form. */
+  brand(formRef: string): Promise<SignupBrand>;
   /**
    * A signup through a form: `{ email, name?, consent_version?, website? }` (`website` is the honeypot: a
    * person leaves it empty; a filled one is dropped silently). Resolves the same way for every address,

@@ -41,6 +41,10 @@ interface Resolved {
   topic: TopicRecord | null;
   group: AudienceGroupRecord | null;
   projectName: string;
+  /** The project's brand, for the link's pages. */
+  brand: { color: string | null; logo: string | null };
+  /** The contact's `locale` trait, if its profile has one. */
+  locale: string | null;
   expired: boolean;
   /** The contact's explicit state for the form's topic, if any. */
   topicState: string | null;
@@ -164,9 +168,11 @@ export function createSignups(
       expiresAt: parsed.expiresAt,
     };
     if (!verifySignupToken(await getSecret(), parsed, fields)) throw notFound();
-    const [form, project] = await Promise.all([
+    const [form, project, brand, profile] = await Promise.all([
       store.findForm(signup.formRef),
       store.getProject(signup.projectId),
+      store.getProjectBrand(signup.projectId),
+      store.getProfile(signup.projectId, signup.address),
     ]);
     if (!form || !project || form.projectId !== signup.projectId) throw notFound();
     const { topic, group } = await targetsOf(form);
@@ -177,6 +183,8 @@ export function createSignups(
       topic,
       group,
       projectName: project.name,
+      brand: { color: brand?.color ?? null, logo: brand?.logo ?? null },
+      locale: typeof profile?.traits.locale === 'string' ? profile.traits.locale : null,
       expired: clock.now().getTime() > parsed.expiresAt,
       topicState: states[0]?.state ?? null,
     };
@@ -193,6 +201,9 @@ export function createSignups(
       topicName: r.topic?.name ?? null,
       groupName: r.group ? (r.group.name ?? r.group.ref) : null,
       state,
+      color: r.brand.color,
+      logo: r.brand.logo,
+      locale: r.locale,
     };
   }
 
@@ -317,6 +328,15 @@ export function createSignups(
   return {
     async allowedOrigins(formRef) {
       return [...(await findForm(formRef)).allowedOrigins];
+    },
+
+    async brand(formRef) {
+      const form = await findForm(formRef);
+      const [project, brand] = await Promise.all([
+        store.getProject(form.projectId),
+        store.getProjectBrand(form.projectId),
+      ]);
+      return { projectName: project?.name ?? '', color: brand?.color ?? null, logo: brand?.logo ?? null };
     },
 
     async submit(formRef, body, meta = {}) {

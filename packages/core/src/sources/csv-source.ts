@@ -1,5 +1,6 @@
 import { domainOf, localPart } from '../base/address-parts.js';
 import { MailroomError } from '../base/errors.js';
+import { yieldToEventLoop } from '../base/event-loop.js';
 import type { ImportConsentRow } from '../consent/import-consent.js';
 import { keepTopicAllowed } from '../consent/topic-gate.js';
 import type { BaseContext } from '../context/base-context.js';
@@ -77,15 +78,8 @@ interface ReadAhead {
 const AUDIENCE_JOBS_TTL_MS = 1_000;
 
 const EMPTY = Buffer.alloc(0);
-/** Rows mapped between two turns of the event loop (see {@link yieldToEventLoop}). */
+/** Rows mapped between two turns of the event loop (see `yieldToEventLoop`). */
 const YIELD_EVERY_ROWS = 1024;
-
-/**
- * Lets the event loop turn (I/O callbacks included) before going on: a page is milliseconds of
- * synchronous work, and the store's answer for the page before it (from another thread, on SQLite)
- * waits for such a turn to be handed the next page.
- */
-const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** CSV preserves what profiles already hold, unless an audience source of the broadcast says otherwise. */
 const CSV_PROFILE_OPTIONS: ProfileUpsertOptions = {

@@ -1,6 +1,7 @@
 /** Store conformance: the ConsentStore role (topics, topic states, the consent history). */
 import { expect, it } from 'vitest';
-import type { ConsentRecord, TopicRecord } from '../store/consent-records.js';
+import { topicStateOf } from '../consent/topic-rule.js';
+import type { ConsentRecord, TopicRecord, TopicState } from '../store/consent-records.js';
 import type { ProfileRecord } from '../store/records.js';
 import { makeGroup, testId, testTime } from './store-fixtures.js';
 import { makeEvent } from './store-suite-events.js';
@@ -418,5 +419,53 @@ export function describeConsent(ctx: StoreSuiteContext): void {
         { limit: 100 },
       ),
     ).toEqual([]);
+  });
+
+  it('listTopicMembers keeps exactly whom the core topic rule allows, for every state and default', async () => {
+    // The rule lives twice: in the core (`topicStateOf`) and in the store's read. Every combination of a
+    // contact's explicit state (none included) and the topic's default is checked against the core's
+    // answer, so that the two cannot drift (a new TopicState fails here until the store handles it).
+    const explicitStates: Array<TopicState | undefined> = [
+      undefined,
+      'subscribed',
+      'unsubscribed',
+      'pending',
+    ];
+    const { project } = await seedProject(ctx.store);
+    const group = makeGroup(project.id, 'rule');
+    await ctx.store.createGroup(group);
+    const members = explicitStates.map((state, i) => ({ address: `rule${i}@example.test`, state }));
+    await seedProfiles(
+      ctx.store,
+      project.id,
+      members.map(({ address }) => ({ address })),
+      { ...PRESERVE, groupId: group.id },
+      testTime(),
+    );
+    for (const { address, state } of members) {
+      if (!state) continue;
+      await ctx.store.writeConsent({
+        projectId: project.id,
+        address,
+        topics: [{ topicKey: 'news', state }],
+        records: [],
+        now: testTime(1),
+      });
+    }
+    for (const defaultState of ['opt-in', 'opt-out'] as const) {
+      const listed = await ctx.store.listTopicMembers(
+        project.id,
+        group.id,
+        { key: 'news', defaultState },
+        { limit: 100 },
+      );
+      const expected = members
+        .filter((m) => topicStateOf({ defaultState }, m.state) === 'subscribed')
+        .map((m) => m.address);
+      expect({ defaultState, listed: listed.map((p) => p.address).sort() }).toEqual({
+        defaultState,
+        listed: expected.sort(),
+      });
+    }
   });
 }

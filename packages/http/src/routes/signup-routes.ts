@@ -3,7 +3,7 @@ import type { SignupRateLimiter } from '../limits/signup-rate-limit.js';
 import { malformedJson, payloadTooLarge } from '../neutral/http-errors.js';
 import { successResponse } from '../neutral/responses.js';
 import type { NeutralRequest, NeutralResponse } from '../neutral/types.js';
-import { confirmationPage, invalidLinkPage, resentPage, thanksPage } from '../pages/signup-page.js';
+import { confirmationPage, invalidLinkPage, resentPage, thanksPage } from '../pages/contact/signup-pages.js';
 import type { MatchedRoute } from './routes.js';
 
 /** What the public signup routes need besides the engine. */
@@ -67,7 +67,7 @@ export function createSignupRoutes(mailroom: Mailroom, settings: SignupRouteSett
       userAgent: req.headers['user-agent'] ?? null,
     });
     const res = html
-      ? thanksPage(requestId)
+      ? thanksPage(requestId, await mailroom.signups.brand(formRef), req.headers['accept-language'])
       : successResponse(requestId, 'Signup received', { received: true });
     return { ...res, headers: { ...res.headers, ...cors } };
   };
@@ -80,7 +80,8 @@ export function createSignupRoutes(mailroom: Mailroom, settings: SignupRouteSett
       try {
         return await serve(route.params?.token ?? '', req, requestId);
       } catch (error) {
-        if (isMailroomError(error) && error.status < 500) return invalidLinkPage(requestId, error);
+        if (isMailroomError(error) && error.status < 500)
+          return invalidLinkPage(requestId, error, req.headers['accept-language']);
         throw error;
       }
     };

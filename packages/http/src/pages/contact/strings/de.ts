@@ -23,4 +23,21 @@ export const de: ContactPageStrings = {
   erasedTitle: 'Hier ist nichts mehr',
   erased: 'Die Daten dieser Adresse wurden gelöscht. Es gibt keine Einstellungen mehr.',
   errorStatus: 'Status {status} · Anfrage {request}',
+  thanksTitle: 'Vielen Dank',
+  thanksText:
+    'Wenn diese Adresse unsere E-Mails empfangen kann, erhalten Sie sie. Ist eine Bestätigung nötig, finden Sie eine Nachricht mit einem Link in Ihrem Posteingang.',
+  confirmTitle: 'Anmeldung bestätigen',
+  confirmText: 'Bestätigen Sie, dass {address} {what} von {project} erhalten möchte.',
+  confirmButton: 'Anmeldung bestätigen',
+  confirmedTitle: 'Anmeldung bestätigt',
+  confirmedText: '{address} erhält {what} von {project}.',
+  expiredTitle: 'Dieser Link ist abgelaufen',
+  expiredText:
+    'Bestätigungslinks gelten nur eine begrenzte Zeit. Fordern Sie einen neuen an und nutzen Sie ihn bald.',
+  resendButton: 'Neuen Link senden',
+  resentTitle: 'Sehen Sie in Ihren Posteingang',
+  resentText: 'Ein neuer Bestätigungslink ist unterwegs an {address} (höchstens einer alle paar Minuten).',
+  confirmInvalidTitle: 'Bestätigung',
+  confirmInvalidText: 'Dieser Bestätigungslink ist ungültig.',
+  theirMail: 'E-Mails',
 };

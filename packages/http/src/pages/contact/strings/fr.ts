@@ -24,4 +24,22 @@ export const fr: ContactPageStrings = {
   erasedTitle: 'Plus rien ici',
   erased: 'Les données de cette adresse ont été effacées. Il n’y a plus de préférences à afficher.',
   errorStatus: 'Statut {status} · requête {request}',
+  thanksTitle: 'Merci',
+  thanksText:
+    'Si cette adresse peut recevoir nos e-mails, vous les recevrez. Si une confirmation est nécessaire, cherchez un message avec un lien dans votre boîte de réception.',
+  confirmTitle: 'Confirmez votre abonnement',
+  confirmText: 'Confirmez que {address} souhaite recevoir {what} de {project}.',
+  confirmButton: 'Confirmer mon abonnement',
+  confirmedTitle: 'Abonnement confirmé',
+  confirmedText: '{address} recevra {what} de {project}.',
+  expiredTitle: 'Ce lien a expiré',
+  expiredText:
+    'Les liens de confirmation ne sont valables qu’un temps limité. Demandez-en un nouveau et utilisez-le rapidement.',
+  resendButton: 'Envoyer un nouveau lien',
+  resentTitle: 'Consultez votre boîte de réception',
+  resentText:
+    'Un nouveau lien de confirmation est en route vers {address} (au plus un toutes les quelques minutes).',
+  confirmInvalidTitle: 'Confirmation',
+  confirmInvalidText: 'Ce lien de confirmation n’est pas valide.',
+  theirMail: 'les e-mails',
 };

@@ -1,6 +1,6 @@
 /**
- * The words of the pages a project's contacts see (the preference centre; the signup confirmation pages
- * use the same file), one file per language next to this one. Plain text only: the pages escape every
+ * The words of the pages a project's contacts see (the preference centre, the signup and confirmation
+ * pages), one file per language next to this one. Plain text only: the pages escape every
  * string, so no markup goes here. `{project}` and `{address}` are filled in by the page (`fill`).
  */
 export interface ContactPageStrings {
@@ -30,6 +30,29 @@ export interface ContactPageStrings {
   erased: string;
   /** The status line of an error page: `{status}`, `{request}`. */
   errorStatus: string;
+  // Signup forms and their confirmation links (`signup-pages.ts`).
+  /** After a plain HTML form post: the same words for every address. */
+  thanksTitle: string;
+  thanksText: string;
+  confirmTitle: string;
+  /** `{address}` (masked), `{what}` (the topic's or group's name), `{project}`: each shown in bold. */
+  confirmText: string;
+  confirmButton: string;
+  confirmedTitle: string;
+  /** `{address}`, `{what}`, `{project}`. */
+  confirmedText: string;
+  expiredTitle: string;
+  expiredText: string;
+  /** The button of an expired link's page. */
+  resendButton: string;
+  resentTitle: string;
+  /** `{address}` (masked). */
+  resentText: string;
+  /** A confirmation link that is not valid (forged, altered, foreign). */
+  confirmInvalidTitle: string;
+  confirmInvalidText: string;
+  /** `{what}` when the form names neither a topic nor a group. */
+  theirMail: string;
 }
 
 /** `{name}` in `text` replaced by `values.name` (unknown names stay as they are). */
