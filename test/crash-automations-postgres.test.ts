@@ -8,8 +8,8 @@ import { type CountingSink, startCountingSink } from './support/crash-sink.js';
 
 /**
  * Automations (issue 39) survive SIGKILL at the issue's scale: two worker processes on one PostgreSQL
- * database share 10,000 runs whose timers fall due within the same minute (tracked in the minute before
- * the workers start); three times a worker is killed mid-work and another started. Every run completes,
+ * database share 10,000 runs whose timers are due when the workers start (tracked before, each waiting
+ * 2 s); three times a worker is killed mid-work and another started. Every run completes,
  * and each contact gets one message: a delivery in flight may be sent again with the same Message-ID
  * (invariant 3), but no step ever makes a second message (a send step's message has a ref derived from
  * the run and the step, which the store writes once, however its earlier attempt died).
@@ -48,8 +48,8 @@ describe('automation runs on PostgreSQL under SIGKILL', () => {
       secret,
       workflow('Soon').on('joined').wait('2s').send({ template: 'hello', sender: 'news@acme.test' }).build(),
     );
-    // The runs' timers (2 s after their start) all fall due within the seeding's minute.
-    const started = Date.now();
+    // The runs' timers (2 s after their start) are due by the time the workers start, the last ones within
+    // 2 s of it, however long the seeding took on a loaded machine: the workers meet 10,000 due steps.
     let next = 0;
     const seeder = async () => {
       for (let i = next++; i < RUNS; i = next++) {
@@ -62,8 +62,7 @@ describe('automation runs on PostgreSQL under SIGKILL', () => {
       }
     };
     await Promise.all(Array.from({ length: SEED_CONCURRENCY }, seeder));
-    expect(Date.now() - started).toBeLessThan(60_000);
-  }, 120_000);
+  }, 180_000);
 
   afterAll(async () => {
     for (const worker of workers) worker.child.kill('SIGKILL');
