@@ -8,6 +8,11 @@ const RUNS_PER_PAGE = 50;
 /** The event types of a contact's automation timeline. */
 const RUN_EVENTS = ['automation.run_started', 'automation.run_completed', 'automation.run_exited'] as const;
 
+function byTimeStartsFirst(a: { created_at: string; type: string }, b: { created_at: string; type: string }) {
+  const rank = (type: string) => (type === 'automation.run_started' ? 0 : 1);
+  return Date.parse(a.created_at) - Date.parse(b.created_at) || rank(a.type) - rank(b.type);
+}
+
 /**
  * The automations pages (issue 39) over the engine's reads: the workflows with their run counts and, with
  * `?contact=`, the contact's timeline (its run events, read by address); one workflow's steps and runs.
@@ -31,8 +36,10 @@ export async function automationsView(
           ...(q.get('after') ? { after: q.get('after') ?? '' } : {}),
         }),
   ]);
+  // Events of one millisecond (a run that starts and exits in one call) come in id order, which is random
+  // within the millisecond: a start is shown before the end it led to.
   const contact: ContactRuns | null = events
-    ? { contact: address, events: events.items, next: events.next }
+    ? { contact: address, events: [...events.items].sort(byTimeStartsFirst), next: events.next }
     : null;
   return automationsPage(ctx, workflows, contact);
 }
