@@ -79,8 +79,11 @@ async function checkPause(store: Store, mailingId: string, addresses: string[], 
   // The minimum count (20 for a broadcast, 10 for a destination) held: not the first refusal.
   expect(rule?.count).toBeGreaterThanOrEqual(c.scope === 'broadcast' ? 20 : 10);
   expect(rule?.rate).toBeGreaterThan(0.1);
-  // One process counts every attempt; with two, each counts its own and the store's refusals of both.
-  if (workers === 1) expect(rule?.attempts).toBeGreaterThan(ACCEPT_FIRST);
+  // One process counts every attempt it made, refusals included (more than the 300 accepted); with two,
+  // each counts its own and the store's refusals of both. Either may pause from the store's count (every
+  // 2 s), whose attempts are the deliveries that ended: a held sender-side refusal stays queued (issue 35),
+  // so there the attempts are the 300 accepted and the refusals count as signals only.
+  if (workers === 1) expect(rule?.attempts).toBeGreaterThanOrEqual(ACCEPT_FIRST);
   expect(await store.findSuppressed(mailing.projectId, addresses)).toEqual([]);
   const events = await store.listEvents(mailing.projectId, { types: ['broadcast.paused'] }, { limit: 10 });
   expect(events).toHaveLength(1);
