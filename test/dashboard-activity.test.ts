@@ -11,7 +11,8 @@ import { sqlStore } from '@mailroom/sql';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_SETUP_TIMEOUT_MS, launchChromium } from './support/chromium.js';
+import { CHROMIUM_SETUP_TIMEOUT_MS, launchChromium, watchedPage } from './support/chromium.js';
+import { signInWithForm } from './support/dashboard-session.js';
 import { waitUntil } from './support/wait.js';
 
 /**
@@ -113,7 +114,7 @@ describe('activity charts in a browser', () => {
   let secret: string;
   let ref: string;
   let pausedRef: string;
-  const problems: string[] = [];
+  let problems: string[];
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -179,16 +180,8 @@ describe('activity charts in a browser', () => {
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 
     context = await launchChromium(join(dir, 'profile'), { viewport: { width: 1280, height: 900 } });
-    context.setDefaultTimeout(10_000);
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on('console', (message) => {
-      if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
-    await page.goto(`${base}/dashboard`);
-    await page.fill('#secret', secret);
-    await page.click('button[type=submit]');
-    await page.waitForURL(`${base}/dashboard/broadcasts`);
+    ({ page, problems } = await watchedPage(context, base));
+    await signInWithForm(page, base, secret, '/dashboard');
   }, CHROMIUM_SETUP_TIMEOUT_MS);
 
   afterAll(async () => {
@@ -393,12 +386,8 @@ describe("a guard's pause in a browser", () => {
     await app.listen({ host: '127.0.0.1', port: 0 });
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     context = await launchChromium(join(dir, 'profile'), { viewport: { width: 1280, height: 900 } });
-    context.setDefaultTimeout(10_000);
-    page = context.pages()[0] ?? (await context.newPage());
-    await page.goto(`${base}/dashboard`);
-    await page.fill('#secret', acme.secret);
-    await page.click('button[type=submit]');
-    await page.waitForURL(`${base}/dashboard/broadcasts`);
+    ({ page } = await watchedPage(context, base));
+    await signInWithForm(page, base, acme.secret, '/dashboard');
   }, CHROMIUM_SETUP_TIMEOUT_MS + 50_000);
 
   afterAll(async () => {

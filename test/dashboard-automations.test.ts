@@ -9,8 +9,8 @@ import { memoryStore, memoryTransport } from '@mailroom/memory';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_SETUP_TIMEOUT_MS, launchChromium } from './support/chromium.js';
-import { DashboardClient } from './support/dashboard-session.js';
+import { CHROMIUM_SETUP_TIMEOUT_MS, launchChromium, watchedPage } from './support/chromium.js';
+import { DashboardClient, signInWithForm } from './support/dashboard-session.js';
 
 /**
  * Automations on the dashboard (issue 39, "See it"), in a real headless Chromium on 127.0.0.1: the
@@ -32,8 +32,8 @@ describe('dashboard: automations', () => {
   let secret: string;
   let workflowId: string;
   let foreignId: string;
-  const problems: string[] = [];
-  const foreign: string[] = [];
+  let problems: string[];
+  let foreign: string[];
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -83,15 +83,7 @@ describe('dashboard: automations', () => {
 
     profileDir = mkdtempSync(join(tmpdir(), 'mailroom-chromium-'));
     context = await launchChromium(profileDir, { viewport: { width: 1280, height: 900 } });
-    context.setDefaultTimeout(10_000);
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on('console', (message) => {
-      if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('request', (request) => {
-      if (!request.url().startsWith(base)) foreign.push(request.url());
-    });
+    ({ page, problems, foreign } = await watchedPage(context, base));
   }, CHROMIUM_SETUP_TIMEOUT_MS);
 
   afterAll(async () => {
@@ -102,10 +94,7 @@ describe('dashboard: automations', () => {
   });
 
   it('lists the workflows with their runs entered, waiting, done and exited', async () => {
-    await page.goto(`${base}/dashboard/sign-in`);
-    await page.fill('#secret', secret);
-    await page.click('button[type=submit]');
-    await page.waitForURL(`${base}/dashboard/broadcasts`);
+    await signInWithForm(page, base, secret);
     await page.click('nav >> text=Automations');
     await page.waitForURL(`${base}/dashboard/automations`);
     expect(await page.textContent('h1')).toBe('Automations');

@@ -10,7 +10,7 @@ import { memoryStore, memoryTransport } from '@mailroom/memory';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_SETUP_TIMEOUT_MS, launchChromium } from './support/chromium.js';
+import { CHROMIUM_SETUP_TIMEOUT_MS, launchChromium, watchedPage } from './support/chromium.js';
 
 /**
  * The dashboard in a real headless Chromium: sign-in (a wrong secret refused), a 300-recipient broadcast
@@ -89,7 +89,7 @@ describe('dashboard in a browser', () => {
   let profileDir: string;
   let context: BrowserContext;
   let page: Page;
-  const problems: string[] = [];
+  let problems: string[];
   let broadcastRef = '';
 
   beforeAll(async () => {
@@ -125,13 +125,7 @@ describe('dashboard in a browser', () => {
       viewport: { width: 1280, height: 900 },
     });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
-    // Fail fast: a missing element should fail its test, not hang it until the test's own timeout.
-    context.setDefaultTimeout(10_000);
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on('console', (message) => {
-      if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
+    ({ page, problems } = await watchedPage(context, base));
   }, CHROMIUM_SETUP_TIMEOUT_MS);
 
   afterAll(async () => {

@@ -11,8 +11,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_SETUP_TIMEOUT_MS, launchChromium } from './support/chromium.js';
-import { DashboardClient } from './support/dashboard-session.js';
+import { CHROMIUM_SETUP_TIMEOUT_MS, launchChromium, watchedPage } from './support/chromium.js';
+import { DashboardClient, signInWithForm } from './support/dashboard-session.js';
 import { type DnsZoneServer, startDnsZone } from './support/dns-zone.js';
 import { waitUntil } from './support/wait.js';
 
@@ -40,8 +40,8 @@ describe('dashboard: inbound', () => {
   let secret: string;
   let otherSecret: string;
   let messageRef: string;
-  const problems: string[] = [];
-  const foreign: string[] = [];
+  let problems: string[];
+  let foreign: string[];
 
   const send = (message: SendMailOptions) =>
     nodemailer
@@ -121,19 +121,7 @@ describe('dashboard: inbound', () => {
 
     profileDir = mkdtempSync(join(tmpdir(), 'mailroom-chromium-'));
     context = await launchChromium(profileDir, { viewport: { width: 1280, height: 900 } });
-    context.setDefaultTimeout(10_000);
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on('console', (message) => {
-      if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('dialog', (dialog) => {
-      problems.push(`dialog: ${dialog.message()}`);
-      void dialog.dismiss();
-    });
-    page.on('request', (request) => {
-      if (!request.url().startsWith(base)) foreign.push(request.url());
-    });
+    ({ page, problems, foreign } = await watchedPage(context, base));
   }, CHROMIUM_SETUP_TIMEOUT_MS);
 
   afterAll(async () => {
@@ -146,10 +134,7 @@ describe('dashboard: inbound', () => {
   });
 
   it('lists the receiving domains, the routes and the messages with their authentication results', async () => {
-    await page.goto(`${base}/dashboard/sign-in`);
-    await page.fill('#secret', secret);
-    await page.click('button[type=submit]');
-    await page.waitForURL(`${base}/dashboard/broadcasts`);
+    await signInWithForm(page, base, secret);
     await page.click('nav >> text=Inbound');
     await page.waitForURL(`${base}/dashboard/inbound`);
     expect(await page.locator(`tr[data-receiving-domain="${INBOX}"]`).textContent()).toContain(

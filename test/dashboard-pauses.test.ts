@@ -7,8 +7,8 @@ import { memoryStore } from '@mailroom/memory';
 import { smtpTransport } from '@mailroom/smtp';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_SETUP_TIMEOUT_MS, launchChromium } from './support/chromium.js';
-import { DashboardClient } from './support/dashboard-session.js';
+import { CHROMIUM_SETUP_TIMEOUT_MS, launchChromium, watchedPage } from './support/chromium.js';
+import { DashboardClient, signInWithForm } from './support/dashboard-session.js';
 import { listenMailroom } from './support/http-harness.js';
 import { type SmtpSink, startSmtpSink } from './support/smtp-sink.js';
 import { sleep, waitUntil } from './support/wait.js';
@@ -159,18 +159,13 @@ describe('pauses on the dashboard', () => {
     let profileDir: string;
     let context: BrowserContext;
     let page: Page;
-    const problems: string[] = [];
+    let problems: string[];
 
     beforeAll(async () => {
       mkdirSync(ARTIFACTS, { recursive: true });
       profileDir = mkdtempSync(join(tmpdir(), 'mailroom-chromium-'));
       context = await launchChromium(profileDir, { viewport: { width: 1280, height: 900 } });
-      context.setDefaultTimeout(10_000);
-      page = context.pages()[0] ?? (await context.newPage());
-      page.on('console', (message) => {
-        if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(message.text());
-      });
-      page.on('pageerror', (error) => problems.push(error.message));
+      ({ page, problems } = await watchedPage(context, base));
     }, CHROMIUM_SETUP_TIMEOUT_MS);
 
     afterAll(async () => {
@@ -180,10 +175,7 @@ describe('pauses on the dashboard', () => {
 
     it('pauses a broadcast being delivered by a click, and resumes it: all arrive, none twice', async () => {
       sink.clear();
-      await page.goto(`${base}/dashboard/sign-in`);
-      await page.fill('#secret', secret);
-      await page.click('button[type=submit]');
-      await page.waitForURL(`${base}/dashboard/broadcasts`);
+      await signInWithForm(page, base, secret);
 
       const { ref } = await mailroom.broadcast(secret, {
         subject: 'Spring news',

@@ -10,7 +10,8 @@ import { sqlStore } from '@mailroom/sql';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_SETUP_TIMEOUT_MS, launchChromium } from './support/chromium.js';
+import { CHROMIUM_SETUP_TIMEOUT_MS, launchChromium, watchedPage } from './support/chromium.js';
+import { signInWithForm } from './support/dashboard-session.js';
 import { type SmtpSink, startSmtpSink } from './support/smtp-sink.js';
 
 /**
@@ -72,7 +73,6 @@ describe('tracking in a browser', () => {
     message = String(delivered?.parsed.html);
     profileDir = mkdtempSync(join(tmpdir(), 'mailroom-chromium-'));
     context = await launchChromium(profileDir);
-    context.setDefaultTimeout(10_000);
   }, CHROMIUM_SETUP_TIMEOUT_MS);
 
   afterAll(async () => {
@@ -86,7 +86,7 @@ describe('tracking in a browser', () => {
 
   it('follows a clicked link to the original page, and the dashboard shows the click', async () => {
     expect(message).toContain(`${base}/t/c/`);
-    const page = context.pages()[0] ?? (await context.newPage());
+    const { page } = await watchedPage(context, base);
     await page.goto(`${site}/message`);
     await page.click('#sale');
     await page.waitForURL(`${site}/sale?src=mail&id=Ann`);
@@ -96,10 +96,7 @@ describe('tracking in a browser', () => {
     // The token never reaches the destination.
     expect(visit?.headers.referer).toBeUndefined();
 
-    await page.goto(`${base}/dashboard`);
-    await page.fill('#secret', secret);
-    await page.click('button[type=submit]');
-    await page.waitForURL(`${base}/dashboard/broadcasts`);
+    await signInWithForm(page, base, secret, '/dashboard');
     await expect
       .poll(
         async () => {

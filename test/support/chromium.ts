@@ -6,7 +6,7 @@
  * `apt-get`), Debian's `chromium` is installed once, test files in other forks waiting on a lock file.
  * Otherwise the set-up fails with one line that says how to get one: a browser test never skips silently.
  */
-import { type BrowserContext, chromium } from 'playwright-core';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { findOrInstall, type SystemTool } from './find-or-install.js';
 
 /** The names looked up on `PATH`, in order. */
@@ -62,4 +62,41 @@ export async function launchChromium(
     executablePath: await chromiumExecutable(),
     args: [...CHROMIUM_ARGS, ...(options.args ?? [])],
   });
+}
+
+/** A browser page with what the pages it showed did wrong, for a test to expect empty. */
+export interface WatchedPage {
+  /** The context's first page (or a new one). */
+  readonly page: Page;
+  /**
+   * Content-Security-Policy refusals, script errors and dialogs (none of our pages opens one: a dialog is
+   * a script that ran), as text.
+   */
+  readonly problems: string[];
+  /** Requests to any origin but `base`'s: the pages load nothing from elsewhere. */
+  readonly foreign: string[];
+}
+
+/**
+ * The first page of `context`, watched for problems and for requests outside `base` (the app under
+ * test); the context's default timeout set to 10 s, so that a missing element fails its test rather
+ * than hanging it until the test's own timeout.
+ */
+export async function watchedPage(context: BrowserContext, base: string): Promise<WatchedPage> {
+  context.setDefaultTimeout(10_000);
+  const page = context.pages()[0] ?? (await context.newPage());
+  const problems: string[] = [];
+  const foreign: string[] = [];
+  page.on('console', (message) => {
+    if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(message.text());
+  });
+  page.on('pageerror', (error) => problems.push(error.message));
+  page.on('dialog', (dialog) => {
+    problems.push(`dialog: ${dialog.message()}`);
+    void dialog.dismiss();
+  });
+  page.on('request', (request) => {
+    if (!request.url().startsWith(base)) foreign.push(request.url());
+  });
+  return { page, problems, foreign };
 }

@@ -1,3 +1,5 @@
+import type { Page } from 'playwright-core';
+
 /**
  * Signs in to the dashboard at `base` with a project secret, as a browser's form post would, and answers the
  * session cookie (`name=value`) to send with later requests.
@@ -10,6 +12,22 @@ export async function dashboardCookie(base: string, secret: string): Promise<str
     body: new URLSearchParams({ secret }).toString(),
   });
   return signIn.headers.getSetCookie()[0]?.split(';')[0] ?? '';
+}
+
+/**
+ * Signs in to the dashboard at `base` in a browser, as a person does: opens `from` (the sign-in page, or a
+ * page that leads to it), types the secret, submits, and waits for the broadcasts page.
+ */
+export async function signInWithForm(
+  page: Page,
+  base: string,
+  secret: string,
+  from = '/dashboard/sign-in',
+): Promise<void> {
+  await page.goto(`${base}${from}`);
+  await page.fill('#secret', secret);
+  await page.click('button[type=submit]');
+  await page.waitForURL(`${base}/dashboard/broadcasts`);
 }
 
 /**
