@@ -2,7 +2,7 @@
 import { expect, it } from 'vitest';
 import type { FormRecord, SignupRecord } from '../store/signup-records.js';
 import { makeGroup, testId, testTime } from './store-fixtures.js';
-import { makeConsentRecord } from './store-suite-consent.js';
+import { makeConsentRecord } from './store-suite-consent-fixtures.js';
 import { addresses, expectStoreError, type StoreSuiteContext, seedProject } from './store-suite-helpers.js';
 
 /** A test signup form. */
