@@ -3,7 +3,7 @@
  * sources (as `pnpm start` does), with their CPU time and peak RSS read from /proc.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { createWriteStream, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -105,9 +105,15 @@ export async function startCli(args: string[], options: StartCliOptions = {}): P
   });
   let out = '';
   let err = '';
+  // BENCH_LOG_DIR=DIR: each process's log (stderr) is kept in DIR (`<command>-<pid>.log`), e.g. to see the
+  // render guard's warnings during a run.
+  const logDir = process.env.BENCH_LOG_DIR;
+  const log = logDir ? createWriteStream(join(logDir, `${args[0]}-${child.pid}.log`)) : undefined;
   child.stderr?.on('data', (chunk: Buffer) => {
+    log?.write(chunk);
     err = (err + chunk.toString()).slice(-20_000);
   });
+  child.once('exit', () => log?.end());
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`mailroom ${args[0]} did not start:\n${out}\n${err}`)),

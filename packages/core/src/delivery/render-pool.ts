@@ -5,7 +5,8 @@ import { spawnThread, threadEntry } from '../render/spawn-thread.js';
 import type { ClaimedDelivery, RenderedContent } from '../store/records.js';
 import type { TransportComposer } from '../transport/transport.js';
 import type { MailingEntry } from './mailing-cache.js';
-import type { RenderReady, RenderReply, RenderRequest } from './render-protocol.js';
+import type { RenderReply, RenderRequest } from './render-protocol.js';
+import { type RunningRender, renderClockMs, runningRender, runningRenderMemory } from './render-running.js';
 
 /** What a render thread returns for one recipient. */
 export interface BuiltMessage {
@@ -86,12 +87,10 @@ interface Thread {
   pending: Map<number, Pending>;
   /** Mailings this thread has been sent, oldest first. */
   mailings: Set<string>;
-  /** When the oldest pending build became the thread's current one (`performance.now()`). */
-  headSince: number;
+  /** The render the thread is running now, as the thread itself tells (`render-running.ts`). */
+  running: RunningRender;
   /** Stopped as stuck: its events are ignored. */
   retired: boolean;
-  /** Whether the thread has loaded its modules and composer (a build's time counts from then). */
-  ready: boolean;
   /** Jobs taken off the thread, by `job % CANCEL_SLOTS` (the thread skips them), shared with it. */
   cancelled: Int32Array;
   /** The job whose runaway was reported (once per job). */
@@ -118,13 +117,13 @@ export function createRenderPool(options: RenderPoolOptions): RenderPool {
   let closed = false;
 
   const start = (): Thread => {
+    const memory = runningRenderMemory();
     const thread: Thread = {
       worker: spawn(),
       pending: new Map(),
       mailings: new Set(),
-      headSince: 0,
+      running: runningRender(memory),
       retired: false,
-      ready: false,
       cancelled: new Int32Array(new SharedArrayBuffer(CANCEL_SLOTS * 4)),
       noted: 0,
     };
@@ -134,19 +133,13 @@ export function createRenderPool(options: RenderPoolOptions): RenderPool {
       composer: options.composer,
       strictVariables: options.strictVariables,
       cancelled: thread.cancelled,
+      running: memory,
     };
     thread.worker.postMessage(init);
-    thread.worker.on('message', (reply: RenderReply | RenderReady) => {
-      if ('ready' in reply) {
-        // Loaded: a build waiting since before counts from now (a slow start is not a stuck render).
-        thread.ready = true;
-        thread.headSince = performance.now();
-        return;
-      }
+    thread.worker.on('message', (reply: RenderReply) => {
       const pending = thread.pending.get(reply.job);
       if (!pending || thread.retired) return;
       thread.pending.delete(reply.job);
-      thread.headSince = performance.now();
       if (thread.pending.size === 0) thread.worker.unref();
       if (reply.renderMs > 0) options.onRender?.(pending.projectId, reply.renderMs);
       if ('raw' in reply) pending.resolve({ raw: reply.raw, content: reply.content });
@@ -182,7 +175,8 @@ export function createRenderPool(options: RenderPoolOptions): RenderPool {
 
   // A runaway render holds its thread until liquidjs's render limit (a second per part). The builds of
   // its project waiting behind it are taken off the thread (they would each hold it as long); a build
-  // that even the render limit does not stop is ended with its thread.
+  // that even the render limit does not stop is ended with its thread. Judged by the render the thread
+  // says it runs, and since when: not by the replies this thread has read (it may be late reading them).
   const { stuckMs } = options;
   const hardLimitMs = options.hardLimitMs ?? 5_000;
   const watch =
@@ -190,39 +184,41 @@ export function createRenderPool(options: RenderPoolOptions): RenderPool {
       ? undefined
       : setInterval(
           () => {
-            const now = performance.now();
+            const now = renderClockMs();
             for (const thread of [...threads]) {
-              if (!thread.ready || thread.pending.size === 0) continue;
-              const held = now - thread.headSince;
-              if (held >= hardLimitMs) retire(thread, held);
-              else if (held >= stuckMs) divert(thread);
+              const job = Atomics.load(thread.running.job, 0);
+              if (job === 0) continue;
+              const held = now - (thread.running.since[0] as number);
+              if (held >= hardLimitMs) retire(thread, job, held);
+              else if (held >= stuckMs) divert(thread, job);
             }
           },
           Math.max(10, (stuckMs ?? 0) / 4),
         );
   watch?.unref();
 
-  /** Reports the runaway at the head of the thread, and takes its project's other builds off the thread. */
-  function divert(thread: Thread): void {
-    const [job, head] = thread.pending.entries().next().value as [number, Pending];
-    if (thread.noted === job) return;
+  /** Reports the runaway `job`, and takes its project's builds waiting behind it off the thread. */
+  function divert(thread: Thread, job: number): void {
+    const head = thread.pending.get(job);
+    if (!head || thread.noted === job) return;
     thread.noted = job;
     logger.warn({ projectId: head.projectId }, 'a render holds its render thread; its project renders apart');
     options.onStuck?.(head.projectId);
+    // The thread runs its builds in posting order: those before `job` are built (their replies unread).
     for (const [other, pending] of thread.pending) {
-      if (other === job || pending.projectId !== head.projectId) continue;
+      if (other <= job || pending.projectId !== head.projectId) continue;
       Atomics.store(thread.cancelled, other % CANCEL_SLOTS, other);
       thread.pending.delete(other);
       pending.reject(new RenderRequeued());
     }
   }
 
-  function retire(thread: Thread, heldMs: number): void {
+  function retire(thread: Thread, job: number, heldMs: number): void {
     const index = threads.indexOf(thread);
-    if (index < 0) return;
+    const head = thread.pending.get(job);
+    if (index < 0 || !head) return;
     thread.retired = true;
     threads[index] = start();
-    const head = thread.pending.values().next().value as Pending;
     logger.warn(
       { projectId: head.projectId, heldMs },
       'a render held its render thread too long; thread restarted',
@@ -271,10 +267,7 @@ export function createRenderPool(options: RenderPoolOptions): RenderPool {
         keepContent: mailing.options.storeContent,
       };
       return new Promise<BuiltMessage>((resolve, reject) => {
-        if (thread.pending.size === 0) {
-          thread.worker.ref();
-          thread.headSince = performance.now();
-        }
+        if (thread.pending.size === 0) thread.worker.ref();
         thread.pending.set(job, { projectId: mailing.projectId, resolve, reject });
         thread.worker.postMessage(request);
       });

@@ -21,6 +21,8 @@ export type RenderRequest =
       strictVariables: boolean;
       /** The jobs taken off the thread before it started them: slot `job % length` holds `job`. */
       cancelled: Int32Array;
+      /** Where the thread tells which job it is rendering, and since when (`render-running.ts`). */
+      running: SharedArrayBuffer;
     }
   /** Sent once per mailing and thread, before its first job. */
   | { type: 'mailing'; mailing: MailingRecord; parts: MailingParts; tracking: TrackingSetup | null }
@@ -53,8 +55,3 @@ export interface RenderFailure {
 export type RenderReply =
   | { job: number; raw: Uint8Array; content: RenderedContent | null; renderMs: number }
   | { job: number; error: RenderFailure; stage: 'render' | 'compose'; renderMs: number };
-
-/** Posted once by a render thread when its modules and composer are loaded (a build's time counts from then). */
-export interface RenderReady {
-  ready: true;
-}

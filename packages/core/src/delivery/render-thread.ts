@@ -12,7 +12,8 @@ import { prepareTracked, type TrackedContent, trackingRewrite } from '../trackin
 import type { CreateComposer, OutgoingMessage } from '../transport/transport.js';
 import { composeMessage, type MailingParts } from './compose-message.js';
 import { prepareWithDerivedText } from './prepare-derived-text.js';
-import type { RenderFailure, RenderReady, RenderReply, RenderRequest } from './render-protocol.js';
+import type { RenderFailure, RenderReply, RenderRequest } from './render-protocol.js';
+import { type RunningRender, renderClockMs, runningRender } from './render-running.js';
 
 type Mailing =
   | { record: MailingRecord; prepared: TrackedContent<PreparedContent>; parts: MailingParts }
@@ -24,6 +25,7 @@ if (!port) throw new Error('render-thread must run in a worker thread');
 const mailings = new Map<string, Mailing>();
 let strictVariables = false;
 let cancelled: Int32Array | undefined;
+let running: RunningRender | undefined;
 let compose: Promise<(message: OutgoingMessage) => Promise<Uint8Array>> | undefined;
 
 function failure(error: unknown): RenderFailure {
@@ -49,12 +51,19 @@ async function build(request: Extract<RenderRequest, { type: 'build' }>): Promis
   let content: ReturnType<typeof renderDelivery>;
   const started = performance.now();
   let renderMs: number;
+  // The render is what may run away (the composition after it is bounded): the pool's watch sees it here.
+  if (running) {
+    running.since[0] = renderClockMs();
+    Atomics.store(running.job, 0, job);
+  }
   try {
     const stamp = { deliveryId: request.deliveryId, sentAt: Math.floor(request.now / 1000) };
     content = renderDelivery(mailing.prepared, request.recipient, trackingRewrite(mailing.prepared, stamp));
     renderMs = performance.now() - started;
   } catch (error) {
     return { job, stage: 'render', error: failure(error), renderMs: performance.now() - started };
+  } finally {
+    if (running) Atomics.store(running.job, 0, 0);
   }
   try {
     const message = composeMessage(
@@ -77,14 +86,12 @@ port.on('message', (request: RenderRequest) => {
     case 'init':
       strictVariables = request.strictVariables;
       cancelled = request.cancelled;
+      running = runningRender(request.running);
       compose = import(request.composer.module).then((module: { createComposer: CreateComposer }) =>
         module.createComposer(request.composer.options),
       );
       // A composer that cannot load fails every job with its error, rather than the thread.
-      compose.then(
-        () => port.postMessage({ ready: true } satisfies RenderReady),
-        () => port.postMessage({ ready: true } satisfies RenderReady),
-      );
+      compose.catch(() => {});
       return;
     case 'mailing':
       try {
