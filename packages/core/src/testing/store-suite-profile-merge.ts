@@ -88,7 +88,7 @@ function apply(
       });
       continue;
     }
-    const { changed, ...fields } = mergeProfile(stored, row, options);
+    const { changed, skippedTraits: _skipped, ...fields } = mergeProfile(stored, row, options);
     if (changed) state.set(row.address, { ...stored, ...fields, updatedAt: now });
   }
 }

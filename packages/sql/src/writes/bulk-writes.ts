@@ -75,8 +75,13 @@ export function createBulkWrites(dialect: SqlDialect, runner: SqlRunner, codec: 
         direct.upsertProfiles(projectId, rows, options, at, memo ?? new JsonMemo());
         return;
       }
-      const sorted = [...rows].sort((a, b) => compare(a.address, b.address));
-      if (await dialect.upsertProfiles?.(runner, codec, tx, projectId, sorted, options, at)) return;
+      let sorted: readonly ProfileUpsert[] = [...rows].sort((a, b) => compare(a.address, b.address));
+      // The dialect's merge in SQL, which may leave rows to the rule here (profiles near the traits cap).
+      const left = await dialect.upsertProfiles?.(runner, codec, tx, projectId, sorted, options, at);
+      if (left) {
+        if (left.length === 0) return;
+        sorted = left;
+      }
 
       // 1. Insert every absent profile as the rule makes it (`newProfile`). Profiles that already existed
       //    are left alone here; once this returns, every address has a row, so step 2 can lock them all.
