@@ -210,7 +210,10 @@ describe.each(storeCases())('engine end to end on $name', ({ make }) => {
       recipients: ['gone@example.test'],
     });
     await mailroom.worker.drain();
-    expect(transport.outbox.map((m) => m.to.address).sort()).toEqual(['gone@example.test', 'ok@example.test']);
+    expect(transport.outbox.map((m) => m.to.address).sort()).toEqual([
+      'gone@example.test',
+      'ok@example.test',
+    ]);
     expect((await mailroom.getMailing(secret, ref)).counts).toMatchObject({ sent: 1, skipped: 3 });
     expect((await mailroom.getMailing(secret, msg.ref)).counts).toMatchObject({ sent: 1 });
   });

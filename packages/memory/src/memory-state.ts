@@ -1,4 +1,3 @@
-import { foldAddress } from '@mailroom/core';
 import type {
   AudienceGroupRecord,
   AutomationEventRecord,
@@ -31,7 +30,7 @@ import type {
   WorkflowRecord,
   WorkflowVersionRecord,
 } from '@mailroom/core';
-import { MailroomError } from '@mailroom/core';
+import { foldAddress, MailroomError } from '@mailroom/core';
 import { type EventState, emptyEventState } from './roles/event-store.js';
 
 /** The store's name, and the `source` of its errors. */

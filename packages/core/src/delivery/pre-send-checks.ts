@@ -140,7 +140,8 @@ function blockKey(projectId: string, address: string): string {
  * two is honoured.
  */
 export async function blockedAddresses(
-  store: Pick<AudienceStore, 'findUnsubscribed' | 'findSuppressed'> & Pick<ConsentStore, 'findErasedAddresses'>,
+  store: Pick<AudienceStore, 'findUnsubscribed' | 'findSuppressed'> &
+    Pick<ConsentStore, 'findErasedAddresses'>,
   claimed: ClaimedDelivery[],
 ): Promise<Map<string, Block>> {
   const blocked = new Map<string, Block>();

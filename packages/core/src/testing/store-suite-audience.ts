@@ -582,7 +582,9 @@ export function describeAudience(ctx: StoreSuiteContext): void {
         ),
       ).toEqual(['foo@example.com']);
       // A subscribed profile, another project's, and a non-ASCII case: no match.
-      expect(await ctx.store.findUnsubscribed(project.id, ['BAR@example.com', 'äda@example.com'])).toEqual([]);
+      expect(await ctx.store.findUnsubscribed(project.id, ['BAR@example.com', 'äda@example.com'])).toEqual(
+        [],
+      );
       expect(await ctx.store.findUnsubscribed(project.id, ['Äda@example.com'])).toEqual(['Äda@example.com']);
       expect(await ctx.store.findUnsubscribed(project.id, [])).toEqual([]);
       // Resubscribed: no longer matched. The profile itself is found by its own address only.

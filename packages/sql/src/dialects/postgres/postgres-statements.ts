@@ -1,13 +1,13 @@
 import type { BatchWrite, ProfileUpsert, ProfileUpsertOptions } from '@mailroom/core';
 import { newProfile } from '@mailroom/core';
 import type { Codec } from '../../rows/codec.js';
-import { FAST_MERGE_MAX_CHARS } from '../../writes/fast-merge.js';
 import {
   DELIVERY_COLUMNS,
   DELIVERY_PG_TYPES,
   MAILING_COLUMNS,
   SOURCE_JOB_COLUMNS,
 } from '../../rows/codec.js';
+import { FAST_MERGE_MAX_CHARS } from '../../writes/fast-merge.js';
 import type { Statement } from '../sql-dialect.js';
 import { pgInsert } from './postgres-insert.js';
 
@@ -130,7 +130,11 @@ const FITS = `length(t.traits::text) + length(excluded.traits::text) <= ${FAST_M
  * `ON CONFLICT`, so they read as it saw them). A profile it did merge may come back too: merging it
  * again by the rule changes nothing. Undefined when no row has traits.
  */
-export function pgBigProfiles(codec: Codec, projectId: string, rows: readonly ProfileUpsert[]): Statement | undefined {
+export function pgBigProfiles(
+  codec: Codec,
+  projectId: string,
+  rows: readonly ProfileUpsert[],
+): Statement | undefined {
   const addresses: string[] = [];
   const traits: string[] = [];
   for (const row of rows) {

@@ -1,11 +1,11 @@
 import type { DeliveryRecord, ProfileUpsert, ProfileUpsertOptions } from '@mailroom/core';
 import { mergeProfile, newProfile } from '@mailroom/core';
-import { FAST_MERGE_MAX_CHARS } from '../../writes/fast-merge.js';
 import type Database from 'better-sqlite3';
 import type { Db } from '../../connection/connect.js';
 import type { SqlRunner } from '../../connection/sql-runner.js';
 import type { Row } from '../../rows/codec.js';
 import { DELIVERY_COLUMNS, deliveryParams, jsonObject, ms } from '../../rows/codec.js';
+import { FAST_MERGE_MAX_CHARS } from '../../writes/fast-merge.js';
 
 /**
  * Rows per set-based statement: the JSON text of a chunk is one string in the JS heap and one parse in
