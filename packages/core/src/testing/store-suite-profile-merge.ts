@@ -207,7 +207,10 @@ export function describeProfileMerge(ctx: StoreSuiteContext): void {
         { address: small, traits: { city: 'Oslo' } },
       ];
       // The page reports what the cap left out: 10 keys of `wide`, the big trait of `heavy`.
-      expect(await page([...second, ...padding], override, 1_000)).toEqual({ inserted: 0, skippedTraits: 11 });
+      expect(await page([...second, ...padding], override, 1_000)).toEqual({
+        inserted: 0,
+        skippedTraits: 11,
+      });
       // Through commitBatch as well (the accepted requests' write).
       const third: ProfileUpsert[] = [{ address: wide, traits: keys('m', 5) }];
       await ctx.store.commitBatch({
