@@ -194,6 +194,30 @@ describe.each(storeCases())('engine end to end on $name', ({ make }) => {
     expect((await mailroom.getMailing(secret, msg.ref)).counts).toMatchObject({ sent: 1, suppressed: 1 });
   });
 
+  it('an unsubscribed profile keeps broadcasts from any ASCII case of its address, as a suppression does', async () => {
+    await mailroom.admin.setSubscription(projectId, 'Gone@example.test', 'unsubscribed');
+    const { ref } = await mailroom.broadcast(secret, {
+      subject: 'S',
+      sender: 'news@acme.test',
+      message: 'm',
+      recipients: ['gone@example.test', 'GONE@example.test', 'Gone@example.test', 'ok@example.test'],
+    });
+    // A single message is not a broadcast: the unsubscribed status does not apply (the folded match neither).
+    const msg = await mailroom.send(secret, {
+      subject: 'S',
+      sender: 'news@acme.test',
+      message: 'm',
+      recipients: ['gone@example.test'],
+    });
+    await mailroom.worker.drain();
+    expect(transport.outbox.map((m) => m.to.address).sort()).toEqual([
+      'gone@example.test',
+      'ok@example.test',
+    ]);
+    expect((await mailroom.getMailing(secret, ref)).counts).toMatchObject({ sent: 1, skipped: 3 });
+    expect((await mailroom.getMailing(secret, msg.ref)).counts).toMatchObject({ sent: 1 });
+  });
+
   it('fails one recipient with strictVariables and names the missing variable', async () => {
     const strict = createMailroom({ store: mailroom.store, transport, strictVariables: true });
     const { ref } = await strict.broadcast(secret, {

@@ -328,6 +328,30 @@ describe.each([
     expect(huge.json.message).toMatch(/profileTraitBytes cap/);
   });
 
+  it('keeps the traits cap across imports: two imports each under it never grow a profile past it', async () => {
+    await call('POST', '/audience/groups', { ref: 'wide' });
+    // Two imports of 600 columns each, other headings: 1,200 traits together, 1,000 kept.
+    for (const prefix of ['a', 'b']) {
+      const headings = ['email', ...Array.from({ length: 600 }, (_, i) => `${prefix}${i}`)];
+      host.replace(
+        Buffer.from(`${headings.join(',')}
+wide@example.test,${Array(600).fill('x').join(',')}
+`),
+      );
+      const started = await call('POST', '/audience/imports', { url: host.url, group: 'wide' });
+      await mailroom.worker.drain();
+      const done = await call('GET', `/audience/imports/${(started.data.import as Json).id as string}`);
+      expect(done.data.import).toMatchObject({ status: 'done', rowsDone: 1, rowsFailed: 0 });
+    }
+    const profile = await call('GET', '/audience/profiles/wide%40example.test');
+    const traits = (profile.data.profile as Json).traits as Json;
+    expect(Object.keys(traits)).toHaveLength(1_000);
+    // The first import's traits are all kept; of the second's, those that fit, in column order.
+    expect(traits.a599).toBe('x');
+    expect(traits.b399).toBe('x');
+    expect(traits.b400).toBeUndefined();
+  });
+
   it('refuses bad imports: unknown fields, an unknown group, a host without byte ranges', async () => {
     await call('POST', '/audience/groups', { ref: 'vip' });
     const unknown = await call('POST', '/audience/imports', { url: host.url, group: 'vip', when: 'now' });

@@ -14,7 +14,7 @@ export {
 // For store adapters: what erasing an address does to JSON kept with events and webhook messages.
 export { scrubAddress, scrubText } from './audience/erasure.js';
 export type { MergedProfile, ProfileFields, ProfileMergeOptions } from './audience/profile-merge.js';
-export { distinctLabels, mergeProfile, newProfile } from './audience/profile-merge.js';
+export { distinctLabels, mergeProfile, newProfile, PROFILE_TRAITS_CAP } from './audience/profile-merge.js';
 export type { AutomationEvents } from './automations/automation-events.js';
 export type * from './automations/automation-types.js';
 export { trackRequestSchema } from './automations/track-event.js';

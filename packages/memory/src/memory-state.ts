@@ -30,7 +30,7 @@ import type {
   WorkflowRecord,
   WorkflowVersionRecord,
 } from '@mailroom/core';
-import { MailroomError } from '@mailroom/core';
+import { foldAddress, MailroomError } from '@mailroom/core';
 import { type EventState, emptyEventState } from './roles/event-store.js';
 
 /** The store's name, and the `source` of its errors. */
@@ -46,7 +46,8 @@ export interface State {
   groupIdByRef: Map<string, string>;
   /** groupId -> addresses of its members. */
   members: Map<string, Set<string>>;
-  profiles: Map<string, ProfileRecord>;
+  /** Profiles by `key(projectId, address)`, with their keys by folded address (`findUnsubscribed`). */
+  profiles: ProfileMap;
   suppressions: Map<string, SuppressionRecord>;
   mailings: Map<string, MailingRecord>;
   mailingIdByRef: Map<string, string>;
@@ -141,7 +142,7 @@ export function emptyState(): State {
     groups: new Map(),
     groupIdByRef: new Map(),
     members: new Map(),
-    profiles: new Map(),
+    profiles: new ProfileMap(),
     suppressions: new Map(),
     mailings: new Map(),
     mailingIdByRef: new Map(),
@@ -171,6 +172,45 @@ export function emptyState(): State {
       entries: new Set(),
     },
   };
+}
+
+/**
+ * The profiles' map, keeping the keys of each folded address (`key(projectId, foldAddress(address))`):
+ * `findUnsubscribed` reads a few entries, never every profile. A status changed in place needs no upkeep:
+ * the index holds addresses, and the reader looks at their status.
+ */
+export class ProfileMap extends Map<string, ProfileRecord> {
+  /** `key(projectId, folded address)` to the profiles' keys. */
+  readonly byFolded = new Map<string, Set<string>>();
+
+  override set(k: string, profile: ProfileRecord): this {
+    // The base constructor calls set before the index exists (it is never given entries here).
+    if (this.byFolded !== undefined && !super.has(k)) {
+      const folded = key(profile.projectId, foldAddress(profile.address));
+      let keys = this.byFolded.get(folded);
+      if (!keys) {
+        keys = new Set();
+        this.byFolded.set(folded, keys);
+      }
+      keys.add(k);
+    }
+    return super.set(k, profile);
+  }
+
+  override delete(k: string): boolean {
+    const profile = super.get(k);
+    if (!profile) return false;
+    const folded = key(profile.projectId, foldAddress(profile.address));
+    const keys = this.byFolded.get(folded);
+    keys?.delete(k);
+    if (keys?.size === 0) this.byFolded.delete(folded);
+    return super.delete(k);
+  }
+
+  override clear(): void {
+    this.byFolded.clear();
+    super.clear();
+  }
 }
 
 /** A composite key; NUL cannot occur in ids, refs or addresses. */

@@ -22,7 +22,7 @@ export function insertDeliveries(s: State, deliveries: readonly DeliveryRecord[]
 /**
  * Upserts each row by the core's profile-merge rule (`newProfile`, `mergeProfile`), in order, and adds
  * it to `options.groupId` when set. A profile is written (and its `updatedAt` moved) only when the rule
- * changed it.
+ * changed it. Returns the traits the merge skipped (the traits cap), summed.
  */
 export function upsertProfiles(
   s: State,
@@ -30,8 +30,9 @@ export function upsertProfiles(
   rows: readonly ProfileUpsert[],
   options: ProfileUpsertOptions,
   now: Date,
-): void {
+): number {
   const members = options.groupId ? membersOf(s, options.groupId) : undefined;
+  let skipped = 0;
   for (const row of rows) {
     const k = key(projectId, row.address);
     const existing = s.profiles.get(k);
@@ -45,6 +46,7 @@ export function upsertProfiles(
       });
     } else {
       const next = mergeProfile(existing, row, options);
+      skipped += next.skippedTraits;
       if (next.changed) {
         existing.name = next.name;
         // The merged traits share the row's values: the store keeps its own copy.
@@ -55,6 +57,7 @@ export function upsertProfiles(
     }
     members?.add(row.address);
   }
+  return skipped;
 }
 
 /** The member set of a group, created empty on first use. */

@@ -116,6 +116,7 @@ describe('sqlStore options', () => {
       { name: '027_delivery_open_index' },
       { name: '028_open_broadcasts' },
       { name: '029_received_mail' },
+      { name: '030_unsubscribed_folded' },
     ]);
   });
 

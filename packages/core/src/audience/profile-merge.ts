@@ -4,7 +4,9 @@
  * in SQL only in statements the conformance kit checks against it (`store-suite-profile-merge.ts`).
  * For store adapters; the engine itself only builds the rows.
  */
+import { PROFILE_TRAITS_BUDGET } from '../request/field-limits.js';
 import type { Json, ProfileUpsert, ProfileUpsertOptions, Variables } from '../store/records.js';
+import { memberSize, type TraitSize, traitsSize } from './trait-size.js';
 
 /** The fields of a profile that an upsert may set: name, traits and labels. */
 export interface ProfileFields {
@@ -16,7 +18,21 @@ export interface ProfileFields {
 /** What {@link mergeProfile} returns: the fields after the upsert, and whether any of them changed. */
 export interface MergedProfile extends ProfileFields {
   changed: boolean;
+  /**
+   * Incoming traits left out because taking them would have put the profile's traits past the cap
+   * ({@link PROFILE_TRAITS_CAP}); 0 when none was.
+   */
+  skippedTraits: number;
 }
+
+/**
+ * The cap a merge keeps a profile's traits within: `FIELD_LIMITS.profileTraits` keys (at every depth) and
+ * `profileTraitBytes` bytes of JSON, the caps of one request's traits, measured as `copyVariables` does.
+ */
+export const PROFILE_TRAITS_CAP: Readonly<{ keys: number; bytes: number }> = {
+  keys: PROFILE_TRAITS_BUDGET.maxKeys,
+  bytes: PROFILE_TRAITS_BUDGET.maxBytes,
+};
 
 /** The options of an upsert that the merge reads. */
 export type ProfileMergeOptions = Pick<ProfileUpsertOptions, 'onExistingProfile' | 'onExistingTrait'>;
@@ -43,6 +59,11 @@ export function newProfile(row: ProfileUpsert): ProfileFields {
  *   stored traits have it as an OWN key (`Object.hasOwn`: a trait named `constructor` or `toString` is
  *   a key like any other). An absent key is added; a present one takes the incoming value only under
  *   `onExistingTrait: 'override'`.
+ * - traits cap: a trait is added (or replaced) only if the traits stay within {@link PROFILE_TRAITS_CAP}
+ *   after it (1,000 keys counted at every depth, 64 KiB of JSON); otherwise it is skipped, counted in
+ *   `skippedTraits`, and the next incoming key is tried. Stored traits are never dropped to make room, so
+ *   imports that each fit cannot grow one profile past the cap together. A new profile is the row's traits
+ *   as they are (`newProfile`): its caller checks a row against the cap (CSV rows, the profile API).
  * - labels: the stored labels, then each incoming label not among them yet (a label is kept once).
  * - `status` and `createdAt` are never touched.
  *
@@ -73,11 +94,25 @@ export function mergeProfile(
   }
 
   let traits = stored.traits;
+  let skippedTraits = 0;
   if (row.traits) {
+    // Measured once, when a first trait is to be taken, then kept up to date trait by trait.
+    let size: TraitSize | undefined;
     for (const [key, value] of Object.entries(row.traits)) {
-      if (Object.hasOwn(traits, key)) {
+      const present = Object.hasOwn(traits, key);
+      if (present) {
         if (options.onExistingTrait !== 'override' || jsonEqual(traits[key] as Json, value)) continue;
       }
+      size ??= traitsSize(traits);
+      const added = memberSize(key, value);
+      const removed = present ? memberSize(key, traits[key] as Json) : { keys: 0, bytes: 0 };
+      const keys = size.keys + added.keys - removed.keys;
+      const bytes = size.bytes + added.bytes - removed.bytes;
+      if (keys > PROFILE_TRAITS_CAP.keys || bytes > PROFILE_TRAITS_CAP.bytes) {
+        skippedTraits += 1;
+        continue;
+      }
+      size = { keys, bytes };
       if (traits === stored.traits) traits = { ...stored.traits };
       setOwn(traits, key, value);
       changed = true;
@@ -94,7 +129,7 @@ export function mergeProfile(
     }
   }
 
-  return { name, traits, labels, changed };
+  return { name, traits, labels, changed, skippedTraits };
 }
 
 /**

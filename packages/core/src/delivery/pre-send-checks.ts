@@ -49,7 +49,7 @@ const SKIP_CHECKS: readonly SkipCheck[] = [
   ({ mailing, now }) =>
     mailing.sandbox ? { status: 'skipped', lastError: 'sandbox', uncounted: true, now } : undefined,
   ({ delivery, blocked, now }) =>
-    // Suppressions match the folded address (any case of the local part); profiles their own address.
+    // Suppressions match the folded address (any case of the local part), as unsubscribed profiles do.
     blocked.get(blockKey(delivery.projectId, foldAddress(delivery.address))) === 'suppressed'
       ? { status: 'suppressed', lastError: 'address is suppressed', uncounted: true, now }
       : undefined,
@@ -59,7 +59,9 @@ const SKIP_CHECKS: readonly SkipCheck[] = [
       ? { status: 'suppressed', lastError: 'address was erased', uncounted: true, now }
       : undefined,
   ({ delivery, mailing, blocked, now }, { store }) => {
-    if (blocked.get(blockKey(delivery.projectId, delivery.address)) !== 'unsubscribed') return undefined;
+    // An unsubscribed profile matches folded too (`Foo@` unsubscribed: no broadcast to `foo@` either).
+    if (blocked.get(blockKey(delivery.projectId, foldAddress(delivery.address))) !== 'unsubscribed')
+      return undefined;
     if (mailing.kind !== 'broadcast') return undefined;
     return sourceAllowsUnsubscribed(store, delivery).then((allowed) =>
       allowed ? undefined : { status: 'skipped', lastError: 'unsubscribed', uncounted: true, now },
@@ -133,11 +135,13 @@ function blockKey(projectId: string, address: string): string {
 
 /**
  * Suppressed addresses (any mailing), erased ones (kept as hashes) and unsubscribed profiles (broadcasts)
- * of a claim, looked up once per claim. Read at send time, not accept time, so an unsubscribe between the
+ * of a claim, looked up once per claim. Suppressions and unsubscribed profiles are keyed by the folded
+ * address (`foldAddress`), erased ones by the address itself. Read at send time, not accept time, so an unsubscribe between the
  * two is honoured.
  */
 export async function blockedAddresses(
-  store: Pick<AudienceStore, 'findProfiles' | 'findSuppressed'> & Pick<ConsentStore, 'findErasedAddresses'>,
+  store: Pick<AudienceStore, 'findUnsubscribed' | 'findSuppressed'> &
+    Pick<ConsentStore, 'findErasedAddresses'>,
   claimed: ClaimedDelivery[],
 ): Promise<Map<string, Block>> {
   const blocked = new Map<string, Block>();
@@ -149,10 +153,10 @@ export async function blockedAddresses(
   }
   for (const [projectId, set] of byProject) {
     const addresses = [...set];
-    for (const p of await store.findProfiles(projectId, addresses)) {
-      if (p.status === 'unsubscribed') blocked.set(blockKey(projectId, p.address), 'unsubscribed');
+    // Both come back folded (`foldAddress`): their checks look the delivery up folded too.
+    for (const folded of await store.findUnsubscribed(projectId, addresses)) {
+      blocked.set(blockKey(projectId, folded), 'unsubscribed');
     }
-    // Records come back folded (`foldAddress`): the first check looks the delivery up folded too.
     for (const s of await store.findSuppressed(projectId, addresses)) {
       blocked.set(blockKey(projectId, s.address), 'suppressed');
     }

@@ -149,7 +149,7 @@ interface PageCommit {
   /** What this page changes of the job. */
   readonly patch: SourcePage['patch'];
   /** The store's commit of the page, fenced by the job's lease: undefined when the lease was lost. */
-  readonly storing: Promise<{ inserted: number } | undefined>;
+  readonly storing: Promise<{ inserted: number; skippedTraits?: number } | undefined>;
 }
 
 /**
@@ -161,6 +161,13 @@ async function pageCommitted({ ctx, job, mailingRef, patch, storing }: PageCommi
   if (!result) {
     ctx.logger.warn({ job: job.id }, 'source job lease lost; another worker continues it');
     return false;
+  }
+  if (result.skippedTraits) {
+    // The traits cap held: the profiles keep what they had, and the operator learns what was left out.
+    ctx.logger.warn(
+      { job: job.id, projectId: job.projectId, skippedTraits: result.skippedTraits },
+      'source page: traits past the profile traits cap (1,000 keys, 64 KiB) were not stored',
+    );
   }
   const events = ctx.events.view<DeliveryEvents>();
   if (events.has('source:page')) {

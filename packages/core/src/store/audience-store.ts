@@ -27,6 +27,15 @@ export interface AudienceStore {
   /** The profiles of `addresses` that exist in the project (any order; absent ones are left out). */
   findProfiles(projectId: string, addresses: readonly string[]): Promise<ProfileRecord[]>;
   /**
+   * Which of `addresses` have an `unsubscribed` profile in the project, matched on the folded form
+   * (`foldAddress`: ASCII letters lower-cased, local part included), as suppressions are: a profile
+   * `Foo@x.test` unsubscribed matches `foo@x.test` and `FOO@x.test`. Answers the folded forms that
+   * matched, each once, in any order. One read for all of `addresses` (the worker asks once per claim);
+   * a store keeps it cheap on a big audience (the SQL stores with an index of the unsubscribed profiles'
+   * folded addresses, migration `030_unsubscribed_folded`).
+   */
+  findUnsubscribed(projectId: string, addresses: readonly string[]): Promise<string[]>;
+  /**
    * Set a profile's subscription status, creating a bare profile if there is none.
    */
   setProfileStatus(

@@ -21,6 +21,9 @@ export interface SourceJobStore {
    * once that one has settled, and not at all if it rejected (this call then rejects with its error).
    * A store may prepare the page meanwhile (the SQL store builds its statements): the worker passes it
    * so that preparing one page overlaps writing the one before.
+   *
+   * `skippedTraits` (present only when not 0): the incoming traits the profile merge left out to keep
+   * profiles within the traits cap (`MergedProfile.skippedTraits`, summed over the page).
    */
   commitSourcePage(
     jobId: string,
@@ -36,7 +39,7 @@ export interface SourceJobStore {
       now: Date;
     },
     options?: { after?: Promise<unknown> },
-  ): Promise<{ inserted: number } | undefined>;
+  ): Promise<{ inserted: number; skippedTraits?: number } | undefined>;
   /** A mailing's source jobs, oldest first. */
   listSourceJobs(mailingId: string): Promise<SourceJobRecord[]>;
 }

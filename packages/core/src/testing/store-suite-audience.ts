@@ -556,6 +556,46 @@ export function describeAudience(ctx: StoreSuiteContext): void {
       expect(await ctx.store.findSuppressed(project.id, ['suppA@example.com'])).toEqual([]);
     });
 
+    it('findUnsubscribed matches unsubscribed profiles folded, as suppressions; findProfiles stays exact', async () => {
+      const { project } = await seedProject(ctx.store);
+      const { project: other } = await seedProject(ctx.store);
+      await seedProfiles(
+        ctx.store,
+        project.id,
+        [{ address: 'Foo@example.com' }, { address: 'bar@example.com' }, { address: 'Äda@example.com' }],
+        PRESERVE,
+        testTime(),
+      );
+      await ctx.store.setProfileStatus(project.id, 'Foo@example.com', 'unsubscribed', testTime(1));
+      await ctx.store.setProfileStatus(project.id, 'Äda@example.com', 'unsubscribed', testTime(1));
+      await ctx.store.setProfileStatus(other.id, 'BAR@example.com', 'unsubscribed', testTime(1));
+      const sorted = (list: string[]) => [...list].sort();
+      // Any ASCII case of an unsubscribed profile's address, each folded form once.
+      expect(
+        sorted(
+          await ctx.store.findUnsubscribed(project.id, [
+            'foo@example.com',
+            'FOO@example.com',
+            'Foo@example.com',
+            'bar@example.com',
+          ]),
+        ),
+      ).toEqual(['foo@example.com']);
+      // A subscribed profile, another project's, and a non-ASCII case: no match.
+      expect(await ctx.store.findUnsubscribed(project.id, ['BAR@example.com', 'äda@example.com'])).toEqual(
+        [],
+      );
+      expect(await ctx.store.findUnsubscribed(project.id, ['Äda@example.com'])).toEqual(['Äda@example.com']);
+      expect(await ctx.store.findUnsubscribed(project.id, [])).toEqual([]);
+      // Resubscribed: no longer matched. The profile itself is found by its own address only.
+      await ctx.store.setProfileStatus(project.id, 'Foo@example.com', 'subscribed', testTime(2));
+      expect(await ctx.store.findUnsubscribed(project.id, ['foo@example.com'])).toEqual([]);
+      expect((await ctx.store.findProfiles(project.id, ['Foo@example.com'])).map((p) => p.address)).toEqual([
+        'Foo@example.com',
+      ]);
+      expect(await ctx.store.findProfiles(project.id, ['foo@example.com'])).toEqual([]);
+    });
+
     it('addSuppression replaces the suppression of the same address', async () => {
       const { project } = await seedProject(ctx.store);
       await ctx.store.addSuppression(makeSuppression(project.id, 'a@example.com'));

@@ -88,7 +88,7 @@ function apply(
       });
       continue;
     }
-    const { changed, ...fields } = mergeProfile(stored, row, options);
+    const { changed, skippedTraits: _skipped, ...fields } = mergeProfile(stored, row, options);
     if (changed) state.set(row.address, { ...stored, ...fields, updatedAt: now });
   }
 }
@@ -157,5 +157,88 @@ export function describeProfileMerge(ctx: StoreSuiteContext): void {
         { numRuns: RUNS },
       );
     }, 180_000);
+
+    it('keeps the traits cap across writes: traits past it are skipped, stored ones kept (mergeProfile)', async () => {
+      const { project } = await seedProject(ctx.store);
+      const year = 365 * 24 * 3_600_000;
+      let job: SourceJobRecord | undefined;
+      const { mailing } = await seedMailing(ctx.store, {
+        project,
+        mailing: { status: 'sending' },
+        sourceJobs: (m, b) => {
+          job = makeSourceJob(m, b);
+          return [job];
+        },
+      });
+      const claimed = await ctx.store.claimSourceJob({ now: testTime(), leaseMs: year });
+      if (!job || claimed?.id !== job.id) throw new Error('expected to claim the source job');
+      const keys = (prefix: string, n: number) =>
+        Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${i}`, 'v'])) as Variables;
+      const wide = 'wide@example.com';
+      const heavy = 'heavy@example.com';
+      const small = 'small@example.com';
+      // Padding rows make the page a big one (the SQLite file's writer thread takes pages of 1,024 rows).
+      const padding = Array.from({ length: 1_030 }, (_, i) => ({
+        address: `pad${i}@example.com`,
+        traits: { plan: 'free' },
+      }));
+      const preserve: ProfileUpsertOptions = { onExistingProfile: 'preserve', onExistingTrait: 'preserve' };
+      const override: ProfileUpsertOptions = { onExistingProfile: 'preserve', onExistingTrait: 'override' };
+      const page = async (rows: ProfileUpsert[], options: ProfileUpsertOptions, at: number) =>
+        ctx.store.commitSourcePage(claimed.id, claimed.leaseToken, {
+          deliveries: [],
+          profiles: rows,
+          profileOptions: options,
+          patch: {},
+          leaseUntil: testTime(year),
+          now: testTime(at),
+        });
+      const first: ProfileUpsert[] = [
+        { address: wide, traits: keys('k', 990) },
+        { address: heavy, traits: { big: 'x'.repeat(60_000) } },
+        { address: small, traits: { plan: 'free' } },
+      ];
+      await page([...first, ...padding], preserve, 0);
+      const second: ProfileUpsert[] = [
+        // 990 + 20 keys: the first 10 new ones fit, the other 10 are skipped.
+        { address: wide, traits: { ...keys('n', 20), k0: 'changed' } },
+        // 10,000 more bytes pass 64 KiB: skipped; the small trait after it still fits.
+        { address: heavy, traits: { more: 'y'.repeat(10_000), city: 'Oslo' } },
+        { address: small, traits: { city: 'Oslo' } },
+      ];
+      // The page reports what the cap left out: 10 keys of `wide`, the big trait of `heavy`.
+      expect(await page([...second, ...padding], override, 1_000)).toEqual({
+        inserted: 0,
+        skippedTraits: 11,
+      });
+      // Through commitBatch as well (the accepted requests' write).
+      const third: ProfileUpsert[] = [{ address: wide, traits: keys('m', 5) }];
+      await ctx.store.commitBatch({
+        target: { mailingId: mailing.id, allowStatus: ['sending'], setStatus: 'sending' },
+        batch: makeBatch(mailing.id, { seq: 2, createdAt: testTime(2_000) }),
+        deliveries: [],
+        profiles: third,
+        profileOptions: preserve,
+        sourceJobs: [],
+        now: testTime(2_000),
+      });
+
+      const expected = new Map<string, ProfileRecord>();
+      apply(expected, project.id, first, preserve, testTime(0));
+      apply(expected, project.id, second, override, testTime(1_000));
+      apply(expected, project.id, third, preserve, testTime(2_000));
+      const found = await ctx.store.findProfiles(project.id, [wide, heavy, small]);
+      const byAddress = (profiles: Iterable<ProfileRecord>) =>
+        Object.fromEntries([...profiles].map((p) => [p.address, p]));
+      expect(byAddress(found)).toEqual(byAddress(expected.values()));
+      const traitsOf = (address: string) => found.find((p) => p.address === address)?.traits ?? {};
+      expect(Object.keys(traitsOf(wide))).toHaveLength(1_000);
+      expect(traitsOf(wide).k0).toBe('changed');
+      expect(traitsOf(wide).n9).toBe('v');
+      expect(traitsOf(wide).n10).toBeUndefined();
+      expect(traitsOf(heavy).more).toBeUndefined();
+      expect(traitsOf(heavy).city).toBe('Oslo');
+      expect(traitsOf(small)).toEqual({ plan: 'free', city: 'Oslo' });
+    }, 120_000);
   });
 }

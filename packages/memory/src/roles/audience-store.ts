@@ -39,6 +39,18 @@ export function memoryAudienceStore(db: () => State): AudienceStore {
         return profile ? [clone(profile)] : [];
       });
     },
+    async findUnsubscribed(projectId, addresses) {
+      const s = db();
+      const found = new Set<string>();
+      for (const address of addresses) {
+        const folded = foldAddress(address);
+        if (found.has(folded)) continue;
+        for (const k of s.profiles.byFolded.get(key(projectId, folded)) ?? []) {
+          if (s.profiles.get(k)?.status === 'unsubscribed') found.add(folded);
+        }
+      }
+      return [...found];
+    },
     async setProfileStatus(projectId, address, status, now, outbox) {
       const s = db();
       writeOutbox(s.outbox, outbox);

@@ -29,11 +29,11 @@ export function memorySourceJobStore(db: () => State): SourceJobStore {
       const job = s.sourceJobs.get(jobId);
       if (!job || job.leaseToken !== leaseToken) return undefined;
       const inserted = insertDeliveries(s, page.deliveries);
-      upsertProfiles(s, job.projectId, page.profiles, page.profileOptions, page.now);
+      const skippedTraits = upsertProfiles(s, job.projectId, page.profiles, page.profileOptions, page.now);
       Object.assign(job, clone(page.patch));
       job.leaseExpiresAt = new Date(page.leaseUntil);
       job.updatedAt = new Date(page.now);
-      return { inserted };
+      return skippedTraits > 0 ? { inserted, skippedTraits } : { inserted };
     },
     async listSourceJobs(mailingId) {
       const rows = [...db().sourceJobs.values()].filter((j) => j.mailingId === mailingId);

@@ -157,7 +157,9 @@ export interface SqlDialect extends RunnerDialect {
   /**
    * Upsert and merge `rows` (sorted by address) in SQL, in as few statements as the dialect can, and
    * add them to `options.groupId`. Resolves false when it cannot (an address repeats): the caller then
-   * merges in JavaScript. Absent: always the caller.
+   * merges in JavaScript. Otherwise resolves the rows it left for the caller to merge in JavaScript (by
+   * the rule, with its traits cap: profiles too big to merge in SQL), in order; empty when none.
+   * Absent: always the caller.
    */
   upsertProfiles?(
     runner: SqlRunner,
@@ -167,7 +169,7 @@ export interface SqlDialect extends RunnerDialect {
     rows: readonly ProfileUpsert[],
     options: ProfileUpsertOptions,
     at: number,
-  ): Promise<boolean>;
+  ): Promise<false | readonly ProfileUpsert[]>;
   /** A whole `commitBatch` as one statement, where the dialect has one (PostgreSQL); else undefined. */
   commitBatch?(codec: Codec, batchWrite: BatchWrite): Statement | undefined;
   /**

@@ -24,6 +24,7 @@ import { signupFormsSchema } from './migration-signup-forms.js';
 import { suppressionCase } from './migration-suppression-case.js';
 import { topicsConsentSchema } from './migration-topics-consent.js';
 import { trackingSchema } from './migration-tracking.js';
+import { unsubscribedFolded } from './migration-unsubscribed-folded.js';
 import { webhookCircuit } from './migration-webhook-circuit.js';
 import { webhookPriority } from './migration-webhook-priority.js';
 
@@ -367,6 +368,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '027_delivery_open_index': deliveryOpenIndex(dialect),
     '028_open_broadcasts': openBroadcasts(),
     '029_received_mail': receivedMailSchema(dialect),
+    '030_unsubscribed_folded': unsubscribedFolded(kind),
   };
 }
 

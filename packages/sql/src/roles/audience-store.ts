@@ -1,5 +1,6 @@
 import type { AudienceStore } from '@mailroom/core';
 import { foldAddress } from '@mailroom/core';
+import { foldedAddressSql } from '../migrations/migration-unsubscribed-folded.js';
 import type { SqlContext } from '../sql-context.js';
 import { IN_LIST_SIZE } from '../sql-context.js';
 import { writeOutbox } from './event-store.js';
@@ -64,7 +65,8 @@ export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
 
     findProfiles(projectId, addresses) {
       return guard('findProfiles', async () => {
-        const unique = [...new Set(addresses.map(foldAddress))];
+        // Profiles keep the address as given and are found by it exactly (the contract; memory does so).
+        const unique = [...new Set(addresses)];
         const found = [];
         for (let i = 0; i < unique.length; i += IN_LIST_SIZE) {
           const slice = unique.slice(i, i + IN_LIST_SIZE);
@@ -75,6 +77,25 @@ export function sqlAudienceStore(ctx: SqlContext): AudienceStore {
           found.push(...rows.map(codec.profile));
         }
         return found;
+      });
+    },
+
+    findUnsubscribed(projectId, addresses) {
+      return guard('findUnsubscribed', async () => {
+        const unique = [...new Set(addresses.map(foldAddress))];
+        const folded = foldedAddressSql(dialect.kind);
+        const found = new Set<string>();
+        for (let i = 0; i < unique.length; i += IN_LIST_SIZE) {
+          const slice = unique.slice(i, i + IN_LIST_SIZE);
+          // The index of migration 030: the same expression, and the status of its condition.
+          const rows = await all(
+            `SELECT ${folded} AS folded FROM mailroom_profiles WHERE project_id = ? AND status = 'unsubscribed' AND ${folded} IN ${runner.values(1, slice.length)}`,
+            [projectId, ...slice],
+          );
+          // The database's fold finds them; the core's names them (the same on ASCII, the only letters folded).
+          for (const row of rows) found.add(foldAddress(String(row.folded)));
+        }
+        return [...found];
       });
     },
 

@@ -58,8 +58,9 @@ export function sqlSourceJobStore(ctx: SqlContext, sqlitePages: SqliteSourcePage
           if (!job) return undefined;
           const memo = new JsonMemo();
           const inserted = await bulk.insertDeliveries(tx, page.deliveries, memo);
+          let skippedTraits = 0;
           if (page.profiles.length > 0) {
-            await bulk.upsertProfiles(
+            skippedTraits = await bulk.upsertProfiles(
               tx,
               String(job.project_id),
               page.profiles,
@@ -69,7 +70,7 @@ export function sqlSourceJobStore(ctx: SqlContext, sqlitePages: SqliteSourcePage
             );
           }
           await write(update, [...params, jobId], tx);
-          return { inserted };
+          return skippedTraits > 0 ? { inserted, skippedTraits } : { inserted };
         });
       });
       posted.set(committing, slot);

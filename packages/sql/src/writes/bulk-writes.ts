@@ -44,7 +44,8 @@ export interface BulkWrites {
   insertDeliveries(tx: Db, deliveries: readonly DeliveryRecord[], memo?: JsonMemo): Promise<number>;
   /**
    * Upsert profiles by the core's profile-merge rule (`newProfile`, `mergeProfile`), writing only the
-   * profiles it changes, and add them to `options.groupId` when set.
+   * profiles it changes, and add them to `options.groupId` when set. Resolves the traits the merge skipped
+   * (the traits cap), summed.
    */
   upsertProfiles(
     tx: Db,
@@ -53,7 +54,7 @@ export interface BulkWrites {
     options: ProfileUpsertOptions,
     now: Date,
     memo?: JsonMemo,
-  ): Promise<void>;
+  ): Promise<number>;
 }
 
 /** The bulk writers for one dialect, runner and codec. */
@@ -68,15 +69,17 @@ export function createBulkWrites(dialect: SqlDialect, runner: SqlRunner, codec: 
     },
 
     async upsertProfiles(tx, projectId, rows, options, now, memo) {
-      if (rows.length === 0) return;
+      if (rows.length === 0) return 0;
       const at = now.getTime();
       const direct = sqliteWriter(runner, tx);
-      if (direct) {
-        direct.upsertProfiles(projectId, rows, options, at, memo ?? new JsonMemo());
-        return;
+      if (direct) return direct.upsertProfiles(projectId, rows, options, at, memo ?? new JsonMemo());
+      let sorted: readonly ProfileUpsert[] = [...rows].sort((a, b) => compare(a.address, b.address));
+      // The dialect's merge in SQL, which may leave rows to the rule here (profiles near the traits cap).
+      const left = await dialect.upsertProfiles?.(runner, codec, tx, projectId, sorted, options, at);
+      if (left) {
+        if (left.length === 0) return 0;
+        sorted = left;
       }
-      const sorted = [...rows].sort((a, b) => compare(a.address, b.address));
-      if (await dialect.upsertProfiles?.(runner, codec, tx, projectId, sorted, options, at)) return;
 
       // 1. Insert every absent profile as the rule makes it (`newProfile`). Profiles that already existed
       //    are left alone here; once this returns, every address has a row, so step 2 can lock them all.
@@ -130,10 +133,12 @@ export function createBulkWrites(dialect: SqlDialect, runner: SqlRunner, codec: 
         }
       }
       const merged = new Map<string, ProfileFields>();
+      let skipped = 0;
       for (const row of toMerge) {
         const stored = current.get(row.address);
         if (!stored) continue;
         const next = mergeProfile(stored, row, options);
+        skipped += next.skippedTraits;
         if (!next.changed) continue;
         current.set(row.address, next);
         merged.set(row.address, next);
@@ -165,6 +170,7 @@ export function createBulkWrites(dialect: SqlDialect, runner: SqlRunner, codec: 
           sorted.map((row) => [groupId, row.address, projectId, at]),
         );
       }
+      return skipped;
     },
   };
 }

@@ -4,7 +4,7 @@ import type { SqlDialect } from '../sql-dialect.js';
 import { pgClaim, pgInDueOrder } from './postgres-claims.js';
 import { writePostgres, writePostgresWithEvents, writeWebhooksPostgres } from './postgres-completions.js';
 import { pgInsert } from './postgres-insert.js';
-import { pgAddMembers, pgCommitBatch, pgUpsertProfiles } from './postgres-statements.js';
+import { pgAddMembers, pgBigProfiles, pgCommitBatch, pgUpsertProfiles } from './postgres-statements.js';
 
 // COLLATE "C": byte order, so ORDER BY address and keyset paging agree across databases.
 const key = sql`text collate "C"`;
@@ -91,7 +91,13 @@ export const postgresDialect: SqlDialect = {
       const members = pgAddMembers(options.groupId, projectId, addresses, at);
       await runner.run(tx, members.text, members.params);
     }
-    return true;
+    // Profiles too big to merge in SQL (the traits cap): left to the merge by the rule.
+    const probe = pgBigProfiles(codec, projectId, rows);
+    if (!probe) return [];
+    const { rows: found } = await runner.run<{ address: string }>(tx, probe.text, probe.params);
+    if (found.length === 0) return [];
+    const big = new Set(found.map((row) => String(row.address)));
+    return rows.filter((row) => big.has(row.address));
   },
   commitBatch: (codec, batchWrite) => pgCommitBatch(codec, batchWrite),
   writeOutcomesAlone: (db, runner, codec, group) => writePostgres(db, runner, codec, group),

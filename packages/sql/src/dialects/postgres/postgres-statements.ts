@@ -7,6 +7,7 @@ import {
   MAILING_COLUMNS,
   SOURCE_JOB_COLUMNS,
 } from '../../rows/codec.js';
+import { FAST_MERGE_MAX_CHARS } from '../../writes/fast-merge.js';
 import type { Statement } from '../sql-dialect.js';
 import { pgInsert } from './postgres-insert.js';
 
@@ -45,6 +46,11 @@ const FROM_MAILING = { project: 'm.project_id', from: 'm, ' };
  * order. Undefined when an address repeats in `rows` (one statement cannot change a row twice); the
  * caller then takes the statement-per-step path. `rows` must be sorted by address (lock order).
  *
+ * The traits cap (`mergeProfile`'s `PROFILE_TRAITS_CAP`) is not computed here: traits merge only when
+ * the stored and incoming traits as text are together at most `FAST_MERGE_MAX_CHARS` characters, which
+ * cannot pass the cap; a bigger profile keeps its traits here (and its `updated_at` for them), and
+ * {@link pgBigProfiles} finds it for the merge by the rule in JavaScript.
+ *
  * @param projectId the project, or `m` inside {@link pgCommitBatch} (the project of the mailing written).
  */
 export function pgUpsertProfiles(
@@ -81,9 +87,7 @@ export function pgUpsertProfiles(
     ? `CASE WHEN excluded.name IS NOT NULL${override(options.onExistingProfile) ? '' : ' AND t.name IS NULL'} THEN excluded.name ELSE t.name END`
     : null;
   const traitsMerged = anyTraits
-    ? override(options.onExistingTrait)
-      ? 't.traits || excluded.traits'
-      : 'excluded.traits || t.traits'
+    ? `CASE WHEN ${FITS} THEN ${override(options.onExistingTrait) ? 't.traits || excluded.traits' : 'excluded.traits || t.traits'} ELSE t.traits END`
     : null;
   const labelsMerged = anyLabels
     ? `t.labels || COALESCE((SELECT jsonb_agg(x.e ORDER BY x.i) FROM jsonb_array_elements(excluded.labels) WITH ORDINALITY AS x(e, i)
@@ -115,6 +119,36 @@ export function pgUpsertProfiles(
     ON CONFLICT (project_id, address) ${onConflict}`;
   const values = [at, at, addresses, names, traits, labels];
   return { text, params: embedded ? values : [projectId, ...values] };
+}
+
+/** The stored and incoming traits are small enough to merge in SQL (see {@link pgUpsertProfiles}). */
+const FITS = `length(t.traits::text) + length(excluded.traits::text) <= ${FAST_MERGE_MAX_CHARS}`;
+
+/**
+ * After {@link pgUpsertProfiles} of `rows` (in the same transaction): the addresses of the profiles whose
+ * traits it may have left unmerged, by the negation of its condition (the rows it left are locked by its
+ * `ON CONFLICT`, so they read as it saw them). A profile it did merge may come back too: merging it
+ * again by the rule changes nothing. Undefined when no row has traits.
+ */
+export function pgBigProfiles(
+  codec: Codec,
+  projectId: string,
+  rows: readonly ProfileUpsert[],
+): Statement | undefined {
+  const addresses: string[] = [];
+  const traits: string[] = [];
+  for (const row of rows) {
+    if (!row.traits || Object.keys(row.traits).length === 0) continue;
+    addresses.push(row.address);
+    traits.push(codec.json(row.traits) as string);
+  }
+  if (addresses.length === 0) return undefined;
+  return {
+    text: `SELECT t.address FROM unnest(?::text[], ?::text[]) AS u(address, traits)
+      JOIN mailroom_profiles AS t ON t.project_id = ? AND t.address = u.address
+      WHERE length(t.traits::text) + length(u.traits::jsonb::text) > ${FAST_MERGE_MAX_CHARS}`,
+    params: [addresses, traits, projectId],
+  };
 }
 
 /**
@@ -197,6 +231,9 @@ export function pgCommitBatch(codec: Codec, write: BatchWrite): Statement | unde
     );
   }
   if (write.profiles.length > 0) {
+    // Traits may need the merge by the rule (the traits cap), which one statement cannot follow: an
+    // accepted request's profiles have none (an address and a name), so the single statement stays.
+    if (write.profiles.some((row) => row.traits && Object.keys(row.traits).length > 0)) return undefined;
     const sorted = [...write.profiles].sort((a, b) => compare(a.address, b.address));
     const upsert = pgUpsertProfiles(codec, 'm', sorted, write.profileOptions, at);
     if (!upsert) return undefined;

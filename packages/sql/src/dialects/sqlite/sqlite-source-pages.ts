@@ -2,7 +2,7 @@ import type { Store } from '@mailroom/core';
 import type { SqlContext } from '../../sql-context.js';
 import type { SqliteFile } from './sqlite-database.js';
 import type { PostedScript, ScriptResult, ScriptStatement } from './sqlite-thread.js';
-import { deliveryStatements, JsonMemo, profileStatements } from './sqlite-writes.js';
+import { deliveryStatements, JsonMemo, noBigProfilesGuard, profileStatements } from './sqlite-writes.js';
 
 /** What `commitOnWriterThread` answers when the page is written on the event loop instead. */
 export const NOT_ON_WRITER = Symbol('not on the writer thread');
@@ -77,16 +77,22 @@ export function createSqliteSourcePages(
     }
     const memo = new JsonMemo();
     const deliveries = deliveryStatements(page.deliveries, memo);
-    const profiles =
+    const set =
       page.profiles.length === 0
-        ? []
+        ? { statements: [], probe: undefined }
         : profileStatements(projectId, page.profiles, page.profileOptions, page.now.getTime(), memo);
-    if (profiles === undefined) return NOT_ON_WRITER;
+    if (set === undefined) return NOT_ON_WRITER;
+    const { statements: profiles, probe } = set;
     const script: ScriptStatement[] = [
       { text: `${update} AND lease_token = ?`, params: [...params, jobId, leaseToken], guard: true },
       ...deliveries.map(([text, params]) => ({ text, params })),
       ...profiles.map(([text, params]) => ({ text, params })),
     ];
+    // A profile too big to merge in SQL (the traits cap) rolls the page back: see the result below.
+    if (probe !== undefined) {
+      const [text, params] = noBigProfilesGuard(jobId, projectId, probe);
+      script.push({ text, params, guard: true });
+    }
     // Prepared while the page before is written. If that page went to the thread too, this one follows
     // it there at once (the thread runs it only if that one committed); otherwise it waits here.
     const afterId = after === undefined ? undefined : posted.get(after)?.id;
@@ -113,7 +119,9 @@ export function createSqliteSourcePages(
       result = await onThread(writer.run(script));
     }
     if (result === NOT_ON_WRITER) return NOT_ON_WRITER;
-    if (!result.committed) return undefined;
+    // Rolled back by a guard: the lease's, or the big profiles' (the event loop's write then merges them
+    // by the rule, and answers a lost lease itself).
+    if (!result.committed) return probe === undefined ? undefined : NOT_ON_WRITER;
     let inserted = 0;
     for (let i = 1; i <= deliveries.length; i++) inserted += result.changes[i] ?? 0;
     return { inserted };

@@ -5,6 +5,7 @@ import type { Db } from '../../connection/connect.js';
 import type { SqlRunner } from '../../connection/sql-runner.js';
 import type { Row } from '../../rows/codec.js';
 import { DELIVERY_COLUMNS, deliveryParams, jsonObject, ms } from '../../rows/codec.js';
+import { FAST_MERGE_MAX_CHARS } from '../../writes/fast-merge.js';
 
 /**
  * Rows per set-based statement: the JSON text of a chunk is one string in the JS heap and one parse in
@@ -40,6 +41,17 @@ const UPDATE_PROFILE =
 /** Incoming traits whose keys the stored profile lacks (`i`: the incoming entry, `s`: a stored one). */
 const NEW_TRAIT_KEYS =
   'FROM json_each(excluded.traits) AS i WHERE NOT EXISTS (SELECT 1 FROM json_each(t.traits) AS s WHERE s.key = i.key)';
+/**
+ * The profiles of a set-based upsert whose traits it may have left unmerged (see {@link profileUpsert}):
+ * the parameter is a JSON array of `[address, characters of the incoming traits' JSON]`. A profile it
+ * did merge may come back too: merging it again by the rule changes nothing. `CROSS JOIN` keeps the
+ * page's rows outside (one key lookup each): left to itself SQLite's planner scanned the project's
+ * profiles, for each one the page (3 minutes for a page of 1,033 rows against 50,000 profiles).
+ */
+const BIG_PROFILES = `FROM json_each(?) AS r CROSS JOIN mailroom_profiles AS p ON p.project_id = ? AND p.address = r.value ->> 0
+  WHERE length(p.traits) + (r.value ->> 1) > ${FAST_MERGE_MAX_CHARS}`;
+const SELECT_BIG_PROFILES = `SELECT p.address ${BIG_PROFILES}`;
+
 /** Incoming labels the stored profile lacks, each once (its first occurrence). */
 const NEW_LABELS = `FROM json_each(excluded.labels) AS i
   WHERE NOT EXISTS (SELECT 1 FROM json_each(t.labels) AS s WHERE s.value = i.value)
@@ -52,8 +64,12 @@ const NEW_LABELS = `FROM json_each(excluded.labels) AS i
  * SQL by the core's rule (`mergeProfile`, which the conformance kit checks this statement against) and
  * written (with `updated_at`) only when something changed. Exact for incoming traits whose values are
  * all strings (see {@link setBased}): then merging a trait is adding or replacing a string under a key,
- * which `json_patch` does exactly (it keeps the stored keys, nulls and nested objects as they are). A
- * repeated address merges onto the row as its earlier occurrence left it: SQLite upserts row by row.
+ * which `json_patch` does exactly (it keeps the stored keys, nulls and nested objects as they are).
+ *
+ * The traits cap (`mergeProfile`'s `PROFILE_TRAITS_CAP`) is not computed here: traits merge in SQL only
+ * when the stored and incoming JSON texts together are at most {@link FAST_MERGE_MAX_CHARS} characters,
+ * which cannot pass the cap; a profile past that keeps its traits (nor does its `updated_at` move for
+ * them), and {@link BIG_PROFILES} finds it for the row-by-row merge, which applies the cap exactly.
  */
 function profileUpsert(options: Pick<ProfileUpsertOptions, 'onExistingProfile' | 'onExistingTrait'>): string {
   const key = `${options.onExistingProfile}/${options.onExistingTrait}`;
@@ -79,8 +95,8 @@ function profileUpsertText(
   // Under override a trait changes when the stored one is absent or another value (a string equal to
   // the incoming one is unchanged); under preserve only when absent.
   const traitsChanged = overrideTraits
-    ? `EXISTS (SELECT 1 FROM json_each(excluded.traits) AS i WHERE NOT EXISTS (SELECT 1 FROM json_each(t.traits) AS s WHERE s.key = i.key AND s.type = 'text' AND s.value = i.value))`
-    : `EXISTS (SELECT 1 ${NEW_TRAIT_KEYS})`;
+    ? `length(t.traits) + length(excluded.traits) <= ${FAST_MERGE_MAX_CHARS} AND EXISTS (SELECT 1 FROM json_each(excluded.traits) AS i WHERE NOT EXISTS (SELECT 1 FROM json_each(t.traits) AS s WHERE s.key = i.key AND s.type = 'text' AND s.value = i.value))`
+    : `length(t.traits) + length(excluded.traits) <= ${FAST_MERGE_MAX_CHARS} AND EXISTS (SELECT 1 ${NEW_TRAIT_KEYS})`;
   const traits = overrideTraits
     ? 'json_patch(t.traits, excluded.traits)'
     : `json_patch(t.traits, (SELECT json_group_object(i.key, i.value) ${NEW_TRAIT_KEYS}))`;
@@ -170,7 +186,9 @@ export function deliveryStatements(deliveries: readonly DeliveryRecord[], memo: 
 /**
  * The statements that upsert `rows` set-based (see {@link profileUpsert}) and add them to
  * `options.groupId` when set; undefined when the set-based merge would not be exact for them (see
- * {@link setBased}), and they must be merged row by row.
+ * {@link setBased}), and they must be merged row by row. `probe`: the parameter of {@link BIG_PROFILES}
+ * for them (each row with traits, as `[address, characters of its traits' JSON]`, JavaScript's length,
+ * never less than SQLite's), undefined when no row has traits.
  */
 export function profileStatements(
   projectId: string,
@@ -178,9 +196,10 @@ export function profileStatements(
   options: ProfileUpsertOptions,
   at: number,
   memo: JsonMemo,
-): Statement[] | undefined {
+): { statements: Statement[]; probe: string | undefined } | undefined {
   if (!setBased(rows)) return undefined;
   const statements: Statement[] = [];
+  const probe: Array<[string, number]> = [];
   const upsert = profileUpsert(options);
   for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
     const end = Math.min(rows.length, start + CHUNK_ROWS);
@@ -188,17 +207,14 @@ export function profileStatements(
     for (let i = start; i < end; i++) {
       const row = rows[i] as ProfileUpsert;
       const fields = newProfile(row);
-      values[i - start] = [
-        row.address,
-        fields.name,
-        memo.text(fields.traits, '{}'),
-        memo.text(fields.labels, '[]'),
-      ];
+      const traits = memo.text(fields.traits, '{}');
+      if (traits !== '{}') probe.push([row.address, traits.length]);
+      values[i - start] = [row.address, fields.name, traits, memo.text(fields.labels, '[]')];
     }
     statements.push([upsert, [projectId, at, at, JSON.stringify(values)]]);
   }
   statements.push(...memberStatements(projectId, rows, options, at));
-  return statements;
+  return { statements, probe: probe.length === 0 ? undefined : JSON.stringify(probe) };
 }
 
 function memberStatements(
@@ -220,14 +236,14 @@ function memberStatements(
 export interface SqliteWriter {
   /** As `BulkWrites.insertDeliveries`. */
   insertDeliveries(deliveries: readonly DeliveryRecord[], memo: JsonMemo): number;
-  /** As `BulkWrites.upsertProfiles`. */
+  /** As `BulkWrites.upsertProfiles`: returns the traits the merge skipped (the traits cap). */
   upsertProfiles(
     projectId: string,
     rows: readonly ProfileUpsert[],
     options: ProfileUpsertOptions,
     at: number,
     memo: JsonMemo,
-  ): void;
+  ): number;
 }
 
 /**
@@ -248,15 +264,43 @@ export function sqliteWriter(runner: SqlRunner, tx: Db): SqliteWriter | undefine
     insertDeliveries: (deliveries, memo) => runAll(deliveryStatements(deliveries, memo)),
 
     upsertProfiles(projectId, rows, options, at, memo) {
-      const statements = profileStatements(projectId, rows, options, at, memo);
-      if (statements) {
-        runAll(statements);
-        return;
+      const set = profileStatements(projectId, rows, options, at, memo);
+      if (set) {
+        runAll(set.statements);
+        // Profiles too big to merge in SQL: merged again by the rule (a no-op for any that SQL merged).
+        const probe = set.probe;
+        if (probe === undefined) return 0;
+        const big = new Set(
+          (statement(SELECT_BIG_PROFILES).pluck().all(probe, projectId) as unknown[]).map(String),
+        );
+        if (big.size === 0) return 0;
+        return upsertRowByRow(
+          statement,
+          projectId,
+          rows.filter((row) => big.has(row.address)),
+          options,
+          at,
+          memo,
+        );
       }
-      upsertRowByRow(statement, projectId, rows, options, at, memo);
+      const skipped = upsertRowByRow(statement, projectId, rows, options, at, memo);
       runAll(memberStatements(projectId, rows, options, at));
+      return skipped;
     },
   };
+}
+
+/**
+ * A guard statement for a script of set-based statements (the writer thread's), placed after them: it
+ * changes a row (the source job's, unchanged) only when no profile of `probe` may have been left
+ * unmerged. When it changes none the script rolls back, and the page is written on the event loop,
+ * where the row-by-row merge takes those profiles.
+ */
+export function noBigProfilesGuard(jobId: string, projectId: string, probe: string): Statement {
+  return [
+    `UPDATE mailroom_source_jobs SET lease_token = lease_token WHERE id = ? AND NOT EXISTS (SELECT 1 ${BIG_PROFILES})`,
+    [jobId, probe, projectId],
+  ];
 }
 
 /**
@@ -321,12 +365,16 @@ function sharedColumns(chunk: readonly DeliveryRecord[]): unknown[] | undefined 
 
 /**
  * True when the set-based upsert merges `rows` exactly: every incoming trait value a string (what CSV
- * cells are), every label a string, no prototype key. Other values (numbers, whose text SQLite may
+ * cells are), every label a string, no prototype key, no address twice (a second row for an address
+ * must merge onto the first, which the follow-up merge of big profiles could not keep in order). Other values (numbers, whose text SQLite may
  * render differently, booleans, nulls and objects, which `json_patch` would merge differently than the
  * contract's top-level rule) take the row-by-row merge in TypeScript.
  */
 function setBased(rows: readonly ProfileUpsert[]): boolean {
+  const seen = new Set<string>();
   for (const row of rows) {
+    if (seen.has(row.address)) return false;
+    seen.add(row.address);
     if (row.name !== undefined && row.name !== null && typeof row.name !== 'string') return false;
     const traits = row.traits;
     if (traits !== undefined && traits !== null) {
@@ -351,8 +399,9 @@ function upsertRowByRow(
   options: ProfileUpsertOptions,
   at: number,
   memo: JsonMemo,
-): void {
+): number {
   const insert = statement(INSERT_PROFILE);
+  let skipped = 0;
   const p: unknown[] = [projectId, '', null, '{}', 'subscribed', '[]', at, at];
   for (const row of rows) {
     const fields = newProfile(row);
@@ -372,6 +421,7 @@ function upsertRowByRow(
       row,
       options,
     );
+    skipped += next.skippedTraits;
     if (next.changed) {
       statement(UPDATE_PROFILE).run(
         next.name,
@@ -383,6 +433,7 @@ function upsertRowByRow(
       );
     }
   }
+  return skipped;
 }
 
 /** True for null, undefined, `{}` and `[]`. */
