@@ -7,11 +7,15 @@
  * - the time until every run's message is sent (claims, the send path's accept, the fenced write, the
  *   delivery);
  * - the broadcast's rate alone (measured before and after, the mean of both) and beside the due runs;
- * - peak RSS after each size: sizes go up, so a flat figure means memory does not grow with runs.
+ * - memory per size: the JS heap still used after a full GC at the round's end (what the engine keeps),
+ *   the round's own peak RSS (sampled every 100 ms), the process's peak RSS so far (sizes go up, so a flat
+ *   figure means memory does not grow with runs), and the SQLite file's size (its page cache, 64 MiB a
+ *   connection, fills as the file grows, up to that bound);
+ * - the workflow's step counts (`automations.stats`: counters, no run read) and how long reading them took.
  *
  * BENCH_AUTOMATION_SIZES: comma-separated N (default 10000,100000). BENCH_BROADCAST: B (default 20000).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -77,8 +81,41 @@ async function broadcast(mailroom: Mailroom, secret: string, b: number, tag: str
   }
 }
 
+/** Samples RSS every 100 ms until stopped; the highest sample, MiB. */
+function rssSampler() {
+  let peak = process.memoryUsage.rss();
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage.rss());
+  }, 100);
+  return () => {
+    clearInterval(timer);
+    return Math.round(Math.max(peak, process.memoryUsage.rss()) / 2 ** 20);
+  };
+}
+
+/** The JS heap in use after a full GC, MiB (the bench runs with `--expose-gc`). */
+function heapAfterGcMiB(): number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  gc?.();
+  return Math.round(process.memoryUsage().heapUsed / 2 ** 20);
+}
+
+/** The SQLite file and its WAL, MiB. */
+function fileMiB(path: string): number {
+  const size = (p: string) => {
+    try {
+      return statSync(p).size;
+    } catch {
+      return 0;
+    }
+  };
+  return Math.round((size(path) + size(`${path}-wal`)) / 2 ** 20);
+}
+
 async function round(n: number) {
   const dir = mkdtempSync(join(tmpdir(), 'mailroom-bench-automations-'));
+  const roundPeak = rssSampler();
   const clock = manualClock(new Date('2031-01-01T00:00:00.000Z'));
   const { transport, counts } = countingTransport();
   const mailroom = createMailroom({
@@ -97,7 +134,7 @@ async function round(n: number) {
       subject: 'Hello {{ event.n }}',
       source: 'Hi {{ contact.address }}',
     });
-    await mailroom.automations.create(
+    const { id: workflowId } = await mailroom.automations.create(
       secret,
       workflow('Later').on('joined').wait('1h').send({ template: 'hello', sender: SENDER }).build(),
     );
@@ -146,6 +183,13 @@ async function round(n: number) {
     const alone = (aloneBefore + aloneAfter) / 2;
     const beside = BROADCAST / broadcastSeconds;
     if (counts.message !== n) throw new Error(`sent ${counts.message} run messages of ${n}`);
+    const read = performance.now();
+    const stats = await mailroom.automations.stats(secret, workflowId);
+    const statsMs = Number((performance.now() - read).toFixed(1));
+    const steps = stats.steps.map((s) => `${s.id}: ${s.entered}/${s.waiting}/${s.passed}/${s.exited}`);
+    if (stats.steps.some((s) => s.entered !== n || s.passed !== n)) {
+      throw new Error(`step counts ${steps.join(', ')} for ${n} runs`);
+    }
     return {
       trackPerSecond,
       runsSentSeconds: Number(runsSeconds.toFixed(1)),
@@ -154,8 +198,13 @@ async function round(n: number) {
       broadcastAloneBeforeAfter: [Math.round(aloneBefore), Math.round(aloneAfter)],
       broadcastBesideRunsPerSecond: Math.round(beside),
       broadcastKeeps: `${Math.round((beside / alone) * 100)} %`,
+      stepCounts: `${steps.join(', ')} (entered/waiting/passed/exited), read in ${statsMs} ms`,
+      heapAfterGcMiB: heapAfterGcMiB(),
+      databaseMiB: fileMiB(join(dir, 'mailroom.db')),
+      roundPeakRssMiB: roundPeak(),
     };
   } finally {
+    roundPeak();
     await mailroom.close();
     rmSync(dir, { recursive: true, force: true });
   }

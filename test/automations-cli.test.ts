@@ -89,6 +89,13 @@ describe('automations from the CLI, on the database and through mailroom serve',
     const runs = await remote(['automation', 'runs', id, '--status', 'active']);
     expect(runs.out).toMatch(/ann@example\.test\tactive\tat step-2 until/);
     expect((await remote(['automations'])).out).toBe((await local(['automations'])).out);
+    // Runs per step: the send passed, the wait entered and waiting; the same on the database and remote.
+    const stats = await remote(['automation', 'stats', id]);
+    expect(stats.code, stats.err).toBe(0);
+    expect(stats.out).toContain('step\ttype\tentered\twaiting\tpassed\texited');
+    expect(stats.out).toContain('hello\tsend\t1\t0\t1\t0');
+    expect(stats.out).toContain('step-2\twait\t1\t1\t0\t0');
+    expect((await local(['automation', 'stats', id])).out).toBe(stats.out);
 
     expect((await remote(['automation', 'pause', id])).out).toContain(`Paused workflow ${id}.`);
     expect((await local(['automation', 'resume', id])).out).toContain(`Resumed workflow ${id}.`);

@@ -143,6 +143,95 @@ describe('automations over HTTP', () => {
     expect((await api('GET', `/automations/${id}`)).status).toBe(404);
   });
 
+  it('counts the runs entered, waiting, passed and exited at each step (GET /automations/{id}/stats, the client)', async () => {
+    const branching = {
+      name: 'Trial',
+      trigger: { event: 'trial' },
+      exitOn: ['paid'],
+      steps: [
+        {
+          id: 'check',
+          type: 'condition',
+          if: { property: 'plan', op: 'equals', value: 'pro' },
+          onTrue: 'hello',
+          onFalse: 'later',
+        },
+        { id: 'hello', type: 'send', template: 'welcome', sender: 'team@acme.test' },
+        { id: 'later', type: 'wait', duration: '1d' },
+        { id: 'tips', type: 'send', template: 'welcome', sender: 'team@acme.test' },
+      ],
+    };
+    const id = ((await api('POST', '/automations', branching)).json.data.workflow as { id: string }).id;
+    const stats = async () => {
+      const answer = await api('GET', `/automations/${id}/stats`);
+      expect(answer.status).toBe(200);
+      const data = answer.json.data.stats as { workflow: string; steps: Array<Record<string, unknown>> };
+      expect(data.workflow).toBe(id);
+      return Object.fromEntries(
+        data.steps.map((s) => [s.id, [s.type, s.entered, s.waiting, s.passed, s.exited].join(' ')]),
+      );
+    };
+    for (const [contact, plan] of [
+      ['pro@example.test', 'pro'],
+      ['free@example.test', 'free'],
+      ['payer@example.test', 'free'],
+    ]) {
+      await api('POST', '/events/track', {
+        event: 'trial',
+        contact,
+        id: `trial-${contact}`,
+        properties: { plan },
+      });
+    }
+    expect(await stats()).toEqual({
+      check: 'condition 3 3 0 0',
+      hello: 'send 0 0 0 0',
+      later: 'wait 0 0 0 0',
+      tips: 'send 0 0 0 0',
+    });
+    // The condition, the pro's send and the three waits: moves of steps walked in one claim count too.
+    await mailroom.automations.runDue();
+    expect(await stats()).toEqual({
+      check: 'condition 3 0 3 0',
+      hello: 'send 1 0 1 0',
+      later: 'wait 3 3 0 0',
+      tips: 'send 0 0 0 0',
+    });
+    // An exit event ends one run where it waits.
+    await api('POST', '/events/track', { event: 'paid', contact: 'payer@example.test', id: 'paid-1' });
+    await mailroom.automations.runDue();
+    clock.advance(2 * 86_400_000);
+    await mailroom.automations.runDue();
+    const done = {
+      check: 'condition 3 0 3 0',
+      hello: 'send 1 0 1 0',
+      later: 'wait 3 0 2 1',
+      tips: 'send 2 0 2 0',
+    };
+    expect(await stats()).toEqual(done);
+    // The typed client, and another project's key (404).
+    const client = createMailroomClient({ url: server.url, key: secret });
+    const { stats: typed } = await client.automations.stats(id);
+    expect(typed.steps.find((s) => s.id === 'later')).toEqual({
+      id: 'later',
+      type: 'wait',
+      entered: 3,
+      waiting: 0,
+      passed: 2,
+      exited: 1,
+    });
+    expect((await api('GET', `/automations/${id}/stats`, undefined, otherSecret)).status).toBe(404);
+    // A new version without `hello`: its counts stay, listed after the current steps (type null).
+    await api('PUT', `/automations/${id}`, {
+      ...branching,
+      steps: branching.steps
+        .filter((s) => s.id !== 'hello')
+        .map((s) => (s.id === 'check' ? { ...s, onTrue: 'tips' } : s)),
+    });
+    expect(Object.keys(await stats())).toEqual(['check', 'later', 'tips', 'hello']);
+    expect((await stats()).hello).toBe(' 1 0 1 0');
+  });
+
   it('the typed client tracks events and manages workflows', async () => {
     const client = createMailroomClient({ url: server.url, key: secret });
     const { workflow: created } = await client.automations.create({ ...definition, name: 'Client' });

@@ -129,6 +129,29 @@ describe('dashboard: automations', () => {
     ]).toEqual(['0', '0', '2', '0']);
     const end = page.locator('svg [data-step="end"]');
     expect([await end.getAttribute('data-done'), await end.getAttribute('data-exited')]).toEqual(['0', '1']);
+    // Per step, the runs that entered, passed and exited it (Cy's run ended at the first wait).
+    const moves = async (step: string) => {
+      const box = page.locator(`svg [data-step="${step}"]`);
+      return [
+        await box.getAttribute('data-entered'),
+        await box.getAttribute('data-passed'),
+        await box.getAttribute('data-exited'),
+      ];
+    };
+    expect({
+      'first-wait': await moves('first-wait'),
+      nudge: await moves('nudge'),
+      'wait-order': await moves('wait-order'),
+      'last-call': await moves('last-call'),
+    }).toEqual({
+      'first-wait': ['3', '2', '1'],
+      nudge: ['2', '2', '0'],
+      'wait-order': ['2', '0', '0'],
+      'last-call': ['0', '0', '0'],
+    });
+    expect(await page.locator('svg [data-step="first-wait"]').textContent()).toContain(
+      'entered 3 · passed 2 · exited 1',
+    );
     // The branch that leaves the line (order placed: the end) is drawn and labelled.
     expect(await svg.textContent()).toContain('onEvent');
     expect(await svg.textContent()).toContain('wait for order.placed up to 24h');

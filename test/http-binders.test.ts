@@ -269,6 +269,7 @@ describe.each([
         '/automations/{id}/pause',
         '/automations/{id}/resume',
         '/automations/{id}/runs',
+        '/automations/{id}/stats',
         '/broadcasts',
         '/broadcasts/{ref}',
         '/broadcasts/{ref}/pause',

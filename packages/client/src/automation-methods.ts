@@ -34,6 +34,8 @@ export interface AutomationMethods {
     query?: OperationQuery<'listWorkflowRuns'>,
     options?: CallOptions,
   ): Promise<OperationResult<'listWorkflowRuns'>>;
+  /** `GET /automations/{id}/stats`: runs entered, waiting, passed and exited at each step. */
+  stats(id: string, options?: CallOptions): Promise<OperationResult<'getWorkflowStats'>>;
 }
 
 /** The automation methods over `api`. */
@@ -57,5 +59,6 @@ export function automationMethods(api: Client<paths>, { init, dataOf }: ClientHe
           ...init(call),
         }),
       ),
+    stats: (value, call) => dataOf(api.GET('/automations/{id}/stats', { params: id(value), ...init(call) })),
   };
 }

@@ -22,6 +22,7 @@ import type {
   SenderRecord,
   SignupRecord,
   SourceJobRecord,
+  StepCounts,
   SuppressionRecord,
   TemplateRecord,
   TopicRecord,
@@ -111,6 +112,8 @@ export interface State {
     events: Map<string, AutomationEventRecord>;
     runs: Map<string, MemoryRun>;
     entries: Set<string>;
+    /** Per workflow id, its step counters (`countSteps`). */
+    steps: Map<string, Map<string, StepCounts>>;
   };
   /** Signup forms by ref and signups by id, with the id of each key(key(projectId, formRef), address). */
   signup: {
@@ -170,6 +173,7 @@ export function emptyState(): State {
       events: new Map(),
       runs: new Map(),
       entries: new Set(),
+      steps: new Map(),
     },
   };
 }

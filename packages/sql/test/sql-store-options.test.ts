@@ -117,6 +117,7 @@ describe('sqlStore options', () => {
       { name: '028_open_broadcasts' },
       { name: '029_received_mail' },
       { name: '030_unsubscribed_folded' },
+      { name: '032_step_counts' },
     ]);
   });
 

@@ -1,5 +1,13 @@
 import type { MailroomClient, Schemas } from '@mailroom/client';
-import type { AuthContext, Mailroom, RunStatus, RunView, TrackResult, WorkflowView } from '@mailroom/core';
+import type {
+  AuthContext,
+  Mailroom,
+  RunStatus,
+  RunView,
+  TrackResult,
+  WorkflowStats,
+  WorkflowView,
+} from '@mailroom/core';
 
 /**
  * Tracked events, workflows and their runs of one project (issue 39), on this machine's database or
@@ -20,6 +28,7 @@ export interface AutomationOperations {
   resume(id: string): Promise<WorkflowView>;
   remove(id: string): Promise<void>;
   runs(id: string, page: { status?: RunStatus; after?: string; limit?: number }): Promise<RunView[]>;
+  stats(id: string): Promise<WorkflowStats>;
 }
 
 /** The engine's own calls for the project of `auth`. */
@@ -35,6 +44,7 @@ export function localAutomations(mailroom: Mailroom, auth: AuthContext): Automat
     resume: (id) => a.resume(auth, id),
     remove: (id) => a.delete(auth, id),
     runs: (id, page) => a.runs(auth, id, page),
+    stats: (id) => a.stats(auth, id),
   };
 }
 
@@ -68,6 +78,11 @@ export function remoteAutomations(
           })
         ).runs.map(runView),
       ),
+    stats: (id) =>
+      call(async () => {
+        const { stats } = await c.stats(id);
+        return { ...stats, steps: stats.steps.map((s) => ({ ...s, type: s.type ?? null })) };
+      }),
   };
 }
 

@@ -181,6 +181,35 @@ ${COMMON_HELP}`,
   },
 };
 
+/** `mailroom automation stats ID`: runs entered, waiting, passed and exited at each step. */
+export const automationStatsCommand: Command = {
+  name: 'automation stats',
+  summary: "A workflow's runs per step: entered, waiting, passed, exited",
+  help: `Usage: mailroom automation stats --project ID WORKFLOW [--json]
+
+Read from counters the store keeps with the runs' moves (no run is read). A step only an earlier
+version has is listed after the current version's steps, its type "-".
+
+Options:
+${COMMON_HELP}`,
+  flags: FLAGS,
+  positionals: { min: 1, max: 1, names: 'the WORKFLOW id' },
+  run: async (args, io) => {
+    const id = args.positionals[0] ?? '';
+    const stats = await withAdmin(args, io, (admin) => admin.automations.stats(id));
+    if (args.flag('json')) {
+      printJson(io, stats);
+      return EXIT_OK;
+    }
+    println(io.stdout, `${stats.workflow}	v${stats.version}`);
+    println(io.stdout, 'step	type	entered	waiting	passed	exited');
+    for (const s of stats.steps) {
+      println(io.stdout, `${s.id}	${s.type ?? '-'}	${s.entered}	${s.waiting}	${s.passed}	${s.exited}`);
+    }
+    return EXIT_OK;
+  },
+};
+
 /** Every automation command, in the order `mailroom --help` lists them. */
 export const AUTOMATION_COMMANDS: readonly Command[] = [
   trackCommand,
@@ -191,6 +220,7 @@ export const AUTOMATION_COMMANDS: readonly Command[] = [
   actionCommand('resume', 'Resume a paused workflow'),
   actionCommand('delete', 'Delete a workflow: its runs end'),
   automationRunsCommand,
+  automationStatsCommand,
 ];
 
 function propertiesOf(args: ParsedArgs): Record<string, unknown> | undefined {

@@ -52,6 +52,32 @@ export interface WorkflowView {
   updatedAt: Date;
 }
 
+/** One step's runs (`automations.stats`), counted over the workflow's life. */
+export interface StepStats {
+  /** The step's id. */
+  id: string;
+  /** Its type in the current version; null for a step only an earlier version has. */
+  type: string | null;
+  /** Runs that arrived at it (a run's start counts at its first step). */
+  entered: number;
+  /** Runs at it now. */
+  waiting: number;
+  /** Runs that moved on from it (to the next step, or completed). */
+  passed: number;
+  /** Runs that ended at it: an exit step or event, a failure, the workflow deleted, the contact erased. */
+  exited: number;
+}
+
+/** A workflow's runs per step (`automations.stats`), read from the store's counters (no run is read). */
+export interface WorkflowStats {
+  /** `wf_…` */
+  workflow: string;
+  /** The current version. */
+  version: number;
+  /** The current version's steps in order, then steps of earlier versions that runs reached. */
+  steps: StepStats[];
+}
+
 /** A run as the API shows it. */
 export interface RunView {
   /** `run_…` */
@@ -88,6 +114,8 @@ export interface MailroomAutomations {
   resume(auth: string | AuthContext, id: string): Promise<WorkflowView>;
   /** Delete a workflow: its runs end (`workflow-deleted`) at the next poll. */
   delete(auth: string | AuthContext, id: string): Promise<void>;
+  /** A workflow's runs per step: entered, waiting, passed (done), exited. */
+  stats(auth: string | AuthContext, id: string): Promise<WorkflowStats>;
   /** A workflow's runs, newest first. */
   runs(
     auth: string | AuthContext,

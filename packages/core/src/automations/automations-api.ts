@@ -6,9 +6,15 @@ import type { BaseContext } from '../context/base-context.js';
 import type { ResolveAuth } from '../context/capability.js';
 import { authenticateSecret, isAuthContext } from '../keys/authenticate.js';
 import { validationError } from '../request/index.js';
-import type { RunRecord, WorkflowRecord } from '../store/automation-records.js';
+import type { RunRecord, StepCounts, WorkflowRecord } from '../store/automation-records.js';
 import type { AutomationEvents } from './automation-events.js';
-import type { AutomationsFacade, RunView, TrackOptions, WorkflowView } from './automation-types.js';
+import type {
+  AutomationsFacade,
+  RunView,
+  TrackOptions,
+  WorkflowStats,
+  WorkflowView,
+} from './automation-types.js';
 import type { RunWorker } from './run-worker.js';
 import { trackEvent } from './track-event.js';
 import { parseWorkflow, type WorkflowDefinition } from './workflow-schema.js';
@@ -191,6 +197,15 @@ export function createAutomationsApi(
         await store.setWorkflowStatus(projectId, id, 'deleted', clock.now());
       },
 
+      async stats(auth, id) {
+        const workflow = await find(await projectOf(auth), id);
+        return workflowStats(
+          workflow,
+          await definitionOf(store, workflow.id, workflow.version),
+          await store.countSteps(workflow.projectId, workflow.id),
+        );
+      },
+
       async runs(auth, id, page = {}) {
         const projectId = await projectOf(auth);
         await find(projectId, id);
@@ -204,6 +219,30 @@ export function createAutomationsApi(
 
       runDue: () => worker.runDue(),
     },
+  };
+}
+
+/** The current version's steps in order with their counts, then the steps only earlier versions have. */
+function workflowStats(
+  workflow: WorkflowRecord,
+  definition: WorkflowDefinition,
+  counts: Record<string, StepCounts>,
+): WorkflowStats {
+  const row = (id: string, type: string | null): WorkflowStats['steps'][number] => {
+    const { entered = 0, passed = 0, exited = 0 } = counts[id] ?? {};
+    return { id, type, entered, waiting: Math.max(entered - passed - exited, 0), passed, exited };
+  };
+  const current = new Set(definition.steps.map((s) => s.id));
+  return {
+    workflow: workflow.id,
+    version: workflow.version,
+    steps: [
+      ...definition.steps.map((s) => row(s.id, s.type)),
+      ...Object.keys(counts)
+        .filter((id) => !current.has(id))
+        .sort()
+        .map((id) => row(id, null)),
+    ],
   };
 }
 

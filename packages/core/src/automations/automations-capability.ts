@@ -27,6 +27,7 @@ export const automationsCapability: Capability<AutomationsEngineOptions, Automat
     'getRun',
     'listRuns',
     'countRuns',
+    'countSteps',
     'eraseAutomationContact',
   ),
   create({ ctx, resolveAuth, send }, options) {

@@ -1,6 +1,6 @@
 import type { BaseContext } from '../context/base-context.js';
 import type { EventRecord, EventType } from '../store/event-records.js';
-import { AUTOMATION_TAG } from './run-steps.js';
+import { AUTOMATION_TAG } from './step-send.js';
 import { trackEvent } from './track-event.js';
 import { definitionOf } from './workflow-versions.js';
 

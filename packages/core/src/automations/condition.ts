@@ -10,7 +10,7 @@ export function evaluateCondition(
   traits: Record<string, unknown>,
   properties: Record<string, unknown>,
 ): boolean {
-  // A condition on a message is read from its events by the run (run-steps.ts), never here.
+  // A condition on a message is read from its events by the run (step-condition.ts), never here.
   if (condition.message !== undefined) return false;
   const source = condition.trait === undefined ? properties : traits;
   const value = read(source, (condition.trait ?? condition.property) as string);

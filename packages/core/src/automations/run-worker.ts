@@ -5,15 +5,24 @@ import { createBuiltinTriggers } from './builtin-triggers.js';
 import { type RunParts, runClaimed } from './run-steps.js';
 
 /**
- * The one member of the delivery loop's `delivery` event the run worker reads (the layers keep
- * automations from importing the delivery loop; the hub is shared).
+ * The members of the delivery loop's events the run worker reads (the layers keep automations from
+ * importing the delivery loop; the hub is shared): a broadcast's outcome, and the claim of a broadcast's
+ * deliveries, which comes before the first outcome.
  */
-interface DeliveryOutcomeSeen {
+interface BroadcastSeen {
   delivery: (event: { kind: string }) => void;
+  'broadcast:claimed': (event: { count: number }) => void;
 }
 
-/** How long after this process's last broadcast outcome the run worker still yields to broadcasts. */
+/** How long after this process's last broadcast claim or outcome the run worker still yields to broadcasts. */
 const BROADCAST_QUIET_MS = 2000;
+/**
+ * The first batch after the worker starts or found nothing due, and every batch while a broadcast
+ * sends: a batch in flight is not cut short, so a burst of due runs starts small (the delivery loop
+ * claims a waiting broadcast meanwhile, and the run worker yields from its first rest) and doubles up to
+ * `batchSize` while no broadcast is seen.
+ */
+const SMALL_BATCH = 10;
 
 /** The automations' worker: claims due runs with leases, as the delivery worker claims deliveries. */
 export interface RunWorker extends CapabilityTask {
@@ -37,12 +46,18 @@ export function createRunWorker(
   const share = Math.min(Math.max(options.shareBesideBroadcasts ?? 0.05, 0.01), 1);
   /** When this process last saw a broadcast delivery's outcome (wall clock: rests are real time). */
   let broadcastSeenAt = Number.NEGATIVE_INFINITY;
-  parts.ctx.events.view<DeliveryOutcomeSeen>().on('delivery', (event) => {
+  const seen = parts.ctx.events.view<BroadcastSeen>();
+  seen.on('delivery', (event) => {
     if (event.kind === 'broadcast') broadcastSeenAt = Date.now();
   });
+  seen.on('broadcast:claimed', () => {
+    broadcastSeenAt = Date.now();
+  });
+  const broadcastSending = () => share < 1 && Date.now() - broadcastSeenAt < BROADCAST_QUIET_MS;
   /** The rest after a batch that kept the worker busy `busyMs`: none unless a broadcast is sending. */
-  const restAfter = (busyMs: number): number =>
-    share < 1 && Date.now() - broadcastSeenAt < BROADCAST_QUIET_MS ? (busyMs * (1 - share)) / share : 0;
+  const restAfter = (busyMs: number): number => (broadcastSending() ? (busyMs * (1 - share)) / share : 0);
+  /** The background task's next batch size (see {@link SMALL_BATCH}). */
+  let ramp = Math.min(SMALL_BATCH, batchSize);
   let timer: ReturnType<typeof setTimeout> | undefined;
   let running: Promise<unknown> = Promise.resolve();
   let stopped = true;
@@ -50,9 +65,9 @@ export function createRunWorker(
   const builtins = createBuiltinTriggers(parts.ctx);
 
   /** The built-in events since the last look, then one claim and its runs; returns how many runs were claimed. */
-  async function once(): Promise<number> {
+  async function once(limit: number): Promise<number> {
     await builtins.poll();
-    const claimed = await store.claimRuns({ now: clock.now(), limit: batchSize, leaseMs });
+    const claimed = await store.claimRuns({ now: clock.now(), limit, leaseMs });
     await Promise.all(claimed.map((run) => runClaimed(parts, run)));
     return claimed.length;
   }
@@ -60,7 +75,7 @@ export function createRunWorker(
   async function runDue(): Promise<number> {
     let total = 0;
     for (;;) {
-      const n = await once();
+      const n = await once(batchSize);
       total += n;
       if (n === 0) return total;
     }
@@ -70,8 +85,12 @@ export function createRunWorker(
     if (stopped) return;
     timer = setTimeout(() => {
       const began = Date.now();
-      running = once().then(
-        (n) => schedule(Math.max(n >= batchSize ? 0 : pollMs, restAfter(Date.now() - began))),
+      const limit = broadcastSending() ? Math.min(SMALL_BATCH, batchSize) : ramp;
+      running = once(limit).then(
+        (n) => {
+          ramp = n >= limit ? Math.min(ramp * 2, batchSize) : Math.min(SMALL_BATCH, batchSize);
+          schedule(Math.max(n >= limit ? 0 : pollMs, restAfter(Date.now() - began)));
+        },
         (error: unknown) => {
           // An outage is logged once, when it starts and ends, by the watched store (context/store-health.ts).
           if (!isStoreOutage(error)) logger.error({ err: error }, 'automations: claiming due runs failed');

@@ -1,5 +1,6 @@
 import { isStoreOutage } from '../base/errors.js';
 import type { ClaimedDelivery } from '../store/records.js';
+import type { DeliveryEvents } from './delivery-events.js';
 import type { DeliveryPipeline } from './delivery-pipeline.js';
 import { renewLeasesEvery } from './lease-renewal.js';
 import type { MailingSettler } from './mailing-settle.js';
@@ -45,6 +46,10 @@ export function createClaimedBatches(parts: ClaimedBatchesParts): ClaimedBatches
   async function claim(limit: number): Promise<ClaimedBatch | undefined> {
     const claimed = await store.claimDeliveries({ now: clock.now(), limit, leaseMs: opts.leaseMs });
     if (claimed.length === 0) return undefined;
+    const broadcast = claimed.reduce((n, d) => (d.priority === 0 ? n : n + 1), 0);
+    const events = ctx.events.view<DeliveryEvents>();
+    if (broadcast > 0 && events.has('broadcast:claimed'))
+      events.emit('broadcast:claimed', { count: broadcast });
     const done = deliverClaimed(claimed).catch((error: unknown) => {
       if (isStoreOutage(error)) return;
       logger.error(

@@ -49,6 +49,11 @@ export interface DeliveryEvents {
      */
     refusal?: InboundSignalKind | null;
   }) => void;
+  /**
+   * This process's worker claimed deliveries of a broadcast (before sending them): what yields to
+   * broadcasts (the automations' run worker) knows of one before its first outcome.
+   */
+  'broadcast:claimed': (event: { count: number }) => void;
   /** This process's worker expanded and committed one page of a source (audience group, CSV file). */
   'source:page': (event: SourcePageEvent) => void;
   /** A mailing became completed. */

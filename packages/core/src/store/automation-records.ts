@@ -110,6 +110,29 @@ export interface RunAdvance {
   endedAt: Date | null;
 }
 
+/** What a run did at a step: arrived (`entered`), moved on (`passed`), or ended there (`exited`). */
+export type StepMoveKind = 'entered' | 'passed' | 'exited';
+
+/** One move of a run at a step, counted by the store in the same write as the run's new place. */
+export interface StepMove {
+  /** The step's id. */
+  step: string;
+  kind: StepMoveKind;
+}
+
+/**
+ * A step's counts of runs, over the workflow's life (every version; a step is named by its id): kept by
+ * the store as counters written with each run's moves, so reading them scans no run.
+ */
+export interface StepCounts {
+  /** Runs that arrived at the step (a run's start counts at its first step). */
+  entered: number;
+  /** Runs that moved on from it (to the next step, or to the end: completed). */
+  passed: number;
+  /** Runs that ended there: an exit step or event, a failure, the workflow deleted, the contact erased. */
+  exited: number;
+}
+
 /** Counts of a workflow's runs per step (active runs) and per end. */
 export interface RunCounts {
   /** Active runs at each step id. */

@@ -4,6 +4,8 @@ import type {
   RunAdvance,
   RunCounts,
   RunRecord,
+  StepCounts,
+  StepMove,
   WorkflowRecord,
   WorkflowStatus,
   WorkflowVersionRecord,
@@ -66,7 +68,8 @@ export interface AutomationStore {
    * `withTransaction`): nothing is written, and `recorded` is false, when the project already has an event
    * with this id. A run whose (workflow, contact, entry key) is taken is skipped, never an error, even
    * under concurrent calls. Every other active run of the contact that `listens` to the event's name is
-   * woken: made due at the event's time, and its wake count raised. Returns the runs it started.
+   * woken: made due at the event's time, and its wake count raised. Each started run counts as `entered`
+   * at its step (`countSteps`), in the same transaction. Returns the runs it started.
    */
   trackEvent(write: TrackWrite): Promise<{ recorded: boolean; started: RunRecord[] }>;
   /** The contact's events named in `names` at or after `since`, by time (then id), at most `limit`. */
@@ -88,14 +91,15 @@ export interface AutomationStore {
    * Write a run's next state, fenced: only if it still holds `leaseToken`. `release`: give the lease up
    * (else keep it, to run the next step). A wake since the claim (the wake count is no longer `wakeSeq`)
    * keeps the run due at once instead of at `advance.dueAt`, so no wake is lost. An ended run whose entry
-   * key was `active` gets its id as the key (one-at-a-time frees the slot). Returns false, writing
-   * nothing (its `outbox` rows neither), for a stale token.
+   * key was `active` gets its id as the key (one-at-a-time frees the slot). `moves` are added to the
+   * workflow's step counters (`countSteps`) in the same transaction. Returns false, writing nothing (its
+   * `outbox` rows and moves neither), for a stale token.
    */
   advanceRun(
     runId: string,
     leaseToken: number,
     advance: RunAdvance,
-    options: { release: boolean; wakeSeq: number; now: Date },
+    options: { release: boolean; wakeSeq: number; now: Date; moves?: readonly StepMove[] },
     outbox?: OutboxWrite,
   ): Promise<boolean>;
   /** A run of the project. */
@@ -108,9 +112,15 @@ export interface AutomationStore {
   ): Promise<RunRecord[]>;
   /**
    * Erase a contact from automations (a data-subject erasure): delete its tracked events and its runs,
-   * active ones included, in one transaction. Returns how many rows went.
+   * active ones included, in one transaction; an active run erased counts as `exited` at its step
+   * (`countSteps`). Returns how many rows went.
    */
   eraseAutomationContact(projectId: string, contact: string): Promise<number>;
   /** Counts of a workflow's runs: active ones per step, and by status. */
   countRuns(projectId: string, workflowId: string): Promise<RunCounts>;
+  /**
+   * A workflow's counts per step id (steps no run reached are absent), read from counters the store
+   * keeps with the runs' writes (`trackEvent`, `advanceRun`, `eraseAutomationContact`): no run is read.
+   */
+  countSteps(projectId: string, workflowId: string): Promise<Record<string, StepCounts>>;
 }

@@ -360,4 +360,83 @@ export function describeAutomations(ctx: StoreSuiteContext): void {
     });
     expect(await ctx.store.getRun(other.id, runs[0]?.id as string)).toBeUndefined();
   });
+
+  it('counts runs per step: entered with the run’s start, its moves with its fenced writes, an erased active run as exited', async () => {
+    const { project, workflow } = await seedWorkflow();
+    const { project: other } = await seedProject(ctx.store);
+    const runs = addresses(4).map((c) => makeRun(workflow, c));
+    for (const run of runs) await start(run);
+    // A repeated start (its entry key taken) counts nothing.
+    await ctx.store.trackEvent({
+      event: makeAutomationEvent(project.id, runs[0]?.contact as string),
+      runs: [
+        { run: { ...makeRun(workflow, runs[0]?.contact as string), entryKey: runs[0]?.entryKey as string } },
+      ],
+    });
+    expect(await ctx.store.countSteps(project.id, workflow.id)).toEqual({
+      a: { entered: 4, passed: 0, exited: 0 },
+    });
+    const claimed = await ctx.store.claimRuns({ now: testTime(1), limit: 10, leaseMs: 60_000 });
+    expect(claimed).toHaveLength(4);
+    const [one, two, three] = claimed.sort((x, y) => (x.id < y.id ? -1 : 1));
+    if (!one || !two || !three) throw new Error('claimed fewer runs');
+    const opts = (run: typeof one, moves: Parameters<typeof ctx.store.advanceRun>[3]['moves']) => ({
+      release: true,
+      wakeSeq: run.wakeSeq,
+      now: testTime(2),
+      moves,
+    });
+    // a -> b -> c in one write; another a -> b; a third exits at a.
+    const toC = advanceOf(one, { step: 'c' });
+    const aToB = [
+      { step: 'a', kind: 'passed' },
+      { step: 'b', kind: 'entered' },
+    ] as const;
+    const bToC = [
+      { step: 'b', kind: 'passed' },
+      { step: 'c', kind: 'entered' },
+    ] as const;
+    expect(await ctx.store.advanceRun(one.id, one.leaseToken, toC, opts(one, [...aToB, ...bToC]))).toBe(true);
+    expect(
+      await ctx.store.advanceRun(two.id, two.leaseToken, advanceOf(two, { step: 'b' }), opts(two, aToB)),
+    ).toBe(true);
+    const exited = advanceOf(three, {
+      status: 'exited',
+      step: null,
+      dueAt: null,
+      endReason: 'exit-step',
+      endedAt: testTime(2),
+    });
+    expect(
+      await ctx.store.advanceRun(
+        three.id,
+        three.leaseToken,
+        exited,
+        opts(three, [{ step: 'a', kind: 'exited' }]),
+      ),
+    ).toBe(true);
+    // A stale token writes no move.
+    expect(
+      await ctx.store.advanceRun(
+        three.id,
+        three.leaseToken,
+        exited,
+        opts(three, [{ step: 'a', kind: 'exited' }]),
+      ),
+    ).toBe(false);
+    expect(await ctx.store.countSteps(project.id, workflow.id)).toEqual({
+      a: { entered: 4, passed: 2, exited: 1 },
+      b: { entered: 2, passed: 1, exited: 0 },
+      c: { entered: 1, passed: 0, exited: 0 },
+    });
+    // Erasing the contact of the run at b: exited at b; an ended run's erasure changes no count.
+    expect(await ctx.store.eraseAutomationContact(project.id, two.contact)).toBeGreaterThan(0);
+    expect(await ctx.store.eraseAutomationContact(project.id, three.contact)).toBeGreaterThan(0);
+    expect(await ctx.store.countSteps(project.id, workflow.id)).toEqual({
+      a: { entered: 4, passed: 2, exited: 1 },
+      b: { entered: 2, passed: 1, exited: 1 },
+      c: { entered: 1, passed: 0, exited: 0 },
+    });
+    expect(await ctx.store.countSteps(other.id, workflow.id)).toEqual({});
+  });
 }

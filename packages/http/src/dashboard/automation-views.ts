@@ -57,8 +57,9 @@ export async function workflowView(
     | RunStatus
     | undefined;
   const after = q.get('after') || undefined;
-  const [workflow, runs] = await Promise.all([
+  const [workflow, stats, runs] = await Promise.all([
     mailroom.automations.get(auth, id),
+    mailroom.automations.stats(auth, id),
     mailroom.automations.runs(auth, id, {
       limit: RUNS_PER_PAGE + 1,
       ...(status ? { status } : {}),
@@ -66,7 +67,7 @@ export async function workflowView(
     }),
   ]);
   const shown = runs.slice(0, RUNS_PER_PAGE);
-  return workflowPage(ctx, workflow, {
+  return workflowPage(ctx, workflow, stats, {
     runs: shown,
     status,
     after,

@@ -2,15 +2,22 @@
  * A workflow drawn as its steps (issue 39), on the server as inline SVG like the activity charts: no
  * script, no library, presentation attributes only (nothing the page's Content-Security-Policy must
  * allow). The trigger on top, one box per step in the definition's order with the runs waiting there,
- * the end at the bottom with the runs that completed and exited. An edge to the box right below is a
+ * and, given the workflow's step counts, the runs that entered, passed and exited it; the end at the bottom
+ * with the runs that completed and exited. An edge to the box right below is a
  * straight arrow; a branch that jumps is drawn on the right, labelled with its field (`onTimeout`, ...).
  * Every text goes through `html`, so step ids, events and template refs are escaped.
  */
-import { type RunCounts, stepBranches, type WorkflowDefinition, type WorkflowStep } from '@mailroom/core';
+import {
+  type RunCounts,
+  type StepStats,
+  stepBranches,
+  type WorkflowDefinition,
+  type WorkflowStep,
+} from '@mailroom/core';
 import { html, type SafeHtml } from '../pages/html.js';
 
 const BOX_W = 340;
-const BOX_H = 50;
+const BOX_H = 64;
 const GAP = 30;
 const LEFT = 10;
 const LANE = 16;
@@ -52,8 +59,16 @@ function conditionText(c: Record<string, unknown>): string {
   return `${subject} ${String(c.op ?? '')}${value}`.trim();
 }
 
-/** The diagram of `definition` with the runs of `counts`; the `<svg>` carries `data-step-*` for tests. */
-export function workflowDiagram(definition: WorkflowDefinition, counts: RunCounts): SafeHtml {
+/**
+ * The diagram of `definition` with the runs of `counts` and, per step, of `stats` (the workflow's step
+ * counts); the `<svg>` carries `data-step-*` for tests.
+ */
+export function workflowDiagram(
+  definition: WorkflowDefinition,
+  counts: RunCounts,
+  stats: readonly StepStats[] = [],
+): SafeHtml {
+  const statsOf = new Map(stats.map((s) => [s.id, s]));
   const steps = definition.steps;
   const row = (i: number) => TOP + i * (BOX_H + GAP);
   // Rows: 0 the trigger, 1..n the steps, n+1 the end.
@@ -96,8 +111,11 @@ export function workflowDiagram(definition: WorkflowDefinition, counts: RunCount
     count: string,
     fill: string,
     attrs: SafeHtml | string = '',
+    moves = '',
   ) =>
-    html`<g ${attrs}><rect x="${LEFT}" y="${row(r)}" width="${BOX_W}" height="${BOX_H}" rx="7" fill="${fill}" stroke="#8a96a3"/><text x="${LEFT + 10}" y="${row(r) + 20}" font-size="13" font-weight="600" fill="#1d2125">${clip(title, 40)}</text><text x="${LEFT + 10}" y="${row(r) + 38}" font-size="11" fill="#5f6b76">${clip(detail, 52)}</text><text x="${LEFT + BOX_W - 10}" y="${row(r) + 20}" font-size="12" text-anchor="end" fill="#1d2125">${count}</text></g>`;
+    html`<g ${attrs}><rect x="${LEFT}" y="${row(r)}" width="${BOX_W}" height="${BOX_H}" rx="7" fill="${fill}" stroke="#8a96a3"/><text x="${LEFT + 10}" y="${row(r) + 20}" font-size="13" font-weight="600" fill="#1d2125">${clip(title, 40)}</text><text x="${LEFT + 10}" y="${row(r) + 38}" font-size="11" fill="#5f6b76">${clip(detail, 52)}</text><text x="${LEFT + BOX_W - 10}" y="${row(r) + 20}" font-size="12" text-anchor="end" fill="#1d2125">${count}</text>${
+      moves && html`<text x="${LEFT + 10}" y="${row(r) + 55}" font-size="11" fill="#1d2125">${moves}</text>`
+    }</g>`;
   const entered = counts.active + counts.completed + counts.exited;
   const boxes = [
     box(
@@ -109,13 +127,17 @@ export function workflowDiagram(definition: WorkflowDefinition, counts: RunCount
     ),
     ...steps.map((s, i) => {
       const waiting = counts.atStep[s.id] ?? 0;
+      const step = statsOf.get(s.id);
       return box(
         i + 1,
         s.id,
         stepSummary(s),
         `waiting ${waiting}`,
         waiting > 0 ? '#fff1d6' : '#ffffff',
-        html`data-step="${s.id}" data-waiting="${waiting}"`,
+        step
+          ? html`data-step="${s.id}" data-waiting="${waiting}" data-entered="${step.entered}" data-passed="${step.passed}" data-exited="${step.exited}"`
+          : html`data-step="${s.id}" data-waiting="${waiting}"`,
+        step ? `entered ${step.entered} · passed ${step.passed} · exited ${step.exited}` : '',
       );
     }),
     box(

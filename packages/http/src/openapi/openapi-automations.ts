@@ -90,11 +90,40 @@ export function automationSchemas(): JsonObject {
         endedAt: nullableDateTime,
       },
     ),
+    StepStats: object(['id', 'type', 'entered', 'waiting', 'passed', 'exited'], {
+      id: { type: 'string', description: "The step's id." },
+      type: {
+        ...nullableString,
+        description: 'Its type in the current version; null for a step only an earlier version has.',
+      },
+      entered: {
+        ...counts,
+        description: 'Runs that arrived at it (a run’s start counts at its first step).',
+      },
+      waiting: { ...counts, description: 'Runs at it now.' },
+      passed: { ...counts, description: 'Runs that moved on from it (to the next step, or completed).' },
+      exited: {
+        ...counts,
+        description:
+          'Runs that ended at it: an exit step or event, a failure, the workflow deleted, the contact erased.',
+      },
+    }),
+    WorkflowStats: object(['workflow', 'version', 'steps'], {
+      workflow: { type: 'string' },
+      version: { type: 'integer', description: 'The current version.' },
+      steps: {
+        type: 'array',
+        items: ref('StepStats'),
+        description:
+          'The current version’s steps in order, then steps of earlier versions that runs reached.',
+      },
+    }),
     TrackResponse: success(ref('TrackResult')),
     WorkflowsResponse: success(
       object(['workflows'], { workflows: { type: 'array', items: ref('Workflow') } }),
     ),
     WorkflowResponse: success(object(['workflow'], { workflow: ref('Workflow') })),
+    WorkflowStatsResponse: success(object(['stats'], { stats: ref('WorkflowStats') })),
     WorkflowDeletedResponse: success(object(['workflow'], { workflow: { type: 'string' } })),
     RunsResponse: success(
       object(['runs', 'nextCursor'], {
@@ -204,6 +233,16 @@ export function automationPaths(responses: (schema: string, description: string)
           { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
         ],
         responses: responses('RunsResponse', 'Runs'),
+      },
+    },
+    '/automations/{id}/stats': {
+      get: {
+        operationId: 'getWorkflowStats',
+        summary:
+          "A workflow's runs per step: entered, waiting, passed and exited, read from counters (no run is read); needs `read`",
+        tags,
+        parameters: [id, requestId],
+        responses: responses('WorkflowStatsResponse', 'Runs per step'),
       },
     },
   };

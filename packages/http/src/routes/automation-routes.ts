@@ -7,7 +7,13 @@ import type { RouteName } from './routes.js';
 /** The routes this module serves, all with a project key. */
 export type AutomationRouteName = Extract<
   RouteName,
-  'events-track' | 'automations' | 'automation' | 'automation-pause' | 'automation-resume' | 'automation-runs'
+  | 'events-track'
+  | 'automations'
+  | 'automation'
+  | 'automation-pause'
+  | 'automation-resume'
+  | 'automation-runs'
+  | 'automation-stats'
 >;
 
 const RUN_STATUSES: readonly RunStatus[] = ['active', 'completed', 'exited'];
@@ -16,7 +22,8 @@ const RUN_STATUSES: readonly RunStatus[] = ['active', 'completed', 'exited'];
  * Automations (issue 39): `POST /events/track` (an event of a contact: starts, wakes and ends runs; an `id`
  * makes a repeat a no-op), `GET/POST /automations` (workflows: list, create from a definition),
  * `GET/PUT/DELETE /automations/:id` (one workflow with its run counts per step; a new version; delete),
- * `POST /automations/:id/pause|resume` and `GET /automations/:id/runs` (`?status=&cursor=&limit=`). The
+ * `POST /automations/:id/pause|resume`, `GET /automations/:id/runs` (`?status=&cursor=&limit=`) and
+ * `GET /automations/:id/stats` (runs entered, waiting, passed and exited at each step). The
  * engine checks every body; a bad definition is 400 with issues naming its path.
  */
 export const AUTOMATION_ROUTES = {
@@ -75,6 +82,11 @@ export const AUTOMATION_ROUTES = {
     const size = n ?? 100;
     const next = runs.length === size ? (runs[runs.length - 1]?.id ?? null) : null;
     return successResponse(requestId, 'Runs', { runs, nextCursor: next });
+  },
+
+  async 'automation-stats'({ mailroom, auth, requestId, params }) {
+    const stats = await mailroom.automations.stats(auth, params.id ?? '');
+    return successResponse(requestId, 'Runs per step', { stats });
   },
 } satisfies Record<AutomationRouteName, (call: ProjectCall) => Promise<NeutralResponse>>;
 

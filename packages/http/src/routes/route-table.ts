@@ -251,6 +251,7 @@ export function createRouteTable(mailroom: Mailroom, settings: RouteTableSetting
     'automation-pause': projectRoute(AUTOMATION_ROUTES['automation-pause']),
     'automation-resume': projectRoute(AUTOMATION_ROUTES['automation-resume']),
     'automation-runs': projectRoute(AUTOMATION_ROUTES['automation-runs']),
+    'automation-stats': projectRoute(AUTOMATION_ROUTES['automation-stats']),
 
     forms: projectRoute(FORM_ROUTES.forms),
     form: projectRoute(FORM_ROUTES.form),

@@ -66,6 +66,7 @@ export type RouteName =
   | 'automation-pause'
   | 'automation-resume'
   | 'automation-runs'
+  | 'automation-stats'
   | 'inbound-routes'
   | 'inbound-route'
   | 'inbound-messages'
@@ -171,6 +172,7 @@ export const ROUTE_NAMES = Object.keys({
   'automation-pause': true,
   'automation-resume': true,
   'automation-runs': true,
+  'automation-stats': true,
   'inbound-routes': true,
   'inbound-route': true,
   'inbound-messages': true,
@@ -240,6 +242,7 @@ const AUTOMATION_PATH = /^\/automations\/([^/]+)$/;
 const AUTOMATION_PAUSE_PATH = /^\/automations\/([^/]+)\/pause$/;
 const AUTOMATION_RESUME_PATH = /^\/automations\/([^/]+)\/resume$/;
 const AUTOMATION_RUNS_PATH = /^\/automations\/([^/]+)\/runs$/;
+const AUTOMATION_STATS_PATH = /^\/automations\/([^/]+)\/stats$/;
 // Receiving (receiving-routes.ts): a route and a received message by id.
 const INBOUND_ROUTE_PATH = /^\/inbound\/routes\/([^/]+)$/;
 const INBOUND_MESSAGE_PATH = /^\/inbound\/messages\/([^/]+)$/;
@@ -271,6 +274,7 @@ const PARAM_ROUTES: ReadonlyArray<readonly [RegExp, RouteName, string, MethodAcc
   [AUTOMATION_PAUSE_PATH, 'automation-pause', 'id', FULL_POST],
   [AUTOMATION_RESUME_PATH, 'automation-resume', 'id', FULL_POST],
   [AUTOMATION_RUNS_PATH, 'automation-runs', 'id', READ],
+  [AUTOMATION_STATS_PATH, 'automation-stats', 'id', READ],
   [INBOUND_ROUTE_PATH, 'inbound-route', 'id', { DELETE: 'full' }],
   [INBOUND_MESSAGE_PATH, 'inbound-message', 'id', READ],
   [BROADCAST_STATUS_PATH, 'broadcast-status', 'ref', READ],

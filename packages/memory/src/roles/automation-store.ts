@@ -1,4 +1,4 @@
-import type { AutomationStore, ClaimedRun, RunRecord } from '@mailroom/core';
+import type { AutomationStore, ClaimedRun, RunRecord, StepMove } from '@mailroom/core';
 import { clone } from '../memory-copy.js';
 import type { MemoryRun, State } from '../memory-state.js';
 import { compare, exists, key } from '../memory-state.js';
@@ -15,6 +15,17 @@ export function memoryAutomationStore(db: () => State): AutomationStore {
   const plain = (r: MemoryRun): RunRecord => {
     const { leaseUntil: _l, leaseToken: _t, wakeSeq: _w, ...run } = r;
     return clone(run);
+  };
+
+  /** Adds moves to a workflow's step counters. */
+  const count = (workflowId: string, moves: readonly StepMove[]) => {
+    const steps = a().steps.get(workflowId) ?? new Map();
+    a().steps.set(workflowId, steps);
+    for (const { step, kind } of moves) {
+      const c = steps.get(step) ?? { entered: 0, passed: 0, exited: 0 };
+      c[kind] += 1;
+      steps.set(step, c);
+    }
   };
 
   return {
@@ -80,6 +91,7 @@ export function memoryAutomationStore(db: () => State): AutomationStore {
         s.entries.add(entryOf(run));
         s.runs.set(run.id, { ...clone(run), leaseUntil: 0, leaseToken: 0, wakeSeq: 0 });
         writeOutbox(db().outbox, outbox);
+        if (run.step !== null) count(run.workflowId, [{ step: run.step, kind: 'entered' }]);
         started.push(clone(run));
       }
       for (const r of s.runs.values()) {
@@ -128,7 +140,7 @@ export function memoryAutomationStore(db: () => State): AutomationStore {
         return { ...plain(r), leaseToken: r.leaseToken, wakeSeq: r.wakeSeq };
       });
     },
-    async advanceRun(runId, leaseToken, advance, { release, wakeSeq, now }, outbox) {
+    async advanceRun(runId, leaseToken, advance, { release, wakeSeq, now, moves = [] }, outbox) {
       const s = a();
       const r = s.runs.get(runId);
       if (!r || r.leaseToken !== leaseToken || r.status !== 'active') return false;
@@ -141,6 +153,7 @@ export function memoryAutomationStore(db: () => State): AutomationStore {
       }
       if (release) r.leaseUntil = 0;
       writeOutbox(db().outbox, outbox);
+      count(r.workflowId, moves);
       if (advance.status !== 'active' && r.entryKey === 'active') {
         s.entries.delete(entryOf(r));
         r.entryKey = r.id;
@@ -169,6 +182,7 @@ export function memoryAutomationStore(db: () => State): AutomationStore {
       }
       for (const [id, r] of s.runs) {
         if (r.projectId !== projectId || r.contact !== contact) continue;
+        if (r.status === 'active' && r.step !== null) count(r.workflowId, [{ step: r.step, kind: 'exited' }]);
         s.entries.delete(entryOf(r));
         s.runs.delete(id);
         removed++;
@@ -184,6 +198,10 @@ export function memoryAutomationStore(db: () => State): AutomationStore {
           counts.atStep[r.step] = (counts.atStep[r.step] ?? 0) + 1;
       }
       return counts;
+    },
+    async countSteps(projectId, workflowId) {
+      if (!a().workflows.has(key(projectId, workflowId))) return {};
+      return Object.fromEntries([...(a().steps.get(workflowId) ?? [])].map(([step, c]) => [step, { ...c }]));
     },
   };
 }

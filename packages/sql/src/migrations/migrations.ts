@@ -21,6 +21,7 @@ import { receivedMailSchema } from './migration-received-mail.js';
 import { receivingSchema } from './migration-receiving.js';
 import { signalReasons } from './migration-signal-reasons.js';
 import { signupFormsSchema } from './migration-signup-forms.js';
+import { stepCountsSchema } from './migration-step-counts.js';
 import { suppressionCase } from './migration-suppression-case.js';
 import { topicsConsentSchema } from './migration-topics-consent.js';
 import { trackingSchema } from './migration-tracking.js';
@@ -369,6 +370,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '028_open_broadcasts': openBroadcasts(),
     '029_received_mail': receivedMailSchema(dialect),
     '030_unsubscribed_folded': unsubscribedFolded(kind),
+    '032_step_counts': stepCountsSchema(dialect),
   };
 }
 

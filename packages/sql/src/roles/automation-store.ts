@@ -3,6 +3,8 @@ import type {
   AutomationStore,
   ClaimedRun,
   RunRecord,
+  StepCounts,
+  StepMove,
   WorkflowRecord,
   WorkflowVersionRecord,
 } from '@mailroom/core';
@@ -65,6 +67,34 @@ export function sqlAutomationStore(ctx: SqlContext): AutomationStore {
       [v.workflowId, v.version, codec.json(v.definition), v.createdAt.getTime()],
       on,
     );
+
+  /**
+   * Adds `moves` of runs to the step counters (`032_step_counts`), in `tx`, in one statement: summed by
+   * row first, rows in key order (concurrent transactions take the counters' locks in one order).
+   */
+  const count = async (moves: Array<{ workflowId: string; runId: string; move: StepMove }>, tx: Db) => {
+    const rows = new Map<string, [string, string, number, number, number, number]>();
+    for (const { workflowId, runId, move } of moves) {
+      const slot = slotOf(runId);
+      const k = `${workflowId}\u0000${move.step}\u0000${slot}`;
+      const row = rows.get(k) ?? [workflowId, move.step, slot, 0, 0, 0];
+      row[move.kind === 'entered' ? 3 : move.kind === 'passed' ? 4 : 5] += 1;
+      rows.set(k, row);
+    }
+    if (rows.size === 0) return;
+    const sorted = [...rows].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)).map(([, row]) => row);
+    const add = dialect.onConflictUpdate(
+      'mailroom_automation_step_counts',
+      'workflow_id, step, slot',
+      ({ stored, incoming }) =>
+        ['entered', 'passed', 'exited'].map((c) => `${c} = ${stored(c)} + ${incoming(c)}`),
+    );
+    await write(
+      `INSERT INTO mailroom_automation_step_counts (workflow_id, step, slot, entered, passed, exited) VALUES ${sorted.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}${add}`,
+      sorted.flat(),
+      tx,
+    );
+  };
 
   return {
     createWorkflow(workflow, version) {
@@ -207,6 +237,14 @@ export function sqlAutomationStore(ctx: SqlContext): AutomationStore {
             if (outbox) await writeOutbox(runner, codec, tx, [outbox]);
             started.push(run);
           }
+          await count(
+            started.flatMap((run) =>
+              run.step === null
+                ? []
+                : [{ workflowId: run.workflowId, runId: run.id, move: { step: run.step, kind: 'entered' } }],
+            ),
+            tx,
+          );
           return { recorded: true, started };
         }),
       );
@@ -244,7 +282,7 @@ export function sqlAutomationStore(ctx: SqlContext): AutomationStore {
       });
     },
 
-    advanceRun(runId, leaseToken, advance, { release, wakeSeq, now }, outbox) {
+    advanceRun(runId, leaseToken, advance, { release, wakeSeq, now, moves = [] }, outbox) {
       return guard('advanceRun', () =>
         runner.transaction(db, async (tx) => {
           const due = advance.dueAt?.getTime() ?? null;
@@ -286,8 +324,21 @@ export function sqlAutomationStore(ctx: SqlContext): AutomationStore {
             ],
             tx,
           );
-          if (changed > 0 && outbox) await writeOutbox(runner, codec, tx, [outbox]);
-          return changed > 0;
+          if (changed === 0) return false;
+          if (outbox) await writeOutbox(runner, codec, tx, [outbox]);
+          if (moves.length > 0) {
+            const row = await first(
+              'SELECT workflow_id FROM mailroom_automation_runs WHERE id = ?',
+              [runId],
+              tx,
+            );
+            const workflowId = String(row?.workflow_id);
+            await count(
+              moves.map((move) => ({ workflowId, runId, move })),
+              tx,
+            );
+          }
+          return true;
         }),
       );
     },
@@ -336,9 +387,24 @@ export function sqlAutomationStore(ctx: SqlContext): AutomationStore {
             [projectId, contact],
             tx,
           );
+          // An active run erased leaves the workflow at its step: counted as exited there (after the
+          // delete, so that the counters' locks come after the runs', as in every other write).
+          const active = await all(
+            "SELECT id, workflow_id, step FROM mailroom_automation_runs WHERE project_id = ? AND contact = ? AND status = 'active' AND step IS NOT NULL",
+            [projectId, contact],
+            tx,
+          );
           const runs = await write(
             'DELETE FROM mailroom_automation_runs WHERE project_id = ? AND contact = ?',
             [projectId, contact],
+            tx,
+          );
+          await count(
+            active.map((r) => ({
+              workflowId: String(r.workflow_id),
+              runId: String(r.id),
+              move: { step: String(r.step), kind: 'exited' },
+            })),
             tx,
           );
           return events + runs;
@@ -365,7 +431,35 @@ export function sqlAutomationStore(ctx: SqlContext): AutomationStore {
         return counts;
       });
     },
+
+    countSteps(projectId, workflowId) {
+      return guard('countSteps', async () => {
+        const rows = await all(
+          'SELECT c.step, SUM(c.entered) AS entered, SUM(c.passed) AS passed, SUM(c.exited) AS exited FROM mailroom_automation_step_counts c JOIN mailroom_workflows w ON w.id = c.workflow_id WHERE w.project_id = ? AND c.workflow_id = ? GROUP BY c.step',
+          [projectId, workflowId],
+        );
+        const counts: Record<string, StepCounts> = {};
+        for (const row of rows) {
+          counts[String(row.step)] = {
+            entered: Number(row.entered),
+            passed: Number(row.passed),
+            exited: Number(row.exited),
+          };
+        }
+        return counts;
+      });
+    },
   };
+}
+
+/** How many rows each step's counter is split into: concurrent workers seldom write the same one. */
+const COUNTER_SLOTS = 8;
+
+/** The counter row of a run's moves: a hash of its id, so that the runs spread over the slots. */
+function slotOf(runId: string): number {
+  let h = 0;
+  for (let i = 0; i < runId.length; i++) h = (h * 31 + runId.charCodeAt(i)) | 0;
+  return Math.abs(h) % COUNTER_SLOTS;
 }
 
 /** The names a run listens to, as `,a,b,` (names have no comma), for the wake's `LIKE`. */

@@ -1,4 +1,4 @@
-import type { EventView, RunStatus, RunView, WorkflowView } from '@mailroom/core';
+import type { EventView, RunStatus, RunView, WorkflowStats, WorkflowView } from '@mailroom/core';
 import { html, raw, type SafeHtml } from '../../pages/html.js';
 import { badge, copyableRef, pager, time } from '../fragments.js';
 import { layout, type PageContext } from '../layout.js';
@@ -102,7 +102,12 @@ function automationOf(e: EventView): {
 }
 
 /** One workflow: facts, its steps drawn with the runs at each, and its runs (newest first, by status). */
-export function workflowPage(ctx: PageContext, w: WorkflowView, listing: RunsListing): SafeHtml {
+export function workflowPage(
+  ctx: PageContext,
+  w: WorkflowView,
+  stats: WorkflowStats,
+  listing: RunsListing,
+): SafeHtml {
   const self = workflowUrl(ctx.root, w.id);
   const facts = html`<div class="card"><dl class="facts"><dt>Id</dt><dd>${copyableRef(w.id)}</dd><dt>Status</dt><dd>${badge(w.status)}</dd><dt>Trigger</dt><dd><code>${w.trigger}</code></dd><dt>Version</dt><dd>${w.version} <span class="muted">(runs stay on the version they started with)</span></dd><dt>Runs</dt><dd>${runCounts(w)}</dd><dt>Created</dt><dd>${time(w.createdAt)}</dd><dt>Updated</dt><dd>${time(w.updatedAt)}</dd></dl></div>`;
   const options = RUN_STATUSES.map(
@@ -128,6 +133,6 @@ export function workflowPage(ctx: PageContext, w: WorkflowView, listing: RunsLis
     ctx,
     w.name,
     'automations',
-    html`<p class="muted"><a href="${ctx.root}/automations">Automations</a> /</p><h1>${w.name}</h1>${facts}<h2>Steps</h2><div class="card">${workflowDiagram(w.definition, w.runs)}<p class="muted">Waiting: runs at the step now. The end counts runs done (completed) and exited (an exit event, an exit step, the workflow deleted, a failure).</p></div><h2>Runs</h2>${form}${table}${pager(first, next)}`,
+    html`<p class="muted"><a href="${ctx.root}/automations">Automations</a> /</p><h1>${w.name}</h1>${facts}<h2>Steps</h2><div class="card">${workflowDiagram(w.definition, w.runs, stats.steps)}<p class="muted">Waiting: runs at the step now. Entered, passed and exited: the runs that arrived at the step, moved on from it, and ended there (an exit event, an exit step, a failure, the workflow deleted, the contact erased), over the workflow's life. The end counts runs done (completed) and exited (an exit event, an exit step, the workflow deleted, a failure).</p></div><h2>Runs</h2>${form}${table}${pager(first, next)}`,
   );
 }

@@ -1,0 +1,117 @@
+import { isMailroomError } from '../base/errors.js';
+import { derivedId } from '../base/ids.js';
+import type { BaseContext } from '../context/base-context.js';
+import type { CapabilitySetup } from '../context/capability.js';
+import type { ClaimedRun } from '../store/automation-records.js';
+import { type StepOutcome, waiting } from './run-place.js';
+import type { Step, WorkflowDefinition } from './workflow-schema.js';
+
+/** How long a run waits before its send step is tried again after a failure the store may get over. */
+export const RETRY_MS = 60_000;
+
+/** What running a claimed run needs from the engine. */
+export interface RunParts {
+  ctx: BaseContext;
+  send: CapabilitySetup['send'];
+}
+
+/**
+ * A `send` step: its message, then the run's next place written before anything else happens (a crash
+ * after that write never repeats the send). A failure the store may get over waits `RETRY_MS`; one the
+ * send path refuses ends the run.
+ */
+export async function sendStepOutcome(
+  parts: RunParts,
+  run: ClaimedRun,
+  step: Extract<Step, { type: 'send' }>,
+  definition: WorkflowDefinition,
+  now: Date,
+): Promise<StepOutcome> {
+  const sent = await sendStep(parts, run, step);
+  if (sent === 'retry')
+    return { wait: { ...waiting(run, definition), dueAt: new Date(now.getTime() + RETRY_MS) } };
+  if (typeof sent === 'string') return { end: 'exited', reason: `failed: ${sent}` };
+  return { go: 'next', write: true, ...(sent.ref ? { sent: sent.ref } : {}) };
+}
+
+/**
+ * Sends a step's message through the normal send path (sender, template, suppressions, topics and the
+ * guard apply as to any send), under the step's idempotency key and a ref derived from the run and the
+ * step (`stepMessageRef`). The store keeps a ref once per project, so the step's message is committed
+ * exactly once however an earlier attempt ended: a key left `running` by a process that died is looked
+ * up by that ref (committed: the step is done; not: the key is freed and the message sent now), and a
+ * second commit racing a late first one is `CONFLICT`, never a second message. `sent`, `retry` (the
+ * store may get over it), or why it cannot be sent (the run ends with it).
+ */
+async function sendStep(
+  parts: RunParts,
+  run: ClaimedRun,
+  step: Extract<Step, { type: 'send' }>,
+): Promise<{ ref: string | null } | 'retry' | string> {
+  const { store, logger } = parts.ctx;
+  const project = await store.getProject(run.projectId);
+  if (!project) return 'the project is gone';
+  const profile = await store.getProfile(run.projectId, run.contact);
+  const body = {
+    sender: step.sender,
+    template: {
+      ref: step.template,
+      variables: { event: run.data, contact: { ...(profile?.traits ?? {}), address: run.contact } },
+    },
+    recipients: run.contact,
+    ...(step.topic ? { options: { topic: step.topic } } : {}),
+  };
+  const idempotencyKey = stepIdempotencyKey(run.id, step.id);
+  const ref = stepMessageRef(run, step.id);
+  const committed = async () => (await store.getMailing(run.projectId, ref)) !== undefined;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await parts.send({ project, mode: run.mode }, body, {
+        idempotencyKey,
+        ref,
+        tags: [{ name: AUTOMATION_TAG, value: run.workflowId }],
+      });
+      return { ref };
+    } catch (error) {
+      // The message under the step's ref exists: an earlier attempt committed it (its key was dropped on
+      // an error reported after the commit, or it expired). Sent once; not again.
+      if (isMailroomError(error, 'CONFLICT') && (await committed())) return { ref };
+      if (isMailroomError(error, 'IDEMPOTENCY_CONFLICT') && attempt === 0) {
+        // The run is leased to this worker alone: a key still `running` was left by a process that died
+        // between writing it and finishing the send, before or after the message committed.
+        if (await committed()) {
+          await store.finishIdempotent(run.projectId, idempotencyKey, { ref, status: 'queued' });
+          return { ref };
+        }
+        logger.warn(
+          { runId: run.id, step: step.id },
+          'a crash left this step’s send unfinished before its message was written; sending it now',
+        );
+        await store.dropIdempotent(run.projectId, idempotencyKey);
+        continue;
+      }
+      if (isMailroomError(error) && (error as { retryable?: boolean }).retryable) return 'retry';
+      if (isMailroomError(error)) return (error as Error).message;
+      throw error;
+    }
+  }
+}
+
+/**
+ * The tag every message of an automation carries (its value: the workflow's id): a message event of such a
+ * message starts no workflow (`builtin-triggers.ts`), so that workflows cannot start each other endlessly.
+ */
+export const AUTOMATION_TAG = 'mailroom.automation';
+
+/** A send step's idempotency key: a step is reached at most once per run (a definition has no cycle). */
+export function stepIdempotencyKey(runId: string, stepId: string): string {
+  return `automation:${runId}:${stepId}`;
+}
+
+/**
+ * The ref of a send step's message (`msg_…`, shaped as any message's): derived from the run and the
+ * step, so every attempt of the step names the same message and the store writes it once.
+ */
+export function stepMessageRef(run: Pick<ClaimedRun, 'id' | 'startedAt'>, stepId: string): string {
+  return derivedId('msg', run.startedAt.getTime(), stepIdempotencyKey(run.id, stepId));
+}
