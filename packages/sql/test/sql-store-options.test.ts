@@ -118,6 +118,7 @@ describe('sqlStore options', () => {
       { name: '029_received_mail' },
       { name: '030_unsubscribed_folded' },
       { name: '032_step_counts' },
+      { name: '034_hot_claims' },
     ]);
   });
 

@@ -11,7 +11,8 @@ export interface RetentionStore {
   /**
    * Forget kept rendered content: set `content` to null on at most `limit` deliveries, of any project, whose
    * `content` is not null and whose `updatedAt` is before `before` (content is written with an outcome, which
-   * sets `updatedAt`). Leaves `updatedAt` as it is. Returns how many it cleared; a caller that wants them all
+   * sets `updatedAt`; a delivery's `createdAt` is never after its `updatedAt`, so a store may also bound the
+   * sweep by `createdAt < before` to use an index). Leaves `updatedAt` as it is. Returns how many it cleared; a caller that wants them all
    * calls again until it gets less than `limit`.
    */
   pruneDeliveryContent(before: Date, limit: number): Promise<number>;

@@ -23,16 +23,19 @@ export function describeRetention(ctx: StoreSuiteContext): void {
   describe('pruneDeliveryContent', () => {
     it('clears content written before the cutoff, at most limit rows per call, across projects', async () => {
       const offsets = [-3_000, -2_000, 1_000, -1_000];
+      // Created before they were last updated, as every delivery is (a store may bound the sweep by
+      // `createdAt` too: PostgreSQL indexes the content kept by it).
+      const createdAt = testTime(-10_000);
       const seeded = await seedMailing(ctx.store, {
         addresses: addresses(5),
         delivery: (_, i) =>
           i === 4
-            ? { status: 'sent', updatedAt: testTime(-9_000) }
-            : { status: 'sent', content: CONTENT, updatedAt: testTime(offsets[i]) },
+            ? { status: 'sent', createdAt, updatedAt: testTime(-9_000) }
+            : { status: 'sent', content: CONTENT, createdAt, updatedAt: testTime(offsets[i]) },
       });
       const other = await seedMailing(ctx.store, {
         addresses: addresses(1),
-        delivery: () => ({ status: 'sent', content: CONTENT, updatedAt: testTime(-500) }),
+        delivery: () => ({ status: 'sent', content: CONTENT, createdAt, updatedAt: testTime(-500) }),
       });
       expect(await ctx.store.pruneDeliveryContent(testTime(0), 2)).toBe(2);
       expect(await ctx.store.pruneDeliveryContent(testTime(0), 2)).toBe(2);

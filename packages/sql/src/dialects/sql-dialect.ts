@@ -68,6 +68,14 @@ export interface SqlDialect extends RunnerDialect {
    */
   readonly openAtColumn: boolean;
   /**
+   * The deliveries carry `open_at` too, a stored generated column, and their indexes of open deliveries
+   * (due, by mailing) are partial on `open_at IS NOT NULL` (PostgreSQL, migration 034): the claim then
+   * changes no indexed column and is a HOT update. A read of open deliveries says `open_at IS NOT NULL`
+   * (`roles/open-deliveries.ts`) so that the planner can use those indexes. The same migration indexes
+   * the content kept by `created_at` instead of `updated_at` (which the claim changes).
+   */
+  readonly partialOpenAt: boolean;
+  /**
    * The store pins the plans of locking reads and writes to an index (`FORCE INDEX`, see
    * {@link SqlDialect.forceIndex}): InnoDB locks every row a locking read looks at, and on a small table
    * the optimizer would scan. The claim then checks each candidate's mailing by primary key.

@@ -12,6 +12,7 @@ import { destinationLimitsSchema } from './migration-destination-limits.js';
 import { domainsSchema } from './migration-domains.js';
 import { eventSeries } from './migration-event-series.js';
 import { eventsAndWebhooks } from './migration-events.js';
+import { hotClaims } from './migration-hot-claims.js';
 import { inboundSignalsMigration } from './migration-inbound.js';
 import { keyNames } from './migration-key-names.js';
 import { openBroadcasts } from './migration-open-broadcasts.js';
@@ -371,6 +372,7 @@ export function mailroomMigrations(kind: SqlKind): Record<string, Migration> {
     '029_received_mail': receivedMailSchema(dialect),
     '030_unsubscribed_folded': unsubscribedFolded(kind),
     '032_step_counts': stepCountsSchema(dialect),
+    '034_hot_claims': hotClaims(dialect),
   };
 }
 

@@ -7,6 +7,7 @@ import { IN_LIST_SIZE } from '../sql-context.js';
 import { completeDeliveries } from '../writes/delivery-completions.js';
 import { writeOutbox } from './event-store.js';
 import { sqlFairClaims } from './fair-claims.js';
+import { andOpenAt } from './open-deliveries.js';
 import { activePauses, notPausedClause } from './pause-store.js';
 
 /** The claim order of deliveries (`DeliveryRecord.priority`): single messages, then broadcasts. */
@@ -30,9 +31,10 @@ const notBlocked = (dialect: SqlDialect): string =>
 export function sqlDeliveryQueue(ctx: SqlContext): DeliveryQueue {
   const { dialect, db, runner, codec, claims, guard, write } = ctx;
   const notBlockedSql = notBlocked(dialect);
-  // Open deliveries: by the stored `open_at` column where the dialect keeps one, else by status (the
-  // partial due index).
-  const openAt = dialect.openAtColumn;
+  // Open deliveries: by the stored `open_at` column where the deliveries carry one (MySQL; PostgreSQL
+  // since migration 034, whose claim it makes a HOT update), else by status (SQLite's partial due index).
+  const openAt = dialect.openAtColumn || dialect.partialOpenAt;
+  const openOnly = andOpenAt(dialect);
   const fair = sqlFairClaims(ctx);
 
   return {
@@ -107,7 +109,7 @@ export function sqlDeliveryQueue(ctx: SqlContext): DeliveryQueue {
       return guard('settleOpenDeliveries', () =>
         write(
           `UPDATE mailroom_deliveries SET status = ?, last_error = ?, lease_expires_at = NULL, updated_at = ?
-           WHERE mailing_id = ? AND (status = 'queued' OR (status = 'sending' AND lease_expires_at <= ?))`,
+           WHERE mailing_id = ?${openOnly} AND (status = 'queued' OR (status = 'sending' AND lease_expires_at <= ?))`,
           [status, reason, now.getTime(), mailingId, now.getTime()],
         ),
       );

@@ -1,6 +1,7 @@
 import type { ClaimedDelivery } from '@mailroom/core';
 import { DELIVERY_COLUMNS, DELIVERY_JSON_COLUMNS } from '../rows/codec.js';
 import type { SqlContext } from '../sql-context.js';
+import { andOpenAt } from './open-deliveries.js';
 
 /** How long a mailing in which a fair claim found nothing due is left to the due-order claim alone. */
 const REST_MS = 1_000;
@@ -35,6 +36,7 @@ export interface FairClaims {
  */
 export function sqlFairClaims(ctx: SqlContext): FairClaims {
   const { db, claims, codec } = ctx;
+  const openOnly = andOpenAt(ctx.dialect, 'd');
   const resting = new Map<string, number>();
   let turn = 0;
 
@@ -67,7 +69,7 @@ export function sqlFairClaims(ctx: SqlContext): FairClaims {
     const rows = (await claims.claim(db, {
       table: 'mailroom_deliveries',
       // No order: the share may be any of the mailing's due rows, so the claim is one index range.
-      due: `d.mailing_id = ? AND d.status = 'queued' AND d.priority = 1 AND d.next_attempt_at <= ?${notPaused}`,
+      due: `d.mailing_id = ?${openOnly} AND d.status = 'queued' AND d.priority = 1 AND d.next_attempt_at <= ?${notPaused}`,
       dueParams: [mailingId, now, ...pausedParams],
       limit,
       mysqlIndex: 'mailroom_deliveries_mailing_status',

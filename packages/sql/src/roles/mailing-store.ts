@@ -9,18 +9,23 @@ import type {
 } from '@mailroom/core';
 import { DELIVERY_STATUSES, MailroomError } from '@mailroom/core';
 import type { Db } from '../connection/connect.js';
+import type { SqlDialect } from '../dialects/sql-dialect.js';
 import { JsonMemo } from '../dialects/sqlite/sqlite-writes.js';
 import type { Row } from '../rows/codec.js';
 import { MAILING_COLUMNS, SOURCE_JOB_COLUMNS } from '../rows/codec.js';
 import type { SqlContext } from '../sql-context.js';
 import { writeOutbox } from './event-store.js';
+import { andOpenAt } from './open-deliveries.js';
 
 /** A read that finds whether the mailing still has an open delivery (the open-deliveries index serves it). */
-const OPEN_DELIVERY = `SELECT 1 AS open FROM mailroom_deliveries WHERE mailing_id = ? AND status IN ('queued', 'sending') LIMIT 1`;
+const openDelivery = (dialect: SqlDialect) =>
+  `SELECT 1 AS open FROM mailroom_deliveries WHERE mailing_id = ?${andOpenAt(dialect)} AND status IN ('queued', 'sending') LIMIT 1`;
 
 /** `MailingStore` on SQL. Mailings, batches, their status, and the reads of their deliveries. */
 export function sqlMailingStore(ctx: SqlContext): MailingStore {
   const { name, dialect, db, runner, codec, bulk, guard, all, first, write, pageAfter } = ctx;
+  const openDeliveryRead = openDelivery(dialect);
+  const openOnly = andOpenAt(dialect);
   const mailingColumns = MAILING_COLUMNS.join(', ');
   const sourceJobColumns = SOURCE_JOB_COLUMNS.join(', ');
   const getMailingRow = (id: string) => first('SELECT * FROM mailroom_mailings WHERE id = ?', [id]);
@@ -211,7 +216,7 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
         // read outside a transaction answers that (one round trip where the locked check takes four).
         // An open delivery seen here can only settle later, and the flush that settles the last one
         // calls this again; the locked check below decides when none is seen.
-        if (await first(OPEN_DELIVERY, [id])) return false;
+        if (await first(openDeliveryRead, [id])) return false;
         return runner.transaction(db, async (tx) => {
           // Locking the mailing first serializes this check with commitBatch, which locks it too.
           const mailing = await first(
@@ -220,7 +225,7 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
             tx,
           );
           if (!mailing || (mailing.status !== 'queued' && mailing.status !== 'sending')) return false;
-          const open = await first(OPEN_DELIVERY, [id], tx);
+          const open = await first(openDeliveryRead, [id], tx);
           if (open) return false;
           const running = await first(
             `SELECT 1 AS running FROM mailroom_source_jobs WHERE mailing_id = ? AND status IN ('pending', 'running') LIMIT 1`,
@@ -258,7 +263,7 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
           );
           await write(
             `UPDATE mailroom_deliveries SET next_attempt_at = ?, updated_at = ?
-             WHERE mailing_id = ? AND status = 'queued' AND attempts = 0`,
+             WHERE mailing_id = ?${openOnly} AND status = 'queued' AND attempts = 0`,
             [scheduleFor.getTime(), now.getTime(), id],
             tx,
           );
@@ -315,7 +320,7 @@ export function sqlMailingStore(ctx: SqlContext): MailingStore {
         // `%` is integer remainder on all three databases; the due index serves status and time.
         const rows = await all(
           `SELECT next_attempt_at - next_attempt_at % 3600000 AS hour, COUNT(*) AS n FROM mailroom_deliveries
-           WHERE mailing_id = ? AND status = 'queued' AND next_attempt_at > ?
+           WHERE mailing_id = ?${openOnly} AND status = 'queued' AND next_attempt_at > ?
            GROUP BY next_attempt_at - next_attempt_at % 3600000 ORDER BY hour`,
           [mailingId, now.getTime()],
         );

@@ -7,10 +7,12 @@ import {
   SENDER_BLOCK_RESUMED,
 } from '@mailroom/core';
 import type { Db } from '../connection/connect.js';
+import type { SqlDialect } from '../dialects/sql-dialect.js';
 import type { Codec, Row } from '../rows/codec.js';
 import { ms } from '../rows/codec.js';
 import type { SqlContext } from '../sql-context.js';
 import { writeOutbox } from './event-store.js';
+import { andOpenAt } from './open-deliveries.js';
 
 /** Columns of `mailroom_pauses`, in parameter order. */
 const PAUSE_COLUMNS = [
@@ -63,7 +65,7 @@ export function sqlPauseStore(ctx: SqlContext): PauseStore {
           const key = [projectId, scope, target];
           const row = await first(`SELECT * FROM mailroom_pauses WHERE ${where}${runner.forUpdate}`, key, tx);
           const domains = row ? decodePause(codec, row).domains : [target];
-          await write(...releaseHeld(projectId, scope, target, domains, now), tx);
+          await write(...releaseHeld(dialect, projectId, scope, target, domains, now), tx);
           if (!row) return undefined;
           if ((await write(`DELETE FROM mailroom_pauses WHERE ${where}`, key, tx)) === 0) return undefined;
           const pause = decodePause(codec, row);
@@ -127,6 +129,7 @@ function atDomain(domain: string): string {
  * `now` (`PauseStore.removePause`): those still held (`nextAttemptAt`, the hold's deadline, after `now`).
  */
 function releaseHeld(
+  dialect: SqlDialect,
   projectId: string,
   scope: PauseRecord['scope'],
   target: string,
@@ -153,7 +156,7 @@ function releaseHeld(
   }
   return [
     `UPDATE mailroom_deliveries SET next_attempt_at = ?, updated_at = ?, last_error = REPLACE(last_error, ?, ?)
-      WHERE project_id = ? AND status = 'queued' AND next_attempt_at > ? AND last_error LIKE ?${covers}`,
+      WHERE project_id = ?${andOpenAt(dialect)} AND status = 'queued' AND next_attempt_at > ? AND last_error LIKE ?${covers}`,
     params,
   ];
 }

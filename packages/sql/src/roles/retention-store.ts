@@ -21,9 +21,15 @@ export function sqlRetentionStore(ctx: SqlContext): RetentionStore {
       return guard('pruneDeliveryContent', async () => {
         if (limit <= 0) return 0;
         const table = 'mailroom_deliveries';
-        const where = 'content IS NOT NULL AND updated_at < ?';
+        // PostgreSQL indexes the content kept by `created_at` (migration 034: a claim changes
+        // `updated_at`, and an index on it would make the claim write index entries), which is never
+        // after `updated_at`: its bound picks the rows from the index, `updated_at` decides.
+        const where = dialect.partialOpenAt
+          ? 'content IS NOT NULL AND created_at < ? AND updated_at < ?'
+          : 'content IS NOT NULL AND updated_at < ?';
+        const cutoff = before.getTime();
         return write(`UPDATE ${table} SET content = NULL ${dialect.limitedWhere(table, ['id'], where)}`, [
-          before.getTime(),
+          ...(dialect.partialOpenAt ? [cutoff, cutoff] : [cutoff]),
           limit,
         ]);
       });

@@ -18,6 +18,7 @@ export const mysqlDialect: SqlDialect = {
   jsonParsedByDriver: false,
   returning: false,
   openAtColumn: true,
+  partialOpenAt: false,
   forcesIndexes: true,
   lockBeforeJoinedRead: false,
   forceIndex: (index) => ` FORCE INDEX (${index})`,

@@ -26,6 +26,7 @@ export const postgresDialect: SqlDialect = {
   jsonParsedByDriver: true,
   returning: true,
   openAtColumn: false,
+  partialOpenAt: true,
   forcesIndexes: false,
   lockBeforeJoinedRead: true,
   forceIndex: () => '',

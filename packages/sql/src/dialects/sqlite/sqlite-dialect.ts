@@ -33,6 +33,7 @@ export const sqliteDialect: SqlDialect = {
   jsonParsedByDriver: false,
   returning: true,
   openAtColumn: false,
+  partialOpenAt: false,
   forcesIndexes: false,
   lockBeforeJoinedRead: false,
   forceIndex: () => '',
