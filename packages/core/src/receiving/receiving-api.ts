@@ -8,15 +8,20 @@ import { newId } from '../base/ids.js';
 import type { AuthContext } from '../context/auth-context.js';
 import type { BaseContext } from '../context/base-context.js';
 import type { ResolveAuth } from '../context/capability.js';
-import { createDnsResolver } from '../domains/dns-lookup.js';
 import { toValidationIssues } from '../request/index.js';
 import type { ReceivingRouteRecord } from '../store/receiving-store.js';
 import { attachmentUrls } from './attachment-urls.js';
+import type { ParsedReceived } from './parse-received.js';
 import { receiveMail } from './receive-mail.js';
 import type { ReceivingEvents } from './receiving-events.js';
 import type { ReceivingOptions } from './receiving-options.js';
 import { receivingDefaults, settingsView, updateSettings } from './receiving-settings.js';
-import type { InboundMail, MailroomReceiving, ReceivingRouteView } from './receiving-types.js';
+import type {
+  InboundMail,
+  MailroomReceiving,
+  ReceivingEnvelope,
+  ReceivingRouteView,
+} from './receiving-types.js';
 import { matchRoute, ROUTE_PATTERN, splitAddress } from './route-match.js';
 
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
@@ -54,11 +59,10 @@ export function createReceivingApi(
   ctx: BaseContext,
   resolveAuth: ResolveAuth,
   options: ReceivingOptions,
+  parse: (raw: Uint8Array, envelope: ReceivingEnvelope) => Promise<ParsedReceived>,
 ): MailroomReceiving {
   const { store, clock } = ctx;
   const projectOf = async (auth: string | AuthContext) => (await resolveAuth(auth)).project.id;
-  const resolver =
-    options.resolver ?? createDnsResolver(options.dnsServers ? { servers: options.dnsServers } : {});
   const events = ctx.events.view<ReceivingEvents>();
   const defaults = receivingDefaults(options);
   const urls = attachmentUrls(ctx, options);
@@ -153,6 +157,6 @@ export function createReceivingApi(
     },
 
     receive: (raw, envelope) =>
-      receiveMail({ ctx, options, resolver, events, defaults, urls }, raw, envelope),
+      receiveMail({ ctx, options, parse, events, defaults, urls }, raw, envelope),
   };
 }
