@@ -88,6 +88,8 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
     });
   });
   const port = (server.server.address() as AddressInfo).port;
+  // The threads that read received mail load now, so the first message does not wait for them.
+  receiving?.warm();
   logger.info(
     { host, port, domain: inbound.domain, receiving: receiving !== undefined, starttls: tls !== undefined },
     'inbound SMTP listening',

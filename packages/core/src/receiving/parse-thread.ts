@@ -63,4 +63,5 @@ port.on('message', (request: ParseRequest) => {
     (error: unknown) => send({ type: 'failed', job, error: failure(error) }),
   );
 });
-send({ type: 'ready' });
+// The parsers load now, while the thread waits for its first message, not with it.
+void Promise.all([import('mailparser'), import('mailauth')]).finally(() => send({ type: 'ready' }));

@@ -10,6 +10,8 @@ import type { ReceivingEnvelope } from './receiving-types.js';
 /** How received messages are read and judged: on `parseThreads` threads (1 by default), or here. */
 export interface ReceivedParser {
   parse(raw: Uint8Array, envelope: ReceivingEnvelope): Promise<ParsedReceived>;
+  /** Starts the threads now (the listener is up: messages are coming). */
+  warm(): void;
   /** Stops the threads, if any. */
   close(): Promise<void>;
 }
@@ -33,6 +35,7 @@ export function receivedParser(options: ReceivingOptions, logger: Logger): Recei
     const resolver = options.resolver ?? cachedResolver(createDnsResolver(servers));
     return {
       parse: (raw, envelope) => parseReceived(raw, envelope, { resolver, authServId }),
+      warm: () => {},
       close: async () => {},
     };
   }
@@ -42,5 +45,5 @@ export function receivedParser(options: ReceivingOptions, logger: Logger): Recei
     dns: options.resolver ? { resolver: options.resolver } : servers,
     logger,
   });
-  return { parse: pool.parse, close: pool.close };
+  return pool;
 }

@@ -59,8 +59,12 @@ export function createReceivingApi(
   ctx: BaseContext,
   resolveAuth: ResolveAuth,
   options: ReceivingOptions,
-  parse: (raw: Uint8Array, envelope: ReceivingEnvelope) => Promise<ParsedReceived>,
+  parser: {
+    parse(raw: Uint8Array, envelope: ReceivingEnvelope): Promise<ParsedReceived>;
+    warm(): void;
+  },
 ): MailroomReceiving {
+  const { parse } = parser;
   const { store, clock } = ctx;
   const projectOf = async (auth: string | AuthContext) => (await resolveAuth(auth)).project.id;
   const events = ctx.events.view<ReceivingEvents>();
@@ -155,6 +159,8 @@ export function createReceivingApi(
       if (!parts) return false;
       return matchRoute(await store.findReceivingRoutes(parts.domain), parts.local) !== undefined;
     },
+
+    warm: () => parser.warm(),
 
     receive: (raw, envelope) =>
       receiveMail({ ctx, options, parse, events, defaults, urls }, raw, envelope),

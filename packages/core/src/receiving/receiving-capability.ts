@@ -31,7 +31,7 @@ export const receivingCapability: Capability<ReceivingEngineOptions, ReceivingFa
     // Parse threads start with the first received message: an engine that receives none starts none.
     const parser = receivedParser(receiving, ctx.logger);
     return {
-      facade: { receiving: createReceivingApi(ctx, resolveAuth, receiving, parser.parse) },
+      facade: { receiving: createReceivingApi(ctx, resolveAuth, receiving, parser) },
       provides: {},
       close: parser.close,
     };

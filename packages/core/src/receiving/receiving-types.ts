@@ -185,6 +185,11 @@ export interface MailroomReceiving {
   /** The listener's RCPT question: whether a route takes this address. */
   routes(address: string): Promise<boolean>;
   /**
+   * Starts the threads that read received messages now, not with the first message (which would wait
+   * for them to load): the listener calls it when it starts listening.
+   */
+  warm(): void;
+  /**
    * Takes one message for its routed recipients: parsed, judged, stored and handed to each route's
    * destination (the store and the outbox in one transaction). Rejects with `PAYLOAD_TOO_LARGE` past a
    * routed project's size cap (the listener answers 552), else when it cannot be stored (the listener
