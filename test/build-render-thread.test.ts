@@ -108,6 +108,8 @@ describe('the built core package', () => {
       },
     });
     try {
+      // The bundle's parse thread loads (without it, messages would be read on the main thread).
+      await receiver.receiving.warm();
       const { secret } = await receiver.admin.createProject({ name: 'Inbox' });
       await receiver.receiving.addRoute(secret, {
         domain: 'in.acme.test',

@@ -18,6 +18,11 @@ export interface ParsePoolOptions {
    * resolver, asked on the main thread for them (a function cannot cross threads).
    */
   dns: { servers?: string[] } | { resolver: DnsResolver };
+  /**
+   * Reads a message on this thread: used while no parse thread has loaded yet (seconds from the sources,
+   * a few hundred milliseconds built), so that the first messages after a start do not wait for one.
+   */
+  here(raw: Uint8Array, envelope: ReceivingEnvelope): Promise<ParsedReceived>;
   logger: Logger;
 }
 
@@ -34,16 +39,26 @@ export interface ParsePool {
    * died or the pool closed.
    */
   parse(raw: Uint8Array, envelope: ReceivingEnvelope): Promise<ParsedReceived>;
-  /** Starts every thread not running yet (they load mailparser and mailauth: seconds from the sources). */
-  warm(): void;
+  /**
+   * Starts every thread not running yet (they load mailparser and mailauth); resolves when all have
+   * loaded, rejects when one cannot start.
+   */
+  warm(): Promise<void>;
   /** Stops the threads; pending parses reject. */
   close(): Promise<void>;
 }
 
 interface Thread {
   worker: Worker;
+  /** Loaded: it takes messages (before, they are read on the main thread). */
+  ready: boolean;
+  /** Settles when it has loaded, or rejects when it died first. */
+  loaded: Promise<void>;
   pending: Map<number, { resolve(parsed: ParsedReceived): void; reject(error: unknown): void }>;
 }
+
+/** Threads that die before loading, in a row, after which messages are read on the main thread only. */
+const GIVE_UP = 3;
 
 /** A pool of `options.threads` parse threads, each started with its first message. */
 export function createParsePool(options: ParsePoolOptions): ParsePool {
@@ -52,13 +67,25 @@ export function createParsePool(options: ParsePoolOptions): ParsePool {
   const threads: Array<Thread | undefined> = Array.from({ length: Math.max(1, Math.floor(options.threads)) });
   let nextJob = 0;
   let closed = false;
+  /** Threads that died before they loaded, in a row: at {@link GIVE_UP}, none is started again. */
+  let failedStarts = 0;
 
   const dead = (error: unknown) =>
     new MailroomError('INTERNAL', 'parse thread died', { cause: error, retryable: true });
 
   const start = (slot: number): Thread => {
     const worker = spawnThread(threadEntry('parse-thread', import.meta.url));
-    const thread: Thread = { worker, pending: new Map() };
+    let loaded: { resolve(): void; reject(error: unknown): void } = { resolve() {}, reject() {} };
+    const thread: Thread = {
+      worker,
+      pending: new Map(),
+      ready: false,
+      loaded: new Promise<void>((resolve, reject) => {
+        loaded = { resolve, reject };
+      }),
+    };
+    // Nobody may wait for it (a parse reads on this thread meanwhile): its failure is logged by `fail`.
+    thread.loaded.catch(() => {});
     worker.unref();
     const init: ParseRequest = {
       type: 'init',
@@ -67,7 +94,12 @@ export function createParsePool(options: ParsePoolOptions): ParsePool {
     };
     worker.postMessage(init);
     worker.on('message', (reply: ParseReply) => {
-      if (reply.type === 'ready') return;
+      if (reply.type === 'ready') {
+        thread.ready = true;
+        failedStarts = 0;
+        loaded.resolve();
+        return;
+      }
       if (reply.type === 'dns') {
         void answerLookup(worker, reply.id, reply.name, reply.rrtype);
         return;
@@ -80,10 +112,17 @@ export function createParsePool(options: ParsePoolOptions): ParsePool {
       else pending.reject(rebuilt(reply.error));
     });
     const fail = (error: unknown) => {
+      loaded.reject(error);
       if (threads[slot] !== thread) return;
       threads[slot] = undefined;
       if (closed) return;
-      logger.error({ err: error }, 'parse thread died; the next message starts another');
+      if (!thread.ready) failedStarts++;
+      logger.error(
+        { err: error },
+        failedStarts >= GIVE_UP
+          ? 'parse thread did not start; received mail is read on the main thread from now on'
+          : 'parse thread died; the next message starts another',
+      );
       for (const pending of thread.pending.values()) pending.reject(dead(error));
       thread.pending.clear();
     };
@@ -112,14 +151,15 @@ export function createParsePool(options: ParsePoolOptions): ParsePool {
       if (closed) {
         return Promise.reject(new MailroomError('INTERNAL', 'parse pool closed', { retryable: true }));
       }
-      // The least busy thread (started if it is not running).
-      let slot = 0;
-      for (let i = 0; i < threads.length; i++) {
-        const size = threads[i]?.pending.size ?? 0;
-        if (size < (threads[slot]?.pending.size ?? 0)) slot = i;
+      // The least busy thread that has loaded; while none has, this thread reads it (and starts them).
+      let thread: Thread | undefined;
+      if (failedStarts >= GIVE_UP) return options.here(raw, envelope);
+      for (let slot = 0; slot < threads.length; slot++) {
+        const t = (threads[slot] ??= start(slot));
+        if (t.ready && (!thread || t.pending.size < thread.pending.size)) thread = t;
       }
-      const thread = threads[slot] ?? start(slot);
-      threads[slot] = thread;
+      if (!thread) return options.here(raw, envelope);
+      const chosen = thread;
       const job = ++nextJob;
       // The bytes are copied into a buffer of their own and handed over: a view into a larger buffer
       // (a pooled Buffer) would copy all of it.
@@ -136,15 +176,17 @@ export function createParsePool(options: ParsePoolOptions): ParsePool {
         },
       };
       return new Promise<ParsedReceived>((resolve, reject) => {
-        if (thread.pending.size === 0) thread.worker.ref();
-        thread.pending.set(job, { resolve, reject });
-        thread.worker.postMessage(request, [bytes.buffer]);
+        if (chosen.pending.size === 0) chosen.worker.ref();
+        chosen.pending.set(job, { resolve, reject });
+        chosen.worker.postMessage(request, [bytes.buffer]);
       });
     },
 
-    warm() {
-      if (closed) return;
-      for (let slot = 0; slot < threads.length; slot++) threads[slot] ??= start(slot);
+    async warm() {
+      if (closed || failedStarts >= GIVE_UP) return;
+      const started: Thread[] = [];
+      for (let slot = 0; slot < threads.length; slot++) started.push((threads[slot] ??= start(slot)));
+      await Promise.all(started.map((t) => t.loaded));
     },
 
     async close() {

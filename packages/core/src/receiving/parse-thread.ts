@@ -42,8 +42,7 @@ port.on('message', (request: ParseRequest) => {
   if (request.type === 'init') {
     judge = {
       authServId: request.authServId,
-      resolver:
-        request.dns === 'main' ? mainResolver : cachedResolver(createDnsResolver({ ...request.dns })),
+      resolver: request.dns === 'main' ? mainResolver : cachedResolver(createDnsResolver({ ...request.dns })),
     };
     return;
   }

@@ -10,8 +10,8 @@ import type { ReceivingEnvelope } from './receiving-types.js';
 /** How received messages are read and judged: on `parseThreads` threads (1 by default), or here. */
 export interface ReceivedParser {
   parse(raw: Uint8Array, envelope: ReceivingEnvelope): Promise<ParsedReceived>;
-  /** Starts the threads now (the listener is up: messages are coming). */
-  warm(): void;
+  /** Starts the threads now (the listener is up: messages are coming); resolves once they have loaded. */
+  warm(): Promise<void>;
   /** Stops the threads, if any. */
   close(): Promise<void>;
 }
@@ -31,18 +31,18 @@ export function receivedParser(options: ReceivingOptions, logger: Logger): Recei
     );
   }
   const servers = options.dnsServers ? { servers: options.dnsServers } : {};
-  if (threads === 0) {
-    const resolver = options.resolver ?? cachedResolver(createDnsResolver(servers));
-    return {
-      parse: (raw, envelope) => parseReceived(raw, envelope, { resolver, authServId }),
-      warm: () => {},
-      close: async () => {},
-    };
-  }
+  let resolver = options.resolver;
+  // Made on first use: with threads, this thread asks the servers only while none has loaded.
+  const here = (raw: Uint8Array, envelope: ReceivingEnvelope) => {
+    resolver ??= cachedResolver(createDnsResolver(servers));
+    return parseReceived(raw, envelope, { resolver, authServId });
+  };
+  if (threads === 0) return { parse: here, warm: async () => {}, close: async () => {} };
   const pool = createParsePool({
     threads,
     authServId,
     dns: options.resolver ? { resolver: options.resolver } : servers,
+    here,
     logger,
   });
   return pool;

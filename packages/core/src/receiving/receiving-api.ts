@@ -61,7 +61,7 @@ export function createReceivingApi(
   options: ReceivingOptions,
   parser: {
     parse(raw: Uint8Array, envelope: ReceivingEnvelope): Promise<ParsedReceived>;
-    warm(): void;
+    warm(): Promise<void>;
   },
 ): MailroomReceiving {
   const { parse } = parser;
@@ -162,7 +162,6 @@ export function createReceivingApi(
 
     warm: () => parser.warm(),
 
-    receive: (raw, envelope) =>
-      receiveMail({ ctx, options, parse, events, defaults, urls }, raw, envelope),
+    receive: (raw, envelope) => receiveMail({ ctx, options, parse, events, defaults, urls }, raw, envelope),
   };
 }
