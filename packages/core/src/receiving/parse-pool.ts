@@ -131,6 +131,13 @@ export function createParsePool(options: ParsePoolOptions): ParsePool {
     return thread;
   };
 
+  /** The thread of `slot`, started if it is not running. */
+  function running(slot: number): Thread {
+    const thread = threads[slot] ?? start(slot);
+    threads[slot] = thread;
+    return thread;
+  }
+
   async function answerLookup(worker: Worker, id: number, name: string, rrtype: string): Promise<void> {
     let reply: ParseRequest;
     try {
@@ -155,7 +162,7 @@ export function createParsePool(options: ParsePoolOptions): ParsePool {
       let thread: Thread | undefined;
       if (failedStarts >= GIVE_UP) return options.here(raw, envelope);
       for (let slot = 0; slot < threads.length; slot++) {
-        const t = (threads[slot] ??= start(slot));
+        const t = running(slot);
         if (t.ready && (!thread || t.pending.size < thread.pending.size)) thread = t;
       }
       if (!thread) return options.here(raw, envelope);
@@ -185,7 +192,7 @@ export function createParsePool(options: ParsePoolOptions): ParsePool {
     async warm() {
       if (closed || failedStarts >= GIVE_UP) return;
       const started: Thread[] = [];
-      for (let slot = 0; slot < threads.length; slot++) started.push((threads[slot] ??= start(slot)));
+      for (let slot = 0; slot < threads.length; slot++) started.push(running(slot));
       await Promise.all(started.map((t) => t.loaded));
     },
 
