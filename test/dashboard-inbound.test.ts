@@ -85,6 +85,12 @@ describe('dashboard: inbound', () => {
       port: 0,
     });
 
+    // Listening before mail arrives: the attachment links are made at arrival, under its URL.
+    app = Fastify();
+    await app.register(mailroomPlugin, { mailroom });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+
     // A message sent to Ana, then her reply (with the quoted original), then a forged bank mail.
     messageRef = (
       await mailroom.send(secret, {
@@ -114,11 +120,6 @@ describe('dashboard: inbound', () => {
       ],
     });
     await waitUntil(async () => (await mailroom.receiving.listMessages(secret)).items.length === 2);
-
-    app = Fastify();
-    await app.register(mailroomPlugin, { mailroom });
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 
     profileDir = mkdtempSync(join(tmpdir(), 'mailroom-chromium-'));
     context = await launchChromium(profileDir, { viewport: { width: 1280, height: 900 } });

@@ -238,10 +238,12 @@ describe('receiving routes and received mail from the CLI, on the database and t
         expect(bad.err).toContain(words);
       }
     }
-    // The engine's refusals (exit 1): a name that is not a domain, a domain no reply+* route takes.
     const notDomain = await remote(['inbound', 'settings', '--reply-domain', 'not a domain']);
-    expect(notDomain.code).toBe(1);
-    expect(notDomain.err).toContain('reply_domain');
+    expect(notDomain.code).toBe(2);
+    expect(notDomain.err).toContain(
+      "--reply-domain must be a domain name (in.example.com), or off; got 'not a domain'",
+    );
+    // The engine's refusal (exit 1): a domain no reply+* route of the project takes.
     const noRoute = await local(['inbound', 'settings', '--reply-domain', 'elsewhere.test']);
     expect(noRoute.code).toBe(1);
     expect(noRoute.err).toMatch(/reply\+/);

@@ -9,6 +9,8 @@ import type { Command } from './command.js';
 /** The bounds the engine takes (`receiving.updateSettings`), checked here first for a usage error. */
 const RETENTION_DAYS = { min: 1, max: 36_500 };
 const MESSAGE_BYTES = { min: 1024, max: 100 * 1024 * 1024 };
+/** A domain name, as the engine checks it. */
+const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
 
 /**
  * `mailroom inbound settings`: shows a project's receiving settings, or changes the ones given
@@ -76,6 +78,12 @@ function patchOf(args: ParsedArgs): ReceivingSettingsInput {
   if (domain !== undefined) {
     const trimmed = domain.trim();
     if (trimmed === '') throw new UsageError('--reply-domain needs a domain, or off', args.command);
+    if (!/^(off|none)$/i.test(trimmed) && !DOMAIN.test(trimmed)) {
+      throw new UsageError(
+        `--reply-domain must be a domain name (in.example.com), or off; got '${domain}'`,
+        args.command,
+      );
+    }
     patch.reply_domain = /^(off|none)$/i.test(trimmed) ? null : trimmed;
   }
   return patch;
