@@ -90,5 +90,45 @@ describe('the built core package', () => {
     expect(byAddress.get('ada@example.test')).toContain('<p>Your code is A1.</p>');
     expect(byAddress.get('alan@example.test')).toMatch(/^Subject: Hello Alan\r$/m);
     expect(byAddress.get('alan@example.test')).toContain('<p>Your code is B2.</p>');
+
+    // A received message is read and judged on the bundle's parse thread (`parse-thread.js` next to it),
+    // its DNS lookups asked of the app's resolver on the main thread.
+    const asked: string[] = [];
+    const receiver = core.createMailroom({
+      store: memoryStore(),
+      transport,
+      receiving: {
+        resolver: {
+          resolve: async (name, rrtype) => {
+            asked.push(`${rrtype} ${name}`);
+            if (rrtype === 'TXT' && name === 'sender.test') return [['v=spf1 ip4:127.0.0.1 -all']];
+            throw Object.assign(new Error(`no ${rrtype} at ${name}`), { code: 'ENOTFOUND' });
+          },
+        },
+      },
+    });
+    try {
+      // The bundle's parse thread loads (without it, messages would be read on the main thread).
+      await receiver.receiving.warm();
+      const { secret } = await receiver.admin.createProject({ name: 'Inbox' });
+      await receiver.receiving.addRoute(secret, {
+        domain: 'in.acme.test',
+        pattern: 'support',
+        destination: { kind: 'store' },
+      });
+      const raw = 'From: Ana <ana@sender.test>\r\nTo: support@in.acme.test\r\nSubject: Hi\r\n\r\nHello\r\n';
+      const receipt = await receiver.receiving.receive(new TextEncoder().encode(raw), {
+        envelopeFrom: 'ana@sender.test',
+        envelopeTo: ['support@in.acme.test'],
+        remoteAddress: '127.0.0.1',
+        helo: 'mx.sender.test',
+      });
+      const mail = await receiver.receiving.getMessage(secret, receipt.messageIds[0] as string);
+      expect(mail).toMatchObject({ subject: 'Hi', text: 'Hello\n', auth: { spf: 'pass' } });
+      expect(asked).toContain('TXT sender.test');
+    } finally {
+      await receiver.close();
+    }
+    expect(readFileSync(join(outDir, 'index.js'), 'utf8')).toContain('parse-thread');
   }, 120_000);
 });

@@ -61,7 +61,8 @@ describe('dashboard: inbound', () => {
       store: memoryStore(),
       transport,
       bounces: { domain: 'bounces.acme.test' },
-      receiving: { resolver: zone.resolver() },
+      // Attachment links under the server's own URL (as `mailroom serve` sets it: its public URL).
+      receiving: { resolver: zone.resolver(), baseUrl: () => base },
     });
     const acme = await mailroom.admin.createProject({ name: 'Acme' });
     secret = acme.secret;
@@ -83,6 +84,12 @@ describe('dashboard: inbound', () => {
       host: '127.0.0.1',
       port: 0,
     });
+
+    // Listening before mail arrives: the attachment links are made at arrival, under its URL.
+    app = Fastify();
+    await app.register(mailroomPlugin, { mailroom });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 
     // A message sent to Ana, then her reply (with the quoted original), then a forged bank mail.
     messageRef = (
@@ -113,11 +120,6 @@ describe('dashboard: inbound', () => {
       ],
     });
     await waitUntil(async () => (await mailroom.receiving.listMessages(secret)).items.length === 2);
-
-    app = Fastify();
-    await app.register(mailroomPlugin, { mailroom });
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 
     profileDir = mkdtempSync(join(tmpdir(), 'mailroom-chromium-'));
     context = await launchChromium(profileDir, { viewport: { width: 1280, height: 900 } });
@@ -163,6 +165,23 @@ describe('dashboard: inbound', () => {
     const attachment = page.locator('table.cards tbody tr').first();
     expect(await attachment.textContent()).toContain('statement<1>.pdf');
     expect(await attachment.textContent()).toContain('1234 bytes');
+    // Its name, type, size and signed link, which downloads the bytes sent (no session or key needed).
+    const row = page.locator('[data-attachments] tr[data-attachment]');
+    expect(await row.count()).toBe(1);
+    expect(await row.locator('td[data-label="Type"]').textContent()).toBe('application/pdf');
+    const href = (await row.locator('a[data-attachment-url]').getAttribute('href')) ?? '';
+    expect(href.startsWith(`${base}/inbound/attachments/`)).toBe(true);
+    expect(await row.locator('[data-copy]').getAttribute('data-copy')).toBe(href);
+    expect(await row.textContent()).toContain('expires');
+    const download = await fetch(href);
+    expect(download.status).toBe(200);
+    expect(Buffer.from(await download.arrayBuffer()).equals(Buffer.alloc(1234, 1))).toBe(true);
+    const [file] = await Promise.all([
+      page.waitForEvent('download'),
+      row.locator('a[data-attachment-url]').click(),
+    ]);
+    // Chromium replaces the characters a file name may not hold.
+    expect(file.suggestedFilename()).toMatch(/^statement.1.\.pdf$/);
   });
 
   it("lists the reply on the sent message's page, linked to the received message", async () => {

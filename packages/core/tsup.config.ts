@@ -10,6 +10,7 @@ export default defineConfig({
     'testing/index': 'src/testing/index.ts',
     'render-thread': 'src/delivery/render-thread.ts',
     'preview-thread': 'src/render/preview-thread.ts',
+    'parse-thread': 'src/receiving/parse-thread.ts',
   },
   external: ['vitest', 'fast-check'],
 });

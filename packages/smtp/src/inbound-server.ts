@@ -88,6 +88,10 @@ export async function inboundSmtpServer(options: InboundServerOptions): Promise<
     });
   });
   const port = (server.server.address() as AddressInfo).port;
+  // The threads that read received mail load now (the first messages are read here meanwhile).
+  receiving?.warm().catch((error: unknown) => {
+    logger.error({ err: error }, 'inbound SMTP: a thread that reads received mail did not start');
+  });
   logger.info(
     { host, port, domain: inbound.domain, receiving: receiving !== undefined, starttls: tls !== undefined },
     'inbound SMTP listening',

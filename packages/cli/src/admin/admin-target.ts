@@ -1,7 +1,7 @@
 import { createMailroomClient } from '@mailroom/client';
 import type { ParsedArgs } from '../flags/args.js';
 import { domainsOptionsOf } from '../flags/domain-flags.js';
-import { allowHostsOf } from '../flags/engine-flags.js';
+import { allowHostsOf, publicUrlOf } from '../flags/engine-flags.js';
 import { UsageError } from '../output/cli-errors.js';
 import type { CliIo } from '../output/io.js';
 import { openEngine, resolveDatabase } from '../server/open-engine.js';
@@ -108,9 +108,13 @@ export async function withAdmin<T>(
   // domains as the server does; the allow-list, so that a webhook URL is checked as it will be sent to.
   const domains = { ...domainsOptionsOf(args, io.env, args.command), checkEveryMs: 0 };
   const allowHosts = allowHostsOf(args, io.env, args.command);
+  // A command that shows received attachments signs their URLs under the server's public URL (the
+  // signing key is in the database, so the server serves them).
+  const publicUrl = localFlags.includes('public-url') ? publicUrlOf(args, io.env, args.command) : undefined;
   const { mailroom, store } = await openEngine({
     database,
     domains,
+    ...(publicUrl ? { receiving: { baseUrl: publicUrl } } : {}),
     // `template preview --strict-variables`: a variable the sample lacks is an error naming it.
     strictVariables: args.flag('strict-variables'),
     ...(allowHosts.length > 0 ? { fetch: { allowHosts } } : {}),

@@ -5,6 +5,8 @@ import type {
   Mailroom,
   ReceivingRouteInput,
   ReceivingRouteView,
+  ReceivingSettingsInput,
+  ReceivingSettingsView,
 } from '@mailroom/core';
 
 /**
@@ -21,6 +23,10 @@ export interface ReceivingOperations {
     limit?: number;
   }): Promise<{ items: InboundMail[]; next: string | null }>;
   getMessage(id: string): Promise<InboundMail>;
+  /** The project's receiving settings (null: the engine's default). */
+  getSettings(): Promise<ReceivingSettingsView>;
+  /** Changes them: absent fields kept, null ones back to the default. */
+  updateSettings(input: ReceivingSettingsInput): Promise<ReceivingSettingsView>;
 }
 
 /** The engine's own calls for the project of `auth`. */
@@ -32,6 +38,8 @@ export function localReceiving(mailroom: Mailroom, auth: AuthContext): Receiving
     removeRoute: (id) => r.removeRoute(auth, id),
     listMessages: (page) => r.listMessages(auth, page),
     getMessage: (id) => r.getMessage(auth, id),
+    getSettings: () => r.getSettings(auth),
+    updateSettings: (input) => r.updateSettings(auth, input),
   };
 }
 
@@ -57,5 +65,8 @@ export function remoteReceiving(
         return { items: answer.messages as unknown as InboundMail[], next: answer.nextCursor };
       }),
     getMessage: (id) => call(async () => (await c.getMessage(id)).message as unknown as InboundMail),
+    getSettings: () => call(async () => (await c.getSettings()).settings as unknown as ReceivingSettingsView),
+    updateSettings: (input) =>
+      call(async () => (await c.updateSettings(input)).settings as unknown as ReceivingSettingsView),
   };
 }

@@ -5,6 +5,7 @@ import { EXIT_OK, UsageError } from '../output/cli-errors.js';
 import { println } from '../output/io.js';
 import { printJson } from '../output/output.js';
 import type { Command } from './command.js';
+import { inboundSettingsCommand } from './inbound-settings-command.js';
 
 const FLAGS = { ...DATABASE_FLAG, ...JSON_FLAG, project: { type: 'string' } } as const;
 const COMMON_HELP = `  --project ID       the project (mailroom project list shows the ids)
@@ -138,15 +139,21 @@ ${COMMON_HELP}`,
 export const inboundShowCommand: Command = {
   name: 'inbound show',
   summary: 'Show a received message: parsed fields, authentication, reply link, text',
-  help: `Usage: mailroom inbound show --project ID MESSAGE [--database URL|FILE] [--json]
+  help: `Usage: mailroom inbound show --project ID MESSAGE [--public-url URL] [--database URL|FILE] [--json]
+
+Each attachment is listed with its name, type, size and URL: a signed link that downloads it
+without a key (GET /inbound/attachments/TOKEN), working for 7 days from now.
 
 Options:
+  --public-url URL   where the server that holds the database is reached (default:
+                     MAILROOM_PUBLIC_URL): the base of the attachment URLs; without it no URL
+                     is shown. Remotely the server's own public URL is used.
 ${COMMON_HELP}`,
-  flags: FLAGS,
+  flags: { ...FLAGS, 'public-url': { type: 'string' } },
   positionals: { min: 1, max: 1, names: 'the MESSAGE id' },
   async run(args, io) {
     const id = args.positionals[0] ?? '';
-    const m = await withAdmin(args, io, (admin) => admin.receiving.getMessage(id));
+    const m = await withAdmin(args, io, (admin) => admin.receiving.getMessage(id), ['public-url']);
     if (args.flag('json')) {
       printJson(io, m);
       return EXIT_OK;
@@ -167,7 +174,11 @@ ${COMMON_HELP}`,
       `Auth:        ${authText(m)}`,
       `Spam:        ${m.spam ? `${m.spam.spam ? 'spam' : 'not spam'}${m.spam.score === undefined ? '' : ` (score ${m.spam.score})`}` : 'no verdict'}`,
       `Reply to:    ${m.replied_to ? `${m.replied_to.mailing.kind} ${m.replied_to.mailing.ref}, delivery to ${m.replied_to.address}` : '-'}`,
-      `Attachments: ${m.attachments.length === 0 ? '-' : m.attachments.map((a) => `${a.filename ?? '(no name)'} (${a.content_type}, ${a.size} bytes)`).join(', ')}`,
+      `Attachments: ${m.attachments.length === 0 ? '-' : m.attachments.length}`,
+      ...m.attachments.map(
+        (a) =>
+          `  ${oneLine(a.filename ?? '(no name)')}\t${oneLine(a.content_type)}\t${a.size} bytes\t${a.url ?? 'no URL: give --public-url (or MAILROOM_PUBLIC_URL)'}`,
+      ),
       '',
       printable(m.stripped_text ?? m.text ?? '(no text part)'),
     ];
@@ -183,6 +194,7 @@ export const RECEIVING_COMMANDS: readonly Command[] = [
   routeRemoveCommand,
   inboundListCommand,
   inboundShowCommand,
+  inboundSettingsCommand,
 ];
 
 function routeLine(r: ReceivingRouteView): string {

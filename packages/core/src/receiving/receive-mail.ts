@@ -9,11 +9,10 @@ import { MailroomError } from '../base/errors.js';
 import { newId } from '../base/ids.js';
 import type { BaseContext } from '../context/base-context.js';
 import type { EventHub } from '../context/event-hub.js';
-import type { DnsResolver } from '../domains/dns-lookup.js';
 import type { OutboxWrite } from '../store/event-records.js';
 import type { ReceivingRouteRecord } from '../store/receiving-store.js';
 import type { AttachmentUrls } from './attachment-urls.js';
-import { parseReceived } from './parse-received.js';
+import type { ParsedReceived } from './parse-received.js';
 import type { ReceivingEvents } from './receiving-events.js';
 import type { ReceivingOptions } from './receiving-options.js';
 import { type EffectiveReceiving, effectiveReceiving } from './receiving-settings.js';
@@ -25,7 +24,8 @@ import { matchRoute, splitAddress } from './route-match.js';
 export interface ReceiveParts {
   readonly ctx: BaseContext;
   readonly options: ReceivingOptions;
-  readonly resolver: DnsResolver;
+  /** Reads and judges the message (on a parse thread, or here: `receivedParser`). */
+  readonly parse: (raw: Uint8Array, envelope: ReceivingEnvelope) => Promise<ParsedReceived>;
   readonly events: EventHub<ReceivingEvents>;
   readonly defaults: { retentionDays: number; maxMessageBytes: number };
   readonly urls: AttachmentUrls;
@@ -61,7 +61,7 @@ export async function receiveMail(
   raw: Uint8Array,
   envelope: ReceivingEnvelope,
 ): Promise<ReceivingReceipt> {
-  const { ctx, options, resolver, events } = parts;
+  const { ctx, options, events } = parts;
   await ctx.ready();
   const routed = await routesOf(ctx, envelope.envelopeTo);
   if (routed.size === 0) return { messageIds: [] };
@@ -78,10 +78,8 @@ export async function receiveMail(
     }
     settings.set(route.projectId, applies);
   }
-  const parsed = await parseReceived(raw, envelope, {
-    resolver,
-    authServId: options.authServId ?? 'mailroom',
-  });
+  // Read and judged before anything is stored: the 250 still waits for the store's write below.
+  const parsed = await parts.parse(raw, envelope);
   const spam = options.spamVerdict ? await options.spamVerdict(parsed, raw) : null;
   const messageIds: string[] = [];
   for (const [route, to] of routed) {

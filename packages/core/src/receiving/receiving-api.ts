@@ -8,15 +8,20 @@ import { newId } from '../base/ids.js';
 import type { AuthContext } from '../context/auth-context.js';
 import type { BaseContext } from '../context/base-context.js';
 import type { ResolveAuth } from '../context/capability.js';
-import { createDnsResolver } from '../domains/dns-lookup.js';
 import { toValidationIssues } from '../request/index.js';
 import type { ReceivingRouteRecord } from '../store/receiving-store.js';
 import { attachmentUrls } from './attachment-urls.js';
+import type { ParsedReceived } from './parse-received.js';
 import { receiveMail } from './receive-mail.js';
 import type { ReceivingEvents } from './receiving-events.js';
 import type { ReceivingOptions } from './receiving-options.js';
 import { receivingDefaults, settingsView, updateSettings } from './receiving-settings.js';
-import type { InboundMail, MailroomReceiving, ReceivingRouteView } from './receiving-types.js';
+import type {
+  InboundMail,
+  MailroomReceiving,
+  ReceivingEnvelope,
+  ReceivingRouteView,
+} from './receiving-types.js';
 import { matchRoute, ROUTE_PATTERN, splitAddress } from './route-match.js';
 
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
@@ -54,11 +59,14 @@ export function createReceivingApi(
   ctx: BaseContext,
   resolveAuth: ResolveAuth,
   options: ReceivingOptions,
+  parser: {
+    parse(raw: Uint8Array, envelope: ReceivingEnvelope): Promise<ParsedReceived>;
+    warm(): Promise<void>;
+  },
 ): MailroomReceiving {
+  const { parse } = parser;
   const { store, clock } = ctx;
   const projectOf = async (auth: string | AuthContext) => (await resolveAuth(auth)).project.id;
-  const resolver =
-    options.resolver ?? createDnsResolver(options.dnsServers ? { servers: options.dnsServers } : {});
   const events = ctx.events.view<ReceivingEvents>();
   const defaults = receivingDefaults(options);
   const urls = attachmentUrls(ctx, options);
@@ -152,7 +160,8 @@ export function createReceivingApi(
       return matchRoute(await store.findReceivingRoutes(parts.domain), parts.local) !== undefined;
     },
 
-    receive: (raw, envelope) =>
-      receiveMail({ ctx, options, resolver, events, defaults, urls }, raw, envelope),
+    warm: () => parser.warm(),
+
+    receive: (raw, envelope) => receiveMail({ ctx, options, parse, events, defaults, urls }, raw, envelope),
   };
 }

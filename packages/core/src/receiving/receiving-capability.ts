@@ -1,5 +1,6 @@
 import { type Capability, storeRole } from '../context/capability.js';
 import type { ReceivingStore } from '../store/receiving-store.js';
+import { receivedParser } from './received-parser.js';
 import { createReceivingApi } from './receiving-api.js';
 import type { ReceivingEngineOptions } from './receiving-options.js';
 import type { ReceivingFacade } from './receiving-types.js';
@@ -26,9 +27,13 @@ export const receivingCapability: Capability<ReceivingEngineOptions, ReceivingFa
     'putReceivingSettings',
   ),
   create({ ctx, resolveAuth }, options) {
+    const receiving = options.receiving ?? {};
+    // Parse threads start with the first received message: an engine that receives none starts none.
+    const parser = receivedParser(receiving, ctx.logger);
     return {
-      facade: { receiving: createReceivingApi(ctx, resolveAuth, options.receiving ?? {}) },
+      facade: { receiving: createReceivingApi(ctx, resolveAuth, receiving, parser) },
       provides: {},
+      close: parser.close,
     };
   },
 };

@@ -22,6 +22,12 @@ export interface ReceivingOptions {
   dnsServers?: string[];
   /** A resolver of your own for the checks (wins over `dnsServers`). */
   resolver?: DnsResolver;
+  /**
+   * Threads that read and judge received messages (mailparser; mailauth's SPF, DKIM, DMARC and ARC) off
+   * the main thread, started with the first message; the message is still stored by the main thread
+   * before its 250. 0 reads them on the main thread. @default 1
+   */
+  parseThreads?: number;
   /** This server's name, written into the `Authentication-Results` header. @default 'mailroom' */
   authServId?: string;
   /**

@@ -185,6 +185,12 @@ export interface MailroomReceiving {
   /** The listener's RCPT question: whether a route takes this address. */
   routes(address: string): Promise<boolean>;
   /**
+   * Starts the threads that read received messages (`receiving.parseThreads`) now: the listener calls it
+   * when it starts. Until one has loaded, messages are read on the main thread. Resolves once they have
+   * loaded; rejects when one cannot start (after three such starts, every message is read on the main thread).
+   */
+  warm(): Promise<void>;
+  /**
    * Takes one message for its routed recipients: parsed, judged, stored and handed to each route's
    * destination (the store and the outbox in one transaction). Rejects with `PAYLOAD_TOO_LARGE` past a
    * routed project's size cap (the listener answers 552), else when it cannot be stored (the listener

@@ -111,9 +111,9 @@ export function inboundMessagePage(ctx: PageContext, m: InboundMail): SafeHtml {
   const attachments =
     m.attachments.length === 0
       ? html`<p class="card muted">No attachments.</p>`
-      : html`<table class="cards"><thead><tr><th>Name</th><th>Type</th><th>Size</th><th>Content-ID</th></tr></thead><tbody>${m.attachments.map(
+      : html`<table class="cards" data-attachments><thead><tr><th>Name</th><th>Type</th><th>Size</th><th>Content-ID</th><th>Link</th></tr></thead><tbody>${m.attachments.map(
           (a) =>
-            html`<tr><td data-label="Name">${a.filename ?? html`<span class="muted">(none)</span>`}</td><td data-label="Type" class="mono">${a.content_type}</td><td data-label="Size">${a.size} bytes</td><td data-label="Content-ID" class="mono">${a.content_id ?? ''}</td></tr>`,
+            html`<tr data-attachment><td data-label="Name">${a.filename ?? html`<span class="muted">(none)</span>`}</td><td data-label="Type" class="mono">${a.content_type}</td><td data-label="Size">${a.size} bytes</td><td data-label="Content-ID" class="mono">${a.content_id ?? ''}</td><td data-label="Link">${attachmentLink(a)}</td></tr>`,
         )}</tbody></table>`;
   const headers = html`<details class="card"><summary>${m.headers.length} headers</summary><pre>${m.headers.map(([name, value]) => `${name}: ${value}\n`).join('')}</pre></details>`;
   const authHeader = m.auth?.header
@@ -126,6 +126,20 @@ export function inboundMessagePage(ctx: PageContext, m: InboundMail): SafeHtml {
     'inbound',
     html`<p class="muted"><a href="${ctx.root}/inbound">Inbound</a> /</p><h1>${title}</h1>${facts}${stripped}${body}<h2>Attachments</h2>${attachments}<h2>Headers</h2>${headers}${authHeader}`,
   );
+}
+
+/**
+ * An attachment's signed URL (no key needed: whoever has the link downloads it until it expires), as a
+ * download link with its expiry and a copy button; without the engine's `receiving.baseUrl` there is none.
+ */
+function attachmentLink(a: InboundMail['attachments'][number]): SafeHtml {
+  if (!a.url) {
+    return html`<span class="muted">no link: the engine has no <code>receiving.baseUrl</code></span>`;
+  }
+  const expires = a.url_expires_at
+    ? html`<div class="muted">expires ${time(new Date(a.url_expires_at))}</div>`
+    : '';
+  return html`<a href="${a.url}" download data-attachment-url>Download</a> <button type="button" class="small" data-copy="${a.url}" aria-label="Copy the link">Copy link</button>${expires}`;
 }
 
 /** The replies received to a mailing (its `email.replied` events), for the mailing's page. */
