@@ -60,7 +60,10 @@ const CHANGES_ITS_PROCESS =
  * The e2e files that change their process (see {@link CHANGES_ITS_PROCESS}): a fresh worker each, like
  * {@link MOCKING_UNIT_TESTS}. Found by reading the files, so that a new one needs no edit here.
  */
-export const FRESH_E2E_TESTS = ['test', ...subfolders('examples').map((name) => join('examples', name, 'test'))]
+export const FRESH_E2E_TESTS = [
+  'test',
+  ...subfolders('examples').map((name) => join('examples', name, 'test')),
+]
   .flatMap((dir) => testFiles(dir))
   .filter((file) => CHANGES_ITS_PROCESS.test(readFileSync(join(ROOT, file), 'utf8')));
 
