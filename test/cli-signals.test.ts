@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const child = fileURLToPath(new URL('./support/signal-child.ts', import.meta.url));
@@ -10,6 +10,10 @@ function start() {
   let out = '';
   let err = '';
   const proc = spawn(process.execPath, ['--import', 'tsx', child], { cwd: root });
+  // A test that failed before its signals (a wait timed out) leaves no child behind: it would run on.
+  onTestFinished(() => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  });
   proc.stdout.on('data', (chunk: Buffer) => {
     out += chunk.toString();
   });

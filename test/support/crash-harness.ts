@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createMailroom, type DeliveryRecord, type Store } from '@mailroom/core';
 import { memoryTransport } from '@mailroom/memory';
+import { onTestFinished } from 'vitest';
 import type { Arrival } from './crash-sink.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -86,6 +87,14 @@ export async function startWorker(
       },
     },
   );
+  // A test that fails or times out before it kills its workers leaves none behind: one would send on to
+  // the sink (or retry a closed one) for the rest of the run.
+  // (Started outside a test, e.g. from a sink's callback after it ended, the caller's afterAll kills it.)
+  try {
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    });
+  } catch {}
   let err = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     err += chunk.toString();

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { createMailroom, type Mailroom, WORKER_DEFAULTS } from '@mailroom/core';
 import { memoryTransport } from '@mailroom/memory';
 import { sqlStore } from '@mailroom/sql';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { allDeliveries, duplicatesPerKill, summarize } from './crash-harness.js';
 import { startCountingSink } from './crash-sink.js';
 import type { PostgresTarget } from './postgres-target.js';
@@ -181,6 +181,10 @@ async function startWorker(url: string, smtpPort: number): Promise<Worker> {
     ],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, MAILROOM_DATABASE_URL: '' } },
   );
+  // A test that times out before its finally leaves no worker behind.
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
   let err = '';
   let out = '';
   child.stderr?.on('data', (chunk: Buffer) => {
