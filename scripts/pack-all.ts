@@ -13,17 +13,14 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildPackages, pnpmCommand } from './build/build-packages.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** pnpm as this script was started (`pnpm pack:all`), else the pinned one through npx. */
 function pnpm(args: string[]): void {
-  const execPath = process.env.npm_execpath;
-  const [command, prefix] =
-    execPath && /pnpm/.test(basename(execPath))
-      ? [process.execPath, [execPath]]
-      : ['npx', ['--yes', 'pnpm@10']];
-  execFileSync(command, [...prefix, ...args], { cwd: ROOT, stdio: 'inherit' });
+  const [command = 'npx', ...rest] = pnpmCommand(args);
+  execFileSync(command, rest, { cwd: ROOT, stdio: 'inherit' });
 }
 
 /** The tarball file name pnpm writes for a package: `@mailroom/core@0.1.0` is `mailroom-core-0.1.0.tgz`. */
@@ -36,13 +33,13 @@ function packedName(dir: string): { from: string; to: string } {
   return { from: `${flat}-${version}.tgz`, to: `${flat}.tgz` };
 }
 
-/** Builds, packs and renames; returns the tarballs' paths. */
-function packAll(destination: string): string[] {
+/** Builds (as `pnpm build`), packs and renames; returns the tarballs' paths. */
+async function packAll(destination: string): Promise<string[]> {
   const out = resolve(destination);
   const staging = join(out, '.staging');
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
-  pnpm(['-r', '--filter', './packages/*', 'build']);
+  await buildPackages();
   pnpm(['-r', '--filter', './packages/*', 'pack', '--pack-destination', staging]);
   const written: string[] = [];
   for (const name of readdirSync(join(ROOT, 'packages')).sort()) {
@@ -88,7 +85,7 @@ const shellWord = (word: string): string =>
   /^[\w./:@%+=,-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 
 const destination = resolve(process.argv[2] ?? join(ROOT, '.packs'));
-const files = packAll(destination);
+const files = await packAll(destination);
 writeFileSync(
   join(destination, 'pnpm.json'),
   `${JSON.stringify(pnpmSettings(destination, files), null, 2)}\n`,
