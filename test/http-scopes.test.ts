@@ -655,6 +655,16 @@ const ROWS: readonly Row[] = [
       prepare: async (env) => ({ path: `/automations/${await workflowId(env)}/runs` }),
     }),
   ),
+  ...(['GET', 'HEAD'] as const).map(
+    (method): Row => ({
+      route: 'automation-stats',
+      method,
+      sample: '/automations/wf_x/stats',
+      ok: 200,
+      other: 404,
+      prepare: async (env) => ({ path: `/automations/${await workflowId(env)}/stats` }),
+    }),
+  ),
   { route: 'forms', method: 'GET', sample: '/forms', ok: 200 },
   { route: 'forms', method: 'HEAD', sample: '/forms', ok: 200 },
   {

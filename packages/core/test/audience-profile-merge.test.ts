@@ -37,12 +37,12 @@ describe('the profile-merge rule', () => {
       { address: 'a@x.test', name: 'Ann', traits: { deep: { a: [1] }, plan: 'free' }, labels: ['x', 'x'] },
       OVERRIDE,
     );
-    expect(same).toEqual({ ...stored, changed: false });
+    expect(same).toEqual({ ...stored, changed: false, skippedTraits: 0 });
     expect(same.traits).toBe(stored.traits);
     expect(same.labels).toBe(stored.labels);
     expect(
       mergeProfile(stored, { address: 'a@x.test', name: 'Bob', traits: { plan: 'pro' } }, PRESERVE),
-    ).toEqual({ ...stored, changed: false });
+    ).toEqual({ ...stored, changed: false, skippedTraits: 0 });
     expect(mergeProfile(stored, { address: 'a@x.test', name: null }, OVERRIDE).changed).toBe(false);
   });
 
@@ -59,6 +59,7 @@ describe('the profile-merge rule', () => {
       traits: { plan: 'free', keep: 1, city: 'Oslo' },
       labels: ['x', 'y'],
       changed: true,
+      skippedTraits: 0,
     });
     expect(
       mergeProfile(
@@ -66,6 +67,12 @@ describe('the profile-merge rule', () => {
         { address: 'a@x.test', name: 'New', traits: { plan: 'pro' } },
         OVERRIDE,
       ),
-    ).toEqual({ name: 'New', traits: { plan: 'pro', keep: 1 }, labels: ['x'], changed: true });
+    ).toEqual({
+      name: 'New',
+      traits: { plan: 'pro', keep: 1 },
+      labels: ['x'],
+      changed: true,
+      skippedTraits: 0,
+    });
   });
 });
