@@ -41,7 +41,7 @@ for (const kind of ['sqlite', 'postgres', 'mysql'] as AppKind[]) {
     if (!databases) return;
 
     it('after a restart the committed receipt is delivered once, the uncommitted one never', {
-      timeout: 120_000,
+      timeout: 300_000,
     }, async () => {
       const url = await databases.create();
       const seed = await openAppDatabase(kind, url, 2);

@@ -29,7 +29,7 @@ describe('crash safety on SQLite: a worker killed with SIGKILL mid-broadcast, th
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it(`kills the worker at ~${KILL_AT.join(', ~')} arrivals: 0 lost, duplicates only of in-flight deliveries, same Message-ID`, {
-    timeout: 120_000,
+    timeout: 300_000,
   }, async () => {
     const url = `sqlite:${join(dir, 'crash.db')}`;
     const seeded = await seedBroadcast(sqlStore({ url }), RECIPIENTS);
