@@ -4,6 +4,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
 import {
   E2E_TESTS,
   EXCLUSIVE_TESTS,
+  FRESH_E2E_TESTS,
+  FRESH_EXCLUSIVE_TESTS,
   LongFirstSequencer,
   MOCKING_UNIT_TESTS,
   UNIT_TESTS,
@@ -17,6 +19,13 @@ const src = (p: string) => fileURLToPath(new URL(`./packages/${p}`, import.meta.
  * `MAILROOM_TEST_WORKERS` overrides (1: one file at a time).
  */
 const WORKERS = Number(process.env.MAILROOM_TEST_WORKERS) || Math.max(4, availableParallelism() * 2);
+
+/**
+ * `MAILROOM_TEST_ISOLATE=1`: every file in a fresh worker process, as `e2e:fresh` and `unit:mocking` are
+ * (slower: each file loads its modules again); to tell a failure from state that a file left in its
+ * worker from any other.
+ */
+const ISOLATE = process.env.MAILROOM_TEST_ISOLATE === '1';
 
 // Tests run from the TypeScript sources: no build is needed on a clean clone.
 export default defineConfig({
@@ -54,7 +63,7 @@ export default defineConfig({
           maxWorkers: WORKERS,
           // A package's tests leave no server running after their file: a worker keeps the modules it
           // loaded (the core's sources, the drivers) for its next file instead of loading them again.
-          isolate: false,
+          isolate: ISOLATE,
         },
       },
       {
@@ -72,6 +81,19 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: E2E_TESTS,
+          exclude: [...configDefaults.exclude, ...EXCLUSIVE_TESTS, ...FRESH_E2E_TESTS],
+          maxWorkers: WORKERS,
+          // Each file closes what it started in its afterAll: a worker keeps the modules it loaded for its
+          // next file, as in `unit`.
+          isolate: ISOLATE,
+        },
+      },
+      {
+        extends: true,
+        // e2e files that change their process (env, mocks, process listeners): a fresh worker each.
+        test: {
+          name: 'e2e:fresh',
+          include: FRESH_E2E_TESTS.length > 0 ? FRESH_E2E_TESTS : ['no-such-file'],
           exclude: [...configDefaults.exclude, ...EXCLUSIVE_TESTS],
           maxWorkers: WORKERS,
         },
@@ -83,6 +105,12 @@ export default defineConfig({
           include: EXCLUSIVE_TESTS,
           exclude: [...configDefaults.exclude, ...(kind === 'unit' ? E2E_TESTS : UNIT_TESTS)],
           maxWorkers: 1,
+          // One worker runs them one after another, keeping its modules: at the end of the run, where
+          // nothing else runs, loading the sources again for each file would be wall time.
+          isolate: ISOLATE || FRESH_EXCLUSIVE_TESTS.length > 0,
+          // After all the others (vitest runs a group once the groups before it have finished; an isolated
+          // project of one worker would go last by itself, a shared one needs its group said).
+          sequence: { groupOrder: 1 },
         },
       })),
     ],

@@ -42,8 +42,41 @@ function testFiles(dir: string): string[] {
   );
 }
 
-/** The tests across packages (`test:e2e`): each file in a fresh process, as the servers they start want. */
+/**
+ * The tests across packages (`test:e2e`). Each starts its servers, stores and child processes in its
+ * `beforeAll` and closes them in its `afterAll`, so a worker process runs several files and keeps the
+ * modules it loaded (the core's sources, the drivers, Fastify, Express) for the next one, as `unit` does.
+ */
 export const E2E_TESTS = ['test/**/*.test.ts', 'examples/*/test/**/*.test.ts'];
+
+/**
+ * What a test file may change in its process that the next file in the same worker would see: a mocked
+ * module, the environment, a process-wide listener, the working directory, faked timers or globals.
+ */
+const CHANGES_ITS_PROCESS =
+  /\bvi\.(?:do)?[mM]ock\(|\bvi\.stub(?:Env|Global)\(|\bvi\.useFakeTimers\(|process\.env(?:\.\w+|\[[^\]]+\])\s*(?:=(?!=)|\?\?=|\|\|=)|delete process\.env|process\.(?:on|once|chdir|setUncaughtExceptionCaptureCallback)\(/;
+
+/**
+ * The e2e files that change their process (see {@link CHANGES_ITS_PROCESS}): a fresh worker each, like
+ * {@link MOCKING_UNIT_TESTS}. Found by reading the files, so that a new one needs no edit here.
+ */
+export const FRESH_E2E_TESTS = [
+  'test',
+  ...subfolders('examples').map((name) => join('examples', name, 'test')),
+]
+  .flatMap((dir) => testFiles(dir))
+  .filter((file) => CHANGES_ITS_PROCESS.test(readFileSync(join(ROOT, file), 'utf8')));
+
+/** The folders in `dir` (relative to the root). */
+function subfolders(dir: string): string[] {
+  try {
+    return readdirSync(join(ROOT, dir), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
+  } catch {
+    return [];
+  }
+}
 
 /**
  * Files that run alone, one after another, once all the others have finished: they assert on time
@@ -64,6 +97,16 @@ export const EXCLUSIVE_TESTS = [
   'packages/core/test/request-attachments.test.ts',
   'packages/core/test/render-content-source.test.ts',
 ];
+
+/**
+ * The {@link EXCLUSIVE_TESTS} that need a fresh worker ({@link MOCKING_UNIT_TESTS}, {@link FRESH_E2E_TESTS}).
+ * The files that run alone share one worker, one after another, so that the tail of the run does not
+ * load the core's sources again for each; a file that changes its process among them gives each a fresh
+ * worker again.
+ */
+export const FRESH_EXCLUSIVE_TESTS = [...MOCKING_UNIT_TESTS, ...FRESH_E2E_TESTS].filter((file) =>
+  EXCLUSIVE_TESTS.some((glob) => globToRegExp(glob).test(file)),
+);
 
 /**
  * Files that take minutes, mostly waiting (leases running out, child processes, package installs):
