@@ -97,19 +97,7 @@ function apply(
 export function describeProfileMerge(ctx: StoreSuiteContext): void {
   describe('profile merge', () => {
     it('every write leaves the profiles the core rule computes (newProfile, mergeProfile)', async () => {
-      const { project } = await seedProject(ctx.store);
-      const year = 365 * 24 * 3_600_000;
-      let job: SourceJobRecord | undefined;
-      const { mailing } = await seedMailing(ctx.store, {
-        project,
-        mailing: { status: 'sending' },
-        sourceJobs: (m, b) => {
-          job = makeSourceJob(m, b);
-          return [job];
-        },
-      });
-      const claimed = await ctx.store.claimSourceJob({ now: testTime(), leaseMs: year });
-      if (!job || claimed?.id !== job.id) throw new Error('expected to claim the source job');
+      const { project, mailing, claimed, year } = await seedClaimedSourceJob(ctx);
       let sequence = 0;
       let seq = 1;
 
@@ -159,19 +147,7 @@ export function describeProfileMerge(ctx: StoreSuiteContext): void {
     }, 180_000);
 
     it('keeps the traits cap across writes: traits past it are skipped, stored ones kept (mergeProfile)', async () => {
-      const { project } = await seedProject(ctx.store);
-      const year = 365 * 24 * 3_600_000;
-      let job: SourceJobRecord | undefined;
-      const { mailing } = await seedMailing(ctx.store, {
-        project,
-        mailing: { status: 'sending' },
-        sourceJobs: (m, b) => {
-          job = makeSourceJob(m, b);
-          return [job];
-        },
-      });
-      const claimed = await ctx.store.claimSourceJob({ now: testTime(), leaseMs: year });
-      if (!job || claimed?.id !== job.id) throw new Error('expected to claim the source job');
+      const { project, mailing, claimed, year } = await seedClaimedSourceJob(ctx);
       const keys = (prefix: string, n: number) =>
         Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${i}`, 'v'])) as Variables;
       const wide = 'wide@example.com';
@@ -241,4 +217,22 @@ export function describeProfileMerge(ctx: StoreSuiteContext): void {
       expect(traitsOf(small)).toEqual({ plan: 'free', city: 'Oslo' });
     }, 120_000);
   });
+}
+
+/** A project with a sending mailing whose one source job is claimed for a year (the writes go through it). */
+async function seedClaimedSourceJob(ctx: StoreSuiteContext) {
+  const { project } = await seedProject(ctx.store);
+  const year = 365 * 24 * 3_600_000;
+  let job: SourceJobRecord | undefined;
+  const { mailing } = await seedMailing(ctx.store, {
+    project,
+    mailing: { status: 'sending' },
+    sourceJobs: (m, b) => {
+      job = makeSourceJob(m, b);
+      return [job];
+    },
+  });
+  const claimed = await ctx.store.claimSourceJob({ now: testTime(), leaseMs: year });
+  if (!job || claimed?.id !== job.id) throw new Error('expected to claim the source job');
+  return { project, mailing, job, claimed, year };
 }
