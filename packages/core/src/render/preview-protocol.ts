@@ -35,7 +35,10 @@ export type PreviewReply =
   | { job: number; ms: number; checked: TemplateCheckResult }
   | { job: number; ms: number; error: PreviewFailure };
 
-/** The preview thread's first message: loaded, ready to render. */
+/**
+ * The preview thread is loaded, ready to render: its first message, and again when it has loaded a part for
+ * the job it holds (MJML, with the first check), so that job's hard limit counts from then.
+ */
 export interface PreviewReady {
   ready: true;
 }

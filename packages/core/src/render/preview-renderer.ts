@@ -91,7 +91,11 @@ export function createPreviewRenderer(options: PreviewRendererOptions): PreviewR
       if ('ready' in reply) {
         if (thread !== worker) return;
         ready = true;
-        if (running && running.timer === undefined) running.timer = hardLimit(running.job, worker);
+        // Sent again after the thread loads a part (MJML) for the running job: its clock starts anew.
+        if (running) {
+          clearTimeout(running.timer);
+          running.timer = hardLimit(running.job, worker);
+        }
         return;
       }
       if (running?.job.request.job !== reply.job) return;
