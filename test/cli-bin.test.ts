@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,17 +9,18 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /**
- * How a clone starts the CLI from its sources. `start`: `tsx --conditions=mailroom-source
- * packages/cli/src/bin.ts` (tsx itself, not `npx tsx`: npm's wrapper dies of a forwarded SIGTERM instead
- * of passing on the exit code, which would hide the one under test; tsx relays the signal and the code).
- * `npx mailroom`: the root package's bin, `bin/mailroom.js`, which runs the sources in its own process.
+ * How a clone starts the CLI from its sources. `start`: `node --import tsx --conditions=mailroom-source
+ * packages/cli/src/bin.ts`, one process (tsx's own CLI runs the program in a child and, when that child
+ * does not confirm a relayed SIGTERM within 30 ms, which a busy machine misses, kills it with SIGKILL: a
+ * Ctrl-C that cut the graceful stop short). `npx mailroom`: the root package's bin, `bin/mailroom.js`, which
+ * runs the sources in its own process too. The start script is read from package.json, as pnpm runs it.
  */
+const START: string[] = (
+  JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start as string
+).split(' ');
 const ENTRIES = {
-  'the start script': [
-    join(root, 'node_modules/tsx/dist/cli.mjs'),
-    '--conditions=mailroom-source',
-    'packages/cli/src/bin.ts',
-  ],
+  // Without the leading `node` and the trailing `serve`: the cases pass their own command.
+  'the start script': START.slice(1, -1),
   'the root bin (npx mailroom)': [join(root, 'bin/mailroom.js')],
 };
 
@@ -40,6 +41,22 @@ function spawnBin(
   child.stderr?.resume();
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, output: () => output, exit };
+}
+
+/** The processes whose parent is `pid` (Linux's /proc), but tsx's esbuild service (it compiles, it serves nothing). */
+function childrenOf(pid: number): string[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        // Fields after the command's closing parenthesis: state, then the parent's pid.
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        const parent = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
+        return parent === String(pid) && !stat.includes('(esbuild)');
+      } catch {
+        return false; // exited meanwhile
+      }
+    });
 }
 
 describe('the mailroom bin', () => {
@@ -74,6 +91,10 @@ describe('the mailroom bin', () => {
         },
         { timeout: 60_000, interval: 100 },
       );
+      // One process, so a Ctrl-C's SIGTERM reaches the server's own graceful stop: no child process.
+      expect(
+        childrenOf(bin.child.pid ?? 0).map((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8')),
+      ).toEqual([]);
       const res = await fetch(`${base}/send/mail`, {
         method: 'POST',
         headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },

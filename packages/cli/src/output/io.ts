@@ -43,9 +43,10 @@ export function println(out: CliOutput, line = ''): void {
 
 /**
  * A repeat this soon after the first signal is the same request: Ctrl-C (or `kill -TERM -<group>`) reaches
- * every process of the group, and a wrapper in it (tsx, pnpm) relays its copy to the CLI as well.
+ * every process of the group, and a wrapper in it (npx, pnpm) relays its copy to the CLI as well; on a busy
+ * machine the copy has come over 500 ms late. An operator who insists presses again after that.
  */
-const RELAYED_WITHIN_MS = 500;
+const RELAYED_WITHIN_MS = 1_500;
 
 /**
  * Arms `stop` on SIGTERM and SIGINT of this process; a second signal while stopping exits at once, unless it
