@@ -308,7 +308,10 @@ function serverDatabases(kind: ServerKind, base: string): TestDatabases {
                 "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = ? AND table_name LIKE 'mailroom\\_%' AND table_name NOT LIKE 'mailroom\\_migrations%'",
                 [database],
               );
-              return tables.map((table) => `DELETE FROM ${database}.${String(table.name)};`).join(' ') || 'SELECT 1';
+              return (
+                tables.map((table) => `DELETE FROM ${database}.${String(table.name)};`).join(' ') ||
+                'SELECT 1'
+              );
             },
             (connection, text) => connection.query(text),
           );
