@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createMailroom } from '@mailroom/core';
 import { memoryTransport } from '@mailroom/memory';
