@@ -6,15 +6,17 @@
  * under `CI` fails.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Store } from '@mailroom/core';
+import Database from 'better-sqlite3';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll } from 'vitest';
 import type { SqlKind, SqlUrlOptions } from '../../src/index.js';
 import { sqlStore } from '../../src/index.js';
+import { STORE_ID_SETTING } from '../../src/roles/app-transaction.js';
 import type { Pgbouncer } from './pgbouncer.js';
 import { missingServerTest, type ServerKind, type TestServer, testServer } from './servers.js';
 
@@ -28,7 +30,7 @@ export interface TestDatabases {
   /** A URL of a new, empty database (SQLite file, PostgreSQL schema or MySQL database). */
   create(): Promise<string>;
   /**
-   * A URL of an empty, migrated database. SQLite: a new file each time. PostgreSQL and MySQL: one
+   * A URL of an empty, migrated database. SQLite: a new copy of a migrated file each time. PostgreSQL and MySQL: one
    * database for the whole test file, whose tables are emptied on every call (creating and migrating
    * a schema per test would dominate the run time).
    */
@@ -197,13 +199,41 @@ export function pgbouncerDatabases(bouncer: Pgbouncer): TestDatabases {
   };
 }
 
+/**
+ * A migrated SQLite file in `dir` to copy for each case that needs an empty, migrated database, made
+ * once: migrating a new file costs ~35 ms of CPU and ~150 ms of fsyncs, copying one ~3 ms, 200-odd
+ * times a kit run. It is checkpointed (no `-wal` beside it) and has no store id, so that each copy's
+ * first `init()` gives it one of its own, as a new database gets.
+ */
+export async function migratedSqliteFile(dir: string): Promise<string> {
+  const file = join(dir, 'migrated-template.db');
+  const store = sqlStore({ url: `sqlite:${file}`, poolSize: 1 });
+  await store.init();
+  await store.close();
+  const database = new Database(file);
+  try {
+    database.prepare('DELETE FROM mailroom_settings WHERE name = ?').run(STORE_ID_SETTING);
+    database.pragma('wal_checkpoint(TRUNCATE)');
+  } finally {
+    database.close();
+  }
+  if (existsSync(`${file}-wal`)) throw new Error(`${file}: its WAL file is still there`);
+  return file;
+}
+
 function sqliteDatabases(): TestDatabases {
   const dir = mkdtempSync(join(tmpdir(), 'mailroom-sql-'));
   let n = 0;
+  let template: Promise<string> | undefined;
   return {
     kind: 'sqlite',
     create: async () => `sqlite:${join(dir, `store-${++n}.db`)}`,
-    empty: async () => `sqlite:${join(dir, `store-${++n}.db`)}`,
+    async empty() {
+      template ??= migratedSqliteFile(dir);
+      const file = join(dir, `store-${++n}.db`);
+      copyFileSync(await template, file);
+      return `sqlite:${file}`;
+    },
     dropAll: async () => rmSync(dir, { recursive: true, force: true }),
   };
 }
