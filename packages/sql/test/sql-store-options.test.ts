@@ -311,7 +311,7 @@ describe('concurrent migration', () => {
           await client.connect();
           try {
             const { rows } = await client.query<{ name: string }>(
-              'SELECT name FROM ' + ownSchema + '.mailroom_migrations ORDER BY name',
+              `SELECT name FROM ${ownSchema}.mailroom_migrations ORDER BY name`,
             );
             expect(rows.map((row) => row.name)).toEqual(Object.keys(mailroomMigrations('postgres')).sort());
           } finally {
