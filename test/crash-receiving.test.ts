@@ -25,14 +25,17 @@ const AFTER = 12;
 const DOWN_MS = 6_000;
 const SCHEDULE = '300,600,1200,2400,4800,9600,19200,30000';
 
-/** `mailroom serve` as users run it, a real process (tsx on the sources, as `pnpm start` does). */
+/** `mailroom serve` as users run it, a real process (`node --import tsx` on the sources, as `pnpm start` does). */
 function serve(db: string, dir: string, receiver: WebhookReceiver, zone: DnsZoneServer) {
   let out = '';
   let err = '';
   const child: ChildProcess = spawn(
     process.execPath,
     [
-      join(ROOT, 'node_modules/tsx/dist/cli.mjs'),
+      // One process (as `pnpm start`): tsx's CLI would run the server in a child of its own, which a
+      // SIGKILL of the CLI leaves running (and costs a second Node process's start-up).
+      '--import',
+      'tsx',
       '--conditions=mailroom-source',
       'packages/cli/src/bin.ts',
       'serve',

@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createMailroom } from '@mailroom/core';
 import { memoryTransport } from '@mailroom/memory';
@@ -21,7 +20,10 @@ async function startCliWorker(args: string[]): Promise<{ child: ChildProcess; er
   const child = spawn(
     process.execPath,
     [
-      join(ROOT, 'node_modules/tsx/dist/cli.mjs'),
+      // One process (as `pnpm start`): tsx's CLI would run the server in a child of its own, which a
+      // SIGKILL of the CLI leaves running (and costs a second Node process's start-up).
+      '--import',
+      'tsx',
       '--conditions=mailroom-source',
       'packages/cli/src/bin.ts',
       'worker',

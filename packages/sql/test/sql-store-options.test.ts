@@ -7,6 +7,7 @@ import { MailroomError } from '@mailroom/core';
 import { makeProject, makeSecret } from '@mailroom/core/testing';
 import Database from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sqlitePathOf } from '../src/dialects/sqlite/sqlite-database.js';
 import {
@@ -291,6 +292,32 @@ describe('concurrent migration', () => {
         expect(await Promise.all(stores.map((s) => s.listProjects()))).toEqual([[], [], [], []]);
         await Promise.all(stores.map((s) => s.close()));
       });
+
+      // init() skips the migrator when the migration table lists exactly this version's migrations: on
+      // PostgreSQL only the table of the connection's own schema counts, not a migrated one further on the
+      // search path.
+      if (kind === 'postgres')
+        it('a new schema is migrated even when its search path finds a migrated schema after it', async () => {
+          const migrated = await databases.create();
+          await migrate({ url: migrated });
+          const schemaOf = (url: string) => new URL(url).searchParams.get('options')?.split('=')[1] ?? '';
+          const own = new URL(await databases.create());
+          const ownSchema = schemaOf(own.toString());
+          own.searchParams.set('options', `-c search_path=${ownSchema},${schemaOf(migrated)}`);
+          const store = storeOn(own.toString(), 1);
+          await store.init();
+          await store.close();
+          const client = new pg.Client({ connectionString: migrated });
+          await client.connect();
+          try {
+            const { rows } = await client.query<{ name: string }>(
+              `SELECT name FROM ${ownSchema}.mailroom_migrations ORDER BY name`,
+            );
+            expect(rows.map((row) => row.name)).toEqual(Object.keys(mailroomMigrations('postgres')).sort());
+          } finally {
+            await client.end();
+          }
+        });
     });
   }
 });

@@ -389,6 +389,7 @@ export function mailroomMigrationProvider(kind: SqlKind): MigrationProvider {
  * a race anyway (a busy file, two `CREATE TABLE IF NOT EXISTS` of the migration table) is run again.
  */
 export async function runMigrations(db: Db, dialect: SqlDialect): Promise<void> {
+  if (await isCurrent(db, dialect.kind)) return;
   for (let attempt = 1; ; attempt++) {
     try {
       await dialect.runMigrator(db, (on, schema, inTransaction) =>
@@ -399,6 +400,33 @@ export async function runMigrations(db: Db, dialect: SqlDialect): Promise<void> 
       if (attempt >= MIGRATE_ATTEMPTS) throw error;
       await new Promise((resolve) => setTimeout(resolve, 25 * attempt + Math.random() * 50));
     }
+  }
+}
+
+/**
+ * Whether the database has exactly this version's migrations applied, read in one statement. Kysely's
+ * migrator finds that out too, but first looks for its tables by listing every column of every table in
+ * the database (twice, on PostgreSQL with a `pg_get_serial_sequence` per column, in all schemas): that cost
+ * each process start, and each store a test opens, tens of milliseconds of the server's CPU. Anything
+ * else (no migration table yet, a migration pending, a name this version does not know, an error) goes
+ * the migrator's way, with its locks, as before. No lock is needed to read: the names are written in the
+ * transaction of their migrations (PostgreSQL, SQLite) or after each has run (MySQL), so a complete list
+ * means a migrated database. PostgreSQL: only the table of the connection's own schema counts (the
+ * migrator's table, see `runMigrator`), not one that the search path finds further on.
+ */
+async function isCurrent(db: Db, kind: SqlKind): Promise<boolean> {
+  const query =
+    kind === 'postgres'
+      ? sql<{
+          name: string;
+        }>`select name from mailroom_migrations where tableoid = to_regclass(quote_ident(current_schema()) || '.mailroom_migrations')`
+      : sql<{ name: string }>`select name from mailroom_migrations`;
+  try {
+    const applied = new Set((await query.execute(db)).rows.map((row) => row.name));
+    const known = Object.keys(mailroomMigrations(kind));
+    return applied.size === known.length && known.every((name) => applied.has(name));
+  } catch {
+    return false;
   }
 }
 
