@@ -95,7 +95,9 @@ export async function runClaimed(parts: RunParts, claimed: ClaimedRun): Promise<
   };
 
   try {
-    const workflow = await store.getWorkflow(run.projectId, run.workflowId);
+    const workflow = parts.workflowOf
+      ? await parts.workflowOf(run.projectId, run.workflowId)
+      : await store.getWorkflow(run.projectId, run.workflowId);
     if (!workflow || workflow.status === 'deleted') return fenced(end('exited', 'workflow-deleted'), true);
     const definition = await definitionOf(store, run.workflowId, run.version);
     for (let walked = 0; walked < MAX_STEPS_PER_CLAIM; walked++) {

@@ -1,5 +1,6 @@
 import { isStoreOutage } from '../base/errors.js';
 import type { CapabilityTask } from '../context/capability.js';
+import type { WorkflowRecord } from '../store/automation-records.js';
 import type { AutomationsEngineOptions } from './automation-types.js';
 import { type BroadcastSeen, createBroadcastYield } from './broadcast-yield.js';
 import { createBuiltinTriggers } from './builtin-triggers.js';
@@ -56,7 +57,18 @@ export function createRunWorker(
   async function once(limit: number): Promise<number> {
     await builtins.poll();
     const claimed = await store.claimRuns({ now: clock.now(), limit, leaseMs });
-    await Promise.all(claimed.map((run) => runClaimed(counted, run)));
+    // One read of each workflow for the batch (a claim is a moment: a change after it is the next one's).
+    const workflows = new Map<string, Promise<WorkflowRecord | undefined>>();
+    const workflowOf = (projectId: string, workflowId: string) => {
+      const key = `${projectId}/${workflowId}`;
+      let read = workflows.get(key);
+      if (!read) {
+        read = store.getWorkflow(projectId, workflowId);
+        workflows.set(key, read);
+      }
+      return read;
+    };
+    await Promise.all(claimed.map((run) => runClaimed({ ...counted, workflowOf }, run)));
     return claimed.length;
   }
 

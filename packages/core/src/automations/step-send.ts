@@ -2,7 +2,7 @@ import { isMailroomError } from '../base/errors.js';
 import { derivedId } from '../base/ids.js';
 import type { BaseContext } from '../context/base-context.js';
 import type { CapabilitySetup } from '../context/capability.js';
-import type { ClaimedRun } from '../store/automation-records.js';
+import type { ClaimedRun, WorkflowRecord } from '../store/automation-records.js';
 import { type StepOutcome, waiting } from './run-place.js';
 import type { Step, WorkflowDefinition } from './workflow-schema.js';
 
@@ -13,6 +13,11 @@ export const RETRY_MS = 60_000;
 export interface RunParts {
   ctx: BaseContext;
   send: CapabilitySetup['send'];
+  /**
+   * A run's workflow, read once per claimed batch (its runs are mostly of a few workflows); without it,
+   * the store's, per run. A workflow deleted or paused during the batch is seen by the next claim.
+   */
+  workflowOf?: (projectId: string, workflowId: string) => Promise<WorkflowRecord | undefined>;
 }
 
 /**
