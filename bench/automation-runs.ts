@@ -7,8 +7,10 @@
  * - the time until every run's message is sent (claims, the send path's accept, the fenced write, the
  *   delivery);
  * - the broadcast's rate alone (measured before and after, the mean of both) and beside the due runs;
+ * - how many of the runs' messages were sent while the broadcast sent (they go out before its own);
  * - memory per size: the JS heap still used after a full GC at the round's end (what the engine keeps),
- *   the round's own peak RSS (sampled every 100 ms), the process's peak RSS so far (sizes go up, so a flat
+ *   the round's own peak RSS (sampled every 100 ms) with V8's reserved heap and the memory outside it at
+ *   that sample (the rest is native: SQLite's caches, malloc's arenas, the threads), the process's peak RSS so far (sizes go up, so a flat
  *   figure means memory does not grow with runs), and the SQLite file's size (its page cache, 64 MiB a
  *   connection, fills as the file grows, up to that bound);
  * - the workflow's step counts (`automations.stats`: counters, no run read) and how long reading them took.
@@ -81,15 +83,23 @@ async function broadcast(mailroom: Mailroom, secret: string, b: number, tag: str
   }
 }
 
-/** Samples RSS every 100 ms until stopped; the highest sample, MiB. */
+/**
+ * Samples memory every 100 ms until stopped: the highest RSS, MiB, and at that sample what V8's heap had
+ * reserved (`heapTotal`) and what lived outside it (`external`, buffers included), so that the rest of the
+ * RSS is native memory (SQLite's page caches, malloc's arenas, the threads' own heaps and code).
+ */
 function rssSampler() {
-  let peak = process.memoryUsage.rss();
-  const timer = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage.rss());
-  }, 100);
+  let peak = process.memoryUsage();
+  const sample = () => {
+    const now = process.memoryUsage();
+    if (now.rss > peak.rss) peak = now;
+  };
+  const timer = setInterval(sample, 100);
   return () => {
     clearInterval(timer);
-    return Math.round(Math.max(peak, process.memoryUsage.rss()) / 2 ** 20);
+    sample();
+    const mib = (n: number) => Math.round(n / 2 ** 20);
+    return { rss: mib(peak.rss), heapTotal: mib(peak.heapTotal), external: mib(peak.external) };
   };
 }
 
@@ -174,8 +184,12 @@ async function round(n: number) {
     await broadcast(mailroom, secret, BROADCAST, 'b');
     t = performance.now();
     mailroom.worker.start();
+    let runsBesideBroadcast = 0;
     const [broadcastSeconds, runsSeconds] = await Promise.all([
-      when(() => counts.broadcast - broadcastBefore >= BROADCAST, t),
+      when(() => counts.broadcast - broadcastBefore >= BROADCAST, t).then((seconds) => {
+        runsBesideBroadcast = counts.message;
+        return seconds;
+      }),
       when(() => counts.message >= n, t),
     ]);
     await mailroom.worker.stop();
@@ -198,10 +212,15 @@ async function round(n: number) {
       broadcastAloneBeforeAfter: [Math.round(aloneBefore), Math.round(aloneAfter)],
       broadcastBesideRunsPerSecond: Math.round(beside),
       broadcastKeeps: `${Math.round((beside / alone) * 100)} %`,
+      runMessagesBesideBroadcast: runsBesideBroadcast,
       stepCounts: `${steps.join(', ')} (entered/waiting/passed/exited), read in ${statsMs} ms`,
       heapAfterGcMiB: heapAfterGcMiB(),
       databaseMiB: fileMiB(join(dir, 'mailroom.db')),
-      roundPeakRssMiB: roundPeak(),
+      ...(({ rss, heapTotal, external }) => ({
+        roundPeakRssMiB: rss,
+        atPeakHeapTotalMiB: heapTotal,
+        atPeakExternalMiB: external,
+      }))(roundPeak()),
     };
   } finally {
     roundPeak();

@@ -28,6 +28,8 @@ describe('automations in the engine', () => {
   let projectId: string;
   /** When set, `advanceRun` throws while this returns true (a process dying before it wrote the step). */
   let crash: ((advance: { step: string | null }) => boolean) | undefined;
+  /** Calls of the store's idempotency keys (`beginIdempotent`, `finishIdempotent`). */
+  let keyCalls = 0;
   /** When set, the named store call dies (throws) `before` or `after` it did its work, while it returns true. */
   let dies: { call: 'beginIdempotent' | 'commitBatch' | 'finishIdempotent'; after: boolean } | undefined;
 
@@ -46,9 +48,11 @@ describe('automations in the engine', () => {
     const inner = memoryStore();
     crash = undefined;
     dies = undefined;
+    keyCalls = 0;
     const dying =
       <A extends unknown[], R>(call: NonNullable<typeof dies>['call'], real: (...args: A) => Promise<R>) =>
       async (...args: A): Promise<R> => {
+        if (call !== 'commitBatch') keyCalls++;
         const now = dies?.call === call ? dies : undefined;
         if (now && !now.after) throw new Error('the worker died');
         const result = await real(...args);
@@ -182,6 +186,16 @@ describe('automations in the engine', () => {
     await tick(31_000);
     await tick(86_400_000);
     expect(subjects('k@x.test')).toEqual(['welcome', 'tips']);
+  });
+
+  it('a send step is made once by its message ref alone: no idempotency key is written or finished', async () => {
+    await mailroom.automations.create(secret, welcome('every-time'));
+    await track('signup', 'r@x.test', 'r1', { n: 3 });
+    keyCalls = 0;
+    await tick(0);
+    await tick(86_400_000);
+    expect(subjects('r@x.test')).toEqual(['welcome', 'tips']);
+    expect(keyCalls).toBe(0);
   });
 
   describe('a worker dying inside a send step: the message is sent exactly once', () => {

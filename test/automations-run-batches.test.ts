@@ -24,8 +24,13 @@ describe('the run worker’s batches', () => {
     const clock = manualClock(new Date('2031-01-01T00:00:00.000Z'));
     const inner = memoryStore();
     const limits: number[] = [];
+    const reads = { workflows: 0 };
     const store: Store = {
       ...inner,
+      getWorkflow: (projectId, id) => {
+        reads.workflows++;
+        return inner.getWorkflow(projectId, id);
+      },
       claimRuns: async (options) => {
         const claimed = await inner.claimRuns(options);
         if (claimed.length > 0) limits.push(options.limit);
@@ -58,9 +63,10 @@ describe('the run worker’s batches', () => {
     }
     await engine.automations.runDue();
     limits.length = 0;
+    reads.workflows = 0;
     clock.advance(HOUR);
     const sent = () => transport.outbox.filter((m) => m.subject === 'Hello').length;
-    return { engine, secret, limits, sent };
+    return { engine, secret, limits, sent, reads };
   }
 
   async function until(done: () => boolean): Promise<void> {
@@ -77,6 +83,16 @@ describe('the run worker’s batches', () => {
     await until(() => sent() === 200);
     await engine.worker.stop();
     expect(limits.slice(0, 4)).toEqual([10, 20, 40, 50]);
+  }, 90_000);
+
+  it('reads a workflow once per claimed batch, not once per run', async () => {
+    const { engine, limits, sent, reads } = await setUp(120);
+    await engine.automations.runDue();
+    await engine.worker.drain();
+    expect(sent()).toBe(120);
+    // runDue claims batches of 50: 50, 50, 20.
+    expect(limits).toEqual([50, 50, 50]);
+    expect(reads.workflows).toBe(3);
   }, 90_000);
 
   it('claims at most 10 runs at a time once a broadcast is claimed, before its first outcome', async () => {

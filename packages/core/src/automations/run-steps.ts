@@ -21,8 +21,8 @@ const MAX_STEPS_PER_CLAIM = 200;
  * Walks one claimed run through its steps until it waits or ends, writing its place after each step
  * that did something outside the run (a send, a webhook call) and when it waits or ends, every write
  * fenced by the claim's lease token. A crash repeats at most the step in flight; a send step repeated
- * sends nothing again (its idempotency key is the run's id and the step's: a step is reached at most once
- * per run, as a definition has no cycle). Each step kind is its own file (`step-*.ts`). The run's moves
+ * sends nothing again (its message's ref is derived from the run's id and the step's, and the store keeps
+ * a ref once: a step is reached at most once per run, as a definition has no cycle). Each step kind is its own file (`step-*.ts`). The run's moves
  * at steps (entered, passed, exited) since its last write go with the next write, so the store counts
  * each once: a crash before that write repeats the steps and their moves, one after it neither. Returns
  * whether the run advanced or ended.
@@ -95,7 +95,9 @@ export async function runClaimed(parts: RunParts, claimed: ClaimedRun): Promise<
   };
 
   try {
-    const workflow = await store.getWorkflow(run.projectId, run.workflowId);
+    const workflow = parts.workflowOf
+      ? await parts.workflowOf(run.projectId, run.workflowId)
+      : await store.getWorkflow(run.projectId, run.workflowId);
     if (!workflow || workflow.status === 'deleted') return fenced(end('exited', 'workflow-deleted'), true);
     const definition = await definitionOf(store, run.workflowId, run.version);
     for (let walked = 0; walked < MAX_STEPS_PER_CLAIM; walked++) {

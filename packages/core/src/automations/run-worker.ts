@@ -1,21 +1,11 @@
 import { isStoreOutage } from '../base/errors.js';
 import type { CapabilityTask } from '../context/capability.js';
+import type { WorkflowRecord } from '../store/automation-records.js';
 import type { AutomationsEngineOptions } from './automation-types.js';
+import { type BroadcastSeen, createBroadcastYield } from './broadcast-yield.js';
 import { createBuiltinTriggers } from './builtin-triggers.js';
 import { type RunParts, runClaimed } from './run-steps.js';
 
-/**
- * The members of the delivery loop's events the run worker reads (the layers keep automations from
- * importing the delivery loop; the hub is shared): a broadcast's outcome, and the claim of a broadcast's
- * deliveries, which comes before the first outcome.
- */
-interface BroadcastSeen {
-  delivery: (event: { kind: string }) => void;
-  'broadcast:claimed': (event: { count: number }) => void;
-}
-
-/** How long after this process's last broadcast claim or outcome the run worker still yields to broadcasts. */
-const BROADCAST_QUIET_MS = 2000;
 /**
  * The first batch after the worker starts or found nothing due, and every batch while a broadcast
  * sends: a batch in flight is not cut short, so a burst of due runs starts small (the delivery loop
@@ -44,18 +34,17 @@ export function createRunWorker(
   const leaseMs = options.leaseMs ?? 60_000;
   const batchSize = options.batchSize ?? 50;
   const share = Math.min(Math.max(options.shareBesideBroadcasts ?? 0.05, 0.01), 1);
-  /** When this process last saw a broadcast delivery's outcome (wall clock: rests are real time). */
-  let broadcastSeenAt = Number.NEGATIVE_INFINITY;
-  const seen = parts.ctx.events.view<BroadcastSeen>();
-  seen.on('delivery', (event) => {
-    if (event.kind === 'broadcast') broadcastSeenAt = Date.now();
-  });
-  seen.on('broadcast:claimed', () => {
-    broadcastSeenAt = Date.now();
-  });
-  const broadcastSending = () => share < 1 && Date.now() - broadcastSeenAt < BROADCAST_QUIET_MS;
-  /** The rest after a batch that kept the worker busy `busyMs`: none unless a broadcast is sending. */
-  const restAfter = (busyMs: number): number => (broadcastSending() ? (busyMs * (1 - share)) / share : 0);
+  const yielding = createBroadcastYield(parts.ctx.events.view<BroadcastSeen>(), share);
+  /** Messages the runs' send steps accepted since the last look (each goes out before a broadcast's). */
+  let messages = 0;
+  const counted: RunParts = {
+    ...parts,
+    send: (...args) =>
+      parts.send(...args).then((result) => {
+        messages++;
+        return result;
+      }),
+  };
   /** The background task's next batch size (see {@link SMALL_BATCH}). */
   let ramp = Math.min(SMALL_BATCH, batchSize);
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -68,7 +57,18 @@ export function createRunWorker(
   async function once(limit: number): Promise<number> {
     await builtins.poll();
     const claimed = await store.claimRuns({ now: clock.now(), limit, leaseMs });
-    await Promise.all(claimed.map((run) => runClaimed(parts, run)));
+    // One read of each workflow for the batch (a claim is a moment: a change after it is the next one's).
+    const workflows = new Map<string, Promise<WorkflowRecord | undefined>>();
+    const workflowOf = (projectId: string, workflowId: string) => {
+      const key = `${projectId}/${workflowId}`;
+      let read = workflows.get(key);
+      if (!read) {
+        read = store.getWorkflow(projectId, workflowId);
+        workflows.set(key, read);
+      }
+      return read;
+    };
+    await Promise.all(claimed.map((run) => runClaimed({ ...counted, workflowOf }, run)));
     return claimed.length;
   }
 
@@ -85,11 +85,14 @@ export function createRunWorker(
     if (stopped) return;
     timer = setTimeout(() => {
       const began = Date.now();
-      const limit = broadcastSending() ? Math.min(SMALL_BATCH, batchSize) : ramp;
+      const limit = yielding.sending() ? Math.min(SMALL_BATCH, batchSize) : ramp;
+      messages = 0;
       running = once(limit).then(
         (n) => {
           ramp = n >= limit ? Math.min(ramp * 2, batchSize) : Math.min(SMALL_BATCH, batchSize);
-          schedule(Math.max(n >= limit ? 0 : pollMs, restAfter(Date.now() - began)));
+          // The batch's messages count in the share too: each takes a delivery slot before the broadcast's.
+          const rest = yielding.restAfter(Date.now() - began, messages);
+          schedule(Math.max(n >= limit ? 0 : pollMs, rest));
         },
         (error: unknown) => {
           // An outage is logged once, when it starts and ends, by the watched store (context/store-health.ts).

@@ -2,7 +2,7 @@ import { isMailroomError } from '../base/errors.js';
 import { derivedId } from '../base/ids.js';
 import type { BaseContext } from '../context/base-context.js';
 import type { CapabilitySetup } from '../context/capability.js';
-import type { ClaimedRun } from '../store/automation-records.js';
+import type { ClaimedRun, WorkflowRecord } from '../store/automation-records.js';
 import { type StepOutcome, waiting } from './run-place.js';
 import type { Step, WorkflowDefinition } from './workflow-schema.js';
 
@@ -13,6 +13,11 @@ export const RETRY_MS = 60_000;
 export interface RunParts {
   ctx: BaseContext;
   send: CapabilitySetup['send'];
+  /**
+   * A run's workflow, read once per claimed batch (its runs are mostly of a few workflows); without it,
+   * the store's, per run. A workflow deleted or paused during the batch is seen by the next claim.
+   */
+  workflowOf?: (projectId: string, workflowId: string) => Promise<WorkflowRecord | undefined>;
 }
 
 /**
@@ -36,19 +41,21 @@ export async function sendStepOutcome(
 
 /**
  * Sends a step's message through the normal send path (sender, template, suppressions, topics and the
- * guard apply as to any send), under the step's idempotency key and a ref derived from the run and the
- * step (`stepMessageRef`). The store keeps a ref once per project, so the step's message is committed
- * exactly once however an earlier attempt ended: a key left `running` by a process that died is looked
- * up by that ref (committed: the step is done; not: the key is freed and the message sent now), and a
- * second commit racing a late first one is `CONFLICT`, never a second message. `sent`, `retry` (the
- * store may get over it), or why it cannot be sent (the run ends with it).
+ * guard apply as to any send) under a ref derived from the run and the step (`stepMessageRef`). The store
+ * keeps a ref once per project (`commitBatch` refuses a second with `CONFLICT`, in the same transaction as
+ * the message), so the step's message is committed exactly once however an earlier attempt ended: one that
+ * died before its commit left nothing (the message is sent now), one after it left the message (found by
+ * its ref: the step is done), and a second commit racing a late first one is `CONFLICT`, never a second
+ * message. No idempotency key: the ref is what makes a repeat a no-op, and a key would cost two more
+ * writes per step (its row written, then finished) for nothing the ref does not already give. `sent`,
+ * `retry` (the store may get over it), or why it cannot be sent (the run ends with it).
  */
 async function sendStep(
   parts: RunParts,
   run: ClaimedRun,
   step: Extract<Step, { type: 'send' }>,
 ): Promise<{ ref: string | null } | 'retry' | string> {
-  const { store, logger } = parts.ctx;
+  const { store } = parts.ctx;
   const project = await store.getProject(run.projectId);
   if (!project) return 'the project is gone';
   const profile = await store.getProfile(run.projectId, run.contact);
@@ -61,39 +68,21 @@ async function sendStep(
     recipients: run.contact,
     ...(step.topic ? { options: { topic: step.topic } } : {}),
   };
-  const idempotencyKey = stepIdempotencyKey(run.id, step.id);
   const ref = stepMessageRef(run, step.id);
-  const committed = async () => (await store.getMailing(run.projectId, ref)) !== undefined;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await parts.send({ project, mode: run.mode }, body, {
-        idempotencyKey,
-        ref,
-        tags: [{ name: AUTOMATION_TAG, value: run.workflowId }],
-      });
+  try {
+    await parts.send({ project, mode: run.mode }, body, {
+      ref,
+      tags: [{ name: AUTOMATION_TAG, value: run.workflowId }],
+    });
+    return { ref };
+  } catch (error) {
+    // The message under the step's ref exists: an earlier attempt committed it (it died before writing
+    // the run's next place, or its commit was reported as failed). Sent once; not again.
+    if (isMailroomError(error, 'CONFLICT') && (await store.getMailing(run.projectId, ref)) !== undefined)
       return { ref };
-    } catch (error) {
-      // The message under the step's ref exists: an earlier attempt committed it (its key was dropped on
-      // an error reported after the commit, or it expired). Sent once; not again.
-      if (isMailroomError(error, 'CONFLICT') && (await committed())) return { ref };
-      if (isMailroomError(error, 'IDEMPOTENCY_CONFLICT') && attempt === 0) {
-        // The run is leased to this worker alone: a key still `running` was left by a process that died
-        // between writing it and finishing the send, before or after the message committed.
-        if (await committed()) {
-          await store.finishIdempotent(run.projectId, idempotencyKey, { ref, status: 'queued' });
-          return { ref };
-        }
-        logger.warn(
-          { runId: run.id, step: step.id },
-          'a crash left this step’s send unfinished before its message was written; sending it now',
-        );
-        await store.dropIdempotent(run.projectId, idempotencyKey);
-        continue;
-      }
-      if (isMailroomError(error) && (error as { retryable?: boolean }).retryable) return 'retry';
-      if (isMailroomError(error)) return (error as Error).message;
-      throw error;
-    }
+    if (isMailroomError(error) && (error as { retryable?: boolean }).retryable) return 'retry';
+    if (isMailroomError(error)) return (error as Error).message;
+    throw error;
   }
 }
 
@@ -103,7 +92,11 @@ async function sendStep(
  */
 export const AUTOMATION_TAG = 'mailroom.automation';
 
-/** A send step's idempotency key: a step is reached at most once per run (a definition has no cycle). */
+/**
+ * What names a send step's message: a step is reached at most once per run (a definition has no cycle).
+ * It was the step's idempotency key until the ref alone made a repeat a no-op; it stays this text, so that
+ * the refs of runs started before stay the same.
+ */
 export function stepIdempotencyKey(runId: string, stepId: string): string {
   return `automation:${runId}:${stepId}`;
 }

@@ -23,7 +23,8 @@ export interface CapabilitySetup {
     auth: AuthContext,
     body: unknown,
     options: {
-      idempotencyKey: string;
+      /** The call's idempotency key, if any (an automation's send step has none: its `ref` does that). */
+      idempotencyKey?: string;
       /**
        * The message's ref, chosen by the caller: the store keeps a ref once per project, so a message
        * under it is committed at most once (a second commit is `CONFLICT`).
