@@ -4,7 +4,7 @@
  * connections to `support@<domain>` at the listener on 127.0.0.1:PORT, as fast as each is answered,
  * until SIGTERM (waiting for the listener to come up first). SIGUSR1 marks the start of the measured
  * window; on SIGTERM it prints `inbound {"accepted":N,"refused":N,"seconds":S}` for the window, counting
- * only 250 answers that name a stored message (`received inm_...`).
+ * only 250 answers that name a stored message (`received inm_...`), and its own CPU per accepted message.
  *
  * Usage: inbound-sender.ts PORT DOMAIN CONNECTIONS
  */
@@ -48,6 +48,7 @@ let refused = 0;
 let up = false;
 let running = true;
 let t0 = performance.now();
+let cpu0 = process.cpuUsage();
 
 async function lane(i: number): Promise<void> {
   const transport = transports[i] as (typeof transports)[number];
@@ -72,6 +73,7 @@ process.on('SIGUSR1', () => {
   accepted = 0;
   refused = 0;
   t0 = performance.now();
+  cpu0 = process.cpuUsage();
 });
 
 const lanes = Array.from({ length: connections }, (_, i) => lane(i));
