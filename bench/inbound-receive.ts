@@ -33,6 +33,8 @@ interface Inbound {
   accepted: number;
   refused: number;
   seconds: number;
+  /** The sender process's own CPU per accepted message, in ms (null when none was accepted). */
+  senderCpuMs: number | null;
 }
 
 function startSender(port: number): { mark(): void; stop(): Promise<void>; result: Promise<Inbound> } {
@@ -64,7 +66,9 @@ function startSender(port: number): { mark(): void; stop(): Promise<void>; resul
       child.kill('SIGTERM');
       await exited;
       const line = /^inbound (.*)$/m.exec(out)?.[1];
-      settle(line ? (JSON.parse(line) as Inbound) : { accepted: 0, refused: 0, seconds: 0 });
+      settle(
+        line ? (JSON.parse(line) as Inbound) : { accepted: 0, refused: 0, seconds: 0, senderCpuMs: null },
+      );
     },
   };
 }
@@ -139,6 +143,7 @@ try {
     ratio: Math.round((sharedRate / aloneRate) * 100) / 100,
     inboundPerSecond: median(withInbound.map((w) => w.inboundPerSecond)),
     inboundRefused: withInbound.map((w) => w.inbound.refused),
+    senderCpuMsPerMessage: withInbound.map((w) => w.inbound.senderCpuMs),
     perRun: {
       alone: alone.map((a) => a.perSecond),
       withInbound: withInbound.map((w) => [w.perSecond, w.inboundPerSecond]),

@@ -205,6 +205,59 @@ describe('dashboard: inbound', () => {
     expect(foreign).toEqual([]);
   });
 
+  it('shows the receiving settings and saves them with the form; a read key may look, not change', async () => {
+    await page.goto(`${base}/dashboard/inbound`);
+    await page.click('a[data-inbound-settings]');
+    await page.waitForURL(`${base}/dashboard/inbound/settings`);
+    expect(await page.textContent('[data-setting="retention_days"]')).toContain("engine's default");
+    expect(await page.textContent('[data-setting="max_message_bytes"]')).toContain('26214400 bytes');
+    expect(await page.textContent('[data-setting="reply_domain"]')).toBe('off');
+
+    await page.fill('#retention_days', '30');
+    await page.fill('#max_message_bytes', '1048576');
+    await page.fill('#reply_domain', INBOX);
+    await page.click('[data-settings-form] button[type=submit]');
+    await page.waitForURL(`${base}/dashboard/inbound/settings?done=save`);
+    expect(await page.textContent('[role=status]')).toBe('Settings saved.');
+    expect(await page.textContent('[data-setting="retention_days"]')).toContain("30 days (this project's)");
+    expect(await page.textContent('[data-setting="reply_domain"]')).toBe(`reply+<delivery id>@${INBOX}`);
+    const saved = await mailroom.receiving.getSettings(secret);
+    expect(saved).toMatchObject({ retention_days: 30, max_message_bytes: 1048576, reply_domain: INBOX });
+
+    // Refused by the API's checks: the page says which field, nothing changes.
+    await page.fill('#retention_days', '0');
+    await page.fill('#reply_domain', 'no-route.test');
+    const [answer] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST'),
+      page.click('[data-settings-form] button[type=submit]'),
+    ]);
+    expect(answer.status()).toBe(422);
+    expect(await page.textContent('[role=alert]')).toContain('retention_days');
+    expect(await mailroom.receiving.getSettings(secret)).toMatchObject({
+      retention_days: 30,
+      reply_domain: INBOX,
+    });
+
+    // An empty field goes back to the engine's default.
+    await page.goto(`${base}/dashboard/inbound/settings`);
+    await page.fill('#max_message_bytes', '');
+    await page.click('[data-settings-form] button[type=submit]');
+    await page.waitForURL(`${base}/dashboard/inbound/settings?done=save`);
+    expect((await mailroom.receiving.getSettings(secret)).max_message_bytes).toBeNull();
+    expect(problems).toEqual([]);
+    expect(foreign).toEqual([]);
+
+    const reader = new DashboardClient(base);
+    await reader.signIn((await mailroom.keys.create(secret, { scope: 'read' })).secret);
+    const shown = await reader.get('/dashboard/inbound/settings');
+    expect(shown.status).toBe(200);
+    expect(await shown.text()).toContain('30 days');
+    const csrf = await reader.csrf('/dashboard/inbound/settings');
+    const refused = await reader.post('/dashboard/inbound/settings', { _csrf: csrf, retention_days: '1' });
+    expect(refused.status).toBe(403);
+    expect((await mailroom.receiving.getSettings(secret)).retention_days).toBe(30);
+  });
+
   it("answers 404 for another project's received message", async () => {
     const id = (await mailroom.receiving.listMessages(secret)).items[0]?.id ?? '';
     const client = new DashboardClient(base);

@@ -3,13 +3,13 @@
  * sends one 20 KB message (text, HTML and a small attachment; prebuilt, sent raw) over CONNECTIONS
  * connections to `support@<domain>` at the listener on 127.0.0.1:PORT, as fast as each is answered,
  * until SIGTERM (waiting for the listener to come up first). SIGUSR1 marks the start of the measured
- * window; on SIGTERM it prints `inbound {"accepted":N,"refused":N,"seconds":S}` for the window, counting
- * only 250 answers that name a stored message (`received inm_...`).
+ * window; on SIGTERM it prints `inbound {"accepted":N,"refused":N,"seconds":S,"senderCpuMs":C}` for the window, counting
+ * only 250 answers that name a stored message (`received inm_...`), and its own CPU per accepted message.
  *
  * Usage: inbound-sender.ts PORT DOMAIN CONNECTIONS
  */
-import nodemailer from 'nodemailer';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
+import { dataOf, openRawSmtp } from './raw-smtp-client.js';
 
 const [port, domain, connections] = [
   Number(process.argv[2]),
@@ -29,41 +29,49 @@ const raw = await new MailComposer({
   .compile()
   .build();
 
-// One connection per lane, each from its own loopback address (127.0.0.2, .3, ...): four relays, as the
-// listener's per-address limits (10 connections, 6,000 messages a minute) see them.
-const transports = Array.from({ length: connections }, (_, i) =>
-  nodemailer.createTransport({
-    host: '127.0.0.1',
-    port,
-    secure: false,
-    ignoreTLS: true,
-    pool: true,
-    maxConnections: 1,
-    maxMessages: Number.POSITIVE_INFINITY,
-    localAddress: `127.0.0.${2 + i}`,
-  }),
-);
+const data = dataOf(raw);
 let accepted = 0;
 let refused = 0;
 let up = false;
 let running = true;
 let t0 = performance.now();
+let cpu0 = process.cpuUsage();
 
+/**
+ * One connection per lane, each from its own loopback address (127.0.0.2, .3, ...): four relays, as the
+ * listener's per-address limits (10 connections, 6,000 messages a minute) see them. Messages follow one
+ * another on the connection (MAIL, RCPT, DATA, the bytes), each sent when the last is answered.
+ */
 async function lane(i: number): Promise<void> {
-  const transport = transports[i] as (typeof transports)[number];
   while (running) {
+    const conn = openRawSmtp(port, `127.0.0.${2 + i}`);
     try {
-      const info = await transport.sendMail({ envelope: { from: 'ana@sender.bench.test', to: [to] }, raw });
-      up = true;
-      if (/received inm_/.test(info.response)) accepted++;
-      else refused++;
-    } catch (error) {
-      // Before the listener is up: wait for it.
-      if (!up && (error as { code?: string }).code !== 'EPROTOCOL') {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        continue;
+      if (!(await conn.say()).startsWith('220')) throw new Error('no greeting');
+      if (!(await conn.say('EHLO mx.sender.bench.test\r\n')).startsWith('250'))
+        throw new Error('EHLO refused');
+      while (running) {
+        if (!(await conn.say('MAIL FROM:<ana@sender.bench.test>\r\n')).startsWith('250')) {
+          throw new Error('MAIL refused');
+        }
+        const rcpt = await conn.say(`RCPT TO:<${to}>\r\n`);
+        up = true;
+        if (!rcpt.startsWith('250')) {
+          refused++;
+          await conn.say('RSET\r\n');
+          continue;
+        }
+        if (!(await conn.say('DATA\r\n')).startsWith('354')) throw new Error('DATA refused');
+        const answer = await conn.say(data);
+        if (answer.startsWith('250') && /received inm_/.test(answer)) accepted++;
+        else refused++;
       }
-      refused++;
+      await conn.say('QUIT\r\n').catch(() => {});
+    } catch {
+      // Before the listener is up: wait for it. After: the message is refused, the lane connects again.
+      if (up) refused++;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      conn.close();
     }
   }
 }
@@ -72,6 +80,7 @@ process.on('SIGUSR1', () => {
   accepted = 0;
   refused = 0;
   t0 = performance.now();
+  cpu0 = process.cpuUsage();
 });
 
 const lanes = Array.from({ length: connections }, (_, i) => lane(i));
@@ -80,9 +89,11 @@ process.once('SIGTERM', () => {
   running = false;
   const seconds = (performance.now() - t0) / 1000;
   // Counted at the signal: messages still in flight do not stretch the window.
-  const line = `inbound ${JSON.stringify({ accepted, refused, seconds: +seconds.toFixed(2) })}\n`;
+  // Its own CPU per message sent: while this stays small, the load generator is not the bottleneck.
+  const cpu = process.cpuUsage(cpu0);
+  const senderCpuMs = accepted > 0 ? +((cpu.user + cpu.system) / 1000 / accepted).toFixed(2) : null;
+  const line = `inbound ${JSON.stringify({ accepted, refused, seconds: +seconds.toFixed(2), senderCpuMs })}\n`;
   void Promise.allSettled(lanes).then(() => {
-    for (const transport of transports) transport.close();
     process.stdout.write(line, () => process.exit(0));
   });
 });

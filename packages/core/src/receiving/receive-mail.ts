@@ -15,6 +15,7 @@ import type { AttachmentUrls } from './attachment-urls.js';
 import type { ParsedReceived } from './parse-received.js';
 import type { ReceivingEvents } from './receiving-events.js';
 import type { ReceivingOptions } from './receiving-options.js';
+import type { ReceivingReads } from './receiving-reads.js';
 import { type EffectiveReceiving, effectiveReceiving } from './receiving-settings.js';
 import type { InboundMail, ReceivingEnvelope, ReceivingReceipt } from './receiving-types.js';
 import { findRepliedDelivery, type RepliedDelivery, replyLink } from './reply-link.js';
@@ -29,11 +30,13 @@ export interface ReceiveParts {
   readonly events: EventHub<ReceivingEvents>;
   readonly defaults: { retentionDays: number; maxMessageBytes: number };
   readonly urls: AttachmentUrls;
+  /** The routes and settings, kept a moment (`receivingReads`). */
+  readonly reads: ReceivingReads;
 }
 
 /** The route of each routed recipient, grouped by route (recipients no route takes are left out). */
 export async function routesOf(
-  ctx: BaseContext,
+  reads: Pick<ReceivingReads, 'routes'>,
   recipients: readonly string[],
 ): Promise<Map<ReceivingRouteRecord, string[]>> {
   const byDomain = new Map<string, ReceivingRouteRecord[]>();
@@ -43,7 +46,7 @@ export async function routesOf(
     if (!parts) continue;
     let routes = byDomain.get(parts.domain);
     if (!routes) {
-      routes = await ctx.store.findReceivingRoutes(parts.domain);
+      routes = await reads.routes(parts.domain);
       byDomain.set(parts.domain, routes);
     }
     const route = matchRoute(routes, parts.local);
@@ -63,12 +66,12 @@ export async function receiveMail(
 ): Promise<ReceivingReceipt> {
   const { ctx, options, events } = parts;
   await ctx.ready();
-  const routed = await routesOf(ctx, envelope.envelopeTo);
+  const routed = await routesOf(parts.reads, envelope.envelopeTo);
   if (routed.size === 0) return { messageIds: [] };
   const settings = new Map<string, EffectiveReceiving>();
   for (const route of routed.keys()) {
     if (settings.has(route.projectId)) continue;
-    const applies = await effectiveReceiving(ctx, parts.defaults, route.projectId);
+    const applies = effectiveReceiving(parts.defaults, await parts.reads.settings(route.projectId));
     // One answer for the whole message (SMTP has one per DATA): past any routed project's cap, refused.
     if (raw.byteLength > applies.maxMessageBytes) {
       throw new MailroomError(

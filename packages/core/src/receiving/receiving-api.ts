@@ -15,6 +15,7 @@ import type { ParsedReceived } from './parse-received.js';
 import { receiveMail } from './receive-mail.js';
 import type { ReceivingEvents } from './receiving-events.js';
 import type { ReceivingOptions } from './receiving-options.js';
+import { receivingReads } from './receiving-reads.js';
 import { receivingDefaults, settingsView, updateSettings } from './receiving-settings.js';
 import type {
   InboundMail,
@@ -70,6 +71,7 @@ export function createReceivingApi(
   const events = ctx.events.view<ReceivingEvents>();
   const defaults = receivingDefaults(options);
   const urls = attachmentUrls(ctx, options);
+  const reads = receivingReads(ctx);
   // The API's URLs count from the read: a message listed a month later still has working links.
   const fresh = async (stored: Record<string, unknown>): Promise<InboundMail> => {
     const mail = stored as unknown as InboundMail;
@@ -103,6 +105,7 @@ export function createReceivingApi(
       };
       try {
         await store.createReceivingRoute(route);
+        reads.forget();
       } catch (error) {
         // Receiving domains are shared by the server: the store's conflict may name the project that owns
         // the address, which is not the caller's to learn.
@@ -119,9 +122,9 @@ export function createReceivingApi(
     },
 
     async removeRoute(auth, id) {
-      if (!(await store.deleteReceivingRoute(await projectOf(auth), id))) {
-        throw new MailroomError('NOT_FOUND', `Receiving route ${id} not found`);
-      }
+      const removed = await store.deleteReceivingRoute(await projectOf(auth), id);
+      reads.forget();
+      if (!removed) throw new MailroomError('NOT_FOUND', `Receiving route ${id} not found`);
     },
 
     async listMessages(auth, page = {}) {
@@ -146,7 +149,9 @@ export function createReceivingApi(
     },
 
     async updateSettings(auth, input) {
-      return settingsView(await updateSettings(ctx, await projectOf(auth), input), defaults);
+      const updated = await updateSettings(ctx, await projectOf(auth), input);
+      reads.forget();
+      return settingsView(updated, defaults);
     },
 
     attachment: (token) => urls.open(token),
@@ -157,11 +162,12 @@ export function createReceivingApi(
       await ctx.ready();
       const parts = splitAddress(address);
       if (!parts) return false;
-      return matchRoute(await store.findReceivingRoutes(parts.domain), parts.local) !== undefined;
+      return matchRoute(await reads.routes(parts.domain), parts.local) !== undefined;
     },
 
     warm: () => parser.warm(),
 
-    receive: (raw, envelope) => receiveMail({ ctx, options, parse, events, defaults, urls }, raw, envelope),
+    receive: (raw, envelope) =>
+      receiveMail({ ctx, options, parse, events, defaults, urls, reads }, raw, envelope),
   };
 }

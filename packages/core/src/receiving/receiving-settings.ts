@@ -61,13 +61,11 @@ export function receivingDefaults(options: ReceivingOptions): {
   return { retentionDays, maxMessageBytes };
 }
 
-/** The settings that apply to a project (one store read). */
-export async function effectiveReceiving(
-  ctx: BaseContext,
+/** The settings that apply to a project: its stored settings `s` over the engine's defaults. */
+export function effectiveReceiving(
   defaults: { retentionDays: number; maxMessageBytes: number },
-  projectId: string,
-): Promise<EffectiveReceiving> {
-  const s = await ctx.store.getReceivingSettings(projectId);
+  s: ReceivingSettingsRecord | undefined,
+): EffectiveReceiving {
   return {
     retentionMs: (s?.retentionDays ?? defaults.retentionDays) * DAY_MS,
     maxMessageBytes: s?.maxMessageBytes ?? defaults.maxMessageBytes,

@@ -1,7 +1,9 @@
-import type { AuthContext, Mailroom } from '@mailroom/core';
+import type { AuthContext, Mailroom, ReceivingSettingsInput } from '@mailroom/core';
+import { isMailroomError } from '@mailroom/core';
 import type { SafeHtml } from '../pages/html.js';
 import type { PageContext } from './layout.js';
 import { inboundMessagePage, inboundPage, repliesSection } from './pages/inbound-page.js';
+import { inboundSettingsPage } from './pages/inbound-settings-page.js';
 
 /** Received messages per page of the inbound listing. */
 const MESSAGES_PER_PAGE = 50;
@@ -49,4 +51,54 @@ export async function repliesOf(
     limit: REPLIES_SHOWN,
   });
   return repliesSection(ctx, events.items);
+}
+
+/** The receiving settings page; `notice` after a save. */
+export async function inboundSettingsView(
+  mailroom: Mailroom,
+  auth: AuthContext,
+  ctx: PageContext,
+  notice?: string,
+): Promise<SafeHtml> {
+  const settings = await mailroom.receiving.getSettings(auth);
+  return inboundSettingsPage(ctx, { settings, ...(notice ? { notice } : {}) });
+}
+
+/**
+ * Saves the settings form (`receiving.updateSettings`: the API's checks, in one place). Undefined when saved;
+ * a refused form's page (its fields' messages above the form, the stored settings in it) otherwise.
+ */
+export async function saveInboundSettings(
+  mailroom: Mailroom,
+  auth: AuthContext,
+  ctx: PageContext,
+  form: URLSearchParams,
+): Promise<SafeHtml | undefined> {
+  try {
+    await mailroom.receiving.updateSettings(auth, settingsInput(form));
+    return undefined;
+  } catch (error) {
+    if (!isMailroomError(error, 'VALIDATION_FAILED')) throw error;
+    const fields = (error.issues ?? []).map((i) => `${i.path.join('.') || 'form'}: ${i.message}`);
+    const settings = await mailroom.receiving.getSettings(auth);
+    return inboundSettingsPage(ctx, {
+      settings,
+      error: `Not saved. ${fields.length > 0 ? fields.join('; ') : error.message}`,
+    });
+  }
+}
+
+/** The form's fields as the API's patch: every field sent, an empty one back to the default (null). */
+function settingsInput(form: URLSearchParams): ReceivingSettingsInput {
+  const number = (name: string): number | null => {
+    const value = form.get(name)?.trim() ?? '';
+    // Not a number: NaN, which the API's schema refuses with the field's name.
+    return value === '' ? null : Number(value);
+  };
+  const domain = form.get('reply_domain')?.trim() ?? '';
+  return {
+    retention_days: number('retention_days'),
+    max_message_bytes: number('max_message_bytes'),
+    reply_domain: domain === '' ? null : domain,
+  };
 }

@@ -85,7 +85,7 @@ export function inboundPage(ctx: PageContext, listing: InboundListing): SafeHtml
     ctx,
     'Inbound',
     'inbound',
-    html`<h1>Inbound</h1><h2>Receiving domains</h2>${domainTable}<h2>Routes</h2>${routeTable}<h2>Received messages</h2>${messageTable}${pager(first, next)}`,
+    html`<h1>Inbound</h1><p><a href="${ctx.root}/inbound/settings" data-inbound-settings>Receiving settings</a> <span class="muted">(retention, size cap, reply addresses)</span></p><h2>Receiving domains</h2>${domainTable}<h2>Routes</h2>${routeTable}<h2>Received messages</h2>${messageTable}${pager(first, next)}`,
   );
 }
 
