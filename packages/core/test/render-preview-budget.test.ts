@@ -128,7 +128,13 @@ describe('preview renderer, the first check', () => {
       clock: manualClock(),
       logger: silentLogger,
       strictVariables: false,
-      budget: { ...budget, charge: (projectId, ms) => (charged.push(ms), budget.charge(projectId, ms)) },
+      budget: {
+        ...budget,
+        charge(projectId, ms) {
+          charged.push(ms);
+          budget.charge(projectId, ms);
+        },
+      },
     });
     const mjml =
       '<mjml><mj-body><mj-section><mj-column><mj-text>Hi</mj-text></mj-column></mj-section></mj-body></mjml>';
