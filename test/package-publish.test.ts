@@ -19,14 +19,15 @@ import { pgTestSchema } from './support/pg-admin.js';
 /**
  * The packages as an app gets them. The manifests in the repository first (no build). Then, once per
  * run, `pnpm pack:all` builds every package and writes its tarball (about 3 minutes) into a clone folder
- * that is not called `mailroom` (issue 37); `publint` and `@arethetypeswrong/cli` check each tarball, and
- * three fresh apps outside the repository install them with the README's "Use it in your app" commands as
- * written (the `MAILROOM=` line as pack:all printed it), all at once: all eight packages with npm and with
- * pnpm, and only what an app on PostgreSQL and Express needs, with npm. Each full app then sends through
- * the embedded API, Express, Fastify and `@mailroom/client`, `require()`s every entry point from CommonJS,
- * runs `npx mailroom --help`, the README's Fastify server file and the commands `npx mailroom serve`
- * prints on first start; the partial app runs the README's Express server file on PostgreSQL. Network:
- * the npm registry for the installs, loopback for the servers and PostgreSQL.
+ * that is not called `mailroom` (issue 37); `publint` and arethetypeswrong (the steps of
+ * `@arethetypeswrong/cli`, every tarball in one process) check each tarball, and three fresh apps
+ * outside the repository install them with the README's "Use it in your app" commands as written (the
+ * `MAILROOM=` line as pack:all printed it), all at once: all eight packages with npm and with pnpm, and
+ * only what an app on PostgreSQL and Express needs, with npm. Each full app then sends through the
+ * embedded API, Express, Fastify and `@mailroom/client`, `require()`s every entry point from CommonJS, runs
+ * `npx mailroom --help`, the README's Fastify server file and the commands `npx mailroom serve` prints on
+ * first start; the partial app runs the README's Express server file on PostgreSQL. Network: the npm
+ * registry for the installs, loopback for the servers and PostgreSQL.
  */
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const FIXTURES = join(ROOT, 'test/fixtures/install-app');
@@ -216,18 +217,21 @@ describe('the packed packages', () => {
 
   // esm-only: ES modules for `import` and bundlers. attw models TypeScript's node16 `require`, which
   // refuses an ES module; the profile leaves that out, and Node >= 20.19's require() of these builds is
-  // checked for real in the installed apps below.
+  // checked for real in the installed apps below. One process checks all the tarballs with the CLI's own
+  // steps and prints, per tarball, what `attw TARBALL --profile esm-only --format ascii` would: its CLI
+  // takes one tarball per process and loads TypeScript each time (issue 37, about 15 CPU s).
   it('arethetypeswrong finds no problem in any tarball (profile esm-only)', async () => {
-    const attw = join(ROOT, 'node_modules/.bin/attw');
-    const results = await Promise.all(
-      PACKAGES.map((name) =>
-        run(attw, [join(packs, tarballOf(name)), '--profile', 'esm-only', '--format', 'ascii'], {
-          cwd: base,
-        }),
-      ),
+    const tarballs = PACKAGES.map((name) => join(packs, tarballOf(name)));
+    const result = await run(
+      process.execPath,
+      ['--import', 'tsx', join(ROOT, 'test/support/attw-tarballs.ts'), 'esm-only', ...tarballs],
+      { cwd: ROOT }, // where `--import tsx` resolves; the script reads no .attw.json
     );
-    for (const [i, result] of results.entries()) {
-      expect({ name: PACKAGES[i], code: result.code, output: result.output }).toEqual({
+    expect({ code: result.code, output: result.output }).toEqual({ code: 0, output: expect.any(String) });
+    const checked: { tarball: string; code: number; output: string }[] = JSON.parse(result.stdout);
+    expect(checked.map((c) => c.tarball)).toEqual(tarballs);
+    for (const [i, { code, output }] of checked.entries()) {
+      expect({ name: PACKAGES[i], code, output }).toEqual({
         name: PACKAGES[i],
         code: 0,
         output: expect.stringContaining('node16 (from ESM): 🟢 (ESM)'),
