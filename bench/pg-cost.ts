@@ -15,12 +15,20 @@
  * PostgreSQL per delivery is read from /proc for the run's backends (named by `application_name`),
  * sampled every 200 ms (a backend's last 200 ms before it ends may be missed).
  *
+ * Each run also prints one line (stderr): its time and load, the rate, PostgreSQL's and each process's CPU
+ * per delivery, the statement shapes, and the server-wide counters per delivery from the first POST until
+ * the sink had every message (`pg_stat_wal`: WAL records, full-page images, bytes, writes and syncs;
+ * `pg_stat_bgwriter`: checkpoints, buffers written by the checkpointer and by backends; the CPU of the
+ * server's own processes): these count other work on the server too, so they say something only on a
+ * quiet server, where they tell one run's database work from another's (issue 42's fast third round).
+ *
  * Environment: BENCH_RECIPIENTS (10000), BENCH_RUNS (1), BENCH_WORKERS (2), BENCH_TEMPLATES (newsletter).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { processCpuMicros } from './support/cli-process.js';
 import { median, report } from './support/measure.js';
 import { backendCpu, schemaOf } from './support/pg-backends.js';
 import { serveRun } from './support/serve-run.js';
@@ -167,9 +175,42 @@ function driverCounts(dir: string) {
   };
 }
 
+/** Server-wide counters (WAL, buffers, checkpoints): other work on the server counts too. */
+async function serverCounters(url: string): Promise<Record<string, number>> {
+  const admin = new URL(url);
+  admin.searchParams.delete('options');
+  admin.searchParams.delete('application_name');
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    const wal = await client.query(
+      'SELECT wal_records, wal_fpi, wal_bytes, wal_buffers_full, wal_write, wal_sync FROM pg_stat_wal',
+    );
+    const bg = await client.query(
+      `SELECT checkpoints_timed + checkpoints_req AS checkpoints, buffers_checkpoint, buffers_clean,
+              buffers_backend, buffers_backend_fsync, buffers_alloc FROM pg_stat_bgwriter`,
+    );
+    const aux = await client.query<{ pid: number; backend_type: string }>(
+      "SELECT pid, backend_type FROM pg_stat_activity WHERE backend_type <> 'client backend'",
+    );
+    let auxCpu = 0;
+    for (const { pid } of aux.rows) {
+      try {
+        auxCpu += processCpuMicros(pid);
+      } catch {}
+    }
+    return Object.fromEntries(
+      Object.entries({ ...wal.rows[0], ...bg.rows[0], auxCpuMicros: auxCpu }).map(([k, v]) => [k, Number(v)]),
+    );
+  } finally {
+    await client.end();
+  }
+}
+
 const countDir = mkdtempSync(join(tmpdir(), 'mailroom-pg-count-'));
 process.env.BENCH_PG_COUNT_DIR = countDir;
 const sink = await startSinkProcess();
+let SERVER_URL: string | undefined;
 const results: Array<{
   perSecond: number;
   cpuMicrosPerMessage: number;
@@ -183,6 +224,8 @@ try {
     let counted: ReturnType<typeof perDelivery> | undefined;
     let backends: ReturnType<typeof backendCpu> | undefined;
     let postgresCpu = 0;
+    let server0: Record<string, number> = {};
+    let serverDelta: Record<string, number> = {};
     const result = await serveRun(sink, TEMPLATE, N, {
       scaleOut: true,
       workers: WORKERS,
@@ -191,11 +234,19 @@ try {
         async stop() {
           postgresCpu = (await backends?.stop()) ?? 0;
           backends = undefined;
+          if (SERVER_URL) {
+            const s1 = await serverCounters(SERVER_URL);
+            serverDelta = Object.fromEntries(
+              Object.entries(s1).map(([k, v]) => [k, +((v - (server0[k] ?? 0)) / N).toFixed(3)]),
+            );
+          }
         },
       }),
       around: {
         before: async (url) => {
           before = await readCounts(url);
+          SERVER_URL = url;
+          server0 = await serverCounters(url);
           backends = backendCpu(url);
         },
         after: async (url) => {
@@ -213,7 +264,7 @@ try {
       perDelivery: counted,
     });
     console.error(
-      `run ${run + 1}: ${result.perSecond}/s, ${driver.statements} statements, ${driver.roundTrips} round trips, ${JSON.stringify(counted.total)}`,
+      `run ${run + 1} (${new Date().toISOString()}, load ${loadavg()[0]?.toFixed(1)}): ${result.perSecond}/s, pg ${Math.round(postgresCpu / N)} us, processes ${JSON.stringify(result.processCpuMicros?.map((c) => Math.round(c / N)))}, ${driver.statements} statements, ${driver.roundTrips} round trips, feed ${result.feedSeconds}s of ${result.seconds}s, shapes ${JSON.stringify(driver.top.slice(0, 12))}, server per delivery ${JSON.stringify(serverDelta)}`,
     );
   }
 } finally {
