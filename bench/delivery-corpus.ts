@@ -224,6 +224,7 @@ function scaleoutFigures(serve: StackResult[], scaleout: StackResult[], alt: Sta
       byCpu: cpu,
       medianByCpu: median(cpu),
       databaseCpuMicrosPerMessage: runs.map((r) => r.databaseCpuMicrosPerMessage),
+      databaseWorkersCpuMicrosPerMessage: runs.map((r) => r.databaseWorkersCpuMicrosPerMessage),
       processCpuMicrosPerMessage: runs.map((r) => (r.processCpuMicros ?? []).map((c) => Math.round(c / N))),
       machine: runs.map((r) => r.machine),
     };

@@ -47,6 +47,8 @@ interface TableCounts {
   del: number;
   idxScan: number;
   seqScan: number;
+  /** Rows read: fetched by index scans plus read by sequential scans. */
+  read: number;
   indexes: number;
 }
 
@@ -66,10 +68,11 @@ async function readCounts(url: string): Promise<Map<string, TableCounts>> {
       del: string;
       idx: string | null;
       seq: string;
+      read: string;
       indexes: string;
     }>(
       `SELECT t.relname, t.n_tup_ins AS ins, t.n_tup_upd AS upd, t.n_tup_hot_upd AS hot, t.n_tup_del AS del,
-              t.idx_scan AS idx, t.seq_scan AS seq,
+              t.idx_scan AS idx, t.seq_scan AS seq, coalesce(t.idx_tup_fetch, 0) + t.seq_tup_read AS read,
               (SELECT count(*) FROM pg_index i WHERE i.indrelid = t.relid) AS indexes
          FROM pg_stat_user_tables t WHERE t.schemaname = $1`,
       [schemaOf(url)],
@@ -84,6 +87,7 @@ async function readCounts(url: string): Promise<Map<string, TableCounts>> {
           del: Number(r.del),
           idxScan: Number(r.idx ?? 0),
           seqScan: Number(r.seq),
+          read: Number(r.read),
           indexes: Number(r.indexes),
         },
       ]),
@@ -104,6 +108,7 @@ function perDelivery(before: Map<string, TableCounts>, after: Map<string, TableC
     indexEntries: 0,
     indexScans: 0,
     seqScans: 0,
+    rowsRead: 0,
   };
   for (const [name, a] of after) {
     const b = before.get(name) ?? {
@@ -113,6 +118,7 @@ function perDelivery(before: Map<string, TableCounts>, after: Map<string, TableC
       del: 0,
       idxScan: 0,
       seqScan: 0,
+      read: 0,
       indexes: a.indexes,
     };
     const d = {
@@ -122,6 +128,7 @@ function perDelivery(before: Map<string, TableCounts>, after: Map<string, TableC
       deleted: a.del - b.del,
       indexScans: a.idxScan - b.idxScan,
       seqScans: a.seqScan - b.seqScan,
+      rowsRead: a.read - b.read,
     };
     const indexEntries = (d.inserted + d.updated - d.hotUpdated) * a.indexes;
     if (d.inserted + d.updated + d.deleted + d.indexScans + d.seqScans === 0) continue;
@@ -133,6 +140,7 @@ function perDelivery(before: Map<string, TableCounts>, after: Map<string, TableC
       indexEntries: round(indexEntries),
       indexScans: round(d.indexScans),
       seqScans: round(d.seqScans),
+      rowsRead: round(d.rowsRead),
     };
     total.inserted += d.inserted;
     total.updated += d.updated;
@@ -141,6 +149,7 @@ function perDelivery(before: Map<string, TableCounts>, after: Map<string, TableC
     total.indexEntries += indexEntries;
     total.indexScans += d.indexScans;
     total.seqScans += d.seqScans;
+    total.rowsRead += d.rowsRead;
   }
   return {
     total: Object.fromEntries(Object.entries(total).map(([k, v]) => [k, round(v)])),
@@ -224,6 +233,7 @@ try {
     let counted: ReturnType<typeof perDelivery> | undefined;
     let backends: ReturnType<typeof backendCpu> | undefined;
     let postgresCpu = 0;
+    let postgresWorkersCpu = 0;
     let server0: Record<string, number> = {};
     let serverDelta: Record<string, number> = {};
     const result = await serveRun(sink, TEMPLATE, N, {
@@ -233,6 +243,7 @@ try {
       during: () => ({
         async stop() {
           postgresCpu = (await backends?.stop()) ?? 0;
+          postgresWorkersCpu = backends?.workersMicros() ?? 0;
           backends = undefined;
           if (SERVER_URL) {
             const s1 = await serverCounters(SERVER_URL);
@@ -264,7 +275,7 @@ try {
       perDelivery: counted,
     });
     console.error(
-      `run ${run + 1} (${new Date().toISOString()}, load ${loadavg()[0]?.toFixed(1)}): ${result.perSecond}/s, pg ${Math.round(postgresCpu / N)} us, processes ${JSON.stringify(result.processCpuMicros?.map((c) => Math.round(c / N)))}, ${driver.statements} statements, ${driver.roundTrips} round trips, feed ${result.feedSeconds}s of ${result.seconds}s, shapes ${JSON.stringify(driver.top.slice(0, 12))}, server per delivery ${JSON.stringify(serverDelta)}`,
+      `run ${run + 1} (${new Date().toISOString()}, load ${loadavg()[0]?.toFixed(1)}): ${result.perSecond}/s, pg ${Math.round(postgresCpu / N)} us (workers' backends ${Math.round(postgresWorkersCpu / N)}), processes ${JSON.stringify(result.processCpuMicros?.map((c) => Math.round(c / N)))}, ${driver.statements} statements, ${driver.roundTrips} round trips, events read ${counted.tables.mailroom_events?.rowsRead}, feed ${result.feedSeconds}s of ${result.seconds}s, shapes ${JSON.stringify(driver.top.slice(0, 12))}, server per delivery ${JSON.stringify(serverDelta)}`,
     );
   }
 } finally {

@@ -14,7 +14,7 @@ import { sqlStore } from '@mailroom/sql';
 import pg from 'pg';
 import type { CorpusTemplate } from '../templates/index.js';
 import { type CliProcess, startCli } from './cli-process.js';
-import { backendCpu } from './pg-backends.js';
+import { backendCpu, workersUrl } from './pg-backends.js';
 import type { SinkProcess } from './sink-process.js';
 
 const PG_URL = process.env.MAILROOM_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -45,6 +45,8 @@ export interface StackResult {
    * (sampled from /proc every 200 ms, `pg-backends.ts`). On one machine it is taken from the same cores.
    */
   databaseCpuMicrosPerMessage?: number;
+  /** Scale-out: of `databaseCpuMicrosPerMessage`, the backends of the workers (the rest is serve's: the accept). */
+  databaseWorkersCpuMicrosPerMessage?: number;
   /**
    * The whole machine while the run delivered (`/proc/stat`, all CPUs): the share of CPU time busy and the
    * share stolen by the hypervisor. A run's CPU per message grows with what else the machine (or its host)
@@ -229,7 +231,8 @@ export async function serveRun(
     );
     processes.push(serve);
     if (options.scaleOut) {
-      const workers = Array.from({ length: options.workers ?? 2 }, () => startCli(['worker', ...common]));
+      const workerArgs = ['--database', workersUrl(db.url), ...common.slice(2)];
+      const workers = Array.from({ length: options.workers ?? 2 }, () => startCli(['worker', ...workerArgs]));
       processes.push(...(await Promise.all(workers)));
     }
     await sink.reset();
@@ -259,6 +262,7 @@ export async function serveRun(
     const deliveredSeconds = (performance.now() - t0) / 1000;
     const machine = machineShare(ticks0);
     const databaseCpu = await database?.stop();
+    const databaseWorkersCpu = database?.workersMicros();
     database = undefined;
     await beside?.stop();
     beside = undefined;
@@ -281,6 +285,9 @@ export async function serveRun(
       feedSeconds: +((fed - t0) / 1000).toFixed(2),
       processCpuMicros: processCpu,
       ...(databaseCpu === undefined ? {} : { databaseCpuMicrosPerMessage: Math.round(databaseCpu / n) }),
+      ...(databaseWorkersCpu === undefined
+        ? {}
+        : { databaseWorkersCpuMicrosPerMessage: Math.round(databaseWorkersCpu / n) }),
       machine,
     };
   } finally {
