@@ -15,12 +15,20 @@
  * PostgreSQL per delivery is read from /proc for the run's backends (named by `application_name`),
  * sampled every 200 ms (a backend's last 200 ms before it ends may be missed).
  *
+ * Each run also prints one line (stderr): its time and load, the rate, PostgreSQL's and each process's CPU
+ * per delivery, the statement shapes, and the server-wide counters per delivery from the first POST until
+ * the sink had every message (`pg_stat_wal`: WAL records, full-page images, bytes, writes and syncs;
+ * `pg_stat_bgwriter`: checkpoints, buffers written by the checkpointer and by backends; the CPU of the
+ * server's own processes): these count other work on the server too, so they say something only on a
+ * quiet server, where they tell one run's database work from another's (issue 42's fast third round).
+ *
  * Environment: BENCH_RECIPIENTS (10000), BENCH_RUNS (1), BENCH_WORKERS (2), BENCH_TEMPLATES (newsletter).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { processCpuMicros } from './support/cli-process.js';
 import { median, report } from './support/measure.js';
 import { backendCpu, schemaOf } from './support/pg-backends.js';
 import { serveRun } from './support/serve-run.js';
@@ -39,6 +47,8 @@ interface TableCounts {
   del: number;
   idxScan: number;
   seqScan: number;
+  /** Rows read: fetched by index scans plus read by sequential scans. */
+  read: number;
   indexes: number;
 }
 
@@ -58,10 +68,11 @@ async function readCounts(url: string): Promise<Map<string, TableCounts>> {
       del: string;
       idx: string | null;
       seq: string;
+      read: string;
       indexes: string;
     }>(
       `SELECT t.relname, t.n_tup_ins AS ins, t.n_tup_upd AS upd, t.n_tup_hot_upd AS hot, t.n_tup_del AS del,
-              t.idx_scan AS idx, t.seq_scan AS seq,
+              t.idx_scan AS idx, t.seq_scan AS seq, coalesce(t.idx_tup_fetch, 0) + t.seq_tup_read AS read,
               (SELECT count(*) FROM pg_index i WHERE i.indrelid = t.relid) AS indexes
          FROM pg_stat_user_tables t WHERE t.schemaname = $1`,
       [schemaOf(url)],
@@ -76,6 +87,7 @@ async function readCounts(url: string): Promise<Map<string, TableCounts>> {
           del: Number(r.del),
           idxScan: Number(r.idx ?? 0),
           seqScan: Number(r.seq),
+          read: Number(r.read),
           indexes: Number(r.indexes),
         },
       ]),
@@ -96,6 +108,7 @@ function perDelivery(before: Map<string, TableCounts>, after: Map<string, TableC
     indexEntries: 0,
     indexScans: 0,
     seqScans: 0,
+    rowsRead: 0,
   };
   for (const [name, a] of after) {
     const b = before.get(name) ?? {
@@ -105,6 +118,7 @@ function perDelivery(before: Map<string, TableCounts>, after: Map<string, TableC
       del: 0,
       idxScan: 0,
       seqScan: 0,
+      read: 0,
       indexes: a.indexes,
     };
     const d = {
@@ -114,6 +128,7 @@ function perDelivery(before: Map<string, TableCounts>, after: Map<string, TableC
       deleted: a.del - b.del,
       indexScans: a.idxScan - b.idxScan,
       seqScans: a.seqScan - b.seqScan,
+      rowsRead: a.read - b.read,
     };
     const indexEntries = (d.inserted + d.updated - d.hotUpdated) * a.indexes;
     if (d.inserted + d.updated + d.deleted + d.indexScans + d.seqScans === 0) continue;
@@ -125,6 +140,7 @@ function perDelivery(before: Map<string, TableCounts>, after: Map<string, TableC
       indexEntries: round(indexEntries),
       indexScans: round(d.indexScans),
       seqScans: round(d.seqScans),
+      rowsRead: round(d.rowsRead),
     };
     total.inserted += d.inserted;
     total.updated += d.updated;
@@ -133,6 +149,7 @@ function perDelivery(before: Map<string, TableCounts>, after: Map<string, TableC
     total.indexEntries += indexEntries;
     total.indexScans += d.indexScans;
     total.seqScans += d.seqScans;
+    total.rowsRead += d.rowsRead;
   }
   return {
     total: Object.fromEntries(Object.entries(total).map(([k, v]) => [k, round(v)])),
@@ -167,9 +184,42 @@ function driverCounts(dir: string) {
   };
 }
 
+/** Server-wide counters (WAL, buffers, checkpoints): other work on the server counts too. */
+async function serverCounters(url: string): Promise<Record<string, number>> {
+  const admin = new URL(url);
+  admin.searchParams.delete('options');
+  admin.searchParams.delete('application_name');
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    const wal = await client.query(
+      'SELECT wal_records, wal_fpi, wal_bytes, wal_buffers_full, wal_write, wal_sync FROM pg_stat_wal',
+    );
+    const bg = await client.query(
+      `SELECT checkpoints_timed + checkpoints_req AS checkpoints, buffers_checkpoint, buffers_clean,
+              buffers_backend, buffers_backend_fsync, buffers_alloc FROM pg_stat_bgwriter`,
+    );
+    const aux = await client.query<{ pid: number; backend_type: string }>(
+      "SELECT pid, backend_type FROM pg_stat_activity WHERE backend_type <> 'client backend'",
+    );
+    let auxCpu = 0;
+    for (const { pid } of aux.rows) {
+      try {
+        auxCpu += processCpuMicros(pid);
+      } catch {}
+    }
+    return Object.fromEntries(
+      Object.entries({ ...wal.rows[0], ...bg.rows[0], auxCpuMicros: auxCpu }).map(([k, v]) => [k, Number(v)]),
+    );
+  } finally {
+    await client.end();
+  }
+}
+
 const countDir = mkdtempSync(join(tmpdir(), 'mailroom-pg-count-'));
 process.env.BENCH_PG_COUNT_DIR = countDir;
 const sink = await startSinkProcess();
+let SERVER_URL: string | undefined;
 const results: Array<{
   perSecond: number;
   cpuMicrosPerMessage: number;
@@ -183,6 +233,9 @@ try {
     let counted: ReturnType<typeof perDelivery> | undefined;
     let backends: ReturnType<typeof backendCpu> | undefined;
     let postgresCpu = 0;
+    let postgresWorkersCpu = 0;
+    let server0: Record<string, number> = {};
+    let serverDelta: Record<string, number> = {};
     const result = await serveRun(sink, TEMPLATE, N, {
       scaleOut: true,
       workers: WORKERS,
@@ -190,12 +243,21 @@ try {
       during: () => ({
         async stop() {
           postgresCpu = (await backends?.stop()) ?? 0;
+          postgresWorkersCpu = backends?.workersMicros() ?? 0;
           backends = undefined;
+          if (SERVER_URL) {
+            const s1 = await serverCounters(SERVER_URL);
+            serverDelta = Object.fromEntries(
+              Object.entries(s1).map(([k, v]) => [k, +((v - (server0[k] ?? 0)) / N).toFixed(3)]),
+            );
+          }
         },
       }),
       around: {
         before: async (url) => {
           before = await readCounts(url);
+          SERVER_URL = url;
+          server0 = await serverCounters(url);
           backends = backendCpu(url);
         },
         after: async (url) => {
@@ -213,7 +275,7 @@ try {
       perDelivery: counted,
     });
     console.error(
-      `run ${run + 1}: ${result.perSecond}/s, ${driver.statements} statements, ${driver.roundTrips} round trips, ${JSON.stringify(counted.total)}`,
+      `run ${run + 1} (${new Date().toISOString()}, load ${loadavg()[0]?.toFixed(1)}): ${result.perSecond}/s, pg ${Math.round(postgresCpu / N)} us (workers' backends ${Math.round(postgresWorkersCpu / N)}), processes ${JSON.stringify(result.processCpuMicros?.map((c) => Math.round(c / N)))}, ${driver.statements} statements, ${driver.roundTrips} round trips, events read ${counted.tables.mailroom_events?.rowsRead}, feed ${result.feedSeconds}s of ${result.seconds}s, shapes ${JSON.stringify(driver.top.slice(0, 12))}, server per delivery ${JSON.stringify(serverDelta)}`,
     );
   }
 } finally {

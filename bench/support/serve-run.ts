@@ -5,7 +5,7 @@
  * message. Used by `delivery-corpus` (against the BullMQ stack) and by the benchmarks that compare serve
  * with and without a feature (`delivery-tracking`, webhooks): they pass the feature's flags and set-up.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMailroom, type Mailroom } from '@mailroom/core';
@@ -14,7 +14,7 @@ import { sqlStore } from '@mailroom/sql';
 import pg from 'pg';
 import type { CorpusTemplate } from '../templates/index.js';
 import { type CliProcess, startCli } from './cli-process.js';
-import { backendCpu } from './pg-backends.js';
+import { backendCpu, workersUrl } from './pg-backends.js';
 import type { SinkProcess } from './sink-process.js';
 
 const PG_URL = process.env.MAILROOM_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -45,6 +45,37 @@ export interface StackResult {
    * (sampled from /proc every 200 ms, `pg-backends.ts`). On one machine it is taken from the same cores.
    */
   databaseCpuMicrosPerMessage?: number;
+  /** Scale-out: of `databaseCpuMicrosPerMessage`, the backends of the workers (the rest is serve's: the accept). */
+  databaseWorkersCpuMicrosPerMessage?: number;
+  /**
+   * The whole machine while the run delivered (`/proc/stat`, all CPUs): the share of CPU time busy and the
+   * share stolen by the hypervisor. A run's CPU per message grows with what else the machine (or its host)
+   * runs, so these say how quiet the run was, whatever the load average says.
+   */
+  machine?: { busyPercent: number; stealPercent: number };
+}
+
+/** The machine's CPU ticks (`/proc/stat`, the `cpu` line): busy, stolen and all. */
+function machineTicks(): { busy: number; steal: number; all: number } {
+  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  // user nice system idle iowait irq softirq steal (guest time is counted in user already).
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = fields;
+  const busy = user + nice + system + irq + softirq;
+  return { busy, steal, all: busy + idle + iowait + steal };
+}
+
+/** `machineTicks` between two readings, as percentages. */
+function machineShare(from: ReturnType<typeof machineTicks>): StackResult['machine'] {
+  const to = machineTicks();
+  const all = to.all - from.all || 1;
+  return {
+    busyPercent: Math.round(((to.busy - from.busy) / all) * 100),
+    stealPercent: +(((to.steal - from.steal) / all) * 100).toFixed(1),
+  };
 }
 
 /** How to run serve for one measurement. */
@@ -200,7 +231,8 @@ export async function serveRun(
     );
     processes.push(serve);
     if (options.scaleOut) {
-      const workers = Array.from({ length: options.workers ?? 2 }, () => startCli(['worker', ...common]));
+      const workerArgs = ['--database', workersUrl(db.url), ...common.slice(2)];
+      const workers = Array.from({ length: options.workers ?? 2 }, () => startCli(['worker', ...workerArgs]));
       processes.push(...(await Promise.all(workers)));
     }
     await sink.reset();
@@ -213,6 +245,7 @@ export async function serveRun(
     if (options.scaleOut) database = backendCpu(db.url);
     const sinkCpu0 = await sink.cpuMicros();
     const cpu0 = processes.map((p) => p.cpuMicros());
+    const ticks0 = machineTicks();
     const t0 = performance.now();
     const { broadcastRef } = await post(serve.url, secret, {
       subject: template.subject,
@@ -227,7 +260,9 @@ export async function serveRun(
     const fed = performance.now();
     await untilSinkHas(sink, n);
     const deliveredSeconds = (performance.now() - t0) / 1000;
+    const machine = machineShare(ticks0);
     const databaseCpu = await database?.stop();
+    const databaseWorkersCpu = database?.workersMicros();
     database = undefined;
     await beside?.stop();
     beside = undefined;
@@ -250,6 +285,10 @@ export async function serveRun(
       feedSeconds: +((fed - t0) / 1000).toFixed(2),
       processCpuMicros: processCpu,
       ...(databaseCpu === undefined ? {} : { databaseCpuMicrosPerMessage: Math.round(databaseCpu / n) }),
+      ...(databaseWorkersCpu === undefined
+        ? {}
+        : { databaseWorkersCpuMicrosPerMessage: Math.round(databaseWorkersCpu / n) }),
+      machine,
     };
   } finally {
     await beside?.stop();
