@@ -16,6 +16,8 @@
  * - the workflow's step counts (`automations.stats`: counters, no run read) and how long reading them took.
  *
  * BENCH_AUTOMATION_SIZES: comma-separated N (default 10000,100000). BENCH_BROADCAST: B (default 20000).
+ * The engine's defaults, as users get them; BENCH_RUN_BATCH and BENCH_DELIVERY_BATCH set
+ * `automations.batchSize` and `worker.batchSize` to compare (until session 15 the bench set 200 and 250).
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -132,8 +134,12 @@ async function round(n: number) {
     store: sqlStore({ url: join(dir, 'mailroom.db') }),
     transport,
     clock,
-    automations: { batchSize: 200 },
-    worker: { batchSize: 250 },
+    ...(process.env.BENCH_RUN_BATCH
+      ? { automations: { batchSize: Number(process.env.BENCH_RUN_BATCH) } }
+      : {}),
+    ...(process.env.BENCH_DELIVERY_BATCH
+      ? { worker: { batchSize: Number(process.env.BENCH_DELIVERY_BATCH) } }
+      : {}),
   });
   try {
     const { project, secret } = await mailroom.admin.createProject({ name: 'Bench' });
