@@ -93,18 +93,12 @@ async function sendStep(
 export const AUTOMATION_TAG = 'mailroom.automation';
 
 /**
- * What names a send step's message: a step is reached at most once per run (a definition has no cycle).
- * It was the step's idempotency key until the ref alone made a repeat a no-op; it stays this text, so that
- * the refs of runs started before stay the same.
- */
-export function stepIdempotencyKey(runId: string, stepId: string): string {
-  return `automation:${runId}:${stepId}`;
-}
-
-/**
  * The ref of a send step's message (`msg_…`, shaped as any message's): derived from the run and the
- * step, so every attempt of the step names the same message and the store writes it once.
+ * step (a step is reached at most once per run: a definition has no cycle), so every attempt of the step
+ * names the same message and the store writes it once. The seed `automation:<run>:<step>` was the step's
+ * idempotency key before the ref alone made a repeat a no-op; it stays, so that refs of runs started
+ * before stay the same.
  */
 export function stepMessageRef(run: Pick<ClaimedRun, 'id' | 'startedAt'>, stepId: string): string {
-  return derivedId('msg', run.startedAt.getTime(), stepIdempotencyKey(run.id, stepId));
+  return derivedId('msg', run.startedAt.getTime(), `automation:${run.id}:${stepId}`);
 }
