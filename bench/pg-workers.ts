@@ -12,8 +12,8 @@
  * Environment: BENCH_RECIPIENTS (3000), BENCH_RUNS (1), BENCH_WORKER_COUNTS (1,2,4), BENCH_SINK_DELAY_MS
  * (50), BENCH_TEMPLATES (newsletter).
  */
-import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { machineTicks } from './support/machine-cpu.js';
 import { median, report } from './support/measure.js';
 import { backendCpu } from './support/pg-backends.js';
 import { serveRun } from './support/serve-run.js';
@@ -27,18 +27,6 @@ const DELAY_MS = Number(process.env.BENCH_SINK_DELAY_MS ?? 50);
 const TEMPLATE = corpusTemplate(process.env.BENCH_TEMPLATES ?? 'newsletter');
 /** The worker's default concurrency (`mailroom worker --concurrency`), which is its SMTP connections. */
 const CONCURRENCY = 8;
-
-/** Busy and total jiffies of the whole machine (/proc/stat's first line). */
-function machineTicks(): { busy: number; total: number } {
-  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  const total = fields.reduce((a, b) => a + b, 0);
-  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
-  return { busy: total - idle, total };
-}
 
 /** `micros` of CPU over `seconds` of wall time, as a share of one core. */
 const cores = (micros: number, seconds: number) => +(micros / 1e6 / seconds).toFixed(2);
@@ -72,7 +60,8 @@ try {
         during: () => ({
           async stop() {
             const ticks = machineTicks();
-            busy = (ticks.busy - ticks0.busy) / (ticks.total - ticks0.total);
+            // Stolen time counted busy: the machine was not free to run this benchmark then.
+            busy = (ticks.busy + ticks.steal - ticks0.busy - ticks0.steal) / (ticks.all - ticks0.all);
             postgresCpu = (await backends?.stop()) ?? 0;
             backends = undefined;
           },

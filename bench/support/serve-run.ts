@@ -5,7 +5,7 @@
  * message. Used by `delivery-corpus` (against the BullMQ stack) and by the benchmarks that compare serve
  * with and without a feature (`delivery-tracking`, webhooks): they pass the feature's flags and set-up.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMailroom, type Mailroom } from '@mailroom/core';
@@ -14,6 +14,7 @@ import { sqlStore } from '@mailroom/sql';
 import pg from 'pg';
 import type { CorpusTemplate } from '../templates/index.js';
 import { type CliProcess, startCli } from './cli-process.js';
+import { machineTicks } from './machine-cpu.js';
 import { backendCpu, workersUrl } from './pg-backends.js';
 import type { SinkProcess } from './sink-process.js';
 
@@ -53,19 +54,6 @@ export interface StackResult {
    * runs, so these say how quiet the run was, whatever the load average says.
    */
   machine?: { busyPercent: number; stealPercent: number };
-}
-
-/** The machine's CPU ticks (`/proc/stat`, the `cpu` line): busy, stolen and all. */
-function machineTicks(): { busy: number; steal: number; all: number } {
-  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  // user nice system idle iowait irq softirq steal (guest time is counted in user already).
-  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = fields;
-  const busy = user + nice + system + irq + softirq;
-  return { busy, steal, all: busy + idle + iowait + steal };
 }
 
 /** `machineTicks` between two readings, as percentages. */

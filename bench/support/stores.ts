@@ -1,10 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Store } from '@mailroom/core';
 import { memoryStore } from '@mailroom/memory';
 import { sqlStore } from '@mailroom/sql';
 import pg from 'pg';
+import { machineTicks } from './machine-cpu.js';
 
 /** A store made for one benchmark run, and how to throw its data away afterwards. */
 export interface BenchStore {
@@ -57,27 +58,13 @@ export interface HostLoad {
 
 /** Starts watching the host; call the result at the end of the run. */
 export function watchHost(): () => HostLoad {
-  const start = cpuTimes();
+  const start = machineTicks();
   return () => {
-    const end = cpuTimes();
-    const total = end.total - start.total;
+    const end = machineTicks();
+    const total = end.all - start.all;
     return {
       loadAverage: loadavg().map((l) => +l.toFixed(2)),
       stealPercent: total > 0 ? +((100 * (end.steal - start.steal)) / total).toFixed(1) : 0,
     };
   };
-}
-
-function cpuTimes(): { total: number; steal: number } {
-  try {
-    // The first line of /proc/stat: cpu user nice system idle iowait irq softirq steal guest guest_nice.
-    const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
-      .trim()
-      .split(/\s+/)
-      .slice(1, 9)
-      .map(Number);
-    return { total: fields.reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 };
-  } catch {
-    return { total: 0, steal: 0 };
-  }
 }
