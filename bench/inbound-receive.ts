@@ -73,6 +73,12 @@ function startSender(port: number): { mark(): void; stop(): Promise<void>; resul
   };
 }
 
+/** How busy the machine and serve were while the broadcast delivered (serve's CPU includes what it received). */
+function cpuLine(result: StackResult): string {
+  const serveCpuSeconds = ((result.processCpuMicros?.[0] ?? 0) / 1e6).toFixed(1);
+  return `machine ${result.machine?.busyPercent ?? '?'} % busy, serve CPU ${serveCpuSeconds} s in ${result.deliveredSeconds} s, sink ${result.sinkCpuMicrosPerMessage} µs/msg`;
+}
+
 const zone = await startDnsZone({
   'sender.bench.test': { TXT: ['v=spf1 ip4:127.0.0.0/8 -all'] },
   '_dmarc.sender.bench.test': { TXT: ['v=DMARC1; p=none'] },
@@ -122,11 +128,11 @@ try {
         const inboundPerSecond = Math.round(inbound.accepted / inbound.seconds);
         withInbound.push({ ...result, inbound, inboundPerSecond });
         console.log(
-          `run ${r + 1} with inbound: ${result.perSecond} msg/s sent, ${inboundPerSecond} msg/s received ${JSON.stringify(inbound)}`,
+          `run ${r + 1} with inbound: ${result.perSecond} msg/s sent, ${inboundPerSecond} msg/s received ${JSON.stringify(inbound)}; ${cpuLine(result)}`,
         );
       } else {
         alone.push(result);
-        console.log(`run ${r + 1} alone: ${result.perSecond} msg/s sent`);
+        console.log(`run ${r + 1} alone: ${result.perSecond} msg/s sent; ${cpuLine(result)}`);
       }
     }
   }
@@ -147,6 +153,8 @@ try {
     perRun: {
       alone: alone.map((a) => a.perSecond),
       withInbound: withInbound.map((w) => [w.perSecond, w.inboundPerSecond]),
+      machineBusyPercentAlone: alone.map((a) => a.machine?.busyPercent ?? null),
+      machineBusyPercentWithInbound: withInbound.map((w) => w.machine?.busyPercent ?? null),
     },
   });
 } finally {
