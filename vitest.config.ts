@@ -48,6 +48,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // `MAILROOM_TEST_CPU_LOG=<file>`: each file's CPU, its children's and its wall time (BENCHMARKS.md).
+    setupFiles: ['./test/support/cpu-per-file.ts'],
     sequence: { sequencer: LongFirstSequencer },
     // test/support/test-groups.ts: the files that may run beside others, `WORKERS` at a time (`unit` and
     // `e2e`, together), then those that must run alone, one at a time (`unit:alone`, `e2e:alone`: vitest
