@@ -1,6 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import type { Logger } from '../base/base-types.js';
 import { MailroomError } from '../base/errors.js';
+import { sourceModule } from '../render/source-bundle.js';
 import { spawnThread, threadEntry } from '../render/spawn-thread.js';
 import type { ClaimedDelivery, RenderedContent } from '../store/records.js';
 import type { TransportComposer } from '../transport/transport.js';
@@ -118,8 +119,10 @@ export function createRenderPool(options: RenderPoolOptions): RenderPool {
 
   const start = (): Thread => {
     const memory = runningRenderMemory();
+    // From the sources, the thread imports the composer's bundle (see `sourceModule`).
+    const composer = { ...options.composer, module: sourceModule(options.composer.module) };
     const thread: Thread = {
-      worker: spawn(),
+      worker: spawn(composer.module),
       pending: new Map(),
       mailings: new Set(),
       running: runningRender(memory),
@@ -130,7 +133,7 @@ export function createRenderPool(options: RenderPoolOptions): RenderPool {
     thread.worker.unref();
     const init: RenderRequest = {
       type: 'init',
-      composer: options.composer,
+      composer,
       strictVariables: options.strictVariables,
       cancelled: thread.cancelled,
       running: memory,
@@ -287,6 +290,10 @@ export function createRenderPool(options: RenderPoolOptions): RenderPool {
 }
 
 /** The render thread, this file's sibling (see `spawnThread` for how it starts from the sources). */
-function spawn(): Worker {
-  return spawnThread(threadEntry('render-thread', import.meta.url), { resourceLimits: RENDER_THREAD_LIMITS });
+function spawn(composerModule: string): Worker {
+  return spawnThread(
+    threadEntry('render-thread', import.meta.url),
+    { resourceLimits: RENDER_THREAD_LIMITS },
+    [composerModule],
+  );
 }
