@@ -6,7 +6,8 @@
  * 2. the declarations of every package from one program (`declarations.ts`), in a child process, while
  *    this one builds the packages' ES modules (esbuild; they need no declarations: other packages'
  *    modules stay external);
- * 3. each package's `.d.ts` bundled from that program's output.
+ * 3. each package's `.d.ts` bundled from that program's output, all in one worker thread
+ *    (`shared-dts-worker.ts`).
  * One package alone still builds with its own `tsup` (`pnpm --filter '@mailroom/cli...' build`).
  */
 import { spawn } from 'node:child_process';
@@ -15,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildModules, bundleDeclarations, entryFiles, packageOptions } from './package-build.js';
+import { withSharedDtsWorker } from './shared-dts-worker.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -50,7 +52,10 @@ export async function buildPackages(): Promise<void> {
     declarations.catch(() => {});
     for (const { dir, options } of packages) await buildModules(dir, options);
     await declarations;
-    for (const { dir, options } of packages) await bundleDeclarations(dir, options, declarationsDir);
+    // One worker thread bundles every package's declarations (shared-dts-worker.ts).
+    await withSharedDtsWorker(async () => {
+      for (const { dir, options } of packages) await bundleDeclarations(dir, options, declarationsDir);
+    });
   } finally {
     rmSync(declarationsDir, { recursive: true, force: true });
   }
