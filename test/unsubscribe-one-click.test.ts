@@ -109,6 +109,10 @@ describe.each(BINDERS)('one-click unsubscribe through $name and SMTP', (binder) 
       store: sqlStore({ url: dbPath }),
       transport: smtpTransport({ host: sink.host, port: sink.port }),
       unsubscribe: { baseUrl: base },
+      // MIME built on the main thread, as `'auto'` does on one core (the last describe builds it on a
+      // render thread): a thread started from the sources costs about a second of CPU per engine, and
+      // these tests open one or two engines each.
+      worker: { renderThreads: 0 },
       ...extra,
     });
     server = await binder.listen(mailroom);

@@ -13,6 +13,11 @@ import {
 import { storeCases } from './support/stores.js';
 
 const FAST: WorkerOptions = {
+  // MIME built on the main thread, as `'auto'` does on one core: each test's engine would otherwise start a
+  // render thread, about a second of CPU from the sources for two messages. What is retried, and with which
+  // Message-ID, does not depend on where the bytes are built (test/worker-render-threads.test.ts covers the
+  // threads).
+  renderThreads: 0,
   retryBaseMs: 20,
   retryMaxMs: 80,
   maxAttempts: 6,
