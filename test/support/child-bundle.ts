@@ -2,8 +2,8 @@
  * Child processes of the tests (a delivery worker, `mailroom serve`, an app) started from one bundle of
  * the sources instead of `node --import tsx`: tsx's loader runs every module a child imports, the
  * dependencies' too, through hooks on a thread of their own, which cost a crash worker about 4 CPU seconds
- * before it sent anything, and its render thread (tsx again, registered in the thread) about 2 more; the
- * same worker from a bundle starts in about 1 (BENCHMARKS.md, "Sixteenth session"). The bundle is built
+ * before it sent anything (and its render thread registered tsx again); the same worker from a bundle
+ * starts in about 1.2 (BENCHMARKS.md, "Sixteenth session (`suite37c`)"). The bundle is built
  * from the current sources (esbuild, as tsx itself transpiles) at the first start in a test process, so
  * what runs is what the test file would have run through tsx, with no `pnpm build` needed.
  *
