@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { createMailroom, type DeliveryRecord, type Store } from '@mailroom/core';
 import { memoryTransport } from '@mailroom/memory';
 import { onTestFinished } from 'vitest';
+import { childEntry } from './child-bundle.js';
 import type { Arrival } from './crash-sink.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -68,10 +69,8 @@ export async function startWorker(
   const child = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
-      '--conditions=mailroom-source',
-      WORKER,
+      // Bundled from the sources (child-bundle.ts): a quarter of tsx's start-up CPU, four to seven times a file.
+      await childEntry(WORKER),
       url,
       String(smtpPort),
       String(options.batchSize),

@@ -1,5 +1,6 @@
 /**
- * A delivery worker in its own process, for the crash tests. Usage:
+ * A delivery worker in its own process, for the crash tests (crash-harness.ts starts it bundled, see
+ * child-bundle.ts). Usage from the sources:
  * `node --import tsx --conditions=mailroom-source test/support/crash-worker.ts <database-url> <smtp-port>
  * <batch-size> <lease-ms>`. Runs the engine's worker against the database, sending through
  * `smtpTransport` to 127.0.0.1:<smtp-port>; prints `started` once running and `completed <ref>` when a
