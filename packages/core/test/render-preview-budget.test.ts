@@ -148,4 +148,29 @@ describe('preview renderer, the first check', () => {
     expect(charged).toHaveLength(1);
     expect(charged[0]).toBeLessThan(wall / 2);
   }, 30_000);
+
+  // The same flake again in session 16's CI: the hard limit restarted only once MJML had loaded, so a load
+  // longer than the limit (seconds on a machine at 100 % CPU) still stopped the first check. A limit far
+  // below the load's time shows it on any machine; the compile of this source takes a few ms.
+  it('lets the first check load MJML for longer than the hard limit', async () => {
+    renderer = createPreviewRenderer({
+      clock: manualClock(),
+      logger: silentLogger,
+      strictVariables: false,
+      hardLimitMs: 250,
+    });
+    const mjml =
+      '<mjml><mj-body><mj-section><mj-column><mj-text>Hi</mj-text></mj-column></mj-section></mj-body></mjml>';
+    const started = performance.now();
+    const checked = await renderer.check('a', { format: 'mjml', source: mjml, subject: 'Hi', name: 'first' });
+    console.log(
+      `first MJML check with a 250 ms limit: ${(performance.now() - started).toFixed(0)} ms in all`,
+    );
+    expect(checked).toBeDefined();
+    // A template that runs away is still stopped at the limit once MJML is loaded.
+    await expect(renderer.render('a', content(SPIN), RECIPIENT)).rejects.toMatchObject({
+      code: 'RENDER_FAILED',
+      message: expect.stringContaining('250 ms'),
+    });
+  }, 30_000);
 });

@@ -42,3 +42,12 @@ export type PreviewReply =
 export interface PreviewReady {
   ready: true;
 }
+
+/**
+ * The preview thread starts loading a part (MJML) for the job it holds: that job's hard limit waits for the
+ * next {@link PreviewReady} (loading is the server's cost, seconds on a busy machine, not the template's),
+ * bounded by a limit of its own.
+ */
+export interface PreviewLoading {
+  loading: true;
+}

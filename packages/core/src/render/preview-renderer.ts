@@ -2,7 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import type { Clock, Logger } from '../base/base-types.js';
 import { MailroomError } from '../base/errors.js';
 import type { ContentSnapshot, RenderedContent, TemplateFormat } from '../store/records.js';
-import type { PreviewReady, PreviewReply, PreviewRequest } from './preview-protocol.js';
+import type { PreviewLoading, PreviewReady, PreviewReply, PreviewRequest } from './preview-protocol.js';
 import type { RenderRecipient } from './recipient-scope.js';
 import { createRenderBudget, DEFAULT_RENDER_MS_PER_MINUTE, type RenderBudget } from './render-budget.js';
 import { spawnThread, threadEntry } from './spawn-thread.js';
@@ -66,6 +66,13 @@ interface Job {
   reject(error: unknown): void;
 }
 
+/**
+ * How long a thread may take to load a part (MJML) for a job before that job is stopped: loading is not the
+ * template's time (the hard limit restarts after it), but a thread that never finishes loading must not
+ * hold its jobs forever.
+ */
+const LOADING_LIMIT_MS = 60_000;
+
 /** The preview renderer of one engine; its thread starts with the first preview. */
 export function createPreviewRenderer(options: PreviewRendererOptions): PreviewRenderer {
   const { clock, logger } = options;
@@ -87,7 +94,15 @@ export function createPreviewRenderer(options: PreviewRendererOptions): PreviewR
     const worker = spawnThread(threadEntry('preview-thread', import.meta.url));
     worker.unref();
     ready = false;
-    worker.on('message', (reply: PreviewReply | PreviewReady) => {
+    worker.on('message', (reply: PreviewReply | PreviewReady | PreviewLoading) => {
+      if ('loading' in reply) {
+        // Loading a part for the running job: its hard limit waits for the next ready, within its own bound.
+        if (thread === worker && running) {
+          clearTimeout(running.timer);
+          running.timer = hardLimit(running.job, worker, LOADING_LIMIT_MS);
+        }
+        return;
+      }
       if ('ready' in reply) {
         if (thread !== worker) return;
         ready = true;
@@ -163,18 +178,18 @@ export function createPreviewRenderer(options: PreviewRendererOptions): PreviewR
   }
 
   /** Stops `job` on `worker` after `hardLimitMs`, and the thread with it (a new one starts for the next). */
-  function hardLimit(job: Job, worker: Worker): NodeJS.Timeout {
+  function hardLimit(job: Job, worker: Worker, limitMs = hardLimitMs): NodeJS.Timeout {
     return setTimeout(() => {
       if (running?.job !== job) return;
       running = undefined;
       budget.charge(job.projectId, hardLimitMs);
       job.reject(
-        new MailroomError('RENDER_FAILED', `Rendering took longer than ${hardLimitMs} ms and was stopped`),
+        new MailroomError('RENDER_FAILED', `Rendering took longer than ${limitMs} ms and was stopped`),
       );
       thread = undefined;
       void worker.terminate();
       pump();
-    }, hardLimitMs);
+    }, limitMs);
   }
 
   /** Queues a job of the project (refused over its budget or its queue), and runs the next in turn. */

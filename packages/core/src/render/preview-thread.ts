@@ -7,7 +7,13 @@ import { performance } from 'node:perf_hooks';
 import { parentPort } from 'node:worker_threads';
 import { isMailroomError } from '../base/errors.js';
 import { prepareContent } from './prepare-content.js';
-import type { PreviewFailure, PreviewReady, PreviewReply, PreviewRequest } from './preview-protocol.js';
+import type {
+  PreviewFailure,
+  PreviewLoading,
+  PreviewReady,
+  PreviewReply,
+  PreviewRequest,
+} from './preview-protocol.js';
 import { renderDelivery } from './render-delivery.js';
 
 if (!parentPort) throw new Error('preview-thread must run in a worker thread');
@@ -32,6 +38,8 @@ async function run(request: PreviewRequest): Promise<PreviewReply> {
   try {
     if (request.kind === 'check') {
       if (!checker) {
+        // The job's hard limit waits while MJML loads (PreviewLoading), and starts anew at the ready below.
+        port.postMessage({ loading: true } satisfies PreviewLoading);
         checker = await import('./template-check.js');
         // mjml loads its parts with its first compile: a small document loads them.
         await checker.checkTemplate('mjml', WARM_UP, null, 'warm-up');
