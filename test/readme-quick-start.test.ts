@@ -79,10 +79,14 @@ describe('the README quick start', () => {
       readFileSync(join(ROOT, 'package.json'), 'utf8'),
     ).scripts;
     const steps = (scripts.test ?? '').split(' && ');
-    expect(steps).toEqual([scripts.typecheck, scripts.lint, scripts.deps, scripts['test:vitest']]);
+    expect(steps).toEqual(['node scripts/checks.mjs', scripts['test:vitest']]);
     expect(scripts['test:vitest']).toBe('vitest run');
+    // scripts/checks.mjs runs these three scripts side by side (and fails when one fails: checks-script.test.ts).
+    const checks = readFileSync(join(ROOT, 'scripts/checks.mjs'), 'utf8');
+    expect(checks).toContain("const CHECKS = ['typecheck', 'lint', 'deps'];");
     // Inside a script started by `npx pnpm`, a nested `pnpm` may not be on PATH: binaries only.
-    expect(steps.every((step) => !/^(pnpm|npx|npm)\b/.test(step))).toBe(true);
+    const commands = [scripts.typecheck, scripts.lint, scripts.deps, scripts['test:vitest']];
+    expect(commands.every((step) => typeof step === 'string' && !/^(pnpm|npx|npm)\b/.test(step))).toBe(true);
   });
 
   it('install && start, as written, serves the printed curl line, writes the .eml, and the printed template command works', {
