@@ -5,7 +5,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { BadEndpointOptions } from './bad-webhook-endpoints.js';
-import { childEntry } from './child-bundle.js';
 
 /** One endpoint's counters (see `BadEndpoint`). */
 export interface BadEndpointStats {
@@ -44,9 +43,7 @@ const CHILD = fileURLToPath(new URL('./bad-webhook-child.ts', import.meta.url));
 export async function startBadEndpointsProcess(
   options: BadEndpointOptions = {},
 ): Promise<BadEndpointsProcess> {
-  // Bundled (child-bundle.ts) rather than through tsx's loader: a start without its hooks' thread, in
-  // each test's setup.
-  const child: ChildProcess = spawn(process.execPath, [await childEntry(CHILD), JSON.stringify(options)], {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(options)], {
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
   const endpoints = await new Promise<BadEndpointsStats>((resolve, reject) => {
