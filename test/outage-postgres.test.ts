@@ -13,6 +13,7 @@ import { missingServerTest, testServer } from '../packages/sql/test/support/serv
 import { startCountingSink } from './support/crash-sink.js';
 import { pgTestSchema } from './support/pg-admin.js';
 import { startTcpProxy } from './support/tcp-proxy.js';
+import { waitUntil } from './support/wait.js';
 
 const SERVER = await testServer('postgres');
 /**
@@ -136,7 +137,14 @@ describe('a PostgreSQL outage of 10 s mid-broadcast', () => {
       await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS - 1000));
       const upAt = performance.now();
       await proxy.up();
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // Back: until a send made a second after it is taken (what the test asserts below), for at most
+      // the 1.5 s it always waited (a later 200 would be a slower recovery than the test allows).
+      await waitUntil(
+        () =>
+          performance.now() - upAt >= 1500 ||
+          answers.some((a) => a.startedAt > upAt + 1000 && a.status === 200),
+        5_000,
+      );
       sending = false;
       await singles;
       const healthAfter = await fetch(`${base}/health`);

@@ -8,6 +8,7 @@ import { smtpTransport } from '@mailroom/smtp';
 import { sqlStore } from '@mailroom/sql';
 import { describe, expect, it } from 'vitest';
 import { missingServerTest, testServer } from '../packages/sql/test/support/servers.js';
+import { childEntry } from './support/child-bundle.js';
 import { seedBroadcast } from './support/crash-harness.js';
 import { pgTestSchema } from './support/pg-admin.js';
 import { type PolicyBlockRelay, startPolicyBlockRelay } from './support/policy-block-relay.js';
@@ -166,7 +167,10 @@ describe('the reputation guard stops a broadcast into a policy block within a fe
 async function startWorker(url: string, port: number, guard: ReputationGuardOptions): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', '--conditions=mailroom-source', WORKER, url, String(port), JSON.stringify(guard)],
+    // Bundled from the sources (child-bundle.ts), as the crash tests' workers: tsx's loader cost each of
+    // the two workers seconds of CPU before its first send, on the tail of the run where this file is
+    // alone.
+    [await childEntry(WORKER), url, String(port), JSON.stringify(guard)],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let err = '';

@@ -1,6 +1,7 @@
 /**
- * A delivery worker in its own process with the reputation guard's options given: `node --import tsx
- * --conditions=mailroom-source test/support/guard-worker.ts <database-url> <smtp-port> <guard-json>`.
+ * A delivery worker in its own process with the reputation guard's options given: `node <bundle>
+ * <database-url> <smtp-port> <guard-json>`, the bundle being `childEntry('test/support/guard-worker.ts')`
+ * (child-bundle.ts; `node --import tsx --conditions=mailroom-source` runs this file as well).
  * Runs the engine's worker (defaults: no rate limit) against the database, sending through
  * `smtpTransport` to 127.0.0.1:<smtp-port>; prints `started` once running; SIGTERM stops it cleanly.
  */

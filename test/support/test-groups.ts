@@ -86,16 +86,14 @@ function subfolders(dir: string): string[] {
  */
 export const EXCLUSIVE_TESTS = [
   '**/*.exclusive.test.ts',
-  'test/*isolation*.test.ts',
+  // Not `engine-isolation` (projects that cannot see each other's data: no clock in it).
+  'test/render-isolation*.test.ts',
+  'test/webhooks-isolation*.test.ts',
   'test/*rate-limit*.test.ts',
   'test/pause-guard*.test.ts',
   'test/outage-*.test.ts',
   'test/webhooks-circuit.test.ts',
   'test/http-auth-limit.test.ts',
-  'packages/core/test/bounce-*.test.ts',
-  'packages/core/test/request-robustness.test.ts',
-  'packages/core/test/request-attachments.test.ts',
-  'packages/core/test/render-content-source.test.ts',
 ];
 
 /**

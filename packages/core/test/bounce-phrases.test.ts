@@ -349,36 +349,4 @@ describe('the phrase tables', () => {
     expect(re.test('550 No such\r\n  user')).toBe(true);
     expect(re.test('no such thing')).toBe(false);
   });
-
-  it('classify well over 2,000 refusals a second (compiled once, nothing built per call)', () => {
-    const replies: ReasonInput[] = [
-      {
-        status: '5.1.1',
-        diagnostic:
-          '550 5.1.1 <ann@example.org>: Recipient address rejected: User unknown in local recipient table',
-        command: 'RCPT',
-      },
-      {
-        status: '5.7.1',
-        diagnostic: '550 5.7.1 Service unavailable, Client host [192.0.2.1] blocked using Spamhaus',
-      },
-      {
-        status: null,
-        diagnostic: "554 delivery error: dd This user doesn't have a yahoo.com account (ann@yahoo.com) [-5]",
-      },
-      { status: '4.2.2', diagnostic: '452 4.2.2 The email account that you tried to reach is over quota' },
-      {
-        status: '5.0.0',
-        diagnostic: '550 5.0.0 Message rejected for an unusual reason no table knows, said at length '.repeat(
-          4,
-        ),
-      },
-    ];
-    const n = 20_000;
-    const started = performance.now();
-    for (let i = 0; i < n; i++) classifyReason(replies[i % replies.length] as ReasonInput);
-    const perSecond = n / ((performance.now() - started) / 1000);
-    // Far above the 2,000 a second the sender needs, with room for a busy shared machine.
-    expect(perSecond).toBeGreaterThan(10_000);
-  });
 });

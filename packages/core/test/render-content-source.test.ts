@@ -23,13 +23,6 @@ describe('contentFromMessage', () => {
   ])('reads %j as plaintext', (message) => {
     expect(contentFromMessage(message)).toEqual({ html: null, text: message });
   });
-
-  it('detects in linear time on hostile input', () => {
-    const started = performance.now();
-    expect(contentFromMessage('<a'.repeat(200_000)).html).toBeNull();
-    expect(contentFromMessage('<a '.repeat(200_000)).html).toBeNull();
-    expect(performance.now() - started).toBeLessThan(1000);
-  });
 });
 
 describe('contentFromTemplate', () => {
