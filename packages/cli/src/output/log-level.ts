@@ -2,7 +2,7 @@ import { UsageError } from './cli-errors.js';
 
 const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 
-/** A log level of the server's logger (`cliLogger`; `silent` logs nothing). */
+/** A log level of {@link cliLogger} (`silent` logs nothing). */
 export type LogLevel = (typeof LEVELS)[number];
 
 /**
