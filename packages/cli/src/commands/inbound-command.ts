@@ -6,8 +6,8 @@ import {
   startInbound,
 } from '../flags/inbound-flags.js';
 import { EXIT_OK, UsageError } from '../output/cli-errors.js';
-import { cliLogger, logLevelOf } from '../output/cli-logger.js';
 import { println } from '../output/io.js';
+import { logLevelOf } from '../output/log-level.js';
 import { openEngine, resolveDatabase } from '../server/open-engine.js';
 import { runUntilShutdown } from '../server/shutdown.js';
 import type { Command } from './command.js';
@@ -49,7 +49,9 @@ ${INBOUND_FLAGS_HELP}
   async run(args, io) {
     const bounces = bouncesOf(args, io.env, this.name);
     if (!bounces) throw new UsageError('--bounce-domain DOMAIN is required', this.name);
-    const listen = inboundListenOf(args, args.int('port', { min: 0, max: 65535 }) ?? 25, this.name);
+    const listen = await inboundListenOf(args, args.int('port', { min: 0, max: 65535 }) ?? 25, this.name);
+    // pino, loaded when the listener makes its logger (the command list and --help start without it).
+    const { cliLogger } = await import('../output/cli-logger.js');
     const logger = cliLogger(
       io.stderr,
       logLevelOf(args.string('log-level'), io.env.MAILROOM_LOG_LEVEL, this.name),

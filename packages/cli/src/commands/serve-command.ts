@@ -34,8 +34,8 @@ import {
 } from '../flags/inbound-flags.js';
 import { trustProxyOf } from '../flags/trust-proxy-flag.js';
 import { EXIT_OK, UsageError } from '../output/cli-errors.js';
-import { cliLogger, logLevelOf } from '../output/cli-logger.js';
 import { type CliIo, println } from '../output/io.js';
+import { logLevelOf } from '../output/log-level.js';
 import {
   cliCommandOf,
   DEMO_TEMPLATE_FILE,
@@ -51,7 +51,7 @@ import {
   sqlitePath,
 } from '../server/open-engine.js';
 import { runUntilShutdown } from '../server/shutdown.js';
-import { type RunningServer, startServer } from '../server/start-server.js';
+import type { RunningServer } from '../server/start-server.js';
 import type { Command } from './command.js';
 
 /** `mailroom serve`: the HTTP API and an in-process worker on embedded defaults. */
@@ -142,7 +142,8 @@ ${NOTIFICATIONS_HELP}`,
     if (inboundPort !== undefined && !bounces) {
       throw new UsageError('--inbound-port needs --bounce-domain (the domain it takes mail for)', this.name);
     }
-    const inbound = inboundPort === undefined ? undefined : inboundListenOf(args, inboundPort, this.name);
+    const inbound =
+      inboundPort === undefined ? undefined : await inboundListenOf(args, inboundPort, this.name);
     const allowHosts = allowHostsOf(args, io.env, this.name);
     const webhooks = webhookOptionsOf(args, this.name);
     const logLevel = logLevelOf(args.string('log-level'), io.env.MAILROOM_LOG_LEVEL, this.name);
@@ -162,6 +163,12 @@ ${NOTIFICATIONS_HELP}`,
       : undefined;
     const cli = cliCommandOf(io.env);
     const template = demoTemplatePath(database.url, io.cwd);
+    // Loaded here, not with the command list: the HTTP server (fastify, @mailroom/http) and the logger
+    // (pino) are what serve alone needs, and every other command and --help start without them.
+    const [{ startServer }, { cliLogger }] = await Promise.all([
+      import('../server/start-server.js'),
+      import('../output/cli-logger.js'),
+    ]);
     const server = await startServer({
       port,
       host,

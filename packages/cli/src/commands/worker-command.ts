@@ -21,8 +21,8 @@ import {
 } from '../flags/engine-flags.js';
 import { BOUNCE_FLAGS, BOUNCE_FLAGS_HELP, bouncesOf } from '../flags/inbound-flags.js';
 import { EXIT_OK, UsageError } from '../output/cli-errors.js';
-import { cliLogger, logLevelOf } from '../output/cli-logger.js';
 import { println } from '../output/io.js';
+import { logLevelOf } from '../output/log-level.js';
 import { describeDelivery, openEngine, resolveDatabase, resolveDelivery } from '../server/open-engine.js';
 import { runUntilShutdown } from '../server/shutdown.js';
 import type { Command } from './command.js';
@@ -85,6 +85,8 @@ ${DESTINATION_FLAGS_HELP}
     const delivery = resolveDelivery(deliveryFlagsOf(args), io, this.name);
     const domains = domainsOptionsOf(args, io.env, this.name, sesRelayOf(delivery.kind));
     const destinations = destinationsOf(args, io.cwd, dnsServersOf(args, io.env, this.name), this.name);
+    // pino, loaded when the worker makes its logger (the command list and --help start without it).
+    const { cliLogger } = await import('../output/cli-logger.js');
     const { mailroom } = await openEngine({
       database,
       delivery,

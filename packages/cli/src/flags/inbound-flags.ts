@@ -6,12 +6,7 @@ import type {
   MailroomReceiving,
   NotificationOptions,
 } from '@mailroom/core';
-import {
-  type InboundServer,
-  type InboundServerOptions,
-  inboundSmtpServer,
-  trustedRelays,
-} from '@mailroom/smtp';
+import type { InboundServer, InboundServerOptions } from '@mailroom/smtp';
 import { UsageError } from '../output/cli-errors.js';
 import type { FlagSpec, ParsedArgs } from './args.js';
 
@@ -105,9 +100,14 @@ export interface InboundListen {
 
 /**
  * The listener settings from `--inbound-host`, `--inbound-rate`, `--inbound-trusted-relay`, `--tls-key`
- * and `--tls-cert`, for `port`.
+ * and `--tls-cert`, for `port`. Async: `@mailroom/smtp` (nodemailer, the SMTP server), which checks the
+ * relays, is loaded only when some are given, so that the commands that do not listen never load it.
  */
-export function inboundListenOf(args: ParsedArgs, port: number, command: string): InboundListen {
+export async function inboundListenOf(
+  args: ParsedArgs,
+  port: number,
+  command: string,
+): Promise<InboundListen> {
   const rate = args.int('inbound-rate', { min: 1, max: 10_000_000 });
   const limits: NonNullable<InboundListen['limits']> = {};
   const maxConnections = args.int('inbound-max-connections', { min: 1, max: 100_000 });
@@ -123,10 +123,13 @@ export function inboundListenOf(args: ParsedArgs, port: number, command: string)
   const forged = args.int('inbound-max-forged', { min: 0, max: 10_000_000 });
   if (forged !== undefined) limits.maxForgedPerMinute = forged;
   const relays = args.list('inbound-trusted-relay');
-  try {
-    trustedRelays(relays);
-  } catch (error) {
-    throw new UsageError(`--inbound-trusted-relay: ${(error as Error).message}`, command);
+  if (relays.length > 0) {
+    const { trustedRelays } = await import('@mailroom/smtp');
+    try {
+      trustedRelays(relays);
+    } catch (error) {
+      throw new UsageError(`--inbound-trusted-relay: ${(error as Error).message}`, command);
+    }
   }
   const keyFile = args.string('tls-key');
   const certFile = args.string('tls-cert');
@@ -154,14 +157,16 @@ export function inboundListenOf(args: ParsedArgs, port: number, command: string)
 
 /**
  * Starts the inbound SMTP listener of an engine: the bounce domain, and with `receiving` the addresses of
- * the projects' receiving routes (docs/inbound-routes.md).
+ * the projects' receiving routes (docs/inbound-routes.md). `@mailroom/smtp` is loaded here, when a
+ * listener starts.
  */
-export function startInbound(
+export async function startInbound(
   inbound: MailroomInbound,
   listen: InboundListen,
   logger: Logger,
   receiving?: MailroomReceiving,
 ): Promise<InboundServer> {
+  const { inboundSmtpServer } = await import('@mailroom/smtp');
   return inboundSmtpServer({
     inbound,
     ...(receiving ? { receiving } : {}),

@@ -1,12 +1,9 @@
 import type { Logger } from '@mailroom/core';
 import { pino } from 'pino';
-import { UsageError } from './cli-errors.js';
 import type { CliOutput } from './io.js';
+import type { LogLevel } from './log-level.js';
 
-const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
-
-/** A log level of {@link cliLogger} (`silent` logs nothing). */
-export type LogLevel = (typeof LEVELS)[number];
+export type { LogLevel } from './log-level.js';
 
 /**
  * Fields censored wherever they appear at the top level or one object down. The engine and the HTTP layer
@@ -32,14 +29,4 @@ export function cliLogger(out: CliOutput, level: LogLevel = 'info'): Logger {
     },
     { write: (line: string) => out.write(line) },
   );
-}
-
-/** The log level from `--log-level`, else `MAILROOM_LOG_LEVEL`, else `info`. */
-export function logLevelOf(flag: string | undefined, env: string | undefined, command: string): LogLevel {
-  const given = (flag ?? env ?? '').trim().toLowerCase();
-  if (given === '') return 'info';
-  if (!(LEVELS as readonly string[]).includes(given)) {
-    throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}, got '${flag ?? env}'`, command);
-  }
-  return given as LogLevel;
 }

@@ -17,8 +17,6 @@ import {
   type WebhookOptions,
   type WorkerOptions,
 } from '@mailroom/core';
-import { outboxTransport, smtpTransport } from '@mailroom/smtp';
-import { sqlStore } from '@mailroom/sql';
 import type { EngineFlags } from '../flags/engine-flags.js';
 import { UsageError } from '../output/cli-errors.js';
 import type { CliIo } from '../output/io.js';
@@ -159,6 +157,8 @@ export function describeDelivery(delivery: DeliveryTarget): string {
 export async function openStore(database: DatabaseTarget): Promise<Store> {
   let store: Store | undefined;
   try {
+    // Loaded when a command opens a database (kysely and its dialects), not with the command list.
+    const { sqlStore } = await import('@mailroom/sql');
     // A 16 MiB SQLite page cache (the SQL package's default is 64, and the file's background thread has
     // its own): serve and worker stay within their memory budget through a large broadcast at the same
     // rate; only a very large CSV import is a little slower (BENCHMARKS.md, delivery-corpus and "CSV
@@ -204,13 +204,20 @@ async function loadSes(): Promise<typeof import('@mailroom/ses')> {
 export async function openTransport(delivery: DeliveryTarget, concurrency?: number): Promise<Transport> {
   // Quoted-printable, not the relay default base64: an .eml of the outbox is read in an editor, and its
   // text and HTML parts read as written there.
-  if (delivery.kind === 'outbox')
+  // @mailroom/smtp (nodemailer) is loaded when a command delivers: admin commands and --help never do.
+  if (delivery.kind === 'outbox') {
+    const { outboxTransport } = await import('@mailroom/smtp');
     return outboxTransport({ dir: delivery.dir, textEncoding: 'quoted-printable' });
+  }
   // Loaded only when asked for: the AWS SDK adds about a quarter of a second to every start, and
   // @mailroom/ses is an optional peer an app installs only to send through SES.
   const make: () => Transport =
     delivery.kind === 'smtp'
-      ? () => smtpTransport(withConnections(delivery.url, concurrency))
+      ? await import('@mailroom/smtp').then(
+          ({ smtpTransport }) =>
+            () =>
+              smtpTransport(withConnections(delivery.url, concurrency)),
+        )
       : await loadSes().then(
           ({ sesTransport }) =>
             () =>
