@@ -222,6 +222,23 @@ describe('preview thread shared by the engines of a process', () => {
     expect(host.started).toBe(1);
   }, 30_000);
 
+  it('gives an engine opened after the last one closed the same, loaded, thread', async () => {
+    const host = createPreviewThreadHost();
+    const mjml =
+      '<mjml><mj-body><mj-section><mj-column><mj-text>Hi</mj-text></mj-column></mj-section></mj-body></mjml>';
+    const first = open(host);
+    expect(
+      (await first.check('a', { format: 'mjml', source: mjml, subject: null, name: 'm' })).problems,
+    ).toEqual([]);
+    await first.close();
+    const next = open(host);
+    expect(
+      (await next.check('a', { format: 'mjml', source: mjml, subject: null, name: 'm' })).problems,
+    ).toEqual([]);
+    expect(host.started).toBe(1);
+    expect(host.loads).toBe(1);
+  }, 30_000);
+
   it("stops the thread at one engine's hard limit; the other's next preview gets a new thread", async () => {
     const host = createPreviewThreadHost();
     const one = open(host, 300);

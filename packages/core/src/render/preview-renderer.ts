@@ -56,7 +56,7 @@ export interface PreviewRenderer {
    * @throws MailroomError `RATE_LIMITED` with `retryAfter`.
    */
   admit(projectId: string): void;
-  /** Stops the thread; waiting renders reject. */
+  /** Gives up its hold on the thread (its running job stops the thread); waiting renders reject. */
   close(): Promise<void>;
 }
 

@@ -28,7 +28,10 @@ export interface PreviewThreadLease {
    * another thread.
    */
   stop(): void;
-  /** The renderer is closed: its running job's thread is stopped; the last lease stops the thread. */
+  /**
+   * The renderer is closed: its running job's thread is stopped; once the last lease is released the
+   * thread stops after {@link IDLE_STOP_MS} idle.
+   */
   release(): Promise<void>;
 }
 
@@ -37,7 +40,8 @@ export interface PreviewThreadLease {
  * at a time, the renderers with jobs waiting taking turns (each renderer picks its own next job, round-robin
  * over its projects). A process with several engines (tests, a host embedding more than one) loads the
  * thread and MJML once instead of once per engine; an engine's preview waits one render of another's at
- * most, as a project's waits one of another project's.
+ * most, as a project's waits one of another project's. The last engine closed leaves the thread idle for
+ * a while, for an engine opened next.
  */
 export interface PreviewThreadHost {
   /** A hold on the thread for one renderer; `next` is called when the thread is free for its next job. */
@@ -47,6 +51,12 @@ export interface PreviewThreadHost {
   /** Parts (MJML) the threads loaded so far: once per thread, with its first MJML check. */
   readonly loads: number;
 }
+
+/**
+ * How long the thread outlives the last engine that used it, idle (unreferenced: it keeps no process
+ * alive). An engine opened meanwhile gets it loaded.
+ */
+const IDLE_STOP_MS = 10_000;
 
 interface Holder {
   lease: object;
@@ -66,6 +76,8 @@ export function createPreviewThreadHost(): PreviewThreadHost {
   const waiting = new Map<object, () => void>();
   /** The renderer being offered the thread (inside its `next`): only it may take it. */
   let offered: object | undefined;
+  /** Stops the thread once no engine has used it for {@link IDLE_STOP_MS}. */
+  let idle: NodeJS.Timeout | undefined;
 
   const start = (): Worker => {
     const thread = spawnThread(threadEntry('preview-thread', import.meta.url));
@@ -135,6 +147,7 @@ export function createPreviewThreadHost(): PreviewThreadHost {
     },
     acquire(next) {
       users++;
+      clearTimeout(idle);
       const lease: PreviewThreadLease = {
         get ready() {
           return ready && worker !== undefined;
@@ -161,13 +174,21 @@ export function createPreviewThreadHost(): PreviewThreadHost {
         async release() {
           users--;
           waiting.delete(lease);
-          if (holder?.lease === lease || users === 0) {
+          if (holder?.lease === lease) {
             // Its running job is abandoned: the thread stops with it (the next job starts another).
-            const mine = holder?.lease === lease;
-            if (mine) holder = undefined;
+            holder = undefined;
             const stopping = stopThread();
-            if (mine) offer();
+            offer();
             await stopping;
+          }
+          if (users === 0 && worker) {
+            // The last engine closed: the idle thread stays a while for an engine opened next (a test file
+            // opens one per test; reloading the thread and MJML cost each up to a second of CPU).
+            clearTimeout(idle);
+            idle = setTimeout(() => {
+              if (users === 0) void stopThread();
+            }, IDLE_STOP_MS);
+            idle.unref();
           }
         },
       };
