@@ -50,6 +50,9 @@ describe('open and click tracking over SMTP and HTTP', () => {
       store: sqlStore({ url: dbPath }),
       transport: smtpTransport({ host: sink.host, port: sink.port }),
       tracking: { baseUrl: base, opens: true, clicks: true, scannerWindowMs: 0, flushMs: 20 },
+      // MIME built on the main thread: what these tests prove does not depend on where the bytes are built,
+      // and a render thread per test cost each a thread's start; the threads' own test says `renderThreads: 1`.
+      worker: { renderThreads: 0 },
       ...extra,
     });
     app = Fastify();

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../src/base/clock.js';
 import { silentLogger } from '../src/base/logger.js';
 import { createPreviewRenderer, type PreviewRenderer } from '../src/render/preview-renderer.js';
+import { createPreviewThreadHost } from '../src/render/preview-thread-host.js';
 import { createRenderBudget } from '../src/render/render-budget.js';
 import type { ContentSnapshot } from '../src/store/records.js';
 
@@ -99,17 +100,20 @@ describe('preview renderer', () => {
   }, 30_000);
 
   it('stops a render that holds the thread past the hard limit, and starts a new thread', async () => {
+    const host = createPreviewThreadHost();
     renderer = createPreviewRenderer({
       clock: manualClock(),
       logger: silentLogger,
       strictVariables: false,
       hardLimitMs: 300,
+      host,
     });
     await expect(renderer.render('a', content(SPIN), RECIPIENT)).rejects.toMatchObject({
       code: 'RENDER_FAILED',
       message: expect.stringContaining('300 ms'),
     });
     expect((await renderer.render('a', content('<p>after</p>'), RECIPIENT)).html).toContain('after');
+    expect(host.started).toBe(2);
   }, 30_000);
 });
 
@@ -128,6 +132,8 @@ describe('preview renderer, the first check', () => {
       clock: manualClock(),
       logger: silentLogger,
       strictVariables: false,
+      // A thread of its own: the process's may have loaded MJML for another engine already.
+      host: createPreviewThreadHost(),
       budget: {
         ...budget,
         charge(projectId, ms) {
@@ -158,6 +164,7 @@ describe('preview renderer, the first check', () => {
       logger: silentLogger,
       strictVariables: false,
       hardLimitMs: 250,
+      host: createPreviewThreadHost(),
     });
     const mjml =
       '<mjml><mj-body><mj-section><mj-column><mj-text>Hi</mj-text></mj-column></mj-section></mj-body></mjml>';
@@ -172,5 +179,107 @@ describe('preview renderer, the first check', () => {
       code: 'RENDER_FAILED',
       message: expect.stringContaining('250 ms'),
     });
+  }, 30_000);
+});
+
+describe('preview thread shared by the engines of a process', () => {
+  const renderers: PreviewRenderer[] = [];
+  afterEach(async () => {
+    await Promise.all(renderers.splice(0).map((r) => r.close()));
+  });
+  const open = (host: ReturnType<typeof createPreviewThreadHost>, hardLimitMs?: number) => {
+    const renderer = createPreviewRenderer({
+      clock: manualClock(),
+      logger: silentLogger,
+      strictVariables: false,
+      msPerMinute: 60_000,
+      host,
+      ...(hardLimitMs ? { hardLimitMs } : {}),
+    });
+    renderers.push(renderer);
+    return renderer;
+  };
+
+  it("starts one thread for two engines, and one engine's preview waits one render of the other's at most", async () => {
+    const host = createPreviewThreadHost();
+    const one = open(host);
+    const two = open(host);
+    expect((await one.render('a', content('<p>one</p>'), RECIPIENT)).html).toContain('one');
+    expect((await two.render('a', content('<p>two</p>'), RECIPIENT)).html).toContain('two');
+    expect(host.started).toBe(1);
+    // Engine one queues four spinning renders (about 1 s each, the render limit); engine two asks after them.
+    const spins = Promise.allSettled(
+      Array.from({ length: 4 }, () => one.render('a', content(SPIN), RECIPIENT)),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const started = performance.now();
+    expect((await two.render('b', content('<p>Quick</p>'), RECIPIENT)).html).toContain('Quick');
+    expect(performance.now() - started).toBeLessThan(2_500);
+    expect((await spins).every((r) => r.status === 'rejected')).toBe(true);
+    // Closing one engine leaves the thread to the other.
+    await one.close();
+    expect((await two.render('a', content('<p>still</p>'), RECIPIENT)).html).toContain('still');
+    expect(host.started).toBe(1);
+  }, 30_000);
+
+  it('gives an engine opened after the last one closed the same, loaded, thread', async () => {
+    const host = createPreviewThreadHost();
+    const mjml =
+      '<mjml><mj-body><mj-section><mj-column><mj-text>Hi</mj-text></mj-column></mj-section></mj-body></mjml>';
+    const first = open(host);
+    expect(
+      (await first.check('a', { format: 'mjml', source: mjml, subject: null, name: 'm' })).problems,
+    ).toEqual([]);
+    await first.close();
+    const next = open(host);
+    expect(
+      (await next.check('a', { format: 'mjml', source: mjml, subject: null, name: 'm' })).problems,
+    ).toEqual([]);
+    expect(host.started).toBe(1);
+    expect(host.loads).toBe(1);
+  }, 30_000);
+
+  it("stops the thread at one engine's hard limit; the other's next preview gets a new thread", async () => {
+    const host = createPreviewThreadHost();
+    const one = open(host, 300);
+    const two = open(host);
+    const stopped = one.render('a', content(SPIN), RECIPIENT);
+    const after = two.render('a', content('<p>after</p>'), RECIPIENT);
+    await expect(stopped).rejects.toMatchObject({
+      code: 'RENDER_FAILED',
+      message: expect.stringContaining('300 ms'),
+    });
+    expect((await after).html).toContain('after');
+    expect(host.started).toBe(2);
+  }, 30_000);
+
+  it('checks HTML and text without loading MJML; the first MJML check loads it', async () => {
+    const host = createPreviewThreadHost();
+    const renderer = open(host, 250);
+    const html = await renderer.check('a', {
+      format: 'html',
+      source: '<p>{{ x }}</p>',
+      subject: 'Hi',
+      name: 'h',
+    });
+    expect(html).toEqual({ compiled: '<p>{{ x }}</p>', problems: [] });
+    expect(
+      await renderer.check('a', { format: 'text', source: 'Hi {{ x }}', subject: null, name: 't' }),
+    ).toEqual({
+      compiled: 'Hi {{ x }}',
+      problems: [],
+    });
+    expect((await renderer.render('a', content('<p>x</p>'), RECIPIENT)).html).toContain('x');
+    expect(host.loads).toBe(0);
+    const mjml =
+      '<mjml><mj-body><mj-section><mj-column><mj-text>Hi</mj-text></mj-column></mj-section></mj-body></mjml>';
+    const checked = await renderer.check('a', { format: 'mjml', source: mjml, subject: 'Hi', name: 'm' });
+    expect(checked.problems).toEqual([]);
+    expect(checked.compiled).toContain('Hi');
+    expect(host.loads).toBe(1);
+    // Loaded once per thread, not per check.
+    await renderer.check('a', { format: 'mjml', source: mjml, subject: null, name: 'm2' });
+    expect(host.loads).toBe(1);
+    expect(host.started).toBe(1);
   }, 30_000);
 });

@@ -37,7 +37,7 @@ export type PreviewReply =
 
 /**
  * The preview thread is loaded, ready to render: its first message, and again when it has loaded a part for
- * the job it holds (MJML, with the first check), so that job's hard limit counts from then.
+ * the job it holds (MJML, with the first MJML check), so that job's hard limit counts from then.
  */
 export interface PreviewReady {
   ready: true;

@@ -1,11 +1,10 @@
-import type { Worker } from 'node:worker_threads';
 import type { Clock, Logger } from '../base/base-types.js';
 import { MailroomError } from '../base/errors.js';
 import type { ContentSnapshot, RenderedContent, TemplateFormat } from '../store/records.js';
-import type { PreviewLoading, PreviewReady, PreviewReply, PreviewRequest } from './preview-protocol.js';
+import type { PreviewRequest } from './preview-protocol.js';
+import { type PreviewThreadHost, type PreviewTurn, sharedPreviewThreadHost } from './preview-thread-host.js';
 import type { RenderRecipient } from './recipient-scope.js';
 import { createRenderBudget, DEFAULT_RENDER_MS_PER_MINUTE, type RenderBudget } from './render-budget.js';
-import { spawnThread, threadEntry } from './spawn-thread.js';
 import type { TemplateCheckResult } from './template-check.js';
 
 /** Options of {@link createPreviewRenderer}. */
@@ -25,6 +24,8 @@ export interface PreviewRendererOptions {
   hardLimitMs?: number;
   /** Jobs a project may have waiting (8 parallel template writes are normal); more get 429. @default 16 */
   queuedPerProject?: number;
+  /** The thread's host: by default the process's, shared by its engines (`preview-thread-host.ts`). */
+  host?: PreviewThreadHost;
 }
 
 /**
@@ -55,7 +56,7 @@ export interface PreviewRenderer {
    * @throws MailroomError `RATE_LIMITED` with `retryAfter`.
    */
   admit(projectId: string): void;
-  /** Stops the thread; waiting renders reject. */
+  /** Gives up its hold on the thread (its running job stops the thread); waiting renders reject. */
   close(): Promise<void>;
 }
 
@@ -73,7 +74,10 @@ interface Job {
  */
 const LOADING_LIMIT_MS = 60_000;
 
-/** The preview renderer of one engine; its thread starts with the first preview. */
+/** Job numbers, unique in the process: renderers share its thread. */
+let nextJob = 0;
+
+/** The preview renderer of one engine; its thread (the process's, see `preview-thread-host.ts`) starts with the first preview. */
 export function createPreviewRenderer(options: PreviewRendererOptions): PreviewRenderer {
   const { clock, logger } = options;
   const budget =
@@ -82,42 +86,29 @@ export function createPreviewRenderer(options: PreviewRendererOptions): PreviewR
   const queuedPerProject = options.queuedPerProject ?? 16;
   /** Waiting renders per project; the map's order is the round-robin's. */
   const queues = new Map<string, Job[]>();
-  let thread: Worker | undefined;
-  /** Whether `thread` has loaded (a render's hard limit counts from then). */
-  let ready = false;
   /** The render on the thread; `timer` is armed once the thread is ready. */
   let running: { job: Job; timer?: NodeJS.Timeout } | undefined;
-  let nextJob = 0;
   let closed = false;
+  const lease = (options.host ?? sharedPreviewThreadHost()).acquire(() => pump());
 
-  const start = (): Worker => {
-    const worker = spawnThread(threadEntry('preview-thread', import.meta.url));
-    worker.unref();
-    ready = false;
-    worker.on('message', (reply: PreviewReply | PreviewReady | PreviewLoading) => {
-      if ('loading' in reply) {
-        // Loading a part for the running job: its hard limit waits for the next ready, within its own bound.
-        if (thread === worker && running) {
-          clearTimeout(running.timer);
-          running.timer = hardLimit(running.job, worker, LOADING_LIMIT_MS);
-        }
-        return;
-      }
-      if ('ready' in reply) {
-        if (thread !== worker) return;
-        ready = true;
-        // Sent again after the thread loads a part (MJML) for the running job: its clock starts anew.
-        if (running) {
-          clearTimeout(running.timer);
-          running.timer = hardLimit(running.job, worker);
-        }
-        return;
-      }
-      if (running?.job.request.job !== reply.job) return;
-      const { job, timer } = running;
-      clearTimeout(timer);
+  /** What the thread says about `job`, the running one. */
+  const turnOf = (job: Job): PreviewTurn => ({
+    loading() {
+      // Loading a part for the running job: its hard limit waits for the next ready, within its own bound.
+      if (running?.job !== job) return;
+      clearTimeout(running.timer);
+      running.timer = hardLimit(job, LOADING_LIMIT_MS);
+    },
+    ready() {
+      // Loaded, or loaded a part (MJML) for the running job: its clock starts anew.
+      if (running?.job !== job) return;
+      clearTimeout(running.timer);
+      running.timer = hardLimit(job);
+    },
+    reply(reply) {
+      if (running?.job !== job) return;
+      clearTimeout(running.timer);
       running = undefined;
-      worker.unref();
       budget.charge(job.projectId, reply.ms);
       if ('rendered' in reply) job.resolve(reply.rendered);
       else if ('checked' in reply) job.resolve(reply.checked);
@@ -126,59 +117,48 @@ export function createPreviewRenderer(options: PreviewRendererOptions): PreviewR
           new MailroomError(reply.error.code, reply.error.message, { retryable: reply.error.retryable }),
         );
       pump();
-    });
-    const died = (error: unknown) => {
-      if (thread !== worker) return;
-      thread = undefined;
-      if (closed) return;
+    },
+    died(error) {
+      if (running?.job !== job || closed) return;
       logger.error({ err: error }, 'preview thread died; starting another');
-      if (running) {
-        clearTimeout(running.timer);
-        running.job.reject(
-          new MailroomError('INTERNAL', 'preview thread died', {
-            cause: error,
-            retryable: true,
-            source: 'render',
-          }),
-        );
-        running = undefined;
-      }
+      clearTimeout(running.timer);
+      running = undefined;
+      job.reject(
+        new MailroomError('INTERNAL', 'preview thread died', {
+          cause: error,
+          retryable: true,
+          source: 'render',
+        }),
+      );
       pump();
-    };
-    worker.on('error', died);
-    worker.on('exit', (code) => died(new Error(`preview thread exited with code ${code}`)));
-    return worker;
-  };
+    },
+  });
 
   function pump(): void {
     if (running || closed) return;
     for (const [projectId, queue] of queues) {
-      queues.delete(projectId);
       // Spent while it waited: the rest of its renders are refused now, not run.
       const wait = budget.waitSeconds(projectId);
       if (wait > 0) {
+        queues.delete(projectId);
         for (const job of queue) job.reject(overBudget(wait));
         continue;
       }
-      const job = queue.shift() as Job;
+      const job = queue[0] as Job;
+      // Another engine's job holds the process's thread: the lease calls `pump` again once it is free.
+      if (!lease.tryRun(job.request, turnOf(job))) return;
+      queues.delete(projectId);
+      queue.shift();
       // Its other renders go to the back of the turn.
       if (queue.length > 0) queues.set(projectId, queue);
-      run(job);
+      running = { job };
+      if (lease.ready) running.timer = hardLimit(job);
       return;
     }
   }
 
-  function run(job: Job): void {
-    thread ??= start();
-    const worker = thread;
-    running = { job };
-    if (ready) running.timer = hardLimit(job, worker);
-    worker.ref();
-    worker.postMessage(job.request);
-  }
-
-  /** Stops `job` on `worker` after `hardLimitMs`, and the thread with it (a new one starts for the next). */
-  function hardLimit(job: Job, worker: Worker, limitMs = hardLimitMs): NodeJS.Timeout {
+  /** Stops `job` after `limitMs`, and the thread with it (a new one starts for the next job). */
+  function hardLimit(job: Job, limitMs = hardLimitMs): NodeJS.Timeout {
     return setTimeout(() => {
       if (running?.job !== job) return;
       running = undefined;
@@ -186,8 +166,7 @@ export function createPreviewRenderer(options: PreviewRendererOptions): PreviewR
       job.reject(
         new MailroomError('RENDER_FAILED', `Rendering took longer than ${limitMs} ms and was stopped`),
       );
-      thread = undefined;
-      void worker.terminate();
+      lease.stop();
       pump();
     }, limitMs);
   }
@@ -250,9 +229,7 @@ export function createPreviewRenderer(options: PreviewRendererOptions): PreviewR
       }
       for (const queue of queues.values()) for (const job of queue) job.reject(closing);
       queues.clear();
-      const stopping = thread;
-      thread = undefined;
-      await stopping?.terminate();
+      await lease.release();
     },
   };
 }
