@@ -6,7 +6,7 @@ import {
   type Transport,
 } from '@mailroom/core';
 import { memoryTransport } from '@mailroom/memory';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { storeCases } from './support/stores.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
@@ -158,6 +158,10 @@ describe.each(storeCases())('events and webhooks on $name', ({ make }) => {
   it('emits broadcast.completed and broadcast.cancelled with the change', async () => {
     const done = await broadcast(['a@example.test']);
     await mailroom.worker.drain();
+    // Event ids sort by their millisecond, then by chance: the cancellation must come a millisecond later
+    // for the list's order to be the order they happened in (both within one millisecond failed, once).
+    const completedBy = Date.now();
+    await vi.waitUntil(() => Date.now() > completedBy);
     const cancelled = await mailroom.broadcast(secret, {
       subject: 'Later',
       sender: 'news@acme.test',

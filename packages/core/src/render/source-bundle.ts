@@ -59,8 +59,10 @@ function bundle(href: string): string {
     // the SQLite driver) resolve from the bundle's folder inside the entry's package, as imports would.
     external: ['*.node'],
     // The CommonJS packages copied in call `require` (Node's modules, their own JSON): an ES module has none.
+    // `import.meta.filename` (Node >= 20.11), not `.url`: the tests' child bundles rewrite every `.url` text
+    // in a source file to that file's URL, strings included (test/support/child-bundle.ts).
     banner: {
-      js: "import { createRequire as __mailroomRequire } from 'node:module'; const require = __mailroomRequire(import.meta.url);",
+      js: "import { createRequire as __mailroomRequire } from 'node:module'; const require = __mailroomRequire(import.meta.filename);",
     },
     sourcemap: 'inline',
     // The map names the files; their text would double the bundle that each thread reads.
