@@ -63,4 +63,6 @@ port.on('message', (request: ParseRequest) => {
   );
 });
 // The parsers load now, while the thread waits for its first message, not with it.
-void Promise.all([import('postal-mime'), import('mailparser'), import('mailauth')]).finally(() => send({ type: 'ready' }));
+void Promise.all([import('postal-mime'), import('mailparser'), import('mailauth')]).finally(() =>
+  send({ type: 'ready' }),
+);

@@ -138,26 +138,27 @@ const TAB = 0x09;
  * quoted-printable line ends in an encoded line break and a soft break (see {@link bodyText}).
  */
 function plainLines(bytes: Uint8Array): boolean {
-  const n = bytes.length;
-  if (n === 0 || bytes[n - 1] !== LF) return false;
-  let header = true;
-  for (let i = 0; i < n; i++) {
-    const c = bytes[i] as number;
-    if (header && c > 0x7f) return false;
-    if (c === CR) {
-      if (bytes[i + 1] !== LF) return false;
-    } else if (c === LF) {
-      const before = bytes[i - 1] === CR ? bytes[i - 2] : bytes[i - 1];
-      if (before === SPACE || before === TAB) return false;
-      // The header block ends at the first empty line.
-      if (before === LF) header = false;
-    }
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const n = buf.length;
+  if (n === 0 || buf[n - 1] !== LF) return false;
+  // Native scans: a byte loop in JS cost ~0.1 ms a 20 KB message (`--cpu-prof` of `inbound-receive`), these ~15 µs.
+  const blankCrlf = buf.indexOf('\r\n\r\n');
+  const blankLf = buf.indexOf('\n\n');
+  const headerEnd =
+    blankCrlf !== -1 && (blankLf === -1 || blankCrlf < blankLf) ? blankCrlf : blankLf === -1 ? n : blankLf;
+  for (let i = 0; i < headerEnd; i++) if ((buf[i] as number) > 0x7f) return false;
+  for (let lf = buf.indexOf(LF); lf !== -1; lf = buf.indexOf(LF, lf + 1)) {
+    const last = buf[lf - 1] === CR ? buf[lf - 2] : buf[lf - 1];
+    if (last === SPACE || last === TAB) return false;
   }
-  return (
-    Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(/* =0A= */ '=0A=') === -1 &&
-    Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf('=0a=') === -1
-  );
+  for (let cr = buf.indexOf(CR); cr !== -1; cr = buf.indexOf(CR, cr + 2)) {
+    if (buf[cr + 1] !== LF) return false;
+  }
+  return buf.indexOf(ENCODED_LF_SOFT[0] as Buffer) === -1 && buf.indexOf(ENCODED_LF_SOFT[1] as Buffer) === -1;
 }
+
+/** A quoted-printable encoded line break before a soft one (see {@link bodyText}). */
+const ENCODED_LF_SOFT = [Buffer.from('=0A='), Buffer.from('=0a=')];
 
 /** A field name as RFC 5322 has it: printable ASCII but the colon. */
 const FIELD_NAME = /^[\x21-\x39\x3b-\x7e]+$/;
