@@ -1,4 +1,4 @@
-import type { ParsedReceived } from './parse-received.js';
+import type { InboundMail } from './receiving-types.js';
 
 /**
  * What a MIME parser reads of a received message, before it is judged and its reply text stripped: the
@@ -6,7 +6,7 @@ import type { ParsedReceived } from './parse-received.js';
  */
 export interface MailFields
   extends Pick<
-    ParsedReceived,
+    InboundMail,
     | 'from'
     | 'to'
     | 'cc'
