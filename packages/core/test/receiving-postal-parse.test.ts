@@ -204,6 +204,17 @@ describe('postalFields: the fast read of received mail', () => {
     }
   }, 120_000);
 
+  it('leaves to mailparser a message postal-mime refuses (nested deeper than its limit)', async () => {
+    let body = 'Hello\r\n';
+    for (let i = 300; i > 0; i--)
+      body = `Content-Type: multipart/mixed; boundary="b${i}"\r\n\r\n--b${i}\r\n${body}--b${i}--\r\n`;
+    const raw = Buffer.from(
+      `From: a@x.test\r\nDate: Mon, 30 Nov 2026 10:00:00 +0000\r\nMIME-Version: 1.0\r\n${body}`,
+    );
+    await expect(postalFields(raw)).rejects.toThrow(/nesting depth/);
+    expect(await readFields(raw)).toEqual(await mailparserFields(raw));
+  });
+
   it('leaves to mailparser the shapes whose differences the corpus does not show', async () => {
     for (const name of [
       'calendar-invite',

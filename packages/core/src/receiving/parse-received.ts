@@ -69,7 +69,15 @@ export async function parseReceived(
  * by mailparser otherwise.
  */
 export async function readFields(bytes: Buffer): Promise<MailFields> {
-  return (await postalFields(bytes)) ?? mailparserFields(bytes);
+  let fast: MailFields | undefined;
+  try {
+    fast = await postalFields(bytes);
+  } catch {
+    // postal-mime refuses some MIME mailparser reads (its header size and nesting limits): mailparser
+    // decides, as it did before the fast path.
+    fast = undefined;
+  }
+  return fast ?? mailparserFields(bytes);
 }
 
 /** A message's fields as mailparser reads them (any MIME it can read). */
