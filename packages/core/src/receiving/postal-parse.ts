@@ -1,6 +1,6 @@
 /**
- * The fast read of a received message: postal-mime (about a third of mailparser's CPU on a 20 KB message,
- * `bench/inbound-cpu.ts`) for the shapes where it gives exactly what mailparser gives, and nothing for
+ * The fast read of a received message: postal-mime (about 60 % of mailparser's CPU on the 20 KB message of
+ * `bench/inbound-receive.ts`, BENCHMARKS.md "inbound40e") for the shapes where it gives exactly what mailparser gives, and nothing for
  * the rest, which mailparser reads (`parse-received.ts`). `test/receiving-postal-parse.test.ts` compares
  * both on every message of the corpora and proves that each shape where they differ is left to mailparser.
  */
@@ -31,22 +31,24 @@ const MULTIPARTS = new Set(['multipart/mixed', 'multipart/alternative', 'multipa
 
 /**
  * The message's fields when its shape is one postal-mime reads as mailparser does, undefined otherwise.
- * The shape: text/plain and at most one text/plain and one text/html alternative of it, in mixed,
- * alternative and related multiparts, in UTF-8 or US-ASCII, not flowed; attachments in base64 (their
+ * The shape: at most one text/plain part and one text/html part, the HTML an alternative of the text, in
+ * mixed, alternative and related multiparts, in UTF-8 or US-ASCII, not flowed; attachments in base64 (their
  * bytes then do not depend on line ends), none a message or a calendar; a valid Date; header lines whose
- * names are plain. `anyShape` (for the tests that show where the two differ): whatever the shape.
+ * names are plain; lines {@link plainLines} accepts. `anyShape` (for the tests that show where the two
+ * differ): whatever the shape. Throws what postal-mime throws (its nesting and header size limits).
  */
 export async function postalFields(
   bytes: Uint8Array,
   options: { anyShape?: boolean } = {},
 ): Promise<MailFields | undefined> {
+  // The line checks first: a message they refuse is not parsed twice.
+  if (!options.anyShape && !plainLines(bytes)) return undefined;
   postalMime ??= import('postal-mime');
   const { default: PostalMime } = await postalMime;
   const parser = new PostalMime({ attachmentEncoding: 'arraybuffer' });
   const email = await parser.parse(bytes);
   const root = (parser as unknown as { root: PostalNode }).root;
-  if (!options.anyShape && !(plainLines(bytes) && plainShape(root) && plainHeaders(email.headerLines)))
-    return undefined;
+  if (!options.anyShape && !(plainShape(root) && plainHeaders(email.headerLines))) return undefined;
   const { decodeWords } = await postalMime;
   const date = email.date === undefined ? undefined : new Date(email.date);
   // mailparser stamps a message without a (valid) Date with the time of the parse.
