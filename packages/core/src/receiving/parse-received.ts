@@ -8,6 +8,8 @@ import type { AddressObject, ParsedMail } from 'mailparser';
 import type { DnsResolver } from '../domains/dns-lookup.js';
 import { mailauthResolver } from '../domains/dns-lookup.js';
 import { loadMailauth } from '../domains/load-mailauth.js';
+import type { MailFields } from './mail-fields.js';
+import { postalFields } from './postal-parse.js';
 import type {
   InboundAddress,
   InboundAuthResults,
@@ -30,20 +32,60 @@ export async function parseReceived(
   envelope: ReceivingEnvelope,
   judge: { resolver: DnsResolver; authServId: string },
 ): Promise<ParsedReceived> {
-  mailparser ??= import('mailparser');
-  const { simpleParser } = await mailparser;
   const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
-  const [mail, auth] = await Promise.all([
-    simpleParser(bytes, { skipImageLinks: true, skipTextLinks: true, skipTextToHtml: true }),
-    authenticate(bytes, envelope, judge),
-  ]);
-  const text = mail.text ?? null;
+  const [fields, auth] = await Promise.all([readFields(bytes), authenticate(bytes, envelope, judge)]);
+  const { text } = fields;
   return {
     envelope: {
       from: envelope.envelopeFrom,
       to: [...envelope.envelopeTo],
       remote_address: envelope.remoteAddress,
     },
+    from: fields.from,
+    to: fields.to,
+    cc: fields.cc,
+    reply_to: fields.reply_to,
+    subject: fields.subject,
+    date: fields.date,
+    message_id: fields.message_id,
+    in_reply_to: fields.in_reply_to,
+    references: fields.references,
+    text,
+    html: fields.html,
+    stripped_text:
+      text === null
+        ? null
+        : fields.answers || REPLY_SUBJECT.test(fields.subject ?? '') || /^>/m.test(text)
+          ? await strippedReply(text)
+          : text.trim(),
+    headers: fields.headers,
+    attachments: fields.attachments,
+    auth,
+  };
+}
+
+/**
+ * A message's fields: by postal-mime when its shape is one it reads as mailparser does (`postal-parse.ts`),
+ * by mailparser otherwise.
+ */
+export async function readFields(bytes: Buffer): Promise<MailFields> {
+  let fast: MailFields | undefined;
+  try {
+    fast = await postalFields(bytes);
+  } catch {
+    // postal-mime refuses some MIME mailparser reads (its header size and nesting limits): mailparser
+    // decides, as it did before the fast path.
+    fast = undefined;
+  }
+  return fast ?? mailparserFields(bytes);
+}
+
+/** A message's fields as mailparser reads them (any MIME it can read). */
+export async function mailparserFields(bytes: Buffer): Promise<MailFields> {
+  mailparser ??= import('mailparser');
+  const { simpleParser } = await mailparser;
+  const mail = await simpleParser(bytes, { skipImageLinks: true, skipTextLinks: true, skipTextToHtml: true });
+  return {
     from: addresses(mail.from)[0] ?? null,
     to: addresses(mail.to),
     cc: addresses(mail.cc),
@@ -53,10 +95,8 @@ export async function parseReceived(
     message_id: mail.messageId ?? null,
     in_reply_to: mail.inReplyTo ?? null,
     references: references(mail),
-    text,
+    text: mail.text ?? null,
     html: typeof mail.html === 'string' ? mail.html : null,
-    stripped_text:
-      text === null ? null : looksLikeReply(mail, text) ? await strippedReply(text) : text.trim(),
     headers: mail.headerLines.map((h) => [h.key, h.line.slice(h.line.indexOf(':') + 1).trim()]),
     attachments: mail.attachments.map((a) => ({
       filename: a.filename ?? null,
@@ -66,7 +106,7 @@ export async function parseReceived(
       url: null,
       url_expires_at: null,
     })),
-    auth,
+    answers: Boolean(mail.inReplyTo) || Boolean(mail.references),
   };
 }
 
@@ -87,22 +127,13 @@ export async function attachmentOf(
   return { filename: found.filename ?? null, contentType: found.contentType, content: found.content };
 }
 
-/** A reply prefix of a subject, in the common clients' languages (`Re:`, `AW:`, `SV:`, `Antw:`, ...). */
-const REPLY_SUBJECT = /^\s*(re|aw|sv|vs|antw|odp|ref|res|rif|r|ynt|atb|bls)(\[\d+\])?\s*:/i;
-
 /**
- * Whether a message may quote another: it answers one (In-Reply-To, References), its subject says so, or
- * a line of it is quoted with `>`. Only then is the reply parser run (a few milliseconds per message of
- * a few KB: a third of the parse); any other message's stripped text is its whole text.
+ * A reply prefix of a subject, in the common clients' languages (`Re:`, `AW:`, `SV:`, `Antw:`, ...). The reply
+ * parser runs only on a message that may quote another (it answers one, its subject says so, or a line of it
+ * is quoted with `>`): a few milliseconds per message of a few KB; any other message's stripped text is its
+ * whole text.
  */
-function looksLikeReply(mail: ParsedMail, text: string): boolean {
-  return (
-    Boolean(mail.inReplyTo) ||
-    Boolean(mail.references) ||
-    REPLY_SUBJECT.test(mail.subject ?? '') ||
-    /^>/m.test(text)
-  );
-}
+const REPLY_SUBJECT = /^\s*(re|aw|sv|vs|antw|odp|ref|res|rif|r|ynt|atb|bls)(\[\d+\])?\s*:/i;
 
 /** The text above the quoted original, trimmed; the whole text when nothing is quoted. */
 export async function strippedReply(text: string): Promise<string> {

@@ -1,5 +1,5 @@
 /**
- * The parse thread: reads and judges received messages (mailparser, mailauth's SPF, DKIM, DMARC and ARC,
+ * The parse thread: reads and judges received messages (postal-mime or mailparser, mailauth's SPF, DKIM, DMARC and ARC,
  * the reply parser) off the engine's main thread, which keeps the store, the sockets and the delivery
  * loop. Started by `createParsePool`; the message is stored by the main thread, before its 250.
  */
@@ -63,4 +63,6 @@ port.on('message', (request: ParseRequest) => {
   );
 });
 // The parsers load now, while the thread waits for its first message, not with it.
-void Promise.all([import('mailparser'), import('mailauth')]).finally(() => send({ type: 'ready' }));
+void Promise.all([import('postal-mime'), import('mailparser'), import('mailauth')]).finally(() =>
+  send({ type: 'ready' }),
+);
