@@ -98,6 +98,12 @@ function cpuLine(result: StackResult): string {
   return `machine ${result.machine?.busyPercent ?? '?'} % busy, serve CPU ${serveCpuSeconds} s in ${result.deliveredSeconds} s, sink ${result.sinkCpuMicrosPerMessage} µs/msg`;
 }
 
+/** Serve's main thread's CPU over the measured time, in percent of one core. */
+function mainBusy(result: StackResult): number | null {
+  const micros = result.mainThreadCpuMicros?.[0];
+  return micros === undefined || !result.deliveredSeconds ? null : Math.round(micros / 1e4 / result.deliveredSeconds);
+}
+
 const zone = await startDnsZone({
   'sender.bench.test': { TXT: ['v=spf1 ip4:127.0.0.0/8 -all'] },
   '_dmarc.sender.bench.test': { TXT: ['v=DMARC1; p=none'] },
@@ -106,7 +112,12 @@ const sink = await startSinkProcess();
 try {
   const alone: StackResult[] = [];
   const withInbound: Array<
-    StackResult & { inbound: Inbound; inboundPerSecond: number; serveCpuMsPerReceived: number | null }
+    StackResult & {
+      inbound: Inbound;
+      inboundPerSecond: number;
+      serveCpuMsPerReceived: number | null;
+      serveMainThreadMsPerReceived: number | null;
+    }
   > = [];
   const load = loadavg()[0];
   for (let r = 0; r < RUNS; r++) {
@@ -147,7 +158,13 @@ try {
       if (receiving && sender) {
         const inbound = await sender.result;
         const inboundPerSecond = Math.round((inbound.accepted / inbound.seconds) * 10) / 10;
-        withInbound.push({ ...result, inbound, inboundPerSecond, serveCpuMsPerReceived: null });
+        withInbound.push({
+          ...result,
+          inbound,
+          inboundPerSecond,
+          serveCpuMsPerReceived: null,
+          serveMainThreadMsPerReceived: null,
+        });
         console.log(
           `run ${r + 1} with inbound: ${result.perSecond} msg/s sent, ${inboundPerSecond} msg/s received ${JSON.stringify(inbound)}; ${cpuLine(result)}`,
         );
@@ -164,6 +181,11 @@ try {
     const withCpu = w.processCpuMicros?.[0];
     if (aloneCpu !== undefined && withCpu !== undefined && w.inbound.accepted > 0)
       w.serveCpuMsPerReceived = Math.round(((withCpu - aloneCpu) / 1000 / w.inbound.accepted) * 100) / 100;
+    const aloneMain = alone[i]?.mainThreadCpuMicros?.[0];
+    const withMain = w.mainThreadCpuMicros?.[0];
+    if (aloneMain !== undefined && withMain !== undefined && w.inbound.accepted > 0)
+      w.serveMainThreadMsPerReceived =
+        Math.round(((withMain - aloneMain) / 1000 / w.inbound.accepted) * 100) / 100;
   });
   const aloneRate = median(alone.map((a) => a.perSecond));
   const sharedRate = median(withInbound.map((a) => a.perSecond));
@@ -186,6 +208,13 @@ try {
     inboundRefused: withInbound.map((w) => w.inbound.refused),
     inboundLate: withInbound.map((w) => w.inbound.late ?? null),
     serveCpuMsPerReceived: withInbound.map((w) => w.serveCpuMsPerReceived),
+    // Serve's main thread (its event loop, which the broadcast's delivery needs): its CPU with inbound less
+    // alone, per accepted message; and its busy share of the broadcast's time, alone and with inbound.
+    serveMainThreadMsPerReceived: withInbound.map((w) => w.serveMainThreadMsPerReceived),
+    serveMainThreadBusyPercent: {
+      alone: alone.map((a) => mainBusy(a)),
+      withInbound: withInbound.map((w) => mainBusy(w)),
+    },
     senderCpuMsPerMessage: withInbound.map((w) => w.inbound.senderCpuMs),
     perRun: {
       alone: alone.map((a) => a.perSecond),
