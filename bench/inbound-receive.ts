@@ -101,7 +101,9 @@ function cpuLine(result: StackResult): string {
 /** Serve's main thread's CPU over the measured time, in percent of one core. */
 function mainBusy(result: StackResult): number | null {
   const micros = result.mainThreadCpuMicros?.[0];
-  return micros === undefined || !result.deliveredSeconds ? null : Math.round(micros / 1e4 / result.deliveredSeconds);
+  return micros === undefined || !result.deliveredSeconds
+    ? null
+    : Math.round(micros / 1e4 / result.deliveredSeconds);
 }
 
 const zone = await startDnsZone({
