@@ -20,6 +20,8 @@ export interface CliProcess {
   output(): string;
   /** CPU time (user + system, microseconds) the process has used so far, every thread. */
   cpuMicros(): number;
+  /** CPU time (user + system, microseconds) of its main thread alone (the event loop; not the worker threads). */
+  mainThreadCpuMicros(): number;
   /** Peak resident set size so far, in MiB (VmHWM). */
   peakRssMiB(): number;
   /** SIGTERM, then wait for the exit. */
@@ -55,8 +57,11 @@ export function runsBuilt(): boolean {
 }
 
 /** CPU time of a process from /proc (clock ticks of 1/100 s), in microseconds. */
-export function processCpuMicros(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+export function processCpuMicros(pid: number, task?: number): number {
+  const stat = readFileSync(
+    task === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${task}/stat`,
+    'utf8',
+  );
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
 }
@@ -144,6 +149,8 @@ export async function startCli(args: string[], options: StartCliOptions = {}): P
     url,
     output: () => out,
     cpuMicros: () => processCpuMicros(pid),
+    // The main thread's task id is the process id.
+    mainThreadCpuMicros: () => processCpuMicros(pid, pid),
     peakRssMiB: () => peakRss(pid),
     async stop() {
       if (child.exitCode !== null) return;

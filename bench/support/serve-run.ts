@@ -41,6 +41,8 @@ export interface StackResult {
   feedSeconds?: number;
   /** Mailroom: CPU microseconds of each process until the sink had every message (serve, then the workers). */
   processCpuMicros?: number[];
+  /** The same for each process's main thread alone (its event loop). */
+  mainThreadCpuMicros?: number[];
   /**
    * Scale-out: CPU of the run's PostgreSQL backends per message until the sink had every message
    * (sampled from /proc every 200 ms, `pg-backends.ts`). On one machine it is taken from the same cores.
@@ -233,6 +235,7 @@ export async function serveRun(
     if (options.scaleOut) database = backendCpu(db.url);
     const sinkCpu0 = await sink.cpuMicros();
     const cpu0 = processes.map((p) => p.cpuMicros());
+    const main0 = processes.map((p) => p.mainThreadCpuMicros());
     const ticks0 = machineTicks();
     const t0 = performance.now();
     const { broadcastRef } = await post(serve.url, secret, {
@@ -257,6 +260,7 @@ export async function serveRun(
     const cpuUsed = () => processes.reduce((sum, p, i) => sum + p.cpuMicros() - (cpu0[i] as number), 0);
     const deliveredCpu = cpuUsed();
     const processCpu = processes.map((p, i) => p.cpuMicros() - (cpu0[i] as number));
+    const mainThreadCpu = processes.map((p, i) => p.mainThreadCpuMicros() - (main0[i] as number));
     await options.settle?.();
     const seconds = (performance.now() - t0) / 1000;
     const cpu = cpuUsed();
@@ -272,6 +276,7 @@ export async function serveRun(
       duplicates: await sink.duplicates(),
       feedSeconds: +((fed - t0) / 1000).toFixed(2),
       processCpuMicros: processCpu,
+      mainThreadCpuMicros: mainThreadCpu,
       ...(databaseCpu === undefined ? {} : { databaseCpuMicrosPerMessage: Math.round(databaseCpu / n) }),
       ...(databaseWorkersCpu === undefined
         ? {}

@@ -5,6 +5,14 @@ export const RECEIVING_DNS_CACHE_MS = 30_000;
 /** Names (with their types) kept at once; the oldest go first. */
 const CACHED_NAMES = 2_000;
 
+/** The resolvers {@link cachedResolver} made: what is judged through them may be kept as long (`spf-cache.ts`). */
+const caching = new WeakSet<DnsResolver>();
+
+/** Whether `resolver` keeps its answers ({@link cachedResolver}); an app's own resolver may not. */
+export function isCachedResolver(resolver: DnsResolver): boolean {
+  return caching.has(resolver);
+}
+
 /**
  * `resolver` with its answers kept {@link RECEIVING_DNS_CACHE_MS}, for the checks of received mail (SPF,
  * DKIM, DMARC): node's resolver keeps nothing, so every message from the same domain asked the same
@@ -21,7 +29,7 @@ export function cachedResolver(
   const ms = options.ms ?? RECEIVING_DNS_CACHE_MS;
   const now = options.now ?? Date.now;
   const kept = new Map<string, { until: number; answer: Promise<unknown> }>();
-  return {
+  const cached: DnsResolver = {
     resolve(name, rrtype) {
       const key = `${rrtype} ${name.toLowerCase()}`;
       const found = kept.get(key);
@@ -37,4 +45,6 @@ export function cachedResolver(
       return answer;
     },
   };
+  caching.add(cached);
+  return cached;
 }

@@ -6,16 +6,10 @@
  */
 import type { AddressObject, ParsedMail } from 'mailparser';
 import type { DnsResolver } from '../domains/dns-lookup.js';
-import { mailauthResolver } from '../domains/dns-lookup.js';
-import { loadMailauth } from '../domains/load-mailauth.js';
+import { judgeMail } from './judge-mail.js';
 import type { MailFields } from './mail-fields.js';
 import { postalFields } from './postal-parse.js';
-import type {
-  InboundAddress,
-  InboundAuthResults,
-  InboundMail,
-  ReceivingEnvelope,
-} from './receiving-types.js';
+import type { InboundAddress, InboundMail, ReceivingEnvelope } from './receiving-types.js';
 
 let mailparser: Promise<typeof import('mailparser')> | undefined;
 let replyParser: Promise<typeof import('email-reply-parser')> | undefined;
@@ -33,7 +27,10 @@ export async function parseReceived(
   judge: { resolver: DnsResolver; authServId: string },
 ): Promise<ParsedReceived> {
   const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
-  const [fields, auth] = await Promise.all([readFields(bytes), authenticate(bytes, envelope, judge)]);
+  const [fields, auth] = await Promise.all([
+    readFields(bytes),
+    judgeMail(judgedBytes(bytes), envelope, judge),
+  ]);
   const { text } = fields;
   return {
     envelope: {
@@ -140,30 +137,6 @@ export async function strippedReply(text: string): Promise<string> {
   replyParser ??= import('email-reply-parser');
   const { default: EmailReplyParser } = await replyParser;
   return new EmailReplyParser().parseReply(text).trim();
-}
-
-async function authenticate(
-  bytes: Buffer,
-  envelope: ReceivingEnvelope,
-  judge: { resolver: DnsResolver; authServId: string },
-): Promise<InboundAuthResults> {
-  const { authenticate: run } = await loadMailauth();
-  const result = await run(judgedBytes(bytes), {
-    ip: envelope.remoteAddress,
-    helo: envelope.helo ?? envelope.remoteAddress,
-    sender: envelope.envelopeFrom,
-    mta: judge.authServId,
-    // BIMI (brand logos) is not reported: its DNS lookups and checks would cost every message for nothing.
-    disableBimi: true,
-    resolver: mailauthResolver(judge.resolver).resolve,
-  });
-  const dkim = result.dkim?.results ?? [];
-  const dkimResult =
-    dkim.find((r) => r.status?.result === 'pass')?.status?.result ?? dkim[0]?.status?.result ?? 'none';
-  const dmarc = result.dmarc === false ? 'none' : (result.dmarc?.status?.result ?? 'none');
-  const spf = result.spf === false ? 'none' : (result.spf?.status?.result ?? 'none');
-  const arc = result.arc === false ? 'none' : (result.arc?.status?.result ?? 'none');
-  return { spf, dkim: dkimResult, dmarc, arc, header: result.headers.trim() };
 }
 
 /** A header that signs the body: DKIM, or an ARC set (its message signature hashes the body). */
